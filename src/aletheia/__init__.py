@@ -1,0 +1,3 @@
+"""Aletheia: one shared memory for AI coding agents."""
+
+__version__ = "0.2.0"

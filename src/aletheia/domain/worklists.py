@@ -1,0 +1,43 @@
+"""Named work-state lists (to-do lists and the like), replaced whole on every write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from aletheia.clock import Clock
+from aletheia.domain.redaction import redact_secrets
+from aletheia.storage.base import NewMemory
+from aletheia.storage.sqlite import SqliteStore
+
+WORK_STATE_KIND = "work_state"
+
+
+def list_key(name: str) -> str:
+    return "list:" + name
+
+
+def write_list(
+    store: SqliteStore, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
+) -> int:
+    """Replace the list's items; returns the list's memory id (stable across rewrites)."""
+    text = redact_secrets(json.dumps(list(items), ensure_ascii=False, separators=(",", ":")))
+    new = NewMemory(
+        project=project,
+        type="note",
+        kind=WORK_STATE_KIND,
+        title=f"{name} list",
+        text=text,
+        tool=tool,
+        created_at=clock(),
+        dedupe_key=list_key(name),
+    )
+    return store.put_work_state(new)
+
+
+def read_list(store: SqliteStore, *, project: str, name: str) -> str | None:
+    """The list's items as compact JSON, or None when there is no such live list."""
+    memory = store.find_memory(project, list_key(name))
+    if memory is None or memory.kind != WORK_STATE_KIND or memory.dismissed_at is not None:
+        return None
+    return memory.text

@@ -1,0 +1,33 @@
+"""The error tree. Every error carries a stable ``code`` and a message fit for a user."""
+
+from __future__ import annotations
+
+
+class AletheiaError(Exception):
+    """Base of every expected failure; its message is shown to the caller as is."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInputError(AletheiaError):
+    code = "invalid_input"
+
+
+class NotFoundError(AletheiaError):
+    code = "not_found"
+
+
+class ConflictError(AletheiaError):
+    code = "conflict"
+
+
+class ForbiddenError(AletheiaError):
+    code = "forbidden"
+
+
+class RateLimitedError(AletheiaError):
+    code = "rate_limited"

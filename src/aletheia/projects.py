@@ -1,0 +1,31 @@
+"""Project keys: which project a working directory belongs to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEFAULT_PROJECT = "default"
+
+
+def normalize_project(name: str) -> str:
+    """A project key is lower-case and trimmed."""
+    return name.strip().lower()
+
+
+def project_for_directory(directory: Path, home: Path | None = None) -> str:
+    """The name of the git work tree's top folder that holds ``directory``, else its own name.
+
+    ``default`` where neither gives a name: the filesystem root or the home folder.
+    """
+    home = Path.home() if home is None else home
+    start = directory.expanduser().absolute()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return _key_of(folder, home)
+    return _key_of(start, home)
+
+
+def _key_of(folder: Path, home: Path) -> str:
+    if folder == Path(folder.anchor) or folder == home.absolute():
+        return DEFAULT_PROJECT
+    return normalize_project(folder.name) or DEFAULT_PROJECT

@@ -1,0 +1,19 @@
+"""The composition root: settings, store and clock become one AppContext."""
+
+from __future__ import annotations
+
+from aletheia.clock import system_clock
+from aletheia.config import Settings
+from aletheia.projects import project_for_directory
+from aletheia.storage.sqlite import SqliteStore
+from aletheia.tools.app import AppContext
+
+
+def open_app(settings: Settings) -> AppContext:
+    """Open (and migrate) the configured store for a local, all-projects caller."""
+    return AppContext(
+        store=SqliteStore(settings.db_path),
+        clock=system_clock,
+        default_project=project_for_directory(settings.cwd),
+        caller=settings.tool or "mcp",
+    )

@@ -1,0 +1,54 @@
+"""Numbered schema steps, each applied in one transaction together with its record."""
+
+from __future__ import annotations
+
+import sqlite3
+from importlib import resources
+
+_MIGRATIONS_PACKAGE = "aletheia.storage.migrations"
+
+
+def _steps() -> list[tuple[int, str]]:
+    return sorted(
+        (int(entry.name.split("_", 1)[0]), entry.read_text(encoding="utf-8"))
+        for entry in resources.files(_MIGRATIONS_PACKAGE).iterdir()
+        if entry.name.endswith(".sql")
+    )
+
+
+def _statements(script: str) -> list[str]:
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    return [s for s in statements if s.strip(" ;\n")]
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply every step not applied yet. Safe when several processes start at once."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations"
+        " (version INTEGER PRIMARY KEY, applied_at TEXT)"
+    )
+    for version, script in _steps():
+        if _applied(conn, version):
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if not _applied(conn, version):  # another process may have won the race
+                for statement in _statements(script):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,)
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _applied(conn: sqlite3.Connection, version: int) -> bool:
+    row = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone()
+    return row is not None

@@ -1,0 +1,73 @@
+"""Shared fixtures: a real SQLite store in a temp folder, a settable clock, a tool caller."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aletheia.storage.sqlite import SqliteStore
+from aletheia.tools.app import AppContext
+from aletheia.tools.registry import TOOLS_BY_NAME, ToolResult, call_tool
+
+# The reference's examples ran at this instant.
+REFERENCE_NOW = int(datetime(2026, 10, 29, 19, 46, 45, 563_000, tzinfo=UTC).timestamp() * 1000)
+
+
+@dataclass
+class FakeClock:
+    """A clock that stands still until a test moves it."""
+
+    now: int = REFERENCE_NOW
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    opened = SqliteStore(tmp_path / "aletheia.db")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def app(store: SqliteStore, clock: FakeClock) -> AppContext:
+    return AppContext(store=store, clock=clock, default_project="shop", caller="cli")
+
+
+ToolCaller = Callable[..., ToolResult]
+
+
+@pytest.fixture
+def call(app: AppContext) -> ToolCaller:
+    """Call a tool in process the way the MCP server does: ``call("search", query="x")``."""
+
+    def run(name: str, _app: AppContext | None = None, **arguments: Any) -> ToolResult:
+        return call_tool(_app or app, TOOLS_BY_NAME[name], arguments)
+
+    return run
+
+
+@pytest.fixture
+def as_caller(app: AppContext) -> Callable[..., AppContext]:
+    """The same store seen by another caller, project or token."""
+
+    def make(**changes: Any) -> AppContext:
+        return replace(app, **changes)
+
+    return make
