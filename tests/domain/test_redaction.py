@@ -1,0 +1,401 @@
+"""Tests for secret redaction.
+
+The fake tokens below are split after their vendor prefix ("ghp_" + "...") so that secret
+scanners do not flag this file; the values are random and were never valid credentials.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aletheia.domain.redaction import REDACTED, redact_secrets
+
+R = REDACTED
+GH_BODY = "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"  # 36 characters, like a real GitHub token
+SLACK_BODY = "2873640519-4829501736284-g8xNbe3nNyjOq9wMxEhh2FDE"
+OPENAI_BODY = "1aE6PwZPf1Qh6yYTWmE4lBYOvfZ8UzDzV8fUkkibjL5DZPjN"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSIsImlhdCI6MTUxNjIzOTAyMn0"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM_BODY = (
+    "MIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\n"
+    "aFDrBz9vFqU4yV5Ld2f0bmE3Gk8L1ZwP3nQ0kRr6XbmTnA8sV2q4w1yXe7cUj9Kh\n"
+    "3LzW0dQ8mYpB+v/5hN2tR1sK9gF4eJ7cA6bX0zV3uI8oP2lM5nQ4rS7tU1wY9xZ="
+)
+
+
+def pem(kind: str, body: str = PEM_BODY) -> str:
+    label = f"{kind} PRIVATE KEY".strip()
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
+
+
+SECRETS = [
+    # AWS
+    pytest.param(
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = " + R, id="aws-key-id"
+    ),
+    pytest.param(
+        "export AWS_ACCESS_KEY_ID=ASIAY34FZKBOKMUTVV7A",
+        "export AWS_ACCESS_KEY_ID=" + R,
+        id="aws-session-key-id",
+    ),
+    pytest.param(
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key = " + R,
+        id="aws-secret-ini",
+    ),
+    pytest.param(
+        'AWS_SECRET_ACCESS_KEY: "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"',
+        f'AWS_SECRET_ACCESS_KEY: "{R}"',
+        id="aws-secret-yaml",
+    ),
+    pytest.param(
+        "The leaked key was AKIAZ7QWERTYUIOP1234 in the CI log.",
+        f"The leaked key was {R} in the CI log.",
+        id="aws-key-id-in-prose",
+    ),
+    # GitHub
+    pytest.param("GITHUB_TOKEN=" + "ghp_" + GH_BODY, "GITHUB_TOKEN=" + R, id="github-ghp"),
+    pytest.param(
+        "git clone https://" + "gho_" + GH_BODY + "@github.com/acme/api.git",
+        f"git clone https://{R}@github.com/acme/api.git",
+        id="github-gho-in-url",
+    ),
+    pytest.param(
+        "use " + "ghu_" + GH_BODY + " for the app", f"use {R} for the app", id="github-ghu"
+    ),
+    pytest.param("ghs_" + GH_BODY, R, id="github-ghs"),
+    pytest.param(f'refresh: "{"ghr_" + GH_BODY}"', f'refresh: "{R}"', id="github-ghr"),
+    pytest.param(
+        "github_pat_" + "11ABCDEFG0i0B3JrTAwR4y_9ojfljoQoaF1LlqsajAIxNKu8iS2G8NPRVdD53X83RZJzzz",
+        R,
+        id="github-fine-grained-pat",
+    ),
+    # GitLab, Slack
+    pytest.param("CI_TOKEN: " + "glpat-" + "zgEOzdmenCkhvMdgaKjI", "CI_TOKEN: " + R, id="gitlab"),
+    pytest.param("xoxb-" + SLACK_BODY, R, id="slack-bot"),
+    pytest.param(
+        "slack user token " + "xoxp-" + SLACK_BODY, "slack user token " + R, id="slack-user"
+    ),
+    pytest.param("xoxa-" + SLACK_BODY, R, id="slack-app"),
+    pytest.param("(xoxs-" + SLACK_BODY + ")", f"({R})", id="slack-session"),
+    pytest.param(
+        "curl -X POST https://hooks.slack.com/services/"
+        + "T024BE7LD/B08A1RT3W/EtfjgVvVqE1SkHbn88Hx",
+        f"curl -X POST https://hooks.slack.com/services/{R}",
+        id="slack-webhook",
+    ),
+    # Stripe, OpenAI, Anthropic, Google, npm
+    pytest.param(
+        "STRIPE_KEY=" + "sk_live_" + "bWHtP3fS2qHx6kwXoIIXGvOo", "STRIPE_KEY=" + R, id="stripe"
+    ),
+    pytest.param("rk_live_" + "NZYW2mZp0zVZomHFwUbbYrEq", R, id="stripe-restricted"),
+    pytest.param(
+        "stripe.api_key = '" + "sk_test_" + "mSM9wCZ7Uw9xfogoEmvnEN5N" + "'",
+        f"stripe.api_key = '{R}'",
+        id="stripe-test",
+    ),
+    pytest.param("OPENAI_API_KEY=" + "sk-" + OPENAI_BODY, "OPENAI_API_KEY=" + R, id="openai"),
+    pytest.param(
+        'client = OpenAI(api_key="'
+        + "sk-proj-"
+        + "0MEQ7wjJJibaZ_UPgHV7iB3m-03nbqnsGpWLuqIA1i"
+        + '")',
+        f'client = OpenAI(api_key="{R}")',
+        id="openai-project",
+    ),
+    pytest.param(
+        "sk-ant-"
+        + "api03-d6Vw5DQL05HA064GiIjHGb3CXlMaXZjljENUhJduRHHJEYXg4Jdpmrc-XgGCJbW56eCuNGMG",
+        R,
+        id="anthropic",
+    ),
+    pytest.param(
+        "maps?key=" + "AIza" + "SyJ58m1CiAhzCueQpBenQtYh5Xj8TPQxjq4",
+        "maps?key=" + R,
+        id="google",
+    ),
+    pytest.param(
+        "//registry.npmjs.org/:_authToken=" + "npm_" + "DoV8gz4FkQ1okTBGzvAmwufUxbvJDCTbyvHN",
+        "//registry.npmjs.org/:_authToken=" + R,
+        id="npm",
+    ),
+    # JWT
+    pytest.param(JWT, R, id="jwt"),
+    pytest.param(
+        f'{{"id_token": "{JWT}", "ok": true}}', f'{{"id_token": "{R}", "ok": true}}', id="jwt-json"
+    ),
+    # PEM private keys
+    pytest.param(pem("RSA"), pem("RSA", R), id="pem-rsa"),
+    pytest.param(
+        "key:\n" + pem("OPENSSH") + "\nthen more notes",
+        "key:\n" + pem("OPENSSH", R) + "\nthen more notes",
+        id="pem-openssh",
+    ),
+    pytest.param(pem("EC"), pem("EC", R), id="pem-ec"),
+    pytest.param(pem(""), pem("", R), id="pem-pkcs8"),
+    pytest.param(pem("ENCRYPTED"), pem("ENCRYPTED", R), id="pem-encrypted"),
+    pytest.param(
+        '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\nkqhkiG9w0B==\\n'
+        '-----END PRIVATE KEY-----\\n"}',
+        '{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + R + '\\n-----END PRIVATE KEY-----\\n"}',
+        id="pem-in-json",
+    ),
+    pytest.param(
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn\naFDrBz9vFqU4yV5\n"
+        "\nThe rest was cut.",
+        f"-----BEGIN RSA PRIVATE KEY-----\n{R}\n\nThe rest was cut.",
+        id="pem-truncated",
+    ),
+    # Passwords in URLs
+    pytest.param(
+        "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/prod",
+        f"DATABASE_URL=postgres://app:{R}@db.internal:5432/prod",
+        id="url-postgres",
+    ),
+    pytest.param(
+        "postgresql://admin:hunter2@localhost/db",
+        f"postgresql://admin:{R}@localhost/db",
+        id="url-postgresql",
+    ),
+    pytest.param(
+        "mysql://root:Tr0ub4dor&3@127.0.0.1:3306/shop",
+        f"mysql://root:{R}@127.0.0.1:3306/shop",
+        id="url-mysql",
+    ),
+    pytest.param(
+        'uri = "mongodb+srv://svc:Zx9%40pQ@cluster0.ab1cd.mongodb.net/app?retryWrites=true"',
+        f'uri = "mongodb+srv://svc:{R}@cluster0.ab1cd.mongodb.net/app?retryWrites=true"',
+        id="url-mongodb-srv",
+    ),
+    pytest.param("redis://:r3d1sPass@cache:6379/0", f"redis://:{R}@cache:6379/0", id="url-redis"),
+    pytest.param("amqp://guest:rabbitPW1@mq//", f"amqp://guest:{R}@mq//", id="url-amqp"),
+    pytest.param(
+        "pip install -i https://deploy:gl4bKey99@pypi.acme.dev/simple pkg",
+        f"pip install -i https://deploy:{R}@pypi.acme.dev/simple pkg",
+        id="url-https",
+    ),
+    # HTTP authorization
+    pytest.param(
+        "Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "Authorization: Bearer " + R,
+        id="bearer-header",
+    ),
+    pytest.param(
+        "curl -H 'Authorization: bearer AbCdEf0123456789GhIjKl' https://api.acme.dev",
+        f"curl -H 'Authorization: bearer {R}' https://api.acme.dev",
+        id="bearer-curl",
+    ),
+    pytest.param("token was Bearer x7Kq93LmPz02VbNw", "token was Bearer " + R, id="bearer-bare"),
+    pytest.param(
+        "Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic " + R, id="basic-auth"
+    ),
+    # Assignments to secret-looking names
+    pytest.param("password=hunter22!", "password=" + R, id="password-env"),
+    pytest.param('DB_PASSWORD="Tr0ub4dor&3"', f'DB_PASSWORD="{R}"', id="password-quoted"),
+    pytest.param(
+        "  password: s3cr3tP@ss  # prod\n", f"  password: {R}  # prod\n", id="password-yaml"
+    ),
+    pytest.param('{"api_key": "abcd1234efgh5678"}', f'{{"api_key": "{R}"}}', id="api-key-json"),
+    pytest.param("export SERVICE_TOKEN=tok_8Hq2Lm", "export SERVICE_TOKEN=" + R, id="token-export"),
+    pytest.param("client_secret: 'q8W-e3R_t5Y'", f"client_secret: '{R}'", id="client-secret"),
+    pytest.param("private_key = 'MC4CAQAwBQYDK2VwBCIE'", f"private_key = '{R}'", id="private-key"),
+    pytest.param("passwd=letmein99", "passwd=" + R, id="passwd"),
+    pytest.param("mysql -u root --pwd=Qwerty123", "mysql -u root --pwd=" + R, id="pwd-flag"),
+    pytest.param('APIKEY := "0f9e8d7c6b5a"', f'APIKEY := "{R}"', id="apikey-go"),
+    pytest.param("credential => 'cr3d-v4lue'", f"credential => '{R}'", id="credential-php"),
+    pytest.param("SECRET_KEY = 'django-insecure-4x7'", f"SECRET_KEY = '{R}'", id="secret-key"),
+    pytest.param("X-Api-Key: 7c1e2d9f0a3b", "X-Api-Key: " + R, id="api-key-header"),
+    pytest.param("/v1/items?api_key=abc123def&page=2", f"/v1/items?api_key={R}&page=2", id="query"),
+    pytest.param(
+        "spring.datasource.password=sprIng2024", "spring.datasource.password=" + R, id="java-props"
+    ),
+    pytest.param("Fixed: password=hunter22 leaked", f"Fixed: password={R} leaked", id="in-prose"),
+    pytest.param("key=a8Kd93LmQ2xZp7Vb", "key=" + R, id="weak-key-random"),
+    pytest.param('KEY: "Zx81Qw73Er65Ty49Ui"', f'KEY: "{R}"', id="weak-key-upper"),
+    pytest.param("auth=Q2x9LmP0zR7kT4wV", "auth=" + R, id="weak-auth-random"),
+    pytest.param(
+        "DB_USER=app\nDB_PASSWORD=pa55word!\nDEBUG=true\nAPI_TOKEN='t0k3n-v4lue'\n",
+        f"DB_USER=app\nDB_PASSWORD={R}\nDEBUG=true\nAPI_TOKEN='{R}'\n",
+        id="env-file",
+    ),
+]
+
+INNOCENT = [
+    pytest.param("Reset the password in the admin panel.", id="prose-password"),
+    pytest.param("The token bucket rate limiter refills every second.", id="prose-token"),
+    pytest.param("The API key is stored in the vault; ask #infra for access.", id="prose-api-key"),
+    pytest.param("Session token: expired after an hour, log in again.", id="prose-colon"),
+    pytest.param("Bearer tokens must only be sent over HTTPS.", id="prose-bearer"),
+    pytest.param("password=", id="empty"),
+    pytest.param("password=\nuser=admin", id="empty-then-line"),
+    pytest.param("password=${DB_PASSWORD}", id="env-reference"),
+    pytest.param("password: $PASSWORD", id="shell-variable"),
+    pytest.param("token=<your-token>", id="angle-placeholder"),
+    pytest.param('api_key = "your_api_key_here"', id="your-placeholder"),
+    pytest.param("password=changeme", id="changeme"),
+    pytest.param("password: ********", id="mask"),
+    pytest.param('password: "{{ vault_db_password }}"', id="jinja"),
+    pytest.param("token: ${{ secrets.GITHUB_TOKEN }}", id="github-actions"),
+    pytest.param("token: null", id="null"),
+    pytest.param("api_key=None", id="none"),
+    pytest.param("Authorization: Bearer <token>", id="bearer-placeholder"),
+    pytest.param("Fixed in 3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345.", id="commit-sha"),
+    pytest.param("Request 123e4567-e89b-12d3-a456-426614174000 failed.", id="uuid"),
+    pytest.param("See src/auth/token_store.py and tests/auth/test_keys.py.", id="paths"),
+    pytest.param("https://example.com/path?x=1&sort=desc#top", id="url"),
+    pytest.param("https://user@example.com/path and git@github.com:acme/api.git", id="url-user"),
+    pytest.param("http://localhost:8080/api?token_type=bearer", id="url-port"),
+    pytest.param("key=name", id="weak-key-word"),
+    pytest.param("sort_key=created_at", id="weak-sort-key"),
+    pytest.param('cache_key = "user:1234:profile"', id="weak-cache-key"),
+    pytest.param("primary_key=True", id="weak-primary-key"),
+    pytest.param("def get_token(self):", id="def"),
+    pytest.param('token = request.headers.get("X")', id="call"),
+    pytest.param('password = os.environ["DB_PASSWORD"]', id="subscript"),
+    pytest.param("token = self.token", id="attribute"),
+    pytest.param("connect(host=host, password=db_password)", id="variable-argument"),
+    pytest.param("login(user, password=password)", id="same-name-argument"),
+    pytest.param("self.passwd = password_mgr", id="variable-assignment"),
+    pytest.param("def login(username: str, password: str) -> Token:", id="annotations"),
+    pytest.param("async def run(self, token: object, secret: SecretStr) -> None:", id="types"),
+    pytest.param("if token == expected_token:", id="comparison"),
+    pytest.param("max_tokens: 4096\ntoken_count = 1234567", id="token-counters"),
+    pytest.param("password_file=/run/secrets/db_password", id="password-file"),
+    pytest.param("PWD=/home/dev/project", id="shell-pwd"),
+    pytest.param('Token:              "#f8f8f2",', id="theme-color"),
+    pytest.param('{"mask_token": "[MASK]", "bos_token": "<s>"}', id="tokenizer-config"),
+    pytest.param("sk-learn-compatible-estimator-interface", id="sk-words"),
+    pytest.param("AKIA marks long-term keys and ghp_ marks GitHub tokens.", id="prefixes"),
+    pytest.param("eyJ is how base64 JSON starts: eyJhbGciOi.", id="eyj-prose"),
+    pytest.param(
+        "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
+        id="public-certificate",
+    ),
+    pytest.param(
+        '_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n'
+        '_END = b"-----END OPENSSH PRIVATE KEY-----"',
+        id="pem-markers-in-code",
+    ),
+    pytest.param(
+        "# Secrets\n\n- **Never** log the `password`.\n- Rotate tokens. 🔐", id="markdown"
+    ),
+    pytest.param("Der Schlüssel liegt im Tresor — パスワードを忘れた 🙂", id="non-ascii"),
+    pytest.param("| user | password |\n|------|----------|\n| admin | in vault |", id="table"),
+]
+
+ADVERSARIAL = [
+    pytest.param("a" * 20_000, id="letters"),
+    pytest.param("=" * 20_000, id="equals"),
+    pytest.param("a=" * 10_000, id="assignments"),
+    pytest.param("password=" * 2_200, id="password-chain"),
+    pytest.param('token="' * 2_800, id="open-quotes"),
+    pytest.param("key: " * 4_000, id="colons"),
+    pytest.param("https://u:" * 2_000, id="url-prefixes"),
+    pytest.param("-----BEGIN PRIVATE KEY-----" * 700, id="pem-headers"),
+    pytest.param("-" * 20_000, id="dashes"),
+    pytest.param("sk-" * 6_600, id="sk-prefixes"),
+    pytest.param("eyJa." * 4_000, id="jwt-parts"),
+    pytest.param("Bearer " * 2_800, id="bearer"),
+    pytest.param("\\" * 20_000, id="backslashes"),
+    pytest.param(" " * 20_000, id="blanks"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SECRETS)
+def test_secret_is_replaced_and_its_context_kept(text: str, expected: str) -> None:
+    assert redact_secrets(text) == expected
+
+
+@pytest.mark.parametrize("text", INNOCENT)
+def test_innocent_text_survives_byte_for_byte(text: str) -> None:
+    assert redact_secrets(text) == text
+
+
+@pytest.mark.parametrize(
+    "text", [*(p.values[0] for p in SECRETS), *(p.values[0] for p in INNOCENT)]
+)
+def test_redacting_twice_gives_the_same_result(text: str) -> None:
+    once = redact_secrets(text)
+    assert redact_secrets(once) == once
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL)
+def test_adversarial_input_does_not_backtrack_catastrophically(text: str) -> None:
+    once = redact_secrets(text)
+    assert redact_secrets(once) == once
+
+
+def test_aws_access_key_is_redacted() -> None:
+    assert "AKIAIOSFODNN7EXAMPLE" not in redact_secrets("key id AKIAIOSFODNN7EXAMPLE, region eu")
+
+
+def test_private_key_block_keeps_its_begin_and_end_lines() -> None:
+    redacted = redact_secrets(f"deploy key:\n{pem('OPENSSH')}\n")
+    assert redacted == f"deploy key:\n{pem('OPENSSH', R)}\n"
+    assert "MIIE" not in redacted
+
+
+def test_connection_string_keeps_user_host_and_database() -> None:
+    text = "postgres://user:p4ssw0rd@host/db"
+    assert redact_secrets(text) == "postgres://user:[REDACTED]@host/db"
+
+
+def test_placeholder_password_in_connection_string_is_kept() -> None:
+    text = "postgres://user:${PGPASSWORD}@host/db"
+    assert redact_secrets(text) == text
+
+
+def test_weak_key_name_redacts_only_high_entropy_values() -> None:
+    assert redact_secrets("key=created_at_idx") == "key=created_at_idx"
+    assert redact_secrets("key=abcdefghijklmnopqrstuvwxyz") == "key=abcdefghijklmnopqrstuvwxyz"
+    assert redact_secrets("key=Xq7Lm2Pz9Rt4Vw8K") == "key=[REDACTED]"
+
+
+def test_strong_name_redacts_short_literals_from_six_characters() -> None:
+    assert redact_secrets("password=abc12") == "password=abc12"
+    assert redact_secrets("password=abc123") == "password=[REDACTED]"
+
+
+def test_value_with_spaces_is_not_treated_as_a_secret() -> None:
+    text = 'token: "a JWT signed by the auth service"'
+    assert redact_secrets(text) == text
+
+
+def test_every_secret_of_a_long_note_is_redacted() -> None:
+    prose = "Refactored the session store; see src/auth/token_store.py. " * 150
+    text = f"{prose}\npassword=hunter22!\n{prose}\nAuthorization: Bearer {OPENAI_BODY}\n"
+    redacted = redact_secrets(text)
+    assert "hunter22" not in redacted
+    assert OPENAI_BODY not in redacted
+    assert redacted.count(R) == 2
+
+
+FRAGMENTS = [
+    *(p.values[0] for p in SECRETS),
+    *(p.values[0] for p in INNOCENT),
+    "=",
+    ":",
+    " ",
+    "\n",
+    '"',
+    "'",
+    "@",
+    "://",
+    "-----",
+    "\\n",
+    "[REDACTED]",
+    "Bearer ",
+    "token",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=8))
+def test_redaction_is_idempotent_on_mixed_text(parts: list[str]) -> None:
+    once = redact_secrets("".join(parts))
+    assert redact_secrets(once) == once
