@@ -10,6 +10,7 @@ from aletheia.errors import InvalidInputError
 DAY_MS = 86_400_000
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _EPOCH_MS = re.compile(r"^-?\d{1,15}$")
+_FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 
 
 def to_datetime(ms: int) -> datetime:
@@ -18,12 +19,12 @@ def to_datetime(ms: int) -> datetime:
 
 def format_date(ms: int) -> str:
     """``2026-10-29``."""
-    return to_datetime(ms).strftime("%Y-%m-%d")
+    return to_datetime(ms).date().isoformat()
 
 
 def format_minute(ms: int) -> str:
     """``2026-10-29T19:46``."""
-    return to_datetime(ms).strftime("%Y-%m-%dT%H:%M")
+    return to_datetime(ms).replace(tzinfo=None).isoformat(timespec="minutes")
 
 
 def format_clock(ms: int) -> str:
@@ -33,7 +34,7 @@ def format_clock(ms: int) -> str:
 
 def format_instant(ms: int) -> str:
     """``2026-10-29T19:46:45.563Z``."""
-    return to_datetime(ms).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return to_datetime(ms).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
@@ -63,12 +64,16 @@ def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
         raise InvalidInputError(problem) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    if end_of_day and _DATE_ONLY.match(text):
-        parsed += timedelta(days=1)
-    return int(parsed.timestamp() * 1000)
+    try:
+        if end_of_day and _DATE_ONLY.match(text):
+            parsed += timedelta(days=1)
+        return _checked_ms(int(parsed.timestamp() * 1000), problem)
+    except OverflowError:  # past the years datetime can hold
+        raise InvalidInputError(problem) from None
 
 
 def _checked_ms(value: float, problem: str) -> int:
-    if value != value or abs(value) > 253_402_300_799_999:  # NaN or past year 9999
+    # NaN, or outside years 1 to 9999 (such instants could not be shown)
+    if value != value or not _FIRST_MS <= value <= 253_402_300_799_999:
         raise InvalidInputError(problem)
     return int(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from aletheia.domain.redaction import redact_secrets
 from aletheia.errors import NotFoundError
 from aletheia.storage.base import AuditEntry
 from aletheia.storage.sqlite import DismissTable, SqliteStore
@@ -39,7 +40,7 @@ def set_dismissed(
     Raises:
         NotFoundError: no item of that type has that id.
     """
-    reason = reason[:MAX_REASON_LENGTH] if reason and dismiss else None
+    reason = redact_secrets(reason)[:MAX_REASON_LENGTH] if reason and dismiss else None
     tool = "dismiss_memory" if dismiss else "restore_memory"
     audit = AuditEntry(at=now, actor=actor, tool=tool, project=None, result="ok", detail=reason)
     project = store.set_dismissed(

@@ -81,7 +81,7 @@ def save_memory(store: SqliteStore, clock: Clock, item: MemoryInput) -> tuple[Me
         dedupe_key=dedupe_key(title, text),
         narrative=redact_secrets(item.narrative) if item.narrative else None,
         facts=tuple(statements),
-        files=tuple(dict.fromkeys(item.files)),
+        files=tuple(dict.fromkeys(redact_secrets(path) for path in item.files)),
         pinned=item.pinned,
     )
     facts = [

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from aletheia.domain import hybrid
 from aletheia.search.query import query_terms
+from aletheia.search.semantic.model import SemanticSource
 from aletheia.storage.base import Fact, Memory, MemoryQuery, Order
 from aletheia.storage.sqlite import SqliteStore
 
@@ -35,15 +37,23 @@ class SearchResult:
     empty_reason: str | None
 
 
-def search(store: SqliteStore, request: SearchRequest, now: int) -> SearchResult:
-    """Facts that match (first page only), then one page of memories."""
+def search(
+    store: SqliteStore,
+    request: SearchRequest,
+    now: int,
+    semantic: SemanticSource | None = None,
+) -> SearchResult:
+    """Facts that match (first page only), then one page of memories.
+
+    With ``semantic`` (the optional extra, once its model is loaded) the memories are ranked by
+    BM25 fused with semantic similarity; otherwise by BM25 alone.
+    """
     if request.file is not None:
         query = MemoryQuery(
             projects=request.projects,
             file=request.file,
             file_suffix=request.file_suffix,
-            limit=request.limit,
-            offset=request.offset,
+            limit=request.limit,  # the reference: only project, file_suffix and limit apply
         )
         memories = store.search_memories(query, now)
         reason = None if memories else _file_reason(request)
@@ -64,7 +74,7 @@ def search(store: SqliteStore, request: SearchRequest, now: int) -> SearchResult
         limit=request.limit,
         offset=request.offset,
     )
-    memories = store.search_memories(query, now)
+    memories = hybrid.search_memories(store, query, request.query or "", semantic, now)
     facts: list[Fact] = []
     if request.offset == 0 and request.type is None and request.kind is None:
         facts = [
@@ -98,7 +108,7 @@ def _file_reason(request: SearchRequest) -> str:
 
 
 def _empty_reason(store: SqliteStore, request: SearchRequest, query: MemoryQuery, now: int) -> str:
-    if store.count_memories(request.projects) == 0:
+    if not store.has_memories(request.projects):
         if request.projects is None:
             return "There are no memories yet."
         return f"{_scope(request.projects).capitalize()} has no memories yet."

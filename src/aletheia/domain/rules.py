@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from aletheia.domain.redaction import redact_secrets
 from aletheia.errors import InvalidInputError, NotFoundError
 from aletheia.storage.base import Rule
 from aletheia.storage.sqlite import SqliteStore
@@ -42,12 +43,14 @@ def add_rule(store: SqliteStore, item: RuleInput, now: int) -> tuple[Rule, bool]
     missing_facts = sorted(set(fact_ids) - store.existing_fact_ids(fact_ids))
     if missing_facts:
         raise InvalidInputError(f"Unknown evidence fact id #{missing_facts[0]}.")
+    then, when = redact_secrets(item.then), redact_secrets(item.when)
+    scope_name = redact_secrets(item.scope_name)
     rule = Rule(
-        id=rule_id(item.then, item.when, item.scope_tier, item.scope_name),
-        then=item.then,
-        when=item.when,
+        id=rule_id(then, when, item.scope_tier, scope_name),
+        then=then,
+        when=when,
         scope_tier=item.scope_tier,
-        scope_name=item.scope_name,
+        scope_name=scope_name,
         evidence_memory_ids=tuple(memory_ids),
         evidence_fact_ids=tuple(fact_ids),
         source=item.source,

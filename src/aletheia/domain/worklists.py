@@ -21,7 +21,7 @@ def write_list(
     store: SqliteStore, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> int:
     """Replace the list's items; returns the list's memory id (stable across rewrites)."""
-    text = redact_secrets(json.dumps(list(items), ensure_ascii=False, separators=(",", ":")))
+    text = _redacted_json(list(items))
     new = NewMemory(
         project=project,
         type="note",
@@ -33,6 +33,27 @@ def write_list(
         dedupe_key=list_key(name),
     )
     return store.put_work_state(new)
+
+
+def _redact_strings(item: object) -> object:
+    if isinstance(item, str):
+        return redact_secrets(item)
+    if isinstance(item, dict):
+        return {redact_secrets(str(k)): _redact_strings(v) for k, v in item.items()}
+    if isinstance(item, list):
+        return [_redact_strings(value) for value in item]
+    return item
+
+
+def _redacted_json(items: list[object]) -> str:
+    """Compact JSON with secrets redacted inside strings and in ``"password": "..."`` pairs."""
+    text = json.dumps(_redact_strings(items), ensure_ascii=False, separators=(",", ":"))
+    paired = redact_secrets(text)
+    try:
+        json.loads(paired)
+    except ValueError:  # a redaction cut through a JSON escape: keep the per-string result
+        return text
+    return paired
 
 
 def read_list(store: SqliteStore, *, project: str, name: str) -> str | None:

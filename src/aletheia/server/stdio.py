@@ -27,8 +27,13 @@ def parse_line(line: bytes) -> tuple[Any, bool]:
 
 
 def encode(message: Any) -> bytes:
-    """One compact JSON line; JSON escapes keep newlines out of it."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    """One compact JSON line; JSON escapes keep newlines out of it.
+
+    A lone surrogate (``"\\ud800"`` in a client's id or method) can only sit inside a JSON
+    string, so it goes out as the same ``\\uXXXX`` escape instead of failing UTF-8.
+    """
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
 def serve(session: McpSession, reader: IO[bytes], writer: IO[bytes]) -> None:

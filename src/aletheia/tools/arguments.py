@@ -13,6 +13,7 @@ from typing import Any
 from aletheia.errors import InvalidInputError
 
 Schema = dict[str, Any]
+MAX_WHOLE = 2**63 - 1
 _TYPE_NAMES = {"string": "a string", "number": "a number", "boolean": "true or false"}
 
 
@@ -28,7 +29,8 @@ def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]
             continue
         clean[name] = _check_value(name, spec, value)
     for name in schema.get("required", []):
-        if _is_blank(clean.get(name)):
+        value = clean.get(name)
+        if _is_blank(value) and not (value == [] and properties[name].get("minItems") == 0):
             raise InvalidInputError(f"{name} is required.")
     return clean
 
@@ -92,6 +94,8 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
     if (low is not None and number < low) or (high is not None and number > high):
         bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
         raise InvalidInputError(f"{name} must be {bounds}.")
+    if isinstance(number, int) and number > MAX_WHOLE:  # beyond SQLite's INTEGER range
+        raise InvalidInputError(f"{name} must be at most {MAX_WHOLE}.")
     return number
 
 

@@ -283,6 +283,7 @@ WORK_STATE_WRITE: Schema = {
         },
         "items": {
             "type": "array",
+            "minItems": 0,
             "maxItems": 1000,
             "items": {"type": ["string", "number", "boolean", "object"]},
             "description": "The whole list: strings, numbers, booleans or plain objects.",

@@ -31,7 +31,11 @@ def work_state_write(app: AppContext, args: dict[str, Any]) -> str:
             raise InvalidInputError(
                 "items must hold only strings, numbers, booleans or plain objects."
             )
-    if len(json.dumps(items, ensure_ascii=False)) > MAX_LIST_JSON:
+    try:
+        size = len(json.dumps(items, ensure_ascii=False, allow_nan=False))
+    except ValueError:
+        raise InvalidInputError("items must hold only finite numbers.") from None
+    if size > MAX_LIST_JSON:
         raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
     project = target_project(app, args.get("project"))
     written = worklists.write_list(

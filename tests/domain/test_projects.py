@@ -1,0 +1,105 @@
+"""The project key of a working directory (DESIGN section 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aletheia.config import load_settings
+from aletheia.projects import DEFAULT_PROJECT, normalize_project, project_for_directory
+from aletheia.server.wiring import open_app
+
+
+def _home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+def test_a_folder_inside_a_git_work_tree_belongs_to_the_top_folder(tmp_path):
+    home = _home(tmp_path)
+    repo = home / "code" / "shop"
+    nested = repo / "src" / "checkout"
+    nested.mkdir(parents=True)
+    (repo / ".git").mkdir()
+
+    assert project_for_directory(nested, home=home) == "shop"
+    assert project_for_directory(repo, home=home) == "shop"
+
+
+def test_a_git_file_marks_a_work_tree_too(tmp_path):
+    home = _home(tmp_path)
+    worktree = home / "shop-feature"
+    (worktree / "src").mkdir(parents=True)
+    (worktree / ".git").write_text("gitdir: /elsewhere/.git/worktrees/x\n", encoding="utf-8")
+
+    assert project_for_directory(worktree / "src", home=home) == "shop-feature"
+
+
+def test_the_nearest_work_tree_wins(tmp_path):
+    home = _home(tmp_path)
+    outer = home / "monorepo"
+    inner = outer / "vendor" / "billing"
+    inner.mkdir(parents=True)
+    (outer / ".git").mkdir()
+    (inner / ".git").mkdir()
+
+    assert project_for_directory(inner, home=home) == "billing"
+
+
+def test_outside_a_work_tree_the_folder_names_the_project(tmp_path):
+    home = _home(tmp_path)
+    folder = home / "notes"
+    folder.mkdir()
+
+    assert project_for_directory(folder, home=home) == "notes"
+
+
+def test_the_key_is_lower_case_and_trimmed(tmp_path):
+    home = _home(tmp_path)
+    repo = home / " My-Shop "
+    repo.mkdir()
+    (repo / ".git").mkdir()
+
+    assert project_for_directory(repo, home=home) == "my-shop"
+    assert normalize_project("  Shop\n") == "shop"
+
+
+def test_the_home_folder_is_the_default_project(tmp_path):
+    home = _home(tmp_path)
+
+    assert project_for_directory(home, home=home) == DEFAULT_PROJECT == "default"
+
+
+def test_the_filesystem_root_is_the_default_project(tmp_path):
+    assert project_for_directory(Path("/"), home=_home(tmp_path)) == "default"
+
+
+def test_aletheia_cwd_picks_the_default_project_of_the_server(tmp_path):
+    repo = tmp_path / "Shop"
+    (repo / "src").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    env = {"ALETHEIA_CWD": str(repo / "src"), "ALETHEIA_DATA_DIR": str(tmp_path / "data")}
+
+    app = open_app(load_settings(env))
+    try:
+        assert app.default_project == "shop"
+        assert app.caller == "mcp"
+        assert app.store.path == tmp_path / "data" / "aletheia.db"
+    finally:
+        app.store.close()
+
+
+def test_aletheia_tool_names_the_caller_and_hub_db_wins_over_data_dir(tmp_path):
+    env = {
+        "ALETHEIA_CWD": str(tmp_path),
+        "ALETHEIA_DATA_DIR": str(tmp_path / "data"),
+        "ALETHEIA_HUB_DB": str(tmp_path / "hub" / "hub.db"),
+        "ALETHEIA_TOOL": "cursor",
+    }
+
+    app = open_app(load_settings(env))
+    try:
+        assert app.caller == "cursor"
+        assert app.store.path == tmp_path / "hub" / "hub.db"
+    finally:
+        app.store.close()

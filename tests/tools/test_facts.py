@@ -1,0 +1,171 @@
+"""Facts in time: supersession through save_memory and the three views of fact_history."""
+
+from __future__ import annotations
+
+from tests.conftest import REFERENCE_NOW
+from tests.tools.helpers import DAY_MS, body_lines, db_rows
+
+
+def _state(call, database, **fact):
+    return call(
+        "save_memory",
+        text=f"payments-api now runs on {database}",
+        facts=[{"subject": "payments-api", "predicate": "database", "object": database, **fact}],
+    )
+
+
+def _two_versions(call, clock):
+    """Fact #1 (PostgreSQL 15) from 2026-10-29, superseded by #2 (PostgreSQL 16) on 10-30."""
+    _state(call, "PostgreSQL 15")
+    clock.advance(DAY_MS)
+    _state(call, "PostgreSQL 16")
+
+
+CURRENT = "- fact #2 payments-api · database = PostgreSQL 16  (shop, since 2026-10-30)"
+OLD = (
+    "- fact #1 payments-api · database = PostgreSQL 15"
+    "  (shop, 2026-10-29 to 2026-10-30, superseded by #2)"
+)
+
+
+def test_unknown_subject_says_no_facts_were_found(call):
+    result = call("fact_history", subject="shop")
+
+    assert not result.is_error
+    assert result.text == 'No facts found for subject "shop".'
+
+
+def test_subject_is_required(call):
+    result = call("fact_history", subject=" ")
+
+    assert result.is_error
+    assert result.text == "subject is required."
+
+
+def test_default_lists_current_facts_only(call, clock):
+    _two_versions(call, clock)
+
+    lines = body_lines(call("fact_history", subject="payments-api"))
+
+    assert lines == ['Current facts about "payments-api":', CURRENT]
+
+
+def test_include_superseded_lists_the_whole_history_newest_first(call, clock):
+    _two_versions(call, clock)
+
+    lines = body_lines(call("fact_history", subject="payments-api", include_superseded=True))
+
+    assert lines == ['History of the facts about "payments-api", newest first:', CURRENT, OLD]
+
+
+def test_as_of_shows_the_facts_valid_at_that_instant(call, clock):
+    _two_versions(call, clock)
+
+    before = body_lines(call("fact_history", subject="payments-api", as_of="2026-10-30T12:00Z"))
+    switch = call("fact_history", subject="payments-api", as_of=REFERENCE_NOW + DAY_MS)
+
+    assert before == [
+        'Facts about "payments-api" valid at 2026-10-30T12:00:00.000Z:',
+        OLD,
+    ]
+    assert body_lines(switch)[1:] == [CURRENT]
+
+
+def test_as_of_wins_over_include_superseded(call, clock):
+    _two_versions(call, clock)
+
+    lines = body_lines(
+        call(
+            "fact_history",
+            subject="payments-api",
+            as_of=str(REFERENCE_NOW),
+            include_superseded=True,
+        )
+    )
+
+    assert lines == ['Facts about "payments-api" valid at 2026-10-29T19:46:45.563Z:', OLD]
+
+
+def test_as_of_before_any_fact_finds_none(call, clock):
+    _two_versions(call, clock)
+
+    result = call("fact_history", subject="payments-api", as_of="2020-01-01")
+
+    assert result.text == 'No facts found for subject "payments-api".'
+
+
+def test_the_same_object_again_changes_nothing(call, app, clock):
+    _state(call, "PostgreSQL 16")
+    clock.advance(DAY_MS)
+    call(
+        "save_memory",
+        text="still on PostgreSQL 16",
+        facts=[{"subject": "Payments-API ", "predicate": "database", "object": "PostgreSQL 16"}],
+    )
+
+    assert db_rows(app, "SELECT id, valid_to, superseded_by FROM facts") == [(1, None, None)]
+    assert body_lines(call("fact_history", subject="payments-api"))[1:] == [
+        "- fact #1 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)"
+    ]
+
+
+def test_superseded_fact_is_closed_at_the_new_valid_from(call, app, clock):
+    _two_versions(call, clock)
+
+    assert db_rows(app, "SELECT id, valid_from, valid_to, superseded_by FROM facts") == [
+        (1, REFERENCE_NOW, REFERENCE_NOW + DAY_MS, 2),
+        (2, REFERENCE_NOW + DAY_MS, None, None),
+    ]
+
+
+def test_valid_from_sets_when_a_fact_starts(call, app):
+    _state(call, "PostgreSQL 14", valid_from="2026-01-01")
+
+    assert db_rows(app, "SELECT valid_from FROM facts") == [(1_767_225_600_000,)]
+    assert body_lines(call("fact_history", subject="payments-api"))[1:] == [
+        "- fact #1 payments-api · database = PostgreSQL 14  (shop, since 2026-01-01)"
+    ]
+
+
+def test_subject_matches_without_regard_to_case_or_spaces(call, clock):
+    _two_versions(call, clock)
+
+    lines = body_lines(call("fact_history", subject="  PAYMENTS-API "))
+
+    assert lines[1:] == [CURRENT]
+
+
+def test_predicate_and_project_narrow_the_match(call):
+    call(
+        "save_memory",
+        text="payments facts",
+        facts=[
+            {"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 16"},
+            {"subject": "payments-api", "predicate": "owner", "object": "team-billing"},
+        ],
+    )
+    call(
+        "save_memory",
+        text="payments facts seen from billing",
+        project="billing",
+        facts=[{"subject": "payments-api", "predicate": "owner", "object": "team-core"}],
+    )
+
+    by_predicate = body_lines(call("fact_history", subject="payments-api", predicate="database"))
+    by_project = body_lines(call("fact_history", subject="payments-api", project="billing"))
+    every = body_lines(call("fact_history", subject="payments-api"))
+
+    assert by_predicate[1:] == [
+        "- fact #1 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)"
+    ]
+    assert by_project[1:] == [
+        "- fact #3 payments-api · owner = team-core  (billing, since 2026-10-29)"
+    ]
+    assert len(every) == 4
+
+
+def test_unreadable_as_of_is_an_error(call):
+    result = call("fact_history", subject="payments-api", as_of="yesterday")
+
+    assert result.is_error
+    assert result.text == "as_of must be an ISO 8601 date, date-time or epoch milliseconds."

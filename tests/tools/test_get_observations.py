@@ -1,0 +1,107 @@
+"""get_observations: the full text of memories by id, one block each."""
+
+from __future__ import annotations
+
+from tests.tools.helpers import unwrap
+
+
+def test_observations_are_printed_as_in_the_reference(call):
+    call("save_memory", text="Use pnpm, not npm, in the shop repo", type="decision")
+    call("save_memory", text="Staging deploys need the VPN", type="gotcha")
+
+    body = unwrap(call("get_observations", ids=[1, 2]))
+
+    assert body == (
+        "#2 [gotcha] Staging deploys need the VPN\n"
+        "shop · 2026-10-29T19:46:45.563Z · source: cli\n"
+        "Staging deploys need the VPN\n"
+        "---\n"
+        "#1 [decision] Use pnpm, not npm, in the shop repo\n"
+        "shop · 2026-10-29T19:46:45.563Z · source: cli\n"
+        "Use pnpm, not npm, in the shop repo"
+    )
+
+
+def test_observation_shows_title_text_facts_files_and_source(call, as_caller):
+    call(
+        "save_memory",
+        _app=as_caller(caller="codex"),
+        text="We moved payments to PostgreSQL 16 for logical replication.",
+        title="Payments database",
+        type="decision",
+        project="payments",
+        pinned=True,
+        facts=[{"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 16"}],
+        files=["src/db.py", "migrations/0007.sql"],
+    )
+
+    body = unwrap(call("get_observations", ids=[1]))
+
+    assert body == (
+        "#1 [decision] Payments database\n"
+        "payments · 2026-10-29T19:46:45.563Z · source: codex · pinned\n"
+        "We moved payments to PostgreSQL 16 for logical replication.\n"
+        "Facts:\n"
+        "- payments-api database PostgreSQL 16\n"
+        "Files:\n"
+        "- src/db.py\n"
+        "- migrations/0007.sql"
+    )
+
+
+def test_multiline_text_is_kept_whole(call):
+    call("save_memory", text="Steps:\n1. pnpm install\n2. pnpm test", title="Setup")
+
+    body = unwrap(call("get_observations", ids=[1]))
+
+    assert body.endswith("source: cli\nSteps:\n1. pnpm install\n2. pnpm test")
+
+
+def test_unknown_ids_are_skipped(call):
+    call("save_memory", text="Staging deploys need the VPN", type="gotcha")
+
+    body = unwrap(call("get_observations", ids=[99, 1, 42]))
+
+    assert body == (
+        "#1 [gotcha] Staging deploys need the VPN\n"
+        "shop · 2026-10-29T19:46:45.563Z · source: cli\n"
+        "Staging deploys need the VPN"
+    )
+
+
+def test_only_unknown_ids_say_nothing_was_found(call):
+    result = call("get_observations", ids=[98, 99])
+
+    assert not result.is_error
+    assert result.text == "No memories found for ids #98, #99."
+
+
+def test_ids_are_required(call):
+    for arguments in ({}, {"ids": []}):
+        result = call("get_observations", **arguments)
+        assert result.is_error
+        assert result.text == "ids is required."
+
+
+def test_ids_may_come_as_a_comma_string_or_one_number(call):
+    call("save_memory", text="first")
+    call("save_memory", text="second")
+
+    assert unwrap(call("get_observations", ids="1, 2")).count("\n---\n") == 1
+    assert unwrap(call("get_observations", ids=2)).startswith("#2 [note] second\n")
+
+
+def test_ids_that_are_not_whole_numbers_are_an_error(call):
+    result = call("get_observations", ids=["one"])
+
+    assert result.is_error
+    assert result.text == "each of ids must be a number."
+
+
+def test_a_project_limited_caller_gets_only_its_projects(call, as_caller):
+    call("save_memory", text="shop memory")
+    call("save_memory", text="billing memory", project="billing")
+    limited = as_caller(allowed_projects=("shop",))
+
+    assert unwrap(call("get_observations", _app=limited, ids=[1, 2])).startswith("#1 [note] shop")
+    assert call("get_observations", _app=limited, ids=[2]).text == "No memories found for ids #2."

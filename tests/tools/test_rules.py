@@ -1,0 +1,257 @@
+"""Rules: add_rule, list_rules with its re-check flags, confirm_rule."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.tools.helpers import DAY_MS, body_lines, db_rows, rule_id_of
+
+COMMIT_RULE = {"then": "Run the tests before you commit", "when": "you are about to commit"}
+RULE_SAVED = re.compile(
+    r"Rule saved \(r_[0-9a-f]{10}\)\. The owner syncs rules to tools from the Rules page\."
+)
+
+
+def _line(rule_id, *, source="cli", added="2026-10-29", confirmed="2026-10-29"):
+    return (
+        "- When you are about to commit: Run the tests before you commit  [everywhere]"
+        f"  (id {rule_id}, added {added}, source: {source}, last confirmed {confirmed})"
+    )
+
+
+def test_list_rules_prints_one_line_per_rule_as_in_the_reference(call, as_caller):
+    rule_id = rule_id_of(call("add_rule", _app=as_caller(caller="you"), **COMMIT_RULE))
+
+    assert body_lines(call("list_rules")) == [_line(rule_id, source="you")]
+
+
+def test_add_rule_answers_as_in_the_reference(call):
+    call("save_memory", text="A .env file was committed once")
+
+    result = call(
+        "add_rule",
+        then="Never commit .env files",
+        when="you stage files",
+        evidence_memory_ids=[1],
+    )
+
+    assert not result.is_error
+    assert RULE_SAVED.fullmatch(result.text)
+
+
+def test_add_rule_stores_what_was_given(call, app):
+    call("save_memory", text="A .env file was committed once")
+    rule_id = rule_id_of(
+        call(
+            "add_rule",
+            then="Never commit .env files",
+            when="you stage files",
+            evidence_memory_ids=[1],
+        )
+    )
+
+    assert db_rows(
+        app,
+        "SELECT id, then_text, when_text, scope_tier, scope_name, evidence_memory_ids,"
+        " evidence_fact_ids, source, enabled FROM rules",
+    ) == [
+        (
+            rule_id,
+            "Never commit .env files",
+            "you stage files",
+            "everywhere",
+            "",
+            "[1]",
+            "[]",
+            "cli",
+            1,
+        )
+    ]
+
+
+def test_identical_rule_is_not_added_twice(call, app):
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE))
+
+    again = call(
+        "add_rule", then="Run the tests  before you commit ", when="you are about to commit"
+    )
+
+    assert not again.is_error
+    assert again.text == (f"Rule already saved ({rule_id}). An identical rule is not added twice.")
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(1,)]
+    assert len(body_lines(call("list_rules"))) == 1
+
+
+def test_same_then_with_another_situation_is_another_rule(call):
+    call("add_rule", **COMMIT_RULE)
+    call("add_rule", then="Run the tests before you commit", when="you push")
+
+    assert len(body_lines(call("list_rules"))) == 2
+
+
+def test_rule_without_when_applies_always(call):
+    call("add_rule", then="Answer in English")
+
+    assert body_lines(call("list_rules"))[0].startswith("- Always: Answer in English  [everywhere]")
+
+
+def test_project_scope_defaults_to_the_working_directory_project(call):
+    call("add_rule", then="Use pnpm", scopeTier="project")
+    call("add_rule", then="Use poetry", scopeTier="project", scopeName="Billing")
+
+    lines = body_lines(call("list_rules"))
+
+    assert lines[0].startswith("- Always: Use pnpm  [project: shop]  (id r_")
+    assert lines[1].startswith("- Always: Use poetry  [project: billing]  (id r_")
+
+
+def test_situation_scope_needs_a_name(call):
+    result = call("add_rule", then="Be brief", scopeTier="situation")
+
+    assert result.is_error
+    assert result.text == "scopeName is required when scopeTier is situation."
+
+
+def test_unknown_scope_tier_is_an_error(call):
+    result = call("add_rule", then="Be brief", scopeTier="team")
+
+    assert result.is_error
+    assert result.text == "scopeTier must be one of: everywhere, project, situation."
+
+
+def test_unknown_evidence_memory_id_is_an_error_naming_it(call, app):
+    call("save_memory", text="known memory")
+
+    result = call("add_rule", then="Be brief", evidence_memory_ids=[1, 99])
+
+    assert result.is_error
+    assert result.text == "Unknown evidence memory id #99."
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
+
+
+def test_unknown_evidence_fact_id_is_an_error_naming_it(call, app):
+    result = call("add_rule", then="Be brief", evidence_fact_ids=[7])
+
+    assert result.is_error
+    assert result.text == "Unknown evidence fact id #7."
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
+
+
+def test_rule_of_800_characters_is_accepted(call):
+    assert RULE_SAVED.fullmatch(call("add_rule", then="r" * 800).text)
+
+
+def test_rule_over_800_characters_is_an_error(call, app):
+    result = call("add_rule", then="r" * 801)
+
+    assert result.is_error
+    assert result.text == "then must be at most 800 characters."
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
+
+
+def test_then_is_required(call):
+    result = call("add_rule", when="you commit")
+
+    assert result.is_error
+    assert result.text == "then is required."
+
+
+def test_secrets_in_a_rule_are_redacted_before_storage(call, app):
+    call("add_rule", then="Log in with DEPLOY_PASSWORD=hunter2hunter2 on staging")
+
+    [(then,)] = db_rows(app, "SELECT then_text FROM rules")
+    assert then == "Log in with DEPLOY_PASSWORD=[REDACTED] on staging"
+
+
+def test_no_rules_yet(call):
+    result = call("list_rules")
+
+    assert not result.is_error
+    assert result.text == "No rules yet. add_rule adds one."
+
+
+def test_list_rules_takes_no_input(call):
+    result = call("list_rules", extra="ignored")
+
+    assert not result.is_error
+
+
+def test_dismissed_evidence_memory_flags_the_rule_for_a_re_check(call):
+    call("save_memory", text="A .env file was committed once")
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE, evidence_memory_ids=[1]))
+
+    call("dismiss_memory", id=1)
+    flagged = body_lines(call("list_rules"))
+    call("restore_memory", id=1)
+    restored = body_lines(call("list_rules"))
+
+    assert flagged == [_line(rule_id) + "  [re-check: evidence memory #1 was dismissed]"]
+    assert restored == [_line(rule_id)]
+
+
+def test_superseded_evidence_fact_flags_the_rule_for_a_re_check(call, clock):
+    fact = {"subject": "ci", "predicate": "runner", "object": "GitHub Actions"}
+    call("save_memory", text="CI runs on GitHub Actions", facts=[fact])
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE, evidence_fact_ids=[1]))
+    assert body_lines(call("list_rules")) == [_line(rule_id)]
+
+    clock.advance(DAY_MS)
+    call("save_memory", text="CI moved to Buildkite", facts=[{**fact, "object": "Buildkite"}])
+
+    assert body_lines(call("list_rules")) == [
+        _line(rule_id) + "  [re-check: evidence fact #1 was superseded]"
+    ]
+
+
+def test_rule_not_confirmed_for_90_days_is_flagged_and_stays_enabled(call, clock):
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE))
+
+    clock.advance(89 * DAY_MS)
+    day_89 = body_lines(call("list_rules"))
+    clock.advance(DAY_MS)
+    day_90 = body_lines(call("list_rules"))
+
+    assert day_89 == [_line(rule_id)]
+    assert day_90 == [_line(rule_id) + "  [re-check: not confirmed for 90 days]"]
+
+
+def test_confirm_rule_answers_as_in_the_reference(call):
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE))
+
+    result = call("confirm_rule", id=rule_id)
+
+    assert not result.is_error
+    assert result.text == (
+        f"Confirmed rule {rule_id} on 2026-10-29. It stays as it is; only the date it was"
+        " last checked changed."
+    )
+
+
+def test_confirm_rule_changes_only_the_last_confirmed_date(call, app, clock):
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE))
+    columns = "id, then_text, when_text, scope_tier, scope_name, source, added_at, enabled"
+    before = db_rows(app, f"SELECT {columns} FROM rules")
+    clock.advance(90 * DAY_MS)
+
+    result = call("confirm_rule", id=f" {rule_id} ")
+
+    assert result.text.startswith(f"Confirmed rule {rule_id} on 2027-01-27. ")
+    assert db_rows(app, f"SELECT {columns} FROM rules") == before
+    assert body_lines(call("list_rules")) == [_line(rule_id, confirmed="2027-01-27")]
+
+
+def test_confirming_an_unknown_rule_is_an_error(call):
+    result = call("confirm_rule", id="r_0000000000")
+
+    assert result.is_error
+    assert result.text == 'No rule with id "r_0000000000".'
+
+
+@pytest.mark.parametrize("arguments", [{}, {"id": " "}])
+def test_confirm_rule_needs_an_id(call, arguments):
+    result = call("confirm_rule", **arguments)
+
+    assert result.is_error
+    assert result.text == "id is required."

@@ -1,0 +1,395 @@
+"""search: the index lines, facts first, every filter, file mode and hostile query text."""
+
+from __future__ import annotations
+
+import pytest
+
+from aletheia.domain import memories
+from tests.conftest import REFERENCE_NOW
+from tests.tools.helpers import DAY_MS, body_lines, saved_id
+
+PNPM = "Use pnpm, not npm, in the shop repo"
+
+
+def save(call, text, **arguments):
+    return saved_id(call("save_memory", text=text, **arguments))
+
+
+def test_search_lists_one_index_line_per_hit_as_in_the_reference(call, as_caller):
+    save(call, PNPM, type="decision", pinned=True)
+    for number in range(2, 7):
+        save(call, f"Unrelated note number {number}")
+    save(call, "cursor prompt about pnpm", _app=as_caller(caller="cursor"))
+
+    result = call("search", query="pnpm", limit=5)
+
+    assert body_lines(result) == [
+        "#7 2026-10-29 [note] cursor prompt about pnpm  (shop, cursor)",
+        "#1 2026-10-29 [decision] Use pnpm, not npm, in the shop repo  (shop, cli, pinned)",
+    ]
+
+
+def test_matching_facts_are_listed_before_memories(call):
+    save(
+        call,
+        "Payments moved to PostgreSQL this week",
+        facts=[{"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 16"}],
+    )
+
+    lines = body_lines(call("search", query="postgresql"))
+
+    assert lines == [
+        "fact #1 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)",
+        "#1 2026-10-29 [note] Payments moved to PostgreSQL this week  (shop, cli)",
+    ]
+
+
+def test_search_without_query_or_file_is_an_error(call):
+    for arguments in ({}, {"query": ""}, {"query": "   "}, {"file": " "}):
+        result = call("search", **arguments)
+        assert result.is_error
+        assert result.text == "query is required."
+
+
+def test_empty_project_returns_no_matches_with_the_reason(call):
+    result = call("search", query="pnpm")
+
+    assert not result.is_error
+    assert result.text == 'No matches. Project "shop" has no memories yet.'
+
+
+def test_query_that_matches_nothing_returns_no_matches_with_the_reason(call):
+    save(call, PNPM)
+
+    assert call("search", query="kubernetes").text == (
+        'No matches. Nothing in project "shop" matches "kubernetes".'
+    )
+
+
+def test_filters_that_exclude_every_hit_are_named_in_the_reason(call):
+    save(call, PNPM, type="decision")
+
+    result = call("search", query="pnpm", type="gotcha")
+
+    assert result.text == "No matches. The filters (type) excluded every memory that matched."
+
+
+def test_offset_past_the_last_hit_says_so(call):
+    save(call, PNPM)
+
+    assert call("search", query="pnpm", offset=5).text == "No matches. Nothing past offset 5."
+
+
+def test_omitted_project_searches_only_the_working_directory_project(call, as_caller):
+    save(call, "billing uses pnpm workspaces", project="billing")
+
+    from_shop = call("search", query="pnpm")
+    from_billing = call("search", query="pnpm", _app=as_caller(default_project="billing"))
+
+    assert from_shop.text == 'No matches. Project "shop" has no memories yet.'
+    assert body_lines(from_billing) == [
+        "#1 2026-10-29 [note] billing uses pnpm workspaces  (billing, cli)"
+    ]
+
+
+def test_named_project_and_star_choose_what_search_covers(call):
+    save(call, "shop uses pnpm")
+    save(call, "billing uses pnpm workspaces", project="billing")
+
+    named = body_lines(call("search", query="pnpm", project=" Billing "))
+    every = body_lines(call("search", query="pnpm", project="*", order="date_asc"))
+
+    assert named == ["#2 2026-10-29 [note] billing uses pnpm workspaces  (billing, cli)"]
+    assert every == [
+        "#1 2026-10-29 [note] shop uses pnpm  (shop, cli)",
+        "#2 2026-10-29 [note] billing uses pnpm workspaces  (billing, cli)",
+    ]
+
+
+def test_project_limited_caller_is_refused_other_projects(call, as_caller):
+    save(call, "shop uses pnpm")
+    save(call, "billing uses pnpm workspaces", project="billing")
+    limited = as_caller(allowed_projects=("shop",))
+
+    refused = call("search", _app=limited, query="pnpm", project="billing")
+    every = call("search", _app=limited, query="pnpm", project="*")
+
+    assert refused.is_error
+    assert refused.text == 'Project "billing" is not allowed for this token.'
+    assert body_lines(every) == ["#1 2026-10-29 [note] shop uses pnpm  (shop, cli)"]
+
+
+def test_type_filter_keeps_one_memory_type(call):
+    save(call, "pnpm lockfile conflicts", type="gotcha")
+    save(call, "adopt pnpm", type="decision")
+
+    lines = body_lines(call("search", query="pnpm", type="decision"))
+
+    assert lines == ["#2 2026-10-29 [decision] adopt pnpm  (shop, cli)"]
+
+
+def test_unknown_type_is_an_error_listing_the_eight_types(call):
+    result = call("search", query="pnpm", type="idea")
+
+    assert result.is_error
+    assert result.text == (
+        "type must be one of: decision, gotcha, bugfix, feature, refactor, change, discovery, note."
+    )
+
+
+def test_kind_filter_keeps_one_memory_kind(call, app):
+    save(call, "pnpm note from an agent")
+    observation = memories.MemoryInput(
+        text="ran pnpm install", project="shop", tool="claude-code", kind="observation"
+    )
+    memories.save_memory(app.store, app.clock, observation)
+
+    observations = body_lines(call("search", query="pnpm", kind="observation"))
+    notes = body_lines(call("search", query="pnpm", kind="note"))
+
+    assert observations == ["#2 2026-10-29 [note] ran pnpm install  (shop, claude-code)"]
+    assert notes == ["#1 2026-10-29 [note] pnpm note from an agent  (shop, cli)"]
+
+
+def test_limit_and_offset_page_through_hits(call):
+    for number in range(1, 6):
+        save(call, f"pnpm note {number}")
+
+    first = body_lines(call("search", query="pnpm", order="date_asc", limit=2))
+    second = body_lines(call("search", query="pnpm", order="date_asc", limit=2, offset=2))
+
+    assert [line.split()[0] for line in first] == ["#1", "#2"]
+    assert [line.split()[0] for line in second] == ["#3", "#4"]
+
+
+@pytest.mark.parametrize("limit", [0, 101, 2.5, "many"])
+def test_limit_outside_1_to_100_is_an_error(call, limit):
+    result = call("search", query="pnpm", limit=limit)
+
+    assert result.is_error
+    assert result.text.startswith("limit must be")
+
+
+def test_limit_100_is_allowed(call):
+    save(call, PNPM)
+
+    assert not call("search", query="pnpm", limit=100).is_error
+
+
+def _three_days(call, clock):
+    """#1 on 2026-10-29, #2 on 2026-10-30, #3 on 2026-10-31, each at 19:46; the clock on #3."""
+    for day in range(3):
+        save(call, f"pnpm note of day {day + 1}")
+        if day < 2:
+            clock.advance(DAY_MS)
+
+
+def _ids(result):
+    return [line.split()[0] for line in body_lines(result)]
+
+
+def test_since_keeps_results_from_that_time_on(call, clock):
+    _three_days(call, clock)
+
+    assert _ids(call("search", query="pnpm", since="2026-10-30", order="date_asc")) == [
+        "#2",
+        "#3",
+    ]
+    assert _ids(call("search", query="pnpm", since="2026-10-30T19:46:45.564Z")) == ["#3"]
+
+
+def test_a_bare_until_date_includes_that_whole_day(call, clock):
+    _three_days(call, clock)
+
+    result = call("search", query="pnpm", until="2026-10-30", order="date_asc")
+
+    assert _ids(result) == ["#1", "#2"]
+
+
+def test_until_date_time_is_an_exclusive_instant(call, clock):
+    _three_days(call, clock)
+
+    result = call("search", query="pnpm", until="2026-10-30T19:46:45.563Z")
+
+    assert _ids(result) == ["#1"]
+
+
+def test_since_and_until_accept_epoch_milliseconds(call, clock):
+    _three_days(call, clock)
+    day_two = REFERENCE_NOW + DAY_MS
+
+    as_number = call("search", query="pnpm", since=day_two, until=day_two + 1)
+    as_text = call("search", query="pnpm", since=str(day_two), until=str(day_two + 1))
+
+    assert _ids(as_number) == ["#2"]
+    assert _ids(as_text) == ["#2"]
+
+
+def test_unreadable_date_is_an_error(call):
+    result = call("search", query="pnpm", since="last tuesday")
+
+    assert result.is_error
+    assert result.text == "since must be an ISO 8601 date, date-time or epoch milliseconds."
+
+
+def test_older_than_days_keeps_only_older_results(call, clock):
+    _three_days(call, clock)
+
+    assert _ids(call("search", query="pnpm", older_than_days=1.5)) == ["#1"]
+    assert _ids(call("search", query="pnpm", older_than_days=0.5, order="date_asc")) == [
+        "#1",
+        "#2",
+    ]
+
+
+def test_with_until_and_older_than_days_the_earlier_bound_wins(call, clock):
+    _three_days(call, clock)
+
+    until_earlier = call("search", query="pnpm", until="2026-10-29", older_than_days=0.5)
+    days_earlier = call("search", query="pnpm", until="2026-10-31", older_than_days=1.5)
+
+    assert _ids(until_earlier) == ["#1"]
+    assert _ids(days_earlier) == ["#1"]
+
+
+def test_order_by_date_desc_and_date_asc(call, clock):
+    _three_days(call, clock)
+
+    assert _ids(call("search", query="pnpm", order="date_desc")) == ["#3", "#2", "#1"]
+    assert _ids(call("search", query="pnpm", order="date_asc")) == ["#1", "#2", "#3"]
+
+
+def test_relevance_order_puts_the_best_match_first(call, clock):
+    save(call, "A long note about many things; somewhere it says vite once, among other words")
+    clock.advance(60_000)
+    save(call, "Notes on the build")
+    clock.advance(60_000)
+    save(call, "Vite config: vite dev server and vite preview", title="Vite")
+
+    assert _ids(call("search", query="vite")) == ["#3", "#1"]
+
+
+def test_unknown_order_is_an_error(call):
+    result = call("search", query="pnpm", order="random")
+
+    assert result.is_error
+    assert result.text == "order must be one of: relevance, date_desc, date_asc."
+
+
+def test_file_finds_memories_by_exact_path(call):
+    save(call, "checkout rounding bug", files=["src/app/checkout.py"])
+    save(call, "cart totals", files=["src/app/cart.py"])
+    save(call, "old checkout", files=["legacy/src/app/checkout.py"])
+
+    exact = body_lines(call("search", file="src/app/checkout.py"))
+    partial = call("search", file="checkout.py")
+
+    assert exact == ["#1 2026-10-29 [note] checkout rounding bug  (shop, cli)"]
+    assert partial.text == (
+        'No matches. No memory in project "shop" names a file that is "checkout.py".'
+    )
+
+
+def test_file_suffix_matches_paths_that_end_with_the_text(call):
+    save(call, "checkout rounding bug", files=["src/app/checkout.py"])
+    save(call, "cart totals", files=["src/app/cart.py"])
+    save(call, "old checkout", files=["legacy/src/app/checkout.py"])
+
+    lines = body_lines(call("search", file="app/checkout.py", file_suffix=True))
+
+    assert lines == [
+        "#3 2026-10-29 [note] old checkout  (shop, cli)",
+        "#1 2026-10-29 [note] checkout rounding bug  (shop, cli)",
+    ]
+
+
+def test_file_mode_ignores_query_and_the_other_filters(call):
+    save(call, "checkout rounding bug", type="bugfix", files=["src/app/checkout.py"])
+
+    lines = body_lines(
+        call("search", file="src/app/checkout.py", query="nothing alike", type="decision")
+    )
+
+    assert lines == ["#1 2026-10-29 [bugfix] checkout rounding bug  (shop, cli)"]
+
+
+def test_file_mode_applies_project_and_limit(call):
+    for number in range(3):
+        save(call, f"checkout change {number}", files=["src/checkout.py"])
+    save(call, "billing checkout", project="billing", files=["src/checkout.py"])
+
+    assert len(body_lines(call("search", file="src/checkout.py", limit=2))) == 2
+    assert body_lines(call("search", file="src/checkout.py", project="billing")) == [
+        "#4 2026-10-29 [note] billing checkout  (billing, cli)"
+    ]
+
+
+# (query, whether it holds a word of the stored memory "Use pnpm, not npm, in the shop repo")
+HOSTILE_QUERIES = [
+    ('"', False),
+    ('"pnpm', True),
+    ("pnpm*", True),
+    ("*", False),
+    ("NEAR(pnpm npm)", True),
+    ("NEAR(", False),
+    ("-pnpm", True),
+    ("-", False),
+    ("title:pnpm", True),
+    (":", False),
+    ("(pnpm", True),
+    ("pnpm))", True),
+    ("pnpm AND", True),
+    ("OR pnpm", True),
+    ("AND OR", False),
+    ("NOT", True),  # an operator word is searched as the word: "not npm"
+    ("^pnpm + {npm}", True),
+    ("pnpm' OR 1=1 --", True),
+]
+
+
+@pytest.mark.parametrize(("query", "has_word"), HOSTILE_QUERIES)
+def test_fts_syntax_in_the_query_never_raises(call, query, has_word):
+    save(call, PNPM)
+
+    result = call("search", query=query)
+
+    assert not result.is_error
+    if has_word:
+        assert body_lines(result) == [
+            "#1 2026-10-29 [note] Use pnpm, not npm, in the shop repo  (shop, cli)"
+        ]
+    else:
+        assert result.text.startswith("No matches. ")
+
+
+def test_query_with_only_punctuation_explains_why_nothing_matches(call):
+    save(call, PNPM)
+
+    result = call("search", query='"*():-')
+
+    assert result.text == 'No matches. The query "\'*():-" has no words to search for.'
+
+
+def test_limit_defaults_to_20(call):
+    for number in range(1, 26):
+        save(call, f"pnpm note {number}")
+
+    assert len(body_lines(call("search", query="pnpm"))) == 20
+
+
+def test_ties_are_broken_by_pinned_first_then_recency(call, clock):
+    save(call, "pnpm cache note a", pinned=True)
+    clock.advance(DAY_MS)
+    save(call, "pnpm cache note b")
+    clock.advance(DAY_MS)
+    save(call, "pnpm cache note c")
+
+    assert _ids(call("search", query="pnpm cache")) == ["#1", "#3", "#2"]
+
+
+def test_file_mode_ignores_offset_as_the_reference_says(call):
+    save(call, "checkout change", files=["src/checkout.py"])
+
+    lines = body_lines(call("search", file="src/checkout.py", offset=5))
+
+    assert lines == ["#1 2026-10-29 [note] checkout change  (shop, cli)"]
