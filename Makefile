@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/aletheia-mcp
+	$(VENV)/bin/aletheia-server
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from aletheia.errors import InvalidInputError
+
 DB_FILE_NAME = "aletheia.db"
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 8765  # claude-mem holds 37777
 
 
 @dataclass(frozen=True)
@@ -36,3 +41,80 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         cwd=Path(cwd).expanduser() if cwd else Path.cwd(),
         api_key=env.get("ALETHEIA_API_KEY") or None,
     )
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """How ``aletheia-server`` listens and whom it lets in."""
+
+    host: str
+    port: int
+    api_key: str | None
+    allowed_origins: tuple[str, ...]
+    allowed_hosts: tuple[str, ...]
+
+
+def _word_list(text: str) -> tuple[str, ...]:
+    return tuple(part for part in text.replace(",", " ").split() if part)
+
+
+def parse_port(text: str, name: str = "ALETHEIA_PORT") -> int:
+    """A TCP port number; 0 asks the system for a free one.
+
+    Raises:
+        InvalidInputError: the text is not a whole number from 0 to 65535.
+    """
+    value = text.strip()
+    if not value.isdigit() or int(value) > 65535:
+        raise InvalidInputError(f"{name} must be a port number from 0 to 65535.")
+    return int(value)
+
+
+def load_http_settings(env: Mapping[str, str] | None = None) -> HttpSettings:
+    """Read ``ALETHEIA_PORT``, ``ALETHEIA_API_KEY``, ``ALETHEIA_ALLOWED_ORIGINS`` and
+    ``ALETHEIA_ALLOWED_HOSTS`` (comma or space separated lists)."""
+    env = os.environ if env is None else env
+    port = env.get("ALETHEIA_PORT", "").strip()
+    return HttpSettings(
+        host=DEFAULT_HTTP_HOST,
+        port=parse_port(port) if port else DEFAULT_HTTP_PORT,
+        api_key=env.get("ALETHEIA_API_KEY") or None,
+        allowed_origins=_word_list(env.get("ALETHEIA_ALLOWED_ORIGINS", "")),
+        allowed_hosts=_word_list(env.get("ALETHEIA_ALLOWED_HOSTS", "")),
+    )
+
+
+CONFIG_FILE_NAME = "config.json"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The data folder (``ALETHEIA_DATA_DIR``, default ``~/.aletheia``), even with a hub DB."""
+    env = os.environ if env is None else env
+    return Path(env.get("ALETHEIA_DATA_DIR", "").strip() or "~/.aletheia").expanduser()
+
+
+def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Projects that hooks never capture from: project keys or folders.
+
+    Read from ``exclude_projects`` (a list) in ``<data dir>/config.json`` and from
+    ``ALETHEIA_EXCLUDE`` (comma-separated).
+
+    Raises:
+        InvalidInputError: the config file exists but is not valid.
+    """
+    env = os.environ if env is None else env
+    entries = [part.strip() for part in env.get("ALETHEIA_EXCLUDE", "").split(",")]
+    path = data_dir(env) / CONFIG_FILE_NAME
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raw = ""
+    if raw.strip():
+        try:
+            listed = json.loads(raw).get("exclude_projects", [])
+        except (ValueError, AttributeError):
+            raise InvalidInputError(f"{path} is not a JSON object.") from None
+        if not isinstance(listed, list) or not all(isinstance(e, str) for e in listed):
+            raise InvalidInputError(f"exclude_projects in {path} must be a list of strings.")
+        entries += listed
+    return tuple(entry for entry in entries if entry.strip())

@@ -1,0 +1,234 @@
+"""The HTTP front door: Host and Origin checks against DNS rebinding, the bearer key, a body cap.
+
+``Guard`` is plain ASGI middleware in front of every route. A refused request gets a JSON body in
+the dialect of its path: a JSON-RPC error on ``/mcp``, ``{"error": {"code", "message"}}`` on
+``/api/``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MAX_BODY_BYTES = 4 * 1024 * 1024
+JSONRPC_INVALID_REQUEST = -32600
+_CHALLENGE = 'Bearer realm="aletheia"'
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request is turned away: HTTP status, stable code, message, extra headers."""
+
+    status: int
+    code: str
+    message: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class GuardPolicy:
+    """Who may come in. ``allowed_hosts`` and ``allowed_origins`` add to the loopback ones."""
+
+    api_key: str | None = None
+    allowed_hosts: frozenset[str] = frozenset()
+    allowed_origins: frozenset[str] = frozenset()
+    max_body_bytes: int = MAX_BODY_BYTES
+
+
+def make_policy(
+    api_key: str | None,
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> GuardPolicy:
+    """A policy with the names normalised as the checks compare them."""
+    hosts = {name for name in (host_name(host) for host in allowed_hosts) if name}
+    origins = {origin for origin in (normal_origin(o) for o in allowed_origins) if origin}
+    return GuardPolicy(api_key or None, frozenset(hosts), frozenset(origins), max_body_bytes)
+
+
+def host_name(value: str) -> str | None:
+    """The lower-case host of a ``Host`` header value (``[::1]:8765`` gives ``::1``)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[1:end] if end > 1 else None
+    name = value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    return name or None
+
+
+def is_loopback(name: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1)."""
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def normal_origin(value: str) -> str | None:
+    """``scheme://host[:port]`` in lower case, or None when it is not an http(s) origin."""
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018  (raises ValueError on a bad port)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return f"{parts.scheme}://{parts.netloc.lower()}"
+
+
+def check_host(policy: GuardPolicy, value: str | None) -> Refusal | None:
+    """Refuse a ``Host`` that is neither loopback nor allowed (DNS rebinding)."""
+    if value is None:
+        return None
+    name = host_name(value)
+    if name is not None and (is_loopback(name) or name in policy.allowed_hosts):
+        return None
+    return Refusal(421, "invalid_host", f"Host {value.strip()!r} is not served here.")
+
+
+def check_origin(policy: GuardPolicy, value: str | None) -> Refusal | None:
+    """Refuse an ``Origin`` that is neither loopback nor on the allow-list; none is fine."""
+    if value is None:
+        return None
+    origin = normal_origin(value)
+    if origin is not None:
+        hostname = urlsplit(origin).hostname or ""
+        if is_loopback(hostname) or origin in policy.allowed_origins:
+            return None
+    return Refusal(403, "forbidden_origin", f"Origin {value.strip()!r} is not allowed.")
+
+
+def check_bearer(policy: GuardPolicy, value: bytes | None) -> Refusal | None:
+    """With an API key set, require ``Authorization: Bearer <key>`` (constant-time compare)."""
+    if policy.api_key is None:
+        return None
+    if value is None:
+        return Refusal(
+            401,
+            "unauthorized",
+            "Unauthorized: send Authorization: Bearer <ALETHEIA_API_KEY>.",
+            (("www-authenticate", _CHALLENGE),),
+        )
+    scheme, _, token = value.strip().partition(b" ")
+    if scheme.lower() == b"bearer" and hmac.compare_digest(
+        token.strip(), policy.api_key.encode("utf-8")
+    ):
+        return None
+    return Refusal(
+        401,
+        "unauthorized",
+        "Unauthorized: the bearer token is not the server's API key.",
+        (("www-authenticate", _CHALLENGE + ', error="invalid_token"'),),
+    )
+
+
+def refusal_body(path: str, refusal: Refusal) -> bytes:
+    """The JSON body of a refusal, in the dialect of the path."""
+    if path == "/api" or path.startswith("/api/"):
+        body: object = {"error": {"code": refusal.code, "message": refusal.message}}
+    else:
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": JSONRPC_INVALID_REQUEST, "message": refusal.message},
+        }
+    return json.dumps(body, ensure_ascii=False).encode("utf-8", "backslashreplace")
+
+
+async def send_refusal(scope: Scope, send: Send, refusal: Refusal) -> None:
+    body = refusal_body(scope.get("path", ""), refusal)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((name.encode(), value.encode()) for name, value in refusal.headers),
+    ]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
+
+
+def _too_large(policy: GuardPolicy) -> Refusal:
+    return Refusal(
+        413, "payload_too_large", f"The request body is over {policy.max_body_bytes} bytes."
+    )
+
+
+class Guard:
+    """ASGI middleware: checks every HTTP request, then hands the app its whole body at once."""
+
+    def __init__(self, app: ASGIApp, policy: GuardPolicy) -> None:
+        self.app = app
+        self.policy = policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = (
+            check_host(self.policy, _text(_header(scope, b"host")))
+            or check_origin(self.policy, _text(_header(scope, b"origin")))
+            or check_bearer(self.policy, _header(scope, b"authorization"))
+        )
+        length = _header(scope, b"content-length")
+        if (
+            refusal is None
+            and length is not None
+            and length.strip().isdigit()
+            and int(length) > self.policy.max_body_bytes
+        ):
+            refusal = _too_large(self.policy)
+        if refusal is not None:
+            await send_refusal(scope, send, refusal)
+            return
+        body = await self._read_body(receive)
+        if body is None:
+            await send_refusal(scope, send, _too_large(self.policy))
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks)  # the client went away; the app will see that
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > self.policy.max_body_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay

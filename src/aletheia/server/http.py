@@ -1,0 +1,185 @@
+"""MCP over Streamable HTTP at ``/mcp`` (JSON replies only), and the app of ``aletheia-server``.
+
+The JSON-RPC behaviour is the stdio server's: the same parser, the same ``handle_payload``. This
+module only adds what HTTP needs: sessions in the ``Mcp-Session-Id`` header, status codes, and
+the header checks of the transport (version, Accept, Content-Type).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from aletheia.server import api
+from aletheia.server.guard import Guard, GuardPolicy
+from aletheia.server.mcp import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    SUPPORTED_VERSIONS,
+    McpSession,
+    Message,
+    error_response,
+    handle_payload,
+)
+from aletheia.server.sessions import SessionStore
+from aletheia.server.stdio import parse_line
+from aletheia.tools.app import AppContext
+
+JSON_TYPE = "application/json"
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+_ACCEPTS_JSON = ("application/json", "application/*", "*/*")
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as stdio writes it (lone surrogates stay ``\\uXXXX`` escapes)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "backslashreplace")
+
+
+def rpc_error(
+    status: int,
+    message: str,
+    *,
+    code: int = INVALID_REQUEST,
+    request_id: Any = None,
+    **headers: str,
+) -> Response:
+    """An HTTP error whose body is a JSON-RPC error, as MCP clients expect."""
+    body = encode_json(error_response(request_id, code, message))
+    return Response(body, status, headers=headers or None, media_type=JSON_TYPE)
+
+
+def _request_id(payload: Any) -> Any:
+    """The id of a single request, to echo in a transport error; None otherwise."""
+    if isinstance(payload, dict):
+        value = payload.get("id")
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+    return None
+
+
+def _is_initialize(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("method") == "initialize" and "id" in payload
+
+
+def _check_headers(request: Request) -> Response | None:
+    """Refuse an unsupported protocol version, a reply type without JSON, a body not JSON."""
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version.strip() not in SUPPORTED_VERSIONS:
+        return rpc_error(
+            400,
+            f"Bad Request: unsupported MCP-Protocol-Version {version.strip()!r}; this server"
+            f" speaks {', '.join(SUPPORTED_VERSIONS)}.",
+        )
+    accept = request.headers.get("accept")
+    if accept is not None and not any(kind in accept.lower() for kind in _ACCEPTS_JSON):
+        return rpc_error(406, "Not Acceptable: the client must accept application/json.")
+    content_type = request.headers.get("content-type")
+    if content_type is not None and content_type.split(";")[0].strip().lower() != JSON_TYPE:
+        return rpc_error(415, "Unsupported Media Type: the body must be application/json.")
+    return None
+
+
+def _reply(
+    reply: Message | list[Message] | None, headers: dict[str, str] | None = None
+) -> Response:
+    if reply is None:
+        return Response(status_code=202, headers=headers)
+    # A message that could not be read at all (id null) is refused; answers to requests are 200.
+    status = 400 if isinstance(reply, dict) and "error" in reply and reply["id"] is None else 200
+    return Response(encode_json(reply), status, headers=headers, media_type=JSON_TYPE)
+
+
+class McpEndpoint:
+    """The ASGI app behind ``/mcp``: POST messages, DELETE to end a session, 405 otherwise."""
+
+    def __init__(self, app: AppContext, fixed_caller: str | None, sessions: SessionStore) -> None:
+        self.app = app
+        self.fixed_caller = fixed_caller
+        self.sessions = sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        if request.method == "POST":
+            response = await self.post(request)
+        elif request.method == "DELETE":
+            response = self.delete(request)
+        else:
+            response = rpc_error(
+                405,
+                "Method Not Allowed: POST JSON-RPC messages to /mcp; DELETE ends a session.",
+                allow="POST, DELETE",
+            )
+        await response(scope, receive, send)
+
+    async def post(self, request: Request) -> Response:
+        refused = _check_headers(request)
+        if refused is not None:
+            return refused
+        payload, ok = parse_line(await request.body())
+        if not ok:
+            return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
+        if _is_initialize(payload):
+            session = McpSession(app=self.app, fixed_caller=self.fixed_caller)
+            reply = await to_thread.run_sync(handle_payload, session, payload)
+            if isinstance(reply, dict) and "result" in reply:
+                return _reply(reply, {SESSION_HEADER: self.sessions.add(session)})
+            return _reply(reply)
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return rpc_error(
+                400,
+                "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
+                request_id=_request_id(payload),
+            )
+        found = self.sessions.get(session_id)
+        if found is None:
+            return rpc_error(
+                404,
+                "Session not found: it ended or expired; send initialize again.",
+                request_id=_request_id(payload),
+            )
+        return _reply(await to_thread.run_sync(handle_payload, found, payload))
+
+    def delete(self, request: Request) -> Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
+        if not self.sessions.end(session_id):
+            return rpc_error(404, "Session not found: it ended or expired.")
+        return Response(status_code=204)
+
+
+def create_app(
+    app: AppContext,
+    policy: GuardPolicy,
+    *,
+    fixed_caller: str | None = None,
+    api_caller: str = "api",
+    sessions: SessionStore | None = None,
+) -> ASGIApp:
+    """The whole HTTP server: ``/mcp`` and ``/api/``, behind the Host/Origin/key/body guard.
+
+    Args:
+        app: the store and clock every request works on.
+        policy: who may come in.
+        fixed_caller: ``ALETHEIA_TOOL``; else each MCP session is named by its clientInfo.
+        api_caller: the name JSON API writes are recorded under.
+        sessions: the MCP session store (a fresh one by default).
+    """
+    endpoint = McpEndpoint(app, fixed_caller, sessions or SessionStore())
+    routes = [
+        Route("/mcp", endpoint=endpoint),
+        *api.routes(replace(app, caller=api_caller), secured=policy.api_key is not None),
+    ]
+    starlette = Starlette(routes=routes, exception_handlers=api.exception_handlers())
+    return Guard(starlette, policy)
