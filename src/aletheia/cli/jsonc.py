@@ -1,0 +1,303 @@
+"""A JSON-with-comments reader that remembers where every value sits in the text.
+
+Host config files are JSON (``~/.claude.json``) or JSONC (VS Code, OpenCode, Cursor): comments
+and trailing commas are allowed. Editing them by position keeps every byte outside the changed
+member as it was, which a load-and-dump round trip cannot.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class JsoncError(ValueError):
+    """The text is not JSON or JSONC; the message says where."""
+
+
+@dataclass
+class Node:
+    """One value: its span ``[start, end)`` in the text and its Python value."""
+
+    start: int
+    end: int
+    value: Any
+    members: dict[str, Member] = field(default_factory=dict)  # objects only
+    elements: list[Node] = field(default_factory=list)  # arrays only
+
+
+@dataclass
+class Member:
+    key: str
+    key_start: int
+    node: Node
+
+
+_LITERALS = {"true": True, "false": False, "null": None}
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, problem: str) -> JsoncError:
+        line = self.text.count("\n", 0, self.pos) + 1
+        column = self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
+        return JsoncError(f"{problem} at line {line}, column {column}")
+
+    def skip(self) -> None:
+        """Skip whitespace and comments."""
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char in " \t\r\n\ufeff":
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            elif text.startswith("/*", self.pos):
+                end = text.find("*/", self.pos + 2)
+                if end < 0:
+                    raise self.fail("unclosed comment")
+                self.pos = end + 2
+            else:
+                return
+
+    def value(self) -> Node:
+        self.skip()
+        if self.pos >= len(self.text):
+            raise self.fail("unexpected end of text")
+        char = self.text[self.pos]
+        if char == "{":
+            return self.object()
+        if char == "[":
+            return self.array()
+        if char == '"':
+            start = self.pos
+            text = self.string()
+            return Node(start, self.pos, text)
+        return self.scalar()
+
+    def string(self) -> str:
+        start = self.pos
+        self.pos += 1
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == "\\":
+                self.pos += 2
+            elif char == '"':
+                self.pos += 1
+                try:
+                    result: str = json.loads(text[start : self.pos])
+                except ValueError:
+                    raise self.fail("bad string") from None
+                return result
+            elif char == "\n":
+                break
+            else:
+                self.pos += 1
+        raise self.fail("unclosed string")
+
+    def scalar(self) -> Node:
+        start = self.pos
+        text = self.text
+        while self.pos < len(text) and text[self.pos] not in " \t\r\n,]}/":
+            self.pos += 1
+        word = text[start : self.pos]
+        if word in _LITERALS:
+            return Node(start, self.pos, _LITERALS[word])
+        try:
+            number = json.loads(word)
+        except ValueError:
+            self.pos = start
+            raise self.fail(f"unexpected {word[:20]!r}") from None
+        if not isinstance(number, int | float):
+            raise self.fail(f"unexpected {word[:20]!r}")
+        return Node(start, self.pos, number)
+
+    def expect(self, char: str) -> None:
+        self.skip()
+        if not self.text.startswith(char, self.pos):
+            raise self.fail(f"expected {char!r}")
+        self.pos += 1
+
+    def object(self) -> Node:
+        node = Node(self.pos, self.pos, {})
+        self.pos += 1
+        while True:
+            self.skip()
+            if self.text.startswith("}", self.pos):
+                break
+            if not self.text.startswith('"', self.pos):
+                raise self.fail("expected a member name")
+            key_start = self.pos
+            key = self.string()
+            self.expect(":")
+            child = self.value()
+            node.members[key] = Member(key, key_start, child)
+            node.value[key] = child.value
+            self.skip()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif not self.text.startswith("}", self.pos):
+                raise self.fail("expected ',' or '}'")
+        self.pos += 1
+        node.end = self.pos
+        return node
+
+    def array(self) -> Node:
+        node = Node(self.pos, self.pos, [])
+        self.pos += 1
+        while True:
+            self.skip()
+            if self.text.startswith("]", self.pos):
+                break
+            child = self.value()
+            node.elements.append(child)
+            node.value.append(child.value)
+            self.skip()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif not self.text.startswith("]", self.pos):
+                raise self.fail("expected ',' or ']'")
+        self.pos += 1
+        node.end = self.pos
+        return node
+
+
+def parse(text: str) -> Node:
+    """The root value of a JSON or JSONC text, with positions.
+
+    Raises:
+        JsoncError: the text is not JSON or JSONC.
+    """
+    parser = _Parser(text)
+    root = parser.value()
+    parser.skip()
+    if parser.pos != len(text):
+        raise parser.fail("unexpected text after the end")
+    return root
+
+
+def _line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def _indent_of(text: str, pos: int) -> str:
+    start = _line_start(text, pos)
+    end = start
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return text[start:end]
+
+
+def indent_unit(text: str) -> str:
+    """The file's indentation step: a tab, or the smallest run of leading spaces (default 2)."""
+    sizes = []
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if line.startswith("\t"):
+            return "\t"
+        if stripped and len(line) > len(stripped):
+            sizes.append(len(line) - len(stripped))
+    return " " * (min(sizes) if sizes else 2)
+
+
+def render(value: Any, indent: str, unit: str, newline: str) -> str:
+    """``value`` as JSON whose continuation lines start at ``indent``."""
+    body = json.dumps(value, indent=unit or None, ensure_ascii=False)
+    return body.replace("\n", newline + indent)
+
+
+def set_member(text: str, path: tuple[str, ...], value: Any) -> str:
+    """``text`` with the member at ``path`` set to ``value``; every other byte kept.
+
+    Missing objects on the way are created. An empty text becomes a new document.
+
+    Raises:
+        JsoncError: the text does not parse, or something on the path is not an object.
+    """
+    newline = "\r\n" if "\r\n" in text else "\n"
+    if not text.strip():
+        document: Any = value
+        for key in reversed(path):
+            document = {key: document}
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    node = parse(text)
+    unit = indent_unit(text)
+    for depth, key in enumerate(path):
+        if not isinstance(node.value, dict):
+            where = ".".join(path[:depth]) or "the top level"
+            raise JsoncError(f"{where} is not an object")
+        member = node.members.get(key)
+        if member is None:
+            rest: Any = value
+            for later in reversed(path[depth + 1 :]):
+                rest = {later: rest}
+            return _insert_member(text, node, key, rest, unit, newline)
+        if depth == len(path) - 1:
+            indent = _indent_of(text, member.key_start)
+            rendered = render(value, indent, unit, newline)
+            return text[: member.node.start] + rendered + text[member.node.end :]
+        node = member.node
+    raise JsoncError("empty path")
+
+
+def _insert_member(text: str, node: Node, key: str, value: Any, unit: str, newline: str) -> str:
+    """Add ``"key": value`` as the last member of the object ``node``."""
+    if node.members:
+        last = list(node.members.values())[-1]
+        indent = _indent_of(text, last.key_start)
+        rendered = f"{json.dumps(key, ensure_ascii=False)}: {render(value, indent, unit, newline)}"
+        after = last.node.end
+        probe = _Parser(text)
+        probe.pos = after
+        probe.skip()
+        has_comma = text.startswith(",", probe.pos)
+        if _line_start(text, last.key_start) == _line_start(text, node.start):
+            # A one-line object: keep it on one line.
+            comma_at = probe.pos + 1 if has_comma else after
+            return text[:comma_at] + ("" if has_comma else ",") + " " + rendered + text[comma_at:]
+        line_end = text.find("\n", after)
+        line_end = len(text) if line_end < 0 else line_end
+        if text[line_end - 1 : line_end] == "\r":
+            line_end -= 1
+        rest_of_line = text[after:line_end]
+        tail = rest_of_line.strip().lstrip(",").strip()
+        if tail and not tail.startswith("//"):
+            line_end = probe.pos + 1 if has_comma else after  # more on that line: insert inline
+        comma = "" if has_comma else ","
+        head = text[:after] + comma + text[after:line_end]
+        return head + newline + indent + rendered + text[line_end:]
+    outer = _indent_of(text, node.start)
+    indent = outer + unit
+    rendered = f"{json.dumps(key, ensure_ascii=False)}: {render(value, indent, unit, newline)}"
+    inside = text[node.start + 1 : node.end - 1]
+    if not inside.strip():
+        return (
+            text[: node.start + 1]
+            + newline
+            + indent
+            + rendered
+            + newline
+            + outer
+            + text[node.end - 1 :]
+        )
+    return (
+        text[: node.end - 1] + newline + indent + rendered + newline + outer + text[node.end - 1 :]
+    )
+
+
+def get_member(text: str, path: tuple[str, ...]) -> Any:
+    """The value at ``path``, or None where it is missing. An empty text has nothing."""
+    if not text.strip():
+        return None
+    value: Any = parse(text).value
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value

@@ -1,0 +1,5 @@
+"""``python -m aletheia.hooks <event>``: the same as ``aletheia-hook <event>``."""
+
+from aletheia.hooks.main import main
+
+main()

@@ -1,0 +1,59 @@
+"""doctor: store health, versions, and whether each tool's entry reaches a working server."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.cli.conftest import Invoke, Workspace, json_of
+
+
+def test_doctor_on_a_fresh_machine_is_healthy_with_nothing_configured(run: Invoke) -> None:
+    result = run("doctor")
+    assert result.exit_code == 0
+    assert "Store  " in result.stdout and "  ok" in result.stdout.splitlines()[0]
+    assert "aletheia 0." in result.stdout
+    data = json_of(run("doctor", "--json"))
+    assert data["ok"] is True
+    assert data["store"]["quick_check"] == "ok"
+    assert {check["status"] for check in data["hosts"]} == {"not-configured"}
+
+
+def test_doctor_starts_the_configured_server_and_lists_its_tools(
+    run: Invoke, workspace: Workspace
+) -> None:
+    run("install", "claude-code", "--write")
+    run("install", "codex", "--write")
+    data = json_of(run("doctor", "--json"))
+    checks = {(c["host"], c["scope"]): c for c in data["hosts"]}
+    assert checks[("claude-code", "user")]["status"] == "ok"
+    assert checks[("claude-code", "user")]["detail"] == "server answers (13 tools)"
+    assert checks[("codex", "user")]["status"] == "ok"
+    assert data["ok"] is True
+
+
+def test_doctor_flags_an_entry_whose_server_is_gone(run: Invoke, workspace: Workspace) -> None:
+    target = workspace.home / ".cursor" / "mcp.json"
+    target.parent.mkdir(parents=True)
+    entry = {"command": sys.executable, "args": ["/nowhere/aletheia-mcp"]}
+    target.write_text(json.dumps({"mcpServers": {"aletheia": entry}}), encoding="utf-8")
+    result = run("doctor")
+    assert result.exit_code == 1
+    line = next(line for line in result.stdout.splitlines() if line.strip().startswith("cursor"))
+    assert "BROKEN" in line
+    missing = workspace.home / ".windsurf-missing"
+    target.write_text(
+        json.dumps({"mcpServers": {"aletheia": {"command": str(missing)}}}), encoding="utf-8"
+    )
+    data = json_of(run("doctor", "--json"))
+    cursor = next(c for c in data["hosts"] if c["host"] == "cursor")
+    assert cursor["detail"] == f"{missing} does not exist"
+
+
+def test_doctor_reports_remote_entries_and_hooks(run: Invoke, workspace: Workspace) -> None:
+    run("install", "cursor", "--write", "--http", "https://hub.example.com/mcp")
+    run("install", "claude-code", "--hooks", "--write")
+    data = json_of(run("doctor", "--json"))
+    cursor = next(c for c in data["hosts"] if c["host"] == "cursor")
+    assert (cursor["status"], cursor["detail"]) == ("remote", "remote https://hub.example.com/mcp")
+    assert data["claude_code_hooks"] == {"user": True, "project": False}

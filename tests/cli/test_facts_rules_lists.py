@@ -1,0 +1,126 @@
+"""facts, rules (with sync into instruction files) and work-state lists."""
+
+from __future__ import annotations
+
+from aletheia.domain.rule_sync import BLOCK_END, BLOCK_START
+from tests.cli.conftest import Invoke, Workspace, json_of
+
+
+def test_a_new_fact_supersedes_the_old_and_history_shows_both(run: Invoke) -> None:
+    assert run("facts", "add", "payments-api", "database", "PostgreSQL 15").stdout == (
+        "Recorded fact #1 in shop.\n"
+    )
+    run("facts", "add", "payments-api", "database", "PostgreSQL 16")
+    same = run("facts", "add", "payments-api", "database", "PostgreSQL 16")
+    assert same.stdout == "Already recorded as fact #2.\n"
+    current = run("facts", "history", "payments-api")
+    assert "PostgreSQL 16" in current.stdout
+    assert "PostgreSQL 15" not in current.stdout
+    full = json_of(run("facts", "history", "payments-api", "--all", "--json"))
+    assert [(f["id"], f["superseded_by"]) for f in full] == [(2, None), (1, 2)]
+    assert full[1]["valid_to"] == full[0]["valid_from"]
+
+
+def test_unknown_subject_says_so(run: Invoke) -> None:
+    assert run("facts", "history", "nothing").stdout == 'No facts found for subject "nothing".\n'
+
+
+def test_rules_add_list_confirm_disable(run: Invoke) -> None:
+    added = run(
+        "rules", "add", "Run the tests before you commit", "--when", "you are about to commit"
+    )
+    assert added.exit_code == 0
+    rule_id = added.stdout.split("(")[1].split(")")[0]
+    assert rule_id.startswith("r_") and len(rule_id) == 12
+    assert (
+        "already saved"
+        in run(
+            "rules", "add", "Run the tests before you commit", "--when", "you are about to commit"
+        ).stdout
+    )
+    listed = run("rules", "list")
+    assert "When you are about to commit: Run the tests before you commit" in listed.stdout
+    confirmed = run("rules", "confirm", rule_id)
+    assert confirmed.stdout.startswith(f"Confirmed rule {rule_id} on ")
+    assert run("rules", "disable", rule_id).exit_code == 0
+    assert run("rules", "list").stdout == "No rules yet. aletheia rules add adds one.\n"
+    everything = json_of(run("rules", "list", "--all", "--json"))
+    assert [(r["id"], r["enabled"]) for r in everything] == [(rule_id, False)]
+    missing = run("rules", "disable", "r_0000000000")
+    assert missing.exit_code == 3
+    assert missing.stderr == 'Error: No rule with id "r_0000000000".\n'
+
+
+def test_rule_with_unknown_evidence_is_refused(run: Invoke) -> None:
+    result = run("rules", "add", "Never commit .env files", "--evidence-memory", "7")
+    assert result.exit_code == 2
+    assert result.stderr == "Error: Unknown evidence memory id #7.\n"
+
+
+def test_rules_sync_writes_a_block_and_replaces_only_the_block(
+    run: Invoke, workspace: Workspace
+) -> None:
+    claude_md = workspace.project / "CLAUDE.md"
+    claude_md.write_text("# Shop\n\nHand-written notes.\n", encoding="utf-8")
+    run("rules", "add", "Run the tests before you commit", "--when", "you are about to commit")
+    run("rules", "add", "Use pnpm", "--scope-tier", "project")
+    run("rules", "add", "Only in billing", "--scope-tier", "project", "--scope-name", "billing")
+    dry = run("rules", "sync", "--dry-run")
+    assert dry.exit_code == 0
+    assert f"{claude_md}: would change:" in dry.stdout
+    assert "+- When you are about to commit: Run the tests before you commit" in dry.stdout
+    assert claude_md.read_text(encoding="utf-8") == "# Shop\n\nHand-written notes.\n"
+    assert run("rules", "sync").stdout == f"{claude_md}: rules written.\n"
+    text = claude_md.read_text(encoding="utf-8")
+    assert text.startswith("# Shop\n\nHand-written notes.\n\n" + BLOCK_START + "\n")
+    assert "- Always: Use pnpm\n" in text
+    assert "billing" not in text
+    assert text.endswith(BLOCK_END + "\n")
+    claude_md.write_text(text + "\nNotes after the block.\n", encoding="utf-8")
+    rule_id = json_of(run("rules", "list", "--json"))[1]["id"]
+    run("rules", "disable", rule_id)
+    run("rules", "sync")
+    synced = claude_md.read_text(encoding="utf-8")
+    assert "Use pnpm" not in synced
+    assert synced.startswith("# Shop\n\nHand-written notes.\n\n" + BLOCK_START)
+    assert synced.endswith(BLOCK_END + "\n\nNotes after the block.\n")
+    assert run("rules", "sync").stdout == f"{claude_md}: up to date.\n"
+
+
+def test_rules_sync_without_files_creates_agents_and_claude_md(
+    run: Invoke, workspace: Workspace
+) -> None:
+    run("rules", "add", "Write tests first")
+    run("rules", "sync")
+    for name in ("AGENTS.md", "CLAUDE.md"):
+        assert "- Always: Write tests first\n" in (workspace.project / name).read_text()
+    run("rules", "sync", "--tool", "cursor")
+    cursor = (workspace.project / ".cursor" / "rules" / "aletheia.mdc").read_text()
+    assert cursor.startswith(
+        "---\ndescription: Standing rules from Aletheia\nalwaysApply: true\n---\n"
+    )
+
+
+def test_rules_sync_refuses_a_block_without_its_end(run: Invoke, workspace: Workspace) -> None:
+    agents = workspace.project / "AGENTS.md"
+    agents.write_text(f"intro\n{BLOCK_START}\nhalf a block\n", encoding="utf-8")
+    result = run("rules", "sync")
+    assert result.exit_code == 2
+    assert "no <!-- aletheia:rules:end --> after it" in result.stderr
+    assert agents.read_text(encoding="utf-8") == f"intro\n{BLOCK_START}\nhalf a block\n"
+
+
+def test_lists_write_then_read(run: Invoke) -> None:
+    written = run("lists", "write", "todo", "ship docs", "test hooks")
+    assert written.stdout == 'Saved list "todo" with 2 item(s) as #1.\n'
+    assert run("lists", "read", "todo").stdout == "- ship docs\n- test hooks\n"
+    run("lists", "write", "todo", "--items-json", '["ship docs", {"task": "b", "done": false}]')
+    assert json_of(run("lists", "read", "todo", "--json")) == [
+        "ship docs",
+        {"task": "b", "done": False},
+    ]
+    missing = run("lists", "read", "nope")
+    assert missing.exit_code == 3
+    assert missing.stderr == 'Error: No list named "nope".\n'
+    bad = run("lists", "write", "todo", "--items-json", "[null]")
+    assert bad.exit_code == 2

@@ -1,0 +1,46 @@
+"""Every command and subcommand explains itself."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from aletheia.cli.main import cli
+from tests.cli.conftest import Invoke
+
+
+def _paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for name, command in group.commands.items():
+        found.append((*prefix, name))
+        if isinstance(command, click.Group):
+            found += _paths(command, (*prefix, name))
+    return found
+
+
+PEOPLE_COMMANDS = [
+    ("save",), ("search",), ("show",), ("timeline",), ("context",), ("dismiss",), ("restore",),
+    ("facts",), ("facts", "add"), ("facts", "history"),
+    ("rules",), ("rules", "list"), ("rules", "add"), ("rules", "confirm"), ("rules", "disable"),
+    ("rules", "sync"), ("lists",), ("lists", "read"), ("lists", "write"),
+    ("export",), ("import",), ("connect",), ("install",), ("doctor",),
+]  # fmt: skip
+
+
+def test_every_command_of_the_issue_is_registered() -> None:
+    assert set(PEOPLE_COMMANDS) <= set(_paths(cli))
+
+
+@pytest.mark.parametrize("path", _paths(cli), ids=" ".join)
+def test_every_command_has_help(run: Invoke, path: tuple[str, ...]) -> None:
+    result = run(*path, "--help")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("Usage: ")
+    command: click.Command = cli
+    for name in path:
+        assert isinstance(command, click.Group)
+        command = command.commands[name]
+    assert command.help and command.help.strip()
+    assert command.help.split("\n")[0].strip() in " ".join(result.stdout.split()) or (
+        command.help.split()[0] in result.stdout
+    )

@@ -1,0 +1,80 @@
+"""Editing JSON and JSONC by position keeps every byte outside the changed member."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from aletheia.cli.jsonc import JsoncError, get_member, parse, set_member
+
+JSONC = """{
+  // Editor settings, hand written.
+  "editor.fontSize": 14, /* keep */
+  "mcpServers": {
+    "other": { "command": "node", "args": ["x.js"] }, // a friend's server
+  },
+}
+"""
+
+
+def test_new_member_is_added_after_the_last_one_with_comments_kept() -> None:
+    out = set_member(JSONC, ("mcpServers", "aletheia"), {"command": "py"})
+    assert out.startswith(JSONC.split('    "other"')[0])
+    assert '"other": { "command": "node", "args": ["x.js"] }, // a friend\'s server\n' in out
+    assert '    "aletheia": {\n      "command": "py"\n    }\n' in out
+    assert get_member(out, ("mcpServers", "aletheia")) == {"command": "py"}
+    assert get_member(out, ("mcpServers", "other")) == {"command": "node", "args": ["x.js"]}
+
+
+def test_replacing_a_member_changes_only_its_value() -> None:
+    first = set_member(JSONC, ("mcpServers", "aletheia"), {"command": "py"})
+    second = set_member(first, ("mcpServers", "aletheia"), {"command": "py3"})
+    assert second == first.replace('"command": "py"', '"command": "py3"')
+
+
+def test_missing_objects_on_the_path_are_created() -> None:
+    text = '{\n    "theme": "dark"\n}\n'
+    out = set_member(text, ("mcp", "servers", "aletheia"), {"type": "local"})
+    assert out == (
+        '{\n    "theme": "dark",\n    "mcp": {\n        "servers": {\n'
+        '            "aletheia": {\n                "type": "local"\n            }\n'
+        "        }\n    }\n}\n"
+    )
+    assert json.loads(out)["mcp"]["servers"]["aletheia"] == {"type": "local"}
+
+
+def test_empty_object_and_empty_file_get_the_member() -> None:
+    assert json.loads(set_member("{}", ("a",), 1)) == {"a": 1}
+    assert json.loads(set_member("{\n}\n", ("a",), 1)) == {"a": 1}
+    assert json.loads(set_member("", ("mcpServers", "aletheia"), {"x": 1})) == {
+        "mcpServers": {"aletheia": {"x": 1}}
+    }
+
+
+def test_one_line_object_stays_valid() -> None:
+    out = set_member('{"a": 1}', ("b",), [1, 2])
+    assert json.loads(out) == {"a": 1, "b": [1, 2]}
+
+
+def test_windows_line_endings_are_kept() -> None:
+    text = '{\r\n  "a": 1\r\n}\r\n'
+    out = set_member(text, ("b",), {"c": 2})
+    assert "\n" not in out.replace("\r\n", "")
+    assert json.loads(out) == {"a": 1, "b": {"c": 2}}
+
+
+def test_non_object_on_the_path_is_refused() -> None:
+    with pytest.raises(JsoncError, match="mcpServers is not an object"):
+        set_member('{"mcpServers": []}', ("mcpServers", "aletheia"), {})
+
+
+@pytest.mark.parametrize("bad", ['{"a": }', '{"a": 1', "[1, 2", '{"a" 1}', "{/* open", "nope"])
+def test_broken_text_is_an_error_with_a_place(bad: str) -> None:
+    with pytest.raises(JsoncError, match="line 1"):
+        parse(bad)
+
+
+def test_parsed_values_match_the_json_module_on_plain_json() -> None:
+    text = json.dumps({"a": [1, 2.5, -3e2, True, None, 'é\\n"q"'], "b": {"c": {}}}, indent=2)
+    assert parse(text).value == json.loads(text)

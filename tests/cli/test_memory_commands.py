@@ -1,0 +1,113 @@
+"""save, search, show, timeline, context, dismiss and restore from the terminal."""
+
+from __future__ import annotations
+
+from tests.cli.conftest import Invoke, Workspace, json_of
+
+
+def test_save_then_search_finds_it_in_this_directorys_project(run: Invoke) -> None:
+    saved = run("save", "Use pnpm, not npm, in the shop repo", "--type", "decision", "--pin")
+    assert saved.exit_code == 0
+    assert saved.stdout == "Saved as #1 in shop.\n"
+    again = run("save", "Use pnpm, not npm, in the shop repo", "--type", "decision", "--pin")
+    assert again.stdout == "Already saved as #1.\n"
+    found = run("search", "pnpm")
+    assert found.exit_code == 0
+    assert found.stdout.splitlines()[0].split() == ["id", "date", "type", "title"]
+    assert "#1" in found.stdout
+    assert "Use pnpm, not npm, in the shop repo  (shop, cli, pinned)" in found.stdout
+
+
+def test_search_json_is_for_scripts(run: Invoke) -> None:
+    run("save", "Staging deploys need the VPN", "--type", "gotcha", "--file", "deploy/staging.sh")
+    data = json_of(run("search", "--file", "staging.sh", "--file-suffix", "--json"))
+    [memory] = data["memories"]
+    assert memory["id"] == 1
+    assert memory["files"] == ["deploy/staging.sh"]
+    assert memory["tool"] == "cli"
+    assert data["empty_reason"] is None
+
+
+def test_empty_search_says_why(run: Invoke) -> None:
+    result = run("search", "anything")
+    assert result.exit_code == 0
+    assert result.stdout == 'No matches. Project "shop" has no memories yet.\n'
+
+
+def test_search_without_a_query_is_an_error_with_the_references_message(run: Invoke) -> None:
+    result = run("search")
+    assert result.exit_code == 2
+    assert result.stderr == "Error: query is required.\n"
+    as_json = run("search", "--json")
+    assert json_of(as_json) == {"error": {"code": "invalid_input", "message": "query is required."}}
+
+
+def test_secrets_are_redacted_before_saving(run: Invoke) -> None:
+    run("save", "deploy key is AKIAIOSFODNN7EXAMPLE for staging")
+    shown = run("show", "1")
+    assert "AKIAIOSFODNN7EXAMPLE" not in shown.stdout
+    assert "[REDACTED]" in shown.stdout
+
+
+def test_show_prints_the_full_memory_and_unknown_ids_fail(run: Invoke) -> None:
+    run("save", "Staging deploys need the VPN", "--title", "VPN for staging", "--type", "gotcha")
+    shown = run("show", "1")
+    assert shown.exit_code == 0
+    assert shown.stdout.startswith("#1 [gotcha] VPN for staging\nshop · ")
+    assert "· source: cli\nStaging deploys need the VPN\n" in shown.stdout
+    missing = run("show", "9")
+    assert missing.exit_code == 3
+    assert missing.stderr == "Error: No memories found for ids #9.\n"
+
+
+def test_timeline_marks_the_anchor(run: Invoke) -> None:
+    for text in ("first note", "second note", "third note"):
+        run("save", text)
+    result = run("timeline", "2", "--before", "1", "--after", "1")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()[1:]
+    assert [line.split()[0] for line in lines] == ["#1", "→", "#3"]
+    assert run("timeline", "99").stdout == "Nothing to anchor on.\n"
+    assert run("timeline").exit_code == 2
+
+
+def test_context_is_the_session_start_block(run: Invoke) -> None:
+    run("save", "Use pnpm", "--type", "decision", "--pin")
+    result = run("context")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# Memory for shop\n## Pinned\n- #1 ")
+    assert "[D] Use pnpm\n" in result.stdout
+    assert "Context economics: 1 items listed;" in result.stdout
+
+
+def test_dismiss_hides_and_restore_brings_back(run: Invoke) -> None:
+    run("save", "Use yarn in the shop repo")
+    dismissed = run("dismiss", "1", "--reason", "outdated")
+    assert dismissed.exit_code == 0
+    assert dismissed.stdout == (
+        "Dismissed memory #1. It is hidden from search and context; aletheia restore undoes this.\n"
+    )
+    assert run("search", "yarn").stdout.startswith("No matches.")
+    restored = run("restore", "1")
+    assert restored.stdout == "Restored memory #1.\n"
+    assert "#1" in run("search", "yarn").stdout
+
+
+def test_dismissing_an_unknown_item_exits_not_found(run: Invoke) -> None:
+    result = run("dismiss", "5", "--type", "fact")
+    assert result.exit_code == 3
+    assert result.stderr == "Error: No fact #5.\n"
+
+
+def test_another_project_by_name_and_every_project_with_a_star(
+    run: Invoke, workspace: Workspace
+) -> None:
+    run("save", "billing uses stripe", "--project", "billing")
+    assert run("search", "stripe").stdout.startswith("No matches.")
+    assert "#1" in run("search", "stripe", "--project", "billing").stdout
+    assert "#1" in run("search", "stripe", "-p", "*").stdout
+
+
+def test_store_location_follows_aletheia_data_dir(run: Invoke, workspace: Workspace) -> None:
+    run("save", "where am I")
+    assert (workspace.data_dir / "aletheia.db").exists()

@@ -1,0 +1,134 @@
+"""export and import: JSON Lines, a lossless round trip into an empty store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aletheia.domain import transfer
+from aletheia.storage.sqlite import SqliteStore
+from tests.cli.conftest import Invoke, Workspace, json_of
+
+
+def _fill(run: Invoke) -> None:
+    """Every kind of record: pinned, dismissed, lists, fact history, rules on and off."""
+    run("save", "Use pnpm, not npm", "--type", "decision", "--pin", "--file", "package.json")
+    run("save", "Staging deploys need the VPN", "--type", "gotcha")
+    run("save", 'Ünïcödé and "quotes" and\nnewlines', "--project", "billing")
+    run("dismiss", "2", "--reason", "duplicate")
+    run("lists", "write", "todo", "--items-json", '["a", {"task": "b", "done": false}]')
+    run("facts", "add", "payments-api", "database", "PostgreSQL 15")
+    run("facts", "add", "payments-api", "database", "PostgreSQL 16")
+    run("dismiss", "1", "--type", "fact")
+    run("rules", "add", "Run the tests", "--when", "you commit", "--evidence-memory", "1")
+    disabled = json_of(run("rules", "add", "Old rule", "--json"))["rule"]["id"]
+    run("rules", "disable", disabled)
+
+
+def _episode(store_dir: Path) -> None:
+    store = SqliteStore(store_dir / "aletheia.db")
+    try:
+        episode = store.open_episode("u1", "shop", "claude-code", 1_000)
+        store.add_request(episode, "fix the login bug", 2_000)
+        store.end_episode(episode, 3_000, "done")
+    finally:
+        store.close()
+
+
+def test_export_then_import_into_an_empty_store_reproduces_it_exactly(
+    run: Invoke, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(run)
+    _episode(workspace.data_dir)
+    dump = tmp_path / "dump.jsonl"
+    exported = run("export", "-o", str(dump))
+    assert exported.exit_code == 0
+    lines = dump.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    assert header["type"] == "header" and header["format"] == "aletheia-export"
+    kinds = [json.loads(line)["type"] for line in lines[1:]]
+    assert {"memory", "fact", "rule", "episode", "request", "audit"} <= set(kinds)
+    assert exported.stderr == f"Exported {len(lines) - 1} records to {dump}.\n"
+    records = [json.loads(line) for line in lines[1:]]
+    fact_one = next(r["data"] for r in records if r["type"] == "fact" and r["data"]["id"] == 1)
+    assert fact_one["superseded_by"] == 2 and fact_one["dismissed_at"] is not None
+    memory_two = next(r["data"] for r in records if r["type"] == "memory" and r["data"]["id"] == 2)
+    assert (memory_two["type"], memory_two["dismiss_reason"]) == ("gotcha", "duplicate")
+
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "fresh"))
+    imported = run("import", str(dump))
+    assert imported.exit_code == 0
+    assert (
+        imported.stdout
+        == f"Imported {len(lines) - 1} records into {tmp_path / 'fresh' / 'aletheia.db'}.\n"
+    )
+    assert run("export").stdout == dump.read_text(encoding="utf-8")
+    # The imported store works: search, dismissals, lists and fact history came along.
+    assert "#1" in run("search", "pnpm").stdout
+    assert run("search", "VPN").stdout.startswith("No matches.")
+    assert json_of(run("lists", "read", "todo", "--json"))[1] == {"task": "b", "done": False}
+    assert "#1" in run("search", "--file", "package.json").stdout
+    history = json_of(run("facts", "history", "payments-api", "--all", "--json"))
+    assert [f["id"] for f in history] == [2]  # fact 1 stays dismissed
+    saved = run("save", "a new memory after import")
+    assert saved.stdout == "Saved as #5 in shop.\n"
+
+
+def test_import_refuses_a_store_that_holds_data(run: Invoke, tmp_path: Path) -> None:
+    run("save", "something")
+    dump = tmp_path / "dump.jsonl"
+    run("export", "-o", str(dump))
+    result = run("import", str(dump))
+    assert result.exit_code == 4
+    assert "already holds data; import loads an export into an empty store" in result.stderr
+
+
+def test_import_rejects_what_is_not_an_export(run: Invoke, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "memory", "data": {"id": 1}}\n', encoding="utf-8")
+    result = run("import", str(bad))
+    assert result.exit_code == 2
+    assert result.stderr == "Error: This is not an Aletheia export (no header line).\n"
+    header = json.dumps({"type": "header", "format": "aletheia-export", "version": 1})
+    bad.write_text(header + "\n{nope\n", encoding="utf-8")
+    assert run("import", str(bad)).stderr == "Error: Line 2 is not JSON.\n"
+    bad.write_text(header + '\n{"type": "widget"}\n', encoding="utf-8")
+    assert run("import", str(bad)).stderr == 'Error: Line 2 has an unknown type "widget".\n'
+
+
+def test_a_failed_import_leaves_the_store_empty(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    header = json.dumps({"type": "header", "format": "aletheia-export", "version": 1})
+    orphan = json.dumps(
+        {"type": "request", "data": {"id": 1, "episode_id": 42, "at": 1, "text": "x"}}
+    )
+    bad = tmp_path / "orphan.jsonl"
+    bad.write_text(header + "\n" + orphan + "\n", encoding="utf-8")
+    result = run("import", str(bad))
+    assert result.exit_code == 2
+    store = SqliteStore(workspace.data_dir / "aletheia.db")
+    try:
+        assert store.is_empty()
+    finally:
+        store.close()
+
+
+def test_import_reads_standard_input(
+    run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("save", "piped")
+    text = run("export").stdout
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "other"))
+    assert run("import", "-", input=text).exit_code == 0
+    assert run("export").stdout == text
+
+
+def test_progress_callback_counts_every_record(store: SqliteStore, tmp_path: Path) -> None:
+    store.open_episode("e", "shop", "cli", 1)
+    seen: list[int] = []
+    with (tmp_path / "x.jsonl").open("w", encoding="utf-8") as out:
+        count = transfer.write_export(store, out, seen.append)
+    assert count == 1 == len(seen) == transfer.count_records(store)
