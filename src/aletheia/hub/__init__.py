@@ -1,0 +1,1 @@
+"""The team hub: ``aletheia-sync`` serves MCP and the sync API to bearer tokens."""

@@ -1,0 +1,227 @@
+"""The hub's HTTP app: ``/mcp`` and ``/sync/`` behind bearer tokens and a rate limit.
+
+Order of the checks on every request: the token (401 with ``WWW-Authenticate: Bearer``), the
+rate limit (429 with ``Retry-After``), then the HTTP server's guard (Host, Origin, body size),
+then the route. The MCP handling is the HTTP server's, with each session bound to its token.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from aletheia.hub import audit
+from aletheia.hub.gate import make_gate, token_app
+from aletheia.hub.ratelimit import RateLimiter
+from aletheia.hub.sync_api import SyncApi
+from aletheia.hub.tokens import verify_token
+from aletheia.server.guard import Guard, Refusal, make_policy, send_refusal
+from aletheia.server.http import (
+    SESSION_HEADER,
+    _check_headers,
+    _is_initialize,
+    _reply,
+    _request_id,
+    rpc_error,
+)
+from aletheia.server.mcp import PARSE_ERROR, McpSession, handle_payload
+from aletheia.server.sessions import SessionStore
+from aletheia.server.stdio import parse_line
+from aletheia.storage.hub_rows import HubToken
+from aletheia.tools.app import AppContext
+
+HUB_MAX_BODY_BYTES = 16 * 1024 * 1024
+_REALM = 'Bearer realm="aletheia-sync"'
+_PROTECTED = ("/mcp", "/sync/")
+ANONYMOUS = "(no token)"
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _bearer(value: str | None) -> str | None:
+    if value is None:
+        return None
+    scheme, _, token = value.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None:
+    """A refusal on ``/sync/`` in that API's dialect; elsewhere as the HTTP server sends it."""
+    if not scope.get("path", "").startswith("/sync/"):
+        await send_refusal(scope, send, refusal)
+        return
+    body = json.dumps({"error": {"code": refusal.code, "message": refusal.message}}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((name.encode(), value.encode()) for name, value in refusal.headers),
+    ]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class TokenAuth:
+    """ASGI middleware: a live hub token on every protected request, within its rate limit."""
+
+    def __init__(
+        self, app: ASGIApp, hub: AppContext, limiter: RateLimiter, writes: threading.Lock
+    ) -> None:
+        self.app = app
+        self.hub = hub
+        self.limiter = limiter
+        self.writes = writes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not any(
+            path == prefix.rstrip("/") or path.startswith(prefix) for prefix in _PROTECTED
+        ):
+            await self.app(scope, receive, send)
+            return
+        secret = _bearer(_header(scope, b"authorization"))
+        token = (
+            None
+            if secret is None
+            else await to_thread.run_sync(verify_token, self.hub.store, secret)
+        )
+        if token is None:
+            await self._audit(ANONYMOUS, "auth", "no token" if secret is None else "unknown token")
+            challenge = _REALM if secret is None else _REALM + ', error="invalid_token"'
+            message = (
+                "Unauthorized: send Authorization: Bearer <token> (aletheia mcp-link create)."
+                if secret is None
+                else "Unauthorized: the token is unknown or revoked."
+            )
+            refusal = Refusal(401, "unauthorized", message, (("www-authenticate", challenge),))
+            await _send_json_refusal(scope, send, refusal)
+            return
+        wait = self.limiter.hit(token.id)
+        if wait is not None:
+            await self._audit(token.name, "rate-limit", f"429 retry after {wait} s")
+            message = (
+                f"Too many requests: this token may make {self.limiter.limit} requests per"
+                f" minute. Retry in {wait} s."
+            )
+            refusal = Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
+            await _send_json_refusal(scope, send, refusal)
+            return
+        scope.setdefault("state", {})["token"] = token
+        await self.app(scope, receive, send)
+
+    async def _audit(self, actor: str, event: str, detail: str) -> None:
+        def write() -> None:
+            with self.writes:
+                audit.record_event(
+                    self.hub.store,
+                    at=self.hub.clock(),
+                    actor=actor,
+                    event=event,
+                    outcome="refused",
+                    detail=detail,
+                )
+
+        await to_thread.run_sync(write)
+
+
+class HubMcpEndpoint:
+    """``/mcp`` for tokens: each session runs as its token and only that token may use it."""
+
+    def __init__(self, hub: AppContext, sessions: SessionStore, writes: threading.Lock) -> None:
+        self.hub = hub
+        self.sessions = sessions
+        self.writes = writes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        token: HubToken = request.state.token
+        if request.method == "POST":
+            response = await self.post(request, token)
+        elif request.method == "DELETE":
+            response = self.delete(request, token)
+        else:
+            response = rpc_error(
+                405,
+                "Method Not Allowed: POST JSON-RPC messages to /mcp; DELETE ends a session.",
+                allow="POST, DELETE",
+            )
+        await response(scope, receive, send)
+
+    def _session(self, session_id: str, token: HubToken) -> McpSession | None:
+        found = self.sessions.get(session_id)
+        return found if found is not None and found.fixed_caller == token.name else None
+
+    async def post(self, request: Request, token: HubToken) -> Response:
+        refused = _check_headers(request)
+        if refused is not None:
+            return refused
+        payload, ok = parse_line(await request.body())
+        if not ok:
+            return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
+        if _is_initialize(payload):
+            session = McpSession(
+                app=token_app(self.hub, token),
+                fixed_caller=token.name,
+                gate=make_gate(self.hub, token, self.writes),
+            )
+            reply = await to_thread.run_sync(handle_payload, session, payload)
+            if isinstance(reply, dict) and "result" in reply:
+                return _reply(reply, {SESSION_HEADER: self.sessions.add(session)})
+            return _reply(reply)
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return rpc_error(
+                400,
+                "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
+                request_id=_request_id(payload),
+            )
+        found = self._session(session_id, token)
+        if found is None:
+            return rpc_error(
+                404,
+                "Session not found: it ended or expired; send initialize again.",
+                request_id=_request_id(payload),
+            )
+        return _reply(await to_thread.run_sync(handle_payload, found, payload))
+
+    def delete(self, request: Request, token: HubToken) -> Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
+        if self._session(session_id, token) is None or not self.sessions.end(session_id):
+            return rpc_error(404, "Session not found: it ended or expired.")
+        return Response(status_code=204)
+
+
+def create_hub_app(
+    hub: AppContext,
+    *,
+    limiter: RateLimiter,
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+) -> ASGIApp:
+    """The whole hub: token check, rate limit, guard, then ``/mcp`` and ``/sync/``.
+
+    Args:
+        hub: the hub's store and clock; each token sees it through its own projects.
+        limiter: requests per minute per token.
+        allowed_hosts: host names served besides loopback ones (a tunnel's public name).
+        allowed_origins: browser origins allowed besides loopback ones.
+    """
+    writes = threading.Lock()  # one writing thread at a time (see make_gate)
+    endpoint = HubMcpEndpoint(hub, SessionStore(), writes)
+    routes = [Route("/mcp", endpoint=endpoint), *SyncApi(hub, writes).routes()]
+    policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
+    return TokenAuth(Guard(Starlette(routes=routes), policy), hub, limiter, writes)

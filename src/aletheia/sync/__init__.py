@@ -1,0 +1,1 @@
+"""Sync of local stores through a team hub: record checks, the client, the engine."""

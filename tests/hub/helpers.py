@@ -1,0 +1,146 @@
+"""A real hub process on 127.0.0.1 and plain HTTP calls to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aletheia.clock import system_clock
+from aletheia.hub.tokens import create_token
+from aletheia.storage.sqlite import SqliteStore
+
+WAIT_SECONDS = 10.0
+INIT_PARAMS = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "hub-test", "version": "1"},
+}
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Hub:
+    url: str
+    db: Path
+    process: subprocess.Popen[bytes]
+    ca_file: str | None = None
+    _ssl: ssl.SSLContext | None = field(default=None, repr=False)
+
+    def token(self, scope: str, projects: tuple[str, ...] | None, name: str) -> str:
+        """A new token, made in the hub's store as `mcp-link create` does."""
+        store = SqliteStore(self.db)
+        try:
+            secret, _ = create_token(store, system_clock, scope=scope, projects=projects, name=name)
+        finally:
+            store.close()
+        return secret
+
+    def post(
+        self,
+        path: str,
+        body: Any,
+        token: str | None = None,
+        session: str | None = None,
+    ) -> Reply:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        if session is not None:
+            headers["Mcp-Session-Id"] = session
+        request = urllib.request.Request(  # noqa: S310  (the hub's own http(s) URL)
+            self.url + path, data=json.dumps(body).encode(), headers=headers, method="POST"
+        )
+        if self._ssl is None and self.ca_file is not None:
+            self._ssl = ssl.create_default_context(cafile=self.ca_file)
+        try:
+            with urllib.request.urlopen(  # noqa: S310
+                request, timeout=WAIT_SECONDS, context=self._ssl
+            ) as answer:
+                raw = answer.read()
+                status, found = answer.status, dict(answer.headers.items())
+        except urllib.error.HTTPError as error:
+            raw, status, found = error.read(), error.code, dict(error.headers.items())
+        lowered = {key.lower(): value for key, value in found.items()}
+        return Reply(status, lowered, json.loads(raw) if raw else None)
+
+    def initialize(self, token: str) -> str:
+        reply = self.post(
+            "/mcp",
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS},
+            token,
+        )
+        assert reply.status == 200, reply.body
+        return reply.headers["mcp-session-id"]
+
+    def call_tool(self, token: str, session: str, name: str, **arguments: Any) -> tuple[str, bool]:
+        reply = self.post(
+            "/mcp",
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            },
+            token,
+            session,
+        )
+        assert reply.status == 200, reply.body
+        result = reply.body["result"]
+        return result["content"][0]["text"], result["isError"]
+
+
+def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
+    for raw in iter(stream.readline, b""):
+        lines.put(raw.decode("utf-8", "replace"))
+
+
+@contextmanager
+def running_hub(db: Path, *extra: str, ca_file: str | None = None) -> Iterator[Hub]:
+    """``aletheia-sync`` on a free port; yields once it printed its URL; stopped at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aletheia.hub.main", "--hub-db", str(db), "--port", "0", *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "ALETHEIA_CWD": str(db.parent)},
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=_read_lines, args=(process.stderr, lines), daemon=True)
+    reader.start()
+    try:
+        url = None
+        while url is None:
+            line = lines.get(timeout=WAIT_SECONDS)
+            found = re.search(r"listening on (https?://\S+)", line)
+            url = found.group(1) if found else None
+        yield Hub(url, db, process, ca_file)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=WAIT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=WAIT_SECONDS)
+        reader.join(timeout=WAIT_SECONDS)
+        if process.stderr is not None:
+            process.stderr.close()

@@ -1,0 +1,49 @@
+"""Compare stores item by item, in the global-id form that sync uses."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from aletheia.storage.sqlite import SqliteStore
+
+COUNTED_TABLES = ("memories", "facts", "rules", "episodes", "episode_requests")
+
+
+def items(store: SqliteStore) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every syncable item of a store: (kind, global id) -> its data."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    cursor, more = 0, True
+    while more:
+        page = store.export_changes(
+            after=cursor,
+            limit=1000,
+            max_bytes=64 * 1024 * 1024,
+            local_only=False,
+            exclude_origin=None,
+            projects=None,
+        )
+        for record in page.records:
+            found[(record["kind"], record["key"])] = record["data"]
+        cursor, more = page.cursor, page.more
+    return found
+
+
+def items_at(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    store = SqliteStore(path)
+    try:
+        return items(store)
+    finally:
+        store.close()
+
+
+def counts_at(path: Path) -> dict[str, int]:
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in COUNTED_TABLES
+        }
+    finally:
+        conn.close()

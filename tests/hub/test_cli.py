@@ -1,0 +1,127 @@
+"""`aletheia mcp-link` and `aletheia audit`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from aletheia.cli.main import cli
+from aletheia.hub.tokens import verify_token
+from aletheia.storage.base import AuditEntry
+from aletheia.storage.sqlite import SqliteStore
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    for name in ("ALETHEIA_HUB_DB", "ALETHEIA_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NO_COLOR", "1")
+    return CliRunner()
+
+
+def test_create_prints_the_token_once_with_the_connect_snippets(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    hub_db = tmp_path / "hub.db"
+    result = runner.invoke(
+        cli,
+        ["mcp-link", "create", "--hub-db", str(hub_db), "--projects", "shop", "--name", "laptop",
+         "--url", "https://hub.example.com"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    secret = next(word for word in result.output.split() if word.startswith("alt_"))
+    assert 'Token "laptop" (scope mcp; shop).' in result.output
+    assert (
+        "claude mcp add --transport http --scope user aletheia-hub https://hub.example.com/mcp"
+        f" --header 'Authorization: Bearer {secret}'"
+    ) in result.output
+    assert f'"Authorization": "Bearer {secret}"' in result.output
+    assert "aletheia sync" not in result.output  # an mcp token cannot sync
+    store = SqliteStore(hub_db)
+    try:
+        token = verify_token(store, secret)
+    finally:
+        store.close()
+    assert token is not None and token.projects == ("shop",) and token.scope == "mcp"
+    listed = runner.invoke(cli, ["mcp-link", "list", "--hub-db", str(hub_db)])
+    assert "laptop" in listed.output and secret not in listed.output
+    assert secret[:10] + "…" in listed.output
+
+
+def test_create_reads_the_hub_db_from_the_environment_and_speaks_json(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALETHEIA_HUB_DB", str(tmp_path / "env-hub.db"))
+    result = runner.invoke(
+        cli, ["mcp-link", "create", "--projects", "*", "--scope", "sync", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    created = json.loads(result.output)
+    assert created["projects"] is None and created["scope"] == "sync"
+    assert created["mcp_json"]["mcpServers"]["aletheia-hub"]["url"] == "http://127.0.0.1:8787/mcp"
+    assert created["sync"].endswith(created["token"])
+    listed = json.loads(runner.invoke(cli, ["mcp-link", "list", "--json"]).output)
+    assert [token["name"] for token in listed] == [created["name"]]
+    assert "token" not in listed[0]
+
+
+def test_revoke_ends_a_token_and_says_so(runner: CliRunner, tmp_path: Path) -> None:
+    hub_db = str(tmp_path / "hub.db")
+    runner.invoke(cli, ["mcp-link", "create", "--hub-db", hub_db, "--projects", "a", "--name", "x"])
+    revoked = runner.invoke(cli, ["mcp-link", "revoke", "--hub-db", hub_db, "x"])
+    assert revoked.exit_code == 0
+    assert revoked.output.strip() == 'Revoked token "x". Requests with it now get 401.'
+    again = runner.invoke(cli, ["mcp-link", "revoke", "--hub-db", hub_db, "x"])
+    assert again.exit_code == 3 and 'No live token named "x".' in again.output
+    assert "revoked" in runner.invoke(cli, ["mcp-link", "list", "--hub-db", hub_db]).output
+
+
+def test_create_refuses_a_missing_hub_db_and_an_unknown_scope(runner: CliRunner) -> None:
+    missing = runner.invoke(cli, ["mcp-link", "create", "--projects", "shop"])
+    assert missing.exit_code == 2 and "--hub-db" in missing.output
+    bad = runner.invoke(
+        cli, ["mcp-link", "create", "--hub-db", "x.db", "--projects", "s", "--scope", "root"]
+    )
+    assert bad.exit_code == 2
+
+
+def test_audit_lists_the_newest_rows_and_filters_by_token(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    hub_db = tmp_path / "hub.db"
+    store = SqliteStore(hub_db)
+    try:
+        store.add_audit(AuditEntry(1_000, "laptop", "save_memory", "shop", "ok"))
+        store.add_audit(AuditEntry(2_000, "ci", "search", None, "refused"))
+    finally:
+        store.close()
+    shown = runner.invoke(cli, ["audit", "--hub-db", str(hub_db)])
+    assert shown.exit_code == 0
+    lines = shown.output.splitlines()
+    assert lines[0].split() == ["TIME", "TOKEN", "TOOL", "PROJECT", "RESULT", "DETAIL"]
+    assert lines[1].split()[1:] == ["ci", "search", "-", "refused"]
+    assert lines[2].split()[1:] == ["laptop", "save_memory", "shop", "ok"]
+    only = json.loads(
+        runner.invoke(cli, ["audit", "--hub-db", str(hub_db), "--token", "ci", "--json"]).output
+    )
+    assert only == [
+        {"at": "1970-01-01T00:00:02.000Z", "token": "ci", "tool": "search", "project": None,
+         "result": "refused", "detail": None}
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [["mcp-link"], ["mcp-link", "create"], ["audit"], ["sync"]])
+def test_every_hub_command_has_help(runner: CliRunner, command: list[str]) -> None:
+    result = runner.invoke(cli, [*command, "--help"])
+    assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_sync_without_a_hub_says_how_to_start(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["sync"], env={"ALETHEIA_DATA_DIR": str(tmp_path / "data")})
+    assert result.exit_code == 2
+    assert "No hub yet: run aletheia sync --hub URL --token TOKEN once" in result.output

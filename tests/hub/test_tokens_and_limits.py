@@ -1,0 +1,106 @@
+"""Hub tokens and the per-token rate limit, without HTTP."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import pytest
+
+from aletheia.errors import ConflictError, InvalidInputError
+from aletheia.hub.ratelimit import RateLimiter
+from aletheia.hub.tokens import create_token, hash_secret, parse_projects, verify_token
+from aletheia.storage.sqlite import SqliteStore
+from tests.conftest import FakeClock
+
+
+def test_a_token_is_prefixed_random_text_and_only_its_hash_is_stored(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    secret, token = create_token(store, clock, scope="sync", projects=("shop",), name="ci")
+    other, _ = create_token(store, clock, scope="sync", projects=("shop",), name="ci-2")
+    assert secret.startswith("alt_") and len(secret) == 36 and secret != other
+    assert token.token_hash == hash_secret(secret) and token.prefix == secret[:10]
+    conn = sqlite3.connect(store.path)
+    try:
+        dump = "\n".join(conn.iterdump())
+    finally:
+        conn.close()
+    assert secret not in dump and token.token_hash in dump
+    assert verify_token(store, secret) == token
+
+
+def test_unknown_and_revoked_tokens_do_not_verify(store: SqliteStore, clock: FakeClock) -> None:
+    secret, token = create_token(store, clock, scope="admin", projects=None, name="ops")
+    assert verify_token(store, secret[:-1] + ("A" if secret[-1] != "A" else "B")) is None
+    assert verify_token(store, "") is None
+    revoked = store.revoke_token("ops", clock())
+    assert revoked is not None and revoked.id == token.id
+    assert verify_token(store, secret) is None
+    assert store.revoke_token("ops", clock()) is None
+
+
+def test_token_names_are_unique_and_scopes_are_checked(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    create_token(store, clock, scope="read", projects=None, name="dup")
+    with pytest.raises(ConflictError):
+        create_token(store, clock, scope="read", projects=None, name="dup")
+    with pytest.raises(InvalidInputError):
+        create_token(store, clock, scope="owner", projects=None, name="x")
+    _, named = create_token(store, clock, scope="mcp", projects=("shop",), name=None)
+    assert named.name.startswith("mcp-shop-")
+
+
+def test_projects_are_parsed_as_keys_and_star_means_all() -> None:
+    assert parse_projects(" Shop, billing ,shop") == ("shop", "billing")
+    assert parse_projects("*") is None
+    with pytest.raises(InvalidInputError):
+        parse_projects(" , ")
+    with pytest.raises(InvalidInputError):
+        parse_projects("shop,*")
+
+
+class Ticker:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_sixty_first_request_in_a_minute_is_told_how_long_to_wait() -> None:
+    ticker = Ticker()
+    limiter = RateLimiter(60, monotonic=ticker)
+    for _ in range(60):
+        assert limiter.hit("t") is None
+        ticker.now += 0.5
+    assert limiter.hit("t") == 30  # the first request leaves the window 30 s from now
+    assert limiter.hit("other") is None
+    ticker.now += 30
+    assert limiter.hit("t") is None
+    assert limiter.hit("t") is not None
+
+
+def test_the_limit_holds_exactly_across_threads() -> None:
+    limiter = RateLimiter(60)
+    allowed: list[bool] = []
+    lock = threading.Lock()
+
+    def hammer() -> None:
+        for _ in range(25):
+            result = limiter.hit("shared") is None
+            with lock:
+                allowed.append(result)
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=5)
+    assert len(allowed) == 200 and allowed.count(True) == 60
+
+
+def test_a_limit_of_zero_turns_the_limiter_off() -> None:
+    limiter = RateLimiter(0)
+    assert all(limiter.hit("t") is None for _ in range(500))
