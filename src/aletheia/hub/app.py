@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -24,17 +23,9 @@ from aletheia.hub.ratelimit import RateLimiter
 from aletheia.hub.sync_api import SyncApi
 from aletheia.hub.tokens import verify_token
 from aletheia.server.guard import Guard, Refusal, make_policy, send_refusal
-from aletheia.server.http import (
-    SESSION_HEADER,
-    _check_headers,
-    _is_initialize,
-    _reply,
-    _request_id,
-    rpc_error,
-)
-from aletheia.server.mcp import PARSE_ERROR, McpSession, handle_payload
+from aletheia.server.http import McpEndpoint
+from aletheia.server.mcp import McpSession
 from aletheia.server.sessions import SessionStore
-from aletheia.server.stdio import parse_line
 from aletheia.storage.hub_rows import HubToken
 from aletheia.tools.app import AppContext
 
@@ -136,73 +127,26 @@ class TokenAuth:
         await to_thread.run_sync(write)
 
 
-class HubMcpEndpoint:
+def _token_of(request: Request) -> HubToken:
+    token: HubToken = request.state.token
+    return token
+
+
+def hub_mcp_endpoint(hub: AppContext, writes: threading.Lock) -> McpEndpoint:
     """``/mcp`` for tokens: each session runs as its token and only that token may use it."""
 
-    def __init__(self, hub: AppContext, sessions: SessionStore, writes: threading.Lock) -> None:
-        self.hub = hub
-        self.sessions = sessions
-        self.writes = writes
+    def new_session(request: Request) -> McpSession:
+        token = _token_of(request)
+        return McpSession(
+            app=token_app(hub, token),
+            fixed_caller=token.name,
+            gate=make_gate(hub, token, writes),
+        )
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
-        token: HubToken = request.state.token
-        if request.method == "POST":
-            response = await self.post(request, token)
-        elif request.method == "DELETE":
-            response = self.delete(request, token)
-        else:
-            response = rpc_error(
-                405,
-                "Method Not Allowed: POST JSON-RPC messages to /mcp; DELETE ends a session.",
-                allow="POST, DELETE",
-            )
-        await response(scope, receive, send)
+    def owns(request: Request, session: McpSession) -> bool:
+        return session.fixed_caller == _token_of(request).name
 
-    def _session(self, session_id: str, token: HubToken) -> McpSession | None:
-        found = self.sessions.get(session_id)
-        return found if found is not None and found.fixed_caller == token.name else None
-
-    async def post(self, request: Request, token: HubToken) -> Response:
-        refused = _check_headers(request)
-        if refused is not None:
-            return refused
-        payload, ok = parse_line(await request.body())
-        if not ok:
-            return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
-        if _is_initialize(payload):
-            session = McpSession(
-                app=token_app(self.hub, token),
-                fixed_caller=token.name,
-                gate=make_gate(self.hub, token, self.writes),
-            )
-            reply = await to_thread.run_sync(handle_payload, session, payload)
-            if isinstance(reply, dict) and "result" in reply:
-                return _reply(reply, {SESSION_HEADER: self.sessions.add(session)})
-            return _reply(reply)
-        session_id = request.headers.get(SESSION_HEADER)
-        if session_id is None:
-            return rpc_error(
-                400,
-                "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
-                request_id=_request_id(payload),
-            )
-        found = self._session(session_id, token)
-        if found is None:
-            return rpc_error(
-                404,
-                "Session not found: it ended or expired; send initialize again.",
-                request_id=_request_id(payload),
-            )
-        return _reply(await to_thread.run_sync(handle_payload, found, payload))
-
-    def delete(self, request: Request, token: HubToken) -> Response:
-        session_id = request.headers.get(SESSION_HEADER)
-        if session_id is None:
-            return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
-        if self._session(session_id, token) is None or not self.sessions.end(session_id):
-            return rpc_error(404, "Session not found: it ended or expired.")
-        return Response(status_code=204)
+    return McpEndpoint(SessionStore(), new_session, owns)
 
 
 def create_hub_app(
@@ -221,7 +165,7 @@ def create_hub_app(
         allowed_origins: browser origins allowed besides loopback ones.
     """
     writes = threading.Lock()  # one writing thread at a time (see make_gate)
-    endpoint = HubMcpEndpoint(hub, SessionStore(), writes)
+    endpoint = hub_mcp_endpoint(hub, writes)
     routes = [Route("/mcp", endpoint=endpoint), *SyncApi(hub, writes).routes()]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
     return TokenAuth(Guard(Starlette(routes=routes), policy), hub, limiter, writes)

@@ -8,6 +8,7 @@ the header checks of the transport (version, Accept, Content-Type).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -58,7 +59,7 @@ def rpc_error(
     return Response(body, status, headers=headers or None, media_type=JSON_TYPE)
 
 
-def _request_id(payload: Any) -> Any:
+def request_id_of(payload: Any) -> Any:
     """The id of a single request, to echo in a transport error; None otherwise."""
     if isinstance(payload, dict):
         value = payload.get("id")
@@ -67,11 +68,11 @@ def _request_id(payload: Any) -> Any:
     return None
 
 
-def _is_initialize(payload: Any) -> bool:
+def is_initialize(payload: Any) -> bool:
     return isinstance(payload, dict) and payload.get("method") == "initialize" and "id" in payload
 
 
-def _check_headers(request: Request) -> Response | None:
+def check_headers(request: Request) -> Response | None:
     """Refuse an unsupported protocol version, a reply type without JSON, a body not JSON."""
     version = request.headers.get(VERSION_HEADER)
     if version is not None and version.strip() not in SUPPORTED_VERSIONS:
@@ -89,7 +90,7 @@ def _check_headers(request: Request) -> Response | None:
     return None
 
 
-def _reply(
+def json_reply(
     reply: Message | list[Message] | None, headers: dict[str, str] | None = None
 ) -> Response:
     if reply is None:
@@ -99,13 +100,29 @@ def _reply(
     return Response(encode_json(reply), status, headers=headers, media_type=JSON_TYPE)
 
 
-class McpEndpoint:
-    """The ASGI app behind ``/mcp``: POST messages, DELETE to end a session, 405 otherwise."""
+SessionFactory = Callable[[Request], McpSession]
+SessionOwner = Callable[[Request, McpSession], bool]
 
-    def __init__(self, app: AppContext, fixed_caller: str | None, sessions: SessionStore) -> None:
-        self.app = app
-        self.fixed_caller = fixed_caller
+
+def _anyone(request: Request, session: McpSession) -> bool:
+    return True
+
+
+class McpEndpoint:
+    """The ASGI app behind ``/mcp``: POST messages, DELETE to end a session, 405 otherwise.
+
+    Args:
+        sessions: where live sessions are kept.
+        new_session: makes the session an initialize request starts (who calls, what they see).
+        owns: whether a request may use an existing session (a hub binds it to its token).
+    """
+
+    def __init__(
+        self, sessions: SessionStore, new_session: SessionFactory, owns: SessionOwner = _anyone
+    ) -> None:
         self.sessions = sessions
+        self.new_session = new_session
+        self.owns = owns
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -121,40 +138,44 @@ class McpEndpoint:
             )
         await response(scope, receive, send)
 
+    def _session(self, request: Request, session_id: str) -> McpSession | None:
+        found = self.sessions.get(session_id)
+        return found if found is not None and self.owns(request, found) else None
+
     async def post(self, request: Request) -> Response:
-        refused = _check_headers(request)
+        refused = check_headers(request)
         if refused is not None:
             return refused
         payload, ok = parse_line(await request.body())
         if not ok:
             return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
-        if _is_initialize(payload):
-            session = McpSession(app=self.app, fixed_caller=self.fixed_caller)
+        if is_initialize(payload):
+            session = self.new_session(request)
             reply = await to_thread.run_sync(handle_payload, session, payload)
             if isinstance(reply, dict) and "result" in reply:
-                return _reply(reply, {SESSION_HEADER: self.sessions.add(session)})
-            return _reply(reply)
+                return json_reply(reply, {SESSION_HEADER: self.sessions.add(session)})
+            return json_reply(reply)
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return rpc_error(
                 400,
                 "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
-                request_id=_request_id(payload),
+                request_id=request_id_of(payload),
             )
-        found = self.sessions.get(session_id)
+        found = self._session(request, session_id)
         if found is None:
             return rpc_error(
                 404,
                 "Session not found: it ended or expired; send initialize again.",
-                request_id=_request_id(payload),
+                request_id=request_id_of(payload),
             )
-        return _reply(await to_thread.run_sync(handle_payload, found, payload))
+        return json_reply(await to_thread.run_sync(handle_payload, found, payload))
 
     def delete(self, request: Request) -> Response:
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
-        if not self.sessions.end(session_id):
+        if self._session(request, session_id) is None or not self.sessions.end(session_id):
             return rpc_error(404, "Session not found: it ended or expired.")
         return Response(status_code=204)
 
@@ -176,7 +197,10 @@ def create_app(
         api_caller: the name JSON API writes are recorded under.
         sessions: the MCP session store (a fresh one by default).
     """
-    endpoint = McpEndpoint(app, fixed_caller, sessions or SessionStore())
+    endpoint = McpEndpoint(
+        sessions or SessionStore(),
+        new_session=lambda _request: McpSession(app=app, fixed_caller=fixed_caller),
+    )
     routes = [
         Route("/mcp", endpoint=endpoint),
         *api.routes(replace(app, caller=api_caller), secured=policy.api_key is not None),
