@@ -25,6 +25,13 @@ class Settings:
     api_key: str | None
 
 
+def semantic_enabled(env: Mapping[str, str] | None = None) -> bool:
+    """Whether search may use the semantic extra when it is installed (``ALETHEIA_SEMANTIC``:
+    ``off``, ``0``, ``false`` or ``no`` turn it off; default on)."""
+    env = os.environ if env is None else env
+    return env.get("ALETHEIA_SEMANTIC", "").strip().lower() not in {"off", "0", "false", "no"}
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from the environment (``os.environ`` by default)."""
     env = os.environ if env is None else env

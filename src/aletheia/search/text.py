@@ -1,24 +1,70 @@
-"""What gets indexed: the text itself, plus code identifiers split into their words."""
+"""What gets indexed: the text itself, plus code identifiers split into words and joined whole.
+
+SQLite's ``unicode61`` tokenizer already splits on ``_``, ``-``, ``.`` and ``/`` and keeps a
+camelCase word whole. So for ``max_retries`` the index holds ``max`` and ``retries`` and this module
+adds ``maxretries``; for ``parseHTTPRequest`` the index holds the whole word and this module adds
+``parse``, ``HTTP`` and ``Request``. Every spelling of one identifier then shares tokens with every
+other (``maxRetries``, ``max-retries``, ``MAX_RETRIES``), and the whole form, being rare, ranks the
+exact identifier first.
+"""
 
 from __future__ import annotations
 
 import re
 
-_ALNUM_RUN = re.compile(r"[A-Za-z0-9]{3,}")
+# A code-like word: letters and digits joined by the separators identifiers and paths use.
+COMPOUND = re.compile(r"[^\W_]+(?:[_\-.:/\\]+[^\W_]+)*", re.UNICODE)
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_PATH_SEPARATOR = re.compile(r"[.:/\\]+")
+_WORD_SEPARATOR = re.compile(r"[_\-]+")
+MIN_JOINED = 4
 
 
 def split_identifier(word: str) -> list[str]:
     """``parseHTTPRequest`` -> ``parse, HTTP, Request``; a plain word gives nothing."""
     parts = _CAMEL_PART.findall(word)
-    return parts if len(parts) > 1 else []
+    return parts if len(parts) > 1 and "".join(parts) == word else []
+
+
+def segments(compound: str) -> list[list[str]]:
+    """The dotted/path segments of a compound token, each as its ``_``/``-`` separated words.
+
+    ``src/max_retries.py`` -> ``[["src"], ["max", "retries"], ["py"]]``.
+    """
+    found = []
+    for segment in _PATH_SEPARATOR.split(compound):
+        words = [word for word in _WORD_SEPARATOR.split(segment) if word]
+        if words:
+            found.append(words)
+    return found
+
+
+def joined(words: list[str]) -> str | None:
+    """``["max", "retries"]`` -> ``maxretries``: one token for every spelling of a name."""
+    if len(words) < 2:
+        return None
+    whole = "".join(words).lower()
+    return whole if len(whole) >= MIN_JOINED else None
+
+
+def index_extras(text: str) -> list[str]:
+    """The extra tokens for ``text``: camelCase parts and the joined form of snake/kebab names."""
+    extras: dict[str, None] = {}
+    for match in COMPOUND.finditer(text):
+        token = match.group()
+        if token.isalpha() and token[1:].islower():
+            continue  # a plain word ("pnpm", "Decided"): no separators, no camelCase parts
+        for words in segments(token):
+            whole = joined(words)
+            if whole is not None:
+                extras.setdefault(whole, None)
+            for word in words:
+                for part in split_identifier(word):
+                    extras.setdefault(part, None)
+    return list(extras)
 
 
 def index_text(text: str) -> str:
-    """``text`` followed by the parts of every camelCase identifier in it.
-
-    The FTS tokenizer already splits on ``_``, ``-``, ``.`` and ``/``; camelCase it keeps whole,
-    so its parts are appended to let ``config parser`` find ``ConfigParser``.
-    """
-    extra = [part for run in _ALNUM_RUN.findall(text) for part in split_identifier(run)]
+    """``text`` followed by the extra identifier tokens found in it."""
+    extra = index_extras(text)
     return f"{text}\n{' '.join(extra)}" if extra else text

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from aletheia.clock import system_clock
-from aletheia.config import Settings
+from aletheia.config import Settings, semantic_enabled
 from aletheia.projects import project_for_directory
+from aletheia.search.semantic.engine import open_semantic
 from aletheia.storage.sqlite import SqliteStore
 from aletheia.tools.app import AppContext
 
@@ -16,4 +17,5 @@ def open_app(settings: Settings) -> AppContext:
         clock=system_clock,
         default_project=project_for_directory(settings.cwd),
         caller=settings.tool or "mcp",
+        semantic=open_semantic(settings.db_path) if semantic_enabled() else None,
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from aletheia.search.query import fts_match_expression
+from aletheia.search.rank import DAY_MS, DEFAULT_RANKING, Ranking
 from aletheia.search.text import index_text
 from aletheia.storage.base import (
     AuditEntry,
@@ -24,13 +25,16 @@ from aletheia.storage.base import (
     Rule,
     SessionRequest,
 )
+from aletheia.storage.hub_rows import HubToken
 from aletheia.storage.migrate import migrate
+from aletheia.storage.sync_apply import ApplyStats, apply_records
+from aletheia.storage.sync_export import ExportPage, export_page, store_id
 
 BUSY_TIMEOUT_MS = 30_000
+WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
 DismissTable = Literal["memories", "facts", "episodes"]
-# bm25 column weights: title, text, narrative, facts, files.
-_BM25 = "bm25(memory_fts, 4.0, 1.0, 0.8, 1.2, 1.0)"
-_MONTH_MS = 2_592_000_000.0
+# How many of the newest requests (all projects) recent_requests reads before a full sort.
+_REQUEST_WINDOW = 200
 
 
 def _json_list(values: Iterable[Any]) -> str:
@@ -128,6 +132,9 @@ class SqliteStore:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+            # A save dirties ~25 pages; checkpointing every 1000 (the default) costs two fsyncs
+            # per ~40 saves. The WAL is checkpointed and removed when the last connection closes.
+            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
             conn.execute("PRAGMA foreign_keys = ON")
             self._local.conn = conn
             with self._lock:
@@ -166,6 +173,8 @@ class SqliteStore:
                     (new.project, new.dedupe_key),
                 ).fetchone()
                 if row is not None:
+                    for fact in facts:  # facts sent again still count: new ones supersede
+                        self._put_fact(conn, fact, row["id"])
                     return _memory(row), False
             memory_id = self._insert_memory(conn, new)
             for fact in facts:
@@ -257,35 +266,122 @@ class SqliteStore:
         found = self.get_memories([memory_id])
         return found[0] if found else None
 
-    def search_memories(self, query: MemoryQuery, now: int) -> list[Memory]:
+    def set_pinned(self, memory_id: int, pinned: bool, at: int) -> Memory | None:
+        """Pin or unpin a memory; None when there is no such memory."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE memories SET pinned = ?, updated_at = ? WHERE id = ? AND pinned != ?",
+                (int(pinned), at, memory_id, int(pinned)),
+            )
+            row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return None if row is None else _memory(row)
+
+    def search_memories(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[Memory]:
         """One page of live memories matching the query, in the requested order."""
         where, params = self._filters(query)
         if query.file is not None:
             return self._memories_by_file(query, where, params)
         if query.terms:
-            sql = (
-                f"SELECT m.*, {_BM25} AS score FROM memory_fts JOIN memories m"
-                " ON m.id = memory_fts.rowid WHERE memory_fts MATCH ? AND " + " AND ".join(where)
-            )
-            params = [fts_match_expression(list(query.terms)), *params]
-        else:
-            sql = "SELECT m.* FROM memories m WHERE " + " AND ".join(where)
-        sql += " ORDER BY " + self._order(query, params, now) + " LIMIT ? OFFSET ?"
+            return self._memories_in_order(self.rank_memory_ids(query, now, ranking))
+        sql = "SELECT m.* FROM memories m WHERE " + " AND ".join(where)
+        sql += " ORDER BY " + self._order(query, params, now, ranking) + " LIMIT ? OFFSET ?"
         params += [query.limit, query.offset]
         return [_memory(row) for row in self._conn.execute(sql, params).fetchall()]
 
-    def _order(self, query: MemoryQuery, params: list[Any], now: int) -> str:
+    def rank_memory_ids(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[int]:
+        """The ids of one page of live memories matching ``query.terms``, best first.
+
+        Scores and filters on the narrow ``memory_rank`` table (aliased ``m``, with the columns
+        the filters use), so that ranking thousands of matches never reads whole memories.
+        """
+        where, params = self._filters(query)
+        weights = ", ".join(repr(float(w)) for w in ranking.bm25_weights())
+        scored = query.order == "relevance"
+        expression, newest = self._match(list(query.terms), ranking.score_budget if scored else 0)
+        sql = (
+            f"SELECT m.id, bm25(memory_fts, {weights}) AS score FROM memory_fts"
+            " JOIN memory_rank m ON m.id = memory_fts.rowid WHERE memory_fts MATCH ? AND "
+            + " AND ".join(where)
+        )
+        params = [expression, *params]
+        if newest is not None:
+            sql += " AND memory_fts.rowid >= ?"
+            params.append(newest)
+        sql += " ORDER BY " + self._order(query, params, now, ranking) + " LIMIT ? OFFSET ?"
+        params += [query.limit, query.offset]
+        return [int(row[0]) for row in self._conn.execute(sql, params).fetchall()]
+
+    def _memories_in_order(self, ids: Sequence[int]) -> list[Memory]:
+        by_id = {memory.id: memory for memory in self.get_memories(ids)}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def _match(self, terms: list[str], budget: int) -> tuple[str, int | None]:
+        """The MATCH expression to run, and the lowest rowid to score (None: all of them).
+
+        bm25 costs microseconds per matching row, so a relevance search scores about ``budget``
+        rows at most (0: no bound, for date orders that score nothing): its terms are taken rarest
+        first while their matches fit. A word common enough to blow the budget says little about
+        relevance (its idf is low) and is left out. When even the rarest term is that common, the
+        query needs all of its terms, and if that still matches too much, its newest matches are
+        the ones scored.
+        """
+        if budget <= 0:
+            return fts_match_expression(terms), None
+        counted = sorted((self._count_matches(term, budget), i) for i, term in enumerate(terms))
+        chosen: list[int] = []
+        total = 0
+        for matches, index in counted:
+            if matches > 0 and total + matches <= budget:
+                chosen.append(index)
+                total += matches
+        if chosen or counted[-1][0] == 0:
+            return fts_match_expression([terms[i] for i in sorted(chosen)] or terms), None
+        expression = fts_match_expression(terms, "AND")
+        if self._count_matches(expression, budget, raw=True) <= budget:
+            return expression, None
+        row = self._conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC"
+            " LIMIT 1 OFFSET ?",
+            (expression, budget),
+        ).fetchone()
+        return expression, None if row is None else int(row[0])
+
+    def _count_matches(self, term: str, budget: int, raw: bool = False) -> int:
+        """How many memories match (counting stops past ``budget``)."""
+        expression = term if raw else fts_match_expression([term])
+        row = self._conn.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+            (expression, budget + 1),
+        ).fetchone()
+        return int(row[0])
+
+    def _order(self, query: MemoryQuery, params: list[Any], now: int, ranking: Ranking) -> str:
         if query.order == "date_asc":
             return "m.created_at ASC, m.id ASC"
         if query.order == "date_desc" or not query.terms:
             return "m.created_at DESC, m.id DESC"
-        # bm25 is negative (lower is better): pinned and recent items get a gentle boost.
-        params.append(now)
+        # bm25 is negative (lower is better); the priors of search/rank.py scale it, the same
+        # formula as Ranking.prior: a pinned lift, a smooth recency decay, a stale penalty.
+        scale = ranking.recency_scale_days * DAY_MS
+        params += [ranking.pinned_boost, ranking.recency_boost * scale, scale, now]
+        params.append(ranking.stale_factor)
         return (
-            "score * (1.0 + 0.1 * m.pinned)"
-            f" * (1.0 + 0.05 / (1.0 + max(? - m.created_at, 0) / {_MONTH_MS})),"
-            " m.created_at DESC, m.id DESC"
+            "score * (1.0 + ? * m.pinned) * (1.0 + ? / (? + max(? - m.created_at, 0)))"
+            " * (CASE WHEN m.stale THEN ? ELSE 1.0 END), m.created_at DESC, m.id DESC"
         )
+
+    def stale_memory_ids(self, ids: Sequence[int]) -> set[int]:
+        """Those of ``ids`` whose stated facts have all been superseded."""
+        if not ids:
+            return set()
+        rows = self._conn.execute(
+            f"SELECT id FROM memory_rank WHERE stale AND {_in_clause('id', ids)}", list(ids)
+        ).fetchall()
+        return {int(row[0]) for row in rows}
 
     def _filters(self, query: MemoryQuery) -> tuple[list[str], list[Any]]:
         where: list[str] = ["m.dismissed_at IS NULL"]
@@ -327,6 +423,14 @@ class SqliteStore:
         )
         rows = self._conn.execute(sql, [*params, query.limit, query.offset]).fetchall()
         return [_memory(row) for row in rows]
+
+    def has_memories(self, projects: tuple[str, ...] | None) -> bool:
+        """Whether any live memory exists (in these projects); stops at the first one."""
+        sql, params = "SELECT 1 FROM memories WHERE dismissed_at IS NULL", []
+        if projects is not None:
+            sql += " AND " + _in_clause("project", projects)
+            params = list(projects)
+        return self._conn.execute(sql + " LIMIT 1", params).fetchone() is not None
 
     def count_memories(self, projects: tuple[str, ...] | None) -> int:
         sql, params = "SELECT count(*) FROM memories WHERE dismissed_at IS NULL", []
@@ -513,7 +617,7 @@ class SqliteStore:
         sql = "SELECT * FROM rules"
         if enabled_only:
             sql += " WHERE enabled = 1"
-        rows = self._conn.execute(sql + " ORDER BY added_at, id").fetchall()
+        rows = self._conn.execute(sql + " ORDER BY added_at, rowid").fetchall()
         return [_rule(row) for row in rows]
 
     def confirm_rule(self, rule_id: str, at: int) -> bool:
@@ -577,12 +681,20 @@ class SqliteStore:
             return cursor.rowcount > 0
 
     def recent_requests(self, project: str, limit: int) -> list[SessionRequest]:
-        rows = self._conn.execute(
-            "SELECT r.episode_id, r.at, r.text, e.tool FROM episode_requests r"
+        """The newest requests of a project's live episodes, newest first.
+
+        The newest requests of all projects (one range of the ``at`` index) usually hold them;
+        only when they hold fewer than ``limit`` are all of the project's requests sorted.
+        """
+        sql = (
+            "SELECT r.episode_id, r.at, r.text, e.tool FROM {} r"
             " JOIN episodes e ON e.id = r.episode_id"
-            " WHERE e.project = ? AND e.dismissed_at IS NULL ORDER BY r.at DESC, r.id DESC LIMIT ?",
-            (project, limit),
-        ).fetchall()
+            " WHERE e.project = ? AND e.dismissed_at IS NULL ORDER BY r.at DESC, r.id DESC LIMIT ?"
+        )
+        newest = "(SELECT * FROM episode_requests ORDER BY at DESC, id DESC LIMIT ?)"
+        rows = self._conn.execute(sql.format(newest), (_REQUEST_WINDOW, project, limit)).fetchall()
+        if len(rows) < limit:
+            rows = self._conn.execute(sql.format("episode_requests"), (project, limit)).fetchall()
         return [SessionRequest(row[0], row[1], row[2], row[3]) for row in rows]
 
     # -- dismissals and audit ----------------------------------------------------------------
@@ -633,3 +745,318 @@ class SqliteStore:
             (limit,),
         ).fetchall()
         return [AuditEntry(*row) for row in rows]
+
+    # -- whole-store export and import, hook episodes (used by the CLI and hooks) ---------------
+
+    # Tables that hold the user's data, in an order that keeps references pointing backwards.
+    DATA_TABLES = ("memories", "facts", "rules", "episodes", "episode_requests", "audit")
+    # Columns rebuilt from others on import (and so left out of an export).
+    _DERIVED_COLUMNS = (("facts", "subject_key"), ("facts", "predicate_key"))
+
+    def data_columns(self, table: str) -> list[str]:
+        """The stored (non-derived) columns of one data table, in schema order."""
+        if table not in self.DATA_TABLES:
+            raise ValueError(f"not a data table: {table}")
+        rows = self._conn.execute(f"PRAGMA table_info({table})").fetchall()
+        return [row["name"] for row in rows if (table, row["name"]) not in self._DERIVED_COLUMNS]
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads inside see one consistent state of the store (a read transaction)."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
+
+    def count_rows(self, table: str) -> int:
+        columns = self.data_columns(table)  # validates the name
+        del columns
+        return int(self._conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    def export_rows(self, table: str) -> Iterator[dict[str, Any]]:
+        """Every row of a data table as stored, in rowid order, read in one snapshot."""
+        columns = self.data_columns(table)
+        cursor = self._conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid")
+        for row in cursor:
+            yield dict(zip(columns, row, strict=True))
+
+    def data_sequences(self) -> dict[str, int]:
+        """The AUTOINCREMENT counters of the data tables (the next ids)."""
+        rows = self._conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall()
+        return {row[0]: int(row[1]) for row in rows if row[0] in self.DATA_TABLES}
+
+    def schema_version(self) -> int:
+        row = self._conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    def is_empty(self) -> bool:
+        """Whether no data table holds a row."""
+        return all(
+            self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None
+            for table in self.DATA_TABLES
+        )
+
+    def import_rows(
+        self, rows: Iterable[tuple[str, dict[str, Any]]], sequences: dict[str, int]
+    ) -> int:
+        """Insert exported rows as they were (ids included) in one transaction.
+
+        Search indexes and derived columns are rebuilt; references may point forward within
+        the batch (foreign keys are checked at commit). Returns the number of rows.
+        """
+        count = 0
+        with self._write() as conn:
+            conn.execute("PRAGMA defer_foreign_keys = ON")
+            for table, values in rows:
+                columns = self.data_columns(table)
+                record = {name: values.get(name) for name in columns}
+                if table == "facts":
+                    record["subject_key"] = fact_key(str(record["subject"]))
+                    record["predicate_key"] = fact_key(str(record["predicate"]))
+                names = list(record)
+                try:
+                    conn.execute(
+                        f"INSERT INTO {table} ({', '.join(names)})"
+                        f" VALUES ({', '.join('?' * len(names))})",
+                        [record[name] for name in names],
+                    )
+                except sqlite3.IntegrityError as error:
+                    raise ValueError(f"{table} row {record.get('id')}: {error}") from None
+                self._index_imported(conn, table, record)
+                count += 1
+            broken = conn.execute("PRAGMA foreign_key_check").fetchone()
+            if broken is not None:
+                raise ValueError(f"{broken[0]} row {broken[1]} refers to a missing {broken[2]} row")
+            for name, seq in sequences.items():
+                if name in self.DATA_TABLES:
+                    conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (name,))
+                    conn.execute(
+                        "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq)
+                    )
+        return count
+
+    def _index_imported(self, conn: sqlite3.Connection, table: str, record: dict[str, Any]) -> None:
+        if table == "memories":
+            memory = NewMemory(
+                project=record["project"],
+                type=record["type"],
+                kind=record["kind"],
+                title=record["title"],
+                text=record["text"],
+                tool=record["tool"],
+                created_at=record["created_at"],
+                dedupe_key=record["dedupe_key"],
+                narrative=record["narrative"],
+                facts=tuple(json.loads(record["facts"])),
+                files=tuple(json.loads(record["files"])),
+            )
+            self._index_memory(conn, record["id"], memory)
+        elif table == "facts":
+            conn.execute(
+                "INSERT INTO fact_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
+                (
+                    record["id"],
+                    index_text(record["subject"]),
+                    index_text(record["predicate"]),
+                    index_text(record["object"]),
+                ),
+            )
+
+    def open_episode(self, uid: str, project: str, tool: str, at: int) -> int:
+        """The episode with this uid, started now if new and open again if it had ended."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO episodes (uid, project, tool, started_at)"
+                " VALUES (?, ?, ?, ?)",
+                (uid, project, tool, at),
+            )
+            conn.execute(
+                "UPDATE episodes SET ended_at = NULL WHERE uid = ? AND ended_at IS NOT NULL",
+                (uid,),
+            )
+            row = conn.execute("SELECT id FROM episodes WHERE uid = ?", (uid,)).fetchone()
+            return int(row[0])
+
+    def episode_id_by_uid(self, uid: str) -> int | None:
+        row = self._conn.execute("SELECT id FROM episodes WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def set_busy_timeout(self, ms: int) -> None:
+        """How long this process's connection waits for another writer (hooks wait little)."""
+        self._conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
+
+    # -- hub tokens and sync between stores (used by the hub and `aletheia sync`) --------------
+
+    def add_token(self, token: HubToken) -> HubToken | None:
+        """Store a new token (its id is assigned); None when the name is taken."""
+        projects = None if token.projects is None else _json_list(token.projects)
+        with self._write() as conn:
+            try:
+                cursor = conn.execute(
+                    "INSERT INTO hub_tokens (name, token_hash, prefix, scope, projects, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (token.name, token.token_hash, token.prefix, token.scope, projects,
+                     token.created_at),
+                )  # fmt: skip
+            except sqlite3.IntegrityError:
+                return None
+            return replace(token, id=int(cursor.lastrowid or 0))
+
+    @staticmethod
+    def _token(row: sqlite3.Row) -> HubToken:
+        projects = None if row["projects"] is None else tuple(json.loads(row["projects"]))
+        return HubToken(
+            id=row["id"],
+            name=row["name"],
+            token_hash=row["token_hash"],
+            prefix=row["prefix"],
+            scope=row["scope"],
+            projects=projects,
+            created_at=row["created_at"],
+            revoked_at=row["revoked_at"],
+        )
+
+    def find_token(self, token_hash: str) -> HubToken | None:
+        """The token with this hash, revoked or not."""
+        row = self._conn.execute(
+            "SELECT * FROM hub_tokens WHERE token_hash = ?", (token_hash,)
+        ).fetchone()
+        return None if row is None else self._token(row)
+
+    def list_tokens(self) -> list[HubToken]:
+        rows = self._conn.execute("SELECT * FROM hub_tokens ORDER BY id").fetchall()
+        return [self._token(row) for row in rows]
+
+    def revoke_token(self, name: str, at: int) -> HubToken | None:
+        """Revoke a live token by name (or by its shown prefix); None when none matches."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT * FROM hub_tokens WHERE (name = ? OR prefix = ?) AND revoked_at IS NULL"
+                " ORDER BY id LIMIT 1",
+                (name, name),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute("UPDATE hub_tokens SET revoked_at = ? WHERE id = ?", (at, row["id"]))
+            return replace(self._token(row), revoked_at=at)
+
+    def last_audit_by_actor(self) -> dict[str, int]:
+        """When each actor last appears in the audit trail."""
+        rows = self._conn.execute("SELECT actor, max(at) FROM audit GROUP BY actor").fetchall()
+        return {str(row[0]): int(row[1]) for row in rows}
+
+    def list_audit_page(self, limit: int, actor: str | None, tool: str | None) -> list[AuditEntry]:
+        """The newest audit rows, optionally of one actor and one tool."""
+        sql, params = "SELECT at, actor, tool, project, result, detail FROM audit WHERE 1 = 1", []
+        for column, value in (("actor", actor), ("tool", tool)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        rows = self._conn.execute(sql + " ORDER BY at DESC, id DESC LIMIT ?", [*params, limit])
+        return [AuditEntry(*row) for row in rows.fetchall()]
+
+    def sync_store_id(self) -> str:
+        """This store's global id: the origin of the changes made here."""
+        return store_id(self._conn)
+
+    def export_changes(
+        self,
+        *,
+        after: int,
+        limit: int,
+        max_bytes: int,
+        local_only: bool,
+        exclude_origin: str | None,
+        projects: tuple[str, ...] | None,
+    ) -> ExportPage:
+        """One page of the change log after ``after``, read in one snapshot."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        try:
+            return export_page(
+                conn,
+                after=after,
+                limit=limit,
+                max_bytes=max_bytes,
+                local_only=local_only,
+                exclude_origin=exclude_origin,
+                projects=projects,
+            )
+        finally:
+            conn.execute("COMMIT")
+
+    def apply_changes(
+        self,
+        records: list[dict[str, Any]],
+        *,
+        projects: tuple[str, ...] | None,
+        now: int,
+        pull_cursor: tuple[str, int, int] | None = None,
+    ) -> ApplyStats:
+        """Apply remote records in one transaction, with the pull cursor when one is given.
+
+        Args:
+            records: checked sync records, in log order.
+            projects: the projects the sender may write (None: all).
+            now: the time new local versions start from.
+            pull_cursor: ``(hub_id, token_id, cursor)`` to store with the page.
+        """
+        with self._write() as conn:
+            stats = apply_records(
+                conn,
+                records,
+                self_id=store_id(conn),
+                now=now,
+                projects=projects,
+                index_memory=self._index_memory,
+            )
+            if pull_cursor is not None:
+                hub_id, token_id, cursor = pull_cursor
+                conn.execute(
+                    "INSERT INTO sync_peers (hub_id, token_id, pull_cursor, last_sync_at)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (hub_id, token_id) DO UPDATE SET"
+                    " pull_cursor = excluded.pull_cursor, last_sync_at = excluded.last_sync_at",
+                    (hub_id, token_id, cursor, now),
+                )
+            return stats
+
+    def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]:
+        """Where this store stands with a hub and token: ``(push_cursor, pull_cursor)``."""
+        row = self._conn.execute(
+            "SELECT push_cursor, pull_cursor FROM sync_peers WHERE hub_id = ? AND token_id = ?",
+            (hub_id, token_id),
+        ).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    def set_push_cursor(self, hub_id: str, token_id: int, cursor: int, now: int) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO sync_peers (hub_id, token_id, push_cursor, last_sync_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (hub_id, token_id) DO UPDATE SET"
+                " push_cursor = max(push_cursor, excluded.push_cursor),"
+                " last_sync_at = excluded.last_sync_at",
+                (hub_id, token_id, cursor, now),
+            )
+
+    def remembered_hub(self) -> tuple[str, str, str | None] | None:
+        """The hub ``aletheia sync`` uses when none is named: ``(url, token, ca_file)``."""
+        row = self._conn.execute("SELECT url, token, ca_file FROM sync_remote").fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def remember_hub(self, url: str, token: str, ca_file: str | None) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO sync_remote (id, url, token, ca_file) VALUES (1, ?, ?, ?)",
+                (url, token, ca_file),
+            )
+
+    def health(self) -> dict[str, Any]:
+        """SQLite's quick check, its version and the journal mode, for ``aletheia doctor``."""
+        conn = self._conn
+        return {
+            "quick_check": str(conn.execute("PRAGMA quick_check").fetchone()[0]),
+            "sqlite_version": sqlite3.sqlite_version,
+            "journal_mode": str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
+        }

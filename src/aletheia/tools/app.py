@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from aletheia.clock import Clock
 from aletheia.errors import ForbiddenError, InvalidInputError
 from aletheia.projects import normalize_project
+from aletheia.search.semantic.model import SemanticSource
 from aletheia.storage.sqlite import SqliteStore
 
 ALL_PROJECTS = "*"
@@ -22,6 +23,7 @@ class AppContext:
     default_project: str
     caller: str
     allowed_projects: tuple[str, ...] | None = None
+    semantic: SemanticSource | None = None  # the optional semantic extra, once wired
 
 
 def _named_project(app: AppContext, value: str) -> str:

@@ -1,0 +1,64 @@
+"""One page of memories ranked by BM25 fused with semantic similarity, when that is on.
+
+Without semantic recall (the extra not installed, switched off, or its model still loading), and
+for date orders, this is exactly the store's lexical search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from aletheia.search.fusion import DEFAULT_FUSION, Fusion, fuse
+from aletheia.search.rank import DEFAULT_RANKING, Ranking
+from aletheia.search.semantic.model import SemanticSource
+from aletheia.storage.base import Memory, MemoryQuery
+from aletheia.storage.sqlite import SqliteStore
+
+
+def search_memories(
+    store: SqliteStore,
+    query: MemoryQuery,
+    text: str,
+    semantic: SemanticSource | None,
+    now: int,
+    ranking: Ranking = DEFAULT_RANKING,
+    fusion: Fusion = DEFAULT_FUSION,
+) -> list[Memory]:
+    """One page of live memories for ``query``; ``text`` is what the semantic side embeds."""
+    if semantic is None or query.order != "relevance" or not query.terms or query.file:
+        return store.search_memories(query, now, ranking)
+    depth = max(fusion.depth, query.offset + query.limit)
+    lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
+    similar = semantic.rank(text, query.projects, depth, candidates=lexical)
+    if similar is None:  # the model is still loading: BM25 alone
+        return store.search_memories(query, now, ranking)
+    candidates = {m.id: m for m in store.get_memories([*lexical, *(i for i, _ in similar)])}
+    similarity = {
+        i: value for i, value in similar if i in candidates and _passes(candidates[i], query)
+    }
+    stale = store.stale_memory_ids(list(similarity))
+    priors = {
+        i: ranking.prior(
+            pinned=candidates[i].pinned, age_ms=now - candidates[i].created_at, stale=i in stale
+        )
+        for i in similarity
+    }
+    fused = fuse(lexical, similarity, priors, fusion)
+    scored = sorted(
+        (-score, -candidates[i].created_at, -i) for i, score in fused.items() if i in candidates
+    )
+    page = scored[query.offset : query.offset + query.limit]
+    return [candidates[-neg_id] for _, _, neg_id in page]
+
+
+def _passes(memory: Memory, query: MemoryQuery) -> bool:
+    """The store's filters, for a memory the semantic side proposed."""
+    return (
+        memory.dismissed_at is None
+        and (query.projects is None or memory.project in query.projects)
+        and (query.type is None or memory.type == query.type)
+        and (query.kind is None or memory.kind == query.kind)
+        and memory.kind not in query.exclude_kinds
+        and (query.since is None or memory.created_at >= query.since)
+        and (query.until is None or memory.created_at < query.until)
+    )

@@ -1,0 +1,46 @@
+"""The benchmark cannot rot: ``bench/run.py --quick`` runs end to end and prints its table."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "bench" / "run.py"
+BENCHES = (
+    "stdio cold start",
+    "save_memory over stdio",
+    "search over stdio",
+    "session_start_context over stdio",
+)
+
+
+def test_quick_benchmark_prints_the_table_and_writes_the_figures(tmp_path: Path) -> None:
+    out = tmp_path / "latest.json"
+    completed = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=90,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "| Benchmark | Scale | Metric | Measured | Target | Result |"
+    for bench in BENCHES:
+        assert any(line.startswith(f"| {bench} |") for line in lines), bench
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["quick"] is True
+    rows = report["results"]
+    assert {row["bench"] for row in rows} >= set(BENCHES)
+    assert all(row["value"] > 0 for row in rows)
+    judged = [row for row in rows if row["target"] is not None]
+    assert sorted(row["bench"] for row in judged) == sorted(BENCHES)
+    assert all(row["passed"] in (True, False) for row in judged)

@@ -1,0 +1,51 @@
+"""Tokenisation: identifiers and paths split into words and joined whole; stop words dropped."""
+
+from __future__ import annotations
+
+from aletheia.search.query import MAX_TERMS, fts_match_expression, query_terms
+from aletheia.search.text import index_extras, index_text
+
+
+def test_snake_case_query_gives_phrase_joined_form_and_parts() -> None:
+    assert query_terms("max_retries") == ["max_retries", "maxretries", "max", "retries"]
+
+
+def test_camel_case_query_gives_whole_word_and_parts() -> None:
+    assert query_terms("parseHTTPRequest") == ["parsehttprequest", "parse", "http", "request"]
+
+
+def test_kebab_case_and_screaming_snake_join_to_the_same_token() -> None:
+    assert "maxretries" in query_terms("max-retries")
+    assert "maxretries" in query_terms("MAX_RETRIES")
+    assert "maxretries" in query_terms("maxRetries")
+
+
+def test_path_query_keeps_the_whole_path_as_a_phrase() -> None:
+    terms = query_terms("src/aletheia/storage/sqlite_store.py")
+    assert terms[0] == "src/aletheia/storage/sqlite_store.py"
+    assert {"sqlitestore", "sqlite", "store", "storage", "py"} <= set(terms)
+
+
+def test_index_adds_joined_form_of_snake_names_and_parts_of_camel_names() -> None:
+    assert index_extras("set max_retries in parseHTTPRequest") == [
+        "maxretries",
+        "parse",
+        "HTTP",
+        "Request",
+    ]
+    assert index_text("plain words only") == "plain words only"
+
+
+def test_stop_words_are_dropped_unless_nothing_else_is_left() -> None:
+    assert query_terms("how do I configure the retry limit") == ["configure", "retry", "limit"]
+    assert query_terms("the who") == ["the", "who"]
+
+
+def test_terms_are_capped() -> None:
+    text = " ".join(f"word{n}" for n in range(100))
+    assert len(query_terms(text)) == MAX_TERMS
+
+
+def test_match_expression_quotes_every_term() -> None:
+    assert fts_match_expression(['say "hi"', "near"]) == '"say ""hi""" OR "near"'
+    assert fts_match_expression(["a", "b"], "AND") == '"a" AND "b"'

