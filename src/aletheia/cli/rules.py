@@ -15,6 +15,7 @@ from aletheia.domain import rules as rule_domain
 from aletheia.domain.formatting import rule_scope, rule_text
 from aletheia.errors import InvalidInputError
 from aletheia.projects import project_for_directory
+from aletheia.server.wiring import sqlite_store
 from aletheia.timefmt import format_date
 from aletheia.tools.app import target_project
 
@@ -138,7 +139,7 @@ def confirm(rule_id: str, as_json: bool) -> None:
 def disable(rule_id: str, as_json: bool) -> None:
     """Switch a rule off: it is kept, but no longer listed, shown in context or synced."""
     with open_cli_app() as app:
-        rule_admin.set_rule_enabled(app.store, rule_id.strip(), False, app.clock())
+        rule_admin.set_rule_enabled(sqlite_store(app), rule_id.strip(), False, app.clock())
     if as_json:
         emit_json({"disabled": rule_id.strip()})
     else:
@@ -171,7 +172,7 @@ def sync(
     targets = rule_sync.resolve_targets(tools, root, all_tools)
     with open_cli_app() as app:
         project = project_for_directory(root)
-        changes = rule_sync.plan_sync(app.store, project, root, targets)
+        changes = rule_sync.plan_sync(sqlite_store(app), project, root, targets)
     written = [] if dry_run else rule_sync.apply_sync(changes)
     if as_json:
         emit_json(

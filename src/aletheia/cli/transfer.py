@@ -12,6 +12,7 @@ import click
 
 from aletheia.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
 from aletheia.domain import transfer as store_transfer
+from aletheia.server.wiring import sqlite_store
 
 
 def _show_progress(flag: bool | None) -> bool:
@@ -33,17 +34,17 @@ def export_command(output: Path | None, progress: bool | None) -> None:
     """
     with open_cli_app() as app:
         if output is None:
-            store_transfer.write_export(app.store, sys.stdout)
+            store_transfer.write_export(sqlite_store(app), sys.stdout)
             return
-        total = store_transfer.count_records(app.store)
+        total = store_transfer.count_records(sqlite_store(app))
         temp = output.with_name(f".{output.name}.partial")
         try:
             with temp.open("w", encoding="utf-8", newline="\n") as out:
                 if _show_progress(progress):
                     with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
-                        count = store_transfer.write_export(app.store, out, bar.update)
+                        count = store_transfer.write_export(sqlite_store(app), out, bar.update)
                 else:
-                    count = store_transfer.write_export(app.store, out)
+                    count = store_transfer.write_export(sqlite_store(app), out)
             os.replace(temp, output)
         finally:
             temp.unlink(missing_ok=True)
@@ -65,10 +66,10 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
         size = _size_of(source)
         if _show_progress(progress) and size:
             with click.progressbar(length=size, label="Importing", file=sys.stderr) as bar:
-                count = store_transfer.import_lines(app.store, _lines(source), bar.update)
+                count = store_transfer.import_lines(sqlite_store(app), _lines(source), bar.update)
         else:
-            count = store_transfer.import_lines(app.store, _lines(source))
-        path = app.store.path
+            count = store_transfer.import_lines(sqlite_store(app), _lines(source))
+        path = sqlite_store(app).path
     if as_json:
         emit_json({"imported": count, "store": str(path)})
     else:

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from aletheia.domain.formatting import TYPE_MARKS, fact_line, one_line, rule_text
 from aletheia.domain.rules import rules_for_project
 from aletheia.domain.worklists import WORK_STATE_KIND
-from aletheia.storage.base import Memory
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import Memory, Store
 from aletheia.timefmt import format_clock, format_date
 
 CHARACTER_BUDGET = 6000
@@ -42,7 +41,7 @@ def _recent_lines(memories: list[Memory]) -> list[tuple[str, bool]]:
     return lines
 
 
-def build_context(store: SqliteStore, project: str, limit: int) -> str:
+def build_context(store: Store, project: str, limit: int) -> str:
     """Markdown for ``project``, cut to about 6000 characters without cutting a line."""
     skip = (WORK_STATE_KIND,)
     pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=skip)

@@ -6,8 +6,7 @@ from typing import Literal
 
 from aletheia.domain.redaction import redact_secrets
 from aletheia.errors import NotFoundError
-from aletheia.storage.base import AuditEntry
-from aletheia.storage.sqlite import DismissTable, SqliteStore
+from aletheia.storage.base import AuditEntry, DismissTable, Store
 
 ItemType = Literal["memory", "observation", "fact", "episode"]
 ITEM_TYPES: tuple[ItemType, ...] = ("memory", "observation", "fact", "episode")
@@ -26,7 +25,7 @@ def table_for(item_type: str) -> DismissTable:
 
 
 def set_dismissed(
-    store: SqliteStore,
+    store: Store,
     *,
     item_type: ItemType,
     item_id: int,

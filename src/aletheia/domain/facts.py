@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from aletheia.domain.redaction import redact_secrets
-from aletheia.storage.base import Fact, NewFact
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import Fact, NewFact, Store
 
 
 def record_fact(
-    store: SqliteStore,
+    store: Store,
     *,
     project: str,
     subject: str,
@@ -35,7 +34,7 @@ def record_fact(
 
 
 def fact_history(
-    store: SqliteStore,
+    store: Store,
     *,
     subject: str,
     project: str | None,

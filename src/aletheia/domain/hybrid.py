@@ -11,12 +11,11 @@ from dataclasses import replace
 from aletheia.search.fusion import DEFAULT_FUSION, Fusion, fuse
 from aletheia.search.rank import DEFAULT_RANKING, Ranking
 from aletheia.search.semantic.model import SemanticSource
-from aletheia.storage.base import Memory, MemoryQuery
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import Memory, MemoryQuery, Store
 
 
 def search_memories(
-    store: SqliteStore,
+    store: Store,
     query: MemoryQuery,
     text: str,
     semantic: SemanticSource | None,

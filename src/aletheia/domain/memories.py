@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from aletheia.clock import Clock
 from aletheia.domain.redaction import redact_secrets
-from aletheia.storage.base import Memory, NewFact, NewMemory
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import Memory, NewFact, NewMemory, Store
 
 MEMORY_TYPES = (
     "decision",
@@ -58,7 +57,7 @@ def default_title(text: str) -> str:
     return " ".join(text.split())[:DEFAULT_TITLE_LENGTH] or "(untitled)"
 
 
-def save_memory(store: SqliteStore, clock: Clock, item: MemoryInput) -> tuple[Memory, bool]:
+def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, bool]:
     """Redact secrets, then store the memory and its facts in one transaction.
 
     Returns the memory and whether it is new (False: the same one was saved before).

@@ -7,8 +7,7 @@ from dataclasses import dataclass, replace
 from aletheia.domain import hybrid
 from aletheia.search.query import query_terms
 from aletheia.search.semantic.model import SemanticSource
-from aletheia.storage.base import Fact, Memory, MemoryQuery, Order
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import Fact, Memory, MemoryQuery, Order, Store
 
 MAX_FACT_HITS = 5
 
@@ -38,7 +37,7 @@ class SearchResult:
 
 
 def search(
-    store: SqliteStore,
+    store: Store,
     request: SearchRequest,
     now: int,
     semantic: SemanticSource | None = None,
@@ -107,7 +106,7 @@ def _file_reason(request: SearchRequest) -> str:
     )
 
 
-def _empty_reason(store: SqliteStore, request: SearchRequest, query: MemoryQuery, now: int) -> str:
+def _empty_reason(store: Store, request: SearchRequest, query: MemoryQuery, now: int) -> str:
     if not store.has_memories(request.projects):
         if request.projects is None:
             return "There are no memories yet."
@@ -141,7 +140,7 @@ class Timeline:
 
 
 def find_anchor(
-    store: SqliteStore,
+    store: Store,
     anchor_id: int | None,
     query: str | None,
     projects: tuple[str, ...] | None,
@@ -163,7 +162,7 @@ def find_anchor(
 
 
 def timeline(
-    store: SqliteStore, anchor: Memory, neighbour_project: str | None, before: int, after: int
+    store: Store, anchor: Memory, neighbour_project: str | None, before: int, after: int
 ) -> Timeline:
     """The anchor with its neighbours in time, oldest first."""
     earlier = store.neighbours(anchor, neighbour_project, before, later=False) if before else []

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from aletheia.domain.redaction import redact_secrets
 from aletheia.errors import InvalidInputError, NotFoundError
-from aletheia.storage.base import Rule
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import Rule, Store
 from aletheia.timefmt import DAY_MS
 
 SCOPE_TIERS = ("everywhere", "project", "situation")
@@ -33,7 +32,7 @@ def rule_id(then: str, when: str, scope_tier: str, scope_name: str) -> str:
     return "r_" + digest.hexdigest()[:10]
 
 
-def add_rule(store: SqliteStore, item: RuleInput, now: int) -> tuple[Rule, bool]:
+def add_rule(store: Store, item: RuleInput, now: int) -> tuple[Rule, bool]:
     """Store the rule unless the identical one is there; unknown evidence is refused."""
     memory_ids = list(dict.fromkeys(item.evidence_memory_ids))
     fact_ids = list(dict.fromkeys(item.evidence_fact_ids))
@@ -61,12 +60,12 @@ def add_rule(store: SqliteStore, item: RuleInput, now: int) -> tuple[Rule, bool]
     return store.add_rule(rule)
 
 
-def confirm_rule(store: SqliteStore, rule_id: str, now: int) -> None:
+def confirm_rule(store: Store, rule_id: str, now: int) -> None:
     if not store.confirm_rule(rule_id, now):
         raise NotFoundError(f'No rule with id "{rule_id}".')
 
 
-def recheck_reason(store: SqliteStore, rule: Rule, now: int) -> str | None:
+def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:
     """Why an enabled rule should be looked at again, or None."""
     dismissed = sorted(store.dismissed_memory_ids(rule.evidence_memory_ids))
     if dismissed:

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 from aletheia.clock import Clock
 from aletheia.domain.redaction import redact_secrets
-from aletheia.storage.base import NewMemory
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import NewMemory, Store
 
 WORK_STATE_KIND = "work_state"
 
@@ -18,7 +17,7 @@ def list_key(name: str) -> str:
 
 
 def write_list(
-    store: SqliteStore, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
+    store: Store, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> int:
     """Replace the list's items; returns the list's memory id (stable across rewrites)."""
     text = _redacted_json(list(items))
@@ -56,7 +55,7 @@ def _redacted_json(items: list[object]) -> str:
     return paired
 
 
-def read_list(store: SqliteStore, *, project: str, name: str) -> str | None:
+def read_list(store: Store, *, project: str, name: str) -> str | None:
     """The list's items as compact JSON, or None when there is no such live list."""
     memory = store.find_memory(project, list_key(name))
     if memory is None or memory.kind != WORK_STATE_KIND or memory.dismissed_at is not None:

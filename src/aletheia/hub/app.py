@@ -26,6 +26,7 @@ from aletheia.server.guard import Guard, Refusal, make_policy, send_refusal
 from aletheia.server.http import McpEndpoint
 from aletheia.server.mcp import McpSession
 from aletheia.server.sessions import SessionStore
+from aletheia.server.wiring import sqlite_store
 from aletheia.storage.hub_rows import HubToken
 from aletheia.tools.app import AppContext
 
@@ -86,7 +87,7 @@ class TokenAuth:
         token = (
             None
             if secret is None
-            else await to_thread.run_sync(verify_token, self.hub.store, secret)
+            else await to_thread.run_sync(verify_token, sqlite_store(self.hub), secret)
         )
         if token is None:
             await self._audit(ANONYMOUS, "auth", "no token" if secret is None else "unknown token")
@@ -116,7 +117,7 @@ class TokenAuth:
         def write() -> None:
             with self.writes:
                 audit.record_event(
-                    self.hub.store,
+                    sqlite_store(self.hub),
                     at=self.hub.clock(),
                     actor=actor,
                     event=event,

@@ -15,6 +15,7 @@ from typing import Any
 from aletheia.hub import audit
 from aletheia.hub.tokens import can_write
 from aletheia.server.mcp import ToolGate
+from aletheia.server.wiring import sqlite_store
 from aletheia.storage.hub_rows import HubToken
 from aletheia.tools.app import AppContext
 from aletheia.tools.registry import WRITE_TOOLS, ToolResult, ToolSpec, call_tool
@@ -56,7 +57,7 @@ def make_gate(hub: AppContext, token: HubToken, writes: threading.Lock) -> ToolG
                 )
         with writes:
             audit.record_call(
-                app.store,
+                sqlite_store(app),
                 at=app.clock(),
                 actor=token.name,
                 tool=spec.name,

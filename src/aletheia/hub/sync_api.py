@@ -20,6 +20,7 @@ from starlette.routing import Route
 from aletheia.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia.hub import audit
 from aletheia.hub.tokens import can_write
+from aletheia.server.wiring import sqlite_store
 from aletheia.storage.hub_rows import HubToken
 from aletheia.sync.records import check_records
 from aletheia.tools.app import AppContext
@@ -69,7 +70,7 @@ class SyncApi:
     def _audit(self, token: HubToken, event: str, outcome: audit.Outcome, detail: str) -> None:
         with self.writes:
             audit.record_event(
-                self.hub.store,
+                sqlite_store(self.hub),
                 at=self.hub.clock(),
                 actor=token.name,
                 event=event,
@@ -102,7 +103,7 @@ class SyncApi:
         return await self._run(request, "sync-pull", self._pull)
 
     def _hello(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        hub_id = self.hub.store.sync_store_id()
+        hub_id = sqlite_store(self.hub).sync_store_id()
         if _store_id(body) == hub_id:
             raise InvalidInputError("This is the hub's own store; sync another store with it.")
         reply = {
@@ -122,7 +123,9 @@ class SyncApi:
     def _push(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         _store_id(body)
         records = check_records(body.get("records"), MAX_RECORDS)
-        stats = self.hub.store.apply_changes(records, projects=token.projects, now=self.hub.clock())
+        stats = sqlite_store(self.hub).apply_changes(
+            records, projects=token.projects, now=self.hub.clock()
+        )
         reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
         return reply, f"{len(records)} records"
 
@@ -132,7 +135,7 @@ class SyncApi:
         for name, value in (("cursor", cursor), ("limit", limit)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InvalidInputError(f"{name} must be a whole number.")
-        page = self.hub.store.export_changes(
+        page = sqlite_store(self.hub).export_changes(
             after=cursor,
             limit=max(1, min(limit, MAX_RECORDS)),
             max_bytes=MAX_PAGE_BYTES,

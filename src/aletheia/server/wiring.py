@@ -19,3 +19,14 @@ def open_app(settings: Settings) -> AppContext:
         caller=settings.tool or "mcp",
         semantic=open_semantic(settings.db_path) if semantic_enabled() else None,
     )
+
+
+def sqlite_store(app: AppContext) -> SqliteStore:
+    """The concrete store, for the SQLite-only admin features (export, sync, hub tokens).
+
+    Raises:
+        TypeError: the app runs on another kind of store.
+    """
+    if not isinstance(app.store, SqliteStore):
+        raise TypeError("This feature needs the SQLite store.")
+    return app.store

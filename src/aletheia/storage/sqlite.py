@@ -10,13 +10,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from aletheia.search.query import fts_match_expression
 from aletheia.search.rank import DAY_MS, DEFAULT_RANKING, Ranking
 from aletheia.search.text import index_text
 from aletheia.storage.base import (
     AuditEntry,
+    DismissTable,
     Fact,
     Memory,
     MemoryQuery,
@@ -32,7 +33,6 @@ from aletheia.storage.sync_export import ExportPage, export_page, store_id
 
 BUSY_TIMEOUT_MS = 30_000
 WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
-DismissTable = Literal["memories", "facts", "episodes"]
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
 _REQUEST_WINDOW = 200
 

@@ -8,7 +8,7 @@ from aletheia.clock import Clock
 from aletheia.errors import ForbiddenError, InvalidInputError
 from aletheia.projects import normalize_project
 from aletheia.search.semantic.model import SemanticSource
-from aletheia.storage.sqlite import SqliteStore
+from aletheia.storage.base import Store
 
 ALL_PROJECTS = "*"
 MAX_PROJECT_LENGTH = 200
@@ -18,7 +18,7 @@ MAX_PROJECT_LENGTH = 200
 class AppContext:
     """One caller's view of the store. ``allowed_projects`` None means every project."""
 
-    store: SqliteStore
+    store: Store
     clock: Clock
     default_project: str
     caller: str
