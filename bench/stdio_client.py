@@ -41,6 +41,8 @@ def server_env(data_dir: Path, cwd: Path) -> dict[str, str]:
         if not k.startswith("ALETHEIA_") and k != "PYTHONDONTWRITEBYTECODE"
     }
     env.update(ALETHEIA_DATA_DIR=str(data_dir), ALETHEIA_CWD=str(cwd), ALETHEIA_TOOL="bench")
+    if "ALETHEIA_SEMANTIC" in os.environ:  # the default is the core, lexical search
+        env["ALETHEIA_SEMANTIC"] = os.environ["ALETHEIA_SEMANTIC"]
     return env
 
 

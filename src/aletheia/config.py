@@ -26,10 +26,13 @@ class Settings:
 
 
 def semantic_enabled(env: Mapping[str, str] | None = None) -> bool:
-    """Whether search may use the semantic extra when it is installed (``ALETHEIA_SEMANTIC``:
-    ``off``, ``0``, ``false`` or ``no`` turn it off; default on)."""
+    """Whether search uses the semantic extra (``ALETHEIA_SEMANTIC=on``; off by default).
+
+    Opt-in because catching up on a large store embeds every memory in a background thread
+    that competes with the server for the CPU (and the GIL) until it is done.
+    """
     env = os.environ if env is None else env
-    return env.get("ALETHEIA_SEMANTIC", "").strip().lower() not in {"off", "0", "false", "no"}
+    return env.get("ALETHEIA_SEMANTIC", "").strip().lower() in {"on", "1", "true", "yes"}
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HEAVY = ("numpy", "torch", "onnxruntime", "aletheia.search.semantic.minilm")
 
 
@@ -66,7 +68,7 @@ def test_stdio_start_save_and_list_never_import_the_model(tmp_path: Path) -> Non
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "aletheia.server.stdio"],
         input=_requests(),
-        env=_env(tmp_path),
+        env=_env(tmp_path, ALETHEIA_SEMANTIC="on"),
         capture_output=True,
         timeout=60,
         check=False,
@@ -107,15 +109,17 @@ def test_without_the_extra_search_is_lexical_and_imports_nothing_of_it(tmp_path:
     assert out.stdout.strip().endswith("[]")
 
 
-def test_semantic_can_be_switched_off(tmp_path: Path) -> None:
+@pytest.mark.parametrize("setting", [None, "off", "no"])
+def test_semantic_is_off_unless_asked_for(tmp_path: Path, setting: str | None) -> None:
     script = (
         "from aletheia.config import load_settings\n"
         "from aletheia.server.wiring import open_app\n"
         "print(open_app(load_settings()).semantic)\n"
     )
+    extra = {} if setting is None else {"ALETHEIA_SEMANTIC": setting}
     out = subprocess.run(
         [sys.executable, "-c", script],
-        env=_env(tmp_path, ALETHEIA_SEMANTIC="off"),
+        env=_env(tmp_path, **extra),
         capture_output=True,
         text=True,
         timeout=60,
