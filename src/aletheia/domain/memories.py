@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aletheia.clock import Clock
 from aletheia.domain.redaction import redact_secrets
+from aletheia.errors import InvalidInputError
 from aletheia.storage.base import Memory, NewFact, NewMemory, Store
+from aletheia.timefmt import parse_instant
 
 MEMORY_TYPES = (
     "decision",
@@ -100,3 +103,33 @@ def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, 
 
 def _statement(fact: FactInput) -> str:
     return f"{fact.subject} {fact.predicate} {fact.object}"
+
+
+def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
+    """Facts as callers send them: ``{subject, predicate, object, valid_from?}`` or plain text.
+
+    Raises:
+        InvalidInputError: an entry is neither, or a part is missing or too long.
+    """
+    facts: list[FactInput | str] = []
+    for entry in raw:
+        if isinstance(entry, str) and entry.strip():
+            facts.append(entry.strip())
+            continue
+        if not isinstance(entry, dict):
+            raise InvalidInputError("each fact must be an object {subject, predicate, object}.")
+        parts = [entry.get(key) for key in ("subject", "predicate", "object")]
+        if not all(isinstance(part, str) and part.strip() for part in parts):
+            raise InvalidInputError("each fact needs subject, predicate and object as text.")
+        if any(len(str(part)) > 2000 for part in parts):
+            raise InvalidInputError("each part of a fact must be at most 2000 characters.")
+        valid_from = entry.get("valid_from")
+        facts.append(
+            FactInput(
+                subject=str(parts[0]).strip(),
+                predicate=str(parts[1]).strip(),
+                object=str(parts[2]).strip(),
+                valid_from=None if valid_from is None else parse_instant(valid_from, "valid_from"),
+            )
+        )
+    return facts

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,12 +25,12 @@ from aletheia.storage.base import (
     Rule,
     SessionRequest,
 )
+from aletheia.storage.connections import ThreadConnections
 from aletheia.storage.hub_rows import HubToken
 from aletheia.storage.migrate import migrate
 from aletheia.storage.sync_apply import ApplyStats, apply_records
 from aletheia.storage.sync_export import ExportPage, export_page, store_id
 
-BUSY_TIMEOUT_MS = 30_000
 WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
 _REQUEST_WINDOW = 200
@@ -105,59 +104,36 @@ def _in_clause(column: str, values: Sequence[object]) -> str:
     return f"{column} IN ({','.join('?' * len(values))})"
 
 
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    # A save dirties ~25 pages; checkpointing every 1000 (the default) costs two fsyncs
+    # per ~40 saves. The WAL is checkpointed and removed when the last connection closes.
+    conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+    conn.execute("PRAGMA foreign_keys = ON")
+
+
 class SqliteStore:
     """One SQLite file shared by every process on the machine."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        self._pool = ThreadConnections(path, _configure)
         migrate(self._conn)
 
     # -- connections and transactions -------------------------------------------------------
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self.path,
-                isolation_level=None,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                check_same_thread=False,
-            )
-            conn.row_factory = sqlite3.Row
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            # A save dirties ~25 pages; checkpointing every 1000 (the default) costs two fsyncs
-            # per ~40 saves. The WAL is checkpointed and removed when the last connection closes.
-            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            self._local.conn = conn
-            with self._lock:
-                self._connections.append(conn)
-        return conn
+        return self._pool.get()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._pool.write()
 
     def close(self) -> None:
-        with self._lock:
-            for conn in self._connections:
-                conn.close()
-            self._connections.clear()
-        self._local = threading.local()
+        self._pool.close()
 
     # -- memories ----------------------------------------------------------------------------
 

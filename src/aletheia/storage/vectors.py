@@ -7,13 +7,12 @@ never shares a transaction with a tool call. Writes are short ``BEGIN IMMEDIATE`
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-BUSY_TIMEOUT_MS = 30_000
+from aletheia.storage.connections import ThreadConnections
 
 
 @dataclass(frozen=True)
@@ -40,43 +39,17 @@ class VectorStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        self._pool = ThreadConnections(path)
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self.path,
-                isolation_level=None,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                check_same_thread=False,
-            )
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._local.conn = conn
-            with self._lock:
-                self._connections.append(conn)
-        return conn
+        return self._pool.get()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._pool.write()
 
     def close(self) -> None:
-        with self._lock:
-            for conn in self._connections:
-                conn.close()
-            self._connections.clear()
-        self._local = threading.local()
+        self._pool.close()
 
     def newest_memory_id(self) -> int:
         row = self._conn.execute("SELECT max(id) FROM memories").fetchone()

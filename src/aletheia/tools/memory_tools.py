@@ -96,38 +96,13 @@ def save_memory(app: AppContext, args: dict[str, Any]) -> str:
         title=title if title and title.strip() else None,
         type=args["type"],
         pinned=args["pinned"],
-        facts=_fact_inputs(args.get("facts", [])),
+        facts=memories.parse_fact_inputs(args.get("facts", [])),
         files=[path.strip() for path in args.get("files", []) if path.strip()],
     )
     memory, created = memories.save_memory(app.store, app.clock, item)
     if not created:
         return f"Already saved as #{memory.id}."
     return f"Saved as #{memory.id} in {memory.project}."
-
-
-def _fact_inputs(raw: list[Any]) -> list[memories.FactInput | str]:
-    facts: list[memories.FactInput | str] = []
-    for entry in raw:
-        if isinstance(entry, str) and entry.strip():
-            facts.append(entry.strip())
-            continue
-        if not isinstance(entry, dict):
-            raise InvalidInputError("each fact must be an object {subject, predicate, object}.")
-        parts = [entry.get(key) for key in ("subject", "predicate", "object")]
-        if not all(isinstance(part, str) and part.strip() for part in parts):
-            raise InvalidInputError("each fact needs subject, predicate and object as text.")
-        if any(len(str(part)) > 2000 for part in parts):
-            raise InvalidInputError("each part of a fact must be at most 2000 characters.")
-        valid_from = entry.get("valid_from")
-        facts.append(
-            memories.FactInput(
-                subject=str(parts[0]).strip(),
-                predicate=str(parts[1]).strip(),
-                object=str(parts[2]).strip(),
-                valid_from=None if valid_from is None else parse_instant(valid_from, "valid_from"),
-            )
-        )
-    return facts
 
 
 def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:

@@ -1,0 +1,61 @@
+"""One SQLite connection per thread on one file: short write transactions, closed together."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class ThreadConnections:
+    """Connections in autocommit mode, one per thread, each set up once by ``configure``."""
+
+    def __init__(
+        self, path: Path, configure: Callable[[sqlite3.Connection], None] | None = None
+    ) -> None:
+        self.path = path
+        self._configure = configure
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                check_same_thread=False,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if self._configure is not None:
+                self._configure(conn)
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
+        conn = self.get()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._local = threading.local()
