@@ -5,19 +5,25 @@ from __future__ import annotations
 from aletheia.clock import system_clock
 from aletheia.config import Settings, semantic_enabled
 from aletheia.projects import project_for_directory
-from aletheia.search.semantic.engine import open_semantic
+from aletheia.search.semantic.model import SemanticSource
 from aletheia.storage.sqlite import SqliteStore
 from aletheia.tools.app import AppContext
 
 
 def open_app(settings: Settings) -> AppContext:
     """Open (and migrate) the configured store for a local, all-projects caller."""
+    semantic: SemanticSource | None = None
+    if semantic_enabled():
+        # Imported only when asked for: the engine and the vector store stay off the start path.
+        from aletheia.search.semantic.engine import open_semantic
+
+        semantic = open_semantic(settings.db_path)
     return AppContext(
         store=SqliteStore(settings.db_path),
         clock=system_clock,
         default_project=project_for_directory(settings.cwd),
         caller=settings.tool or "mcp",
-        semantic=open_semantic(settings.db_path) if semantic_enabled() else None,
+        semantic=semantic,
     )
 
 
