@@ -10,49 +10,21 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
-import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import FrameType
-
-import uvicorn
 
 from aletheia import __version__
 from aletheia.config import load_settings, parse_port
 from aletheia.errors import InvalidInputError
 from aletheia.hub.app import create_hub_app
 from aletheia.hub.ratelimit import DEFAULT_PER_MINUTE, RateLimiter
+from aletheia.server.runner import run_until_signal, served_hosts
 from aletheia.server.wiring import open_app
 
 logger = logging.getLogger("aletheia")
 DEFAULT_HUB_PORT = 8787
-_WILDCARDS = ("0.0.0.0", "::", "")  # noqa: S104  (names, not a bind)
-
-
-def hub_url(host: str, port: int, tls: bool) -> str:
-    shown = f"[{host}]" if ":" in host else host
-    return f"{'https' if tls else 'http'}://{shown}:{port}"
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, announcing the real address once it accepts connections."""
-
-    def __init__(self, config: uvicorn.Config, url: str) -> None:
-        super().__init__(config)
-        self.url = url
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.started:
-            sys.stderr.write(f"aletheia-sync listening on {self.url} (MCP at {self.url}/mcp)\n")
-            sys.stderr.flush()
-
-
-def _ignore_signal(signum: int, frame: FrameType | None) -> None:
-    """uvicorn re-raises the signal it stopped on; by then the stop was already clean."""
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -117,36 +89,23 @@ def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
     """Run the hub until SIGINT or SIGTERM; returns the exit code."""
     settings = replace(load_settings(), db_path=hub_db)
     app = open_app(settings)
-    hosts = list(args.allow_host)
-    if args.host not in _WILDCARDS:
-        hosts.append(args.host)
+    hosts = served_hosts(args.host, args.allow_host)
     asgi = create_hub_app(
         replace(app, caller="hub"),
         limiter=RateLimiter(args.rate_limit),
         allowed_hosts=hosts,
         allowed_origins=args.allow_origin,
     )
-    config = uvicorn.Config(
-        asgi,
-        host=args.host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        server_header=False,
-        timeout_graceful_shutdown=5,
-        ssl_certfile=args.tls_cert,
-        ssl_keyfile=args.tls_key,
-    )
-    sock = config.bind_socket()
-    server = _Server(config, hub_url(args.host, sock.getsockname()[1], bool(args.tls_cert)))
-    previous = {sig: signal.signal(sig, _ignore_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        server.run(sockets=[sock])
+        run_until_signal(
+            asgi,
+            args.host,
+            port,
+            lambda url: f"aletheia-sync listening on {url} (MCP at {url}/mcp)",
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+        )
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        sock.close()
         app.store.close()
     return 0
 

@@ -9,54 +9,24 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from types import FrameType
-
-import uvicorn
 
 from aletheia import __version__
 from aletheia.config import HttpSettings, Settings, load_http_settings, load_settings, parse_port
 from aletheia.errors import InvalidInputError
 from aletheia.server.guard import is_loopback, make_policy
 from aletheia.server.http import create_app
+from aletheia.server.runner import run_until_signal, served_hosts
 from aletheia.server.wiring import open_app
 
 logger = logging.getLogger("aletheia")
-_WILDCARDS = ("0.0.0.0", "::", "")  # noqa: S104  (names, not a bind)
-
-
-def url_of(host: str, port: int) -> str:
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}"
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, announcing the real address once it accepts connections."""
-
-    def __init__(self, config: uvicorn.Config, url: str) -> None:
-        super().__init__(config)
-        self.url = url
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.started:
-            sys.stderr.write(f"Aletheia listening on {self.url}\n")
-            sys.stderr.flush()
-
-
-def _ignore_signal(signum: int, frame: FrameType | None) -> None:
-    """uvicorn re-raises the signal it stopped on; by then the stop was already clean."""
 
 
 def serve(settings: Settings, http: HttpSettings) -> int:
     """Run the server until SIGINT or SIGTERM; returns the exit code."""
-    allowed_hosts = list(http.allowed_hosts)
-    if http.host not in _WILDCARDS:
-        allowed_hosts.append(http.host)
+    allowed_hosts = served_hosts(http.host, http.allowed_hosts)
     if not is_loopback(http.host.strip("[]")) and http.api_key is None:
         logger.warning(
             "listening on %s without ALETHEIA_API_KEY: anyone who reaches it can read and write",
@@ -65,25 +35,9 @@ def serve(settings: Settings, http: HttpSettings) -> int:
     policy = make_policy(http.api_key, allowed_hosts, http.allowed_origins)
     app = open_app(settings)
     asgi = create_app(app, policy, fixed_caller=settings.tool)
-    config = uvicorn.Config(
-        asgi,
-        host=http.host,
-        port=http.port,
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        server_header=False,
-        timeout_graceful_shutdown=5,
-    )
-    sock = config.bind_socket()
-    server = _Server(config, url_of(http.host, sock.getsockname()[1]))
-    previous = {sig: signal.signal(sig, _ignore_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        server.run(sockets=[sock])
+        run_until_signal(asgi, http.host, http.port, lambda url: f"Aletheia listening on {url}")
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        sock.close()
         app.store.close()
     return 0
 
