@@ -65,9 +65,11 @@ def test_aletheia_port_sets_the_port_and_the_flag_wins_over_it(tmp_path: Path) -
     [
         (["--port", "http"], {}, "aletheia-server: --port must be a port number from 0 to 65535."),
         ([], {"ALETHEIA_PORT": "99999"}, "aletheia-server: ALETHEIA_PORT must be a port number"),
+        (["--workers", "0"], {}, "aletheia-server: --workers must be a whole number from 1 to 32."),
+        ([], {"ALETHEIA_WORKERS": "many"}, "aletheia-server: ALETHEIA_WORKERS must be a whole"),
     ],
 )
-def test_a_bad_port_is_refused_with_exit_code_2(
+def test_a_bad_port_or_worker_count_is_refused_with_exit_code_2(
     tmp_path: Path, args: list[str], env: dict[str, str], message: str
 ) -> None:
     done = subprocess.run(

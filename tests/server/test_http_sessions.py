@@ -1,63 +1,124 @@
-"""MCP sessions over HTTP: random ids, a cap, idle expiry and ending."""
+"""MCP sessions over HTTP: random ids stored hashed, owners, idle expiry, a cap, ending, and one
+table that every worker process of a server shares."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import multiprocessing
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
 
-from aletheia.server.mcp import McpSession
-from aletheia.server.sessions import SessionStore
-from aletheia.tools.app import AppContext
+import pytest
 
+from aletheia.server.sessions import SessionState, SessionStore
+from aletheia.storage.sqlite import SqliteStore
+from tests.conftest import FakeClock
 
-@dataclass
-class Ticker:
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def test_sessions_are_found_by_their_random_id(app: AppContext) -> None:
-    store = SessionStore()
-    first, second = McpSession(app=app), McpSession(app=app)
-    first_id, second_id = store.add(first), store.add(second)
-    assert first_id != second_id
-    assert len(first_id) == 32
-    assert store.get(first_id) is first
-    assert store.get(second_id) is second
-    assert store.get("f" * 32) is None
+STATE = SessionState("2025-11-25", "pytest")
+MINUTE_MS = 60_000
 
 
-def test_a_session_left_idle_too_long_expires(app: AppContext) -> None:
-    ticker = Ticker()
-    store = SessionStore(idle_seconds=60, monotonic=ticker)
-    kept, dropped = store.add(McpSession(app=app)), store.add(McpSession(app=app))
-    ticker.now += 50
-    assert store.get(kept) is not None  # use keeps it alive
-    ticker.now += 50
-    assert store.get(kept) is not None
-    assert store.get(dropped) is None
-    assert len(store) == 1
+@pytest.fixture
+def sessions(store: SqliteStore, clock: FakeClock) -> Iterator[SessionStore]:
+    opened = SessionStore(store.path, clock)
+    try:
+        yield opened
+    finally:
+        opened.close()
 
 
-def test_past_the_cap_the_least_recently_used_session_goes(app: AppContext) -> None:
-    ticker = Ticker()
-    store = SessionStore(max_sessions=2, monotonic=ticker)
-    oldest = store.add(McpSession(app=app))
-    ticker.now += 1
-    newer = store.add(McpSession(app=app))
-    ticker.now += 1
-    assert store.get(oldest) is not None  # now the most recently used
-    third = store.add(McpSession(app=app))
-    assert len(store) == 2
-    assert store.get(newer) is None
-    assert store.get(oldest) is not None
-    assert store.get(third) is not None
+def stored_columns(path: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT * FROM mcp_sessions").fetchall()
 
 
-def test_an_ended_session_is_gone(app: AppContext) -> None:
-    store = SessionStore()
-    session_id = store.add(McpSession(app=app))
-    assert store.end(session_id) is True
-    assert store.get(session_id) is None
-    assert store.end(session_id) is False
+def test_sessions_are_found_by_their_random_id_with_what_initialize_learned(
+    sessions: SessionStore,
+) -> None:
+    first = sessions.add("", STATE)
+    second = sessions.add("", SessionState("2025-06-18", None))
+    assert first != second
+    assert len(first) == 32 and int(first, 16) >= 0
+    assert sessions.get(first, "") == STATE
+    assert sessions.get(second, "") == SessionState("2025-06-18", None)
+    assert sessions.get("f" * 32, "") is None
+
+
+def test_only_a_hash_of_the_id_is_stored(sessions: SessionStore, store: SqliteStore) -> None:
+    session_id = sessions.add("", STATE)
+    rows = stored_columns(store.path)
+    assert len(rows) == 1
+    assert all(session_id not in str(value) for value in rows[0])
+
+
+def test_a_session_is_only_for_its_owner(sessions: SessionStore) -> None:
+    session_id = sessions.add("token-1", STATE)
+    assert sessions.get(session_id, "token-2") is None
+    assert sessions.end(session_id, "token-2") is False
+    assert sessions.get(session_id, "token-1") == STATE
+
+
+def test_a_session_left_idle_too_long_expires(store: SqliteStore, clock: FakeClock) -> None:
+    sessions = SessionStore(store.path, clock, idle_ms=10 * MINUTE_MS)
+    kept, dropped = sessions.add("", STATE), sessions.add("", STATE)
+    clock.advance(8 * MINUTE_MS)
+    assert sessions.get(kept, "") is not None  # use keeps it alive
+    clock.advance(8 * MINUTE_MS)
+    assert sessions.get(kept, "") is not None
+    assert sessions.get(dropped, "") is None
+    assert len(sessions) == 1
+    sessions.close()
+
+
+def test_past_the_cap_the_least_recently_used_session_goes(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    sessions = SessionStore(store.path, clock, max_sessions=2)
+    oldest = sessions.add("", STATE)
+    clock.advance(2 * MINUTE_MS)
+    newer = sessions.add("", STATE)
+    clock.advance(2 * MINUTE_MS)
+    assert sessions.get(oldest, "") is not None  # now the most recently used
+    third = sessions.add("", STATE)
+    assert len(sessions) == 2
+    assert sessions.get(newer, "") is None
+    assert sessions.get(oldest, "") is not None
+    assert sessions.get(third, "") is not None
+    sessions.close()
+
+
+def test_an_ended_session_is_gone(sessions: SessionStore) -> None:
+    session_id = sessions.add("", STATE)
+    assert sessions.end(session_id, "") is True
+    assert sessions.get(session_id, "") is None
+    assert sessions.end(session_id, "") is False
+
+
+def _begin_session(path: str, out: multiprocessing.Queue[str]) -> None:
+    sessions = SessionStore(Path(path), FakeClock())
+    out.put(sessions.add("", STATE))
+    sessions.close()
+
+
+def _end_session(path: str, session_id: str, out: multiprocessing.Queue[bool]) -> None:
+    sessions = SessionStore(Path(path), FakeClock())
+    out.put(sessions.end(session_id, ""))
+    sessions.close()
+
+
+def test_a_session_begun_in_one_process_is_used_and_ended_in_another(
+    sessions: SessionStore, store: SqliteStore
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    begun: multiprocessing.Queue[str] = context.Queue()
+    worker = context.Process(target=_begin_session, args=(str(store.path), begun))
+    worker.start()
+    session_id = begun.get(timeout=60)
+    worker.join(timeout=60)
+    assert sessions.get(session_id, "") == STATE
+    ended: multiprocessing.Queue[bool] = context.Queue()
+    worker = context.Process(target=_end_session, args=(str(store.path), session_id, ended))
+    worker.start()
+    assert ended.get(timeout=60) is True
+    worker.join(timeout=60)
+    assert sessions.get(session_id, "") is None

@@ -29,8 +29,17 @@ from aletheia.errors import InvalidInputError
     metavar="HOST",
     help="Also accept this Host header name, e.g. when binding 0.0.0.0 (repeatable).",
 )
+@click.option(
+    "--workers",
+    help="Worker processes sharing the port and the store."
+    "  [default: ALETHEIA_WORKERS, else 2 on 2+ cores]",
+)
 def serve(
-    host: str | None, port: str | None, origins: tuple[str, ...], hosts: tuple[str, ...]
+    host: str | None,
+    port: str | None,
+    origins: tuple[str, ...],
+    hosts: tuple[str, ...],
+    workers: str | None,
 ) -> None:
     """Serve MCP over HTTP at /mcp and the JSON API at /api/.
 
@@ -42,7 +51,7 @@ def serve(
     from aletheia.server.http_main import with_options
 
     try:
-        http = with_options(load_http_settings(), host, port, origins, hosts)
+        http = with_options(load_http_settings(), host, port, origins, hosts, workers)
     except InvalidInputError as error:
         raise click.UsageError(error.message) from None
     sys.exit(run_server(load_settings(), http))

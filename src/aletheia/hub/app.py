@@ -144,10 +144,11 @@ def hub_mcp_endpoint(hub: AppContext, writes: threading.Lock) -> McpEndpoint:
             gate=make_gate(hub, token, writes),
         )
 
-    def owns(request: Request, session: McpSession) -> bool:
-        return session.fixed_caller == _token_of(request).name
+    def owner_of(request: Request) -> str:
+        return str(_token_of(request).id)
 
-    return McpEndpoint(SessionStore(), new_session, owns)
+    sessions = SessionStore(sqlite_store(hub).path, hub.clock)
+    return McpEndpoint(sessions, new_session, owner_of)
 
 
 def create_hub_app(

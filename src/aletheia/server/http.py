@@ -23,6 +23,7 @@ from aletheia.server import api
 from aletheia.server.guard import Guard, GuardPolicy
 from aletheia.server.mcp import (
     INVALID_REQUEST,
+    LATEST_VERSION,
     PARSE_ERROR,
     SUPPORTED_VERSIONS,
     McpSession,
@@ -30,8 +31,9 @@ from aletheia.server.mcp import (
     error_response,
     handle_payload,
 )
-from aletheia.server.sessions import SessionStore
+from aletheia.server.sessions import SessionState, SessionStore
 from aletheia.server.stdio import parse_line
+from aletheia.server.wiring import sqlite_store
 from aletheia.tools.app import AppContext
 
 JSON_TYPE = "application/json"
@@ -101,35 +103,43 @@ def json_reply(
 
 
 SessionFactory = Callable[[Request], McpSession]
-SessionOwner = Callable[[Request, McpSession], bool]
+OwnerOf = Callable[[Request], str]
 
 
-def _anyone(request: Request, session: McpSession) -> bool:
-    return True
+def _nobody(request: Request) -> str:
+    return ""
+
+
+class _NoSession:
+    """What a request gets when its session is unknown, ended or someone else's."""
+
+
+_NO_SESSION = _NoSession()
 
 
 class McpEndpoint:
     """The ASGI app behind ``/mcp``: POST messages, DELETE to end a session, 405 otherwise.
 
     Args:
-        sessions: where live sessions are kept.
-        new_session: makes the session an initialize request starts (who calls, what they see).
-        owns: whether a request may use an existing session (a hub binds it to its token).
+        sessions: where sessions are kept (shared by every worker process).
+        new_session: makes the ``McpSession`` a request runs in (who calls, what they see).
+        owner_of: who a request acts for; only that owner may use a session it began (a hub
+            binds sessions to tokens; the local server has one owner).
     """
 
     def __init__(
-        self, sessions: SessionStore, new_session: SessionFactory, owns: SessionOwner = _anyone
+        self, sessions: SessionStore, new_session: SessionFactory, owner_of: OwnerOf = _nobody
     ) -> None:
         self.sessions = sessions
         self.new_session = new_session
-        self.owns = owns
+        self.owner_of = owner_of
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         if request.method == "POST":
             response = await self.post(request)
         elif request.method == "DELETE":
-            response = self.delete(request)
+            response = await self.delete(request)
         else:
             response = rpc_error(
                 405,
@@ -137,10 +147,6 @@ class McpEndpoint:
                 allow="POST, DELETE",
             )
         await response(scope, receive, send)
-
-    def _session(self, request: Request, session_id: str) -> McpSession | None:
-        found = self.sessions.get(session_id)
-        return found if found is not None and self.owns(request, found) else None
 
     async def post(self, request: Request) -> Response:
         refused = check_headers(request)
@@ -150,11 +156,8 @@ class McpEndpoint:
         if not ok:
             return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
         if is_initialize(payload):
-            session = self.new_session(request)
-            reply = await to_thread.run_sync(handle_payload, session, payload)
-            if isinstance(reply, dict) and "result" in reply:
-                return json_reply(reply, {SESSION_HEADER: self.sessions.add(session)})
-            return json_reply(reply)
+            reply, session_id = await to_thread.run_sync(self._initialize, request, payload)
+            return json_reply(reply, None if session_id is None else {SESSION_HEADER: session_id})
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return rpc_error(
@@ -162,20 +165,44 @@ class McpEndpoint:
                 "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
                 request_id=request_id_of(payload),
             )
-        found = self._session(request, session_id)
-        if found is None:
+        answer = await to_thread.run_sync(self._answer, request, session_id, payload)
+        if isinstance(answer, _NoSession):
             return rpc_error(
                 404,
                 "Session not found: it ended or expired; send initialize again.",
                 request_id=request_id_of(payload),
             )
-        return json_reply(await to_thread.run_sync(handle_payload, found, payload))
+        return json_reply(answer)
 
-    def delete(self, request: Request) -> Response:
+    def _initialize(
+        self, request: Request, payload: Any
+    ) -> tuple[Message | list[Message] | None, str | None]:
+        """Answer initialize; a session is kept only when it succeeded."""
+        session = self.new_session(request)
+        reply = handle_payload(session, payload)
+        if not (isinstance(reply, dict) and "result" in reply):
+            return reply, None
+        state = SessionState(session.protocol_version or LATEST_VERSION, session.client_name)
+        return reply, self.sessions.add(self.owner_of(request), state)
+
+    def _answer(
+        self, request: Request, session_id: str, payload: Any
+    ) -> Message | list[Message] | _NoSession | None:
+        state = self.sessions.get(session_id, self.owner_of(request))
+        if state is None:
+            return _NO_SESSION
+        session = self.new_session(request)
+        session.protocol_version = state.protocol_version
+        session.client_name = state.client_name
+        session.initialized = True
+        return handle_payload(session, payload)
+
+    async def delete(self, request: Request) -> Response:
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
-        if self._session(request, session_id) is None or not self.sessions.end(session_id):
+        ended = await to_thread.run_sync(self.sessions.end, session_id, self.owner_of(request))
+        if not ended:
             return rpc_error(404, "Session not found: it ended or expired.")
         return Response(status_code=204)
 
@@ -195,10 +222,10 @@ def create_app(
         policy: who may come in.
         fixed_caller: ``ALETHEIA_TOOL``; else each MCP session is named by its clientInfo.
         api_caller: the name JSON API writes are recorded under.
-        sessions: the MCP session store (a fresh one by default).
+        sessions: the MCP sessions (by default in the store's file, opened here).
     """
     endpoint = McpEndpoint(
-        sessions or SessionStore(),
+        sessions or SessionStore(sqlite_store(app).path, app.clock),
         new_session=lambda _request: McpSession(app=app, fixed_caller=fixed_caller),
     )
     routes = [

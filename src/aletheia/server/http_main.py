@@ -9,23 +9,37 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from aletheia import __version__
-from aletheia.config import HttpSettings, Settings, load_http_settings, load_settings, parse_port
+from aletheia.config import (
+    HttpSettings,
+    Settings,
+    load_http_settings,
+    load_settings,
+    parse_port,
+    parse_workers,
+)
 from aletheia.errors import InvalidInputError
 from aletheia.server.guard import is_loopback, make_policy
 from aletheia.server.http import create_app
-from aletheia.server.runner import run_until_signal, served_hosts
+from aletheia.server.runner import announce, bind, serve_on, served_hosts, url_of
+from aletheia.server.sessions import SessionStore
 from aletheia.server.wiring import open_app
+from aletheia.server.workers import WorkerPool
+from aletheia.storage.sqlite import SqliteStore
 
 logger = logging.getLogger("aletheia")
 
 
 def serve(settings: Settings, http: HttpSettings) -> int:
-    """Run the server until SIGINT or SIGTERM; returns the exit code."""
+    """Run the server until SIGINT or SIGTERM; returns the exit code.
+
+    With ``http.workers`` above 1, that many forked processes share the socket and the store.
+    """
     allowed_hosts = served_hosts(http.host, http.allowed_hosts)
     if not is_loopback(http.host.strip("[]")) and http.api_key is None:
         logger.warning(
@@ -33,13 +47,32 @@ def serve(settings: Settings, http: HttpSettings) -> int:
             http.host,
         )
     policy = make_policy(http.api_key, allowed_hosts, http.allowed_origins)
-    app = open_app(settings)
-    asgi = create_app(app, policy, fixed_caller=settings.tool)
+
+    def worker(sock: socket.socket, ready: Callable[[], None]) -> None:
+        app = open_app(settings)
+        sessions = SessionStore(settings.db_path, app.clock)
+        try:
+            serve_on(
+                create_app(app, policy, fixed_caller=settings.tool, sessions=sessions), sock, ready
+            )
+        finally:
+            sessions.close()
+            app.store.close()
+
+    sock = bind(http.host, http.port)
+    line = f"Aletheia listening on {url_of(http.host, sock.getsockname()[1])}"
     try:
-        run_until_signal(asgi, http.host, http.port, lambda url: f"Aletheia listening on {url}")
+        if http.workers == 1:
+            worker(sock, lambda: announce(line))
+            return 0
+        SqliteStore(settings.db_path).close()  # migrate once, before the workers open it
+        code = WorkerPool(sock, worker, http.workers).run(lambda: announce(line))
+        # Workers closing at the same moment each leave the WAL to the other; as the last
+        # connection, this one checkpoints it and removes it.
+        SqliteStore(settings.db_path).close()
+        return code
     finally:
-        app.store.close()
-    return 0
+        sock.close()
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -48,11 +81,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="Serve MCP over Streamable HTTP at /mcp and the JSON API at /api/.",
         epilog="Environment: ALETHEIA_PORT, ALETHEIA_API_KEY (bearer key for every request),"
         " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR, ALETHEIA_HUB_DB,"
-        " ALETHEIA_TOOL, ALETHEIA_CWD.",
+        " ALETHEIA_TOOL, ALETHEIA_CWD, ALETHEIA_WORKERS.",
     )
     parser.add_argument("--version", action="version", version=f"aletheia-server {__version__}")
     parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", help="port to bind; 0 takes a free one (default 8765)")
+    parser.add_argument(
+        "--workers",
+        help="worker processes sharing the port and the store (default 2 on 2+ cores, else 1)",
+    )
     parser.add_argument(
         "--allow-origin",
         action="append",
@@ -76,11 +113,13 @@ def with_options(
     port: str | None,
     origins: Sequence[str],
     hosts: Sequence[str],
+    workers: str | None = None,
 ) -> HttpSettings:
     """The environment's settings with command-line options on top.
 
     Raises:
-        InvalidInputError: the port is not a number from 0 to 65535.
+        InvalidInputError: the port is not a number from 0 to 65535, or the worker count is not
+            a whole number from 1 to 32.
     """
     return replace(
         http,
@@ -88,6 +127,7 @@ def with_options(
         port=http.port if port is None else parse_port(port, "--port"),
         allowed_origins=(*http.allowed_origins, *origins),
         allowed_hosts=(*http.allowed_hosts, *hosts),
+        workers=http.workers if workers is None else parse_workers(workers, "--workers"),
     )
 
 
@@ -97,7 +137,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     try:
         http = with_options(
-            load_http_settings(), args.host, args.port, args.allow_origin, args.allow_host
+            load_http_settings(),
+            args.host,
+            args.port,
+            args.allow_origin,
+            args.allow_host,
+            args.workers,
         )
     except InvalidInputError as error:
         sys.stderr.write(f"aletheia-server: {error.message}\n")

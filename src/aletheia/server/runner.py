@@ -27,35 +27,29 @@ def served_hosts(host: str, extra: Iterable[str]) -> list[str]:
     return hosts
 
 
-class _AnnouncingServer(uvicorn.Server):
-    """uvicorn's server, printing one line on stderr once it accepts connections."""
+TlsFiles = tuple[str | None, str | None]
+NO_TLS: TlsFiles = (None, None)
 
-    def __init__(self, config: uvicorn.Config, line: str) -> None:
+
+class _ReadyServer(uvicorn.Server):
+    """uvicorn's server, calling ``on_ready`` once it accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
         super().__init__(config)
-        self.line = line
+        self.on_ready = on_ready
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:
-            sys.stderr.write(self.line + "\n")
-            sys.stderr.flush()
+            self.on_ready()
 
 
 def _ignore_signal(signum: int, frame: FrameType | None) -> None:
     """uvicorn re-raises the signal it stopped on; by then the stop was already clean."""
 
 
-def run_until_signal(
-    asgi: ASGIApp,
-    host: str,
-    port: int,
-    announce: Callable[[str], str],
-    *,
-    tls_cert: str | None = None,
-    tls_key: str | None = None,
-) -> None:
-    """Serve until SIGINT or SIGTERM; ``announce(url)`` is the ready line (port 0 resolved)."""
-    config = uvicorn.Config(
+def _config(asgi: ASGIApp | str, host: str, port: int, tls: TlsFiles) -> uvicorn.Config:
+    return uvicorn.Config(
         asgi,
         host=host,
         port=port,
@@ -64,16 +58,50 @@ def run_until_signal(
         lifespan="off",
         server_header=False,
         timeout_graceful_shutdown=5,
-        ssl_certfile=tls_cert,
-        ssl_keyfile=tls_key,
+        ssl_certfile=tls[0],
+        ssl_keyfile=tls[1],
     )
-    sock = config.bind_socket()
-    url = url_of(host, sock.getsockname()[1], tls=tls_cert is not None)
-    server = _AnnouncingServer(config, announce(url))
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0 takes a free one)."""
+    return _config("unused", host, port, NO_TLS).bind_socket()
+
+
+def serve_on(
+    asgi: ASGIApp, sock: socket.socket, on_ready: Callable[[], None], tls: TlsFiles = NO_TLS
+) -> None:
+    """Serve ``asgi`` on a bound socket until SIGINT or SIGTERM."""
+    host, port = sock.getsockname()[:2]
+    server = _ReadyServer(_config(asgi, host, port, tls), on_ready)
     previous = {sig: signal.signal(sig, _ignore_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.run(sockets=[sock])
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def announce(line: str) -> None:
+    """Print the ready line on stderr at once."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def run_until_signal(
+    asgi: ASGIApp,
+    host: str,
+    port: int,
+    ready_line: Callable[[str], str],
+    *,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+) -> None:
+    """Serve until SIGINT or SIGTERM; ``ready_line(url)`` is printed once connections are taken
+    (port 0 resolved)."""
+    sock = bind(host, port)
+    url = url_of(host, sock.getsockname()[1], tls=tls_cert is not None)
+    try:
+        serve_on(asgi, sock, lambda: announce(ready_line(url)), (tls_cert, tls_key))
+    finally:
         sock.close()

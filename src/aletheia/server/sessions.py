@@ -1,77 +1,93 @@
-"""MCP sessions of the HTTP transport: one ``McpSession`` per ``Mcp-Session-Id``, in memory.
+"""MCP sessions of the HTTP transport: ids given at initialize, kept in the store's file.
 
-The store is capped and forgets sessions left idle too long. It is used from the event loop's
-thread only, so it needs no lock.
+Every worker process of a server reads the same table, so a session begun on one worker goes on
+and ends on any other. What a session holds is fixed at initialize (the negotiated version and
+the client's name) plus who owns it; the ``McpSession`` of each request is rebuilt from that.
+Sessions left idle too long expire; past a cap the least recently used one goes (use is
+recorded once a minute at most, so "least recently" is to the minute).
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
-import time
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from aletheia.server.mcp import McpSession
+from aletheia.clock import Clock
+from aletheia.storage.mcp_sessions import SessionRow, SessionRows
 
 MAX_SESSIONS = 1000
-IDLE_SECONDS = 24 * 3600.0
+IDLE_MS = 24 * 3600 * 1000
+# Use is written back at most this often per session: a write per request would cost more
+# than the request itself, and expiry is counted in hours.
+TOUCH_EVERY_MS = 60 * 1000
 
 
-@dataclass
-class _Entry:
-    session: McpSession
-    last_used: float
+@dataclass(frozen=True)
+class SessionState:
+    """What a live session remembers between requests."""
+
+    protocol_version: str
+    client_name: str | None
+
+
+def _hash(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class SessionStore:
-    """Sessions by id, least recently used first; ids are 128-bit random hex."""
+    """Sessions by 128-bit random hex id, each bound to an owner.
+
+    Args:
+        path: the store's SQLite file (already migrated).
+        clock: milliseconds now; idle expiry is measured with it.
+    """
 
     def __init__(
         self,
+        path: Path,
+        clock: Clock,
         *,
         max_sessions: int = MAX_SESSIONS,
-        idle_seconds: float = IDLE_SECONDS,
-        monotonic: Callable[[], float] = time.monotonic,
+        idle_ms: int = IDLE_MS,
     ) -> None:
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._rows = SessionRows(path)
+        self._clock = clock
         self._max = max_sessions
-        self._idle = idle_seconds
-        self._monotonic = monotonic
+        self._idle = idle_ms
+        self._touch_every = min(TOUCH_EVERY_MS, idle_ms // 10)
+
+    def close(self) -> None:
+        self._rows.close()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._rows.count()
 
-    def add(self, session: McpSession) -> str:
-        """Keep a new session; past the cap the least recently used one is dropped."""
-        now = self._monotonic()
-        self._drop_expired(now)
-        while len(self._entries) >= self._max:
-            self._entries.popitem(last=False)
+    def add(self, owner: str, state: SessionState) -> str:
+        """Keep a new session and return its id."""
+        now = self._clock()
         session_id = secrets.token_hex(16)
-        self._entries[session_id] = _Entry(session, now)
+        row = SessionRow(owner, state.protocol_version, state.client_name, now)
+        self._rows.insert(
+            _hash(session_id), row, expired_before=now - self._idle, keep_at_most=self._max
+        )
         return session_id
 
-    def get(self, session_id: str) -> McpSession | None:
-        """The live session with this id (now marked as used), or None."""
-        entry = self._entries.get(session_id)
-        if entry is None:
+    def get(self, session_id: str, owner: str) -> SessionState | None:
+        """The live session with this id when ``owner`` may use it, else None."""
+        id_hash = _hash(session_id)
+        row = self._rows.find(id_hash)
+        if row is None or row.owner != owner:
             return None
-        now = self._monotonic()
-        if now - entry.last_used > self._idle:
-            del self._entries[session_id]
+        now = self._clock()
+        if now - row.last_used_at > self._idle:
+            self._rows.delete(id_hash)
             return None
-        entry.last_used = now
-        self._entries.move_to_end(session_id)
-        return entry.session
+        if now - row.last_used_at >= self._touch_every:
+            self._rows.touch(id_hash, now)
+        return SessionState(row.protocol_version, row.client_name)
 
-    def end(self, session_id: str) -> bool:
-        """Forget a session; False when there was no such live session."""
-        return self.get(session_id) is not None and self._entries.pop(session_id) is not None
-
-    def _drop_expired(self, now: float) -> None:
-        while self._entries:
-            first = next(iter(self._entries.values()))
-            if now - first.last_used <= self._idle:
-                return
-            self._entries.popitem(last=False)
+    def end(self, session_id: str, owner: str) -> bool:
+        """End a session; False when ``owner`` has no such live session."""
+        return self.get(session_id, owner) is not None and self._rows.delete(_hash(session_id))

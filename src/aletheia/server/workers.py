@@ -1,0 +1,177 @@
+"""Several worker processes serving one listening socket, and the parent that minds them.
+
+One Python process runs one search at a time under the GIL, so ``aletheia-server`` forks workers
+that share the bound socket (the kernel hands each new connection to one of them) and the store's
+file (sessions included, see ``sessions.py``). The parent only supervises: it prints the ready
+line once every worker accepts connections, starts a new worker when one dies, and on SIGINT or
+SIGTERM stops them all. Workers stop by themselves if the parent is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from types import FrameType
+
+logger = logging.getLogger("aletheia")
+
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+RESTART_DELAY_S = 1.0
+_POLL_S = 0.1
+
+# A worker: serves on the socket until told to stop, calling ready() once it takes connections.
+Worker = Callable[[socket.socket, Callable[[], None]], None]
+
+
+class WorkerPool:
+    """The parent's view of its workers: fork, wait for readiness, supervise, stop."""
+
+    def __init__(self, sock: socket.socket, worker: Worker, count: int) -> None:
+        self.sock = sock
+        self.worker = worker
+        self.count = count
+        self.live: set[int] = set()
+        self.stopping = False
+        self.pid = os.getpid()
+
+    def run(self, on_ready: Callable[[], None]) -> int:
+        """Serve until SIGINT or SIGTERM; returns the exit code (1 if a worker failed to start)."""
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in _STOP_SIGNALS}
+        read_end, write_end = os.pipe()
+        try:
+            for _ in range(self.count):
+                self._fork(write_end)
+            started = self._wait_ready(read_end)
+            os.close(write_end)
+            os.close(read_end)
+            if started and not self.stopping:
+                on_ready()
+                self._supervise()
+            self.stop()
+            self._reap_all(deadline=time.monotonic() + STOP_TIMEOUT_S)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return 0 if started else 1
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        self.stopping = True
+        for pid in self.live:
+            _kill(pid, sig)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != self.pid:
+            os._exit(1)  # a worker signalled before it set its own handlers: just stop
+        self.stop()
+
+    def _fork(self, ready_fd: int | None) -> None:
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_run_child(self.worker, self.sock, parent, ready_fd))
+        self.live.add(pid)
+
+    def _wait_ready(self, read_end: int) -> bool:
+        """Whether every worker said it is ready before one died or the time ran out."""
+        ready, deadline = 0, time.monotonic() + START_TIMEOUT_S
+        while ready < self.count and not self.stopping:
+            if time.monotonic() > deadline:
+                logger.error("the worker processes did not start within %.0f s", START_TIMEOUT_S)
+                return False
+            readable, _, _ = select.select([read_end], [], [], _POLL_S)
+            if readable:
+                ready += len(os.read(read_end, self.count))
+            exited = self._reap_one()
+            if exited is not None:
+                logger.error("a worker process failed to start (%s)", exited)
+                return False
+        return ready == self.count or self.stopping  # a stop while starting is not a failure
+
+    def _supervise(self) -> None:
+        """Reap workers; replace the ones that die while serving; after a stop, wait for all."""
+        while not self.stopping:
+            exited = self._reap_one()
+            if exited is None:
+                time.sleep(_POLL_S)
+                continue
+            if self.stopping:
+                break  # it stopped because it was told to
+            logger.warning("a worker process ended (%s); starting another", exited)
+            time.sleep(RESTART_DELAY_S)
+            if not self.stopping:
+                self._fork(None)
+
+    def _reap_one(self) -> str | None:
+        """How one ended worker ended, or None when all are still running."""
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid == 0:
+            return None
+        self.live.discard(pid)
+        return _exit_text(status)
+
+    def _reap_all(self, deadline: float) -> None:
+        while self.live:
+            if time.monotonic() > deadline:
+                self.stop(signal.SIGKILL)
+                deadline = float("inf")
+            if self._reap_one() is None:
+                time.sleep(_POLL_S / 2)
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _kill(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def _exit_text(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def _run_child(worker: Worker, sock: socket.socket, parent: int, ready_fd: int | None) -> int:
+    """The body of a forked worker; returns its exit code (it never returns to the caller)."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    _exit_with_parent(parent)
+
+    def ready() -> None:
+        if ready_fd is not None:
+            os.write(ready_fd, b"r")
+
+    code = 0
+    try:
+        worker(sock, ready)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Stop this worker cleanly once its parent is gone (killed with SIGKILL, say)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="aletheia-parent-watch", daemon=True).start()
