@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -37,6 +38,8 @@ class ThreadConnections:
             if self._configure is not None:
                 self._configure(conn)
             self._local.conn = conn
+            self._local.memo = {}
+            self._local.stamp = None
             with self._lock:
                 self._connections.append(conn)
         return conn
@@ -45,13 +48,32 @@ class ThreadConnections:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
         conn = self.get()
+        memo: dict[Any, Any] = self._local.memo
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        else:
+            conn.execute("COMMIT")
+        finally:
+            memo.clear()  # a write may change what it holds, even one that changes no row
+
+    def memo(self) -> dict[Any, Any]:
+        """A dict for values read from this thread's connection, emptied when they may be stale.
+
+        That is whenever the database may have changed since the last call: another connection
+        (of this process or another) committed, which ``PRAGMA data_version`` tells, or this
+        connection changed rows (which that pragma does not count).
+        """
+        conn = self.get()
+        stamp = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        if stamp != self._local.stamp:
+            self._local.memo.clear()
+            self._local.stamp = stamp
+        memo: dict[Any, Any] = self._local.memo
+        return memo
 
     def close(self) -> None:
         with self._lock:
