@@ -6,11 +6,12 @@ from __future__ import annotations
 import multiprocessing
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from aletheia.server.sessions import SessionState, SessionStore
+from aletheia.server.sessions import Lookup, SessionState, SessionStore
 from aletheia.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 
@@ -84,6 +85,34 @@ def test_past_the_cap_the_least_recently_used_session_goes(
     assert sessions.get(newer, "") is None
     assert sessions.get(oldest, "") is not None
     assert sessions.get(third, "") is not None
+    sessions.close()
+
+
+def last_used(path: Path) -> list[object]:
+    with closing(sqlite3.connect(path)) as conn:
+        return [row[0] for row in conn.execute("SELECT last_used_at FROM mcp_sessions")]
+
+
+def test_peek_reads_without_writing_and_says_when_get_would_write(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    sessions = SessionStore(store.path, clock, idle_ms=10 * MINUTE_MS)
+    session_id, begun = sessions.add("", STATE), clock.now
+    assert sessions.peek(session_id, "").state == STATE
+    assert not sessions.peek(session_id, "").write_due
+    clock.advance(MINUTE_MS)
+    assert sessions.peek(session_id, "").write_due  # a use to record
+    assert last_used(store.path) == [begun]
+    assert sessions.get(session_id, "") == STATE
+    assert last_used(store.path) == [clock.now]
+    assert not sessions.peek(session_id, "").write_due
+    clock.advance(11 * MINUTE_MS)
+    assert sessions.peek(session_id, "") == Lookup(None, write_due=True)  # expired, still kept
+    assert len(sessions) == 1
+    assert sessions.get(session_id, "") is None
+    assert len(sessions) == 0
+    assert sessions.peek(session_id, "") == Lookup(None, write_due=False)
+    assert sessions.peek(sessions.add("", STATE), "someone else") == Lookup(None, False)
     sessions.close()
 
 

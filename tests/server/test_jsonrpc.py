@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from aletheia import __version__
-from aletheia.server.mcp import McpSession, handle_payload
+from aletheia.server.mcp import McpSession, handle_payload, only_reads
 from aletheia.server.stdio import serve
 from aletheia.tools.app import AppContext
 
@@ -585,3 +585,42 @@ def test_a_deeply_nested_tool_call_line_is_a_tool_error_and_the_loop_goes_on(ses
         "isError": True,
     }
     assert replies[1]["result"] == {}
+
+
+def _call(name: Any, request_id: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name}}
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        _call("search"),
+        _call("session_start_context"),
+        [_call("search", 1), _call("get_observations", 2), {"jsonrpc": "2.0", "method": "x"}],
+    ],
+)
+def test_pings_lists_and_read_only_tool_calls_only_read(payload: Any) -> None:
+    assert only_reads(payload)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        _call("save_memory"),
+        _call("work_state_write"),
+        [_call("search", 1), _call("dismiss", 2)],
+        _call("no_such_tool"),
+        _call(["search"]),
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ["search"]},
+        {"jsonrpc": "2.0", "id": 1, "method": "resources/list"},
+        [],
+        "ping",
+        None,
+    ],
+)
+def test_writes_and_anything_unknown_count_as_writes(payload: Any) -> None:
+    assert not only_reads(payload)

@@ -30,6 +30,7 @@ from aletheia.server.mcp import (
     Message,
     error_response,
     handle_payload,
+    only_reads,
 )
 from aletheia.server.sessions import SessionState, SessionStore
 from aletheia.server.stdio import parse_line
@@ -115,6 +116,14 @@ class _NoSession:
 
 
 _NO_SESSION = _NoSession()
+_Answer = Message | list[Message] | _NoSession | None
+
+
+class _InAThread:
+    """What the event loop gets when an answer must be worked out in a thread."""
+
+
+_IN_A_THREAD = _InAThread()
 
 
 class McpEndpoint:
@@ -125,14 +134,25 @@ class McpEndpoint:
         new_session: makes the ``McpSession`` a request runs in (who calls, what they see).
         owner_of: who a request acts for; only that owner may use a session it began (a hub
             binds sessions to tokens; the local server has one owner).
+        reads_inline: answer messages that only read (``only_reads``) on the event loop, when
+            their session needs no write either. A read takes about a millisecond of CPU and
+            SQLite readers never wait in WAL mode, so a thread hop would cost more than it
+            saves. False when the sessions' tool calls write something of their own (the
+            hub's audit rows) or may run long.
     """
 
     def __init__(
-        self, sessions: SessionStore, new_session: SessionFactory, owner_of: OwnerOf = _nobody
+        self,
+        sessions: SessionStore,
+        new_session: SessionFactory,
+        owner_of: OwnerOf = _nobody,
+        *,
+        reads_inline: bool = False,
     ) -> None:
         self.sessions = sessions
         self.new_session = new_session
         self.owner_of = owner_of
+        self.reads_inline = reads_inline
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -165,7 +185,9 @@ class McpEndpoint:
                 "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
                 request_id=request_id_of(payload),
             )
-        answer = await to_thread.run_sync(self._answer, request, session_id, payload)
+        answer = self._answer_inline(request, session_id, payload)
+        if isinstance(answer, _InAThread):
+            answer = await to_thread.run_sync(self._answer, request, session_id, payload)
         if isinstance(answer, _NoSession):
             return rpc_error(
                 404,
@@ -185,10 +207,22 @@ class McpEndpoint:
         state = SessionState(session.protocol_version or LATEST_VERSION, session.client_name)
         return reply, self.sessions.add(self.owner_of(request), state)
 
-    def _answer(
+    def _answer_inline(
         self, request: Request, session_id: str, payload: Any
-    ) -> Message | list[Message] | _NoSession | None:
+    ) -> _Answer | _InAThread:
+        """The answer when it may be given on the event loop, else ``_IN_A_THREAD``."""
+        if not (self.reads_inline and only_reads(payload)):
+            return _IN_A_THREAD
+        found = self.sessions.peek(session_id, self.owner_of(request))
+        if found.write_due:
+            return _IN_A_THREAD
+        return self._answer_in(found.state, request, payload)
+
+    def _answer(self, request: Request, session_id: str, payload: Any) -> _Answer:
         state = self.sessions.get(session_id, self.owner_of(request))
+        return self._answer_in(state, request, payload)
+
+    def _answer_in(self, state: SessionState | None, request: Request, payload: Any) -> _Answer:
         if state is None:
             return _NO_SESSION
         session = self.new_session(request)
@@ -225,8 +259,10 @@ def create_app(
         sessions: the MCP sessions (by default in the store's file, opened here).
     """
     endpoint = McpEndpoint(
-        sessions or SessionStore(sqlite_store(app).path, app.clock),
+        sessions if sessions is not None else SessionStore(sqlite_store(app).path, app.clock),
         new_session=lambda _request: McpSession(app=app, fixed_caller=fixed_caller),
+        # Semantic search embeds the query first: milliseconds that must not stall the loop.
+        reads_inline=app.semantic is None,
     )
     routes = [
         Route("/mcp", endpoint=endpoint),

@@ -75,6 +75,26 @@ def handle_payload(session: McpSession, payload: Any) -> Message | list[Message]
     return handle_message(session, payload)
 
 
+def only_reads(payload: Any) -> bool:
+    """Whether answering ``payload`` reads the store and never writes it: notifications, pings,
+    tool lists and calls of read-only tools, or a batch of nothing else. Anything other counts
+    as a write, to be safe."""
+    messages = payload if isinstance(payload, list) else [payload]
+    return bool(messages) and all(_only_reads(message) for message in messages)
+
+
+def _only_reads(message: Any) -> bool:
+    if not isinstance(message, dict):
+        return False
+    method = message.get("method")
+    if method in ("ping", "tools/list") or ("id" not in message and isinstance(method, str)):
+        return True
+    params = message.get("params")
+    name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
+    spec = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
+    return spec is not None and spec.read_only
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 

@@ -32,6 +32,15 @@ class SessionState:
     client_name: str | None
 
 
+@dataclass(frozen=True)
+class Lookup:
+    """A session as read, without writing: ``write_due`` when ``get`` would write (record the
+    use, or remove the session that just expired)."""
+
+    state: SessionState | None
+    write_due: bool
+
+
 def _hash(session_id: str) -> str:
     return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -76,17 +85,24 @@ class SessionStore:
 
     def get(self, session_id: str, owner: str) -> SessionState | None:
         """The live session with this id when ``owner`` may use it, else None."""
-        id_hash = _hash(session_id)
-        row = self._rows.find(id_hash)
+        found = self.peek(session_id, owner)
+        if found.write_due:
+            if found.state is None:
+                self._rows.delete(_hash(session_id))
+            else:
+                self._rows.touch(_hash(session_id), self._clock())
+        return found.state
+
+    def peek(self, session_id: str, owner: str) -> Lookup:
+        """What ``get`` answers, read only: it never waits for the file's write lock."""
+        row = self._rows.find(_hash(session_id))
         if row is None or row.owner != owner:
-            return None
-        now = self._clock()
-        if now - row.last_used_at > self._idle:
-            self._rows.delete(id_hash)
-            return None
-        if now - row.last_used_at >= self._touch_every:
-            self._rows.touch(id_hash, now)
-        return SessionState(row.protocol_version, row.client_name)
+            return Lookup(None, write_due=False)
+        idle = self._clock() - row.last_used_at
+        if idle > self._idle:
+            return Lookup(None, write_due=True)
+        state = SessionState(row.protocol_version, row.client_name)
+        return Lookup(state, write_due=idle >= self._touch_every)
 
     def end(self, session_id: str, owner: str) -> bool:
         """End a session; False when ``owner`` has no such live session."""
