@@ -3,16 +3,24 @@ the parent prints the ready line, replaces a dead worker and stops them all."""
 
 from __future__ import annotations
 
+import contextlib
+import http.client
+import json
 import os
 import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.http_server import RunningServer, running_server
+from tests.e2e.http_server import (
+    MCP_HEADERS,
+    Reply,
+    RunningServer,
+    initialize_message,
+    running_server,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -53,38 +61,93 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-@contextmanager
-def only(server: RunningServer, worker: int) -> Iterator[None]:
-    """Freeze every other worker, so that new connections can only reach ``worker``."""
-    frozen = children_of(server.process.pid) - {worker}
-    for pid in frozen:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        yield
-    finally:
-        for pid in frozen:
-            os.kill(pid, signal.SIGCONT)
+def socket_inode(server_port: int, client_port: int) -> str:
+    """The inode of the server's end of the loopback connection from ``client_port``."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text(encoding="utf-8").splitlines()[1:]:
+            fields = line.split()
+            local, remote = fields[1], fields[2]
+            if int(local.rsplit(":", 1)[1], 16) == server_port and (
+                int(remote.rsplit(":", 1)[1], 16) == client_port
+            ):
+                return fields[9]
+    raise AssertionError(f"no connection from port {client_port}")
+
+
+def worker_of(server: RunningServer, conn: http.client.HTTPConnection) -> int:
+    """The worker process that serves this (open, already used) connection."""
+    assert conn.sock is not None
+    wanted = f"socket:[{socket_inode(server.port, conn.sock.getsockname()[1])}]"
+    for pid in children_of(server.process.pid):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if os.readlink(fd) == wanted:
+                    return pid
+    raise AssertionError("no worker holds the connection")
+
+
+def post(conn: http.client.HTTPConnection, message: Any, session: str | None = None) -> Reply:
+    """One POST to /mcp on a kept-alive connection."""
+    headers = dict(MCP_HEADERS, **({"Mcp-Session-Id": session} if session else {}))
+    conn.request("POST", "/mcp", json.dumps(message), headers)
+    response = conn.getresponse()
+    found = {name.lower(): value for name, value in response.getheaders()}
+    return Reply(response.status, found, response.read())
+
+
+def connect(server: RunningServer) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT_S)
 
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+
+def tool_call(name: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+
+
+@needs_proc
+def test_connections_are_handed_to_the_workers_in_turn(tmp_path: Path) -> None:
+    with running_server(tmp_path, args=("--port", "0", "--workers", "3")) as server:
+        conns = [connect(server) for _ in range(9)]
+        try:
+            for conn in conns:  # all at once, as a burst of clients would
+                conn.connect()
+            for conn in conns:
+                assert post(conn, initialize_message()).status == 200
+            holders = [worker_of(server, conn) for conn in conns]
+            workers = children_of(server.process.pid)
+        finally:
+            for conn in conns:
+                conn.close()
+    assert sorted(holders[:3]) == sorted(workers)
+    assert holders == holders[:3] * 3
 
 
 @needs_proc
 def test_two_workers_share_sessions_and_the_store(tmp_path: Path) -> None:
     with running_server(tmp_path, args=("--port", "0", "--workers", "2")) as server:
-        first, second = sorted(children_of(server.process.pid))
-        with only(server, first):
-            session = server.initialize()
-            saved = server.call_tool(session, "save_memory", {"text": "workers share one store"})
-            assert saved["isError"] is False
-        with only(server, second):
-            found = server.call_tool(session, "search", {"query": "workers share"})
-            assert "workers share one store" in found["content"][0]["text"]
-            ended = server.request("DELETE", "/mcp", headers={"Mcp-Session-Id": session})
+        first, second = connect(server), connect(server)
+        try:
+            begun = post(first, initialize_message())
+            session = begun.header("mcp-session-id")
+            assert begun.status == 200 and session
+            assert post(second, PING, session).status == 200
+            assert worker_of(server, first) != worker_of(server, second)
+            saved = post(second, tool_call("save_memory", text="workers share one store"), session)
+            assert saved.json()["result"]["isError"] is False
+            found = post(first, tool_call("search", query="workers share"), session)
+            assert "workers share one store" in found.json()["result"]["content"][0]["text"]
+            first.request("DELETE", "/mcp", headers={"Mcp-Session-Id": session})
+            ended = first.getresponse()
+            ended.read()
             assert ended.status == 204
-        with only(server, first):
-            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-            assert server.post_mcp(ping, session).status == 404
+            assert post(second, PING, session).status == 404
+        finally:
+            first.close()
+            second.close()
 
 
 @needs_proc

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from starlette.types import ASGIApp
+
 from aletheia import __version__
 from aletheia.config import (
     HttpSettings,
@@ -26,7 +28,14 @@ from aletheia.config import (
 from aletheia.errors import InvalidInputError
 from aletheia.server.guard import is_loopback, make_policy
 from aletheia.server.http import create_app
-from aletheia.server.runner import announce, bind, serve_on, served_hosts, url_of
+from aletheia.server.runner import (
+    announce,
+    bind,
+    serve_handed,
+    serve_on,
+    served_hosts,
+    url_of,
+)
 from aletheia.server.sessions import SessionStore
 from aletheia.server.wiring import open_app
 from aletheia.server.workers import WorkerPool
@@ -38,7 +47,8 @@ logger = logging.getLogger("aletheia")
 def serve(settings: Settings, http: HttpSettings) -> int:
     """Run the server until SIGINT or SIGTERM; returns the exit code.
 
-    With ``http.workers`` above 1, that many forked processes share the socket and the store.
+    With ``http.workers`` above 1, that many forked processes share the store, and this one
+    hands them the connections it accepts.
     """
     allowed_hosts = served_hosts(http.host, http.allowed_hosts)
     if not is_loopback(http.host.strip("[]")) and http.api_key is None:
@@ -48,22 +58,23 @@ def serve(settings: Settings, http: HttpSettings) -> int:
         )
     policy = make_policy(http.api_key, allowed_hosts, http.allowed_origins)
 
-    def worker(sock: socket.socket, ready: Callable[[], None]) -> None:
+    def run_app(serve: Callable[[ASGIApp], None]) -> None:
         app = open_app(settings)
         sessions = SessionStore(settings.db_path, app.clock)
         try:
-            serve_on(
-                create_app(app, policy, fixed_caller=settings.tool, sessions=sessions), sock, ready
-            )
+            serve(create_app(app, policy, fixed_caller=settings.tool, sessions=sessions))
         finally:
             sessions.close()
             app.store.close()
+
+    def worker(channel: socket.socket, ready: Callable[[], None]) -> None:
+        run_app(lambda asgi: serve_handed(asgi, channel, ready))
 
     sock = bind(http.host, http.port)
     line = f"Aletheia listening on {url_of(http.host, sock.getsockname()[1])}"
     try:
         if http.workers == 1:
-            worker(sock, lambda: announce(line))
+            run_app(lambda asgi: serve_on(asgi, sock, lambda: announce(line)))
             return 0
         SqliteStore(settings.db_path).close()  # migrate once, before the workers open it
         code = WorkerPool(sock, worker, http.workers).run(lambda: announce(line))

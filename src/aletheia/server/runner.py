@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import signal
 import socket
 import sys
@@ -10,6 +12,8 @@ from types import FrameType
 
 import uvicorn
 from starlette.types import ASGIApp
+
+logger = logging.getLogger("aletheia")
 
 WILDCARDS = ("0.0.0.0", "::", "")  # noqa: S104  (names, not a bind)
 
@@ -44,6 +48,67 @@ class _ReadyServer(uvicorn.Server):
             self.on_ready()
 
 
+class _HandedServer(uvicorn.Server):
+    """uvicorn's server without a socket of its own: it serves the connections whose file
+    descriptors arrive on ``channel``, one per byte, from the process that accepted them."""
+
+    def __init__(
+        self, config: uvicorn.Config, on_ready: Callable[[], None], channel: socket.socket
+    ) -> None:
+        super().__init__(config)
+        self.on_ready = on_ready
+        self.channel = channel
+        self.handing: set[asyncio.Task[None]] = set()  # connections being wired to a protocol
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup([])  # no listener: connections come over the channel
+        if self.started:
+            self.channel.setblocking(False)
+            asyncio.get_running_loop().add_reader(self.channel.fileno(), self._take)
+            self.on_ready()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        asyncio.get_running_loop().remove_reader(self.channel.fileno())
+        await super().shutdown(sockets)
+
+    def _take(self) -> None:
+        """Serve every connection waiting on the channel; stop when its other end is gone."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                data, fds, _, _ = socket.recv_fds(self.channel, 1, 1)
+            except BlockingIOError:
+                return
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                loop.remove_reader(self.channel.fileno())
+                self.should_exit = True
+                return
+            for fd in fds:
+                task = loop.create_task(self._serve_connection(socket.socket(fileno=fd)))
+                self.handing.add(task)
+                task.add_done_callback(self.handing.discard)
+
+    async def _serve_connection(self, conn: socket.socket) -> None:
+        conn.setblocking(False)
+        if conn.family in (socket.AF_INET, socket.AF_INET6):
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            await asyncio.get_running_loop().connect_accepted_socket(
+                self._new_protocol, conn, ssl=self.config.ssl
+            )
+        except OSError:
+            logger.debug("a handed-over connection closed before it was served", exc_info=True)
+            conn.close()
+
+    def _new_protocol(self) -> asyncio.Protocol:
+        """What uvicorn's own listener makes for each connection it accepts."""
+        return self.config.http_protocol_class(  # type: ignore[call-arg]
+            config=self.config, server_state=self.server_state, app_state=self.lifespan.state
+        )
+
+
 def _ignore_signal(signum: int, frame: FrameType | None) -> None:
     """uvicorn re-raises the signal it stopped on; by then the stop was already clean."""
 
@@ -73,10 +138,19 @@ def serve_on(
 ) -> None:
     """Serve ``asgi`` on a bound socket until SIGINT or SIGTERM."""
     host, port = sock.getsockname()[:2]
-    server = _ReadyServer(_config(asgi, host, port, tls), on_ready)
+    _run(_ReadyServer(_config(asgi, host, port, tls), on_ready), [sock])
+
+
+def serve_handed(asgi: ASGIApp, channel: socket.socket, on_ready: Callable[[], None]) -> None:
+    """Serve ``asgi`` on the connections handed over ``channel`` until SIGINT or SIGTERM, or
+    until the channel's other end closes."""
+    _run(_HandedServer(_config(asgi, "127.0.0.1", 0, NO_TLS), on_ready, channel), None)
+
+
+def _run(server: uvicorn.Server, sockets: list[socket.socket] | None) -> None:
     previous = {sig: signal.signal(sig, _ignore_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        server.run(sockets=[sock])
+        server.run(sockets=sockets)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -1,10 +1,11 @@
-"""Several worker processes serving one listening socket, and the parent that minds them.
+"""Several worker processes serving one port, and the parent that accepts and minds them.
 
 One Python process runs one search at a time under the GIL, so ``aletheia-server`` forks workers
-that share the bound socket (the kernel hands each new connection to one of them) and the store's
-file (sessions included, see ``sessions.py``). The parent only supervises: it prints the ready
-line once every worker accepts connections, starts a new worker when one dies, and on SIGINT or
-SIGTERM stops them all. Workers stop by themselves if the parent is killed.
+that share the store's file (sessions included, see ``sessions.py``). The parent accepts each
+connection and hands it to the workers in turn, over a Unix socket per worker: left to the
+kernel, a burst of connections all goes to whichever worker wakes first, and the others idle.
+The parent also prints the ready line once every worker serves, starts a new worker when one
+dies, and on SIGINT or SIGTERM stops them all. Workers stop by themselves if the parent is killed.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ logger = logging.getLogger("aletheia")
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
 RESTART_DELAY_S = 1.0
+BACKLOG = 2048  # uvicorn's
 _POLL_S = 0.1
 
-# A worker: serves on the socket until told to stop, calling ready() once it takes connections.
+# A worker: serves the connections handed over its channel (a Unix socket, one connection's file
+# descriptor per byte) until told to stop, calling ready() once it takes connections.
 Worker = Callable[[socket.socket, Callable[[], None]], None]
 
 
@@ -41,12 +44,16 @@ class WorkerPool:
         self.worker = worker
         self.count = count
         self.live: set[int] = set()
+        self.channels: dict[int, socket.socket] = {}  # the parent's end, by worker pid
+        self.turn = 0
         self.stopping = False
         self.pid = os.getpid()
 
     def run(self, on_ready: Callable[[], None]) -> int:
         """Serve until SIGINT or SIGTERM; returns the exit code (1 if a worker failed to start)."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _STOP_SIGNALS}
+        self.sock.listen(BACKLOG)
+        self.sock.setblocking(False)
         read_end, write_end = os.pipe()
         try:
             for _ in range(self.count):
@@ -60,6 +67,8 @@ class WorkerPool:
             self.stop()
             self._reap_all(deadline=time.monotonic() + STOP_TIMEOUT_S)
         finally:
+            for channel in self.channels.values():
+                channel.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         return 0 if started else 1
@@ -76,10 +85,43 @@ class WorkerPool:
 
     def _fork(self, ready_fd: int | None) -> None:
         parent = os.getpid()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
-            os._exit(_run_child(self.worker, self.sock, parent, ready_fd))
+            for inherited in (self.sock, ours, *self.channels.values()):
+                inherited.close()
+            os._exit(_run_child(self.worker, theirs, parent, ready_fd))
+        theirs.close()
+        ours.setblocking(False)
+        self.channels[pid] = ours
         self.live.add(pid)
+
+    def _accept_waiting(self) -> None:
+        """Hand every connection waiting on the port to the next worker in turn."""
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:  # out of file descriptors, say: let the clients wait
+                logger.warning("could not accept a connection: %s", error)
+                time.sleep(_POLL_S)
+                return
+            with conn:
+                self._hand_over(conn)
+
+    def _hand_over(self, conn: socket.socket) -> None:
+        """Send ``conn`` to a worker; skip one that is gone or whose channel is full."""
+        pids = sorted(self.channels)
+        for _ in pids:
+            pid = pids[self.turn % len(pids)]
+            self.turn += 1
+            try:
+                socket.send_fds(self.channels[pid], [b"c"], [conn.fileno()])
+                return
+            except OSError:
+                continue
+        logger.warning("no worker could take a connection; it was closed")
 
     def _wait_ready(self, read_end: int) -> bool:
         """Whether every worker said it is ready before one died or the time ran out."""
@@ -98,17 +140,18 @@ class WorkerPool:
         return ready == self.count or self.stopping  # a stop while starting is not a failure
 
     def _supervise(self) -> None:
-        """Reap workers; replace the ones that die while serving; after a stop, wait for all."""
+        """Accept and hand over connections; replace the workers that die, after a pause."""
+        restarts: list[float] = []  # when to start each replacement
         while not self.stopping:
+            readable, _, _ = select.select([self.sock], [], [], _POLL_S)
+            if readable:
+                self._accept_waiting()
             exited = self._reap_one()
-            if exited is None:
-                time.sleep(_POLL_S)
-                continue
-            if self.stopping:
-                break  # it stopped because it was told to
-            logger.warning("a worker process ended (%s); starting another", exited)
-            time.sleep(RESTART_DELAY_S)
-            if not self.stopping:
+            if exited is not None and not self.stopping:
+                logger.warning("a worker process ended (%s); starting another", exited)
+                restarts.append(time.monotonic() + RESTART_DELAY_S)
+            while restarts and restarts[0] <= time.monotonic() and not self.stopping:
+                restarts.pop(0)
                 self._fork(None)
 
     def _reap_one(self) -> str | None:
@@ -120,6 +163,9 @@ class WorkerPool:
         if pid == 0:
             return None
         self.live.discard(pid)
+        channel = self.channels.pop(pid, None)
+        if channel is not None:
+            channel.close()
         return _exit_text(status)
 
     def _reap_all(self, deadline: float) -> None:
@@ -145,7 +191,7 @@ def _exit_text(status: int) -> str:
     return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
-def _run_child(worker: Worker, sock: socket.socket, parent: int, ready_fd: int | None) -> int:
+def _run_child(worker: Worker, channel: socket.socket, parent: int, ready_fd: int | None) -> int:
     """The body of a forked worker; returns its exit code (it never returns to the caller)."""
     for sig in _STOP_SIGNALS:
         signal.signal(sig, signal.SIG_DFL)
@@ -157,7 +203,7 @@ def _run_child(worker: Worker, sock: socket.socket, parent: int, ready_fd: int |
 
     code = 0
     try:
-        worker(sock, ready)
+        worker(channel, ready)
     except BaseException:
         traceback.print_exc()
         code = 1
