@@ -1,18 +1,19 @@
 """tools/call search over Streamable HTTP on loopback: 8 concurrent clients, 10,000 memories.
 
 Builds a 10,000-memory store, starts the real ``aletheia-server`` on a free 127.0.0.1 port, and
-has 8 client threads (one keep-alive connection and one MCP session each) call ``search`` with
-varied queries for a fixed time. Prints calls/s and p50/p95 latency against the targets, and
+has 8 clients (one keep-alive connection and one MCP session each, on one asyncio loop) call
+``search`` with varied queries for a fixed time. Prints calls/s and p50/p95 latency against the
+targets, and
 for information the same clients doing ``ping`` (the transport alone) and the search tool
 called in process on one thread (the tool alone).
 
-    .venv/bin/python bench/http_bench.py [--memories N] [--clients N] [--seconds S]
+    .venv/bin/python bench/http_bench.py [--memories N] [--clients N] [--seconds S] [--workers N]
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
+import asyncio
 import json
 import os
 import re
@@ -41,17 +42,20 @@ TARGET_P50_MS = 5.0
 WARMUP_S = 1.0
 START_TIMEOUT_S = 30.0
 LISTENING = re.compile(r"Aletheia listening on http://([^:\s]+):(\d+)")
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+HEADERS = "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
 
 
-def start_server(data_dir: Path, cwd: Path) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(
+    data_dir: Path, cwd: Path, workers: int | None
+) -> tuple[subprocess.Popen[bytes], int]:
     """The real server on a free port; returns the process and the port it printed."""
     script = Path(sys.executable).parent / "aletheia-server"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
     env.update(ALETHEIA_DATA_DIR=str(data_dir), ALETHEIA_CWD=str(cwd), ALETHEIA_TOOL="bench")
-    process = subprocess.Popen(
-        [str(script), "--port", "0"], env=env, cwd=cwd, stderr=subprocess.PIPE
-    )
+    argv = [str(script), "--port", "0"]
+    if workers is not None:
+        argv += ["--workers", str(workers)]
+    process = subprocess.Popen(argv, env=env, cwd=cwd, stderr=subprocess.PIPE)
     assert process.stderr is not None
     deadline = time.monotonic() + START_TIMEOUT_S
     seen = b""
@@ -69,15 +73,41 @@ def start_server(data_dir: Path, cwd: Path) -> tuple[subprocess.Popen[bytes], in
     raise SystemExit(f"aletheia-server did not start: {seen.decode(errors='replace')}")
 
 
-def post(
-    conn: http.client.HTTPConnection, body: dict[str, Any], session: str | None
-) -> tuple[int, str | None, bytes]:
-    headers = dict(HEADERS)
-    if session is not None:
-        headers["Mcp-Session-Id"] = session
-    conn.request("POST", "/mcp", json.dumps(body), headers)
-    response = conn.getresponse()
-    return response.status, response.getheader("Mcp-Session-Id"), response.read()
+class Connection:
+    """One keep-alive HTTP/1.1 connection, spoken directly on an asyncio stream.
+
+    A load generator on the same two cores as the server takes CPU from it; this one spends a
+    fraction of ``http.client``'s per call (its share is printed as "client CPU per call").
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int):
+        self.reader, self.writer = reader, writer
+        self.head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{HEADERS}"
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        return cls(reader, writer, port)
+
+    async def post(
+        self, body: dict[str, Any], session: str | None
+    ) -> tuple[int, str | None, bytes]:
+        """(status, Mcp-Session-Id, body) of one POST to /mcp."""
+        data = json.dumps(body).encode()
+        extra = "" if session is None else f"Mcp-Session-Id: {session}\r\n"
+        head = f"{self.head}{extra}Content-Length: {len(data)}\r\n\r\n"
+        self.writer.write(head.encode() + data)
+        status_line, *lines = (await self.reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
+        headers = dict(line.lower().split(": ", 1) for line in lines if line)
+        length = int(headers["content-length"])  # the server sends every body with a length
+        return (
+            int(status_line.split()[1]),
+            headers.get("mcp-session-id"),
+            (await self.reader.readexactly(length)),
+        )
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 @dataclass
@@ -105,20 +135,20 @@ class Client:
         expected = b'"result":{}' if self.method == "ping" else b'"isError":false'
         return status == 200 and expected in body
 
-    def run(self, start: float, stop: float) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+    async def run(self, start: float, stop: float) -> None:
+        conn = await Connection.open(self.port)
         init = {
             "jsonrpc": "2.0",
             "id": 0,
             "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "bench"}},
         }
-        _, session, _ = post(conn, init, None)
-        post(conn, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        _, session, _ = await conn.post(init, None)
+        await conn.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         index = 0
         while (now := time.perf_counter()) < stop:
             index += 1
-            status, _, body = post(conn, self.message(index), session)
+            status, _, body = await conn.post(self.message(index), session)
             took = time.perf_counter() - now
             if not self.ok(status, body):
                 self.errors += 1
@@ -127,26 +157,62 @@ class Client:
         conn.close()
 
 
+async def run_clients(clients: list[Client], start: float, stop: float) -> None:
+    await asyncio.gather(*(client.run(start, stop) for client in clients))
+
+
 @dataclass(frozen=True)
 class Run:
     calls: int
     seconds: float
     latencies: list[float]
     errors: int
+    server_cpu_s: float | None = None  # CPU the server's processes used while measured
+    client_cpu_s: float | None = None  # CPU this process (the 8 clients) used while measured
 
 
-def measure(port: int, clients: int, seconds: float, method: str) -> Run:
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU of a process and its children so far, from /proc (None elsewhere)."""
+    pids = [pid, *children_of(pid)]
+    total = 0.0
+    try:
+        for each in pids:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    return total
+
+
+def children_of(pid: int) -> list[int]:
+    try:
+        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(child) for child in found]
+
+
+def measure(server: int, port: int, clients: int, seconds: float, method: str) -> Run:
     words = queries(200)
     workers = [Client(port, words[i::clients] or words, method) for i in range(clients)]
     begin = time.perf_counter()
     start, stop = begin + WARMUP_S, begin + WARMUP_S + seconds
-    threads = [threading.Thread(target=w.run, args=(start, stop)) for w in workers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=seconds + 60)
+    thread = threading.Thread(target=asyncio.run, args=(run_clients(workers, start, stop),))
+    thread.start()
+    time.sleep(max(0.0, start - time.perf_counter()))
+    cpu_before, client_before = cpu_seconds(server), process_cpu_seconds()
+    time.sleep(max(0.0, stop - time.perf_counter()))
+    cpu_after, client_after = cpu_seconds(server), process_cpu_seconds()
+    thread.join(timeout=seconds + 60)
     latencies = sorted(t for w in workers for t in w.latencies)
-    return Run(len(latencies), seconds, latencies, sum(w.errors for w in workers))
+    used = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+    errors = sum(w.errors for w in workers)
+    return Run(len(latencies), seconds, latencies, errors, used, client_after - client_before)
+
+
+def process_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
 def in_process(data: Path, count: int = 200) -> Run:
@@ -179,12 +245,19 @@ def rows(bench: str, run: Run, targets: bool) -> list[tuple[str, str, str, str, 
 
     rate_target = f">= {TARGET_CALLS_PER_S:,.0f}" if targets else "-"
     p50_target = f"<= {TARGET_P50_MS:.0f} ms" if targets else "-"
-    return [
+    found = [
         (bench, "calls/s", f"{rate:,.0f}", rate_target, judged(rate >= TARGET_CALLS_PER_S)),
         (bench, "p50 latency", f"{p50:.2f} ms", p50_target, judged(p50 <= TARGET_P50_MS)),
         (bench, "p95 latency", f"{p95:.2f} ms", "-", "-"),
         (bench, "mean latency", f"{mean:.2f} ms", "-", "-"),
     ]
+    if run.server_cpu_s is not None and run.calls:
+        per_call = run.server_cpu_s / run.calls * 1000
+        found.append((bench, "server CPU per call", f"{per_call:.2f} ms", "-", "-"))
+    if run.client_cpu_s is not None and run.calls:
+        per_call = run.client_cpu_s / run.calls * 1000
+        found.append((bench, "client CPU per call", f"{per_call:.2f} ms", "-", "-"))
+    return found
 
 
 def table(scale: str, found: list[tuple[str, str, str, str, str]]) -> str:
@@ -198,6 +271,9 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--workers", type=int, help="server worker processes (default: the server's own)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="aletheia-http-bench-") as folder:
         data, cwd = Path(folder) / "data", Path(folder) / "shop"
@@ -206,14 +282,18 @@ def main() -> int:
         build_store(data / DB_FILE_NAME, "shop", args.memories)
         print(f"built {args.memories:,} memories in {time.perf_counter() - built:.1f} s")
         direct = in_process(data)
-        process, port = start_server(data, cwd)
+        process, port = start_server(data, cwd, args.workers)
+        workers = len(children_of(process.pid)) or 1
         try:
-            search = measure(port, args.clients, args.seconds, "tools/call")
-            ping = measure(port, args.clients, args.seconds, "ping")
+            search = measure(process.pid, port, args.clients, args.seconds, "tools/call")
+            ping = measure(process.pid, port, args.clients, args.seconds, "ping")
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=15)
-    scale = f"{args.memories:,} memories, {args.clients} clients, {args.seconds:.0f} s"
+    scale = (
+        f"{args.memories:,} memories, {args.clients} clients, {workers} server workers,"
+        f" {args.seconds:.0f} s"
+    )
     found = rows("http tools/call search", search, True)
     found += rows("http ping (transport only)", ping, False)
     found += rows("search in process, 1 thread (no transport)", direct, False)
