@@ -1,10 +1,11 @@
 """Builds a large, realistic store quickly through the store's own write path.
 
-Memories go through ``SqliteStore``'s insert-and-index code (the code ``add_memory`` runs), many
-to a transaction, so the FTS index, the file index and every table index are written exactly as
-in production; only the per-call transaction is amortised. Episodes, requests, rules, lists and
-dismissals go through the public store methods. No hand-written SQL. The builder's own connection
-skips fsync (``synchronous = OFF``): the file is a throwaway, and the layout is the same.
+Memories go through ``SqliteStore``'s insert-and-index code (the code ``add_memory`` runs), one
+to a transaction as saves come, so the FTS index (whose b-trees follow the transactions), the
+file index and every table index are laid out as in production. Episodes, requests, rules,
+lists and dismissals go through the public store methods. No hand-written SQL. The builder's own
+connection skips fsync (``synchronous = OFF``): the file is a throwaway, and the layout is the
+same.
 
 Shape: memories over a year (70% in the measured project), a pinned one in 700, a fact in 20,
 a session (episode) per 8 memories with 4 user requests each, 25 rules, 5 work-state lists and a
@@ -24,7 +25,7 @@ from aletheia.storage.base import AuditEntry, NewFact, NewMemory, Rule
 from aletheia.storage.sqlite import SqliteStore
 from corpus import SEED, NoteWriter, component, identifier
 
-BATCH = 2_000
+BATCH = 1  # memories per transaction: one, as each save_memory
 DAY_MS = 86_400_000
 OTHER_PROJECTS = ("billing", "infra", "mobile")
 TARGET_SHARE = 0.7  # the rest is spread over OTHER_PROJECTS

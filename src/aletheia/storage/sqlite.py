@@ -6,7 +6,7 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 from aletheia.search.query import fts_match_expression
 from aletheia.search.rank import DAY_MS, DEFAULT_RANKING, Ranking
 from aletheia.search.text import index_text
+from aletheia.storage import full_text
 from aletheia.storage.base import (
     AuditEntry,
     DismissTable,
@@ -142,8 +143,12 @@ class SqliteStore:
     def _conn(self) -> sqlite3.Connection:
         return self._pool.get()
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._pool.write()
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; the full-text index's upkeep runs in it before the commit."""
+        with self._pool.write() as conn:
+            yield conn
+            full_text.tidy(conn)
 
     def close(self) -> None:
         self._pool.close()
@@ -213,6 +218,7 @@ class SqliteStore:
                 index_text("\n".join(new.files)),
             ),
         )
+        full_text.note_indexed(conn)
         conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
         conn.executemany(
             "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
@@ -532,10 +538,7 @@ class SqliteStore:
             conn.execute(
                 "UPDATE facts SET superseded_by = ? WHERE id = ?", (fact_id, current["id"])
             )
-        conn.execute(
-            "INSERT INTO fact_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
-            (fact_id, index_text(new.subject), index_text(new.predicate), index_text(new.object)),
-        )
+        full_text.index_fact(conn, fact_id, new.subject, new.predicate, new.object)
         return _fact(conn.execute("SELECT * FROM facts WHERE id = ?", (fact_id,)).fetchone()), True
 
     def get_fact(self, fact_id: int) -> Fact | None:
@@ -864,14 +867,8 @@ class SqliteStore:
             )
             self._index_memory(conn, record["id"], memory)
         elif table == "facts":
-            conn.execute(
-                "INSERT INTO fact_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
-                (
-                    record["id"],
-                    index_text(record["subject"]),
-                    index_text(record["predicate"]),
-                    index_text(record["object"]),
-                ),
+            full_text.index_fact(
+                conn, record["id"], record["subject"], record["predicate"], record["object"]
             )
 
     def open_episode(self, uid: str, project: str, tool: str, at: int) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aletheia.errors import ForbiddenError
-from aletheia.search.text import index_text
+from aletheia.storage import full_text
 from aletheia.storage.base import NewMemory
 from aletheia.storage.sync_export import Record, read_items, record_project
 
@@ -374,11 +374,7 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
             (*values, fact_id),
         )
         conn.execute("DELETE FROM fact_fts WHERE rowid = ?", (fact_id,))
-    conn.execute(
-        "INSERT INTO fact_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
-        (fact_id, index_text(data["subject"]), index_text(data["predicate"]),
-         index_text(data["object"])),
-    )  # fmt: skip
+    full_text.index_fact(conn, fact_id, data["subject"], data["predicate"], data["object"])
     waiting = [("superseded_by", superseded_uid)] if superseded_uid and not superseded_id else []
     if data["memory"] and memory_id is None:
         waiting.append(("memory", data["memory"]))

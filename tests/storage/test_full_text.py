@@ -1,0 +1,129 @@
+"""The full-text index stays in few b-trees: each write merges a little, and the whole index is
+merged into one once enough memories were indexed since the last full merge. Merging changes
+no search result."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from aletheia.search.query import query_terms
+from aletheia.storage import full_text
+from aletheia.storage.base import MemoryQuery
+from aletheia.storage.sqlite import SqliteStore
+from tests.conftest import ToolCaller
+from tests.storage.test_match_counts import NOW, _memory
+
+_STRUCTURE_ROWID = 10  # FTS5 keeps the list of its b-trees in this row of %_data
+_STRUCTURE_V2 = b"\xff\x00\x00\x01"
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """SQLite's varint at ``at``: (value, next position)."""
+    value = 0
+    for step in range(9):
+        byte = data[at + step]
+        if step == 8:
+            return (value << 8) | byte, at + 9
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + step + 1
+    raise AssertionError("unreachable")
+
+
+def btree_count(path: Path, index: str = "memory_fts") -> int:
+    """How many b-trees (segments) the index is made of, read from its structure record."""
+    with closing(sqlite3.connect(path)) as conn:
+        (record,) = conn.execute(
+            f"SELECT block FROM {index}_data WHERE id = ?", (_STRUCTURE_ROWID,)
+        ).fetchone()
+    at = 4  # the cookie
+    if record[at : at + 4] == _STRUCTURE_V2:
+        at += 4
+    _levels, at = _varint(record, at)
+    segments, _ = _varint(record, at)
+    return segments
+
+
+def upkeep(path: Path) -> tuple[int, int]:
+    with closing(sqlite3.connect(path)) as conn:
+        row = conn.execute("SELECT changes, merged_rows FROM fts_upkeep").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def search_ids(store: SqliteStore, text: str) -> list[int]:
+    query = MemoryQuery(terms=tuple(query_terms(text)), projects=("shop",), limit=50)
+    return store.rank_memory_ids(query, NOW)
+
+
+def test_a_store_written_one_memory_at_a_time_is_merged_into_one_btree(
+    store: SqliteStore,
+) -> None:
+    for n in range(full_text.MIN_CHANGES - 1):
+        store.add_memory(_memory(f"release {n} of the billing service"))
+    assert upkeep(store.path) == (full_text.MIN_CHANGES - 1, 0)
+    store.add_memory(_memory("the last release before the merge"))
+    assert btree_count(store.path) == 1
+    assert upkeep(store.path) == (0, full_text.MIN_CHANGES)
+
+
+def test_merges_come_rarer_as_the_store_grows(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(full_text, "MIN_CHANGES", 4)
+    merged_at: list[int] = []
+    for n in range(1, 201):
+        store.add_memory(_memory(f"note number {n}"))
+        if upkeep(store.path)[0] == 0:
+            merged_at.append(n)
+    assert merged_at[0] == 4
+    for earlier, later in itertools.pairwise(merged_at):
+        assert later - earlier == max(4, earlier // full_text.SHARE)
+    assert merged_at[-1] > 150
+
+
+def test_a_merge_rolls_back_with_the_write_that_began_it(store: SqliteStore) -> None:
+    for n in range(full_text.MIN_CHANGES - 1):
+        store.add_memory(_memory(f"kept {n}"))
+    with pytest.raises(RuntimeError), store._write() as conn:
+        store._insert_memory(conn, _memory("rolled back"))
+        raise RuntimeError("the write fails after indexing")
+    assert upkeep(store.path) == (full_text.MIN_CHANGES - 1, 0)
+    assert search_ids(store, "rolled back") == []
+
+
+def test_between_full_merges_each_write_merges_a_little(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(full_text, "MIN_CHANGES", 10**6)
+    counts = []
+    for n in range(300):
+        store.add_memory(_memory(f"saved alone {n}"))
+        counts.append(btree_count(store.path))
+    # Left to FTS5, writes this small pile up 16 b-trees before they are merged.
+    assert max(counts) <= 8
+    assert counts[-1] > 1
+    before = {text: search_ids(store, text) for text in ("saved alone 7", "alone", "12 saved")}
+    with store._write() as conn:
+        full_text.merge_fully(conn)
+    assert btree_count(store.path) == 1
+    assert {text: search_ids(store, text) for text in before} == before
+
+
+def test_facts_are_counted_and_merged_with_the_memories(
+    store: SqliteStore, call: ToolCaller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(full_text, "MIN_CHANGES", 10**6)
+    for n in range(120):
+        fact = {"subject": f"service-{n}", "predicate": "owner", "object": f"team {n % 7}"}
+        assert not call("save_memory", text=f"service-{n} is owned by team", facts=[fact]).is_error
+        assert btree_count(store.path, "fact_fts") <= 8
+    assert upkeep(store.path) == (240, 0)  # a memory and a fact per save
+    with store._write() as conn:
+        full_text.merge_fully(conn)
+    assert btree_count(store.path, "fact_fts") == 1
+    assert btree_count(store.path, "memory_fts") == 1
