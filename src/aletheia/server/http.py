@@ -269,4 +269,19 @@ def create_app(
         *api.routes(replace(app, caller=api_caller), secured=policy.api_key is not None),
     ]
     starlette = Starlette(routes=routes, exception_handlers=api.exception_handlers())
-    return Guard(starlette, policy)
+    return Guard(McpFirst(endpoint, starlette), policy)
+
+
+class McpFirst:
+    """ASGI: ``/mcp`` straight to its endpoint, the rest to ``app``. The endpoint needs none of
+    Starlette's routing and middleware layers, and MCP calls are the server's busiest path."""
+
+    def __init__(self, mcp: ASGIApp, app: ASGIApp) -> None:
+        self.mcp = mcp
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            await self.mcp(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
