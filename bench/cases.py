@@ -220,7 +220,7 @@ def bench_context(work: Workspace, sizes: Sizes) -> list[Row]:
         ),
         Row("session_start_context over stdio", scale, "p95", p95_ms(stdio), "ms"),
         Row("session_start_context in process", scale, "median", median_ms(in_process), "ms"),
-        Row("store build (store API, batched)", scale, "build time", built, "s"),
+        Row("store build (store API, a transaction per memory)", scale, "build time", built, "s"),
     ]
 
 
