@@ -48,15 +48,15 @@ class _ReadyServer(uvicorn.Server):
             self.on_ready()
 
 
-class _HandedServer(uvicorn.Server):
+class _HandedServer(_ReadyServer):
     """uvicorn's server without a socket of its own: it serves the connections whose file
-    descriptors arrive on ``channel``, one per byte, from the process that accepted them."""
+    descriptors arrive on ``channel``, one per byte, from the process that accepted them.
+    (Those sent before the reader is added wait in the channel.)"""
 
     def __init__(
         self, config: uvicorn.Config, on_ready: Callable[[], None], channel: socket.socket
     ) -> None:
-        super().__init__(config)
-        self.on_ready = on_ready
+        super().__init__(config, on_ready)
         self.channel = channel
         self.handing: set[asyncio.Task[None]] = set()  # connections being wired to a protocol
 
@@ -65,7 +65,6 @@ class _HandedServer(uvicorn.Server):
         if self.started:
             self.channel.setblocking(False)
             asyncio.get_running_loop().add_reader(self.channel.fileno(), self._take)
-            self.on_ready()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         asyncio.get_running_loop().remove_reader(self.channel.fileno())

@@ -85,17 +85,21 @@ class SessionStore:
 
     def get(self, session_id: str, owner: str) -> SessionState | None:
         """The live session with this id when ``owner`` may use it, else None."""
-        found = self.peek(session_id, owner)
+        id_hash = _hash(session_id)
+        found = self._peek(id_hash, owner)
         if found.write_due:
             if found.state is None:
-                self._rows.delete(_hash(session_id))
+                self._rows.delete(id_hash)
             else:
-                self._rows.touch(_hash(session_id), self._clock())
+                self._rows.touch(id_hash, self._clock())
         return found.state
 
     def peek(self, session_id: str, owner: str) -> Lookup:
         """What ``get`` answers, read only: it never waits for the file's write lock."""
-        row = self._rows.find(_hash(session_id))
+        return self._peek(_hash(session_id), owner)
+
+    def _peek(self, id_hash: str, owner: str) -> Lookup:
+        row = self._rows.find(id_hash)
         if row is None or row.owner != owner:
             return Lookup(None, write_due=False)
         idle = self._clock() - row.last_used_at
