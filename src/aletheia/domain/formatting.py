@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from aletheia.storage.base import Fact, Memory, Rule
+from aletheia.storage.base import Fact, Memory, MemoryHead, Rule
 from aletheia.timefmt import DAY_MS, format_date, format_instant, format_minute
 
 RECALL_OPEN = "<aletheia-memory>"
@@ -50,7 +50,7 @@ def _day_date(day: int) -> str:
     return format_date(day * DAY_MS)
 
 
-def memory_index_line(memory: Memory) -> str:
+def memory_index_line(memory: Memory | MemoryHead) -> str:
     """``#7 2026-10-29 [note] cursor prompt about pnpm  (shop, cursor)``."""
     tags = [memory.project, memory.tool]
     if memory.pinned:

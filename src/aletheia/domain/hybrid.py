@@ -6,12 +6,13 @@ for date orders, this is exactly the store's lexical search.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from aletheia.search.fusion import DEFAULT_FUSION, Fusion, fuse
 from aletheia.search.rank import DEFAULT_RANKING, Ranking
 from aletheia.search.semantic.model import SemanticSource
-from aletheia.storage.base import Memory, MemoryQuery, Store
+from aletheia.storage.base import Memory, MemoryHead, MemoryQuery, Store
 
 
 def search_memories(
@@ -24,7 +25,7 @@ def search_memories(
     fusion: Fusion = DEFAULT_FUSION,
 ) -> list[Memory]:
     """One page of live memories for ``query``; ``text`` is what the semantic side embeds."""
-    if semantic is None or query.order != "relevance" or not query.terms or query.file:
+    if semantic is None or _lexical_only(query):
         return store.search_memories(query, now, ranking)
     depth = max(fusion.depth, query.offset + query.limit)
     lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
@@ -48,6 +49,21 @@ def search_memories(
     )
     page = scored[query.offset : query.offset + query.limit]
     return [candidates[-neg_id] for _, _, neg_id in page]
+
+
+def search_heads(
+    store: Store, query: MemoryQuery, text: str, semantic: SemanticSource | None, now: int
+) -> Sequence[Memory | MemoryHead]:
+    """``search_memories`` for an index of lines: a page the store ranks alone is read as
+    heads, without the memories' text."""
+    if query.terms and not query.file and (semantic is None or _lexical_only(query)):
+        return store.memory_heads(store.rank_memory_ids(query, now))
+    return search_memories(store, query, text, semantic, now)
+
+
+def _lexical_only(query: MemoryQuery) -> bool:
+    """Whether the store ranks this query alone, semantic recall or not."""
+    return query.order != "relevance" or not query.terms or bool(query.file)
 
 
 def _passes(memory: Memory, query: MemoryQuery) -> bool:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
 
 from aletheia.domain import hybrid
 from aletheia.search.query import query_terms
 from aletheia.search.semantic.model import SemanticSource
-from aletheia.storage.base import Fact, Memory, MemoryQuery, Order, Store
+from aletheia.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order, Store
 
 MAX_FACT_HITS = 5
 
@@ -29,10 +31,13 @@ class SearchRequest:
     offset: int = 0
 
 
+M = TypeVar("M", Memory, Memory | MemoryHead)
+
+
 @dataclass(frozen=True)
-class SearchResult:
+class SearchResult(Generic[M]):
     facts: list[Fact]
-    memories: list[Memory]
+    memories: Sequence[M]
     empty_reason: str | None
 
 
@@ -41,12 +46,32 @@ def search(
     request: SearchRequest,
     now: int,
     semantic: SemanticSource | None = None,
-) -> SearchResult:
+) -> SearchResult[Memory]:
     """Facts that match (first page only), then one page of memories.
 
     With ``semantic`` (the optional extra, once its model is loaded) the memories are ranked by
     BM25 fused with semantic similarity; otherwise by BM25 alone.
     """
+    return _search(store, request, now, semantic, hybrid.search_memories)
+
+
+def search_index(
+    store: Store,
+    request: SearchRequest,
+    now: int,
+    semantic: SemanticSource | None = None,
+) -> SearchResult[Memory | MemoryHead]:
+    """``search`` for an index of lines: a page BM25 ranks alone comes as heads, without text."""
+    return _search(store, request, now, semantic, hybrid.search_heads)
+
+
+def _search(
+    store: Store,
+    request: SearchRequest,
+    now: int,
+    semantic: SemanticSource | None,
+    page: Callable[[Store, MemoryQuery, str, SemanticSource | None, int], Sequence[M]],
+) -> SearchResult[M]:
     if request.file is not None:
         query = MemoryQuery(
             projects=request.projects,
@@ -54,7 +79,7 @@ def search(
             file_suffix=request.file_suffix,
             limit=request.limit,  # the reference: only project, file_suffix and limit apply
         )
-        memories = store.search_memories(query, now)
+        memories = page(store, query, "", semantic, now)
         reason = None if memories else _file_reason(request)
         return SearchResult([], memories, reason)
     terms = tuple(query_terms(request.query or ""))
@@ -73,7 +98,7 @@ def search(
         limit=request.limit,
         offset=request.offset,
     )
-    memories = hybrid.search_memories(store, query, request.query or "", semantic, now)
+    memories = page(store, query, request.query or "", semantic, now)
     facts: list[Fact] = []
     if request.offset == 0 and request.type is None and request.kind is None:
         facts = [

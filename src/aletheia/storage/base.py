@@ -33,6 +33,19 @@ class Memory:
 
 
 @dataclass(frozen=True)
+class MemoryHead:
+    """A memory as one line of a search index shows it, read without its text."""
+
+    id: int
+    project: str
+    type: str
+    title: str
+    tool: str
+    pinned: bool
+    created_at: int
+
+
+@dataclass(frozen=True)
 class NewMemory:
     project: str
     type: str
@@ -142,6 +155,7 @@ class Store(Protocol):
     def find_memory(self, project: str, dedupe_key: str) -> Memory | None: ...
     def get_memories(self, ids: Sequence[int]) -> list[Memory]: ...
     def get_memory(self, memory_id: int) -> Memory | None: ...
+    def memory_heads(self, ids: Sequence[int]) -> list[MemoryHead]: ...
     def search_memories(
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
     ) -> list[Memory]: ...

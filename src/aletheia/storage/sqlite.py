@@ -20,6 +20,7 @@ from aletheia.storage.base import (
     DismissTable,
     Fact,
     Memory,
+    MemoryHead,
     MemoryQuery,
     NewFact,
     NewMemory,
@@ -259,6 +260,25 @@ class SqliteStore:
             list(ids),
         ).fetchall()
         return [_memory(row) for row in rows]
+
+    def memory_heads(self, ids: Sequence[int]) -> list[MemoryHead]:
+        """The heads of the memories with these ids, in that order; unknown ids are skipped.
+
+        A page of search results is shown as index lines: reading whole rows (text, facts,
+        files) would cost a tenth of the search.
+        """
+        if not ids:
+            return []
+        rows = self._conn.execute(
+            "SELECT id, project, type, title, tool, pinned, created_at FROM memories"
+            f" WHERE {_in_clause('id', ids)}",
+            list(ids),
+        ).fetchall()
+        by_id = {
+            row[0]: MemoryHead(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
+            for row in rows
+        }
+        return [by_id[i] for i in ids if i in by_id]
 
     def get_memory(self, memory_id: int) -> Memory | None:
         found = self.get_memories([memory_id])

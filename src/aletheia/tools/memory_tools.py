@@ -42,7 +42,7 @@ def search(app: AppContext, args: dict[str, Any]) -> str:
         limit=args["limit"],
         offset=args["offset"],
     )
-    result = recall.search(app.store, request, now, app.semantic)
+    result = recall.search_index(app.store, request, now, app.semantic)
     if result.empty_reason is not None:
         return f"No matches. {result.empty_reason}"
     lines = [fact_line(fact) for fact in result.facts]

@@ -1,0 +1,18 @@
+"""Memory heads: what a search index line shows, read in the order asked for."""
+
+from __future__ import annotations
+
+from aletheia.storage.base import MemoryHead
+from aletheia.storage.sqlite import SqliteStore
+from tests.storage.test_match_counts import NOW, _memory
+
+
+def test_heads_come_in_the_order_asked_and_unknown_ids_are_skipped(store: SqliteStore) -> None:
+    first, _ = store.add_memory(_memory("first note"))
+    second, _ = store.add_memory(_memory("second note"))
+    store.set_pinned(second.id, True, NOW)
+    assert store.memory_heads([second.id, 999, first.id]) == [
+        MemoryHead(second.id, "shop", "note", "second note", "cli", True, NOW),
+        MemoryHead(first.id, "shop", "note", "first note", "cli", False, NOW),
+    ]
+    assert store.memory_heads([]) == []
