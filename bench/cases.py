@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aletheia.config import DB_FILE_NAME
-from aletheia.projects import project_for_directory
-from aletheia.storage.sqlite import SqliteStore
-from aletheia.tools.app import AppContext
-from aletheia.tools.registry import TOOLS_BY_NAME, call_tool
+from aletheia_mem.config import DB_FILE_NAME
+from aletheia_mem.projects import project_for_directory
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.registry import TOOLS_BY_NAME, call_tool
 from corpus import NoteWriter, queries
 from stdio_client import StdioServer, initialize_line, server_env, tool_text
 from store_builder import EPISODE_EVERY, REQUESTS_PER_EPISODE, build_store
@@ -118,7 +118,7 @@ def bench_cold_start(work: Workspace, sizes: Sizes) -> list[Row]:
 def import_offenders(work: Workspace, count: int = 12) -> list[tuple[str, float, float]]:
     """``python -X importtime`` of the stdio server: (module, self ms, cumulative ms)."""
     completed = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import aletheia.server.stdio"],
+        [sys.executable, "-X", "importtime", "-c", "import aletheia_mem.server.stdio"],
         capture_output=True,
         text=True,
         env=server_env(work.store_dir("cold"), work.cwd),

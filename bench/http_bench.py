@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aletheia.clock import system_clock
-from aletheia.config import DB_FILE_NAME
-from aletheia.storage.sqlite import SqliteStore
-from aletheia.tools.app import AppContext
-from aletheia.tools.registry import TOOLS_BY_NAME, call_tool
+from aletheia_mem.clock import system_clock
+from aletheia_mem.config import DB_FILE_NAME
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.registry import TOOLS_BY_NAME, call_tool
 from corpus import queries
 from store_builder import build_store
 

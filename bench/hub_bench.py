@@ -28,10 +28,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from aletheia.clock import system_clock
-from aletheia.domain import memories
-from aletheia.hub.tokens import create_token
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.clock import system_clock
+from aletheia_mem.domain import memories
+from aletheia_mem.hub.tokens import create_token
+from aletheia_mem.storage.sqlite import SqliteStore
 
 CLIENTS = 8
 WORDS = [
@@ -66,7 +66,7 @@ WORDS = [
 @contextmanager
 def hub_process(db: Path) -> Iterator[str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "aletheia.hub.main", "--hub-db", str(db), "--port", "0",
+        [sys.executable, "-m", "aletheia_mem.hub.main", "--hub-db", str(db), "--port", "0",
          "--rate-limit", "0"],
         stderr=subprocess.PIPE,
         text=True,
@@ -174,7 +174,7 @@ def run_sync(data_dir: Path, *args: str) -> float:
     env["ALETHEIA_DATA_DIR"] = str(data_dir)
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "aletheia", "sync", *args], env=env, check=True, timeout=600,
+        [sys.executable, "-m", "aletheia_mem", "sync", *args], env=env, check=True, timeout=600,
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
     return time.perf_counter() - started

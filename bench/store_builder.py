@@ -18,11 +18,11 @@ import random
 import time
 from pathlib import Path
 
-from aletheia.domain.memories import dedupe_key
-from aletheia.domain.rules import rule_id
-from aletheia.domain.worklists import WORK_STATE_KIND, list_key
-from aletheia.storage.base import AuditEntry, NewFact, NewMemory, Rule
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.domain.memories import dedupe_key
+from aletheia_mem.domain.rules import rule_id
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, list_key
+from aletheia_mem.storage.base import AuditEntry, NewFact, NewMemory, Rule
+from aletheia_mem.storage.sqlite import SqliteStore
 from corpus import SEED, NoteWriter, component, identifier
 
 BATCH = 1  # memories per transaction: one, as each save_memory

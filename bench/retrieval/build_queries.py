@@ -23,8 +23,8 @@ from pathlib import Path
 
 from dataset import load_corpus
 
-from aletheia.search.query import STOPWORDS, query_terms
-from aletheia.search.text import index_extras, split_identifier
+from aletheia_mem.search.query import STOPWORDS, query_terms
+from aletheia_mem.search.text import index_extras, split_identifier
 
 HERE = Path(__file__).resolve().parent
 QUERIES = HERE / "data" / "queries.jsonl"

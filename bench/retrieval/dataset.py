@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from aletheia.domain.memories import FactInput, MemoryInput, save_memory
-from aletheia.storage.base import NewMemory
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.domain.memories import FactInput, MemoryInput, save_memory
+from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.sqlite import SqliteStore
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "data" / "corpus.jsonl.gz"

@@ -39,11 +39,11 @@ from dataset import (
 )
 from metrics import evaluate, percentiles, table
 
-from aletheia.domain.memories import MemoryInput, save_memory
-from aletheia.domain.recall import SearchRequest, search
-from aletheia.search.semantic import find_model
-from aletheia.search.semantic.engine import SemanticEngine, load_minilm
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.domain.memories import MemoryInput, save_memory
+from aletheia_mem.domain.recall import SearchRequest, search
+from aletheia_mem.search.semantic import find_model
+from aletheia_mem.search.semantic.engine import SemanticEngine, load_minilm
+from aletheia_mem.storage.sqlite import SqliteStore
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -224,7 +224,7 @@ def save_rate(engine_kind: str | None) -> float:
 
 def tune() -> None:
     """Grid over ranking knobs on the odd queries; report the best on the even ones."""
-    from aletheia.search.rank import DEFAULT_RANKING
+    from aletheia_mem.search.rank import DEFAULT_RANKING
 
     queries = load_queries()
     dev = [q for q in queries if int(str(q["id"])) % 2]
@@ -232,9 +232,9 @@ def tune() -> None:
     path, keys = corpus_store(None)
     store, _ = open_copy(path)
     now = now_after(store)
-    from aletheia.domain import hybrid
-    from aletheia.search.query import query_terms
-    from aletheia.storage.base import MemoryQuery
+    from aletheia_mem.domain import hybrid
+    from aletheia_mem.search.query import query_terms
+    from aletheia_mem.storage.base import MemoryQuery
 
     def make(ranking):
         def rank(text: str) -> Sequence[str]:

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from aletheia.search.semantic.minilm import MiniLM
-from aletheia.search.semantic.model import ModelFiles
-from aletheia.search.semantic.wordpiece import WordPiece
+from aletheia_mem.search.semantic.minilm import MiniLM
+from aletheia_mem.search.semantic.model import ModelFiles
+from aletheia_mem.search.semantic.wordpiece import WordPiece
 
 Array = NDArray[np.float32]
 DIMENSIONS = 256

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from aletheia.cli.main import cli
+from aletheia_mem.cli.main import cli
 
 
 @dataclass

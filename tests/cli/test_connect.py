@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.cli.hosts import HOSTS
+from aletheia_mem.cli.hosts import HOSTS
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 MCP_SCRIPT = str(Path(sys.executable).parent / "aletheia-mcp")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia.domain.rule_sync import BLOCK_END, BLOCK_START
+from aletheia_mem.domain.rule_sync import BLOCK_END, BLOCK_START
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 

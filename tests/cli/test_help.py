@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import pytest
 
-from aletheia.cli.main import cli
+from aletheia_mem.cli.main import cli
 from tests.cli.conftest import Invoke
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from aletheia.cli.jsonc import JsoncError, get_member, parse, set_member
+from aletheia_mem.cli.jsonc import JsoncError, get_member, parse, set_member
 
 JSONC = """{
   // Editor settings, hand written.

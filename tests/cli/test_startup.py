@@ -8,8 +8,9 @@ import sys
 
 def test_aletheia_mcp_does_not_import_click_or_tomlkit() -> None:
     probe = (
-        "import sys, aletheia.server.stdio; "
-        "print(sorted(m for m in ('click', 'tomlkit', 'aletheia.cli.main') if m in sys.modules))"
+        "import sys, aletheia_mem.server.stdio; "
+        "heavy = ('click', 'tomlkit', 'aletheia_mem.cli.main'); "
+        "print(sorted(m for m in heavy if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.domain import transfer
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.domain import transfer
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 

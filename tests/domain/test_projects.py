@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aletheia.config import load_settings
-from aletheia.projects import DEFAULT_PROJECT, normalize_project, project_for_directory
-from aletheia.server.wiring import open_app
+from aletheia_mem.config import load_settings
+from aletheia_mem.projects import DEFAULT_PROJECT, normalize_project, project_for_directory
+from aletheia_mem.server.wiring import open_app
 
 
 def _home(tmp_path: Path) -> Path:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aletheia.domain.redaction import REDACTED, redact_secrets
+from aletheia_mem.domain.redaction import REDACTED, redact_secrets
 
 R = REDACTED
 GH_BODY = "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"  # 36 characters, like a real GitHub token

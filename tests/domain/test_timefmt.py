@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from aletheia.errors import InvalidInputError
-from aletheia.timefmt import (
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.timefmt import (
     DAY_MS,
     format_clock,
     format_date,

@@ -20,8 +20,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from aletheia.server.api import OPERATIONS
-from aletheia.server.openapi import build_document
+from aletheia_mem.server.api import OPERATIONS
+from aletheia_mem.server.openapi import build_document
 from tests.e2e.http_server import RunningServer, running_server
 
 pytestmark = pytest.mark.e2e

@@ -133,7 +133,7 @@ def test_help_names_the_default_port_and_the_settings(command: list[str]) -> Non
 
 def test_the_stdio_server_starts_without_the_http_stack() -> None:
     code = (
-        "import sys, aletheia.server.stdio;"
+        "import sys, aletheia_mem.server.stdio;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in"
         " ('starlette', 'uvicorn', 'httptools', 'anyio')))"
     )

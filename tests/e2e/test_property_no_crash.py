@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aletheia.clock import system_clock
-from aletheia.server.mcp import McpSession, handle_payload
-from aletheia.server.stdio import encode
-from aletheia.storage.sqlite import SqliteStore
-from aletheia.tools.app import AppContext
-from aletheia.tools.registry import TOOLS, TOOLS_BY_NAME
+from aletheia_mem.clock import system_clock
+from aletheia_mem.server.mcp import McpSession, handle_payload
+from aletheia_mem.server.stdio import encode
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.registry import TOOLS, TOOLS_BY_NAME
 from tests.e2e.test_stdio import StdioServer, server_env, tools_call
 
 pytestmark = pytest.mark.e2e

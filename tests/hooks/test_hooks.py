@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.domain.episodes import clean_request, strip_private
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.domain.episodes import clean_request, strip_private
+from aletheia_mem.storage.sqlite import SqliteStore
 
 HOOK = str(Path(sys.executable).parent / "aletheia-hook")
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aletheia.clock import system_clock
-from aletheia.hub.tokens import create_token
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.clock import system_clock
+from aletheia_mem.hub.tokens import create_token
+from aletheia_mem.storage.sqlite import SqliteStore
 
 WAIT_SECONDS = 10.0
 INIT_PARAMS = {
@@ -118,7 +118,7 @@ def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
 def running_hub(db: Path, *extra: str, ca_file: str | None = None) -> Iterator[Hub]:
     """``aletheia-sync`` on a free port; yields once it printed its URL; stopped at the end."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "aletheia.hub.main", "--hub-db", str(db), "--port", "0", *extra],
+        [sys.executable, "-m", "aletheia_mem.hub.main", "--hub-db", str(db), "--port", "0", *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env={**os.environ, "ALETHEIA_CWD": str(db.parent)},

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite import SqliteStore
 
 COUNTED_TABLES = ("memories", "facts", "rules", "episodes", "episode_requests")
 

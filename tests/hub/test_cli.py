@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from aletheia.cli.main import cli
-from aletheia.hub.tokens import verify_token
-from aletheia.storage.base import AuditEntry
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.cli.main import cli
+from aletheia_mem.hub.tokens import verify_token
+from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.sqlite import SqliteStore
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.tools.registry import TOOLS, WRITE_TOOLS
+from aletheia_mem.tools.registry import TOOLS, WRITE_TOOLS
 from tests.hub.helpers import Hub, running_hub
 
 pytestmark = pytest.mark.e2e

@@ -18,9 +18,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from aletheia.clock import system_clock
-from aletheia.domain import dismissals, facts, memories, rules, worklists
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.clock import system_clock
+from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.hub.helpers import WAIT_SECONDS, running_hub
 from tests.hub.sync_helpers import counts_at, items_at
 
@@ -34,7 +34,7 @@ def _env(data_dir: Path) -> dict[str, str]:
 
 
 def _sync_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "aletheia", "sync", *args]
+    return [sys.executable, "-m", "aletheia_mem", "sync", *args]
 
 
 def run_sync(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.domain import dismissals, facts, memories, rules, worklists
-from aletheia.errors import ForbiddenError
-from aletheia.storage import sqlite as sqlite_module
-from aletheia.storage.sqlite import SqliteStore
-from aletheia.storage.sync_apply import fact_key as sync_fact_key
+from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
+from aletheia_mem.errors import ForbiddenError
+from aletheia_mem.storage import sqlite as sqlite_module
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sync_apply import fact_key as sync_fact_key
 from tests.conftest import FakeClock
 from tests.hub.sync_helpers import counts_at, items
 
@@ -298,7 +298,7 @@ def test_a_limited_token_exports_only_its_projects(
 
 
 def test_items_written_before_sync_existed_are_carried_by_the_first_sync(tmp_path: Path) -> None:
-    from aletheia.storage import migrate
+    from aletheia_mem.storage import migrate
 
     path = tmp_path / "old.db"
     conn = sqlite3.connect(path, isolation_level=None)

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from aletheia.errors import ConflictError, InvalidInputError
-from aletheia.hub.ratelimit import RateLimiter
-from aletheia.hub.tokens import create_token, hash_secret, parse_projects, verify_token
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.errors import ConflictError, InvalidInputError
+from aletheia_mem.hub.ratelimit import RateLimiter
+from aletheia_mem.hub.tokens import create_token, hash_secret, parse_projects, verify_token
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("numpy", "torch", "onnxruntime", "aletheia.search.semantic.minilm")
+HEAVY = ("numpy", "torch", "onnxruntime", "aletheia_mem.search.semantic.minilm")
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -23,9 +23,9 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def test_opening_the_stdio_server_imports_no_numpy_or_model(tmp_path: Path) -> None:
     script = (
         "import sys\n"
-        "import aletheia.server.stdio\n"
-        "from aletheia.config import load_settings\n"
-        "from aletheia.server.wiring import open_app\n"
+        "import aletheia_mem.server.stdio\n"
+        "from aletheia_mem.config import load_settings\n"
+        "from aletheia_mem.server.wiring import open_app\n"
         "app = open_app(load_settings())\n"
         f"print([m for m in sys.modules if m.startswith({HEAVY!r})])\n"
     )
@@ -66,7 +66,7 @@ def _requests() -> bytes:
 
 def test_stdio_start_save_and_list_never_import_the_model(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "aletheia.server.stdio"],
+        [sys.executable, "-X", "importtime", "-m", "aletheia_mem.server.stdio"],
         input=_requests(),
         env=_env(tmp_path, ALETHEIA_SEMANTIC="on"),
         capture_output=True,
@@ -80,7 +80,7 @@ def test_stdio_start_save_and_list_never_import_the_model(tmp_path: Path) -> Non
         for line in proc.stderr.decode().splitlines()
         if line.startswith("import time:")
     ]
-    assert "aletheia.server.stdio" in imported or "aletheia.server.mcp" in imported
+    assert "aletheia_mem.server.stdio" in imported or "aletheia_mem.server.mcp" in imported
     assert not [name for name in imported if name.startswith(HEAVY)]
 
 
@@ -88,9 +88,9 @@ def test_without_the_extra_search_is_lexical_and_imports_nothing_of_it(tmp_path:
     script = (
         "import sys\n"
         "sys.modules['numpy'] = None  # as if the extra were not installed\n"
-        "from aletheia.config import load_settings\n"
-        "from aletheia.server.wiring import open_app\n"
-        "from aletheia.tools.registry import TOOLS_BY_NAME, call_tool\n"
+        "from aletheia_mem.config import load_settings\n"
+        "from aletheia_mem.server.wiring import open_app\n"
+        "from aletheia_mem.tools.registry import TOOLS_BY_NAME, call_tool\n"
         "app = open_app(load_settings())\n"
         "assert app.semantic is None\n"
         "call_tool(app, TOOLS_BY_NAME['save_memory'], {'text': 'Use pnpm, not npm'})\n"
@@ -112,8 +112,8 @@ def test_without_the_extra_search_is_lexical_and_imports_nothing_of_it(tmp_path:
 @pytest.mark.parametrize("setting", [None, "off", "no"])
 def test_semantic_is_off_unless_asked_for(tmp_path: Path, setting: str | None) -> None:
     script = (
-        "from aletheia.config import load_settings\n"
-        "from aletheia.server.wiring import open_app\n"
+        "from aletheia_mem.config import load_settings\n"
+        "from aletheia_mem.server.wiring import open_app\n"
         "print(open_app(load_settings()).semantic)\n"
     )
     extra = {} if setting is None else {"ALETHEIA_SEMANTIC": setting}

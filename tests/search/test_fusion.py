@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia.search.fusion import Fusion, fuse
+from aletheia_mem.search.fusion import Fusion, fuse
 
 
 def _order(scores: dict[int, float]) -> list[int]:

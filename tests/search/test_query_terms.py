@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aletheia.search.query import MAX_TERMS, fts_match_expression, query_terms
-from aletheia.search.text import index_extras, index_text
+from aletheia_mem.search.query import MAX_TERMS, fts_match_expression, query_terms
+from aletheia_mem.search.text import index_extras, index_text
 
 
 def test_snake_case_query_gives_phrase_joined_form_and_parts() -> None:
@@ -21,8 +21,8 @@ def test_kebab_case_and_screaming_snake_join_to_the_same_token() -> None:
 
 
 def test_path_query_keeps_the_whole_path_as_a_phrase() -> None:
-    terms = query_terms("src/aletheia/storage/sqlite_store.py")
-    assert terms[0] == "src/aletheia/storage/sqlite_store.py"
+    terms = query_terms("src/aletheia_mem/storage/sqlite_store.py")
+    assert terms[0] == "src/aletheia_mem/storage/sqlite_store.py"
     assert {"sqlitestore", "sqlite", "store", "storage", "py"} <= set(terms)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from aletheia.search.rank import DAY_MS, Ranking
-from aletheia.storage.base import MemoryQuery
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.search.rank import DAY_MS, Ranking
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.sqlite import SqliteStore
 
 YEAR_MS = 365 * DAY_MS
 

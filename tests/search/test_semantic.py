@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.search.semantic import find_model
-from aletheia.search.semantic.engine import SemanticEngine, load_minilm
-from aletheia.search.semantic.model import Embedder, ModelFiles
-from aletheia.storage.vectors import VectorStore
+from aletheia_mem.search.semantic import find_model
+from aletheia_mem.search.semantic.engine import SemanticEngine, load_minilm
+from aletheia_mem.search.semantic.model import Embedder, ModelFiles
+from aletheia_mem.storage.vectors import VectorStore
 
 FILES = find_model()
 pytestmark = pytest.mark.skipif(FILES is None, reason="the semantic extra is not installed")
@@ -180,7 +180,7 @@ def test_model_files_name_the_package_version() -> None:
 def test_large_index_prefilters_and_still_finds_the_nearest_rows_of_the_project() -> None:
     import numpy as np
 
-    from aletheia.search.semantic.index import EXACT_ROWS, VectorIndex
+    from aletheia_mem.search.semantic.index import EXACT_ROWS, VectorIndex
 
     rng = np.random.default_rng(7)
     size = EXACT_ROWS + 5000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aletheia.server.guard import (
+from aletheia_mem.server.guard import (
     check_bearer,
     check_host,
     check_origin,

@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 import uvicorn
 
-from aletheia.server.guard import make_policy
-from aletheia.server.http import create_app
-from aletheia.server.runner import bind
-from aletheia.server.sessions import SessionStore
-from aletheia.storage.sqlite import SqliteStore
-from aletheia.tools.app import AppContext
+from aletheia_mem.server.guard import make_policy
+from aletheia_mem.server.http import create_app
+from aletheia_mem.server.runner import bind
+from aletheia_mem.server.sessions import SessionStore
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.tools.app import AppContext
 from tests.conftest import FakeClock
 from tests.e2e.http_server import MCP_HEADERS, initialize_message
 from tests.server.test_http_sessions import MINUTE_MS, last_used

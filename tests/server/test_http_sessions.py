@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.server.sessions import Lookup, SessionState, SessionStore
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.server.sessions import Lookup, SessionState, SessionStore
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 
 STATE = SessionState("2025-11-25", "pytest")

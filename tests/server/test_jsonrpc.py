@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from aletheia import __version__
-from aletheia.server.mcp import McpSession, handle_payload, only_reads
-from aletheia.server.stdio import serve
-from aletheia.tools.app import AppContext
+from aletheia_mem import __version__
+from aletheia_mem.server.mcp import McpSession, handle_payload, only_reads
+from aletheia_mem.server.stdio import serve
+from aletheia_mem.tools.app import AppContext
 
 TOOL_NAMES = {
     "search",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from aletheia.storage.connections import ThreadConnections
+from aletheia_mem.storage.connections import ThreadConnections
 
 
 def test_memo_is_kept_across_reads_and_emptied_by_a_write_that_changes_no_row(

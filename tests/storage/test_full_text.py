@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.search.query import query_terms
-from aletheia.storage import full_text
-from aletheia.storage.base import MemoryQuery
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.search.query import query_terms
+from aletheia_mem.storage import full_text
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import ToolCaller
 from tests.storage.test_match_counts import NOW, _memory
 

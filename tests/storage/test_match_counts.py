@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from aletheia.search.rank import Ranking
-from aletheia.storage.base import MemoryQuery, NewMemory
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.search.rank import Ranking
+from aletheia_mem.storage.base import MemoryQuery, NewMemory
+from aletheia_mem.storage.sqlite import SqliteStore
 
 NOW = 1_790_000_000_000
 
 _SAVE_IN_ANOTHER_PROCESS = """
 import sys
 from pathlib import Path
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.storage.test_match_counts import _memory
 store = SqliteStore(Path(sys.argv[1]))
 store.add_memory(_memory(sys.argv[2]))
@@ -117,7 +117,7 @@ def test_a_repeated_search_counts_its_words_once(store: SqliteStore) -> None:
 def test_a_full_memo_starts_over_and_searches_stay_the_same(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("aletheia.storage.sqlite._MAX_MEMO_ENTRIES", 2)
+    monkeypatch.setattr("aletheia_mem.storage.sqlite._MAX_MEMO_ENTRIES", 2)
     store.add_memory(_memory("alpha release notes"))
     store.add_memory(_memory("beta release notes"))
     for _ in range(2):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aletheia.storage.base import MemoryHead
-from aletheia.storage.sqlite import SqliteStore
+from aletheia_mem.storage.base import MemoryHead
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.storage.test_match_counts import NOW, _memory
 
 

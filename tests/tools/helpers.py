@@ -6,8 +6,8 @@ import re
 import sqlite3
 from typing import Any
 
-from aletheia.tools.app import AppContext
-from aletheia.tools.registry import ToolResult
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.registry import ToolResult
 
 # Any spelling of the recall tag: case, spaces, a slash, attributes.
 RECALL_TAG = re.compile(r"<\s*/?\s*aletheia\s*-\s*memory", re.IGNORECASE)

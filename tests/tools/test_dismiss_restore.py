@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aletheia.domain import memories
+from aletheia_mem.domain import memories
 from tests.tools.helpers import body_lines, db_rows, unwrap
 
 

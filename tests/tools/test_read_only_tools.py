@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from aletheia.tools.app import AppContext
-from aletheia.tools.registry import TOOLS
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.registry import TOOLS
 from tests.conftest import ToolCaller
 
 READ_CALLS: dict[str, list[dict[str, Any]]] = {

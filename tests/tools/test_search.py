@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aletheia.domain import memories
+from aletheia_mem.domain import memories
 from tests.conftest import REFERENCE_NOW
 from tests.tools.helpers import DAY_MS, body_lines, saved_id
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aletheia.tools.registry import TOOLS, TOOLS_BY_NAME
+from aletheia_mem.tools.registry import TOOLS, TOOLS_BY_NAME
 
 READ_TOOLS = [
     "search",

@@ -1,5 +1,0 @@
-"""``python -m aletheia.hooks <event>``: the same as ``aletheia-hook <event>``."""
-
-from aletheia.hooks.main import main
-
-main()

@@ -1,0 +1,246 @@
+"""Merging one server entry into a host's config file without clobbering the rest of it.
+
+JSON and JSONC files are edited by position (:mod:`aletheia_mem.cli.jsonc`), TOML files through
+tomlkit; both keep comments, order and formatting of everything they do not change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from aletheia_mem.cli import jsonc
+
+FileFormat = Literal["json", "toml"]
+Action = Literal["add", "unchanged", "replace", "conflict"]
+
+
+class ConfigFileError(Exception):
+    """A config file that cannot be read or changed safely; the message says why."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """What writing one entry would do to one file."""
+
+    path: Path
+    action: Action
+    old_text: str
+    new_text: str
+    existing: Any  # the entry found under the name, or None
+
+    def diff(self) -> str:
+        """A unified diff of the change (empty when nothing changes)."""
+        if self.old_text == self.new_text:
+            return ""
+        lines = difflib.unified_diff(
+            self.old_text.splitlines(keepends=True),
+            self.new_text.splitlines(keepends=True),
+            fromfile=f"{self.path} (now)",
+            tofile=f"{self.path} (after)",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigFileError(f"Cannot read {path}: {error}") from None
+
+
+def _toml_get(document: Any, path: tuple[str, ...]) -> Any:
+    node = document
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node.unwrap() if hasattr(node, "unwrap") else node
+
+
+def _toml_table(value: dict[str, Any]) -> Any:
+    table = tomlkit.table()
+    nested = {k: v for k, v in value.items() if isinstance(v, dict)}
+    for key, item in value.items():
+        if key not in nested:
+            table.add(key, item)
+    for key, item in nested.items():
+        table.add(key, _toml_table(item))
+    return table
+
+
+def _tomlkit_set(text: str, path: tuple[str, ...], value: dict[str, Any]) -> str:
+    try:
+        document = tomlkit.parse(text)
+    except TOMLKitError as error:
+        raise ConfigFileError(f"not valid TOML: {error}") from None
+    node: Any = document
+    for key in path[:-1]:
+        if key not in node:
+            node.add(key, tomlkit.table(is_super_table=True))
+        node = node[key]
+        if not isinstance(node, dict):
+            raise ConfigFileError(f"{key} is not a table")
+    if path[-1] in node:
+        node[path[-1]] = _toml_table(value)
+    else:
+        node.add(path[-1], _toml_table(value))
+    return tomlkit.dumps(document)
+
+
+_HEADER = re.compile(r"^\s*\[(?!\[)(?P<key>[^\]]+)\]\s*(?:#.*)?$")
+
+
+def _header_path(line: str) -> tuple[str, ...] | None:
+    """The key path of a ``[table]`` header line, or None for any other line."""
+    match = _HEADER.match(line)
+    if match is None:
+        return None
+    try:
+        node: Any = tomllib.loads(f"[{match['key']}]\n")
+    except tomllib.TOMLDecodeError:
+        return None
+    keys: list[str] = []
+    while isinstance(node, dict) and len(node) == 1:
+        key = next(iter(node))
+        keys.append(key)
+        node = node[key]
+    return tuple(keys)
+
+
+def _table_span(text: str, path: tuple[str, ...]) -> tuple[int, int] | None:
+    """Where the ``[path]`` table and its sub-tables sit, without the comments that follow."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    start = end = None
+    for index, line in enumerate(lines):
+        key = _header_path(line)
+        if start is None:
+            if key == path:
+                start = index
+            continue
+        if key is not None and key[: len(path)] != path:
+            end = index
+            break
+    if start is None:
+        return None
+    end = len(lines) if end is None else end
+    while end > start + 1 and (
+        not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")
+    ):
+        end -= 1
+    return offsets[start], offsets[end]
+
+
+def _toml_set(text: str, path: tuple[str, ...], value: dict[str, Any]) -> str:
+    """Replace or append the ``[path]`` table as text, so every other line stays as it was.
+
+    Falls back to tomlkit where the entry is not written as its own table.
+    """
+    block = _tomlkit_set("", path, value)
+    span = _table_span(text, path)
+    if span is not None:
+        candidate = text[: span[0]] + block + text[span[1] :]
+    elif not text.strip():
+        candidate = block
+    else:
+        candidate = text + ("\n" if text.endswith("\n") else "\n\n") + block
+    try:
+        if _toml_get(tomllib.loads(candidate), path) == value:
+            return candidate
+    except tomllib.TOMLDecodeError:
+        pass
+    return _tomlkit_set(text, path, value)
+
+
+def get_entry(text: str, fmt: FileFormat, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in a file's text, or None."""
+    try:
+        if fmt == "toml":
+            return _toml_get(tomlkit.parse(text), path) if text.strip() else None
+        return jsonc.get_member(text, path)
+    except (jsonc.JsoncError, TOMLKitError) as error:
+        raise ConfigFileError(f"not valid {fmt.upper()}: {error}") from None
+
+
+def set_entry(text: str, fmt: FileFormat, path: tuple[str, ...], value: Any) -> str:
+    """The file's text with the value at ``path`` set, all else kept."""
+    if fmt == "toml":
+        return _toml_set(text, path, value)
+    try:
+        return jsonc.set_member(text, path, value)
+    except jsonc.JsoncError as error:
+        raise ConfigFileError(f"not valid JSON: {error}") from None
+
+
+def plan_change(
+    path: Path, fmt: FileFormat, entry_path: tuple[str, ...], entry: Any, *, force: bool
+) -> Change:
+    """What writing ``entry`` at ``entry_path`` in ``path`` would do.
+
+    An equal entry already there changes nothing; a different one is a conflict unless
+    ``force``.
+    """
+    old = read_text(path)
+    try:
+        existing = get_entry(old, fmt, entry_path)
+    except ConfigFileError as error:
+        raise ConfigFileError(f"{path} is {error}") from None
+    if existing == entry:
+        return Change(path, "unchanged", old, old, existing)
+    if existing is not None and not force:
+        return Change(path, "conflict", old, old, existing)
+    try:
+        new = set_entry(old, fmt, entry_path, entry)
+    except ConfigFileError as error:
+        raise ConfigFileError(f"{path}: {error}") from None
+    return Change(path, "add" if existing is None else "replace", old, new, existing)
+
+
+def backup_path(path: Path, now: datetime | None = None) -> Path:
+    """``settings.json.aletheia-backup-20261029T194645Z`` (numbered if that exists)."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.aletheia-backup-{stamp}")
+    number = 1
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.name}.aletheia-backup-{stamp}-{number}")
+    return candidate
+
+
+def write_change(change: Change) -> Path | None:
+    """Write the new text atomically, after a backup of the old file; returns the backup."""
+    if change.action in ("unchanged", "conflict"):
+        return None
+    path = change.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if path.exists():
+        backup = backup_path(path)
+        shutil.copy2(path, backup)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(change.new_text)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return backup

@@ -1,0 +1,115 @@
+"""What every command shares: the store it opens, ``--json``, colour, tables and errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from aletheia_mem.config import Settings, load_settings
+from aletheia_mem.errors import AletheiaError
+from aletheia_mem.server.wiring import open_app
+from aletheia_mem.tools.app import AppContext
+
+F = TypeVar("F", bound=Callable[..., Any])
+CLI_CALLER = "cli"
+EXIT_CODES = {
+    "invalid_input": 2,
+    "not_found": 3,
+    "conflict": 4,
+    "forbidden": 5,
+    "rate_limited": 6,
+}
+
+
+def use_colour() -> bool | None:
+    """False when ``NO_COLOR`` is set; otherwise click decides (a terminal gets colour)."""
+    return False if os.environ.get("NO_COLOR") else None
+
+
+def echo(text: str = "", *, err: bool = False) -> None:
+    click.echo(text, err=err, color=use_colour())
+
+
+def style(text: str, **styles: Any) -> str:
+    return click.style(text, **styles)
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def json_option(function: F) -> F:
+    """``--json``: machine-readable output on stdout."""
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print JSON for scripts instead of text."
+    )(function)
+
+
+def fail(message: str, code: int = 1, *, as_json: bool = False, kind: str = "error") -> None:
+    """Print an error (JSON on stdout with ``--json``) and exit with ``code``."""
+    if as_json:
+        emit_json({"error": {"code": kind, "message": message}})
+    echo(style("Error: ", fg="red", bold=True) + message, err=True)
+    sys.exit(code)
+
+
+def handles_errors(function: F) -> F:
+    """Turn an :class:`AletheiaError` into a message and an exit code by its ``code``."""
+
+    @wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except AletheiaError as error:
+            fail(
+                error.message,
+                EXIT_CODES.get(error.code, 1),
+                as_json=bool(kwargs.get("as_json")),
+                kind=error.code,
+            )
+
+    return wrapper  # type: ignore[return-value]
+
+
+def cli_settings() -> Settings:
+    return load_settings()
+
+
+@contextmanager
+def open_cli_app() -> Iterator[AppContext]:
+    """The local store as the CLI sees it: every project, caller ``ALETHEIA_TOOL`` or ``cli``."""
+    settings = cli_settings()
+    app = open_app(settings)
+    try:
+        yield replace(app, caller=settings.tool or CLI_CALLER)
+    finally:
+        app.store.close()
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> str:
+    """Rows in aligned columns; on a terminal the last column is cut to its width."""
+    if not rows:
+        return ""
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    total = shutil.get_terminal_size((120, 24)).columns
+    fixed = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    cut = wrap_last and sys.stdout.isatty()  # a pipe or file gets whole lines
+    last = max(20, total - fixed) if cut else widths[-1]
+    lines = []
+    for index, row in enumerate([headers, *rows]):
+        cells = [str(cell).ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        tail = str(row[-1])
+        if len(tail) > last:
+            tail = tail[: last - 1] + "…"
+        line = "  ".join([*cells, tail]).rstrip()
+        lines.append(style(line, bold=True) if index == 0 else line)
+    return "\n".join(lines)

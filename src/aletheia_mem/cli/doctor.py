@@ -1,0 +1,234 @@
+"""``aletheia doctor``: is the store healthy, and do the tools' entries reach a working server?"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import click
+
+from aletheia_mem import __version__
+from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
+from aletheia_mem.cli.common import cli_settings, echo, emit_json, json_option, style
+from aletheia_mem.cli.hooks import HOOK_MARKER, HOOK_MODULE, claude_settings_path
+from aletheia_mem.cli.hosts import HOSTS, Host, Scope
+from aletheia_mem.storage.sqlite import SqliteStore
+
+SERVER_CHECK_SECONDS = 10
+_HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "aletheia-doctor", "version": __version__},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    host: str
+    scope: Scope
+    path: str
+    status: str  # not-configured, ok, broken, remote, unreadable
+    detail: str
+
+    @property
+    def problem(self) -> bool:
+        return self.status in ("broken", "unreadable")
+
+
+def _versions(store_info: dict[str, Any]) -> dict[str, str]:
+    found = {"aletheia": __version__, "python": platform.python_version()}
+    found["sqlite"] = str(store_info.get("sqlite_version", "?"))
+    for package in ("click", "tomlkit"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = "missing"
+    return found
+
+
+def check_store(db_path: Path) -> dict[str, Any]:
+    """Open the store (migrating it) and report its health and contents."""
+    try:
+        store = SqliteStore(db_path)
+    except Exception as error:
+        return {"path": str(db_path), "ok": False, "detail": f"cannot open: {error}"}
+    try:
+        info = store.health()
+        counts = {table: store.count_rows(table) for table in store.DATA_TABLES}
+        ok = info["quick_check"] == "ok"
+        return {
+            "path": str(db_path),
+            "ok": ok,
+            "detail": "ok" if ok else info["quick_check"],
+            "schema": store.schema_version(),
+            "counts": counts,
+            **info,
+        }
+    finally:
+        store.close()
+
+
+def _launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | str:
+    """The command line and env of a stdio entry, or a description of a remote one."""
+    if not isinstance(entry, dict):
+        return "the entry is not an object"
+    url = entry.get("url") or entry.get("serverUrl") or entry.get("httpUrl")
+    if url:
+        return f"remote {url}"
+    if host.name == "opencode":
+        command = entry.get("command")
+        env = entry.get("environment") or {}
+        argv = [str(part) for part in command] if isinstance(command, list) else []
+    else:
+        args = entry.get("args") or []
+        env = entry.get("env") or {}
+        argv = [str(entry.get("command") or ""), *(str(arg) for arg in args)]
+    if not argv or not argv[0]:
+        return "the entry has no command"
+    return argv, {str(k): str(v) for k, v in dict(env).items()}
+
+
+def probe_server(argv: list[str], env: dict[str, str]) -> tuple[bool, str]:
+    """Start the server as a host would (minimal env) and list its tools."""
+    base = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
+    payload = "".join(json.dumps(message) + "\n" for message in _HANDSHAKE)
+    try:
+        result = subprocess.run(  # noqa: S603 - the command is the user's own config entry
+            argv,
+            input=payload,
+            capture_output=True,
+            text=True,
+            env={**base, **env},
+            timeout=SERVER_CHECK_SECONDS,
+            check=False,
+        )
+    except FileNotFoundError:
+        return False, f"{argv[0]} does not exist"
+    except PermissionError:
+        return False, f"{argv[0]} is not executable"
+    except subprocess.TimeoutExpired:
+        return False, f"no answer within {SERVER_CHECK_SECONDS} s"
+    for line in result.stdout.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == 2 and "result" in message:
+            tools = message["result"].get("tools", [])
+            return True, f"server answers ({len(tools)} tools)"
+    error = (result.stderr.strip().splitlines() or ["no reply"])[-1]
+    return False, f"server did not answer tools/list: {error[:200]}"
+
+
+def check_host(host: Host, scope: Scope, path: Path) -> HostCheck:
+    def result(status: str, detail: str) -> HostCheck:
+        return HostCheck(host.name, scope, str(path), status, detail)
+
+    if not path.exists():
+        return result("not-configured", "no config file")
+    try:
+        entry = get_entry(read_text(path), host.fmt, host.entry_path())
+    except ConfigFileError as error:
+        return result("unreadable", str(error))
+    if entry is None:
+        return result("not-configured", "no aletheia entry")
+    spec = _launch_spec(host, entry)
+    if isinstance(spec, str):
+        return result("remote" if spec.startswith("remote") else "broken", spec)
+    ok, detail = probe_server(*spec)
+    return result("ok" if ok else "broken", detail)
+
+
+def check_hosts(cwd: Path) -> list[HostCheck]:
+    checks = []
+    for host in HOSTS:
+        checks.append(check_host(host, "user", host.config_path("user", cwd)))
+        if host.project_file is not None:
+            project_path = host.config_path("project", cwd)
+            if project_path.exists():
+                checks.append(check_host(host, "project", project_path))
+    return checks
+
+
+def check_hooks(cwd: Path) -> dict[str, bool]:
+    found: dict[str, bool] = {}
+    scopes: tuple[Scope, ...] = ("user", "project")
+    for scope in scopes:
+        text = read_text(claude_settings_path(scope, cwd))
+        found[scope] = HOOK_MARKER in text or HOOK_MODULE in text
+    return found
+
+
+_MARKS = {
+    "ok": ("ok", "green"),
+    "remote": ("remote", "cyan"),
+    "not-configured": ("-", "white"),
+    "broken": ("BROKEN", "red"),
+    "unreadable": ("UNREADABLE", "red"),
+}
+
+
+@click.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """Check the store, the versions, and which tools are connected to a working server."""
+    settings = cli_settings()
+    store = check_store(settings.db_path)
+    versions = _versions(store)
+    hosts = check_hosts(Path.cwd())
+    hooks = check_hooks(Path.cwd())
+    healthy = store["ok"] and not any(check.problem for check in hosts)
+    if as_json:
+        emit_json(
+            {
+                "ok": healthy,
+                "store": store,
+                "versions": versions,
+                "hosts": [check.__dict__ for check in hosts],
+                "claude_code_hooks": hooks,
+            }
+        )
+    else:
+        _print_report(store, versions, hosts, hooks)
+    raise SystemExit(0 if healthy else 1)
+
+
+def _print_report(
+    store: dict[str, Any], versions: dict[str, str], hosts: list[HostCheck], hooks: dict[str, bool]
+) -> None:
+    mark = style("ok", fg="green") if store["ok"] else style("PROBLEM", fg="red", bold=True)
+    echo(style("Store", bold=True) + f"  {store['path']}  {mark}")
+    if store["ok"]:
+        counts = ", ".join(f"{n} {table}" for table, n in store["counts"].items())
+        echo(f"  schema {store['schema']}, {store['journal_mode']} journal; {counts}")
+    else:
+        echo(f"  {store['detail']}")
+    echo(style("Versions", bold=True) + "  " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    echo(style("Tools", bold=True))
+    for check in hosts:
+        label, colour = _MARKS[check.status]
+        echo(
+            f"  {check.host:<15} {check.scope:<8} {style(label.ljust(10), fg=colour)}"
+            f" {check.detail}  ({check.path})"
+        )
+    installed = [scope for scope, present in hooks.items() if present]
+    echo(
+        style("Claude Code hooks", bold=True)
+        + "  "
+        + (", ".join(installed) + " scope" if installed else "not installed")
+    )

@@ -1,0 +1,117 @@
+"""``aletheia facts``: record facts that change over time and look at their history."""
+
+from __future__ import annotations
+
+import click
+
+from aletheia_mem.cli.common import (
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    open_cli_app,
+    table,
+)
+from aletheia_mem.cli.memory_commands import fact_json
+from aletheia_mem.domain import facts as fact_domain
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.base import Fact
+from aletheia_mem.timefmt import format_date, format_instant, parse_instant
+from aletheia_mem.tools.app import target_project
+
+
+@click.group()
+def facts() -> None:
+    """Facts: (subject, predicate) = object, valid from a time until replaced."""
+
+
+@facts.command("add")
+@click.argument("subject")
+@click.argument("predicate")
+@click.argument("object_", metavar="OBJECT")
+@click.option("--project", "-p", help="Project key. Default: this directory's project.")
+@click.option("--valid-from", help="When it became true (ISO 8601 or epoch ms). Default: now.")
+@json_option
+@handles_errors
+def add_fact(
+    subject: str,
+    predicate: str,
+    object_: str,
+    project: str | None,
+    valid_from: str | None,
+    as_json: bool,
+) -> None:
+    """Record a fact; a different object for the same subject and predicate replaces it."""
+    if not (subject.strip() and predicate.strip() and object_.strip()):
+        raise InvalidInputError("subject, predicate and object must not be empty.")
+    with open_cli_app() as app:
+        fact, created = fact_domain.record_fact(
+            app.store,
+            project=target_project(app, project),
+            subject=subject,
+            predicate=predicate,
+            object=object_,
+            valid_from=parse_instant(valid_from, "valid_from") if valid_from else None,
+            source=app.caller,
+            now=app.clock(),
+        )
+    if as_json:
+        emit_json({"created": created, "fact": fact_json(fact)})
+    elif created:
+        echo(f"Recorded fact #{fact.id} in {fact.project}.")
+    else:
+        echo(f"Already recorded as fact #{fact.id}.")
+
+
+def _rows(found: list[Fact]) -> list[list[str]]:
+    rows = []
+    for fact in found:
+        until = format_date(fact.valid_to) if fact.valid_to is not None else "now"
+        note = f"  (superseded by #{fact.superseded_by})" if fact.superseded_by else ""
+        rows.append(
+            [
+                f"#{fact.id}",
+                fact.project,
+                f"{format_date(fact.valid_from)} → {until}",
+                f"{fact.subject} · {fact.predicate} = {fact.object}{note}",
+            ]
+        )
+    return rows
+
+
+@facts.command("history")
+@click.argument("subject")
+@click.option("--project", "-p", help="Only this project (default: every project).")
+@click.option("--predicate", help="Only this predicate.")
+@click.option("--as-of", help="The facts valid at this ISO 8601 date or epoch ms.")
+@click.option("--all", "include_superseded", is_flag=True, help="Also list replaced facts.")
+@json_option
+@handles_errors
+def history(
+    subject: str,
+    project: str | None,
+    predicate: str | None,
+    as_of: str | None,
+    include_superseded: bool,
+    as_json: bool,
+) -> None:
+    """Show how the facts about a subject changed (current ones by default)."""
+    with open_cli_app() as app:
+        at = parse_instant(as_of, "as_of") if as_of else None
+        found = fact_domain.fact_history(
+            app.store,
+            subject=subject.strip(),
+            project=target_project(app, project) if project and project.strip() else None,
+            predicate=predicate,
+            as_of=at,
+            include_superseded=include_superseded,
+        )
+    if as_json:
+        emit_json([fact_json(fact) for fact in found])
+        return
+    if not found:
+        echo(f'No facts found for subject "{subject.strip()}".')
+        return
+    if at is not None:
+        echo(f'Facts about "{subject.strip()}" valid at {format_instant(at)}:')
+    echo(table(["id", "project", "valid", "fact"], _rows(found)))

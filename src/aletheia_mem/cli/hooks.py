@@ -1,0 +1,100 @@
+"""Capture hooks in a host's settings: which events run ``aletheia-hook`` and how.
+
+Claude Code: ``~/.claude/settings.json`` (user) or ``.claude/settings.json`` (project), key
+``hooks.<Event>``, each a list of matcher groups ``{"hooks": [{"type": "command", ...}]}``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+from aletheia_mem.cli.clients import Action, Change, get_entry, read_text, set_entry
+from aletheia_mem.cli.hosts import Scope, project_root
+
+HOOK_MARKER = "aletheia-hook"
+HOOK_MODULE = "aletheia_mem.hooks"
+# Marks of our hook commands; hooks written before the rename ran ``python -m aletheia.hooks``.
+HOOK_MARKS = (HOOK_MARKER, HOOK_MODULE, "aletheia.hooks")
+HOOK_TIMEOUT_SECONDS = 5
+# Claude Code event -> the aletheia-hook event it runs.
+CLAUDE_EVENTS = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt",
+    "SessionEnd": "session-end",
+}
+HOOK_HOSTS = ("claude-code",)
+
+
+def hook_command(event: str, env: dict[str, str]) -> str:
+    """``ALETHEIA_DATA_DIR=... /abs/aletheia-hook session-start`` for a shell to run."""
+    script = Path(sysconfig.get_path("scripts")) / HOOK_MARKER
+    if not script.exists():
+        script = Path(os.path.abspath(sys.executable)).parent / HOOK_MARKER
+    if script.exists():
+        program = [str(script.absolute())]
+    else:
+        program = [os.path.abspath(sys.executable), "-m", HOOK_MODULE]
+    assignments = [f"{key}={shlex.quote(value)}" for key, value in env.items()]
+    return " ".join([*assignments, *(shlex.quote(part) for part in program), event])
+
+
+def claude_settings_path(scope: Scope, cwd: Path) -> Path:
+    if scope == "project":
+        return project_root(cwd) / ".claude" / "settings.json"
+    return Path.home() / ".claude" / "settings.json"
+
+
+def _is_ours(group: Any) -> bool:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(
+        isinstance(hook, dict) and any(mark in str(hook.get("command", "")) for mark in HOOK_MARKS)
+        for hook in hooks
+    )
+
+
+def merged_groups(existing: Any, command: str) -> list[Any]:
+    """The event's groups with ours in place of any earlier Aletheia group, others kept."""
+    groups = existing if isinstance(existing, list) else []
+    ours = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
+    placed = False
+    result: list[Any] = []
+    for group in groups:
+        if not _is_ours(group):
+            result.append(group)
+        elif not placed:
+            result.append(ours)
+            placed = True
+    if not placed:
+        result.append(ours)
+    return result
+
+
+def plan_claude_hooks(path: Path, env: dict[str, str]) -> list[Change]:
+    """One change per event; applied in order, each on the previous one's text."""
+    changes: list[Change] = []
+    text = read_text(path)
+    for event, name in CLAUDE_EVENTS.items():
+        existing = get_entry(text, "json", ("hooks", event))
+        wanted = merged_groups(existing, hook_command(name, env))
+        if existing == wanted:
+            continue
+        new_text = set_entry(text, "json", ("hooks", event), wanted)
+        kind: Action = "add" if existing is None else "replace"
+        changes.append(Change(path, kind, text, new_text, None))
+        text = new_text
+    return changes
+
+
+def combined(path: Path, changes: list[Change]) -> Change:
+    """The net change of several edits of one file."""
+    if not changes:
+        text = read_text(path)
+        return Change(path, "unchanged", text, text, None)
+    replaced = any(change.action == "replace" for change in changes)
+    action: Action = "replace" if replaced else "add"
+    return Change(path, action, changes[0].old_text, changes[-1].new_text, None)

@@ -1,0 +1,136 @@
+"""``aletheia install <host>``: merge the Aletheia entry (and hooks) into a host's config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from aletheia_mem.cli.clients import Change, ConfigFileError, plan_change, write_change
+from aletheia_mem.cli.common import cli_settings, echo, emit_json, fail, json_option, style
+from aletheia_mem.cli.connect import host_argument, remote_options, scope_option, server_for
+from aletheia_mem.cli.hooks import HOOK_HOSTS, claude_settings_path, combined, plan_claude_hooks
+from aletheia_mem.cli.hosts import HOSTS_BY_NAME, SERVER_NAME, Host, Scope, server_env
+
+EXIT_CONFLICT = 4
+
+
+def _describe(change: Change, what: str, written: bool) -> str:
+    path = change.path
+    if change.action == "unchanged":
+        return f"{path} already has {what}; nothing to change."
+    verb = {"add": "Add", "replace": "Replace"}[change.action]
+    if written:
+        return f"{verb.rstrip('e')}ed {what} in {path}."
+    return f"Would {verb.lower()} {what} in {path}:"
+
+
+def _conflict_message(change: Change) -> str:
+    existing = json.dumps(change.existing, ensure_ascii=False)
+    return (
+        f'{change.path} already has a different server named "{SERVER_NAME}":\n  {existing}\n'
+        "Use --force to replace it (the file is backed up first)."
+    )
+
+
+def _plans(
+    chosen: Host, scope: Scope, force: bool, hooks: bool, url: str | None, token_env: str | None
+) -> list[tuple[Change, str]]:
+    server = server_for(chosen, url, token_env)
+    cwd = Path.cwd()
+    path = chosen.config_path(scope, cwd)
+    entry = chosen.entry(server)
+    plans = [
+        (
+            plan_change(path, chosen.fmt, chosen.entry_path(), entry, force=force),
+            "the aletheia entry",
+        )
+    ]
+    if hooks:
+        settings_path = claude_settings_path(scope, cwd)
+        env = server_env(cli_settings(), chosen.name)
+        plans.append((combined(settings_path, plan_claude_hooks(settings_path, env)), "the hooks"))
+    return plans
+
+
+@click.command()
+@host_argument()
+@click.option("--write", is_flag=True, help="Write the change. Without it: a dry run.")
+@scope_option
+@click.option("--force", is_flag=True, help="Replace a different server named aletheia.")
+@click.option(
+    "--hooks",
+    is_flag=True,
+    help="Also install the capture hooks (session-start context, prompts, session end).",
+)
+@remote_options
+@json_option
+def install(
+    host: str,
+    write: bool,
+    scope: Scope,
+    force: bool,
+    hooks: bool,
+    url: str | None,
+    token_env: str | None,
+    as_json: bool,
+) -> None:
+    """Add Aletheia to a coding tool's config file.
+
+    Without --write it shows the change as a diff. With --write it merges the entry into the
+    file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
+    first. A second run changes nothing. A different server already named aletheia is left
+    alone unless --force.
+    """
+    chosen = HOSTS_BY_NAME[host.lower()]
+    if scope == "project" and chosen.project_file is None:
+        fail(f"{chosen.title} has no project-scope config file; use --scope user.", 2)
+    if hooks and chosen.name not in HOOK_HOSTS:
+        fail(f"Capture hooks are available for {', '.join(HOOK_HOSTS)} only.", 2)
+    try:
+        plans = _plans(chosen, scope, force, hooks, url, token_env)
+    except ConfigFileError as error:
+        fail(str(error), 1, as_json=as_json, kind="config_file")
+    conflicts = [change for change, _ in plans if change.action == "conflict"]
+    if conflicts:
+        fail(_conflict_message(conflicts[0]), EXIT_CONFLICT, as_json=as_json, kind="conflict")
+    report = []
+    for change, what in plans:
+        backup = write_change(change) if write else None
+        report.append(
+            {
+                "path": str(change.path),
+                "what": what,
+                "action": change.action,
+                "written": bool(write and change.action != "unchanged"),
+                "backup": str(backup) if backup else None,
+                "diff": change.diff(),
+            }
+        )
+        if as_json:
+            continue
+        echo(_describe(change, what, write))
+        if not write and change.action != "unchanged":
+            echo(_coloured_diff(change.diff()))
+        if backup:
+            echo(f"Backup of the previous file: {backup}")
+    if as_json:
+        emit_json({"host": chosen.name, "scope": scope, "write": write, "changes": report})
+        return
+    pending = any(change.action != "unchanged" for change, _ in plans)
+    if not write and pending:
+        echo("Nothing written yet. Run again with --write to make this change.")
+    elif write and chosen.note:
+        echo(chosen.note)
+
+
+def _coloured_diff(diff: str) -> str:
+    lines = []
+    for line in diff.rstrip("\n").splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            line = style(line, fg="green")
+        elif line.startswith("-") and not line.startswith("---"):
+            line = style(line, fg="red")
+        lines.append(line)
+    return "\n".join(lines)

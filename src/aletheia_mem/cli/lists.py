@@ -1,0 +1,91 @@
+"""``aletheia lists``: read and write named work-state lists (to-do lists and the like)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
+from aletheia_mem.domain import worklists
+from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.tools.app import target_project
+
+MAX_LIST_JSON = 100_000
+
+
+@click.group()
+def lists() -> None:
+    """Named work-state lists, shared with the agents' work_state tools."""
+
+
+@lists.command("read")
+@click.argument("name")
+@click.option("--project", "-p", help="Project key. Default: this directory's project.")
+@json_option
+@handles_errors
+def read(name: str, project: str | None, as_json: bool) -> None:
+    """Print a list's items."""
+    with open_cli_app() as app:
+        text = worklists.read_list(
+            app.store, project=target_project(app, project), name=name.strip()
+        )
+    if text is None:
+        raise NotFoundError(f'No list named "{name.strip()}".')
+    items = json.loads(text)
+    if as_json:
+        emit_json(items)
+        return
+    for item in items:
+        echo(f"- {item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)}")
+
+
+def _items(values: tuple[str, ...], items_json: str | None) -> list[Any]:
+    if items_json is not None:
+        if values:
+            raise InvalidInputError("Give the items as arguments or with --items-json, not both.")
+        try:
+            parsed = json.loads(items_json)
+        except ValueError:
+            raise InvalidInputError("--items-json is not valid JSON.") from None
+        if not isinstance(parsed, list):
+            raise InvalidInputError("items must be an array.")
+        for item in parsed:
+            if item is None or isinstance(item, list):
+                raise InvalidInputError(
+                    "items must hold only strings, numbers, booleans or plain objects."
+                )
+        return parsed
+    return list(values)
+
+
+@lists.command("write")
+@click.argument("name")
+@click.argument("values", metavar="[ITEM]...", nargs=-1)
+@click.option("--items-json", help='All items as a JSON array, e.g. \'["a", {"task": "b"}]\'.')
+@click.option("--project", "-p", help="Project key. Default: this directory's project.")
+@json_option
+@handles_errors
+def write(
+    name: str, values: tuple[str, ...], items_json: str | None, project: str | None, as_json: bool
+) -> None:
+    """Replace a list with these items (send the whole list)."""
+    if not name.strip():
+        raise InvalidInputError("list is required.")
+    items = _items(values, items_json)
+    if len(json.dumps(items, ensure_ascii=False)) > MAX_LIST_JSON:
+        raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
+    with open_cli_app() as app:
+        written = worklists.write_list(
+            app.store,
+            app.clock,
+            project=target_project(app, project),
+            name=name.strip(),
+            items=items,
+            tool=app.caller,
+        )
+    if as_json:
+        emit_json({"id": written, "list": name.strip(), "items": len(items)})
+    else:
+        echo(f'Saved list "{name.strip()}" with {len(items)} item(s) as #{written}.')

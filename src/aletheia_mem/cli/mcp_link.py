@@ -1,0 +1,200 @@
+"""``aletheia mcp-link``: tokens for the team hub (create, list, revoke)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import click
+
+from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, style, table
+from aletheia_mem.clock import system_clock
+from aletheia_mem.errors import NotFoundError
+from aletheia_mem.hub.tokens import SCOPES, can_write, create_token, parse_projects
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.timefmt import format_instant
+
+DEFAULT_HUB_URL = "http://127.0.0.1:8787"
+SERVER_NAME = "aletheia-hub"
+
+
+def hub_db_option(function: Any) -> Any:
+    return click.option(
+        "--hub-db",
+        envvar="ALETHEIA_HUB_DB",
+        required=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="The hub's store file (or set ALETHEIA_HUB_DB).",
+    )(function)
+
+
+def connect_snippets(url: str, secret: str) -> dict[str, Any]:
+    """How a remote MCP client reaches the hub with this token."""
+    mcp_url = url.rstrip("/") + "/mcp"
+    header = f"Authorization: Bearer {secret}"
+    return {
+        "claude_code": " ".join(
+            [
+                "claude mcp add --transport http --scope user",
+                SERVER_NAME,
+                shlex.quote(mcp_url),
+                "--header",
+                shlex.quote(header),
+            ]
+        ),
+        "mcp_json": {
+            "mcpServers": {
+                SERVER_NAME: {
+                    "type": "http",
+                    "url": mcp_url,
+                    "headers": {"Authorization": f"Bearer {secret}"},
+                }
+            }
+        },
+    }
+
+
+@click.group("mcp-link")
+def mcp_link() -> None:
+    """Tokens for the team hub (aletheia-sync): create, list, revoke."""
+
+
+@mcp_link.command("create")
+@hub_db_option
+@click.option(
+    "--projects",
+    required=True,
+    metavar="A,B",
+    help='Projects the token may read and write, comma separated; "*" for every project.',
+)
+@click.option(
+    "--scope",
+    type=click.Choice(SCOPES),
+    default="mcp",
+    show_default=True,
+    help="mcp and read call the read tools; sync and admin call every tool and may sync.",
+)
+@click.option("--name", help="A name for the audit trail.  [default: scope-project-xxxx]")
+@click.option(
+    "--url",
+    default=DEFAULT_HUB_URL,
+    show_default=True,
+    help="The hub's address as clients reach it, for the connect snippets.",
+)
+@json_option
+@handles_errors
+def create(
+    hub_db: Path, projects: str, scope: str, name: str | None, url: str, as_json: bool
+) -> None:
+    """Make a token and print it once, with the snippets to connect a remote MCP client.
+
+    Only a hash of the token is stored: copy it now.
+    """
+    store = SqliteStore(hub_db)
+    try:
+        secret, token = create_token(
+            store, system_clock, scope=scope, projects=parse_projects(projects), name=name
+        )
+    finally:
+        store.close()
+    snippets = connect_snippets(url, secret)
+    shown_projects = "every project" if token.projects is None else ", ".join(token.projects)
+    sync_command = f"aletheia sync --hub {shlex.quote(url)} --token {secret}"
+    if as_json:
+        emit_json(
+            {
+                "name": token.name,
+                "token": secret,
+                "scope": token.scope,
+                "projects": None if token.projects is None else list(token.projects),
+                "url": url.rstrip("/") + "/mcp",
+                **snippets,
+                "sync": sync_command if can_write(token.scope) else None,
+            }
+        )
+        return
+    echo(f'Token "{token.name}" (scope {token.scope}; {shown_projects}).')
+    echo("It is shown only this once; the hub keeps only its hash.")
+    echo()
+    echo("  " + style(secret, bold=True))
+    echo()
+    echo("Claude Code:")
+    echo("  " + snippets["claude_code"])
+    echo()
+    echo("Other MCP clients (JSON entry):")
+    echo(json.dumps(snippets["mcp_json"], indent=2))
+    if can_write(token.scope):
+        echo()
+        echo("Sync a local store with the hub:")
+        echo("  " + sync_command)
+
+
+@mcp_link.command("list")
+@hub_db_option
+@json_option
+@handles_errors
+def list_links(hub_db: Path, as_json: bool) -> None:
+    """The hub's tokens: name, scope, projects, first characters, created, last used."""
+    store = SqliteStore(hub_db)
+    try:
+        tokens, last_used = store.list_tokens(), store.last_audit_by_actor()
+    finally:
+        store.close()
+    if as_json:
+        emit_json(
+            [
+                {
+                    "name": token.name,
+                    "scope": token.scope,
+                    "projects": None if token.projects is None else list(token.projects),
+                    "prefix": token.prefix,
+                    "created_at": format_instant(token.created_at),
+                    "last_used_at": _maybe_instant(last_used.get(token.name)),
+                    "revoked_at": _maybe_instant(token.revoked_at),
+                }
+                for token in tokens
+            ]
+        )
+        return
+    if not tokens:
+        echo("No tokens yet. aletheia mcp-link create --projects <name> makes one.")
+        return
+    rows = [
+        [
+            token.name,
+            token.scope,
+            "*" if token.projects is None else ",".join(token.projects),
+            token.prefix + "…",
+            format_instant(token.created_at)[:16],
+            (_maybe_instant(last_used.get(token.name)) or "never")[:16],
+            "revoked" if token.revoked_at is not None else "live",
+        ]
+        for token in tokens
+    ]
+    echo(table(["NAME", "SCOPE", "PROJECTS", "TOKEN", "CREATED", "LAST USED", "STATUS"], rows))
+
+
+def _maybe_instant(value: int | None) -> str | None:
+    return None if value is None else format_instant(value)
+
+
+@mcp_link.command("revoke")
+@hub_db_option
+@click.argument("name")
+@json_option
+@handles_errors
+def revoke(hub_db: Path, name: str, as_json: bool) -> None:
+    """Revoke a token by its name (or the first characters shown by list)."""
+    store = SqliteStore(hub_db)
+    try:
+        token = store.revoke_token(name.strip().rstrip("…"), system_clock())
+    finally:
+        store.close()
+    if token is None:
+        raise NotFoundError(f'No live token named "{name}".')
+    if as_json:
+        emit_json({"name": token.name, "revoked": True})
+        return
+    echo(f'Revoked token "{token.name}". Requests with it now get 401.')

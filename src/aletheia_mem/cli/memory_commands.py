@@ -1,0 +1,293 @@
+"""Memories from the terminal: save, search, show, timeline, context, dismiss and restore."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import click
+
+from aletheia_mem.cli.common import (
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    open_cli_app,
+    style,
+    table,
+)
+from aletheia_mem.domain import dismissals, memories, recall
+from aletheia_mem.domain.context import build_context
+from aletheia_mem.domain.dismissals import ITEM_TYPES
+from aletheia_mem.domain.formatting import fact_line, observation_block
+from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.storage.base import Fact, Memory
+from aletheia_mem.timefmt import format_date, format_instant, parse_instant
+from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+
+PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    data = asdict(memory)
+    data["facts"], data["files"] = list(memory.facts), list(memory.files)
+    data["created"] = format_instant(memory.created_at)
+    return data
+
+
+def fact_json(fact: Fact) -> dict[str, Any]:
+    return asdict(fact)
+
+
+def memory_rows(found: list[Memory]) -> list[list[str]]:
+    rows = []
+    for memory in found:
+        tags = f"{memory.project}, {memory.tool}" + (", pinned" if memory.pinned else "")
+        title = " ".join(memory.title.split())
+        rows.append(
+            [f"#{memory.id}", format_date(memory.created_at), memory.type, f"{title}  ({tags})"]
+        )
+    return rows
+
+
+@click.command()
+@click.argument("text")
+@click.option("--title", help="Short title. Default: the first 100 characters of the text.")
+@click.option("--type", "kind", type=click.Choice(MEMORY_TYPES), default="note", show_default=True)
+@click.option("--project", "-p", help=PROJECT_HELP)
+@click.option("--pin", is_flag=True, help="List it under Pinned in the session-start context.")
+@click.option("--file", "files", multiple=True, help="A path the memory is about (repeatable).")
+@json_option
+@handles_errors
+def save(
+    text: str,
+    title: str | None,
+    kind: str,
+    project: str | None,
+    pin: bool,
+    files: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Save one memory (secrets are redacted first; the same text twice is saved once)."""
+    if not text.strip():
+        raise InvalidInputError("text is required.")
+    with open_cli_app() as app:
+        item = memories.MemoryInput(
+            text=text,
+            project=target_project(app, project),
+            tool=app.caller,
+            title=title if title and title.strip() else None,
+            type=kind,
+            pinned=pin,
+            files=[path.strip() for path in files if path.strip()],
+        )
+        memory, created = memories.save_memory(app.store, app.clock, item)
+    if as_json:
+        emit_json({"created": created, "memory": memory_json(memory)})
+    elif created:
+        echo(f"Saved as #{memory.id} in {memory.project}.")
+    else:
+        echo(f"Already saved as #{memory.id}.")
+
+
+def _search(app: AppContext, query: str | None, file: str | None, **options: Any) -> Any:
+    now = app.clock()
+    since = parse_instant(options["since"], "since") if options["since"] else None
+    until = parse_instant(options["until"], "until", end_of_day=True) if options["until"] else None
+    request = recall.SearchRequest(
+        query=query,
+        projects=readable_projects(app, options["project"]),
+        file=file,
+        file_suffix=options["file_suffix"],
+        type=options["kind_filter"],
+        kind=options["memory_kind"],
+        since=since,
+        until=until,
+        order=options["order"],
+        limit=options["limit"],
+        offset=options["offset"],
+    )
+    return recall.search(app.store, request, now)
+
+
+@click.command()
+@click.argument("query", required=False)
+@click.option("--file", help="Find memories about this exact file path instead.")
+@click.option("--file-suffix", is_flag=True, help="With --file: paths that end with it.")
+@click.option("--project", "-p", help=PROJECT_HELP)
+@click.option("--type", "kind_filter", type=click.Choice(MEMORY_TYPES), help="Only this type.")
+@click.option("--kind", "memory_kind", help="Only this kind (note, observation, summary...).")
+@click.option("--since", help="From this ISO 8601 date or date-time on.")
+@click.option("--until", help="Up to this date (a bare date includes that day).")
+@click.option(
+    "--order",
+    type=click.Choice(["relevance", "date_desc", "date_asc"]),
+    default="relevance",
+    show_default=True,
+)
+@click.option("--limit", "-n", type=click.IntRange(1, 100), default=20, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@json_option
+@handles_errors
+def search(query: str | None, file: str | None, as_json: bool, **options: Any) -> None:
+    """Search memories and facts (matching facts first), or find memories by file."""
+    query = (query or "").strip() or None
+    file = (file or "").strip() or None
+    if not query and not file:
+        raise InvalidInputError("query is required.")
+    with open_cli_app() as app:
+        result = _search(app, query, file, **options)
+    if as_json:
+        emit_json(
+            {
+                "facts": [fact_json(fact) for fact in result.facts],
+                "memories": [memory_json(memory) for memory in result.memories],
+                "empty_reason": result.empty_reason,
+            }
+        )
+        return
+    if result.empty_reason is not None:
+        echo(f"No matches. {result.empty_reason}")
+        return
+    for fact in result.facts:
+        echo(style(fact_line(fact), fg="cyan"))
+    if result.memories:
+        echo(table(["id", "date", "type", "title"], memory_rows(result.memories)))
+
+
+@click.command()
+@click.argument("ids", nargs=-1, required=True, type=click.IntRange(1))
+@json_option
+@handles_errors
+def show(ids: tuple[int, ...], as_json: bool) -> None:
+    """Show memories in full by id: text, narrative, facts and files."""
+    with open_cli_app() as app:
+        found = app.store.get_memories(list(dict.fromkeys(ids)))
+    if as_json:
+        emit_json([memory_json(memory) for memory in found])
+        return
+    if not found:
+        raise NotFoundError("No memories found for ids " + ", ".join(f"#{i}" for i in ids) + ".")
+    echo("\n---\n".join(observation_block(memory) for memory in found))
+
+
+@click.command()
+@click.argument("anchor", required=False, type=click.IntRange(1))
+@click.option("--query", "-q", help="Find the anchor by search instead of by id.")
+@click.option("--project", "-p", help=PROJECT_HELP)
+@click.option("--before", type=click.IntRange(0, 50), default=5, show_default=True)
+@click.option("--after", type=click.IntRange(0, 50), default=5, show_default=True)
+@json_option
+@handles_errors
+def timeline(
+    anchor: int | None,
+    query: str | None,
+    project: str | None,
+    before: int,
+    after: int,
+    as_json: bool,
+) -> None:
+    """Show the memories before and after one memory, with an arrow on it."""
+    if anchor is None and not (query and query.strip()):
+        raise InvalidInputError(
+            "Nothing to anchor on. Give ANCHOR (a memory id from search) or --query."
+        )
+    with open_cli_app() as app:
+        lookup = None if anchor is not None and project is None else readable_projects(app, project)
+        found = recall.find_anchor(app.store, anchor, query, lookup, app.clock())
+        if found is None:
+            if as_json:
+                emit_json(None)
+            else:
+                echo("Nothing to anchor on.")
+            return
+        line = recall.timeline(app.store, found, found.project, before, after)
+    items = [*line.before, line.anchor, *line.after]
+    if as_json:
+        emit_json([{**memory_json(m), "anchor": m.id == found.id} for m in items])
+        return
+    rows = []
+    for memory in items:
+        mark = "→" if memory.id == found.id else ""
+        rows.append([mark, *memory_rows([memory])[0]])
+    echo(table(["", "id", "date", "type", "title"], rows))
+
+
+@click.command()
+@click.option("--project", "-p", help="Project key. Default: this directory's project.")
+@click.option("--limit", type=click.IntRange(1, 100), default=20, show_default=True)
+@json_option
+@handles_errors
+def context(project: str | None, limit: int, as_json: bool) -> None:
+    """Print the session-start context block an agent gets for a project."""
+    with open_cli_app() as app:
+        chosen = target_project(app, project)
+        block = build_context(app.store, chosen, limit)
+    if as_json:
+        emit_json({"project": chosen, "context": block})
+    else:
+        echo(block)
+
+
+def _item_options(function: Any) -> Any:
+    function = click.option(
+        "--type",
+        "item_type",
+        type=click.Choice(ITEM_TYPES),
+        default="memory",
+        show_default=True,
+        help="What the id names.",
+    )(function)
+    return click.argument("item_id", metavar="ID", type=click.IntRange(1))(function)
+
+
+@click.command()
+@_item_options
+@click.option("--reason", help="Why (kept in the audit trail, cut to 300 characters).")
+@json_option
+@handles_errors
+def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> None:
+    """Hide an item from search and context without deleting it (restore undoes it)."""
+    with open_cli_app() as app:
+        project = dismissals.set_dismissed(
+            app.store,
+            item_type=item_type,
+            item_id=item_id,
+            dismiss=True,
+            reason=reason,
+            actor=app.caller,
+            now=app.clock(),
+        )
+    if as_json:
+        emit_json({"dismissed": True, "type": item_type, "id": item_id, "project": project})
+    else:
+        echo(
+            f"Dismissed {item_type} #{item_id}. It is hidden from search and context;"
+            " aletheia restore undoes this."
+        )
+
+
+@click.command()
+@_item_options
+@json_option
+@handles_errors
+def restore(item_id: int, item_type: Any, as_json: bool) -> None:
+    """Bring back an item hidden by dismiss."""
+    with open_cli_app() as app:
+        project = dismissals.set_dismissed(
+            app.store,
+            item_type=item_type,
+            item_id=item_id,
+            dismiss=False,
+            reason=None,
+            actor=app.caller,
+            now=app.clock(),
+        )
+    if as_json:
+        emit_json({"restored": True, "type": item_type, "id": item_id, "project": project})
+    else:
+        echo(f"Restored {item_type} #{item_id}.")
+
+
+COMMANDS = (save, search, show, timeline, context, dismiss, restore)

@@ -1,0 +1,209 @@
+"""``aletheia rules``: list, add, confirm, disable and sync standing rules."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from aletheia_mem.cli.common import (
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    open_cli_app,
+    table,
+)
+from aletheia_mem.cli.hosts import project_root
+from aletheia_mem.domain import rule_admin, rule_sync
+from aletheia_mem.domain import rules as rule_domain
+from aletheia_mem.domain.formatting import rule_scope, rule_text
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.projects import project_for_directory
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.timefmt import format_date
+from aletheia_mem.tools.app import target_project
+
+
+@click.group()
+def rules() -> None:
+    """Standing rules every coding tool should follow."""
+
+
+@rules.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Also list disabled rules.")
+@json_option
+@handles_errors
+def list_rules(show_all: bool, as_json: bool) -> None:
+    """List the enabled rules, flagging those that need a re-check."""
+    with open_cli_app() as app:
+        now = app.clock()
+        found = app.store.list_rules(enabled_only=not show_all)
+        checks = {r.id: rule_domain.recheck_reason(app.store, r, now) for r in found if r.enabled}
+    if as_json:
+        emit_json([{**asdict(rule), "recheck": checks.get(rule.id)} for rule in found])
+        return
+    if not found:
+        echo("No rules yet. aletheia rules add adds one.")
+        return
+    rows = []
+    for rule in found:
+        state = "" if rule.enabled else "disabled"
+        reason = checks.get(rule.id)
+        if reason:
+            state = f"re-check: {reason}"
+        rows.append(
+            [
+                rule.id,
+                rule_scope(rule),
+                f"{format_date(rule.added_at)} / {format_date(rule.last_confirmed_at)}",
+                rule.source,
+                rule_text(rule) + (f"  [{state}]" if state else ""),
+            ]
+        )
+    echo(table(["id", "scope", "added / confirmed", "source", "rule"], rows))
+
+
+@rules.command("add")
+@click.argument("then")
+@click.option("--when", default="always", show_default=True, help="The situation.")
+@click.option(
+    "--scope-tier",
+    type=click.Choice(rule_domain.SCOPE_TIERS),
+    default="everywhere",
+    show_default=True,
+)
+@click.option("--scope-name", help="The project or situation name for that tier.")
+@click.option("--evidence-memory", "memory_ids", multiple=True, type=int, help="Memory id.")
+@click.option("--evidence-fact", "fact_ids", multiple=True, type=int, help="Fact id.")
+@json_option
+@handles_errors
+def add_rule(
+    then: str,
+    when: str,
+    scope_tier: str,
+    scope_name: str | None,
+    memory_ids: tuple[int, ...],
+    fact_ids: tuple[int, ...],
+    as_json: bool,
+) -> None:
+    """Add a rule (at most 800 characters); an identical rule is not added twice."""
+    then = " ".join(then.split())
+    if not then:
+        raise InvalidInputError("then is required.")
+    if len(then) > 800:
+        raise InvalidInputError("then must be at most 800 characters.")
+    with open_cli_app() as app:
+        name = (scope_name or "").strip()
+        if scope_tier == "project":
+            name = target_project(app, name or None)
+        elif scope_tier == "situation" and not name:
+            raise InvalidInputError("--scope-name is required when --scope-tier is situation.")
+        elif scope_tier == "everywhere":
+            name = ""
+        item = rule_domain.RuleInput(
+            then=then,
+            when=" ".join(when.split()) or "always",
+            scope_tier=scope_tier,
+            scope_name=name,
+            evidence_memory_ids=memory_ids,
+            evidence_fact_ids=fact_ids,
+            source=app.caller,
+        )
+        rule, created = rule_domain.add_rule(app.store, item, app.clock())
+    if as_json:
+        emit_json({"created": created, "rule": asdict(rule)})
+    elif created:
+        echo(f"Rule saved ({rule.id}). aletheia rules sync writes it to your tools.")
+    else:
+        echo(f"Rule already saved ({rule.id}). An identical rule is not added twice.")
+
+
+@rules.command("confirm")
+@click.argument("rule_id", metavar="ID")
+@json_option
+@handles_errors
+def confirm(rule_id: str, as_json: bool) -> None:
+    """Record that a rule was re-checked: only its last-confirmed date changes."""
+    with open_cli_app() as app:
+        now = app.clock()
+        rule_domain.confirm_rule(app.store, rule_id.strip(), now)
+    if as_json:
+        emit_json({"confirmed": rule_id.strip(), "on": format_date(now)})
+    else:
+        echo(
+            f"Confirmed rule {rule_id.strip()} on {format_date(now)}. It stays as it is; only"
+            " the date it was last checked changed."
+        )
+
+
+@rules.command("disable")
+@click.argument("rule_id", metavar="ID")
+@json_option
+@handles_errors
+def disable(rule_id: str, as_json: bool) -> None:
+    """Switch a rule off: it is kept, but no longer listed, shown in context or synced."""
+    with open_cli_app() as app:
+        rule_admin.set_rule_enabled(sqlite_store(app), rule_id.strip(), False, app.clock())
+    if as_json:
+        emit_json({"disabled": rule_id.strip()})
+    else:
+        echo(f"Disabled rule {rule_id.strip()}. Adding the same rule again brings it back.")
+
+
+@rules.command("sync")
+@click.option(
+    "--tool",
+    "tools",
+    multiple=True,
+    help="Only this tool's file (claude-code, codex, gemini-cli, cursor, windsurf, vscode...).",
+)
+@click.option("--all-tools", is_flag=True, help="Write every tool's instruction file.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Show the changes without writing.")
+@json_option
+@handles_errors
+def sync(
+    tools: tuple[str, ...], all_tools: bool, directory: Path | None, dry_run: bool, as_json: bool
+) -> None:
+    """Write the enabled rules into the tools' instruction files of this repository.
+
+    The rules go in a marked block (CLAUDE.md, AGENTS.md, GEMINI.md, .cursor/rules,
+    .windsurf/rules, .github/copilot-instructions.md) that the next sync replaces; text
+    outside the block is never touched. By default the files that exist are updated, or
+    AGENTS.md and CLAUDE.md when none does.
+    """
+    root = project_root(directory or Path.cwd())
+    targets = rule_sync.resolve_targets(tools, root, all_tools)
+    with open_cli_app() as app:
+        project = project_for_directory(root)
+        changes = rule_sync.plan_sync(sqlite_store(app), project, root, targets)
+    written = [] if dry_run else rule_sync.apply_sync(changes)
+    if as_json:
+        emit_json(
+            {
+                "project": project,
+                "dry_run": dry_run,
+                "files": [
+                    {"path": str(c.path), "changed": c.changed, "written": c.path in written}
+                    for c in changes
+                ],
+            }
+        )
+        return
+    for change in changes:
+        if not change.changed:
+            echo(f"{change.path}: up to date.")
+        elif dry_run:
+            echo(f"{change.path}: would change:")
+            diff = difflib.unified_diff(
+                change.old_text.splitlines(keepends=True),
+                change.new_text.splitlines(keepends=True),
+                fromfile=f"{change.path} (now)",
+                tofile=f"{change.path} (after)",
+            )
+            echo("".join(diff).rstrip("\n"))
+        else:
+            echo(f"{change.path}: rules written.")

@@ -1,0 +1,103 @@
+"""``aletheia sync``: exchange this store's new and changed items with a team hub."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option
+from aletheia_mem.clock import system_clock
+from aletheia_mem.config import load_settings
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.sync.client import HubClient, hub_base_url
+from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, sync_store
+
+
+@click.command("sync")
+@click.option("--hub", "url", help="The hub's URL (remembered after a successful sync).")
+@click.option("--token", help="A sync or admin token from `aletheia mcp-link create`.")
+@click.option(
+    "--ca-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="PEM file of the CA (or self-signed certificate) the hub's TLS certificate is from.",
+)
+@click.option(
+    "--page-size",
+    type=click.IntRange(1, 1000),
+    default=DEFAULT_PAGE_SIZE,
+    show_default=True,
+    help="Items per request.",
+)
+@click.option("--progress", is_flag=True, help="Report each page on stderr.")
+@json_option
+@handles_errors
+def sync(
+    url: str | None,
+    token: str | None,
+    ca_file: str | None,
+    page_size: int,
+    progress: bool,
+    as_json: bool,
+) -> None:
+    """Push this store's new and changed items to the hub and pull everyone else's.
+
+    Memories, facts and their history, rules, work-state lists, episodes, dismissals and
+    restores travel; only the token's projects. Safe to repeat and to interrupt: the next run
+    goes on where this one stopped.
+    """
+    store = SqliteStore(load_settings().db_path)
+    try:
+        remembered = store.remembered_hub()
+        if url is None and remembered is not None:
+            url = remembered[0]
+        if url is None:
+            raise InvalidInputError(
+                "No hub yet: run aletheia sync --hub URL --token TOKEN once; it is remembered."
+            )
+        same_hub = remembered is not None and hub_base_url(remembered[0]) == hub_base_url(url)
+        if token is None and same_hub and remembered is not None:
+            token = remembered[1]
+            ca_file = ca_file or remembered[2]
+        if token is None:
+            raise InvalidInputError("--token is required the first time (a sync or admin token).")
+        client = HubClient(url, token.strip(), ca_file)
+        report = sync_store(
+            store,
+            client,
+            system_clock,
+            page_size=page_size,
+            progress=_progress if progress else _silent,
+        )
+        store.remember_hub(client.url, token.strip(), ca_file)
+    finally:
+        store.close()
+    if as_json:
+        emit_json(
+            {
+                "hub": report.hub_url,
+                "token": report.token_name,
+                "projects": report.projects,
+                "pushed": report.pushed,
+                "pulled": report.pulled,
+                "applied": report.applied,
+                "merged": report.merged,
+                "requests": client.requests,
+            }
+        )
+        return
+    scope = "every project" if report.projects is None else ", ".join(report.projects)
+    echo(
+        f"Synced with {report.hub_url} ({scope}): pushed {report.pushed} item(s), pulled"
+        f" {report.pulled} ({report.applied} new or changed here, {report.merged} merged)."
+    )
+
+
+def _progress(message: str) -> None:
+    sys.stderr.write(f"sync: {message}\n")
+    sys.stderr.flush()
+
+
+def _silent(message: str) -> None:
+    """No progress output."""

@@ -1,0 +1,83 @@
+"""``aletheia export`` and ``aletheia import``: the whole store as JSON Lines."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import click
+
+from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
+from aletheia_mem.domain import transfer as store_transfer
+from aletheia_mem.server.wiring import sqlite_store
+
+
+def _show_progress(flag: bool | None) -> bool:
+    return sys.stderr.isatty() if flag is None else flag
+
+
+@click.command("export")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this file (default: standard output).",
+)
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
+@handles_errors
+def export_command(output: Path | None, progress: bool | None) -> None:
+    """Export everything as JSON Lines: memories, facts with their history, rules, episodes
+    and their requests, dismissed items and the audit trail.
+    """
+    with open_cli_app() as app:
+        if output is None:
+            store_transfer.write_export(sqlite_store(app), sys.stdout)
+            return
+        total = store_transfer.count_records(sqlite_store(app))
+        temp = output.with_name(f".{output.name}.partial")
+        try:
+            with temp.open("w", encoding="utf-8", newline="\n") as out:
+                if _show_progress(progress):
+                    with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
+                        count = store_transfer.write_export(sqlite_store(app), out, bar.update)
+                else:
+                    count = store_transfer.write_export(sqlite_store(app), out)
+            os.replace(temp, output)
+        finally:
+            temp.unlink(missing_ok=True)
+    echo(f"Exported {count} records to {output}.", err=True)
+
+
+def _lines(stream: IO[str]) -> Iterator[str]:
+    yield from stream
+
+
+@click.command("import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
+@json_option
+@handles_errors
+def import_command(source: IO[str], progress: bool | None, as_json: bool) -> None:
+    """Load an export (a file, or - for standard input) into an empty store, exactly as it was."""
+    with open_cli_app() as app:
+        size = _size_of(source)
+        if _show_progress(progress) and size:
+            with click.progressbar(length=size, label="Importing", file=sys.stderr) as bar:
+                count = store_transfer.import_lines(sqlite_store(app), _lines(source), bar.update)
+        else:
+            count = store_transfer.import_lines(sqlite_store(app), _lines(source))
+        path = sqlite_store(app).path
+    if as_json:
+        emit_json({"imported": count, "store": str(path)})
+    else:
+        echo(f"Imported {count} records into {path}.")
+
+
+def _size_of(stream: IO[str]) -> int:
+    try:
+        return os.fstat(stream.fileno()).st_size
+    except (OSError, ValueError, AttributeError):
+        return 0

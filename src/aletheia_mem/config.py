@@ -1,0 +1,159 @@
+"""Settings: the only reader of ``ALETHEIA_*`` environment variables."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from aletheia_mem.errors import InvalidInputError
+
+DB_FILE_NAME = "aletheia.db"
+DEFAULT_HTTP_HOST = "127.0.0.1"
+DEFAULT_HTTP_PORT = 8765  # claude-mem holds 37777
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the process was configured with, read once at start."""
+
+    db_path: Path
+    tool: str | None
+    cwd: Path
+    api_key: str | None
+
+
+def semantic_enabled(env: Mapping[str, str] | None = None) -> bool:
+    """Whether search uses the semantic extra (``ALETHEIA_SEMANTIC=on``; off by default).
+
+    Opt-in because catching up on a large store embeds every memory in a background thread
+    that competes with the server for the CPU (and the GIL) until it is done.
+    """
+    env = os.environ if env is None else env
+    return env.get("ALETHEIA_SEMANTIC", "").strip().lower() in {"on", "1", "true", "yes"}
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read settings from the environment (``os.environ`` by default)."""
+    env = os.environ if env is None else env
+    hub_db = env.get("ALETHEIA_HUB_DB", "").strip()
+    if hub_db:
+        db_path = Path(hub_db).expanduser()
+    else:
+        data_dir = env.get("ALETHEIA_DATA_DIR", "").strip() or "~/.aletheia"
+        db_path = Path(data_dir).expanduser() / DB_FILE_NAME
+    cwd = env.get("ALETHEIA_CWD", "").strip()
+    return Settings(
+        db_path=db_path,
+        tool=env.get("ALETHEIA_TOOL", "").strip() or None,
+        cwd=Path(cwd).expanduser() if cwd else Path.cwd(),
+        api_key=env.get("ALETHEIA_API_KEY") or None,
+    )
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """How ``aletheia-server`` listens and whom it lets in."""
+
+    host: str
+    port: int
+    api_key: str | None
+    allowed_origins: tuple[str, ...]
+    allowed_hosts: tuple[str, ...]
+    workers: int = 1
+
+
+MAX_WORKERS = 32
+
+
+def default_workers() -> int:
+    """Two worker processes where the system has two cores and can fork, else one.
+
+    Measured (bench/http_bench.py, 2 cores): one process serves about 800 searches/s, two about
+    1,250/s; more processes than cores only add memory.
+    """
+    return min(2, os.cpu_count() or 1) if hasattr(os, "fork") else 1
+
+
+def parse_workers(text: str, name: str = "ALETHEIA_WORKERS") -> int:
+    """A number of worker processes, 1 to ``MAX_WORKERS``.
+
+    Raises:
+        InvalidInputError: the text is not a whole number in that range.
+    """
+    value = text.strip()
+    if not value.isdigit() or not 1 <= int(value) <= MAX_WORKERS:
+        raise InvalidInputError(f"{name} must be a whole number from 1 to {MAX_WORKERS}.")
+    if int(value) > 1 and not hasattr(os, "fork"):
+        raise InvalidInputError(f"{name} above 1 needs a system that can fork processes.")
+    return int(value)
+
+
+def _word_list(text: str) -> tuple[str, ...]:
+    return tuple(part for part in text.replace(",", " ").split() if part)
+
+
+def parse_port(text: str, name: str = "ALETHEIA_PORT") -> int:
+    """A TCP port number; 0 asks the system for a free one.
+
+    Raises:
+        InvalidInputError: the text is not a whole number from 0 to 65535.
+    """
+    value = text.strip()
+    if not value.isdigit() or int(value) > 65535:
+        raise InvalidInputError(f"{name} must be a port number from 0 to 65535.")
+    return int(value)
+
+
+def load_http_settings(env: Mapping[str, str] | None = None) -> HttpSettings:
+    """Read ``ALETHEIA_PORT``, ``ALETHEIA_API_KEY``, ``ALETHEIA_ALLOWED_ORIGINS``,
+    ``ALETHEIA_ALLOWED_HOSTS`` (comma or space separated lists) and ``ALETHEIA_WORKERS``."""
+    env = os.environ if env is None else env
+    port = env.get("ALETHEIA_PORT", "").strip()
+    workers = env.get("ALETHEIA_WORKERS", "").strip()
+    return HttpSettings(
+        host=DEFAULT_HTTP_HOST,
+        port=parse_port(port) if port else DEFAULT_HTTP_PORT,
+        api_key=env.get("ALETHEIA_API_KEY") or None,
+        allowed_origins=_word_list(env.get("ALETHEIA_ALLOWED_ORIGINS", "")),
+        allowed_hosts=_word_list(env.get("ALETHEIA_ALLOWED_HOSTS", "")),
+        workers=parse_workers(workers) if workers else default_workers(),
+    )
+
+
+CONFIG_FILE_NAME = "config.json"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The data folder (``ALETHEIA_DATA_DIR``, default ``~/.aletheia``), even with a hub DB."""
+    env = os.environ if env is None else env
+    return Path(env.get("ALETHEIA_DATA_DIR", "").strip() or "~/.aletheia").expanduser()
+
+
+def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Projects that hooks never capture from: project keys or folders.
+
+    Read from ``exclude_projects`` (a list) in ``<data dir>/config.json`` and from
+    ``ALETHEIA_EXCLUDE`` (comma-separated).
+
+    Raises:
+        InvalidInputError: the config file exists but is not valid.
+    """
+    env = os.environ if env is None else env
+    entries = [part.strip() for part in env.get("ALETHEIA_EXCLUDE", "").split(",")]
+    path = data_dir(env) / CONFIG_FILE_NAME
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raw = ""
+    if raw.strip():
+        try:
+            listed = json.loads(raw).get("exclude_projects", [])
+        except (ValueError, AttributeError):
+            raise InvalidInputError(f"{path} is not a JSON object.") from None
+        if not isinstance(listed, list) or not all(isinstance(e, str) for e in listed):
+            raise InvalidInputError(f"exclude_projects in {path} must be a list of strings.")
+        entries += listed
+    return tuple(entry for entry in entries if entry.strip())

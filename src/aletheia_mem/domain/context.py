@@ -1,0 +1,106 @@
+"""The session-start block: what an agent should know about a project before it starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aletheia_mem.domain.formatting import TYPE_MARKS, fact_line, one_line, rule_text
+from aletheia_mem.domain.rules import rules_for_project
+from aletheia_mem.domain.worklists import WORK_STATE_KIND
+from aletheia_mem.storage.base import Memory, Store
+from aletheia_mem.timefmt import format_clock, format_date
+
+CHARACTER_BUDGET = 6000
+MAX_PINNED = 20
+MAX_FACTS = 10
+MAX_REQUESTS = 10
+MAX_REQUEST_LENGTH = 200
+
+
+@dataclass
+class _Section:
+    heading: str
+    lines: list[tuple[str, bool]]  # (line, counts as an item)
+    priority: int
+    kept: int = 0
+
+
+def _memory_line(memory: Memory) -> str:
+    mark = TYPE_MARKS.get(memory.type, "N")
+    return f"- #{memory.id} {format_clock(memory.created_at)} [{mark}] {one_line(memory.title)}"
+
+
+def _recent_lines(memories: list[Memory]) -> list[tuple[str, bool]]:
+    lines: list[tuple[str, bool]] = []
+    day = None
+    for memory in memories:
+        if format_date(memory.created_at) != day:
+            day = format_date(memory.created_at)
+            lines.append((f"### {day}", False))
+        lines.append((_memory_line(memory), True))
+    return lines
+
+
+def build_context(store: Store, project: str, limit: int) -> str:
+    """Markdown for ``project``, cut to about 6000 characters without cutting a line."""
+    skip = (WORK_STATE_KIND,)
+    pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=skip)
+    recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
+    requests = store.recent_requests(project, MAX_REQUESTS)
+    facts = store.current_facts(project, MAX_FACTS)
+    rules = rules_for_project(store.list_rules(), project)
+    sections = [
+        _Section("## Pinned", [(_memory_line(m), True) for m in pinned], priority=1),
+        _Section("## Recent", _recent_lines(recent), priority=3),
+        _Section(
+            "## Requests",
+            [
+                (
+                    f"- {format_date(r.at)} {format_clock(r.at)} ({one_line(r.tool)})"
+                    f" {one_line(r.text)[:MAX_REQUEST_LENGTH]}",
+                    True,
+                )
+                for r in requests
+            ],
+            priority=4,
+        ),
+        _Section("## Facts", [("- " + fact_line(f), True) for f in facts], priority=2),
+        _Section("## Rules", [(f"- {rule_text(r)}", True) for r in rules], priority=0),
+    ]
+    header = f"# Memory for {one_line(project)}"
+    used = len(header) + 1
+    cut = 0
+    for section in sorted(sections, key=lambda s: s.priority):
+        for index, (line, _) in enumerate(section.lines):
+            cost = len(line) + 1 + (len(section.heading) + 1 if index == 0 else 0)
+            if used + cost > CHARACTER_BUDGET:
+                cut += sum(1 for _, counts in section.lines[index:] if counts)
+                break
+            used += cost
+            section.kept += 1
+    return _render(header, sections, cut)
+
+
+def _render(header: str, sections: list[_Section], cut: int) -> str:
+    out = [header]
+    items = 0
+    for section in sections:
+        kept = section.lines[: section.kept]
+        while kept and not kept[-1][1]:  # a day heading left without its items
+            kept.pop()
+        if not kept:
+            continue
+        out.append(section.heading)
+        out.extend(line for line, _ in kept)
+        items += sum(1 for _, counts in kept if counts)
+    if items == 0:
+        out.append("Nothing saved for this project yet. Use save_memory to keep what matters.")
+    body = "\n".join(out)
+    tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
+    outcome = "nothing cut"
+    if cut:
+        outcome = f"{cut} items cut to stay near {CHARACTER_BUDGET} characters; search finds them"
+    return (
+        f"{body}\nContext economics: {items} items listed; ~{tokens} tokens for this block"
+        f" (estimate, chars/4); {outcome}."
+    )

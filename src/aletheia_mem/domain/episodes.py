@@ -1,0 +1,70 @@
+"""Episodes captured by hooks: one working session of one tool in one project.
+
+A host's session id names the episode (its uid is derived from it), so every hook call of one
+session finds the same episode without any state outside the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.timefmt import format_date
+
+MAX_REQUEST_LENGTH = 4000
+# A closed <private> block, or an unclosed one up to the end: both are never stored.
+_PRIVATE = re.compile(r"<private\b[^>]*>.*?(?:</private\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+
+
+def strip_private(text: str) -> str:
+    """``text`` without anything inside ``<private>...</private>`` (tags included)."""
+    return _PRIVATE.sub("", text)
+
+
+def clean_request(text: str) -> str:
+    """What may be stored of a prompt: private parts removed, secrets redacted, trimmed."""
+    return redact_secrets(strip_private(text)).strip()[:MAX_REQUEST_LENGTH]
+
+
+def episode_uid(tool: str, project: str, session_id: str | None, now: int) -> str:
+    """A stable uid for the host's session (one per day and project without a session id)."""
+    key = session_id or f"{project}\x00{format_date(now)}"
+    return hashlib.sha256(f"episode\x00{tool}\x00{key}".encode()).hexdigest()[:32]
+
+
+def start_episode(
+    store: SqliteStore, *, project: str, tool: str, session_id: str | None, now: int
+) -> int:
+    """Open (or reopen) the session's episode."""
+    uid = episode_uid(tool, project, session_id, now)
+    return store.open_episode(uid, project, tool, now)
+
+
+def record_request(
+    store: SqliteStore,
+    *,
+    project: str,
+    tool: str,
+    session_id: str | None,
+    prompt: str,
+    now: int,
+) -> bool:
+    """Store one user prompt as a request of the session's episode; False if nothing is left."""
+    text = clean_request(prompt)
+    if not text:
+        return False
+    episode = start_episode(store, project=project, tool=tool, session_id=session_id, now=now)
+    store.add_request(episode, text, now)
+    return True
+
+
+def end_episode(
+    store: SqliteStore, *, project: str, tool: str, session_id: str | None, now: int
+) -> bool:
+    """Close the session's episode; False when the session never started one."""
+    episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))
+    if episode is None:
+        return False
+    return store.end_episode(episode, now, None)

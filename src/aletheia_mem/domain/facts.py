@@ -1,0 +1,58 @@
+"""Facts that change over time: record, supersede, and look back."""
+
+from __future__ import annotations
+
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.storage.base import Fact, NewFact, Store
+
+
+def record_fact(
+    store: Store,
+    *,
+    project: str,
+    subject: str,
+    predicate: str,
+    object: str,
+    valid_from: int | None,
+    source: str,
+    now: int,
+) -> tuple[Fact, bool]:
+    """Write ``(project, subject, predicate) = object``; a different object supersedes the old.
+
+    Returns the fact and whether it is new (the same object again changes nothing).
+    """
+    new = NewFact(
+        project=project,
+        subject=redact_secrets(subject.strip()),
+        predicate=redact_secrets(predicate.strip()),
+        object=redact_secrets(object.strip()),
+        valid_from=now if valid_from is None else valid_from,
+        recorded_at=now,
+        source=source,
+    )
+    return store.add_fact(new)
+
+
+def fact_history(
+    store: Store,
+    *,
+    subject: str,
+    project: str | None,
+    predicate: str | None,
+    as_of: int | None,
+    include_superseded: bool,
+) -> list[Fact]:
+    """Current facts by default; the whole history, or the facts valid at ``as_of``.
+
+    ``as_of`` wins over ``include_superseded``. Newest validity first.
+    """
+    facts = store.facts_about(subject, project, predicate)
+    if as_of is not None:
+        return [
+            fact
+            for fact in facts
+            if fact.valid_from <= as_of and (fact.valid_to is None or as_of < fact.valid_to)
+        ]
+    if include_superseded:
+        return facts
+    return [fact for fact in facts if fact.valid_to is None]

@@ -1,0 +1,79 @@
+"""One page of memories ranked by BM25 fused with semantic similarity, when that is on.
+
+Without semantic recall (the extra not installed, switched off, or its model still loading), and
+for date orders, this is exactly the store's lexical search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from aletheia_mem.search.fusion import DEFAULT_FUSION, Fusion, fuse
+from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
+from aletheia_mem.search.semantic.model import SemanticSource
+from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, Store
+
+
+def search_memories(
+    store: Store,
+    query: MemoryQuery,
+    text: str,
+    semantic: SemanticSource | None,
+    now: int,
+    ranking: Ranking = DEFAULT_RANKING,
+    fusion: Fusion = DEFAULT_FUSION,
+) -> list[Memory]:
+    """One page of live memories for ``query``; ``text`` is what the semantic side embeds."""
+    if semantic is None or _lexical_only(query):
+        return store.search_memories(query, now, ranking)
+    depth = max(fusion.depth, query.offset + query.limit)
+    lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
+    similar = semantic.rank(text, query.projects, depth, candidates=lexical)
+    if similar is None:  # the model is still loading: BM25 alone
+        return store.search_memories(query, now, ranking)
+    candidates = {m.id: m for m in store.get_memories([*lexical, *(i for i, _ in similar)])}
+    similarity = {
+        i: value for i, value in similar if i in candidates and _passes(candidates[i], query)
+    }
+    stale = store.stale_memory_ids(list(similarity))
+    priors = {
+        i: ranking.prior(
+            pinned=candidates[i].pinned, age_ms=now - candidates[i].created_at, stale=i in stale
+        )
+        for i in similarity
+    }
+    fused = fuse(lexical, similarity, priors, fusion)
+    scored = sorted(
+        (-score, -candidates[i].created_at, -i) for i, score in fused.items() if i in candidates
+    )
+    page = scored[query.offset : query.offset + query.limit]
+    return [candidates[-neg_id] for _, _, neg_id in page]
+
+
+def search_heads(
+    store: Store, query: MemoryQuery, text: str, semantic: SemanticSource | None, now: int
+) -> Sequence[Memory | MemoryHead]:
+    """``search_memories`` for an index of lines: a page the store ranks alone is read as
+    heads, without the memories' text."""
+    if query.terms and not query.file and (semantic is None or _lexical_only(query)):
+        return store.memory_heads(store.rank_memory_ids(query, now))
+    return search_memories(store, query, text, semantic, now)
+
+
+def _lexical_only(query: MemoryQuery) -> bool:
+    """Whether the store ranks this query alone, semantic recall or not."""
+    return query.order != "relevance" or not query.terms or bool(query.file)
+
+
+def _passes(memory: Memory, query: MemoryQuery) -> bool:
+    """The store's filters, for a memory the semantic side proposed."""
+    return (
+        memory.dismissed_at is None
+        and (query.projects is None or memory.project in query.projects)
+        and (query.type is None or memory.type == query.type)
+        and (query.kind is None or memory.kind == query.kind)
+        and memory.kind not in query.exclude_kinds
+        and (query.since is None or memory.created_at >= query.since)
+        and (query.until is None or memory.created_at < query.until)
+    )

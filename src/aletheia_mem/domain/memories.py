@@ -1,0 +1,135 @@
+"""Saving, finding and hiding memories."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aletheia_mem.clock import Clock
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.base import Memory, NewFact, NewMemory, Store
+from aletheia_mem.timefmt import parse_instant
+
+MEMORY_TYPES = (
+    "decision",
+    "gotcha",
+    "bugfix",
+    "feature",
+    "refactor",
+    "change",
+    "discovery",
+    "note",
+)
+DEFAULT_TITLE_LENGTH = 100
+
+
+@dataclass(frozen=True)
+class FactInput:
+    """A fact stated alongside a memory: ``(subject, predicate) = object`` from ``valid_from``."""
+
+    subject: str
+    predicate: str
+    object: str
+    valid_from: int | None = None
+
+
+@dataclass(frozen=True)
+class MemoryInput:
+    text: str
+    project: str
+    tool: str
+    title: str | None = None
+    type: str = "note"
+    kind: str = "note"
+    pinned: bool = False
+    narrative: str | None = None
+    facts: Sequence[FactInput | str] = ()
+    files: Sequence[str] = ()
+
+
+def dedupe_key(title: str, text: str) -> str:
+    """Same project, title and text means the same memory."""
+    return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()
+
+
+def default_title(text: str) -> str:
+    """The first 100 characters of the text, on one line."""
+    return " ".join(text.split())[:DEFAULT_TITLE_LENGTH] or "(untitled)"
+
+
+def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, bool]:
+    """Redact secrets, then store the memory and its facts in one transaction.
+
+    Returns the memory and whether it is new (False: the same one was saved before).
+    """
+    now = clock()
+    text = redact_secrets(item.text)
+    title = redact_secrets(item.title) if item.title else default_title(text)
+    structured = [fact for fact in item.facts if isinstance(fact, FactInput)]
+    statements = [
+        redact_secrets(fact if isinstance(fact, str) else _statement(fact)) for fact in item.facts
+    ]
+    new = NewMemory(
+        project=item.project,
+        type=item.type,
+        kind=item.kind,
+        title=title,
+        text=text,
+        tool=item.tool,
+        created_at=now,
+        dedupe_key=dedupe_key(title, text),
+        narrative=redact_secrets(item.narrative) if item.narrative else None,
+        facts=tuple(statements),
+        files=tuple(dict.fromkeys(redact_secrets(path) for path in item.files)),
+        pinned=item.pinned,
+    )
+    facts = [
+        NewFact(
+            project=item.project,
+            subject=redact_secrets(fact.subject),
+            predicate=redact_secrets(fact.predicate),
+            object=redact_secrets(fact.object),
+            valid_from=now if fact.valid_from is None else fact.valid_from,
+            recorded_at=now,
+            source=item.tool,
+        )
+        for fact in structured
+    ]
+    return store.add_memory(new, facts)
+
+
+def _statement(fact: FactInput) -> str:
+    return f"{fact.subject} {fact.predicate} {fact.object}"
+
+
+def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
+    """Facts as callers send them: ``{subject, predicate, object, valid_from?}`` or plain text.
+
+    Raises:
+        InvalidInputError: an entry is neither, or a part is missing or too long.
+    """
+    facts: list[FactInput | str] = []
+    for entry in raw:
+        if isinstance(entry, str) and entry.strip():
+            facts.append(entry.strip())
+            continue
+        if not isinstance(entry, dict):
+            raise InvalidInputError("each fact must be an object {subject, predicate, object}.")
+        parts = [entry.get(key) for key in ("subject", "predicate", "object")]
+        if not all(isinstance(part, str) and part.strip() for part in parts):
+            raise InvalidInputError("each fact needs subject, predicate and object as text.")
+        if any(len(str(part)) > 2000 for part in parts):
+            raise InvalidInputError("each part of a fact must be at most 2000 characters.")
+        valid_from = entry.get("valid_from")
+        facts.append(
+            FactInput(
+                subject=str(parts[0]).strip(),
+                predicate=str(parts[1]).strip(),
+                object=str(parts[2]).strip(),
+                valid_from=None if valid_from is None else parse_instant(valid_from, "valid_from"),
+            )
+        )
+    return facts

@@ -1,0 +1,195 @@
+"""Finding memories: ranked search, file lookups and timelines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
+
+from aletheia_mem.domain import hybrid
+from aletheia_mem.search.query import query_terms
+from aletheia_mem.search.semantic.model import SemanticSource
+from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order, Store
+
+MAX_FACT_HITS = 5
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """A search as the caller asked for it. ``projects`` None means every project."""
+
+    query: str | None
+    projects: tuple[str, ...] | None
+    file: str | None = None
+    file_suffix: bool = False
+    type: str | None = None
+    kind: str | None = None
+    since: int | None = None
+    until: int | None = None
+    order: Order = "relevance"
+    limit: int = 20
+    offset: int = 0
+
+
+M = TypeVar("M", Memory, Memory | MemoryHead)
+
+
+@dataclass(frozen=True)
+class SearchResult(Generic[M]):
+    facts: list[Fact]
+    memories: Sequence[M]
+    empty_reason: str | None
+
+
+def search(
+    store: Store,
+    request: SearchRequest,
+    now: int,
+    semantic: SemanticSource | None = None,
+) -> SearchResult[Memory]:
+    """Facts that match (first page only), then one page of memories.
+
+    With ``semantic`` (the optional extra, once its model is loaded) the memories are ranked by
+    BM25 fused with semantic similarity; otherwise by BM25 alone.
+    """
+    return _search(store, request, now, semantic, hybrid.search_memories)
+
+
+def search_index(
+    store: Store,
+    request: SearchRequest,
+    now: int,
+    semantic: SemanticSource | None = None,
+) -> SearchResult[Memory | MemoryHead]:
+    """``search`` for an index of lines: a page BM25 ranks alone comes as heads, without text."""
+    return _search(store, request, now, semantic, hybrid.search_heads)
+
+
+def _search(
+    store: Store,
+    request: SearchRequest,
+    now: int,
+    semantic: SemanticSource | None,
+    page: Callable[[Store, MemoryQuery, str, SemanticSource | None, int], Sequence[M]],
+) -> SearchResult[M]:
+    if request.file is not None:
+        query = MemoryQuery(
+            projects=request.projects,
+            file=request.file,
+            file_suffix=request.file_suffix,
+            limit=request.limit,  # the reference: only project, file_suffix and limit apply
+        )
+        memories = page(store, query, "", semantic, now)
+        reason = None if memories else _file_reason(request)
+        return SearchResult([], memories, reason)
+    terms = tuple(query_terms(request.query or ""))
+    if not terms:
+        return SearchResult(
+            [], [], f"The query {_quoted(request.query)} has no words to search for."
+        )
+    query = MemoryQuery(
+        terms=terms,
+        projects=request.projects,
+        type=request.type,
+        kind=request.kind,
+        since=request.since,
+        until=request.until,
+        order=request.order,
+        limit=request.limit,
+        offset=request.offset,
+    )
+    memories = page(store, query, request.query or "", semantic, now)
+    facts: list[Fact] = []
+    if request.offset == 0 and request.type is None and request.kind is None:
+        facts = [
+            fact
+            for fact in store.search_facts(terms, request.projects, MAX_FACT_HITS)
+            if _within(fact.valid_from, request.since, request.until)
+        ]
+    reason = None if memories or facts else _empty_reason(store, request, query, now)
+    return SearchResult(facts, memories, reason)
+
+
+def _within(at: int, since: int | None, until: int | None) -> bool:
+    return (since is None or at >= since) and (until is None or at < until)
+
+
+def _quoted(text: str | None) -> str:
+    return '"' + (text or "").replace('"', "'") + '"'
+
+
+def _scope(projects: tuple[str, ...] | None) -> str:
+    if projects is None:
+        return "any project"
+    return "project " + ", ".join(f'"{name}"' for name in projects)
+
+
+def _file_reason(request: SearchRequest) -> str:
+    how = "ends with" if request.file_suffix else "is"
+    return (
+        f"No memory in {_scope(request.projects)} names a file that {how} {_quoted(request.file)}."
+    )
+
+
+def _empty_reason(store: Store, request: SearchRequest, query: MemoryQuery, now: int) -> str:
+    if not store.has_memories(request.projects):
+        if request.projects is None:
+            return "There are no memories yet."
+        return f"{_scope(request.projects).capitalize()} has no memories yet."
+    if request.offset > 0:
+        unpaged = replace(query, offset=0, limit=1)
+        if store.search_memories(unpaged, now):
+            return f"Nothing past offset {request.offset}."
+    filters = [
+        name
+        for name, value in (
+            ("type", request.type),
+            ("kind", request.kind),
+            ("since", request.since),
+            ("until or older_than_days", request.until),
+        )
+        if value is not None
+    ]
+    if filters:
+        unfiltered = replace(query, type=None, kind=None, since=None, until=None, offset=0, limit=1)
+        if store.search_memories(unfiltered, now):
+            return f"The filters ({', '.join(filters)}) excluded every memory that matched."
+    return f"Nothing in {_scope(request.projects)} matches {_quoted(request.query)}."
+
+
+@dataclass(frozen=True)
+class Timeline:
+    before: list[Memory]
+    anchor: Memory
+    after: list[Memory]
+
+
+def find_anchor(
+    store: Store,
+    anchor_id: int | None,
+    query: str | None,
+    projects: tuple[str, ...] | None,
+    now: int,
+) -> Memory | None:
+    """The memory a timeline centres on: by id, else the best search hit."""
+    if anchor_id is not None:
+        memory = store.get_memory(anchor_id)
+        if memory is None or memory.dismissed_at is not None:
+            return None
+        if projects is not None and memory.project not in projects:
+            return None
+        return memory
+    terms = tuple(query_terms(query or ""))
+    if not terms:
+        return None
+    hits = store.search_memories(MemoryQuery(terms=terms, projects=projects, limit=1), now)
+    return hits[0] if hits else None
+
+
+def timeline(
+    store: Store, anchor: Memory, neighbour_project: str | None, before: int, after: int
+) -> Timeline:
+    """The anchor with its neighbours in time, oldest first."""
+    earlier = store.neighbours(anchor, neighbour_project, before, later=False) if before else []
+    later = store.neighbours(anchor, neighbour_project, after, later=True) if after else []
+    return Timeline(list(reversed(earlier)), anchor, later)

@@ -1,0 +1,16 @@
+"""Switching rules off and on: a disabled rule is kept but no longer listed or synced."""
+
+from __future__ import annotations
+
+from aletheia_mem.errors import NotFoundError
+from aletheia_mem.storage.sqlite import SqliteStore
+
+
+def set_rule_enabled(store: SqliteStore, rule_id: str, enabled: bool, now: int) -> None:
+    """Disable (or enable again) one rule.
+
+    Raises:
+        NotFoundError: there is no rule with that id.
+    """
+    if not store.set_rule_enabled(rule_id, enabled, now):
+        raise NotFoundError(f'No rule with id "{rule_id}".')

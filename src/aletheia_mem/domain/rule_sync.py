@@ -1,0 +1,146 @@
+"""Writing the enabled rules into each coding tool's instruction file.
+
+The rules go inside a marked block that the next sync replaces; text outside the block is
+never touched. A file without the block gets it appended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from aletheia_mem.domain.formatting import rule_text
+from aletheia_mem.domain.rules import rules_for_project
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.base import Rule
+from aletheia_mem.storage.sqlite import SqliteStore
+
+BLOCK_START = "<!-- aletheia:rules:start -->"
+BLOCK_END = "<!-- aletheia:rules:end -->"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One tool's instruction file, relative to the project root."""
+
+    tool: str
+    path: str
+    preamble: str = ""  # written once, when the file is new
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("claude-code", "CLAUDE.md"),
+    Target("codex", "AGENTS.md"),  # also read by OpenCode, Command Code and others
+    Target("gemini-cli", "GEMINI.md"),
+    Target(
+        "cursor",
+        ".cursor/rules/aletheia.mdc",
+        "---\ndescription: Standing rules from Aletheia\nalwaysApply: true\n---\n\n",
+    ),
+    Target("windsurf", ".windsurf/rules/aletheia.md", "---\ntrigger: always_on\n---\n\n"),
+    Target("vscode", ".github/copilot-instructions.md"),
+)
+TARGETS_BY_TOOL = {target.tool: target for target in TARGETS}
+TOOL_ALIASES = {"opencode": "codex", "command-code": "codex"}
+
+
+@dataclass(frozen=True)
+class SyncChange:
+    path: Path
+    old_text: str
+    new_text: str
+
+    @property
+    def changed(self) -> bool:
+        return self.old_text != self.new_text
+
+
+def render_block(rules: Sequence[Rule]) -> str:
+    """The marked block: a heading, one line per rule, and the end marker."""
+    lines = [
+        BLOCK_START,
+        "## Rules from Aletheia",
+        "",
+        "Standing rules kept in Aletheia. Change them with `aletheia rules` (this block is"
+        " replaced on every `aletheia rules sync`).",
+        "",
+    ]
+    lines += [f"- {rule_text(rule)}" for rule in rules] or ["- (no enabled rules)"]
+    lines.append(BLOCK_END)
+    return "\n".join(lines)
+
+
+def replace_block(text: str, block: str, preamble: str = "") -> str:
+    """``text`` with its marked block replaced by ``block`` (appended when absent).
+
+    Raises:
+        InvalidInputError: the start marker is there without an end marker after it.
+    """
+    start = text.find(BLOCK_START)
+    if start < 0:
+        if not text:
+            return preamble + block + "\n"
+        return _append(text, block)
+    end = text.find(BLOCK_END, start)
+    if end < 0:
+        raise InvalidInputError(
+            f"The file has {BLOCK_START} but no {BLOCK_END} after it; fix the block by hand."
+        )
+    return text[:start] + block + text[end + len(BLOCK_END) :]
+
+
+def _append(text: str, block: str) -> str:
+    if text.endswith("\n\n"):
+        return text + block + "\n"
+    if text.endswith("\n"):
+        return text + "\n" + block + "\n"
+    return text + "\n\n" + block + "\n"
+
+
+def resolve_targets(tools: Sequence[str], root: Path, everything: bool) -> list[Target]:
+    """The chosen tools' files; by default those that exist, else AGENTS.md and CLAUDE.md."""
+    if everything:
+        return list(TARGETS)
+    if tools:
+        chosen: dict[str, Target] = {}
+        for tool in tools:
+            name = TOOL_ALIASES.get(tool, tool)
+            if name not in TARGETS_BY_TOOL:
+                known = ", ".join(sorted([*TARGETS_BY_TOOL, *TOOL_ALIASES]))
+                raise InvalidInputError(f'Unknown tool "{tool}". Known: {known}.')
+            chosen[name] = TARGETS_BY_TOOL[name]
+        return list(chosen.values())
+    existing = [target for target in TARGETS if (root / target.path).exists()]
+    return existing or [TARGETS_BY_TOOL["codex"], TARGETS_BY_TOOL["claude-code"]]
+
+
+def plan_sync(
+    store: SqliteStore, project: str, root: Path, targets: Sequence[Target]
+) -> list[SyncChange]:
+    """The new text of each target file with the project's enabled rules."""
+    block = render_block(rules_for_project(store.list_rules(), project))
+    changes = []
+    for target in targets:
+        path = root / target.path
+        try:
+            old = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            old = ""
+        try:
+            new = replace_block(old, block, target.preamble)
+        except InvalidInputError as error:
+            raise InvalidInputError(f"{path}: {error.message}") from None
+        changes.append(SyncChange(path, old, new))
+    return changes
+
+
+def apply_sync(changes: Sequence[SyncChange]) -> list[Path]:
+    """Write the files that change; returns their paths."""
+    written = []
+    for change in changes:
+        if change.changed:
+            change.path.parent.mkdir(parents=True, exist_ok=True)
+            change.path.write_text(change.new_text, encoding="utf-8")
+            written.append(change.path)
+    return written

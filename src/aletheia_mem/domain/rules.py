@@ -1,0 +1,84 @@
+"""Standing rules: add once, confirm, and flag the ones that need a re-check."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.storage.base import Rule, Store
+from aletheia_mem.timefmt import DAY_MS
+
+SCOPE_TIERS = ("everywhere", "project", "situation")
+RECHECK_AFTER_DAYS = 90
+
+
+@dataclass(frozen=True)
+class RuleInput:
+    then: str
+    when: str
+    scope_tier: str
+    scope_name: str
+    evidence_memory_ids: Sequence[int]
+    evidence_fact_ids: Sequence[int]
+    source: str
+
+
+def rule_id(then: str, when: str, scope_tier: str, scope_name: str) -> str:
+    """``r_`` + 10 hex digits, the same for the same rule on every machine."""
+    digest = hashlib.sha256(f"{then}\x00{when}\x00{scope_tier}\x00{scope_name}".encode())
+    return "r_" + digest.hexdigest()[:10]
+
+
+def add_rule(store: Store, item: RuleInput, now: int) -> tuple[Rule, bool]:
+    """Store the rule unless the identical one is there; unknown evidence is refused."""
+    memory_ids = list(dict.fromkeys(item.evidence_memory_ids))
+    fact_ids = list(dict.fromkeys(item.evidence_fact_ids))
+    missing_memories = sorted(set(memory_ids) - store.existing_memory_ids(memory_ids))
+    if missing_memories:
+        raise InvalidInputError(f"Unknown evidence memory id #{missing_memories[0]}.")
+    missing_facts = sorted(set(fact_ids) - store.existing_fact_ids(fact_ids))
+    if missing_facts:
+        raise InvalidInputError(f"Unknown evidence fact id #{missing_facts[0]}.")
+    then, when = redact_secrets(item.then), redact_secrets(item.when)
+    scope_name = redact_secrets(item.scope_name)
+    rule = Rule(
+        id=rule_id(then, when, item.scope_tier, scope_name),
+        then=then,
+        when=when,
+        scope_tier=item.scope_tier,
+        scope_name=scope_name,
+        evidence_memory_ids=tuple(memory_ids),
+        evidence_fact_ids=tuple(fact_ids),
+        source=item.source,
+        added_at=now,
+        last_confirmed_at=now,
+        enabled=True,
+    )
+    return store.add_rule(rule)
+
+
+def confirm_rule(store: Store, rule_id: str, now: int) -> None:
+    if not store.confirm_rule(rule_id, now):
+        raise NotFoundError(f'No rule with id "{rule_id}".')
+
+
+def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:
+    """Why an enabled rule should be looked at again, or None."""
+    dismissed = sorted(store.dismissed_memory_ids(rule.evidence_memory_ids))
+    if dismissed:
+        return f"evidence memory #{dismissed[0]} was dismissed"
+    superseded = sorted(store.superseded_fact_ids(rule.evidence_fact_ids))
+    if superseded:
+        return f"evidence fact #{superseded[0]} was superseded"
+    days = (now - rule.last_confirmed_at) // DAY_MS
+    if days >= RECHECK_AFTER_DAYS:
+        return f"not confirmed for {days} days"
+    return None
+
+
+def rules_for_project(rules: Sequence[Rule], project: str) -> list[Rule]:
+    """Rules that apply in a project: everywhere, this project's, and situational ones."""
+    return [rule for rule in rules if rule.scope_tier != "project" or rule.scope_name == project]

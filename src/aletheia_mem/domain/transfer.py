@@ -1,0 +1,147 @@
+"""Export and import: the whole store as JSON Lines, a lossless round trip.
+
+The first line is a header (``{"type": "header", "format": "aletheia-export", ...}``); then
+one record per stored row, ``{"type": ..., "data": {column: value}}`` with type ``memory``,
+``fact``, ``rule``, ``episode``, ``request`` or ``audit``. Records keep ids, uids,
+timestamps, dismissals, supersession chains and disabled rules, so importing into an empty
+store and exporting again gives the same text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
+
+from aletheia_mem import __version__
+from aletheia_mem.errors import ConflictError, InvalidInputError
+from aletheia_mem.storage.sqlite import SqliteStore
+
+FORMAT = "aletheia-export"
+FORMAT_VERSION = 1
+RECORD_TYPES = {
+    "memories": "memory",
+    "facts": "fact",
+    "rules": "rule",
+    "episodes": "episode",
+    "episode_requests": "request",
+    "audit": "audit",
+}
+TABLES_BY_TYPE = {kind: table for table, kind in RECORD_TYPES.items()}
+# Columns stored as JSON text; exported as real lists, stored again exactly as written.
+JSON_COLUMNS = frozenset({"facts", "files", "evidence_memory_ids", "evidence_fact_ids"})
+
+Progress = Callable[[int], None]
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def count_records(store: SqliteStore) -> int:
+    """How many data records an export would write (for a progress bar)."""
+    return sum(store.count_rows(table) for table in RECORD_TYPES)
+
+
+def export_lines(store: SqliteStore) -> Iterator[str]:
+    """The export, line by line, from one consistent snapshot of the store."""
+    with store.snapshot():
+        header = {
+            "type": "header",
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "aletheia": __version__,
+            "schema": store.schema_version(),
+            "sequences": dict(sorted(store.data_sequences().items())),
+        }
+        yield _line(header)
+        for table, kind in RECORD_TYPES.items():
+            for row in store.export_rows(table):
+                data = {
+                    name: json.loads(value)
+                    if name in JSON_COLUMNS and isinstance(value, str)
+                    else value
+                    for name, value in row.items()
+                }
+                yield _line({"type": kind, "data": data})
+
+
+def write_export(store: SqliteStore, out: IO[str], progress: Progress | None = None) -> int:
+    """Stream the export to ``out``; returns the number of data records."""
+    count = -1
+    for line in export_lines(store):
+        out.write(line)
+        count += 1
+        if progress is not None and count:
+            progress(1)
+    return count
+
+
+def _parse(line: str, number: int) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        raise InvalidInputError(f"Line {number} is not JSON.") from None
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        raise InvalidInputError(f"Line {number} is not an export record (no type).")
+    return record
+
+
+def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
+    for number, line in lines:
+        if line.strip():
+            header = _parse(line, number)
+            if header.get("type") != "header" or header.get("format") != FORMAT:
+                raise InvalidInputError("This is not an Aletheia export (no header line).")
+            if header.get("version") != FORMAT_VERSION:
+                raise InvalidInputError(
+                    f"Export format version {header.get('version')} is not supported"
+                    f" (this Aletheia reads version {FORMAT_VERSION})."
+                )
+            return header
+    raise InvalidInputError("The export is empty.")
+
+
+def _records(
+    lines: Iterator[tuple[int, str]], progress: Progress | None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    for number, line in lines:
+        if progress is not None:
+            progress(len(line.encode("utf-8")))
+        if not line.strip():
+            continue
+        parsed = _parse(line, number)
+        kind = parsed["type"]
+        table = TABLES_BY_TYPE.get(kind)
+        if table is None:
+            raise InvalidInputError(f'Line {number} has an unknown type "{kind}".')
+        record = parsed.get("data")
+        if not isinstance(record, dict):
+            raise InvalidInputError(f"Line {number} has no data object.")
+        for name in JSON_COLUMNS & record.keys():
+            if isinstance(record[name], list):
+                record[name] = json.dumps(record[name], ensure_ascii=False)
+        yield table, record
+
+
+def import_lines(store: SqliteStore, lines: Iterable[str], progress: Progress | None = None) -> int:
+    """Load an export into an empty store, exactly as it was; returns the records loaded.
+
+    Raises:
+        ConflictError: the store already holds data.
+        InvalidInputError: the input is not an export this version reads.
+    """
+    if not store.is_empty():
+        raise ConflictError(
+            f"The store at {store.path} already holds data; import loads an export into an"
+            " empty store. Point ALETHEIA_DATA_DIR at a new folder and import there."
+        )
+    numbered = enumerate(lines, start=1)
+    header = _read_header(numbered)
+    sequences = {str(k): int(v) for k, v in dict(header.get("sequences") or {}).items()}
+    try:
+        return store.import_rows(_records(numbered, progress), sequences)
+    except (KeyError, TypeError, ValueError) as error:
+        raise InvalidInputError(
+            f"A record is missing a field or has a wrong one: {error}"
+        ) from None

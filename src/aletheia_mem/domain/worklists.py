@@ -1,0 +1,63 @@
+"""Named work-state lists (to-do lists and the like), replaced whole on every write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from aletheia_mem.clock import Clock
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.storage.base import NewMemory, Store
+
+WORK_STATE_KIND = "work_state"
+
+
+def list_key(name: str) -> str:
+    return "list:" + name
+
+
+def write_list(
+    store: Store, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
+) -> int:
+    """Replace the list's items; returns the list's memory id (stable across rewrites)."""
+    text = _redacted_json(list(items))
+    new = NewMemory(
+        project=project,
+        type="note",
+        kind=WORK_STATE_KIND,
+        title=f"{name} list",
+        text=text,
+        tool=tool,
+        created_at=clock(),
+        dedupe_key=list_key(name),
+    )
+    return store.put_work_state(new)
+
+
+def _redact_strings(item: object) -> object:
+    if isinstance(item, str):
+        return redact_secrets(item)
+    if isinstance(item, dict):
+        return {redact_secrets(str(k)): _redact_strings(v) for k, v in item.items()}
+    if isinstance(item, list):
+        return [_redact_strings(value) for value in item]
+    return item
+
+
+def _redacted_json(items: list[object]) -> str:
+    """Compact JSON with secrets redacted inside strings and in ``"password": "..."`` pairs."""
+    text = json.dumps(_redact_strings(items), ensure_ascii=False, separators=(",", ":"))
+    paired = redact_secrets(text)
+    try:
+        json.loads(paired)
+    except ValueError:  # a redaction cut through a JSON escape: keep the per-string result
+        return text
+    return paired
+
+
+def read_list(store: Store, *, project: str, name: str) -> str | None:
+    """The list's items as compact JSON, or None when there is no such live list."""
+    memory = store.find_memory(project, list_key(name))
+    if memory is None or memory.kind != WORK_STATE_KIND or memory.dismissed_at is not None:
+        return None
+    return memory.text

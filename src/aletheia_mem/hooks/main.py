@@ -1,0 +1,127 @@
+"""``aletheia-hook <event>``: what a coding tool runs at session start, per prompt and at the end.
+
+Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``prompt``,
+``hook_event_name``). Events:
+
+* ``session-start``: opens the session's episode and prints the session-start context as
+  Claude Code's ``additionalContext``;
+* ``user-prompt``: records the prompt as a request of the episode (``<private>`` parts
+  removed, secrets redacted);
+* ``session-end`` (also ``stop``): closes the episode.
+
+It fails open: any error, a locked store or a slow disk ends it silently with exit 0, and a
+watchdog stops it after :data:`DEADLINE_SECONDS` whatever happens. Projects listed in
+``exclude_projects`` (``<data dir>/config.json``) or ``ALETHEIA_EXCLUDE`` are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+from aletheia_mem.clock import system_clock
+from aletheia_mem.config import Settings, load_excluded_projects, load_settings
+from aletheia_mem.projects import normalize_project, project_for_directory
+
+DEADLINE_SECONDS = 1.0
+STORE_WAIT_MS = 100
+CONTEXT_LIMIT = 20
+DEFAULT_TOOL = "claude-code"
+EVENTS = {
+    "session-start": "session-start",
+    "sessionstart": "session-start",
+    "user-prompt": "user-prompt",
+    "userpromptsubmit": "user-prompt",
+    "session-end": "session-end",
+    "sessionend": "session-end",
+    "stop": "session-end",
+}
+
+
+def _read_payload(stream: IO[str]) -> dict[str, Any]:
+    raw = stream.read()
+    if not raw.strip():
+        return {}
+    payload = json.loads(raw)
+    return payload if isinstance(payload, dict) else {}
+
+
+def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool:
+    """Whether a project key or a folder in ``entries`` covers this directory."""
+    folder = directory.expanduser().absolute()
+    for entry in entries:
+        if "/" in entry or "\\" in entry or entry.startswith("~"):
+            excluded = Path(entry).expanduser().absolute()
+            if folder == excluded or excluded in folder.parents:
+                return True
+        elif normalize_project(entry) == project:
+            return True
+    return False
+
+
+def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) -> None:
+    """Handle one hook call. Errors propagate; :func:`main` swallows them."""
+    payload = _read_payload(stdin)
+    name = EVENTS.get((event or str(payload.get("hook_event_name", ""))).strip().lower())
+    if name is None:
+        return
+    cwd = payload.get("cwd")
+    directory = Path(cwd) if isinstance(cwd, str) and cwd.strip() else settings.cwd
+    project = project_for_directory(directory)
+    if is_excluded(directory, project, load_excluded_projects()):
+        return
+    session = payload.get("session_id")
+    session_id = str(session) if session else None
+    tool = settings.tool or DEFAULT_TOOL
+
+    from aletheia_mem.domain import episodes
+    from aletheia_mem.storage.sqlite import SqliteStore
+
+    store = SqliteStore(settings.db_path)
+    try:
+        store.set_busy_timeout(STORE_WAIT_MS)
+        now = system_clock()
+        common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}
+        if name == "session-start":
+            from aletheia_mem.domain.context import build_context
+            from aletheia_mem.domain.formatting import wrap_recall
+
+            episodes.start_episode(store, now=now, **common)
+            context = wrap_recall(build_context(store, project, CONTEXT_LIMIT))
+            answer = {
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": context,
+                }
+            }
+            stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        elif name == "user-prompt":
+            prompt = payload.get("prompt")
+            if isinstance(prompt, str):
+                episodes.record_request(store, prompt=prompt, now=now, **common)
+        else:
+            episodes.end_episode(store, now=now, **common)
+    finally:
+        store.close()
+
+
+def _give_up(signum: int, frame: Any) -> None:
+    os._exit(0)
+
+
+def main() -> None:
+    """Entry point of ``aletheia-hook``: always exits 0, silent on any error."""
+    if hasattr(signal, "setitimer"):
+        signal.signal(signal.SIGALRM, _give_up)
+        signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECONDS)
+    try:
+        event = sys.argv[1] if len(sys.argv) > 1 else None
+        run(event, sys.stdin, sys.stdout, load_settings())
+        sys.stdout.flush()
+    except BaseException:  # noqa: S110 - a hook must never fail the host
+        pass
+    os._exit(0)

@@ -1,0 +1,173 @@
+"""The hub's HTTP app: ``/mcp`` and ``/sync/`` behind bearer tokens and a rate limit.
+
+Order of the checks on every request: the token (401 with ``WWW-Authenticate: Bearer``), the
+rate limit (429 with ``Retry-After``), then the HTTP server's guard (Host, Origin, body size),
+then the route. The MCP handling is the HTTP server's, with each session bound to its token.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from aletheia_mem.hub import audit
+from aletheia_mem.hub.gate import make_gate, token_app
+from aletheia_mem.hub.ratelimit import RateLimiter
+from aletheia_mem.hub.sync_api import SyncApi
+from aletheia_mem.hub.tokens import verify_token
+from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
+from aletheia_mem.server.http import McpEndpoint
+from aletheia_mem.server.mcp import McpSession
+from aletheia_mem.server.sessions import SessionStore
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.tools.app import AppContext
+
+HUB_MAX_BODY_BYTES = 16 * 1024 * 1024
+_REALM = 'Bearer realm="aletheia-sync"'
+_PROTECTED = ("/mcp", "/sync/")
+ANONYMOUS = "(no token)"
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _bearer(value: str | None) -> str | None:
+    if value is None:
+        return None
+    scheme, _, token = value.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None:
+    """A refusal on ``/sync/`` in that API's dialect; elsewhere as the HTTP server sends it."""
+    if not scope.get("path", "").startswith("/sync/"):
+        await send_refusal(scope, send, refusal)
+        return
+    body = json.dumps({"error": {"code": refusal.code, "message": refusal.message}}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((name.encode(), value.encode()) for name, value in refusal.headers),
+    ]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class TokenAuth:
+    """ASGI middleware: a live hub token on every protected request, within its rate limit."""
+
+    def __init__(
+        self, app: ASGIApp, hub: AppContext, limiter: RateLimiter, writes: threading.Lock
+    ) -> None:
+        self.app = app
+        self.hub = hub
+        self.limiter = limiter
+        self.writes = writes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not any(
+            path == prefix.rstrip("/") or path.startswith(prefix) for prefix in _PROTECTED
+        ):
+            await self.app(scope, receive, send)
+            return
+        secret = _bearer(_header(scope, b"authorization"))
+        token = (
+            None
+            if secret is None
+            else await to_thread.run_sync(verify_token, sqlite_store(self.hub), secret)
+        )
+        if token is None:
+            await self._audit(ANONYMOUS, "auth", "no token" if secret is None else "unknown token")
+            challenge = _REALM if secret is None else _REALM + ', error="invalid_token"'
+            message = (
+                "Unauthorized: send Authorization: Bearer <token> (aletheia mcp-link create)."
+                if secret is None
+                else "Unauthorized: the token is unknown or revoked."
+            )
+            refusal = Refusal(401, "unauthorized", message, (("www-authenticate", challenge),))
+            await _send_json_refusal(scope, send, refusal)
+            return
+        wait = self.limiter.hit(token.id)
+        if wait is not None:
+            await self._audit(token.name, "rate-limit", f"429 retry after {wait} s")
+            message = (
+                f"Too many requests: this token may make {self.limiter.limit} requests per"
+                f" minute. Retry in {wait} s."
+            )
+            refusal = Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
+            await _send_json_refusal(scope, send, refusal)
+            return
+        scope.setdefault("state", {})["token"] = token
+        await self.app(scope, receive, send)
+
+    async def _audit(self, actor: str, event: str, detail: str) -> None:
+        def write() -> None:
+            with self.writes:
+                audit.record_event(
+                    sqlite_store(self.hub),
+                    at=self.hub.clock(),
+                    actor=actor,
+                    event=event,
+                    outcome="refused",
+                    detail=detail,
+                )
+
+        await to_thread.run_sync(write)
+
+
+def _token_of(request: Request) -> HubToken:
+    token: HubToken = request.state.token
+    return token
+
+
+def hub_mcp_endpoint(hub: AppContext, writes: threading.Lock) -> McpEndpoint:
+    """``/mcp`` for tokens: each session runs as its token and only that token may use it."""
+
+    def new_session(request: Request) -> McpSession:
+        token = _token_of(request)
+        return McpSession(
+            app=token_app(hub, token),
+            fixed_caller=token.name,
+            gate=make_gate(hub, token, writes),
+        )
+
+    def owner_of(request: Request) -> str:
+        return str(_token_of(request).id)
+
+    sessions = SessionStore(sqlite_store(hub).path, hub.clock)
+    return McpEndpoint(sessions, new_session, owner_of)
+
+
+def create_hub_app(
+    hub: AppContext,
+    *,
+    limiter: RateLimiter,
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+) -> ASGIApp:
+    """The whole hub: token check, rate limit, guard, then ``/mcp`` and ``/sync/``.
+
+    Args:
+        hub: the hub's store and clock; each token sees it through its own projects.
+        limiter: requests per minute per token.
+        allowed_hosts: host names served besides loopback ones (a tunnel's public name).
+        allowed_origins: browser origins allowed besides loopback ones.
+    """
+    writes = threading.Lock()  # one writing thread at a time (see make_gate)
+    endpoint = hub_mcp_endpoint(hub, writes)
+    routes = [Route("/mcp", endpoint=endpoint), *SyncApi(hub, writes).routes()]
+    policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
+    return TokenAuth(Guard(Starlette(routes=routes), policy), hub, limiter, writes)

@@ -1,0 +1,128 @@
+"""``aletheia-sync``: the team hub. MCP at ``/mcp`` and the sync API at ``/sync/``, for tokens.
+
+Binds 127.0.0.1 on port 8787 unless told otherwise (port 0 takes a free one), serves HTTPS with
+``--tls-cert`` and ``--tls-key``, prints ``aletheia-sync listening on URL`` on stderr once it
+accepts connections, and stops cleanly on SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from aletheia_mem import __version__
+from aletheia_mem.config import load_settings, parse_port
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.hub.app import create_hub_app
+from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, RateLimiter
+from aletheia_mem.server.runner import run_until_signal, served_hosts
+from aletheia_mem.server.wiring import open_app
+
+logger = logging.getLogger("aletheia")
+DEFAULT_HUB_PORT = 8787
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="aletheia-sync",
+        description="Serve the team hub: MCP at /mcp and the sync API at /sync/, for tokens"
+        " made with `aletheia mcp-link create`.",
+        epilog="Environment: ALETHEIA_HUB_DB (instead of --hub-db), ALETHEIA_CWD.",
+    )
+    parser.add_argument("--version", action="version", version=f"aletheia-sync {__version__}")
+    parser.add_argument("--hub-db", help="the hub's store file (default: ALETHEIA_HUB_DB)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", default=str(DEFAULT_HUB_PORT), help="port; 0 takes a free one (default 8787)"
+    )
+    parser.add_argument("--tls-cert", help="PEM certificate chain: serve HTTPS")
+    parser.add_argument("--tls-key", help="PEM private key of --tls-cert")
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        default=DEFAULT_PER_MINUTE,
+        metavar="N",
+        help="requests per minute per token (default 60; 0 turns the limit off)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="also accept this Host header name, e.g. a tunnel's public name (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept requests from this browser origin (repeatable)",
+    )
+    return parser.parse_args(argv)
+
+
+def _check(args: argparse.Namespace) -> tuple[Path, int]:
+    """The hub store's path and the port.
+
+    Raises:
+        InvalidInputError: a missing store, a bad port, half a TLS pair, a missing file.
+    """
+    hub_db = (args.hub_db or os.environ.get("ALETHEIA_HUB_DB", "")).strip()
+    if not hub_db:
+        raise InvalidInputError("--hub-db is required (or set ALETHEIA_HUB_DB).")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise InvalidInputError("--tls-cert and --tls-key go together.")
+    for name, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
+        if value and not Path(value).is_file():
+            raise InvalidInputError(f"{name}: no file at {value}.")
+    if args.rate_limit < 0:
+        raise InvalidInputError("--rate-limit must be 0 or more.")
+    return Path(hub_db).expanduser(), parse_port(args.port, "--port")
+
+
+def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
+    """Run the hub until SIGINT or SIGTERM; returns the exit code."""
+    settings = replace(load_settings(), db_path=hub_db)
+    app = open_app(settings)
+    hosts = served_hosts(args.host, args.allow_host)
+    asgi = create_hub_app(
+        replace(app, caller="hub"),
+        limiter=RateLimiter(args.rate_limit),
+        allowed_hosts=hosts,
+        allowed_origins=args.allow_origin,
+    )
+    try:
+        run_until_signal(
+            asgi,
+            args.host,
+            port,
+            lambda url: f"aletheia-sync listening on {url} (MCP at {url}/mcp)",
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+        )
+    finally:
+        app.store.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``aletheia-sync``."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="aletheia-sync: %(message)s"
+    )
+    args = parse_args(argv)
+    try:
+        hub_db, port = _check(args)
+    except InvalidInputError as error:
+        sys.stderr.write(f"aletheia-sync: {error.message}\n")
+        sys.exit(2)
+    sys.exit(serve(args, hub_db, port))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""The hub's sync API: JSON under ``/sync/``, for ``sync`` and ``admin`` tokens.
+
+- ``POST /sync/hello``: the hub's id, the token's id, scope and projects, page limits.
+- ``POST /sync/push`` ``{"store_id", "records"}``: apply one page of a store's changes.
+- ``POST /sync/pull`` ``{"store_id", "cursor", "limit"}``: the changes after a cursor, without
+  the versions the asking store made itself.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from anyio import to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
+from aletheia_mem.hub import audit
+from aletheia_mem.hub.tokens import can_write
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.sync.records import check_records
+from aletheia_mem.tools.app import AppContext
+
+PROTOCOL = 1
+MAX_RECORDS = 1000
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+_STATUS = {"invalid_input": 400, "forbidden": 403, "not_found": 404, "conflict": 409}
+
+
+def _error(error: AletheiaError) -> JSONResponse:
+    body = {"error": {"code": error.code, "message": error.message}}
+    return JSONResponse(body, status_code=_STATUS.get(error.code, 400))
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        value = json.loads(await request.body())
+    except ValueError:
+        raise InvalidInputError("The body must be a JSON object.") from None
+    if not isinstance(value, dict):
+        raise InvalidInputError("The body must be a JSON object.")
+    return value
+
+
+def _store_id(body: dict[str, Any]) -> str:
+    value = body.get("store_id")
+    if not isinstance(value, str) or not 0 < len(value) <= 100:
+        raise InvalidInputError("store_id must be the store's id.")
+    return value
+
+
+class SyncApi:
+    """The three sync endpoints over one hub store."""
+
+    def __init__(self, hub: AppContext, writes: threading.Lock) -> None:
+        self.hub = hub
+        self.writes = writes
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/sync/hello", self.hello, methods=["POST"]),
+            Route("/sync/push", self.push, methods=["POST"]),
+            Route("/sync/pull", self.pull, methods=["POST"]),
+        ]
+
+    def _audit(self, token: HubToken, event: str, outcome: audit.Outcome, detail: str) -> None:
+        with self.writes:
+            audit.record_event(
+                sqlite_store(self.hub),
+                at=self.hub.clock(),
+                actor=token.name,
+                event=event,
+                outcome=outcome,
+                detail=detail,
+            )
+
+    async def _run(self, request: Request, event: str, work: Any) -> JSONResponse:
+        token: HubToken = request.state.token
+        try:
+            if not can_write(token.scope):
+                raise ForbiddenError("This token cannot sync; it needs the sync or admin scope.")
+            body = await _body(request)
+            reply, detail = await to_thread.run_sync(work, token, body)
+        except AletheiaError as error:
+            outcome: audit.Outcome = "refused" if error.code == "forbidden" else "error"
+            await to_thread.run_sync(self._audit, token, event, outcome, error.code)
+            return _error(error)
+        if event != "sync-hello":
+            await to_thread.run_sync(self._audit, token, event, "ok", detail)
+        return JSONResponse(reply)
+
+    async def hello(self, request: Request) -> JSONResponse:
+        return await self._run(request, "sync-hello", self._hello)
+
+    async def push(self, request: Request) -> JSONResponse:
+        return await self._run(request, "sync-push", self._push)
+
+    async def pull(self, request: Request) -> JSONResponse:
+        return await self._run(request, "sync-pull", self._pull)
+
+    def _hello(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        hub_id = sqlite_store(self.hub).sync_store_id()
+        if _store_id(body) == hub_id:
+            raise InvalidInputError("This is the hub's own store; sync another store with it.")
+        reply = {
+            "protocol": PROTOCOL,
+            "hub_id": hub_id,
+            "token": {
+                "id": token.id,
+                "name": token.name,
+                "scope": token.scope,
+                "projects": None if token.projects is None else list(token.projects),
+            },
+            "max_records": MAX_RECORDS,
+            "max_page_bytes": MAX_PAGE_BYTES,
+        }
+        return reply, ""
+
+    def _push(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        _store_id(body)
+        records = check_records(body.get("records"), MAX_RECORDS)
+        stats = sqlite_store(self.hub).apply_changes(
+            records, projects=token.projects, now=self.hub.clock()
+        )
+        reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
+        return reply, f"{len(records)} records"
+
+    def _pull(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        store_id = _store_id(body)
+        cursor, limit = body.get("cursor", 0), body.get("limit", MAX_RECORDS)
+        for name, value in (("cursor", cursor), ("limit", limit)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidInputError(f"{name} must be a whole number.")
+        page = sqlite_store(self.hub).export_changes(
+            after=cursor,
+            limit=max(1, min(limit, MAX_RECORDS)),
+            max_bytes=MAX_PAGE_BYTES,
+            local_only=False,
+            exclude_origin=store_id,
+            projects=token.projects,
+        )
+        reply = {"records": page.records, "cursor": page.cursor, "more": page.more}
+        return reply, f"{len(page.records)} records"

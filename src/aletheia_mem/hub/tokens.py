@@ -1,0 +1,103 @@
+"""Hub tokens: prefixed random secrets, kept only as SHA-256 hashes, with a scope and projects."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Literal
+
+from aletheia_mem.clock import Clock
+from aletheia_mem.errors import ConflictError, InvalidInputError
+from aletheia_mem.projects import normalize_project
+from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.sqlite import SqliteStore
+
+Scope = Literal["mcp", "read", "sync", "admin"]
+SCOPES: tuple[Scope, ...] = ("mcp", "read", "sync", "admin")
+# Scopes that may call the write tools and the sync API.
+WRITE_SCOPES = frozenset({"sync", "admin"})
+TOKEN_PREFIX = "alt_"  # noqa: S105  (a marker, not a secret)
+SHOWN_PREFIX_LENGTH = 10
+MAX_NAME_LENGTH = 100
+ALL_PROJECTS = "*"
+
+
+def new_secret() -> str:
+    """``alt_`` and 32 URL-safe random characters (192 bits)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(24)
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def parse_projects(text: str) -> tuple[str, ...] | None:
+    """``shop,billing`` -> ``("shop", "billing")``; ``*`` -> None (every project).
+
+    Raises:
+        InvalidInputError: no project named.
+    """
+    if text.strip() == ALL_PROJECTS:
+        return None
+    names = [normalize_project(part) for part in text.replace(" ", ",").split(",")]
+    projects = tuple(dict.fromkeys(name for name in names if name))
+    if not projects:
+        raise InvalidInputError('--projects needs at least one project name, or "*" for all.')
+    if ALL_PROJECTS in projects:
+        raise InvalidInputError('"*" (every project) cannot be mixed with project names.')
+    return projects
+
+
+def can_write(scope: str) -> bool:
+    """``sync`` and ``admin`` tokens call every tool and sync; ``mcp`` and ``read`` only read."""
+    return scope in WRITE_SCOPES
+
+
+def create_token(
+    store: SqliteStore,
+    clock: Clock,
+    *,
+    scope: str,
+    projects: tuple[str, ...] | None,
+    name: str | None,
+) -> tuple[str, HubToken]:
+    """Make a token; returns the secret (shown once, never stored) and the stored row.
+
+    Raises:
+        InvalidInputError: an unknown scope or a bad name.
+        ConflictError: the name is taken.
+    """
+    if scope not in SCOPES:
+        raise InvalidInputError(f"scope must be one of {', '.join(SCOPES)}.")
+    secret = new_secret()
+    if name is None or not name.strip():
+        name = f"{scope}-{projects[0] if projects else 'all'}-{secret[-4:].lower()}"
+    name = " ".join(name.split())
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidInputError(f"--name must be at most {MAX_NAME_LENGTH} characters.")
+    row = HubToken(
+        id=0,
+        name=name,
+        token_hash=hash_secret(secret),
+        prefix=secret[:SHOWN_PREFIX_LENGTH],
+        scope=scope,
+        projects=projects,
+        created_at=clock(),
+        revoked_at=None,
+    )
+    stored = store.add_token(row)
+    if stored is None:
+        raise ConflictError(f'A token named "{name}" already exists.')
+    return secret, stored
+
+
+def verify_token(store: SqliteStore, presented: str) -> HubToken | None:
+    """The live token matching a presented secret, or None (unknown or revoked)."""
+    if not presented.startswith(TOKEN_PREFIX) or len(presented) > 200:
+        return None
+    digest = hash_secret(presented)
+    found = store.find_token(digest)
+    if found is None or not hmac.compare_digest(found.token_hash, digest):
+        return None
+    return None if found.revoked_at is not None else found

@@ -1,0 +1,185 @@
+"""The JSON API under ``/api/``: memories, timeline, facts, rules, work-state lists, context.
+
+Each route checks its inputs with the tools' own argument checker and schemas, then calls the
+same domain functions and project-scope helpers as the MCP tools. ``AletheiaError``s become
+``{"error": {"code", "message"}}`` with the status of their kind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from anyio import to_thread
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from aletheia_mem.errors import (
+    AletheiaError,
+    ConflictError,
+    ForbiddenError,
+    InvalidInputError,
+    NotFoundError,
+    RateLimitedError,
+)
+from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
+from aletheia_mem.server.guard import Refusal, refusal_body
+from aletheia_mem.server.mcp import argument_problem
+from aletheia_mem.server.openapi import Operation, bounded, build_document
+from aletheia_mem.server.stdio import parse_line
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.arguments import check_arguments
+
+JSON_TYPE = "application/json"
+_STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
+    (InvalidInputError, 400),
+    (ForbiddenError, 403),
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (RateLimitedError, 429),
+)
+_CODE_BY_STATUS = {
+    400: "invalid_input",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return Response(text.encode("utf-8", "backslashreplace"), status, headers, JSON_TYPE)
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> Response:
+    return json_response(status, {"error": {"code": code, "message": message}}, headers)
+
+
+def status_of(error: AletheiaError) -> int:
+    """The HTTP status of an expected failure (400 for any other kind)."""
+    for kind, status in _STATUS_BY_ERROR:
+        if isinstance(error, kind):
+            return status
+    return 400
+
+
+def _json_body(raw: bytes, request: Request, required: bool) -> dict[str, Any]:
+    if not raw.strip():
+        if required:
+            raise InvalidInputError("The request body must be a JSON object.")
+        return {}
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != JSON_TYPE:
+        raise _MediaTypeError("The request body must be sent as application/json.")
+    payload, ok = parse_line(raw)
+    if not ok or not isinstance(payload, dict):
+        raise InvalidInputError("The request body must be a JSON object.")
+    problem = argument_problem(payload)  # the tools' own limits: no lone surrogates, no deep nests
+    if problem is not None:
+        raise InvalidInputError(f"The request body is refused: {problem}")
+    return payload
+
+
+class _MediaTypeError(InvalidInputError):
+    code = "unsupported_media_type"
+
+
+async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
+    """Path, query and body values, checked against the operation's schemas and merged."""
+    args: dict[str, Any] = {}
+    if op.query is not None:
+        args.update(check_arguments(op.query, dict(request.query_params)))
+    if op.body is not None:
+        body = _json_body(await request.body(), request, op.body_required)
+        args.update(check_arguments(op.body, body))
+    if op.path_params is not None:
+        args.update(check_arguments(op.path_params, dict(request.path_params)))
+    return args
+
+
+def _endpoint(op: Operation, app: AppContext) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            args = await _inputs(op, request)
+            status, body = await to_thread.run_sync(op.handler, app, args)
+        except _MediaTypeError as error:
+            return error_response(415, error.code, error.message)
+        except AletheiaError as error:
+            return error_response(status_of(error), error.code, error.message)
+        return json_response(status, body)
+
+    return endpoint
+
+
+def _checked(op: Operation) -> Operation:
+    """The operation with its id fields capped, for checking and for the document alike."""
+    return Operation(
+        op.method,
+        op.path,
+        op.operation_id,
+        op.summary,
+        op.handler,
+        op.response,
+        op.statuses,
+        bounded(op.path_params) if op.path_params else None,
+        bounded(op.query) if op.query else None,
+        bounded(op.body) if op.body else None,
+        op.body_required,
+    )
+
+
+OPERATIONS: tuple[Operation, ...] = tuple(_checked(op) for op in DECLARED)
+
+
+def routes(app: AppContext, *, secured: bool) -> list[Route]:
+    """The API's routes, and ``/api/openapi.json`` describing them."""
+    document = json_response(200, build_document(OPERATIONS, secured=secured)).body
+
+    async def openapi(request: Request) -> Response:
+        return Response(document, 200, media_type=JSON_TYPE)
+
+    by_path: dict[str, list[Operation]] = {}
+    for op in OPERATIONS:
+        by_path.setdefault(op.path, []).append(op)
+    found = [Route("/api/openapi.json", openapi, methods=["GET"])]
+    for path, ops in by_path.items():
+        endpoints = {op.method: _endpoint(op, app) for op in ops}
+        found.append(Route(path, _dispatch(endpoints), methods=list(endpoints)))
+    return found
+
+
+def _dispatch(
+    endpoints: dict[str, Callable[[Request], Awaitable[Response]]],
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        return await endpoints[method](request)
+
+    return endpoint
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)  # noqa: S101  (registered for HTTPException only)
+    code = _CODE_BY_STATUS.get(error.status_code, "error")
+    return error_response(error.status_code, code, str(error.detail), dict(error.headers or {}))
+
+
+async def _server_error(request: Request, error: Exception) -> Response:
+    """A JSON 500 in the path's dialect; Starlette re-raises, so uvicorn logs the traceback."""
+    refusal = Refusal(500, "internal_error", "Internal error; see the server log.")
+    return Response(refusal_body(request.url.path, refusal), 500, media_type=JSON_TYPE)
+
+
+def exception_handlers() -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:
+    """JSON bodies for unknown routes, wrong methods and unexpected failures."""
+    return {HTTPException: _http_error, Exception: _server_error}

@@ -1,0 +1,389 @@
+"""What each JSON API route does: checked arguments in, domain calls, JSON-ready values out.
+
+Handlers run in a worker thread and return ``(status, body)``. They use the domain functions and
+the project-scope helpers of the MCP tools, so both see the same store the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from aletheia_mem.domain import dismissals, facts, memories, recall, rules, worklists
+from aletheia_mem.domain.context import build_context
+from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.server.openapi import Reply
+from aletheia_mem.storage.base import Fact, Memory, MemoryQuery, Rule
+from aletheia_mem.timefmt import DAY_MS, parse_instant
+from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+
+MAX_LIST_JSON = 100_000
+MAX_LISTS = 100
+
+
+def iso(ms: int) -> str:
+    """``2026-10-29T19:46:45.563Z``, with four-digit years."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def _maybe_iso(ms: int | None) -> str | None:
+    return None if ms is None else iso(ms)
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "uid": memory.uid,
+        "project": memory.project,
+        "type": memory.type,
+        "kind": memory.kind,
+        "title": memory.title,
+        "text": memory.text,
+        "narrative": memory.narrative,
+        "facts": list(memory.facts),
+        "files": list(memory.files),
+        "tool": memory.tool,
+        "pinned": memory.pinned,
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+        "dismissed_at": _maybe_iso(memory.dismissed_at),
+        "dismiss_reason": memory.dismiss_reason,
+    }
+
+
+def fact_json(fact: Fact) -> dict[str, Any]:
+    return {
+        "id": fact.id,
+        "uid": fact.uid,
+        "project": fact.project,
+        "subject": fact.subject,
+        "predicate": fact.predicate,
+        "object": fact.object,
+        "valid_from": iso(fact.valid_from),
+        "valid_to": _maybe_iso(fact.valid_to),
+        "recorded_at": iso(fact.recorded_at),
+        "superseded_by": fact.superseded_by,
+        "source": fact.source,
+        "memory_id": fact.memory_id,
+        "dismissed_at": _maybe_iso(fact.dismissed_at),
+    }
+
+
+def rule_json(app: AppContext, rule: Rule, now: int) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "then": rule.then,
+        "when": rule.when,
+        "scope_tier": rule.scope_tier,
+        "scope_name": rule.scope_name,
+        "evidence_memory_ids": list(rule.evidence_memory_ids),
+        "evidence_fact_ids": list(rule.evidence_fact_ids),
+        "source": rule.source,
+        "added_at": iso(rule.added_at),
+        "last_confirmed_at": iso(rule.last_confirmed_at),
+        "enabled": rule.enabled,
+        "recheck_reason": rules.recheck_reason(app.store, rule, now) if rule.enabled else None,
+    }
+
+
+def _ok(body: Any) -> Reply:
+    return 200, body
+
+
+# -- memories -----------------------------------------------------------------------------------
+
+
+def search_memories(app: AppContext, args: dict[str, Any]) -> Reply:
+    """Every filter of the search tool; facts first, then one page of memories."""
+    query: str = (args.get("query") or "").strip()
+    file: str = (args.get("file") or "").strip()
+    if not query and not file:
+        raise InvalidInputError("query is required.")
+    now = app.clock()
+    since = parse_instant(args["since"], "since") if "since" in args else None
+    until = parse_instant(args["until"], "until", end_of_day=True) if "until" in args else None
+    if "older_than_days" in args:
+        cutoff = now - int(args["older_than_days"] * DAY_MS)
+        until = cutoff if until is None else min(until, cutoff)
+    request = recall.SearchRequest(
+        query=query or None,
+        projects=readable_projects(app, args.get("project")),
+        file=file or None,
+        file_suffix=args["file_suffix"],
+        type=args.get("type"),
+        kind=args.get("kind"),
+        since=since,
+        until=until,
+        order=args["order"],
+        limit=args["limit"],
+        offset=args["offset"],
+    )
+    result = recall.search(app.store, request, now)
+    return _ok(
+        {
+            "facts": [fact_json(fact) for fact in result.facts],
+            "memories": [memory_json(memory) for memory in result.memories],
+            "empty_reason": result.empty_reason,
+        }
+    )
+
+
+def _memory(app: AppContext, memory_id: int) -> Memory:
+    memory = app.store.get_memory(memory_id)
+    if memory is None or (
+        app.allowed_projects is not None and memory.project not in app.allowed_projects
+    ):
+        raise NotFoundError(f"No memory #{memory_id}.")
+    return memory
+
+
+def get_memory(app: AppContext, args: dict[str, Any]) -> Reply:
+    return _ok(memory_json(_memory(app, args["memory_id"])))
+
+
+def save_memory(app: AppContext, args: dict[str, Any]) -> Reply:
+    """Store one memory: 201 when new, 200 with the existing one when saved before."""
+    text = args["text"]
+    if not text.strip():
+        raise InvalidInputError("text is required.")
+    title = args.get("title")
+    item = memories.MemoryInput(
+        text=text,
+        project=target_project(app, args.get("project")),
+        tool=app.caller,
+        title=title if title and title.strip() else None,
+        type=args["type"],
+        pinned=args["pinned"],
+        facts=memories.parse_fact_inputs(args.get("facts", [])),
+        files=[path.strip() for path in args.get("files", []) if path.strip()],
+    )
+    memory, created = memories.save_memory(app.store, app.clock, item)
+    return (201 if created else 200), {"memory": memory_json(memory), "created": created}
+
+
+def _set_dismissed(app: AppContext, item_type: dismissals.ItemType, args: dict[str, Any]) -> Reply:
+    item_id, dismiss = args["item_id"], args["dismiss"]
+    if app.allowed_projects is not None:
+        project = app.store.project_of(dismissals.table_for(item_type), item_id)
+        if project is not None:
+            target_project(app, project)
+    project = dismissals.set_dismissed(
+        app.store,
+        item_type=item_type,
+        item_id=item_id,
+        dismiss=dismiss,
+        reason=args.get("reason"),
+        actor=app.caller,
+        now=app.clock(),
+    )
+    return _ok({"type": item_type, "id": item_id, "project": project, "dismissed": dismiss})
+
+
+def dismiss_memory(app: AppContext, args: dict[str, Any]) -> Reply:
+    return _set_dismissed(app, "memory", {**args, "item_id": args["memory_id"], "dismiss": True})
+
+
+def restore_memory(app: AppContext, args: dict[str, Any]) -> Reply:
+    return _set_dismissed(app, "memory", {**args, "item_id": args["memory_id"], "dismiss": False})
+
+
+def pin_memory(app: AppContext, args: dict[str, Any]) -> Reply:
+    """Pin (or with ``pinned: false`` unpin) a memory."""
+    memory_id = _memory(app, args["memory_id"]).id
+    memory = app.store.set_pinned(memory_id, args["pinned"], app.clock())
+    if memory is None:
+        raise NotFoundError(f"No memory #{memory_id}.")
+    return _ok(memory_json(memory))
+
+
+def timeline(app: AppContext, args: dict[str, Any]) -> Reply:
+    """The anchor memory with its neighbours in time, as the timeline tool finds them."""
+    anchor_id, query = args.get("anchor"), args.get("query")
+    if anchor_id is None and not (isinstance(query, str) and query.strip()):
+        raise InvalidInputError("Nothing to anchor on. Give anchor (a memory id) or query.")
+    project = args.get("project")
+    if anchor_id is not None and project is None:
+        lookup = app.allowed_projects
+    else:
+        lookup = readable_projects(app, project)
+    anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
+    if anchor is None:
+        raise NotFoundError("Nothing to anchor on.")
+    found = recall.timeline(app.store, anchor, anchor.project, args["before"], args["after"])
+    return _ok(
+        {
+            "anchor": memory_json(found.anchor),
+            "before": [memory_json(memory) for memory in found.before],
+            "after": [memory_json(memory) for memory in found.after],
+        }
+    )
+
+
+# -- facts and rules ----------------------------------------------------------------------------
+
+
+def fact_history(app: AppContext, args: dict[str, Any]) -> Reply:
+    subject = args["subject"].strip()
+    project = args.get("project")
+    found = facts.fact_history(
+        app.store,
+        subject=subject,
+        project=target_project(app, project) if project and project.strip() else None,
+        predicate=args.get("predicate"),
+        as_of=parse_instant(args["as_of"], "as_of") if "as_of" in args else None,
+        include_superseded=args["include_superseded"],
+    )
+    if app.allowed_projects is not None:
+        found = [fact for fact in found if fact.project in app.allowed_projects]
+    return _ok({"subject": subject, "facts": [fact_json(fact) for fact in found]})
+
+
+def add_fact(app: AppContext, args: dict[str, Any]) -> Reply:
+    """Record a fact; a new object for the same subject and predicate supersedes the old."""
+    valid_from = args.get("valid_from")
+    fact, created = facts.record_fact(
+        app.store,
+        project=target_project(app, args.get("project")),
+        subject=args["subject"],
+        predicate=args["predicate"],
+        object=args["object"],
+        valid_from=None if valid_from is None else parse_instant(valid_from, "valid_from"),
+        source=app.caller,
+        now=app.clock(),
+    )
+    return (201 if created else 200), {"fact": fact_json(fact), "created": created}
+
+
+def dismiss_fact(app: AppContext, args: dict[str, Any]) -> Reply:
+    return _set_dismissed(app, "fact", {**args, "item_id": args["fact_id"], "dismiss": True})
+
+
+def restore_fact(app: AppContext, args: dict[str, Any]) -> Reply:
+    return _set_dismissed(app, "fact", {**args, "item_id": args["fact_id"], "dismiss": False})
+
+
+def list_rules(app: AppContext, args: dict[str, Any]) -> Reply:
+    now = app.clock()
+    found = app.store.list_rules(enabled_only=not args["include_disabled"])
+    return _ok({"rules": [rule_json(app, rule, now) for rule in found]})
+
+
+def add_rule(app: AppContext, args: dict[str, Any]) -> Reply:
+    """Add a rule as the add_rule tool does; an identical rule is not added twice."""
+    tier = args["scopeTier"]
+    name = (args.get("scopeName") or "").strip()
+    if tier == "project":
+        name = target_project(app, name or None)
+    elif tier == "situation" and not name:
+        raise InvalidInputError("scopeName is required when scopeTier is situation.")
+    elif tier == "everywhere":
+        name = ""
+    item = rules.RuleInput(
+        then=" ".join(args["then"].split()),
+        when=" ".join(args["when"].split()) or "always",
+        scope_tier=tier,
+        scope_name=name,
+        evidence_memory_ids=args.get("evidence_memory_ids", []),
+        evidence_fact_ids=args.get("evidence_fact_ids", []),
+        source=app.caller,
+    )
+    now = app.clock()
+    rule, created = rules.add_rule(app.store, item, now)
+    return (201 if created else 200), {"rule": rule_json(app, rule, now), "created": created}
+
+
+def _rule(app: AppContext, rule_id: str, now: int) -> Reply:
+    rule = app.store.get_rule(rule_id)
+    if rule is None:
+        raise NotFoundError(f'No rule with id "{rule_id}".')
+    return _ok(rule_json(app, rule, now))
+
+
+def confirm_rule(app: AppContext, args: dict[str, Any]) -> Reply:
+    now = app.clock()
+    rule_id = args["rule_id"].strip()
+    rules.confirm_rule(app.store, rule_id, now)
+    return _rule(app, rule_id, now)
+
+
+def disable_rule(app: AppContext, args: dict[str, Any]) -> Reply:
+    now = app.clock()
+    rule_id = args["rule_id"].strip()
+    if not app.store.set_rule_enabled(rule_id, False, now):
+        raise NotFoundError(f'No rule with id "{rule_id}".')
+    return _rule(app, rule_id, now)
+
+
+# -- work state and context ---------------------------------------------------------------------
+
+
+def _items(text: str) -> list[Any]:
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return [text]
+    return items if isinstance(items, list) else [items]
+
+
+def list_work_states(app: AppContext, args: dict[str, Any]) -> Reply:
+    """The project's work-state lists, most recently written first."""
+    project = target_project(app, args.get("project"))
+    query = MemoryQuery(
+        projects=(project,), kind=worklists.WORK_STATE_KIND, order="date_desc", limit=MAX_LISTS
+    )
+    found = sorted(
+        app.store.search_memories(query, app.clock()), key=lambda m: (-m.updated_at, -m.id)
+    )
+    lists = [
+        {
+            "name": memory.title.removesuffix(" list"),
+            "id": memory.id,
+            "count": len(_items(memory.text)),
+            "updated_at": iso(memory.updated_at),
+        }
+        for memory in found
+    ]
+    return _ok({"project": project, "lists": lists})
+
+
+def read_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
+    name = args["name"].strip()
+    project = target_project(app, args.get("project"))
+    memory = app.store.find_memory(project, worklists.list_key(name))
+    if worklists.read_list(app.store, project=project, name=name) is None or memory is None:
+        raise NotFoundError(f'No list named "{name}".')
+    return _ok(
+        {
+            "project": project,
+            "name": name,
+            "id": memory.id,
+            "items": _items(memory.text),
+            "updated_at": iso(memory.updated_at),
+        }
+    )
+
+
+def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
+    """Replace a list's items, as work_state_write does."""
+    name, items = args["name"].strip(), args["items"]
+    if not name:
+        raise InvalidInputError("list is required.")
+    for item in items:
+        if item is None or isinstance(item, list):
+            raise InvalidInputError(
+                "items must hold only strings, numbers, booleans or plain objects."
+            )
+    if len(json.dumps(items, ensure_ascii=False)) > MAX_LIST_JSON:
+        raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
+    project = target_project(app, args.get("project"))
+    written = worklists.write_list(
+        app.store, app.clock, project=project, name=name, items=items, tool=app.caller
+    )
+    return _ok({"project": project, "name": name, "id": written, "count": len(items)})
+
+
+def session_context(app: AppContext, args: dict[str, Any]) -> Reply:
+    """The session-start block the session_start_context tool would give, as Markdown."""
+    project = target_project(app, args.get("project"))
+    return _ok({"project": project, "markdown": build_context(app.store, project, args["limit"])})

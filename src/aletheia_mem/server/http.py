@@ -1,0 +1,287 @@
+"""MCP over Streamable HTTP at ``/mcp`` (JSON replies only), and the app of ``aletheia-server``.
+
+The JSON-RPC behaviour is the stdio server's: the same parser, the same ``handle_payload``. This
+module only adds what HTTP needs: sessions in the ``Mcp-Session-Id`` header, status codes, and
+the header checks of the transport (version, Accept, Content-Type).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from aletheia_mem.server import api
+from aletheia_mem.server.guard import Guard, GuardPolicy
+from aletheia_mem.server.mcp import (
+    INVALID_REQUEST,
+    LATEST_VERSION,
+    PARSE_ERROR,
+    SUPPORTED_VERSIONS,
+    McpSession,
+    Message,
+    error_response,
+    handle_payload,
+    only_reads,
+)
+from aletheia_mem.server.sessions import SessionState, SessionStore
+from aletheia_mem.server.stdio import parse_line
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.tools.app import AppContext
+
+JSON_TYPE = "application/json"
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+_ACCEPTS_JSON = ("application/json", "application/*", "*/*")
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as stdio writes it (lone surrogates stay ``\\uXXXX`` escapes)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "backslashreplace")
+
+
+def rpc_error(
+    status: int,
+    message: str,
+    *,
+    code: int = INVALID_REQUEST,
+    request_id: Any = None,
+    **headers: str,
+) -> Response:
+    """An HTTP error whose body is a JSON-RPC error, as MCP clients expect."""
+    body = encode_json(error_response(request_id, code, message))
+    return Response(body, status, headers=headers or None, media_type=JSON_TYPE)
+
+
+def request_id_of(payload: Any) -> Any:
+    """The id of a single request, to echo in a transport error; None otherwise."""
+    if isinstance(payload, dict):
+        value = payload.get("id")
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+    return None
+
+
+def is_initialize(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("method") == "initialize" and "id" in payload
+
+
+def check_headers(request: Request) -> Response | None:
+    """Refuse an unsupported protocol version, a reply type without JSON, a body not JSON."""
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version.strip() not in SUPPORTED_VERSIONS:
+        return rpc_error(
+            400,
+            f"Bad Request: unsupported MCP-Protocol-Version {version.strip()!r}; this server"
+            f" speaks {', '.join(SUPPORTED_VERSIONS)}.",
+        )
+    accept = request.headers.get("accept")
+    if accept is not None and not any(kind in accept.lower() for kind in _ACCEPTS_JSON):
+        return rpc_error(406, "Not Acceptable: the client must accept application/json.")
+    content_type = request.headers.get("content-type")
+    if content_type is not None and content_type.split(";")[0].strip().lower() != JSON_TYPE:
+        return rpc_error(415, "Unsupported Media Type: the body must be application/json.")
+    return None
+
+
+def json_reply(
+    reply: Message | list[Message] | None, headers: dict[str, str] | None = None
+) -> Response:
+    if reply is None:
+        return Response(status_code=202, headers=headers)
+    # A message that could not be read at all (id null) is refused; answers to requests are 200.
+    status = 400 if isinstance(reply, dict) and "error" in reply and reply["id"] is None else 200
+    return Response(encode_json(reply), status, headers=headers, media_type=JSON_TYPE)
+
+
+SessionFactory = Callable[[Request], McpSession]
+OwnerOf = Callable[[Request], str]
+
+
+def _nobody(request: Request) -> str:
+    return ""
+
+
+class _NoSession:
+    """What a request gets when its session is unknown, ended or someone else's."""
+
+
+_NO_SESSION = _NoSession()
+_Answer = Message | list[Message] | _NoSession | None
+
+
+class _InAThread:
+    """What the event loop gets when an answer must be worked out in a thread."""
+
+
+_IN_A_THREAD = _InAThread()
+
+
+class McpEndpoint:
+    """The ASGI app behind ``/mcp``: POST messages, DELETE to end a session, 405 otherwise.
+
+    Args:
+        sessions: where sessions are kept (shared by every worker process).
+        new_session: makes the ``McpSession`` a request runs in (who calls, what they see).
+        owner_of: who a request acts for; only that owner may use a session it began (a hub
+            binds sessions to tokens; the local server has one owner).
+        reads_inline: answer messages that only read (``only_reads``) on the event loop, when
+            their session needs no write either. A read takes about a millisecond of CPU and
+            SQLite readers never wait in WAL mode, so a thread hop would cost more than it
+            saves. False when the sessions' tool calls write something of their own (the
+            hub's audit rows) or may run long.
+    """
+
+    def __init__(
+        self,
+        sessions: SessionStore,
+        new_session: SessionFactory,
+        owner_of: OwnerOf = _nobody,
+        *,
+        reads_inline: bool = False,
+    ) -> None:
+        self.sessions = sessions
+        self.new_session = new_session
+        self.owner_of = owner_of
+        self.reads_inline = reads_inline
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        if request.method == "POST":
+            response = await self.post(request)
+        elif request.method == "DELETE":
+            response = await self.delete(request)
+        else:
+            response = rpc_error(
+                405,
+                "Method Not Allowed: POST JSON-RPC messages to /mcp; DELETE ends a session.",
+                allow="POST, DELETE",
+            )
+        await response(scope, receive, send)
+
+    async def post(self, request: Request) -> Response:
+        refused = check_headers(request)
+        if refused is not None:
+            return refused
+        payload, ok = parse_line(await request.body())
+        if not ok:
+            return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
+        if is_initialize(payload):
+            reply, session_id = await to_thread.run_sync(self._initialize, request, payload)
+            return json_reply(reply, None if session_id is None else {SESSION_HEADER: session_id})
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return rpc_error(
+                400,
+                "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
+                request_id=request_id_of(payload),
+            )
+        answer = self._answer_inline(request, session_id, payload)
+        if isinstance(answer, _InAThread):
+            answer = await to_thread.run_sync(self._answer, request, session_id, payload)
+        if isinstance(answer, _NoSession):
+            return rpc_error(
+                404,
+                "Session not found: it ended or expired; send initialize again.",
+                request_id=request_id_of(payload),
+            )
+        return json_reply(answer)
+
+    def _initialize(
+        self, request: Request, payload: Any
+    ) -> tuple[Message | list[Message] | None, str | None]:
+        """Answer initialize; a session is kept only when it succeeded."""
+        session = self.new_session(request)
+        reply = handle_payload(session, payload)
+        if not (isinstance(reply, dict) and "result" in reply):
+            return reply, None
+        state = SessionState(session.protocol_version or LATEST_VERSION, session.client_name)
+        return reply, self.sessions.add(self.owner_of(request), state)
+
+    def _answer_inline(
+        self, request: Request, session_id: str, payload: Any
+    ) -> _Answer | _InAThread:
+        """The answer when it may be given on the event loop, else ``_IN_A_THREAD``."""
+        if not (self.reads_inline and only_reads(payload)):
+            return _IN_A_THREAD
+        found = self.sessions.peek(session_id, self.owner_of(request))
+        if found.write_due:
+            return _IN_A_THREAD
+        return self._answer_in(found.state, request, payload)
+
+    def _answer(self, request: Request, session_id: str, payload: Any) -> _Answer:
+        state = self.sessions.get(session_id, self.owner_of(request))
+        return self._answer_in(state, request, payload)
+
+    def _answer_in(self, state: SessionState | None, request: Request, payload: Any) -> _Answer:
+        if state is None:
+            return _NO_SESSION
+        session = self.new_session(request)
+        session.protocol_version = state.protocol_version
+        session.client_name = state.client_name
+        session.initialized = True
+        return handle_payload(session, payload)
+
+    async def delete(self, request: Request) -> Response:
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is None:
+            return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
+        ended = await to_thread.run_sync(self.sessions.end, session_id, self.owner_of(request))
+        if not ended:
+            return rpc_error(404, "Session not found: it ended or expired.")
+        return Response(status_code=204)
+
+
+def create_app(
+    app: AppContext,
+    policy: GuardPolicy,
+    *,
+    fixed_caller: str | None = None,
+    api_caller: str = "api",
+    sessions: SessionStore | None = None,
+) -> ASGIApp:
+    """The whole HTTP server: ``/mcp`` and ``/api/``, behind the Host/Origin/key/body guard.
+
+    Args:
+        app: the store and clock every request works on.
+        policy: who may come in.
+        fixed_caller: ``ALETHEIA_TOOL``; else each MCP session is named by its clientInfo.
+        api_caller: the name JSON API writes are recorded under.
+        sessions: the MCP sessions (by default in the store's file, opened here).
+    """
+    endpoint = McpEndpoint(
+        sessions if sessions is not None else SessionStore(sqlite_store(app).path, app.clock),
+        new_session=lambda _request: McpSession(app=app, fixed_caller=fixed_caller),
+        # Semantic search embeds the query first: milliseconds that must not stall the loop.
+        reads_inline=app.semantic is None,
+    )
+    routes = [
+        Route("/mcp", endpoint=endpoint),
+        *api.routes(replace(app, caller=api_caller), secured=policy.api_key is not None),
+    ]
+    starlette = Starlette(routes=routes, exception_handlers=api.exception_handlers())
+    return Guard(McpFirst(endpoint, starlette), policy)
+
+
+class McpFirst:
+    """ASGI: ``/mcp`` straight to its endpoint, the rest to ``app``. The endpoint needs none of
+    Starlette's routing and middleware layers, and MCP calls are the server's busiest path."""
+
+    def __init__(self, mcp: ASGIApp, app: ASGIApp) -> None:
+        self.mcp = mcp
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            await self.mcp(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)

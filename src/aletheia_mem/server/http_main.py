@@ -1,0 +1,165 @@
+"""``aletheia-server``: MCP over Streamable HTTP at ``/mcp`` and the JSON API at ``/api/``.
+
+Binds 127.0.0.1 on port 8765 unless told otherwise (``--host``, ``--port`` or ``ALETHEIA_PORT``;
+port 0 takes a free one), prints ``Aletheia listening on http://HOST:PORT`` on stderr once it
+accepts connections, and stops cleanly on SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from starlette.types import ASGIApp
+
+from aletheia_mem import __version__
+from aletheia_mem.config import (
+    HttpSettings,
+    Settings,
+    load_http_settings,
+    load_settings,
+    parse_port,
+    parse_workers,
+)
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.server.guard import is_loopback, make_policy
+from aletheia_mem.server.http import create_app
+from aletheia_mem.server.runner import (
+    announce,
+    bind,
+    serve_handed,
+    serve_on,
+    served_hosts,
+    url_of,
+)
+from aletheia_mem.server.sessions import SessionStore
+from aletheia_mem.server.wiring import open_app
+from aletheia_mem.server.workers import WorkerPool
+from aletheia_mem.storage.sqlite import SqliteStore
+
+logger = logging.getLogger("aletheia")
+
+
+def serve(settings: Settings, http: HttpSettings) -> int:
+    """Run the server until SIGINT or SIGTERM; returns the exit code.
+
+    With ``http.workers`` above 1, that many forked processes share the store, and this one
+    hands them the connections it accepts.
+    """
+    allowed_hosts = served_hosts(http.host, http.allowed_hosts)
+    if not is_loopback(http.host.strip("[]")) and http.api_key is None:
+        logger.warning(
+            "listening on %s without ALETHEIA_API_KEY: anyone who reaches it can read and write",
+            http.host,
+        )
+    policy = make_policy(http.api_key, allowed_hosts, http.allowed_origins)
+
+    def run_app(serve: Callable[[ASGIApp], None]) -> None:
+        app = open_app(settings)
+        sessions = SessionStore(settings.db_path, app.clock)
+        try:
+            serve(create_app(app, policy, fixed_caller=settings.tool, sessions=sessions))
+        finally:
+            sessions.close()
+            app.store.close()
+
+    def worker(channel: socket.socket, ready: Callable[[], None]) -> None:
+        run_app(lambda asgi: serve_handed(asgi, channel, ready))
+
+    sock = bind(http.host, http.port)
+    line = f"Aletheia listening on {url_of(http.host, sock.getsockname()[1])}"
+    try:
+        if http.workers == 1:
+            run_app(lambda asgi: serve_on(asgi, sock, lambda: announce(line)))
+            return 0
+        SqliteStore(settings.db_path).close()  # migrate once, before the workers open it
+        code = WorkerPool(sock, worker, http.workers).run(lambda: announce(line))
+        # Workers closing at the same moment each leave the WAL to the other; as the last
+        # connection, this one checkpoints it and removes it.
+        SqliteStore(settings.db_path).close()
+        return code
+    finally:
+        sock.close()
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="aletheia-server",
+        description="Serve MCP over Streamable HTTP at /mcp and the JSON API at /api/.",
+        epilog="Environment: ALETHEIA_PORT, ALETHEIA_API_KEY (bearer key for every request),"
+        " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR, ALETHEIA_HUB_DB,"
+        " ALETHEIA_TOOL, ALETHEIA_CWD, ALETHEIA_WORKERS.",
+    )
+    parser.add_argument("--version", action="version", version=f"aletheia-server {__version__}")
+    parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", help="port to bind; 0 takes a free one (default 8765)")
+    parser.add_argument(
+        "--workers",
+        help="worker processes sharing the port and the store (default 2 on 2+ cores, else 1)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept requests from this browser origin (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="also accept this Host header name, e.g. when binding 0.0.0.0 (repeatable)",
+    )
+    return parser.parse_args(argv)
+
+
+def with_options(
+    http: HttpSettings,
+    host: str | None,
+    port: str | None,
+    origins: Sequence[str],
+    hosts: Sequence[str],
+    workers: str | None = None,
+) -> HttpSettings:
+    """The environment's settings with command-line options on top.
+
+    Raises:
+        InvalidInputError: the port is not a number from 0 to 65535, or the worker count is not
+            a whole number from 1 to 32.
+    """
+    return replace(
+        http,
+        host=host.strip() if host and host.strip() else http.host,
+        port=http.port if port is None else parse_port(port, "--port"),
+        allowed_origins=(*http.allowed_origins, *origins),
+        allowed_hosts=(*http.allowed_hosts, *hosts),
+        workers=http.workers if workers is None else parse_workers(workers, "--workers"),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``aletheia-server``."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="aletheia: %(message)s")
+    args = parse_args(argv)
+    try:
+        http = with_options(
+            load_http_settings(),
+            args.host,
+            args.port,
+            args.allow_origin,
+            args.allow_host,
+            args.workers,
+        )
+    except InvalidInputError as error:
+        sys.stderr.write(f"aletheia-server: {error.message}\n")
+        sys.exit(2)
+    sys.exit(serve(load_settings(), http))
+
+
+if __name__ == "__main__":
+    main()

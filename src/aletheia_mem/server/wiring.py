@@ -1,0 +1,38 @@
+"""The composition root: settings, store and clock become one AppContext."""
+
+from __future__ import annotations
+
+from aletheia_mem.clock import system_clock
+from aletheia_mem.config import Settings, semantic_enabled
+from aletheia_mem.projects import project_for_directory
+from aletheia_mem.search.semantic.model import SemanticSource
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.tools.app import AppContext
+
+
+def open_app(settings: Settings) -> AppContext:
+    """Open (and migrate) the configured store for a local, all-projects caller."""
+    semantic: SemanticSource | None = None
+    if semantic_enabled():
+        # Imported only when asked for: the engine and the vector store stay off the start path.
+        from aletheia_mem.search.semantic.engine import open_semantic
+
+        semantic = open_semantic(settings.db_path)
+    return AppContext(
+        store=SqliteStore(settings.db_path),
+        clock=system_clock,
+        default_project=project_for_directory(settings.cwd),
+        caller=settings.tool or "mcp",
+        semantic=semantic,
+    )
+
+
+def sqlite_store(app: AppContext) -> SqliteStore:
+    """The concrete store, for the SQLite-only admin features (export, sync, hub tokens).
+
+    Raises:
+        TypeError: the app runs on another kind of store.
+    """
+    if not isinstance(app.store, SqliteStore):
+        raise TypeError("This feature needs the SQLite store.")
+    return app.store

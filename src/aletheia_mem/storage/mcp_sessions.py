@@ -1,0 +1,96 @@
+"""The ``mcp_sessions`` table: MCP sessions of the HTTP transport, shared by worker processes.
+
+It lives in the store's file but has its own connections, so the transport never reaches into
+the store of the tools. Rows are keyed by the SHA-256 of the session id, never the id itself.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from aletheia_mem.storage.connections import ThreadConnections
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    owner: str
+    protocol_version: str
+    client_name: str | None
+    last_used_at: int
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+class SessionRows:
+    """Reads and writes of ``mcp_sessions``; each write is one transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self._pool = ThreadConnections(path, _configure)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def insert(
+        self,
+        id_hash: str,
+        row: SessionRow,
+        *,
+        expired_before: int,
+        keep_at_most: int,
+    ) -> None:
+        """Add a session after dropping expired ones and, past the cap, the least recently used."""
+        with self._pool.write() as conn:
+            conn.execute("DELETE FROM mcp_sessions WHERE last_used_at < ?", (expired_before,))
+            (count,) = conn.execute("SELECT count(*) FROM mcp_sessions").fetchone()
+            surplus = int(count) - keep_at_most + 1
+            if surplus > 0:
+                conn.execute(
+                    "DELETE FROM mcp_sessions WHERE id_hash IN (SELECT id_hash FROM mcp_sessions"
+                    " ORDER BY last_used_at, created_at LIMIT ?)",
+                    (surplus,),
+                )
+            conn.execute(
+                "INSERT INTO mcp_sessions (id_hash, owner, protocol_version, client_name,"
+                " created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    id_hash,
+                    row.owner,
+                    row.protocol_version,
+                    row.client_name,
+                    row.last_used_at,
+                    row.last_used_at,
+                ),
+            )
+
+    def find(self, id_hash: str) -> SessionRow | None:
+        found = (
+            self._pool.get()
+            .execute(
+                "SELECT owner, protocol_version, client_name, last_used_at FROM mcp_sessions"
+                " WHERE id_hash = ?",
+                (id_hash,),
+            )
+            .fetchone()
+        )
+        return None if found is None else SessionRow(found[0], found[1], found[2], int(found[3]))
+
+    def touch(self, id_hash: str, at: int) -> None:
+        with self._pool.write() as conn:
+            conn.execute(
+                "UPDATE mcp_sessions SET last_used_at = max(last_used_at, ?) WHERE id_hash = ?",
+                (at, id_hash),
+            )
+
+    def delete(self, id_hash: str) -> bool:
+        with self._pool.write() as conn:
+            cursor = conn.execute("DELETE FROM mcp_sessions WHERE id_hash = ?", (id_hash,))
+            return cursor.rowcount > 0
+
+    def count(self) -> int:
+        (count,) = self._pool.get().execute("SELECT count(*) FROM mcp_sessions").fetchone()
+        return int(count)

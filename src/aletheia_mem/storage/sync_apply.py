@@ -1,0 +1,593 @@
+"""Sync records into a store: last writer wins per item, decided the same way on every store.
+
+The version of an item is ``(changed_at, origin)``: the time of its last change and the id of
+the store that made it. A record is applied when its version is greater than the local one;
+equal versions are the same version and are skipped. Where applying would break a rule of the
+store (two current facts for one key, two memories with the same dedupe key), the outcome is
+decided by the data alone, so every store picks the same one; and a store that writes something
+other than what it received gives that a new version above both, so it travels on.
+
+Everything here runs inside the caller's write transaction, with the change-log triggers
+silenced: this module writes the log itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aletheia_mem.errors import ForbiddenError
+from aletheia_mem.storage import full_text
+from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.sync_export import Record, read_items, record_project
+
+# Indexes one memory row (FTS and file paths): the store's own ``_index_memory``.
+IndexMemory = Callable[[sqlite3.Connection, int, NewMemory], None]
+Version = tuple[int, str]
+
+
+@dataclass
+class ApplyStats:
+    """What a page of records did: applied, skipped as known, merged into another item."""
+
+    applied: int = 0
+    skipped: int = 0
+    merged: int = 0
+    touched_projects: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class _Context:
+    conn: sqlite3.Connection
+    self_id: str
+    now: int
+    projects: tuple[str, ...] | None
+    index_memory: IndexMemory
+
+
+def fact_key(text: str) -> str:
+    """Must equal ``aletheia_mem.storage.sqlite.fact_key`` (a test holds them together)."""
+    return " ".join(text.split()).lower()
+
+
+def content_hash(data: dict[str, Any]) -> str:
+    return hashlib.sha256(
+        json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "backslashreplace")
+    ).hexdigest()
+
+
+def _incoming(record: Record) -> Version:
+    return (int(record["v"][0]), str(record["v"][1]))
+
+
+def _version(ctx: _Context, kind: str, key: str) -> Version | None:
+    row = ctx.conn.execute(
+        "SELECT changed_at, origin FROM sync_log WHERE kind = ? AND key = ?", (kind, key)
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def _incoming_wins(ctx: _Context, record: Record, local_key: str, local: Version | None) -> bool:
+    """Last writer wins: the later version; equal versions only differ if a store broke."""
+    incoming = _incoming(record)
+    if local is None or incoming > local:
+        return True
+    if incoming < local:
+        return False
+    mine = read_items(ctx.conn, record["kind"], [local_key]).get(local_key)
+    return mine is not None and content_hash(record["data"]) > content_hash(mine)
+
+
+def _log(ctx: _Context, kind: str, key: str, version: Version, *, remote: bool) -> None:
+    ctx.conn.execute(
+        "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
+        " VALUES (?, ?, ?, ?, ?)",
+        (kind, key, version[0], version[1], int(remote)),
+    )
+
+
+def _bump(ctx: _Context, kind: str, key: str, *above: Version | None) -> None:
+    """A new local version, later than every version given and than the item's own."""
+    floor = max([v[0] for v in (*above, _version(ctx, kind, key)) if v is not None], default=0)
+    _log(ctx, kind, key, (max(ctx.now, floor + 1), ctx.self_id), remote=False)
+
+
+def _check_project(ctx: _Context, project: str | None) -> None:
+    if ctx.projects is not None and project is not None and project not in ctx.projects:
+        raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
+
+
+def _canonical(conn: sqlite3.Connection, uid: str) -> str:
+    row = conn.execute("SELECT canonical FROM sync_aliases WHERE uid = ?", (uid,)).fetchone()
+    return uid if row is None else str(row[0])
+
+
+def _memory_id(conn: sqlite3.Connection, uid: str | None) -> int | None:
+    if uid is None:
+        return None
+    row = conn.execute("SELECT id FROM memories WHERE uid = ?", (_canonical(conn, uid),)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _fact_id(conn: sqlite3.Connection, uid: str | None) -> int | None:
+    if uid is None:
+        return None
+    row = conn.execute("SELECT id FROM facts WHERE uid = ?", (uid,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _set_pending(ctx: _Context, kind: str, key: str, waiting: list[tuple[str, str]]) -> None:
+    ctx.conn.execute("DELETE FROM sync_pending WHERE kind = ? AND key = ?", (kind, key))
+    ctx.conn.executemany(
+        "INSERT OR IGNORE INTO sync_pending (kind, key, field, target) VALUES (?, ?, ?, ?)",
+        [(kind, key, name, target) for name, target in waiting],
+    )
+
+
+# -- memories ------------------------------------------------------------------------------------
+
+_MEMORY_COLUMNS = (
+    "project, type, kind, title, text, narrative, facts, files, tool, pinned, created_at,"
+    " updated_at, dismissed_at, dismiss_reason, dedupe_key"
+)
+
+
+def _memory_values(data: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        data["project"],
+        data["type"],
+        data["kind"],
+        data["title"],
+        data["text"],
+        data["narrative"],
+        json.dumps(data["facts"], ensure_ascii=False),
+        json.dumps(data["files"], ensure_ascii=False),
+        data["tool"],
+        int(bool(data["pinned"])),
+        data["created_at"],
+        data["updated_at"],
+        data["dismissed_at"],
+        data["dismiss_reason"],
+        data["dedupe_key"],
+    )
+
+
+def _indexed(data: dict[str, Any]) -> NewMemory:
+    """What the search index needs of a memory record."""
+    return NewMemory(
+        project=data["project"],
+        type=data["type"],
+        kind=data["kind"],
+        title=data["title"],
+        text=data["text"],
+        tool=data["tool"],
+        created_at=data["created_at"],
+        dedupe_key=data["dedupe_key"],
+        narrative=data["narrative"],
+        facts=tuple(data["facts"]),
+        files=tuple(data["files"]),
+        pinned=bool(data["pinned"]),
+    )
+
+
+def _insert_new_memories(ctx: _Context, records: list[Record]) -> set[int]:
+    """Insert, in bulk, the memory records that are new here and collide with nothing.
+
+    Returns the positions (in ``records``) it took care of; the rest go the careful way.
+    """
+    conn = ctx.conn
+    candidates = [(i, r) for i, r in enumerate(records) if r["kind"] == "memory"]
+    if len(candidates) < 2:
+        return set()
+    uids = [record["key"] for _, record in candidates]
+    known: set[str] = set()
+    for start in range(0, len(uids), 500):
+        chunk = uids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        known.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT uid FROM memories WHERE uid IN ({marks})"
+                f" UNION SELECT uid FROM sync_aliases WHERE uid IN ({marks})",
+                [*chunk, *chunk],
+            )
+        )
+    keys: dict[tuple[str, str], int] = {}
+    for _, record in candidates:
+        key = (record["data"]["project"], record["data"]["dedupe_key"])
+        keys[key] = keys.get(key, 0) + 1
+    fresh = []
+    for position, record in candidates:
+        data = record["data"]
+        if record["key"] in known:
+            continue
+        if data["dedupe_key"] is not None:
+            if keys[(data["project"], data["dedupe_key"])] > 1:
+                continue
+            if conn.execute(
+                "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ?",
+                (data["project"], data["dedupe_key"]),
+            ).fetchone():
+                continue
+        _check_project(ctx, data["project"])
+        fresh.append((position, record))
+    if not fresh:
+        return set()
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()
+    first = max(int(row[0]) if row else 0, _max_memory_id(conn)) + 1
+    conn.executemany(
+        f"INSERT INTO memories (id, uid, {_MEMORY_COLUMNS})"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (first + n, record["key"], *_memory_values(record["data"]))
+            for n, (_, record) in enumerate(fresh)
+        ],
+    )
+    for n, (_, record) in enumerate(fresh):
+        ctx.index_memory(conn, first + n, _indexed(record["data"]))
+    conn.executemany(
+        "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
+        " VALUES ('memory', ?, ?, ?, 1)",
+        [(record["key"], *_incoming(record)) for _, record in fresh],
+    )
+    return {position for position, _ in fresh}
+
+
+def _max_memory_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+
+
+def _alias(conn: sqlite3.Connection, uid: str, canonical: str) -> None:
+    conn.execute("UPDATE sync_aliases SET canonical = ? WHERE canonical = ?", (canonical, uid))
+    conn.execute(
+        "INSERT OR REPLACE INTO sync_aliases (uid, canonical) VALUES (?, ?)", (uid, canonical)
+    )
+
+
+def _apply_memory(ctx: _Context, record: Record) -> str:
+    conn, uid, data = ctx.conn, record["key"], record["data"]
+    row = conn.execute(
+        "SELECT id, uid, project FROM memories WHERE uid = ?", (_canonical(conn, uid),)
+    ).fetchone()
+    if row is None and data["dedupe_key"] is not None:
+        row = conn.execute(
+            "SELECT id, uid, project FROM memories WHERE project = ? AND dedupe_key = ?",
+            (data["project"], data["dedupe_key"]),
+        ).fetchone()
+    if row is None:
+        cursor = conn.execute(
+            f"INSERT INTO memories (uid, {_MEMORY_COLUMNS})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (uid, *_memory_values(data)),
+        )
+        ctx.index_memory(conn, int(cursor.lastrowid or 0), _indexed(data))
+        _log(ctx, "memory", uid, _incoming(record), remote=True)
+        return "applied"
+    _check_project(ctx, row["project"])
+    local_uid: str = row["uid"]
+    local_version = _version(ctx, "memory", local_uid)
+    wins = _incoming_wins(ctx, record, local_uid, local_version)
+    final_uid = min(local_uid, uid)  # two ids for one item: the smaller one stays, everywhere
+    if not wins and final_uid == local_uid:
+        if local_uid == uid:
+            return "skipped"
+        _alias(conn, uid, local_uid)
+        _bump(ctx, "memory", local_uid, _incoming(record))
+        return "merged"
+    if wins:
+        conn.execute(
+            "UPDATE memories SET uid = ?,"
+            + ", ".join(f"{name.strip()} = ?" for name in _MEMORY_COLUMNS.split(","))
+            + " WHERE id = ?",
+            (final_uid, *_memory_values(data), row["id"]),
+        )
+        ctx.index_memory(conn, int(row["id"]), _indexed(data))
+    else:
+        conn.execute("UPDATE memories SET uid = ? WHERE id = ?", (final_uid, row["id"]))
+    if final_uid != local_uid:
+        conn.execute("DELETE FROM sync_log WHERE kind = 'memory' AND key = ?", (local_uid,))
+        _alias(conn, local_uid, final_uid)
+    if final_uid != uid:
+        _alias(conn, uid, final_uid)
+    if wins and final_uid == uid:
+        _log(ctx, "memory", uid, _incoming(record), remote=True)
+        return "applied"
+    _bump(ctx, "memory", final_uid, local_version, _incoming(record))
+    return "merged"
+
+
+# -- facts ---------------------------------------------------------------------------------------
+
+
+def _fact_rank(valid_from: int, recorded_at: int, uid: str) -> tuple[int, int, str]:
+    """Of two facts current for one key, the one ranked higher stays current."""
+    return (valid_from, recorded_at, uid)
+
+
+def _apply_fact(ctx: _Context, record: Record) -> str:
+    conn, uid, data = ctx.conn, record["key"], record["data"]
+    row = conn.execute("SELECT id, project FROM facts WHERE uid = ?", (uid,)).fetchone()
+    if row is not None:
+        _check_project(ctx, row["project"])
+    if row is not None and not _incoming_wins(ctx, record, uid, _version(ctx, "fact", uid)):
+        return "skipped"
+    subject_key, predicate_key = fact_key(data["subject"]), fact_key(data["predicate"])
+    valid_to, superseded_uid = data["valid_to"], data["superseded_by"]
+    changed, closed = False, None
+    if valid_to is None:
+        other = conn.execute(
+            "SELECT id, uid, valid_from, recorded_at FROM facts WHERE project = ?"
+            " AND subject_key = ? AND predicate_key = ? AND valid_to IS NULL AND uid != ?",
+            (data["project"], subject_key, predicate_key, uid),
+        ).fetchone()
+        if other is not None:
+            mine = _fact_rank(data["valid_from"], data["recorded_at"], uid)
+            if mine > _fact_rank(other["valid_from"], other["recorded_at"], other["uid"]):
+                closed = other
+                conn.execute(
+                    "UPDATE facts SET valid_to = max(?, valid_from) WHERE id = ?",
+                    (data["valid_from"], other["id"]),
+                )
+            else:
+                valid_to = max(other["valid_from"], data["valid_from"])
+                superseded_uid, changed = other["uid"], True
+    superseded_id = _fact_id(conn, superseded_uid)
+    memory_id = _memory_id(conn, data["memory"])
+    values = (
+        data["project"],
+        data["subject"],
+        subject_key,
+        data["predicate"],
+        predicate_key,
+        data["object"],
+        data["valid_from"],
+        valid_to,
+        data["recorded_at"],
+        superseded_id,
+        data["source"],
+        memory_id,
+        data["dismissed_at"],
+        data["dismiss_reason"],
+    )
+    if row is None:
+        fact_id = int(
+            conn.execute(
+                "INSERT INTO facts (project, subject, subject_key, predicate, predicate_key,"
+                " object, valid_from, valid_to, recorded_at, superseded_by, source, memory_id,"
+                " dismissed_at, dismiss_reason, uid)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, uid),
+            ).lastrowid
+            or 0
+        )
+    else:
+        fact_id = int(row["id"])
+        conn.execute(
+            "UPDATE facts SET project = ?, subject = ?, subject_key = ?, predicate = ?,"
+            " predicate_key = ?, object = ?, valid_from = ?, valid_to = ?, recorded_at = ?,"
+            " superseded_by = ?, source = ?, memory_id = ?, dismissed_at = ?,"
+            " dismiss_reason = ? WHERE id = ?",
+            (*values, fact_id),
+        )
+        conn.execute("DELETE FROM fact_fts WHERE rowid = ?", (fact_id,))
+    full_text.index_fact(conn, fact_id, data["subject"], data["predicate"], data["object"])
+    waiting = [("superseded_by", superseded_uid)] if superseded_uid and not superseded_id else []
+    if data["memory"] and memory_id is None:
+        waiting.append(("memory", data["memory"]))
+    _set_pending(ctx, "fact", uid, waiting)
+    if closed is not None:
+        conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (fact_id, closed["id"]))
+        conn.execute(
+            "DELETE FROM sync_pending WHERE kind = 'fact' AND key = ? AND field = 'superseded_by'",
+            (closed["uid"],),
+        )
+        _bump(ctx, "fact", closed["uid"], _incoming(record))
+    if changed:
+        _bump(ctx, "fact", uid, _incoming(record))
+        return "merged"
+    _log(ctx, "fact", uid, _incoming(record), remote=True)
+    return "applied"
+
+
+# -- rules ---------------------------------------------------------------------------------------
+
+
+def _apply_rule(ctx: _Context, record: Record) -> str:
+    conn, rule_id, data = ctx.conn, record["key"], record["data"]
+    row = conn.execute(
+        "SELECT scope_tier, scope_name FROM rules WHERE id = ?", (rule_id,)
+    ).fetchone()
+    if row is not None:
+        _check_project(ctx, row["scope_name"] if row["scope_tier"] == "project" else None)
+        if not _incoming_wins(ctx, record, rule_id, _version(ctx, "rule", rule_id)):
+            return "skipped"
+    memory_ids: list[int] = []
+    fact_ids: list[int] = []
+    waiting: list[tuple[str, str]] = []
+    for target in data["evidence_memories"]:
+        found = _memory_id(conn, target)
+        if found is None:
+            waiting.append(("evidence_memory", target))
+        elif found not in memory_ids:
+            memory_ids.append(found)
+    for target in data["evidence_facts"]:
+        found = _fact_id(conn, target)
+        if found is None:
+            waiting.append(("evidence_fact", target))
+        elif found not in fact_ids:
+            fact_ids.append(found)
+    conn.execute(
+        "INSERT INTO rules (id, then_text, when_text, scope_tier, scope_name,"
+        " evidence_memory_ids, evidence_fact_ids, source, added_at, last_confirmed_at, enabled,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (id) DO UPDATE SET then_text = excluded.then_text,"
+        " when_text = excluded.when_text, scope_tier = excluded.scope_tier,"
+        " scope_name = excluded.scope_name, evidence_memory_ids = excluded.evidence_memory_ids,"
+        " evidence_fact_ids = excluded.evidence_fact_ids, source = excluded.source,"
+        " added_at = excluded.added_at, last_confirmed_at = excluded.last_confirmed_at,"
+        " enabled = excluded.enabled, updated_at = excluded.updated_at",
+        (
+            rule_id,
+            data["then"],
+            data["when"],
+            data["scope_tier"],
+            data["scope_name"],
+            json.dumps(memory_ids),
+            json.dumps(fact_ids),
+            data["source"],
+            data["added_at"],
+            data["last_confirmed_at"],
+            int(bool(data["enabled"])),
+            data["updated_at"],
+        ),
+    )
+    _set_pending(ctx, "rule", rule_id, waiting)
+    _log(ctx, "rule", rule_id, _incoming(record), remote=True)
+    return "applied"
+
+
+# -- episodes ------------------------------------------------------------------------------------
+
+
+def _apply_episode(ctx: _Context, record: Record) -> str:
+    conn, uid, data = ctx.conn, record["key"], record["data"]
+    row = conn.execute("SELECT id, project FROM episodes WHERE uid = ?", (uid,)).fetchone()
+    values = (
+        data["project"],
+        data["tool"],
+        data["started_at"],
+        data["ended_at"],
+        data["summary"],
+        data["dismissed_at"],
+        data["dismiss_reason"],
+    )
+    incoming = [tuple(request) for request in data["requests"]]
+    if row is None:
+        episode_id = int(
+            conn.execute(
+                "INSERT INTO episodes (project, tool, started_at, ended_at, summary,"
+                " dismissed_at, dismiss_reason, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, uid),
+            ).lastrowid
+            or 0
+        )
+        _add_requests(conn, episode_id, incoming)
+        _log(ctx, "episode", uid, _incoming(record), remote=True)
+        return "applied"
+    _check_project(ctx, row["project"])
+    episode_id = int(row["id"])
+    local_version = _version(ctx, "episode", uid)
+    wins = _incoming_wins(ctx, record, uid, local_version)
+    have = {
+        (r[0], r[1])
+        for r in conn.execute(
+            "SELECT at, text FROM episode_requests WHERE episode_id = ?", (episode_id,)
+        )
+    }
+    missing = [request for request in dict.fromkeys(incoming) if request not in have]
+    # Requests are only ever added: the union is kept whoever wins the other fields.
+    _add_requests(conn, episode_id, missing)
+    if wins:
+        conn.execute(
+            "UPDATE episodes SET project = ?, tool = ?, started_at = ?, ended_at = ?,"
+            " summary = ?, dismissed_at = ?, dismiss_reason = ? WHERE id = ?",
+            (*values, episode_id),
+        )
+        if have <= set(incoming):
+            _log(ctx, "episode", uid, _incoming(record), remote=True)
+            return "applied"
+    elif not missing:
+        return "skipped"
+    _bump(ctx, "episode", uid, local_version, _incoming(record))
+    return "merged"
+
+
+def _add_requests(conn: sqlite3.Connection, episode_id: int, requests: list[Any]) -> None:
+    conn.executemany(
+        "INSERT INTO episode_requests (episode_id, at, text) VALUES (?, ?, ?)",
+        [(episode_id, at, text) for at, text in requests],
+    )
+
+
+# -- pending references --------------------------------------------------------------------------
+
+
+def _resolve_pending(conn: sqlite3.Connection) -> None:
+    """Fill in the references whose targets have arrived by now."""
+    rows = conn.execute(
+        "SELECT p.kind, p.key, p.field, p.target, m.id AS found FROM sync_pending p"
+        " JOIN memories m ON m.uid = coalesce("
+        "  (SELECT canonical FROM sync_aliases a WHERE a.uid = p.target), p.target)"
+        " WHERE p.field IN ('memory', 'evidence_memory')"
+        " UNION ALL"
+        " SELECT p.kind, p.key, p.field, p.target, f.id AS found FROM sync_pending p"
+        " JOIN facts f ON f.uid = p.target WHERE p.field IN ('superseded_by', 'evidence_fact')"
+    ).fetchall()
+    for row in rows:
+        if row["field"] == "memory":
+            conn.execute("UPDATE facts SET memory_id = ? WHERE uid = ?", (row["found"], row["key"]))
+        elif row["field"] == "superseded_by":
+            conn.execute(
+                "UPDATE facts SET superseded_by = ? WHERE uid = ?", (row["found"], row["key"])
+            )
+        else:
+            column = (
+                "evidence_memory_ids" if row["field"] == "evidence_memory" else "evidence_fact_ids"
+            )
+            current = conn.execute(
+                f"SELECT {column} FROM rules WHERE id = ?", (row["key"],)
+            ).fetchone()
+            if current is not None:
+                ids = json.loads(current[0])
+                if row["found"] not in ids:
+                    conn.execute(
+                        f"UPDATE rules SET {column} = ? WHERE id = ?",
+                        (json.dumps([*ids, row["found"]]), row["key"]),
+                    )
+        conn.execute(
+            "DELETE FROM sync_pending WHERE kind = ? AND key = ? AND field = ? AND target = ?",
+            (row["kind"], row["key"], row["field"], row["target"]),
+        )
+
+
+_APPLIERS: dict[str, Callable[[_Context, Record], str]] = {
+    "memory": _apply_memory,
+    "fact": _apply_fact,
+    "rule": _apply_rule,
+    "episode": _apply_episode,
+}
+
+
+def apply_records(
+    conn: sqlite3.Connection,
+    records: list[Record],
+    *,
+    self_id: str,
+    now: int,
+    projects: tuple[str, ...] | None,
+    index_memory: IndexMemory,
+) -> ApplyStats:
+    """Apply checked records in order; call inside a write transaction.
+
+    Raises:
+        ForbiddenError: a record (or the item it would change) is outside ``projects``.
+    """
+    ctx = _Context(conn, self_id, now, projects, index_memory)
+    stats = ApplyStats()
+    conn.execute("UPDATE sync_control SET quiet = 1")
+    inserted = _insert_new_memories(ctx, records)
+    for position, record in enumerate(records):
+        project = record_project(record)
+        _check_project(ctx, project)
+        outcome = "applied" if position in inserted else _APPLIERS[record["kind"]](ctx, record)
+        setattr(stats, outcome, getattr(stats, outcome) + 1)
+        if outcome != "skipped" and project is not None:
+            stats.touched_projects.add(project)
+    if conn.execute("SELECT 1 FROM sync_pending LIMIT 1").fetchone() is not None:
+        _resolve_pending(conn)
+    conn.execute("UPDATE sync_control SET quiet = 0")
+    return stats

@@ -1,0 +1,99 @@
+"""The hub's sync API as seen from a store: JSON over HTTP(S) with a bearer token."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aletheia_mem.errors import AletheiaError, ForbiddenError, RateLimitedError
+
+TIMEOUT_SECONDS = 120.0
+MAX_RATE_LIMIT_WAITS = 20
+MAX_WAIT_SECONDS = 60
+
+
+def hub_base_url(url: str) -> str:
+    """``https://hub:8787``, from that or from the hub's ``/mcp`` URL."""
+    base = url.strip().rstrip("/")
+    if base.endswith("/mcp"):
+        base = base[: -len("/mcp")]
+    if not base.startswith(("http://", "https://")):
+        raise AletheiaError(f"The hub URL must start with http:// or https://: {url}")
+    return base
+
+
+@dataclass
+class HubClient:
+    """Calls ``/sync/...`` on one hub; waits as told when the rate limit answers 429."""
+
+    url: str
+    token: str
+    ca_file: str | None = None
+    sleep: Callable[[float], None] = time.sleep
+    requests: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        self.url = hub_base_url(self.url)
+        self._context = (
+            ssl.create_default_context(cafile=self.ca_file)
+            if self.url.startswith("https://")
+            else None
+        )
+
+    def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST ``body`` as JSON and return the JSON answer.
+
+        Raises:
+            ForbiddenError: the token is unknown, revoked, or may not sync (401, 403).
+            RateLimitedError: still limited after waiting many times.
+            AletheiaError: the hub cannot be reached or answered with an error.
+        """
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8", "backslashreplace")
+        for _ in range(MAX_RATE_LIMIT_WAITS):
+            request = urllib.request.Request(  # noqa: S310  (the URL is checked to be http(s))
+                self.url + path,
+                data=data,
+                method="POST",
+                headers={
+                    "Authorization": f"Bearer {self.token}",
+                    "Content-Type": "application/json",
+                    "Accept": "application/json",
+                },
+            )
+            self.requests += 1
+            try:
+                with urllib.request.urlopen(  # noqa: S310
+                    request, timeout=TIMEOUT_SECONDS, context=self._context
+                ) as response:
+                    answer = json.loads(response.read())
+            except urllib.error.HTTPError as error:
+                if error.code == 429:
+                    wait = error.headers.get("Retry-After", "1")
+                    self.sleep(min(MAX_WAIT_SECONDS, int(wait) if wait.isdigit() else 1))
+                    continue
+                raise _error_of(error) from None
+            except (urllib.error.URLError, OSError) as error:
+                reason = getattr(error, "reason", error)
+                raise AletheiaError(f"Cannot reach the hub at {self.url}: {reason}") from None
+            if not isinstance(answer, dict):
+                raise AletheiaError(f"The hub at {self.url} sent something that is not sync JSON.")
+            return answer
+        raise RateLimitedError("The hub kept answering 429 (rate limit); try again later.")
+
+
+def _error_of(error: urllib.error.HTTPError) -> AletheiaError:
+    try:
+        body = json.loads(error.read())
+        message = body["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        message = error.reason
+    text = f"The hub refused the request ({error.code}): {message}"
+    if error.code in (401, 403):
+        return ForbiddenError(text)
+    return AletheiaError(text)

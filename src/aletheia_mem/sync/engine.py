@@ -1,0 +1,172 @@
+"""One sync of a local store with a hub: push this store's changes, then pull everyone else's.
+
+Each push page is applied by the hub in one transaction before this store moves its push
+cursor; each pull page is applied here in one transaction together with the pull cursor. A sync
+killed at any point therefore resumes where it stopped, and a page sent twice changes nothing
+the second time (equal versions are skipped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from aletheia_mem.clock import Clock
+from aletheia_mem.errors import AletheiaError
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sync_export import ExportPage
+from aletheia_mem.sync.client import HubClient
+from aletheia_mem.sync.records import check_records
+
+DEFAULT_PAGE_SIZE = 1000
+PAGE_BYTES = 4 * 1024 * 1024
+Progress = Callable[[str], None]
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    hub_url: str
+    hub_id: str = ""
+    token_name: str = ""
+    projects: list[str] | None = None
+    pushed: int = 0
+    pulled: int = 0
+    applied: int = 0
+    merged: int = 0
+    pages: int = field(default=0)
+
+
+def _quiet(message: str) -> None:
+    """Progress goes nowhere unless asked for."""
+
+
+def sync_store(
+    store: SqliteStore,
+    client: HubClient,
+    clock: Clock,
+    *,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    progress: Progress = _quiet,
+) -> SyncReport:
+    """Push then pull until both sides have nothing new for each other.
+
+    Raises:
+        AletheiaError: the hub refused or could not be reached (what was applied stays).
+    """
+    store_id = store.sync_store_id()
+    hello = client.call("/sync/hello", {"store_id": store_id})
+    try:
+        hub_id, token = str(hello["hub_id"]), hello["token"]
+        token_id, page_size = int(token["id"]), min(page_size, int(hello["max_records"]))
+        projects = None if token["projects"] is None else tuple(token["projects"])
+    except (KeyError, TypeError, ValueError):
+        raise AletheiaError(f"{client.url} does not speak the Aletheia sync API.") from None
+    report = SyncReport(client.url, hub_id, str(token["name"]), token["projects"])
+    push_cursor, pull_cursor = store.sync_cursors(hub_id, token_id)
+    push_cursor = _push(
+        store, client, report, token_id, push_cursor, projects, page_size, clock, progress
+    )
+    merged_before = report.merged
+    _pull(store, client, report, token_id, pull_cursor, page_size, clock, progress)
+    if report.merged > merged_before:  # what this store merged is a change of its own: send it
+        _push(store, client, report, token_id, push_cursor, projects, page_size, clock, progress)
+    return report
+
+
+def _push(
+    store: SqliteStore,
+    client: HubClient,
+    report: SyncReport,
+    token_id: int,
+    cursor: int,
+    projects: tuple[str, ...] | None,
+    page_size: int,
+    clock: Clock,
+    progress: Progress,
+) -> int:
+    """Send this store's own changes after ``cursor``; returns the new push cursor.
+
+    The next page is read while the hub applies the current one; the cursor moves only once
+    the hub has answered for the page.
+    """
+    store_id = store.sync_store_id()
+
+    def export(after: int) -> ExportPage:
+        return store.export_changes(
+            after=after,
+            limit=page_size,
+            max_bytes=PAGE_BYTES,
+            local_only=True,
+            exclude_origin=None,
+            projects=projects,
+        )
+
+    page = export(cursor)
+    with ThreadPoolExecutor(max_workers=1) as sender:
+        while True:
+            sent: Future[dict[str, Any]] | None = None
+            if page.records:
+                body = {"store_id": store_id, "records": page.records}
+                sent = sender.submit(client.call, "/sync/push", body)
+            following = export(page.cursor) if page.more else None
+            if sent is not None:
+                sent.result()
+                report.pushed += len(page.records)
+                report.pages += 1
+                progress(f"pushed {len(page.records)} (page {report.pages})")
+            if page.cursor != cursor:
+                store.set_push_cursor(report.hub_id, token_id, page.cursor, clock())
+                cursor = page.cursor
+            if following is None:
+                return cursor
+            page = following
+
+
+def _pull(
+    store: SqliteStore,
+    client: HubClient,
+    report: SyncReport,
+    token_id: int,
+    cursor: int,
+    page_size: int,
+    clock: Clock,
+    progress: Progress,
+) -> None:
+    """Apply everyone else's changes after ``cursor``, each page with its cursor.
+
+    The next page is fetched while this one is applied.
+    """
+    store_id = store.sync_store_id()
+
+    def fetch(after: int) -> dict[str, Any]:
+        return client.call(
+            "/sync/pull", {"store_id": store_id, "cursor": after, "limit": page_size}
+        )
+
+    with ThreadPoolExecutor(max_workers=1) as fetcher:
+        coming = fetcher.submit(fetch, cursor)
+        while True:
+            answer = coming.result()
+            try:
+                records = check_records(answer["records"], page_size)
+                cursor, more = int(answer["cursor"]), bool(answer["more"])
+            except (KeyError, TypeError, ValueError):
+                raise AletheiaError(
+                    f"{client.url} sent a pull page that is not sync JSON."
+                ) from None
+            if more:
+                coming = fetcher.submit(fetch, cursor)
+            stats = store.apply_changes(
+                records, projects=None, now=clock(), pull_cursor=(report.hub_id, token_id, cursor)
+            )
+            report.pulled += len(records)
+            report.applied += stats.applied
+            report.merged += stats.merged
+            report.pages += 1
+            progress(f"pulled {len(records)} (page {report.pages})")
+            if not more:
+                return

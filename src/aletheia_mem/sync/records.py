@@ -1,0 +1,148 @@
+"""The wire form of sync records, checked field by field before a store applies them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aletheia_mem.errors import InvalidInputError
+
+MAX_TEXT = 200_000
+MAX_KEY = 100
+MAX_LIST = 10_000
+# Field types: s text, s? text or null, i integer, i? integer or null, b boolean,
+# ls list of texts, rq list of [integer, text] (an episode's requests).
+_FIELDS: dict[str, dict[str, str]] = {
+    "memory": {
+        "project": "s",
+        "type": "s",
+        "kind": "s",
+        "title": "s",
+        "text": "s",
+        "narrative": "s?",
+        "facts": "ls",
+        "files": "ls",
+        "tool": "s",
+        "pinned": "b",
+        "created_at": "i",
+        "updated_at": "i",
+        "dismissed_at": "i?",
+        "dismiss_reason": "s?",
+        "dedupe_key": "s?",
+    },
+    "fact": {
+        "project": "s",
+        "subject": "s",
+        "predicate": "s",
+        "object": "s",
+        "valid_from": "i",
+        "valid_to": "i?",
+        "recorded_at": "i",
+        "superseded_by": "s?",
+        "source": "s",
+        "memory": "s?",
+        "dismissed_at": "i?",
+        "dismiss_reason": "s?",
+    },
+    "rule": {
+        "then": "s",
+        "when": "s",
+        "scope_tier": "s",
+        "scope_name": "s",
+        "evidence_memories": "ls",
+        "evidence_facts": "ls",
+        "source": "s",
+        "added_at": "i",
+        "last_confirmed_at": "i",
+        "enabled": "b",
+        "updated_at": "i",
+    },
+    "episode": {
+        "project": "s",
+        "tool": "s",
+        "started_at": "i",
+        "ended_at": "i?",
+        "summary": "s?",
+        "dismissed_at": "i?",
+        "dismiss_reason": "s?",
+        "requests": "rq",
+    },
+}
+_SCOPE_TIERS = ("everywhere", "project", "situation")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**62
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_TEXT
+
+
+def _is_text_list(value: Any) -> bool:
+    return isinstance(value, list) and len(value) <= MAX_LIST and all(map(_is_text, value))
+
+
+def _is_requests(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) <= MAX_LIST
+        and all(
+            isinstance(item, list) and len(item) == 2 and _is_int(item[0]) and _is_text(item[1])
+            for item in value
+        )
+    )
+
+
+_CHECKS = {
+    "s": _is_text,
+    "s?": lambda value: value is None or _is_text(value),
+    "i": _is_int,
+    "i?": lambda value: value is None or _is_int(value),
+    "b": lambda value: isinstance(value, bool),
+    "ls": _is_text_list,
+    "rq": _is_requests,
+}
+
+
+def check_record(value: Any, position: int) -> dict[str, Any]:
+    """The record if it is well formed.
+
+    Raises:
+        InvalidInputError: naming the record's position and what is wrong with it.
+    """
+    where = f"record {position}"
+    if not isinstance(value, dict) or set(value) != {"kind", "key", "v", "data"}:
+        raise InvalidInputError(f"{where} must have exactly kind, key, v and data.")
+    kind, key, version, data = value["kind"], value["key"], value["v"], value["data"]
+    if kind not in _FIELDS:
+        raise InvalidInputError(f"{where}: kind must be one of {', '.join(_FIELDS)}.")
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY:
+        raise InvalidInputError(f"{where}: key must be a global id.")
+    if not (
+        isinstance(version, list)
+        and len(version) == 2
+        and _is_int(version[0])
+        and isinstance(version[1], str)
+        and 0 < len(version[1]) <= MAX_KEY
+    ):
+        raise InvalidInputError(f"{where}: v must be [changed_at, origin].")
+    fields = _FIELDS[kind]
+    if not isinstance(data, dict) or set(data) != set(fields):
+        raise InvalidInputError(f"{where}: data must have exactly {', '.join(fields)}.")
+    for name, code in fields.items():
+        if not _CHECKS[code](data[name]):
+            raise InvalidInputError(f"{where}: {name} has the wrong type.")
+    if kind == "rule" and data["scope_tier"] not in _SCOPE_TIERS:
+        raise InvalidInputError(f"{where}: scope_tier must be one of {', '.join(_SCOPE_TIERS)}.")
+    if kind in ("memory", "fact", "episode") and not data["project"].strip():
+        raise InvalidInputError(f"{where}: project must not be empty.")
+    return value
+
+
+def check_records(value: Any, max_count: int) -> list[dict[str, Any]]:
+    """A list of at most ``max_count`` well-formed records."""
+    if not isinstance(value, list):
+        raise InvalidInputError("records must be a list.")
+    if len(value) > max_count:
+        raise InvalidInputError(f"at most {max_count} records per page.")
+    return [check_record(item, position) for position, item in enumerate(value)]

@@ -1,0 +1,79 @@
+"""Parsing and formatting of the times users type and read (always UTC)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from aletheia_mem.errors import InvalidInputError
+
+DAY_MS = 86_400_000
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_EPOCH_MS = re.compile(r"^-?\d{1,15}$")
+_FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
+
+
+def to_datetime(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def format_date(ms: int) -> str:
+    """``2026-10-29``."""
+    return to_datetime(ms).date().isoformat()
+
+
+def format_minute(ms: int) -> str:
+    """``2026-10-29T19:46``."""
+    return to_datetime(ms).replace(tzinfo=None).isoformat(timespec="minutes")
+
+
+def format_clock(ms: int) -> str:
+    """``19:46``."""
+    return to_datetime(ms).strftime("%H:%M")
+
+
+def format_instant(ms: int) -> str:
+    """``2026-10-29T19:46:45.563Z``."""
+    return to_datetime(ms).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+
+def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
+    """Read an ISO 8601 date, date-time or epoch milliseconds into epoch milliseconds.
+
+    Args:
+        value: what the caller sent (string or number).
+        name: the argument's name, for the error message.
+        end_of_day: a bare date then means the end of that day (exclusive bound).
+
+    Raises:
+        InvalidInputError: the value is none of the accepted forms.
+    """
+    problem = f"{name} must be an ISO 8601 date, date-time or epoch milliseconds."
+    if isinstance(value, bool):
+        raise InvalidInputError(problem)
+    if isinstance(value, int | float):
+        return _checked_ms(value, problem)
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(problem)
+    text = value.strip()
+    if _EPOCH_MS.match(text):
+        return _checked_ms(int(text), problem)
+    try:
+        parsed = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        raise InvalidInputError(problem) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        if end_of_day and _DATE_ONLY.match(text):
+            parsed += timedelta(days=1)
+        return _checked_ms(int(parsed.timestamp() * 1000), problem)
+    except OverflowError:  # past the years datetime can hold
+        raise InvalidInputError(problem) from None
+
+
+def _checked_ms(value: float, problem: str) -> int:
+    # NaN, or outside years 1 to 9999 (such instants could not be shown)
+    if value != value or not _FIRST_MS <= value <= 253_402_300_799_999:
+        raise InvalidInputError(problem)
+    return int(value)

@@ -1,0 +1,57 @@
+"""What a tool handler gets: the store, the clock, who is calling and what they may see."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aletheia_mem.clock import Clock
+from aletheia_mem.errors import ForbiddenError, InvalidInputError
+from aletheia_mem.projects import normalize_project
+from aletheia_mem.search.semantic.model import SemanticSource
+from aletheia_mem.storage.base import Store
+
+ALL_PROJECTS = "*"
+MAX_PROJECT_LENGTH = 200
+
+
+@dataclass(frozen=True)
+class AppContext:
+    """One caller's view of the store. ``allowed_projects`` None means every project."""
+
+    store: Store
+    clock: Clock
+    default_project: str
+    caller: str
+    allowed_projects: tuple[str, ...] | None = None
+    semantic: SemanticSource | None = None  # the optional semantic extra, once wired
+
+
+def _named_project(app: AppContext, value: str) -> str:
+    project = normalize_project(value)
+    if not project:
+        raise InvalidInputError("project must not be empty.")
+    if len(project) > MAX_PROJECT_LENGTH:
+        raise InvalidInputError(f"project must be at most {MAX_PROJECT_LENGTH} characters.")
+    if app.allowed_projects is not None and project not in app.allowed_projects:
+        raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
+    return project
+
+
+def target_project(app: AppContext, value: str | None) -> str:
+    """The one project a write or a single-project read goes to."""
+    if value is None or not value.strip():
+        return app.allowed_projects[0] if app.allowed_projects else app.default_project
+    if value.strip() == ALL_PROJECTS:
+        raise InvalidInputError('project "*" is only for search and timeline.')
+    return _named_project(app, value)
+
+
+def readable_projects(app: AppContext, value: str | None) -> tuple[str, ...] | None:
+    """The projects a search covers: the working directory's, a named one, or ``*`` for all."""
+    if value is not None and value.strip() == ALL_PROJECTS:
+        return app.allowed_projects
+    if value is None or not value.strip():
+        if app.allowed_projects is not None:
+            return app.allowed_projects  # a project-limited token sees all of its projects
+        return (app.default_project,)
+    return (_named_project(app, value),)

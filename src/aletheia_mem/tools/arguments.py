@@ -1,0 +1,125 @@
+"""Checking tool arguments against the tool's own inputSchema, forgiving what models send.
+
+Numbers may come as numeric strings, booleans as "true"/"false", arrays of ids as "1,2" or a
+single id, and null means absent. Anything else that does not fit is an ``InvalidInputError``
+with a message that names the argument.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from aletheia_mem.errors import InvalidInputError
+
+Schema = dict[str, Any]
+MAX_WHOLE = 2**63 - 1
+_TYPE_NAMES = {"string": "a string", "number": "a number", "boolean": "true or false"}
+
+
+def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Arguments with defaults filled in and values coerced to the declared types."""
+    properties: dict[str, Schema] = schema.get("properties", {})
+    clean: dict[str, Any] = {}
+    for name, spec in properties.items():
+        value = arguments.get(name)
+        if value is None:
+            if "default" in spec:
+                clean[name] = spec["default"]
+            continue
+        clean[name] = _check_value(name, spec, value)
+    for name in schema.get("required", []):
+        value = clean.get(name)
+        if _is_blank(value) and not (value == [] and properties[name].get("minItems") == 0):
+            raise InvalidInputError(f"{name} is required.")
+    return clean
+
+
+def _is_blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or value == []
+
+
+def _check_value(name: str, spec: Schema, value: Any) -> Any:
+    kind = spec.get("type")
+    if kind == "string":
+        return _check_string(name, spec, value)
+    if kind == "number":
+        return _check_number(name, spec, value)
+    if kind == "boolean":
+        return _check_boolean(name, value)
+    if kind == "array":
+        return _check_array(name, spec, value)
+    return value
+
+
+def _check_string(name: str, spec: Schema, raw: Any) -> str:
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        raw = str(raw)
+    if not isinstance(raw, str):
+        raise InvalidInputError(f"{name} must be a string.")
+    value: str = raw
+    if "\x00" in value:
+        raise InvalidInputError(f"{name} must not contain NUL characters.")
+    enum = spec.get("enum")
+    if enum is not None:
+        value = value.strip().lower()
+        if value not in enum:
+            raise InvalidInputError(f"{name} must be one of: {', '.join(enum)}.")
+    limit = spec.get("maxLength")
+    if limit is not None and len(value) > limit:
+        raise InvalidInputError(f"{name} must be at most {limit} characters.")
+    return value
+
+
+def _check_number(name: str, spec: Schema, value: Any) -> int | float:
+    number: int | float
+    if isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be a number.")
+    if isinstance(value, int | float):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise InvalidInputError(f"{name} must be a number.") from None
+    else:
+        raise InvalidInputError(f"{name} must be a number.")
+    if not math.isfinite(number):
+        raise InvalidInputError(f"{name} must be a number.")
+    if spec.get("multipleOf") == 1:
+        if number != int(number):
+            raise InvalidInputError(f"{name} must be a whole number.")
+        number = int(number)
+    low, high = spec.get("minimum"), spec.get("maximum")
+    if (low is not None and number < low) or (high is not None and number > high):
+        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise InvalidInputError(f"{name} must be {bounds}.")
+    if isinstance(number, int) and number > MAX_WHOLE:  # beyond SQLite's INTEGER range
+        raise InvalidInputError(f"{name} must be at most {MAX_WHOLE}.")
+    return number
+
+
+def _check_boolean(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise InvalidInputError(f"{name} must be true or false.")
+
+
+def _check_array(name: str, spec: Schema, value: Any) -> list[Any]:
+    item_spec: Schema = spec.get("items", {})
+    if isinstance(value, str) and item_spec.get("type") == "number":
+        value = [part for part in value.replace(" ", ",").split(",") if part]
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list):
+        raise InvalidInputError(f"{name} must be an array.")
+    limit = spec.get("maxItems")
+    if limit is not None and len(value) > limit:
+        raise InvalidInputError(f"{name} must hold at most {limit} items.")
+    if not item_spec.get("type"):
+        return value
+    return [_check_value(f"each of {name}", item_spec, item) for item in value]

@@ -1,0 +1,95 @@
+"""Handlers of the fact and rule tools: fact_history, list_rules, add_rule, confirm_rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aletheia_mem.domain import facts, rules
+from aletheia_mem.domain.formatting import fact_line, one_line, rule_scope, rule_text, wrap_recall
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.timefmt import format_date, format_instant, parse_instant
+from aletheia_mem.tools.app import AppContext, target_project
+
+
+def fact_history(app: AppContext, args: dict[str, Any]) -> str:
+    """How the facts about one subject changed; current facts only by default."""
+    subject = args["subject"].strip()
+    project = args.get("project")
+    as_of = parse_instant(args["as_of"], "as_of") if "as_of" in args else None
+    found = facts.fact_history(
+        app.store,
+        subject=subject,
+        project=target_project(app, project) if project and project.strip() else None,
+        predicate=args.get("predicate"),
+        as_of=as_of,
+        include_superseded=args["include_superseded"],
+    )
+    if app.allowed_projects is not None:
+        found = [fact for fact in found if fact.project in app.allowed_projects]
+    if not found:
+        return f'No facts found for subject "{one_line(subject)}".'
+    if as_of is not None:
+        heading = f'Facts about "{one_line(subject)}" valid at {format_instant(as_of)}:'
+    elif args["include_superseded"]:
+        heading = f'History of the facts about "{one_line(subject)}", newest first:'
+    else:
+        heading = f'Current facts about "{one_line(subject)}":'
+    return wrap_recall("\n".join([heading, *(f"- {fact_line(fact)}" for fact in found)]))
+
+
+def list_rules(app: AppContext, args: dict[str, Any]) -> str:
+    """Every enabled rule, one line each, flagged when it needs a re-check."""
+    now = app.clock()
+    enabled = app.store.list_rules()
+    if not enabled:
+        return "No rules yet. add_rule adds one."
+    lines = []
+    for rule in enabled:
+        line = (
+            f"- {rule_text(rule)}  {rule_scope(rule)}  (id {rule.id}, added"
+            f" {format_date(rule.added_at)}, source: {one_line(rule.source)}, last confirmed"
+            f" {format_date(rule.last_confirmed_at)})"
+        )
+        reason = rules.recheck_reason(app.store, rule, now)
+        if reason is not None:
+            line += f"  [re-check: {reason}]"
+        lines.append(line)
+    return wrap_recall("\n".join(lines))
+
+
+def add_rule(app: AppContext, args: dict[str, Any]) -> str:
+    """Add one standing rule; an identical rule is not added twice."""
+    then = " ".join(args["then"].split())
+    when = " ".join(args["when"].split()) or "always"
+    tier = args["scopeTier"]
+    name = (args.get("scopeName") or "").strip()
+    if tier == "project":
+        name = target_project(app, name or None)
+    elif tier == "situation" and not name:
+        raise InvalidInputError("scopeName is required when scopeTier is situation.")
+    elif tier == "everywhere":
+        name = ""
+    item = rules.RuleInput(
+        then=then,
+        when=when,
+        scope_tier=tier,
+        scope_name=name,
+        evidence_memory_ids=args.get("evidence_memory_ids", []),
+        evidence_fact_ids=args.get("evidence_fact_ids", []),
+        source=app.caller,
+    )
+    rule, created = rules.add_rule(app.store, item, app.clock())
+    if not created:
+        return f"Rule already saved ({rule.id}). An identical rule is not added twice."
+    return f"Rule saved ({rule.id}). The owner syncs rules to tools from the Rules page."
+
+
+def confirm_rule(app: AppContext, args: dict[str, Any]) -> str:
+    """Record that a rule was re-checked: only its last-confirmed date changes."""
+    rule_id = args["id"].strip()
+    now = app.clock()
+    rules.confirm_rule(app.store, rule_id, now)
+    return (
+        f"Confirmed rule {rule_id} on {format_date(now)}. It stays as it is; only the date it"
+        " was last checked changed."
+    )

@@ -1,0 +1,149 @@
+"""Handlers of the memory tools: search, timeline, get_observations, save, dismiss, restore."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aletheia_mem.domain import dismissals, memories, recall
+from aletheia_mem.domain.formatting import (
+    fact_line,
+    memory_index_line,
+    observation_block,
+    timeline_line,
+    wrap_recall,
+)
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.timefmt import DAY_MS, parse_instant
+from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+
+
+def search(app: AppContext, args: dict[str, Any]) -> str:
+    """Ranked memories and facts for a query, or the memories that name a file."""
+    query: str = (args.get("query") or "").strip()
+    file: str = (args.get("file") or "").strip()
+    if not query and not file:
+        raise InvalidInputError("query is required.")
+    now = app.clock()
+    since = parse_instant(args["since"], "since") if "since" in args else None
+    until = parse_instant(args["until"], "until", end_of_day=True) if "until" in args else None
+    if "older_than_days" in args:
+        cutoff = now - int(args["older_than_days"] * DAY_MS)
+        until = cutoff if until is None else min(until, cutoff)
+    request = recall.SearchRequest(
+        query=query or None,
+        projects=readable_projects(app, args.get("project")),
+        file=file or None,
+        file_suffix=args["file_suffix"],
+        type=args.get("type"),
+        kind=args.get("kind"),
+        since=since,
+        until=until,
+        order=args["order"],
+        limit=args["limit"],
+        offset=args["offset"],
+    )
+    result = recall.search_index(app.store, request, now, app.semantic)
+    if result.empty_reason is not None:
+        return f"No matches. {result.empty_reason}"
+    lines = [fact_line(fact) for fact in result.facts]
+    lines += [memory_index_line(memory) for memory in result.memories]
+    return wrap_recall("\n".join(lines))
+
+
+def timeline(app: AppContext, args: dict[str, Any]) -> str:
+    """The memories around one memory, in time order, with an arrow on it."""
+    anchor_id, query = args.get("anchor"), args.get("query")
+    if anchor_id is None and not (isinstance(query, str) and query.strip()):
+        raise InvalidInputError("Nothing to anchor on.")
+    project = args.get("project")
+    # An explicit id may be in any project the caller can read; a query searches as search does.
+    if anchor_id is not None and project is None:
+        lookup = app.allowed_projects
+    else:
+        lookup = readable_projects(app, project)
+    anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
+    if anchor is None:
+        return "Nothing to anchor on."
+    found = recall.timeline(app.store, anchor, anchor.project, args["before"], args["after"])
+    lines = [timeline_line(memory, False) for memory in found.before]
+    lines.append(timeline_line(found.anchor, True))
+    lines += [timeline_line(memory, False) for memory in found.after]
+    return wrap_recall("\n".join(lines))
+
+
+def get_observations(app: AppContext, args: dict[str, Any]) -> str:
+    """Full text of the memories with these ids, newest first."""
+    ids = list(dict.fromkeys(args["ids"]))
+    found = app.store.get_memories(ids)
+    if app.allowed_projects is not None:
+        found = [memory for memory in found if memory.project in app.allowed_projects]
+    if not found:
+        return "No memories found for ids " + ", ".join(f"#{i}" for i in ids) + "."
+    return wrap_recall("\n---\n".join(observation_block(memory) for memory in found))
+
+
+def save_memory(app: AppContext, args: dict[str, Any]) -> str:
+    """Store one memory; the same project, title and text again returns the existing id."""
+    text = args["text"]
+    if not text.strip():
+        raise InvalidInputError("text is required.")
+    project = target_project(app, args.get("project"))
+    title = args.get("title")
+    item = memories.MemoryInput(
+        text=text,
+        project=project,
+        tool=app.caller,
+        title=title if title and title.strip() else None,
+        type=args["type"],
+        pinned=args["pinned"],
+        facts=memories.parse_fact_inputs(args.get("facts", [])),
+        files=[path.strip() for path in args.get("files", []) if path.strip()],
+    )
+    memory, created = memories.save_memory(app.store, app.clock, item)
+    if not created:
+        return f"Already saved as #{memory.id}."
+    return f"Saved as #{memory.id} in {memory.project}."
+
+
+def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
+    """Hide an item from search and context without deleting it."""
+    item_type, item_id = args["type"], args["id"]
+    _check_item_project(app, item_type, item_id)
+    dismissals.set_dismissed(
+        app.store,
+        item_type=item_type,
+        item_id=item_id,
+        dismiss=True,
+        reason=args.get("reason"),
+        actor=app.caller,
+        now=app.clock(),
+    )
+    return (
+        f"Dismissed {item_type} #{item_id}. It is hidden from search and context;"
+        " restore_memory undoes this."
+    )
+
+
+def restore_memory(app: AppContext, args: dict[str, Any]) -> str:
+    """Undo dismiss_memory."""
+    item_type, item_id = args["type"], args["id"]
+    _check_item_project(app, item_type, item_id)
+    dismissals.set_dismissed(
+        app.store,
+        item_type=item_type,
+        item_id=item_id,
+        dismiss=False,
+        reason=None,
+        actor=app.caller,
+        now=app.clock(),
+    )
+    return f"Restored {item_type} #{item_id}."
+
+
+def _check_item_project(app: AppContext, item_type: str, item_id: int) -> None:
+    """A project-limited caller may only touch items of its projects."""
+    if app.allowed_projects is None:
+        return
+    project = app.store.project_of(dismissals.table_for(item_type), item_id)
+    if project is not None:
+        target_project(app, project)

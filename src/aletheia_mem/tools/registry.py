@@ -1,0 +1,192 @@
+"""The 13 tools: name, title, description, input schema, annotations and handler."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aletheia_mem.errors import AletheiaError
+from aletheia_mem.tools import knowledge_tools, memory_tools, schemas, session_tools
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.arguments import check_arguments
+
+logger = logging.getLogger(__name__)
+Handler = Callable[[AppContext, dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    read_only: bool
+    destructive: bool = False
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as ``tools/list`` shows it."""
+        annotations: dict[str, Any] = {"title": self.title, "readOnlyHint": self.read_only}
+        if self.read_only:
+            annotations["openWorldHint"] = False
+        else:
+            annotations.update(
+                destructiveHint=self.destructive, idempotentHint=True, openWorldHint=False
+            )
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": annotations,
+        }
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    is_error: bool = False
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "session_start_context",
+        "Session-start context",
+        "Call this first in every session. Loads what the shared memory knows about the"
+        " project: pinned memories, recent memories by day, recent session requests, up to 10"
+        " active facts and the enabled rules, cut to about 6000 characters. Then use search,"
+        " timeline and get_observations for details. Read-only.",
+        schemas.SESSION_START_CONTEXT,
+        session_tools.session_start_context,
+        read_only=True,
+    ),
+    ToolSpec(
+        "search",
+        "Search memory",
+        "Search memories and facts, or find memories by exact file path. Use it before you"
+        " decide or change something, to recall earlier decisions, gotchas and bugfixes saved"
+        " by any coding tool. Returns an index, one line per hit (#id date [type] title), with"
+        " matching facts first; then call get_observations with the ids you need, or timeline"
+        ' for context. An omitted project means the working directory\'s project; "*" means'
+        " every project. Read-only.",
+        schemas.SEARCH,
+        memory_tools.search,
+        read_only=True,
+    ),
+    ToolSpec(
+        "timeline",
+        "Timeline around a memory",
+        "Show the memories before and after one memory, in time order, with an arrow on the"
+        " anchor. Use it after search to see what happened around a hit. Read-only.",
+        schemas.TIMELINE,
+        memory_tools.timeline,
+        read_only=True,
+    ),
+    ToolSpec(
+        "get_observations",
+        "Get full memories",
+        "Fetch full text by id: title, project, time, source, narrative, facts and files."
+        " Use it after search or timeline; pass every id in one call. Read-only.",
+        schemas.GET_OBSERVATIONS,
+        memory_tools.get_observations,
+        read_only=True,
+    ),
+    ToolSpec(
+        "fact_history",
+        "Fact history",
+        "Show how the facts about one subject (a service, a library, a setting) changed over"
+        " time. Default: current facts only; include_superseded lists replaced ones; as_of"
+        " shows the facts valid at a date. Read-only.",
+        schemas.FACT_HISTORY,
+        knowledge_tools.fact_history,
+        read_only=True,
+    ),
+    ToolSpec(
+        "list_rules",
+        "List rules",
+        "List the enabled standing rules, one per line, with id, date added, source and"
+        " last-confirmed date. A rule that needs a re-check ends with [re-check: reason]; it"
+        " stays enabled. Check it before add_rule. Read-only. No input.",
+        schemas.LIST_RULES,
+        knowledge_tools.list_rules,
+        read_only=True,
+    ),
+    ToolSpec(
+        "work_state_read",
+        "Read a work-state list",
+        "Read a named list written by work_state_write, such as a to-do list, as JSON. Read-only.",
+        schemas.WORK_STATE_READ,
+        session_tools.work_state_read,
+        read_only=True,
+    ),
+    ToolSpec(
+        "save_memory",
+        "Save a memory",
+        "Store one durable memory that other sessions and tools should recall: a decision, a"
+        " gotcha, a bugfix, a discovery. Secrets are redacted first. Saving the same project,"
+        " title and text again returns the existing id. Optional facts record values that"
+        " change over time; optional files let search find it by path. Write.",
+        schemas.SAVE_MEMORY,
+        memory_tools.save_memory,
+        read_only=False,
+    ),
+    ToolSpec(
+        "add_rule",
+        "Add a rule",
+        "Add one standing rule that every tool should follow. Check list_rules first; an"
+        " identical rule is not added twice. The owner then writes rules to each tool from the"
+        " Rules page. Write.",
+        schemas.ADD_RULE,
+        knowledge_tools.add_rule,
+        read_only=False,
+    ),
+    ToolSpec(
+        "confirm_rule",
+        "Confirm a rule",
+        "Record that a rule was re-checked and still holds: only its last-confirmed date"
+        " changes. Use it on rules that list_rules flags with [re-check: ...]. Write.",
+        schemas.CONFIRM_RULE,
+        knowledge_tools.confirm_rule,
+        read_only=False,
+    ),
+    ToolSpec(
+        "dismiss_memory",
+        "Dismiss an item",
+        "Hide a memory, observation, fact or episode from search and context without"
+        " deleting it, for example a duplicate or something no longer true. Write, reversible"
+        " with restore_memory.",
+        schemas.DISMISS_MEMORY,
+        memory_tools.dismiss_memory,
+        read_only=False,
+    ),
+    ToolSpec(
+        "restore_memory",
+        "Restore an item",
+        "Undo dismiss_memory: the item shows in search and context again. Write.",
+        schemas.RESTORE_MEMORY,
+        memory_tools.restore_memory,
+        read_only=False,
+    ),
+    ToolSpec(
+        "work_state_write",
+        "Write a work-state list",
+        "Save a named list for a project, such as a to-do list. Writing an existing name"
+        " replaces all its items, so send the full list. Write.",
+        schemas.WORK_STATE_WRITE,
+        session_tools.work_state_write,
+        read_only=False,
+        destructive=True,
+    ),
+)
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+WRITE_TOOLS = frozenset(tool.name for tool in TOOLS if not tool.read_only)
+
+
+def call_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
+    """Run one tool; expected failures become error results with their message."""
+    try:
+        return ToolResult(spec.handler(app, check_arguments(spec.input_schema, arguments)))
+    except AletheiaError as error:
+        return ToolResult(error.message, is_error=True)

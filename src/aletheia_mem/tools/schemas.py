@@ -1,0 +1,297 @@
+"""The 13 tools' input schemas, exactly as the reference documents them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aletheia_mem.domain.dismissals import ITEM_TYPES
+from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.domain.rules import SCOPE_TIERS
+
+Schema = dict[str, Any]
+
+MAX_TEXT = 20_000
+MAX_TITLE = 400
+MAX_RULE = 800
+MAX_IDS = 100
+MAX_NAME = 200
+
+_PROJECT = {
+    "type": "string",
+    "description": "Project key. Omitted: the working directory's project.",
+}
+_DATE = {"type": "string", "description": "ISO 8601 date, date-time or epoch milliseconds."}
+_TYPE = {"type": "string", "enum": list(MEMORY_TYPES)}
+
+
+def _whole(description: str, minimum: int, maximum: int, default: int | None = None) -> Schema:
+    spec: Schema = {
+        "type": "number",
+        "multipleOf": 1,
+        "minimum": minimum,
+        "maximum": maximum,
+        "description": description,
+    }
+    if default is not None:
+        spec["default"] = default
+    return spec
+
+
+def _ids(description: str) -> Schema:
+    return {
+        "type": "array",
+        "items": {"type": "number", "multipleOf": 1, "minimum": 1},
+        "maxItems": MAX_IDS,
+        "description": description,
+    }
+
+
+SEARCH: Schema = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": "Words to search for. Required unless file is set.",
+        },
+        "file": {
+            "type": "string",
+            "description": "Exact file path. Then only project, file_suffix and limit apply.",
+        },
+        "file_suffix": {
+            "type": "boolean",
+            "default": False,
+            "description": "With file, match paths that end with the text.",
+        },
+        "project": {
+            "type": "string",
+            "description": 'Project key. Omitted: the working directory\'s project; "*": every project.',
+        },
+        "type": {**_TYPE, "description": "Only memories of this type."},
+        "kind": {
+            "type": "string",
+            "maxLength": MAX_NAME,
+            "description": "For example observation, summary or note.",
+        },
+        "limit": _whole("Rows to return, 1 to 100.", 1, 100, 20),
+        "offset": _whole("Rows to skip.", 0, 1_000_000, 0),
+        "since": {
+            **_DATE,
+            "description": "Only results from this time on (ISO 8601 date, date-time or epoch ms).",
+        },
+        "until": {
+            **_DATE,
+            "description": "Only results up to this time; a bare date includes that day.",
+        },
+        "older_than_days": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1_000_000,
+            "description": "Only results older than this many days. The earlier of this and until wins.",
+        },
+        "order": {
+            "type": "string",
+            "enum": ["relevance", "date_desc", "date_asc"],
+            "default": "relevance",
+        },
+    },
+}
+
+TIMELINE: Schema = {
+    "type": "object",
+    "properties": {
+        "anchor": {
+            "type": "number",
+            "multipleOf": 1,
+            "minimum": 1,
+            "description": "Memory id from search. Takes priority over query.",
+        },
+        "query": {"type": "string", "description": "Finds the anchor when anchor is not given."},
+        "project": {"type": "string", "description": "Limits the lookup and the neighbours."},
+        "before": _whole("Rows before the anchor.", 0, 50, 5),
+        "after": _whole("Rows after the anchor.", 0, 50, 5),
+    },
+}
+
+GET_OBSERVATIONS: Schema = {
+    "type": "object",
+    "properties": {"ids": _ids("Memory ids from search or timeline. Unknown ids are skipped.")},
+    "required": ["ids"],
+}
+
+SESSION_START_CONTEXT: Schema = {
+    "type": "object",
+    "properties": {
+        "project": {
+            "type": "string",
+            "description": "Default: the project of the server's working directory.",
+        },
+        "limit": _whole("Recent unpinned memories, 1 to 100.", 1, 100, 20),
+    },
+}
+
+FACT_HISTORY: Schema = {
+    "type": "object",
+    "properties": {
+        "subject": {
+            "type": "string",
+            "maxLength": MAX_TITLE,
+            "description": "For example a service or library name.",
+        },
+        "project": {"type": "string", "description": "Narrow the match to one project."},
+        "predicate": {
+            "type": "string",
+            "maxLength": MAX_TITLE,
+            "description": "Narrow the match to one predicate.",
+        },
+        "as_of": {
+            **_DATE,
+            "description": "Facts valid at this ISO 8601 date or epoch milliseconds. Takes priority over include_superseded.",
+        },
+        "include_superseded": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also list replaced facts.",
+        },
+    },
+    "required": ["subject"],
+}
+
+LIST_RULES: Schema = {"type": "object", "properties": {}, "additionalProperties": False}
+
+WORK_STATE_READ: Schema = {
+    "type": "object",
+    "properties": {
+        "list": {"type": "string", "maxLength": MAX_NAME, "description": "The list name."},
+        "project": _PROJECT,
+    },
+    "required": ["list"],
+}
+
+_FACT_ITEM: Schema = {
+    "type": "object",
+    "properties": {
+        "subject": {"type": "string"},
+        "predicate": {"type": "string"},
+        "object": {"type": "string"},
+        "valid_from": {"type": "string"},
+    },
+    "required": ["subject", "predicate", "object"],
+}
+
+SAVE_MEMORY: Schema = {
+    "type": "object",
+    "properties": {
+        "text": {
+            "type": "string",
+            "maxLength": MAX_TEXT,
+            "description": "The memory, up to 20000 characters.",
+        },
+        "title": {
+            "type": "string",
+            "maxLength": MAX_TITLE,
+            "description": "Up to 400 characters. Default: the first 100 characters of text.",
+        },
+        "project": {
+            "type": "string",
+            "description": "Default: the working directory's project, else default.",
+        },
+        "type": {**_TYPE, "default": "note"},
+        "pinned": {
+            "type": "boolean",
+            "default": False,
+            "description": "List it under Pinned in session_start_context.",
+        },
+        "facts": {
+            "type": "array",
+            "maxItems": MAX_IDS,
+            "items": _FACT_ITEM,
+            "description": "Optional facts this memory states: {subject, predicate, object, valid_from?}. A new object for the same subject and predicate supersedes the old one.",
+        },
+        "files": {
+            "type": "array",
+            "maxItems": MAX_IDS,
+            "items": {"type": "string", "maxLength": 1000},
+            "description": "Optional file paths this memory is about, so search with file finds it.",
+        },
+    },
+    "required": ["text"],
+}
+
+ADD_RULE: Schema = {
+    "type": "object",
+    "properties": {
+        "then": {
+            "type": "string",
+            "maxLength": MAX_RULE,
+            "description": "The rule, at most 800 characters.",
+        },
+        "when": {
+            "type": "string",
+            "maxLength": MAX_RULE,
+            "default": "always",
+            "description": "The situation. Default: always.",
+        },
+        "scopeTier": {"type": "string", "enum": list(SCOPE_TIERS), "default": "everywhere"},
+        "scopeName": {
+            "type": "string",
+            "maxLength": MAX_NAME,
+            "description": "The project or situation name.",
+        },
+        "evidence_memory_ids": _ids("Memory ids the rule rests on. An unknown id is an error."),
+        "evidence_fact_ids": _ids("Fact ids the rule rests on. An unknown id is an error."),
+    },
+    "required": ["then"],
+}
+
+CONFIRM_RULE: Schema = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "maxLength": MAX_NAME, "description": "A rule id from list_rules."}
+    },
+    "required": ["id"],
+}
+
+_ITEM_ID = {"type": "number", "multipleOf": 1, "minimum": 1, "description": "The item id."}
+_ITEM_TYPE = {"type": "string", "enum": list(ITEM_TYPES), "default": "memory"}
+
+DISMISS_MEMORY: Schema = {
+    "type": "object",
+    "properties": {
+        "id": _ITEM_ID,
+        "type": _ITEM_TYPE,
+        "reason": {
+            "type": "string",
+            "description": "Kept in the audit trail, cut to 300 characters.",
+        },
+    },
+    "required": ["id"],
+}
+
+RESTORE_MEMORY: Schema = {
+    "type": "object",
+    "properties": {"id": _ITEM_ID, "type": _ITEM_TYPE},
+    "required": ["id"],
+}
+
+WORK_STATE_WRITE: Schema = {
+    "type": "object",
+    "properties": {
+        "list": {
+            "type": "string",
+            "maxLength": MAX_NAME,
+            "description": "The list name, matched exactly after trimming.",
+        },
+        "items": {
+            "type": "array",
+            "minItems": 0,
+            "maxItems": 1000,
+            "items": {"type": ["string", "number", "boolean", "object"]},
+            "description": "The whole list: strings, numbers, booleans or plain objects.",
+        },
+        "project": {
+            "type": "string",
+            "description": "Default: the working directory's project, else default.",
+        },
+    },
+    "required": ["list", "items"],
+}
