@@ -1,5 +1,5 @@
 """``python -m aletheia_mem`` runs the CLI."""
 
-from aletheia_mem.cli.main import main
+from aletheia_mem.cli.entry import main
 
 main()

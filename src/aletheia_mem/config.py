@@ -11,6 +11,7 @@ from pathlib import Path
 from aletheia_mem.errors import InvalidInputError
 
 DB_FILE_NAME = "aletheia.db"
+HUB_DB_RELATIVE = Path("hub") / "hub.db"
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765  # claude-mem holds 37777
 
@@ -36,17 +37,15 @@ def semantic_enabled(env: Mapping[str, str] | None = None) -> bool:
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
-    """Read settings from the environment (``os.environ`` by default)."""
+    """Read settings from the environment (``os.environ`` by default).
+
+    The store is always the local one, ``<data dir>/aletheia.db``: ``ALETHEIA_HUB_DB`` names
+    the hub's store and only the hub-side commands read it (:func:`hub_db_path`).
+    """
     env = os.environ if env is None else env
-    hub_db = env.get("ALETHEIA_HUB_DB", "").strip()
-    if hub_db:
-        db_path = Path(hub_db).expanduser()
-    else:
-        data_dir = env.get("ALETHEIA_DATA_DIR", "").strip() or "~/.aletheia"
-        db_path = Path(data_dir).expanduser() / DB_FILE_NAME
     cwd = env.get("ALETHEIA_CWD", "").strip()
     return Settings(
-        db_path=db_path,
+        db_path=data_dir(env) / DB_FILE_NAME,
         tool=env.get("ALETHEIA_TOOL", "").strip() or None,
         cwd=Path(cwd).expanduser() if cwd else Path.cwd(),
         api_key=env.get("ALETHEIA_API_KEY") or None,
@@ -127,9 +126,20 @@ CONFIG_FILE_NAME = "config.json"
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The data folder (``ALETHEIA_DATA_DIR``, default ``~/.aletheia``), even with a hub DB."""
+    """The data folder (``ALETHEIA_DATA_DIR``, default ``~/.aletheia``)."""
     env = os.environ if env is None else env
     return Path(env.get("ALETHEIA_DATA_DIR", "").strip() or "~/.aletheia").expanduser()
+
+
+def hub_db_path(env: Mapping[str, str] | None = None) -> Path:
+    """The team hub's store: ``ALETHEIA_HUB_DB``, default ``<data dir>/hub/hub.db``.
+
+    Read by ``aletheia-sync`` (``aletheia hub``), ``aletheia mcp-link`` and ``aletheia audit``
+    only; every other entry point uses the local store.
+    """
+    env = os.environ if env is None else env
+    named = env.get("ALETHEIA_HUB_DB", "").strip()
+    return Path(named).expanduser() if named else data_dir(env) / HUB_DB_RELATIVE
 
 
 def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -8,7 +8,18 @@ import sys
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 
-def test_doctor_on_a_fresh_machine_is_healthy_with_nothing_configured(run: Invoke) -> None:
+def test_doctor_without_a_store_says_so_and_creates_none(run: Invoke, workspace: Workspace) -> None:
+    result = run("doctor")
+    assert result.exit_code == 7
+    assert "PROBLEM" in result.stdout.splitlines()[0]
+    assert "no store here: ALETHEIA_DATA_DIR is not set" in result.stdout
+    data = json_of(run("doctor", "--json"))
+    assert data["ok"] is False and data["store"]["missing"] is True
+    assert not workspace.data_dir.exists()
+
+
+def test_doctor_with_a_store_and_nothing_configured_is_healthy(run: Invoke) -> None:
+    run("save", "a first memory")
     result = run("doctor")
     assert result.exit_code == 0
     assert "Store  " in result.stdout and "  ok" in result.stdout.splitlines()[0]
@@ -22,6 +33,7 @@ def test_doctor_on_a_fresh_machine_is_healthy_with_nothing_configured(run: Invok
 def test_doctor_starts_the_configured_server_and_lists_its_tools(
     run: Invoke, workspace: Workspace
 ) -> None:
+    run("save", "a first memory")
     run("install", "claude-code", "--write")
     run("install", "codex", "--write")
     data = json_of(run("doctor", "--json"))
@@ -37,6 +49,7 @@ def test_doctor_flags_an_entry_whose_server_is_gone(run: Invoke, workspace: Work
     target.parent.mkdir(parents=True)
     entry = {"command": sys.executable, "args": ["/nowhere/aletheia-mcp"]}
     target.write_text(json.dumps({"mcpServers": {"aletheia": entry}}), encoding="utf-8")
+    run("save", "a first memory")
     result = run("doctor")
     assert result.exit_code == 1
     line = next(line for line in result.stdout.splitlines() if line.strip().startswith("cursor"))

@@ -22,6 +22,7 @@ def test_a_new_fact_supersedes_the_old_and_history_shows_both(run: Invoke) -> No
 
 
 def test_unknown_subject_says_so(run: Invoke) -> None:
+    run("facts", "add", "payments-api", "database", "PostgreSQL 16")
     assert run("facts", "history", "nothing").stdout == 'No facts found for subject "nothing".\n'
 
 
@@ -104,6 +105,7 @@ def test_rules_sync_without_files_creates_agents_and_claude_md(
 def test_rules_sync_refuses_a_block_without_its_end(run: Invoke, workspace: Workspace) -> None:
     agents = workspace.project / "AGENTS.md"
     agents.write_text(f"intro\n{BLOCK_START}\nhalf a block\n", encoding="utf-8")
+    run("rules", "add", "Run the tests before you commit")
     result = run("rules", "sync")
     assert result.exit_code == 2
     assert "no <!-- aletheia:rules:end --> after it" in result.stderr

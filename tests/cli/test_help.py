@@ -9,10 +9,21 @@ from aletheia_mem.cli.main import cli
 from tests.cli.conftest import Invoke
 
 
+def _command(path: tuple[str, ...]) -> click.Command:
+    command: click.Command = cli
+    for name in path:
+        assert isinstance(command, click.Group)
+        found = command.get_command(click.Context(command), name)
+        assert found is not None
+        command = found
+    return command
+
+
 def _paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = []
-    for name, command in group.commands.items():
+    for name in group.list_commands(click.Context(group)):
         found.append((*prefix, name))
+        command = _command((*prefix, name))
         if isinstance(command, click.Group):
             found += _paths(command, (*prefix, name))
     return found
@@ -24,7 +35,11 @@ PEOPLE_COMMANDS = [
     ("rules",), ("rules", "list"), ("rules", "add"), ("rules", "confirm"), ("rules", "disable"),
     ("rules", "sync"), ("lists",), ("lists", "read"), ("lists", "write"),
     ("export",), ("import",), ("connect",), ("install",), ("doctor",),
+    ("mcp",), ("serve",), ("hub",), ("hook",), ("completion",),
+    ("sync",), ("mcp-link",), ("audit",),
 ]  # fmt: skip
+# They hand --help to the script they run (aletheia-sync, aletheia-hook).
+PASS_THROUGH = {("hub",): "usage: aletheia hub", ("hook",): "Usage: aletheia-hook EVENT"}
 
 
 def test_every_command_of_the_issue_is_registered() -> None:
@@ -35,12 +50,11 @@ def test_every_command_of_the_issue_is_registered() -> None:
 def test_every_command_has_help(run: Invoke, path: tuple[str, ...]) -> None:
     result = run(*path, "--help")
     assert result.exit_code == 0
-    assert result.stdout.startswith("Usage: ")
-    command: click.Command = cli
-    for name in path:
-        assert isinstance(command, click.Group)
-        command = command.commands[name]
+    assert result.stdout.startswith(PASS_THROUGH.get(path, "Usage: "))
+    command = _command(path)
     assert command.help and command.help.strip()
+    if path in PASS_THROUGH:
+        return
     assert command.help.split("\n")[0].strip() in " ".join(result.stdout.split()) or (
         command.help.split()[0] in result.stdout
     )

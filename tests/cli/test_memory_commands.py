@@ -29,6 +29,7 @@ def test_search_json_is_for_scripts(run: Invoke) -> None:
 
 
 def test_empty_search_says_why(run: Invoke) -> None:
+    run("save", "a memory of another project", "--project", "billing")
     result = run("search", "anything")
     assert result.exit_code == 0
     assert result.stdout == 'No matches. Project "shop" has no memories yet.\n'
@@ -94,6 +95,7 @@ def test_dismiss_hides_and_restore_brings_back(run: Invoke) -> None:
 
 
 def test_dismissing_an_unknown_item_exits_not_found(run: Invoke) -> None:
+    run("save", "a first memory")
     result = run("dismiss", "5", "--type", "fact")
     assert result.exit_code == 3
     assert result.stderr == "Error: No fact #5.\n"

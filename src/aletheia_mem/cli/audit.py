@@ -6,17 +6,25 @@ from pathlib import Path
 
 import click
 
-from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, table
+from aletheia_mem.cli.common import (
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    local_store_hint,
+    require_store,
+    table,
+)
+from aletheia_mem.cli.mcp_link import hub_db_of, hub_db_option
 from aletheia_mem.config import load_settings
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.timefmt import format_instant
 
 
 @click.command("audit")
+@hub_db_option
 @click.option(
-    "--hub-db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The store to read (default: ALETHEIA_HUB_DB, else the local store).",
+    "--local", is_flag=True, help="Read this machine's store instead (its dismiss and restore)."
 )
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @click.option("--token", "actor", help="Only this token's (or caller's) rows.")
@@ -24,13 +32,21 @@ from aletheia_mem.timefmt import format_instant
 @json_option
 @handles_errors
 def audit(
-    hub_db: Path | None, limit: int, actor: str | None, tool: str | None, as_json: bool
+    hub_db: Path | None,
+    local: bool,
+    limit: int,
+    actor: str | None,
+    tool: str | None,
+    as_json: bool,
 ) -> None:
     """The newest audit rows: time, token, tool, project, result (ok, error, refused).
 
     Arguments of calls are never recorded.
     """
-    path = hub_db or load_settings().db_path
+    if local:
+        path = require_store(load_settings().db_path, local_store_hint())
+    else:
+        path = hub_db_of(hub_db, create=False)
     store = SqliteStore(path)
     try:
         rows = store.list_audit_page(limit, actor, tool)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import wraps
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -21,13 +22,38 @@ from aletheia_mem.tools.app import AppContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 CLI_CALLER = "cli"
+# Exit codes by error code; the README's CLI section lists them. Anything else exits 1.
 EXIT_CODES = {
     "invalid_input": 2,
     "not_found": 3,
     "conflict": 4,
-    "forbidden": 5,
-    "rate_limited": 6,
+    "forbidden": 5,  # the hub refused the token (aletheia sync)
+    "rate_limited": 6,  # the hub's per-token limit (aletheia sync)
+    "no_store": 7,
 }
+
+
+class NoStoreError(AletheiaError):
+    """A command that only reads found no store where it was told to look."""
+
+    code = "no_store"
+
+
+def require_store(path: Path, hint: str) -> Path:
+    """``path`` if a store file is there.
+
+    Raises:
+        NoStoreError: nothing is there; ``hint`` says where the path came from.
+    """
+    if not path.is_file():
+        raise NoStoreError(f"No store at {path}: {hint}")
+    return path
+
+
+def local_store_hint() -> str:
+    named = os.environ.get("ALETHEIA_DATA_DIR", "").strip()
+    where = f'ALETHEIA_DATA_DIR is "{named}"' if named else "ALETHEIA_DATA_DIR is not set"
+    return f"{where}; check it, or save something first to start a store there."
 
 
 def use_colour() -> bool | None:
@@ -85,9 +111,18 @@ def cli_settings() -> Settings:
 
 
 @contextmanager
-def open_cli_app() -> Iterator[AppContext]:
-    """The local store as the CLI sees it: every project, caller ``ALETHEIA_TOOL`` or ``cli``."""
+def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
+    """The local store as the CLI sees it: every project, caller ``ALETHEIA_TOOL`` or ``cli``.
+
+    Commands that only read (or change existing items) pass ``create=False``: a store that does
+    not exist is then an error instead of a new empty one.
+
+    Raises:
+        NoStoreError: ``create`` is False and there is no store.
+    """
     settings = cli_settings()
+    if not create:
+        require_store(settings.db_path, local_store_hint())
     app = open_app(settings)
     try:
         yield replace(app, caller=settings.tool or CLI_CALLER)

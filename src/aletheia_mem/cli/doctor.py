@@ -15,7 +15,15 @@ import click
 
 from aletheia_mem import __version__
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
-from aletheia_mem.cli.common import cli_settings, echo, emit_json, json_option, style
+from aletheia_mem.cli.common import (
+    EXIT_CODES,
+    cli_settings,
+    echo,
+    emit_json,
+    json_option,
+    local_store_hint,
+    style,
+)
 from aletheia_mem.cli.hooks import HOOK_MARKER, HOOK_MODULE, claude_settings_path
 from aletheia_mem.cli.hosts import HOSTS, Host, Scope
 from aletheia_mem.storage.sqlite import SqliteStore
@@ -62,7 +70,9 @@ def _versions(store_info: dict[str, Any]) -> dict[str, str]:
 
 
 def check_store(db_path: Path) -> dict[str, Any]:
-    """Open the store (migrating it) and report its health and contents."""
+    """Open the store (migrating it) and report its health and contents; never create one."""
+    if not db_path.is_file():
+        return {"path": str(db_path), "ok": False, "missing": True, "detail": local_store_hint()}
     try:
         store = SqliteStore(db_path)
     except Exception as error:
@@ -193,6 +203,7 @@ def doctor(as_json: bool) -> None:
     hosts = check_hosts(Path.cwd())
     hooks = check_hooks(Path.cwd())
     healthy = store["ok"] and not any(check.problem for check in hosts)
+    code = EXIT_CODES["no_store"] if store.get("missing") else 0 if healthy else 1
     if as_json:
         emit_json(
             {
@@ -205,7 +216,7 @@ def doctor(as_json: bool) -> None:
         )
     else:
         _print_report(store, versions, hosts, hooks)
-    raise SystemExit(0 if healthy else 1)
+    raise SystemExit(code)
 
 
 def _print_report(
@@ -217,7 +228,7 @@ def _print_report(
         counts = ", ".join(f"{n} {table}" for table, n in store["counts"].items())
         echo(f"  schema {store['schema']}, {store['journal_mode']} journal; {counts}")
     else:
-        echo(f"  {store['detail']}")
+        echo(f"  {'no store here: ' if store.get('missing') else ''}{store['detail']}")
     echo(style("Versions", bold=True) + "  " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     echo(style("Tools", bold=True))
     for check in hosts:

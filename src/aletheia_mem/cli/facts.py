@@ -96,7 +96,7 @@ def history(
     as_json: bool,
 ) -> None:
     """Show how the facts about a subject changed (current ones by default)."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         at = parse_instant(as_of, "as_of") if as_of else None
         found = fact_domain.fact_history(
             app.store,

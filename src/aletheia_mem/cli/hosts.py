@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from aletheia_mem.cli.clients import FileFormat
-from aletheia_mem.config import DB_FILE_NAME, Settings
+from aletheia_mem.config import Settings
 
 Scope = Literal["user", "project"]
 SERVER_NAME = "aletheia"
@@ -54,13 +54,7 @@ def stdio_server(settings: Settings, tool: str) -> Server:
 
 def server_env(settings: Settings, tool: str) -> dict[str, str]:
     """``ALETHEIA_TOOL`` and the absolute store location: hosts start servers anywhere."""
-    env = {"ALETHEIA_TOOL": tool}
-    db_path = settings.db_path.absolute()
-    if db_path.name == DB_FILE_NAME:
-        env["ALETHEIA_DATA_DIR"] = str(db_path.parent)
-    else:
-        env["ALETHEIA_HUB_DB"] = str(db_path)
-    return dict(sorted(env.items()))
+    return {"ALETHEIA_DATA_DIR": str(settings.db_path.absolute().parent), "ALETHEIA_TOOL": tool}
 
 
 def project_root(cwd: Path) -> Path:

@@ -27,7 +27,7 @@ def lists() -> None:
 @handles_errors
 def read(name: str, project: str | None, as_json: bool) -> None:
     """Print a list's items."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         text = worklists.read_list(
             app.store, project=target_project(app, project), name=name.strip()
         )

@@ -9,8 +9,17 @@ from typing import Any
 
 import click
 
-from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, style, table
+from aletheia_mem.cli.common import (
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    require_store,
+    style,
+    table,
+)
 from aletheia_mem.clock import system_clock
+from aletheia_mem.config import hub_db_path
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.hub.tokens import SCOPES, can_write, create_token, parse_projects
 from aletheia_mem.storage.sqlite import SqliteStore
@@ -20,14 +29,26 @@ DEFAULT_HUB_URL = "http://127.0.0.1:8787"
 SERVER_NAME = "aletheia-hub"
 
 
+NO_HUB_HINT = "check --hub-db or ALETHEIA_HUB_DB; aletheia mcp-link create starts the hub's store."
+
+
 def hub_db_option(function: Any) -> Any:
     return click.option(
         "--hub-db",
-        envvar="ALETHEIA_HUB_DB",
-        required=True,
         type=click.Path(dir_okay=False, path_type=Path),
-        help="The hub's store file (or set ALETHEIA_HUB_DB).",
+        help="The hub's store file.  [default: ALETHEIA_HUB_DB, else hub/hub.db in the data"
+        " folder, the store aletheia-sync serves by default]",
     )(function)
+
+
+def hub_db_of(option: Path | None, *, create: bool) -> Path:
+    """The hub's store: ``--hub-db``, else the default one (:func:`hub_db_path`).
+
+    Raises:
+        NoStoreError: ``create`` is False and there is no store there.
+    """
+    path = option.expanduser() if option is not None else hub_db_path()
+    return path if create else require_store(path, NO_HUB_HINT)
 
 
 def connect_snippets(url: str, secret: str) -> dict[str, Any]:
@@ -86,13 +107,13 @@ def mcp_link() -> None:
 @json_option
 @handles_errors
 def create(
-    hub_db: Path, projects: str, scope: str, name: str | None, url: str, as_json: bool
+    hub_db: Path | None, projects: str, scope: str, name: str | None, url: str, as_json: bool
 ) -> None:
     """Make a token and print it once, with the snippets to connect a remote MCP client.
 
     Only a hash of the token is stored: copy it now.
     """
-    store = SqliteStore(hub_db)
+    store = SqliteStore(hub_db_of(hub_db, create=True))
     try:
         secret, token = create_token(
             store, system_clock, scope=scope, projects=parse_projects(projects), name=name
@@ -135,9 +156,9 @@ def create(
 @hub_db_option
 @json_option
 @handles_errors
-def list_links(hub_db: Path, as_json: bool) -> None:
+def list_links(hub_db: Path | None, as_json: bool) -> None:
     """The hub's tokens: name, scope, projects, first characters, created, last used."""
-    store = SqliteStore(hub_db)
+    store = SqliteStore(hub_db_of(hub_db, create=False))
     try:
         tokens, last_used = store.list_tokens(), store.last_audit_by_actor()
     finally:
@@ -185,9 +206,9 @@ def _maybe_instant(value: int | None) -> str | None:
 @click.argument("name")
 @json_option
 @handles_errors
-def revoke(hub_db: Path, name: str, as_json: bool) -> None:
+def revoke(hub_db: Path | None, name: str, as_json: bool) -> None:
     """Revoke a token by its name (or the first characters shown by list)."""
-    store = SqliteStore(hub_db)
+    store = SqliteStore(hub_db_of(hub_db, create=False))
     try:
         token = store.revoke_token(name.strip().rstrip("…"), system_clock())
     finally:

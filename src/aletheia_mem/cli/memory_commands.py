@@ -136,7 +136,7 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
     file = (file or "").strip() or None
     if not query and not file:
         raise InvalidInputError("query is required.")
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         result = _search(app, query, file, **options)
     if as_json:
         emit_json(
@@ -162,13 +162,13 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
 @handles_errors
 def show(ids: tuple[int, ...], as_json: bool) -> None:
     """Show memories in full by id: text, narrative, facts and files."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         found = app.store.get_memories(list(dict.fromkeys(ids)))
+    if not found:
+        raise NotFoundError("No memories found for ids " + ", ".join(f"#{i}" for i in ids) + ".")
     if as_json:
         emit_json([memory_json(memory) for memory in found])
         return
-    if not found:
-        raise NotFoundError("No memories found for ids " + ", ".join(f"#{i}" for i in ids) + ".")
     echo("\n---\n".join(observation_block(memory) for memory in found))
 
 
@@ -193,7 +193,7 @@ def timeline(
         raise InvalidInputError(
             "Nothing to anchor on. Give ANCHOR (a memory id from search) or --query."
         )
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         lookup = None if anchor is not None and project is None else readable_projects(app, project)
         found = recall.find_anchor(app.store, anchor, query, lookup, app.clock())
         if found is None:
@@ -221,7 +221,7 @@ def timeline(
 @handles_errors
 def context(project: str | None, limit: int, as_json: bool) -> None:
     """Print the session-start context block an agent gets for a project."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         chosen = target_project(app, project)
         block = build_context(app.store, chosen, limit)
     if as_json:
@@ -249,7 +249,7 @@ def _item_options(function: Any) -> Any:
 @handles_errors
 def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> None:
     """Hide an item from search and context without deleting it (restore undoes it)."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         project = dismissals.set_dismissed(
             app.store,
             item_type=item_type,
@@ -274,7 +274,7 @@ def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> 
 @handles_errors
 def restore(item_id: int, item_type: Any, as_json: bool) -> None:
     """Bring back an item hidden by dismiss."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         project = dismissals.set_dismissed(
             app.store,
             item_type=item_type,

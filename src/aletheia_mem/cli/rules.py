@@ -38,7 +38,7 @@ def rules() -> None:
 @handles_errors
 def list_rules(show_all: bool, as_json: bool) -> None:
     """List the enabled rules, flagging those that need a re-check."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         now = app.clock()
         found = app.store.list_rules(enabled_only=not show_all)
         checks = {r.id: rule_domain.recheck_reason(app.store, r, now) for r in found if r.enabled}
@@ -110,7 +110,7 @@ def add_rule(
             scope_name=name,
             evidence_memory_ids=memory_ids,
             evidence_fact_ids=fact_ids,
-            source=app.caller,
+            source=rule_domain.OWNER_SOURCE,
         )
         rule, created = rule_domain.add_rule(app.store, item, app.clock())
     if as_json:
@@ -127,7 +127,7 @@ def add_rule(
 @handles_errors
 def confirm(rule_id: str, as_json: bool) -> None:
     """Record that a rule was re-checked: only its last-confirmed date changes."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         now = app.clock()
         rule_domain.confirm_rule(app.store, rule_id.strip(), now)
     if as_json:
@@ -145,7 +145,7 @@ def confirm(rule_id: str, as_json: bool) -> None:
 @handles_errors
 def disable(rule_id: str, as_json: bool) -> None:
     """Switch a rule off: it is kept, but no longer listed, shown in context or synced."""
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         rule_admin.set_rule_enabled(sqlite_store(app), rule_id.strip(), False, app.clock())
     if as_json:
         emit_json({"disabled": rule_id.strip()})
@@ -177,7 +177,7 @@ def sync(
     """
     root = project_root(directory or Path.cwd())
     targets = rule_sync.resolve_targets(tools, root, all_tools)
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         project = project_for_directory(root)
         changes = rule_sync.plan_sync(sqlite_store(app), project, root, targets)
     written = [] if dry_run else rule_sync.apply_sync(changes)

@@ -32,7 +32,7 @@ def export_command(output: Path | None, progress: bool | None) -> None:
     """Export everything as JSON Lines: memories, facts with their history, rules, episodes
     and their requests, dismissed items and the audit trail.
     """
-    with open_cli_app() as app:
+    with open_cli_app(create=False) as app:
         if output is None:
             store_transfer.write_export(sqlite_store(app), sys.stdout)
             return

@@ -13,6 +13,9 @@ from aletheia_mem.timefmt import DAY_MS
 
 SCOPE_TIERS = ("everywhere", "project", "situation")
 RECHECK_AFTER_DAYS = 90
+# The source of a rule the owner adds by hand (CLI, JSON API, web UI), as list_rules shows it;
+# a rule added over MCP keeps the calling tool's name.
+OWNER_SOURCE = "you"
 
 
 @dataclass(frozen=True)

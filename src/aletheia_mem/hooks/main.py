@@ -113,13 +113,37 @@ def _give_up(signum: int, frame: Any) -> None:
     os._exit(0)
 
 
-def main() -> None:
-    """Entry point of ``aletheia-hook``: always exits 0, silent on any error."""
+USAGE = """Usage: aletheia-hook EVENT   (also: aletheia hook EVENT)
+
+  What a coding tool runs at session start, per prompt and at the end; reads the host's hook
+  JSON on standard input. EVENT: session-start, user-prompt, session-end (or stop); without
+  it, the payload's hook_event_name. Always exits 0 and stays silent on any error.
+
+Options:
+  --version   Show the version and exit.
+  -h, --help  Show this message and exit.
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``aletheia-hook``: ``--help``, ``--version``, else :func:`run_hook`."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("--help", "-h"):
+        sys.stdout.write(USAGE)
+    elif args and args[0] == "--version":
+        from aletheia_mem import __version__
+
+        sys.stdout.write(f"aletheia-hook, version {__version__}\n")
+    else:
+        run_hook(args[0] if args else None)
+
+
+def run_hook(event: str | None) -> None:
+    """Handle one hook call and end the process: always exit 0, silent on any error."""
     if hasattr(signal, "setitimer"):
         signal.signal(signal.SIGALRM, _give_up)
         signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECONDS)
     try:
-        event = sys.argv[1] if len(sys.argv) > 1 else None
         run(event, sys.stdin, sys.stdout, load_settings())
         sys.stdout.flush()
     except BaseException:  # noqa: S110 - a hook must never fail the host

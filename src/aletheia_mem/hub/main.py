@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from aletheia_mem import __version__
-from aletheia_mem.config import load_settings, parse_port
+from aletheia_mem.config import hub_db_path, load_settings, parse_port
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.hub.app import create_hub_app
 from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, RateLimiter
@@ -27,15 +26,20 @@ logger = logging.getLogger("aletheia")
 DEFAULT_HUB_PORT = 8787
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="aletheia-sync",
+        prog=prog,
         description="Serve the team hub: MCP at /mcp and the sync API at /sync/, for tokens"
         " made with `aletheia mcp-link create`.",
-        epilog="Environment: ALETHEIA_HUB_DB (instead of --hub-db), ALETHEIA_CWD.",
+        epilog="Environment: ALETHEIA_HUB_DB (instead of --hub-db), ALETHEIA_DATA_DIR,"
+        " ALETHEIA_CWD.",
     )
-    parser.add_argument("--version", action="version", version=f"aletheia-sync {__version__}")
-    parser.add_argument("--hub-db", help="the hub's store file (default: ALETHEIA_HUB_DB)")
+    parser.add_argument("--version", action="version", version=f"{prog}, version {__version__}")
+    parser.add_argument(
+        "--hub-db",
+        help="the hub's store file (default: ALETHEIA_HUB_DB, else ~/.aletheia/hub/hub.db"
+        " in ALETHEIA_DATA_DIR)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
         "--port", default=str(DEFAULT_HUB_PORT), help="port; 0 takes a free one (default 8787)"
@@ -70,11 +74,9 @@ def _check(args: argparse.Namespace) -> tuple[Path, int]:
     """The hub store's path and the port.
 
     Raises:
-        InvalidInputError: a missing store, a bad port, half a TLS pair, a missing file.
+        InvalidInputError: a bad port, half a TLS pair, a missing file.
     """
-    hub_db = (args.hub_db or os.environ.get("ALETHEIA_HUB_DB", "")).strip()
-    if not hub_db:
-        raise InvalidInputError("--hub-db is required (or set ALETHEIA_HUB_DB).")
+    hub_db = Path(args.hub_db.strip()).expanduser() if args.hub_db else hub_db_path()
     if bool(args.tls_cert) != bool(args.tls_key):
         raise InvalidInputError("--tls-cert and --tls-key go together.")
     for name, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
@@ -82,7 +84,7 @@ def _check(args: argparse.Namespace) -> tuple[Path, int]:
             raise InvalidInputError(f"{name}: no file at {value}.")
     if args.rate_limit < 0:
         raise InvalidInputError("--rate-limit must be 0 or more.")
-    return Path(hub_db).expanduser(), parse_port(args.port, "--port")
+    return hub_db, parse_port(args.port, "--port")
 
 
 def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
@@ -110,16 +112,14 @@ def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of ``aletheia-sync``."""
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="aletheia-sync: %(message)s"
-    )
-    args = parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "aletheia-sync") -> None:
+    """Entry point of ``aletheia-sync`` (and ``aletheia hub``, with that ``prog``)."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format=f"{prog}: %(message)s")
+    args = parse_args(argv, prog)
     try:
         hub_db, port = _check(args)
     except InvalidInputError as error:
-        sys.stderr.write(f"aletheia-sync: {error.message}\n")
+        sys.stderr.write(f"{prog}: {error.message}\n")
         sys.exit(2)
     sys.exit(serve(args, hub_db, port))
 

@@ -286,7 +286,7 @@ def add_rule(app: AppContext, args: dict[str, Any]) -> Reply:
         scope_name=name,
         evidence_memory_ids=args.get("evidence_memory_ids", []),
         evidence_fact_ids=args.get("evidence_fact_ids", []),
-        source=app.caller,
+        source=rules.OWNER_SOURCE,
     )
     now = app.clock()
     rule, created = rules.add_rule(app.store, item, now)

@@ -94,7 +94,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR, ALETHEIA_HUB_DB,"
         " ALETHEIA_TOOL, ALETHEIA_CWD, ALETHEIA_WORKERS.",
     )
-    parser.add_argument("--version", action="version", version=f"aletheia-server {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"aletheia-server, version {__version__}"
+    )
     parser.add_argument("--host", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", help="port to bind; 0 takes a free one (default 8765)")
     parser.add_argument(

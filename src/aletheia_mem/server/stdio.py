@@ -1,4 +1,4 @@
-"""``aletheia-mcp``: MCP over stdio, newline-delimited JSON-RPC 2.0. No flags."""
+"""``aletheia-mcp`` and ``aletheia mcp``: MCP over stdio, newline-delimited JSON-RPC 2.0."""
 
 from __future__ import annotations
 
@@ -52,14 +52,45 @@ def serve(session: McpSession, reader: IO[bytes], writer: IO[bytes]) -> None:
             writer.flush()
 
 
-def main() -> None:
-    """Entry point of ``aletheia-mcp``."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="aletheia: %(message)s")
-    if len(sys.argv) > 1:
-        print(
-            "aletheia-mcp takes no flags; configure it with ALETHEIA_* variables.", file=sys.stderr
+USAGE = """Usage: aletheia-mcp   (also: aletheia mcp)
+
+  Serve MCP over stdio (newline-delimited JSON-RPC 2.0) for the coding tool that starts it.
+  It takes no arguments; the environment configures it:
+
+  ALETHEIA_DATA_DIR  the store's folder (default ~/.aletheia)
+  ALETHEIA_TOOL      the caller's name recorded with what it writes
+  ALETHEIA_CWD       the folder whose project is the default (default: the working folder)
+  ALETHEIA_SEMANTIC  on: semantic recall too (needs the semantic extra)
+
+Options:
+  --version   Show the version and exit.
+  -h, --help  Show this message and exit.
+"""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``aletheia-mcp``: ``--help``, ``--version``, else the server."""
+    args = sys.argv[1:] if argv is None else argv
+    if args in (["--help"], ["-h"]):
+        sys.stdout.write(USAGE)
+        return
+    if args == ["--version"]:
+        from aletheia_mem import __version__
+
+        sys.stdout.write(f"aletheia-mcp, version {__version__}\n")
+        return
+    if args:
+        sys.stderr.write(
+            "aletheia-mcp takes no arguments; configure it with ALETHEIA_* variables"
+            " (aletheia-mcp --help lists them).\n"
         )
         sys.exit(2)
+    run()
+
+
+def run() -> None:
+    """Serve stdin and stdout until end of input (``aletheia-mcp`` and ``aletheia mcp``)."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="aletheia: %(message)s")
     settings = load_settings()
     app = open_app(settings)
     session = McpSession(app=app, fixed_caller=settings.tool)

@@ -1,0 +1,32 @@
+"""The ``aletheia`` and ``aletheia-mem`` scripts.
+
+Two calls are answered before click and the commands load: ``--version`` alone, and ``mcp``
+alone, which a coding tool runs at the start of every session (``uvx aletheia-mem mcp``), so it
+starts exactly as fast as ``aletheia-mcp``. Everything else goes to the click application,
+:data:`aletheia_mem.cli.main.cli`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from aletheia_mem import __version__
+
+VERSION_LINE = f"aletheia, version {__version__}"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``aletheia``, ``aletheia-mem`` and ``python -m aletheia_mem``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        sys.stdout.write(VERSION_LINE + "\n")
+        return
+    if args == ["mcp"]:
+        from aletheia_mem.server.stdio import run
+
+        run()
+        return
+    from aletheia_mem.cli.main import cli
+
+    cli.main(args)

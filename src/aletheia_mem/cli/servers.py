@@ -1,0 +1,51 @@
+"""``aletheia mcp``, ``aletheia hub`` and ``aletheia hook``: the servers and the hook runner.
+
+Each runs the same code as its own script (``aletheia-mcp``, ``aletheia-sync``,
+``aletheia-hook``), imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import click
+
+# The pass-through commands hand every argument, --help included, to the script they run.
+PASS_THROUGH = {"ignore_unknown_options": True, "allow_extra_args": True}
+
+
+@click.command("mcp")
+def mcp() -> None:
+    """Serve MCP over stdio for the coding tool that starts it (as aletheia-mcp).
+
+    Configured by the environment: ALETHEIA_DATA_DIR (the store's folder, default
+    ~/.aletheia), ALETHEIA_TOOL (the caller's name recorded with writes), ALETHEIA_CWD (the
+    folder whose project is the default), ALETHEIA_SEMANTIC=on (semantic recall).
+    """
+    from aletheia_mem.server.stdio import run
+
+    run()
+
+
+@click.command("hub", context_settings=PASS_THROUGH, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hub(args: tuple[str, ...]) -> None:
+    """Serve the team hub (as aletheia-sync): MCP at /mcp, the sync API at /sync/.
+
+    Takes aletheia-sync's options (aletheia hub --help lists them): --hub-db (default:
+    ALETHEIA_HUB_DB, else hub/hub.db in the data folder), --host, --port (default 8787),
+    --tls-cert, --tls-key, --rate-limit, --allow-host, --allow-origin.
+    """
+    from aletheia_mem.hub.main import main as run_hub
+
+    run_hub(list(args), prog="aletheia hub")
+
+
+@click.command("hook", context_settings=PASS_THROUGH, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> None:
+    """Run a capture hook (as aletheia-hook): EVENT is session-start, user-prompt or session-end.
+
+    Reads the host's hook JSON on standard input; always exits 0, silent on any error.
+    """
+    from aletheia_mem.hooks.main import main as run_hook
+
+    run_hook(list(args))
