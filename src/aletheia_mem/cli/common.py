@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
+from aletheia_mem.cli.textwidth import cut, display_width, pad
 from aletheia_mem.config import Settings, load_settings
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.server.wiring import open_app
@@ -131,20 +132,22 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> str:
-    """Rows in aligned columns; on a terminal the last column is cut to its width."""
+    """Rows in aligned columns; on a terminal the last column is cut to its width.
+
+    Columns are measured in terminal cells, so CJK text and emoji (two cells each) align.
+    """
     if not rows:
         return ""
-    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    widths = [
+        max(display_width(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))
+    ]
     total = shutil.get_terminal_size((120, 24)).columns
     fixed = sum(widths[:-1]) + 2 * (len(widths) - 1)
-    cut = wrap_last and sys.stdout.isatty()  # a pipe or file gets whole lines
-    last = max(20, total - fixed) if cut else widths[-1]
+    cut_last = wrap_last and sys.stdout.isatty()  # a pipe or file gets whole lines
+    last = max(20, total - fixed) if cut_last else widths[-1]
     lines = []
     for index, row in enumerate([headers, *rows]):
-        cells = [str(cell).ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        tail = str(row[-1])
-        if len(tail) > last:
-            tail = tail[: last - 1] + "…"
-        line = "  ".join([*cells, tail]).rstrip()
+        cells = [pad(str(cell), widths[i]) for i, cell in enumerate(row[:-1])]
+        line = "  ".join([*cells, cut(str(row[-1]), last)]).rstrip()
         lines.append(style(line, bold=True) if index == 0 else line)
     return "\n".join(lines)

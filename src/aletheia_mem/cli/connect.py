@@ -20,6 +20,7 @@ from aletheia_mem.cli.hosts import (
     http_server,
     stdio_server,
 )
+from aletheia_mem.cli.launcher import temporary_launcher
 
 HOST_NAMES = [host.name for host in HOSTS]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,6 +67,18 @@ def server_for(host: Host, url: str | None, token_env: str | None) -> Server:
             fail("--http needs an http:// or https:// URL.", 2)
         return http_server(url, token_env)
     return stdio_server(cli_settings(), host.name)
+
+
+def launcher_note(url: str | None) -> str | None:
+    """Why a stdio entry starts uvx or pipx, when this runs from their run-once cache."""
+    launcher = None if url else temporary_launcher()
+    if launcher is None:
+        return None
+    command = " ".join(launcher.command("mcp"))
+    return (
+        f"Aletheia runs from {launcher.kind}'s cache here, which a cache clean deletes: the entry"
+        f" starts {command} instead of a path into it."
+    )
 
 
 def _inline(value: Any) -> str:
@@ -133,8 +146,9 @@ def connect(
     """Print how to connect a coding tool to Aletheia (changes nothing).
 
     Shows the tool's own add command where it has one and the config entry, with absolute
-    paths to this Python and aletheia-mcp and the environment the server needs. Without HOST
-    it lists the tools it knows.
+    paths to this Python and aletheia-mcp (uvx aletheia-mem mcp when run from uvx's cache,
+    pipx's when from pipx run) and the environment the server needs. Without HOST it lists
+    the tools it knows.
     """
     if host is None:
         if as_json:
@@ -158,7 +172,11 @@ def connect(
                 "command": chosen.add_command(server, scope) if chosen.add_command else None,
                 "entry": chosen.entry(server),
                 "document": render_document(chosen, server),
+                "note": launcher_note(url),
             }
         )
         return
     echo(connect_text(chosen, server, scope, path))
+    note = launcher_note(url)
+    if note:
+        echo(note)

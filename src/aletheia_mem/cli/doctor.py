@@ -24,7 +24,7 @@ from aletheia_mem.cli.common import (
     local_store_hint,
     style,
 )
-from aletheia_mem.cli.hooks import HOOK_MARKER, HOOK_MODULE, claude_settings_path
+from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
 from aletheia_mem.cli.hosts import HOSTS, Host, Scope
 from aletheia_mem.storage.sqlite import SqliteStore
 
@@ -180,7 +180,7 @@ def check_hooks(cwd: Path) -> dict[str, bool]:
     scopes: tuple[Scope, ...] = ("user", "project")
     for scope in scopes:
         text = read_text(claude_settings_path(scope, cwd))
-        found[scope] = HOOK_MARKER in text or HOOK_MODULE in text
+        found[scope] = any(mark in text for mark in HOOK_MARKS)
     return found
 
 

@@ -15,11 +15,13 @@ from typing import Any
 
 from aletheia_mem.cli.clients import Action, Change, get_entry, read_text, set_entry
 from aletheia_mem.cli.hosts import Scope, project_root
+from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
 
 HOOK_MARKER = "aletheia-hook"
 HOOK_MODULE = "aletheia_mem.hooks"
-# Marks of our hook commands; hooks written before the rename ran ``python -m aletheia.hooks``.
-HOOK_MARKS = (HOOK_MARKER, HOOK_MODULE, "aletheia.hooks")
+# Marks of our hook commands (``uvx aletheia-mem hook ...`` from a run-once cache); hooks
+# written before the rename ran ``python -m aletheia.hooks``.
+HOOK_MARKS = (HOOK_MARKER, HOOK_MODULE, f"{PACKAGE} hook", "aletheia.hooks")
 HOOK_TIMEOUT_SECONDS = 5
 # Claude Code event -> the aletheia-hook event it runs.
 CLAUDE_EVENTS = {
@@ -31,11 +33,15 @@ HOOK_HOSTS = ("claude-code",)
 
 
 def hook_command(event: str, env: dict[str, str]) -> str:
-    """``ALETHEIA_DATA_DIR=... /abs/aletheia-hook session-start`` for a shell to run."""
+    """``ALETHEIA_DATA_DIR=... /abs/aletheia-hook session-start`` for a shell to run;
+    ``... uvx aletheia-mem hook session-start`` from a run-once cache (uvx, pipx run)."""
+    launcher = temporary_launcher()
     script = Path(sysconfig.get_path("scripts")) / HOOK_MARKER
     if not script.exists():
         script = Path(os.path.abspath(sys.executable)).parent / HOOK_MARKER
-    if script.exists():
+    if launcher is not None:
+        program = launcher.command("hook")
+    elif script.exists():
         program = [str(script.absolute())]
     else:
         program = [os.path.abspath(sys.executable), "-m", HOOK_MODULE]

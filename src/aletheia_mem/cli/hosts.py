@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from aletheia_mem.cli.clients import FileFormat
+from aletheia_mem.cli.launcher import temporary_launcher
 from aletheia_mem.config import Settings
 
 Scope = Literal["user", "project"]
@@ -36,7 +37,12 @@ class Server:
 
 
 def mcp_command() -> tuple[str, tuple[str, ...]]:
-    """Absolute interpreter and ``aletheia-mcp`` script paths of this installation."""
+    """How a host starts the stdio server: ``uvx aletheia-mem mcp`` (or pipx's) when this runs
+    from a run-once cache, else the absolute interpreter and ``aletheia-mcp`` script paths."""
+    launcher = temporary_launcher()
+    if launcher is not None:
+        program, *args = launcher.command("mcp")
+        return program, tuple(args)
     python = os.path.abspath(sys.executable)
     script = Path(sysconfig.get_path("scripts")) / "aletheia-mcp"
     if not script.exists():

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from aletheia_mem.cli.clients import Change, ConfigFileError, plan_change, write_change
 from aletheia_mem.cli.common import cli_settings, echo, emit_json, fail, json_option, style
-from aletheia_mem.cli.connect import host_argument, remote_options, scope_option, server_for
+from aletheia_mem.cli.connect import (
+    host_argument,
+    launcher_note,
+    remote_options,
+    scope_option,
+    server_for,
+)
 from aletheia_mem.cli.hooks import HOOK_HOSTS, claude_settings_path, combined, plan_claude_hooks
 from aletheia_mem.cli.hosts import HOSTS_BY_NAME, SERVER_NAME, Host, Scope, server_env
 
@@ -95,6 +102,24 @@ def install(
     conflicts = [change for change, _ in plans if change.action == "conflict"]
     if conflicts:
         fail(_conflict_message(conflicts[0]), EXIT_CONFLICT, as_json=as_json, kind="conflict")
+    report = _apply(plans, write, as_json)
+    note = launcher_note(url)
+    if as_json:
+        emit_json(
+            {"host": chosen.name, "scope": scope, "write": write, "changes": report, "note": note}
+        )
+        return
+    if note:
+        echo(note)
+    pending = any(change.action != "unchanged" for change, _ in plans)
+    if not write and pending:
+        echo("Nothing written yet. Run again with --write to make this change.")
+    elif write and chosen.note:
+        echo(chosen.note)
+
+
+def _apply(plans: list[tuple[Change, str]], write: bool, as_json: bool) -> list[dict[str, Any]]:
+    """Write (or only describe) each change; returns the report of each."""
     report = []
     for change, what in plans:
         backup = write_change(change) if write else None
@@ -115,14 +140,7 @@ def install(
             echo(_coloured_diff(change.diff()))
         if backup:
             echo(f"Backup of the previous file: {backup}")
-    if as_json:
-        emit_json({"host": chosen.name, "scope": scope, "write": write, "changes": report})
-        return
-    pending = any(change.action != "unchanged" for change, _ in plans)
-    if not write and pending:
-        echo("Nothing written yet. Run again with --write to make this change.")
-    elif write and chosen.note:
-        echo(chosen.note)
+    return report
 
 
 def _coloured_diff(diff: str) -> str:

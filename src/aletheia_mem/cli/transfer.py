@@ -67,6 +67,9 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
         if _show_progress(progress) and size:
             with click.progressbar(length=size, label="Importing", file=sys.stderr) as bar:
                 count = store_transfer.import_lines(sqlite_store(app), _lines(source), bar.update)
+                # The bar counts the records' bytes; the header line and any CRLF line ends are
+                # read too, so a finished import fills what is left.
+                bar.update(max(0, size - bar.pos))
         else:
             count = store_transfer.import_lines(sqlite_store(app), _lines(source))
         path = sqlite_store(app).path
