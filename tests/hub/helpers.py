@@ -115,13 +115,24 @@ def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
 
 
 @contextmanager
-def running_hub(db: Path, *extra: str, ca_file: str | None = None) -> Iterator[Hub]:
-    """``aletheia-sync`` on a free port; yields once it printed its URL; stopped at the end."""
+def running_hub(
+    db: Path,
+    *extra: str,
+    ca_file: str | None = None,
+    command: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[Hub]:
+    """``aletheia-sync`` on a free port; yields once it printed its URL; stopped at the end.
+
+    ``command`` replaces ``aletheia-sync --hub-db DB`` (e.g. ``aletheia hub`` on its default
+    store, which must then be ``db``); ``env`` adds to the environment.
+    """
+    argv = command or [sys.executable, "-m", "aletheia_mem.hub.main", "--hub-db", str(db)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "aletheia_mem.hub.main", "--hub-db", str(db), "--port", "0", *extra],
+        [*argv, "--port", "0", *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env={**os.environ, "ALETHEIA_CWD": str(db.parent)},
+        env={**os.environ, "ALETHEIA_CWD": str(db.parent), **(env or {})},
     )
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=_read_lines, args=(process.stderr, lines), daemon=True)

@@ -318,3 +318,18 @@ def test_openapi_document_describes_every_route(server: RunningServer) -> None:
     limit = next(p for p in search["parameters"] if p["name"] == "limit")
     assert limit["schema"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
     assert "security" not in search  # no ALETHEIA_API_KEY on this server
+
+
+def test_a_rule_added_through_the_api_shows_source_you_and_one_over_mcp_its_tool(
+    server: RunningServer,
+) -> None:
+    added = post(server, "/api/rules", {"then": "Pin every dependency", "when": "you add one"}, 201)
+    assert added["rule"]["source"] == "you"
+    session = server.initialize(client="cursor")
+    over_mcp = {"then": "Write the changelog", "when": "you release", "scopeTier": "everywhere"}
+    server.call_tool(session, "add_rule", over_mcp)
+    listed = server.call_tool(session, "list_rules", {}, request_id=2)["content"][0]["text"]
+    line = next(row for row in listed.splitlines() if "Pin every dependency" in row)
+    assert "source: you" in line
+    line = next(row for row in listed.splitlines() if "Write the changelog" in row)
+    assert "source: cursor" in line
