@@ -88,7 +88,8 @@ def test_aletheia_hub_db_moves_the_hub_side_only(env: dict[str, str], tmp_path: 
                         "clientInfo": {"name": "t", "version": "1"}}},
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-             "params": {"name": "save_memory", "arguments": {"text": "from mcp", "project": "shop"}}},
+             "params": {"name": "save_memory",
+                        "arguments": {"text": "from mcp", "project": "shop"}}},
         )
     )  # fmt: skip
     served = subprocess.run(
