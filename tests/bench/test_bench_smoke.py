@@ -44,3 +44,25 @@ def test_quick_benchmark_prints_the_table_and_writes_the_figures(tmp_path: Path)
     judged = [row for row in rows if row["target"] is not None]
     assert sorted(row["bench"] for row in judged) == sorted(BENCHES)
     assert all(row["passed"] in (True, False) for row in judged)
+
+
+def test_startup_benchmark_prints_a_row_per_command() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "startup_bench.py"), "--runs", "1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=90,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "| Command | Median ms | p95 ms | Target |"
+    names = [line.split("|")[1].strip() for line in lines[2:]]
+    assert names == [
+        "aletheia --version",
+        "aletheia --help",
+        "aletheia-mcp to first reply",
+        "aletheia mcp to first reply",
+    ]
+    assert all(line.split("|")[2].strip().isdigit() for line in lines[2:])
