@@ -21,10 +21,10 @@ BENCHES = (
 )
 
 
-def test_quick_benchmark_prints_the_table_and_writes_the_figures(tmp_path: Path) -> None:
-    out = tmp_path / "latest.json"
+def run_bench(script: Path, *args: str) -> list[str]:
+    """The table lines a benchmark script prints; it must exit 0."""
     completed = subprocess.run(
-        [sys.executable, str(RUN), "--quick", "--out", str(out)],
+        [sys.executable, str(script), *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -32,7 +32,12 @@ def test_quick_benchmark_prints_the_table_and_writes_the_figures(tmp_path: Path)
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    lines = completed.stdout.splitlines()
+    return completed.stdout.splitlines()
+
+
+def test_quick_benchmark_prints_the_table_and_writes_the_figures(tmp_path: Path) -> None:
+    out = tmp_path / "latest.json"
+    lines = run_bench(RUN, "--quick", "--out", str(out))
     assert lines[0] == "| Benchmark | Scale | Metric | Measured | Target | Result |"
     for bench in BENCHES:
         assert any(line.startswith(f"| {bench} |") for line in lines), bench
@@ -47,16 +52,7 @@ def test_quick_benchmark_prints_the_table_and_writes_the_figures(tmp_path: Path)
 
 
 def test_startup_benchmark_prints_a_row_per_command() -> None:
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "startup_bench.py"), "--runs", "1"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=90,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    lines = completed.stdout.splitlines()
+    lines = run_bench(ROOT / "bench" / "startup_bench.py", "--runs", "1")
     assert lines[0] == "| Command | Median ms | p95 ms | Target |"
     names = [line.split("|")[1].strip() for line in lines[2:]]
     assert names == [
