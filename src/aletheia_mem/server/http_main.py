@@ -91,7 +91,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="aletheia-server",
         description="Serve MCP over Streamable HTTP at /mcp and the JSON API at /api/.",
         epilog="Environment: ALETHEIA_PORT, ALETHEIA_API_KEY (bearer key for every request),"
-        " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR, ALETHEIA_HUB_DB,"
+        " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR,"
         " ALETHEIA_TOOL, ALETHEIA_CWD, ALETHEIA_WORKERS.",
     )
     parser.add_argument(
