@@ -1,8 +1,9 @@
 """How fast the commands start: ``python bench/startup_bench.py [--baseline BIN] [--runs N]``.
 
-Prints a markdown table of the median and p95 wall time of ``aletheia --version``,
-``aletheia --help``, and the stdio server's cold start to its first reply (``initialize``) as
-``aletheia-mcp`` and as ``aletheia mcp``, each a fresh process on an existing store. The
+Prints a markdown table of the median and p95 wall time of bare Python (the floor),
+``aletheia --version``, ``aletheia --help``, and the stdio server's cold start to its first
+reply (``initialize``) as ``aletheia-mcp`` and as ``aletheia mcp``, each a fresh process on an
+existing store. The
 scripts are those next to this Python; ``--baseline`` names another installation's ``bin``
 folder (e.g. an older checkout's ``.venv/bin``) measured in the same run, runs interleaved, so
 that the ratio holds on a busy machine.
@@ -24,6 +25,7 @@ from stdio_client import LineReader, initialize_line, server_env
 VERSION_TARGET_MS = 100.0
 # (name, argv after the bin folder, whether it is a server answering initialize, target)
 CASES: list[tuple[str, list[str], bool, str]] = [
+    ("python -c pass (the floor)", ["python", "-c", "pass"], False, "-"),
     ("aletheia --version", ["aletheia", "--version"], False, f"<= {VERSION_TARGET_MS:.0f} ms"),
     ("aletheia --help", ["aletheia", "--help"], False, "-"),
     ("aletheia-mcp to first reply", ["aletheia-mcp"], True, "no slower than before"),
@@ -63,7 +65,7 @@ def measure(bin_dir: Path, argv: list[str], server: bool, work: Path) -> Callabl
     env = server_env(work / "data", work)
     if not Path(command[0]).exists():
         return None
-    if len(argv) > 1:  # a subcommand: an older aletheia may not have it
+    if len(argv) > 1 and argv[0] != "python":  # a subcommand an older aletheia may lack
         probe = subprocess.run([*command, "--help"], env=env, capture_output=True, timeout=30)
         if probe.returncode != 0:
             return None

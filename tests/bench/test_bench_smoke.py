@@ -56,6 +56,7 @@ def test_startup_benchmark_prints_a_row_per_command() -> None:
     assert lines[0] == "| Command | Median ms | p95 ms | Target |"
     names = [line.split("|")[1].strip() for line in lines[2:]]
     assert names == [
+        "python -c pass (the floor)",
         "aletheia --version",
         "aletheia --help",
         "aletheia-mcp to first reply",
