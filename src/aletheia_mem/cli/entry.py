@@ -3,20 +3,20 @@
 Two calls are answered before click and the commands load: ``--version`` alone, and ``mcp``
 alone, which a coding tool runs at the start of every session (``uvx aletheia-mem mcp``), so it
 starts exactly as fast as ``aletheia-mcp``. Everything else goes to the click application,
-:data:`aletheia_mem.cli.main.cli`.
+:data:`aletheia_mem.cli.main.cli`. This module imports nothing but ``sys`` (even ``typing`` or
+``collections`` would cost ``--version`` several milliseconds).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from aletheia_mem import __version__
 
 VERSION_LINE = f"aletheia, version {__version__}"
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Entry point of ``aletheia``, ``aletheia-mem`` and ``python -m aletheia_mem``."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
