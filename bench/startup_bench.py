@@ -30,12 +30,16 @@ CASES: list[tuple[str, list[str], bool, str]] = [
     ("aletheia --help", ["aletheia", "--help"], False, "-"),
     ("aletheia-mcp to first reply", ["aletheia-mcp"], True, "no slower than before"),
     ("aletheia mcp to first reply", ["aletheia", "mcp"], True, "<= aletheia-mcp x 1.1"),
+    ("aletheia-hook user-prompt (one call)", ["aletheia-hook", "user-prompt"], False, "~100 ms"),
 ]
+# What a hook reads on stdin, as Claude Code sends it; other commands read nothing.
+HOOK_INPUT = b'{"session_id": "bench", "prompt": "run the tests before you commit"}'
 
 
 def run_to_exit(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, env=env, cwd=cwd, capture_output=True, timeout=30, check=True)
+    stdin = HOOK_INPUT if Path(argv[0]).name == "aletheia-hook" else b""
+    subprocess.run(argv, input=stdin, env=env, cwd=cwd, capture_output=True, timeout=30, check=True)
     return time.perf_counter() - started
 
 

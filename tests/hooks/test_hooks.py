@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -135,16 +133,18 @@ def test_unknown_event_does_nothing(env: dict[str, str]) -> None:
     assert (result.returncode, result.stdout) == (0, "")
 
 
-def test_a_hook_call_stays_near_the_100_ms_budget(env: dict[str, str]) -> None:
-    base = {"session_id": "t", "cwd": project_dir(env)}
-    hook(env, "session-start", base)  # creates and migrates the store once
-    timings = []
-    for index in range(5):
-        started = time.perf_counter()
-        hook(env, "user-prompt", {**base, "prompt": f"prompt {index}"})
-        timings.append(time.perf_counter() - started)
-    # ~0.1 s measured on the 2-core dev machine; the bound leaves room for a busy CI box.
-    assert statistics.median(timings) < 0.5
+def test_a_hook_process_loads_no_cli_http_or_model_code(env: dict[str, str]) -> None:
+    # Its time budget (~100 ms a call) is measured by bench/startup_bench.py, not here.
+    payload = json.dumps({"session_id": "t", "cwd": project_dir(env), "prompt": "hello"})
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "aletheia_mem.hooks", "user-prompt"],
+        input=payload, capture_output=True, text=True, env=env, timeout=10,
+    )  # fmt: skip
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()}
+    assert "aletheia_mem.hooks.main" in imported
+    heavy = {"click", "tomlkit", "starlette", "uvicorn", "numpy", "aletheia_mem.cli.main"}
+    assert heavy & imported == set()
+    assert requests_of(env) == [("hello", "claude-code")]  # it did its work
 
 
 def test_private_blocks_are_removed_in_any_case_and_across_lines() -> None:
