@@ -22,7 +22,7 @@ ARGUMENTS = {
     "list_rules": {},
     "work_state_read": {"list": "todo"},
     "save_memory": {"text": "Use pnpm in the shop repo"},
-    "add_rule": {"then": "Run the tests before you commit"},
+    "add_rule": {"then": "Run the tests before you commit", "scopeTier": "project"},
     "confirm_rule": {"id": "r_0000000000"},
     "dismiss_memory": {"id": 999999},
     "restore_memory": {"id": 999999},

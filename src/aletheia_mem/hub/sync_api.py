@@ -23,6 +23,7 @@ from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records
+from aletheia_mem.sync.validate import validate_records
 from aletheia_mem.tools.app import AppContext
 
 PROTOCOL = 1
@@ -122,9 +123,10 @@ class SyncApi:
 
     def _push(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         _store_id(body)
-        records = check_records(body.get("records"), MAX_RECORDS)
+        now = self.hub.clock()
+        records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
         stats = sqlite_store(self.hub).apply_changes(
-            records, projects=token.projects, now=self.hub.clock()
+            records, projects=token.projects, now=now, author=token.name
         )
         reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
         return reply, f"{len(records)} records"
