@@ -77,6 +77,7 @@ class SyncApi:
                 event=event,
                 outcome=outcome,
                 detail=detail,
+                project=audit.token_scope(token.projects),
             )
 
     async def _run(self, request: Request, event: str, work: Any) -> JSONResponse:
