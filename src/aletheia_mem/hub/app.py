@@ -36,6 +36,8 @@ HUB_MAX_BODY_BYTES = 16 * 1024 * 1024
 _REALM = 'Bearer realm="aletheia-sync"'
 _PROTECTED = ("/mcp", "/sync/")
 ANONYMOUS = "(no token)"
+# MCP sessions one token may hold; its least recently used one goes past that, never another's.
+SESSIONS_PER_TOKEN = 100
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -158,7 +160,7 @@ def hub_mcp_endpoint(hub: AppContext, writes: threading.Lock) -> McpEndpoint:
     def owner_of(request: Request) -> str:
         return str(_token_of(request).id)
 
-    sessions = SessionStore(sqlite_store(hub).path, hub.clock)
+    sessions = SessionStore(sqlite_store(hub).path, hub.clock, max_sessions=SESSIONS_PER_TOKEN)
     return McpEndpoint(sessions, new_session, owner_of)
 
 

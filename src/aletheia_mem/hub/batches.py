@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.hub.ratelimit import RateLimiter
-from aletheia_mem.server.guard import Refusal, send_refusal
+from aletheia_mem.server.guard import Refusal, replay_body, send_refusal
 from aletheia_mem.storage.hub_rows import HubToken
 
 MAX_BATCH = 100
@@ -77,7 +77,7 @@ class BatchMeter:
 
 
 async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
-    """The whole body (the guard has bounded its size), and a ``receive`` that replays it."""
+    """The whole body (the guard read it and bounded its size), and a ``receive`` replaying it."""
     chunks: list[bytes] = []
     while True:
         message = await receive()
@@ -87,13 +87,4 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return body, replay
+    return body, replay_body(body, receive)
