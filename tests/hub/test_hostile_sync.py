@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -179,3 +181,34 @@ def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[s
         server.server_close()
         thread.join(timeout=5)
     assert counts_at(tmp_path / "local.db")["memories"] == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"store_id": "\ud800", "cursor": 0},
+        {"store_id": "a\nb", "cursor": 0},
+        {"store_id": ORIGIN, "cursor": 10**30},
+        {"store_id": ORIGIN, "cursor": 0, "limit": -1},
+    ],
+)
+def test_poisoned_sync_arguments_get_400_not_a_crash(hub: Hub, body: dict[str, Any]) -> None:
+    token = hub.token("sync", ("shop",), f"puller-{abs(hash(repr(body)))}")
+    reply = hub.post("/sync/pull", body, token)
+    assert reply.status == 400 and reply.body["error"]["code"] == "invalid_input"
+
+
+def test_a_sync_body_nested_too_deep_for_the_parser_gets_400(hub: Hub) -> None:
+    token = hub.token("sync", ("shop",), "deep-body")
+    deep = "[" * 200_000 + "]" * 200_000
+    raw = f'{{"store_id": "{ORIGIN}", "records": {deep}}}'
+    request = urllib.request.Request(  # noqa: S310  (the hub's own URL)
+        hub.url + "/sync/push",
+        data=raw.encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)  # noqa: S310
+    with refused.value as answer:
+        assert answer.code == 400 and b"JSON object" in answer.read()

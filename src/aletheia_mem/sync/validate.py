@@ -81,7 +81,7 @@ class _Checker:
         if len(values) > count:
             raise self.fail(f"{field} must hold at most {count} items.")
         for value in values:
-            check_key(value, self.fail, field)
+            check_key(value, self.fail, f"{field} must hold global ids.")
 
     def past(self, *fields: str) -> None:
         """Times of things that happened: from 1970 on, and not beyond now plus the skew."""
@@ -101,11 +101,13 @@ class _Checker:
             raise self.fail("project must be a project key (lower-case, trimmed).")
 
 
-def check_key(value: Any, fail: Callable[[str], InvalidInputError], field: str) -> None:
+def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
+    """A global id (or a store's id): 1 to 100 characters, no blanks around, no control
+    characters; else ``fail(problem)`` is raised."""
     if not isinstance(value, str) or not 0 < len(value) <= 100 or _BAD_NAME.search(value):
-        raise fail(f"{field} must hold global ids.")
+        raise fail(problem)
     if _SURROGATE.search(value) or value != value.strip():
-        raise fail(f"{field} must hold global ids.")
+        raise fail(problem)
 
 
 def _memory(check: _Checker) -> None:
@@ -131,7 +133,7 @@ def _fact(check: _Checker) -> None:
     check.text("dismiss_reason", MAX_REASON)
     for field in ("superseded_by", "memory"):
         if check.data[field] is not None:
-            check_key(check.data[field], check.fail, field)
+            check_key(check.data[field], check.fail, f"{field} must be a global id.")
     check.past("recorded_at", "dismissed_at")
 
 
@@ -179,14 +181,14 @@ def validate_record(record: Record, position: int, now: int, skew_ms: int = MAX_
     where = f"record {position}"
     latest = now + skew_ms
     check = _Checker(where, dict(record["data"]), latest)
-    check_key(record["key"], check.fail, "key")
+    check_key(record["key"], check.fail, "key must be a global id.")
     changed_at, origin = record["v"]
     if not 0 <= changed_at <= latest:
         raise check.fail(
             "its version is in the future: check this machine's clock (at most"
             f" {skew_ms // 1000} s ahead of the receiver's)."
         )
-    check_key(origin, check.fail, "v")
+    check_key(origin, check.fail, "v must name the store that made the version.")
     kind = record["kind"]
     if kind == "memory":
         _memory(check)
