@@ -45,6 +45,7 @@ class Hub:
     process: subprocess.Popen[bytes]
     ca_file: str | None = None
     _ssl: ssl.SSLContext | None = field(default=None, repr=False)
+    log: queue.Queue[str] = field(default_factory=queue.Queue, repr=False)  # its stderr lines
 
     def token(self, scope: str, projects: tuple[str, ...] | None, name: str) -> str:
         """A new token, made in the hub's store as `mcp-link create` does."""
@@ -143,7 +144,7 @@ def running_hub(
             line = lines.get(timeout=WAIT_SECONDS)
             found = re.search(r"listening on (https?://\S+)", line)
             url = found.group(1) if found else None
-        yield Hub(url, db, process, ca_file)
+        yield Hub(url, db, process, ca_file, log=lines)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

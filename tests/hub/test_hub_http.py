@@ -22,7 +22,7 @@ ARGUMENTS = {
     "list_rules": {},
     "work_state_read": {"list": "todo"},
     "save_memory": {"text": "Use pnpm in the shop repo"},
-    "add_rule": {"then": "Run the tests before you commit"},
+    "add_rule": {"then": "Run the tests before you commit", "scopeTier": "project"},
     "confirm_rule": {"id": "r_0000000000"},
     "dismiss_memory": {"id": 999999},
     "restore_memory": {"id": 999999},
@@ -139,7 +139,7 @@ def test_read_tokens_may_not_use_the_sync_api(hub: Hub) -> None:
     reply = hub.post("/sync/hello", {"store_id": "abc"}, token)
     assert reply.status == 403
     assert reply.body["error"]["code"] == "forbidden"
-    assert _audit(hub.db, "reader") == [("sync-hello", None, "refused", "forbidden")]
+    assert _audit(hub.db, "reader") == [("sync-hello", "*", "refused", "forbidden")]
 
 
 def test_audit_rows_never_hold_the_arguments(hub: Hub) -> None:
@@ -153,7 +153,7 @@ def test_audit_rows_never_hold_the_arguments(hub: Hub) -> None:
     rows = _audit(hub.db, "auditor")
     assert rows == [
         ("save_memory", "shop", "ok", None),
-        ("search", None, "ok", None),
+        ("search", "shop", "ok", None),
         ("work_state_write", "shop", "ok", None),
         ("dismiss_memory", None, "error", None),
     ]
@@ -179,4 +179,4 @@ def test_the_sixty_first_request_in_a_minute_gets_429_with_retry_after(tmp_path:
         assert "60 requests per minute" in refused.body["error"]["message"]
         other = hub.token("read", ("shop",), "calm")
         assert hub.post("/mcp", ping, other, hub.initialize(other)).status == 200
-        assert _audit(hub.db, "busy")[-1][:3] == ("rate-limit", None, "refused")
+        assert _audit(hub.db, "busy")[-1][:3] == ("rate-limit", "shop", "refused")

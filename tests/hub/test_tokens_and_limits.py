@@ -104,3 +104,24 @@ def test_the_limit_holds_exactly_across_threads() -> None:
 def test_a_limit_of_zero_turns_the_limiter_off() -> None:
     limiter = RateLimiter(0)
     assert all(limiter.hit("t") is None for _ in range(500))
+
+
+def test_a_batch_is_counted_all_or_nothing_and_never_past_the_limit() -> None:
+    ticker = Ticker()
+    limiter = RateLimiter(60, monotonic=ticker)
+    assert limiter.hit("t", 50) is None
+    ticker.now += 10
+    assert limiter.hit("t", 11) == 50  # the 50 leave the window 50 s from now
+    assert limiter.hit("t", 10) is None  # nothing was counted for the refused batch
+    assert limiter.hit("t") is not None
+    assert limiter.hit("other", 61) == 60  # more than a minute's worth never fits
+
+
+def test_idle_keys_are_forgotten_once_there_are_very_many() -> None:
+    ticker = Ticker()
+    limiter = RateLimiter(5, monotonic=ticker)
+    for n in range(10_001):
+        limiter.hit(f"address-{n}")
+    ticker.now += 61
+    limiter.hit("late")
+    assert len(limiter._hits) == 1

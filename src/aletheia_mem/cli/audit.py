@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import click
@@ -19,6 +20,23 @@ from aletheia_mem.cli.mcp_link import hub_db_of, hub_db_option
 from aletheia_mem.config import load_settings
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.timefmt import format_instant
+
+# Control, format (bidi overrides), surrogate and line/paragraph separator characters.
+_UNPRINTED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def shown(text: str | None) -> str | None:
+    """A field as the audit prints it: every character that could move the cursor, start an
+    escape sequence or reorder text becomes its escape (``\\n``, ``\\x1b``, ``\\u202e``), so
+    what a client sent can never forge a row."""
+    if text is None:
+        return None
+    return "".join(
+        char.encode("unicode_escape", "backslashreplace").decode("ascii")
+        if unicodedata.category(char) in _UNPRINTED
+        else char
+        for char in text
+    )
 
 
 @click.command("audit")
@@ -41,7 +59,8 @@ def audit(
 ) -> None:
     """The newest audit rows: time, token, tool, project, result (ok, error, refused).
 
-    Arguments of calls are never recorded.
+    Arguments of calls are never recorded; every field is printed with control characters
+    escaped.
     """
     if local:
         path = require_store(load_settings().db_path, local_store_hint())
@@ -57,11 +76,11 @@ def audit(
             [
                 {
                     "at": format_instant(row.at),
-                    "token": row.actor,
-                    "tool": row.tool,
-                    "project": row.project,
-                    "result": row.result,
-                    "detail": row.detail,
+                    "token": shown(row.actor),
+                    "tool": shown(row.tool),
+                    "project": shown(row.project),
+                    "result": shown(row.result),
+                    "detail": shown(row.detail),
                 }
                 for row in rows
             ]
@@ -76,11 +95,11 @@ def audit(
             [
                 [
                     format_instant(row.at),
-                    row.actor,
-                    row.tool,
-                    row.project or "-",
-                    row.result,
-                    row.detail or "",
+                    shown(row.actor) or "",
+                    shown(row.tool) or "",
+                    shown(row.project) or "-",
+                    shown(row.result) or "",
+                    shown(row.detail) or "",
                 ]
                 for row in rows
             ],

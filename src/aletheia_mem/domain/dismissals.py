@@ -41,7 +41,8 @@ def set_dismissed(
     """
     reason = redact_secrets(reason)[:MAX_REASON_LENGTH] if reason and dismiss else None
     tool = "dismiss_memory" if dismiss else "restore_memory"
-    audit = AuditEntry(at=now, actor=actor, tool=tool, project=None, result="ok", detail=reason)
+    # The reason is the caller's text: kept with the item, never in the audit trail.
+    audit = AuditEntry(at=now, actor=actor, tool=tool, project=None, result="ok", detail=None)
     project = store.set_dismissed(
         _TABLES[item_type], item_id, now if dismiss else None, reason, audit
     )

@@ -23,6 +23,8 @@ MEMORY_TYPES = (
     "discovery",
     "note",
 )
+# save_memory makes notes, work_state_write work_state lists, hooks observations and summaries.
+MEMORY_KINDS = ("note", "observation", "summary", "work_state")
 DEFAULT_TITLE_LENGTH = 100
 
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aletheia_mem.domain.redaction import redact_secrets
-from aletheia_mem.errors import InvalidInputError, NotFoundError
-from aletheia_mem.storage.base import Rule, Store
+from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
+from aletheia_mem.storage.base import DismissTable, Rule, Store
 from aletheia_mem.timefmt import DAY_MS
 
 SCOPE_TIERS = ("everywhere", "project", "situation")
@@ -35,14 +35,32 @@ def rule_id(then: str, when: str, scope_tier: str, scope_name: str) -> str:
     return "r_" + digest.hexdigest()[:10]
 
 
-def add_rule(store: Store, item: RuleInput, now: int) -> tuple[Rule, bool]:
-    """Store the rule unless the identical one is there; unknown evidence is refused."""
+def _visible_ids(
+    store: Store, table: DismissTable, ids: Sequence[int], projects: tuple[str, ...] | None
+) -> set[int]:
+    """The ids that exist and, for a project-limited caller, belong to its projects: an id of
+    another project is as unknown as one that does not exist."""
+    found = store.existing_memory_ids(ids) if table == "memories" else store.existing_fact_ids(ids)
+    if projects is None:
+        return found
+    return {id_ for id_ in found if store.project_of(table, id_) in projects}
+
+
+def add_rule(
+    store: Store, item: RuleInput, now: int, projects: tuple[str, ...] | None = None
+) -> tuple[Rule, bool]:
+    """Store the rule unless the identical one is there; unknown evidence is refused.
+
+    ``projects`` limits the evidence a caller may cite (None: every project).
+    """
     memory_ids = list(dict.fromkeys(item.evidence_memory_ids))
     fact_ids = list(dict.fromkeys(item.evidence_fact_ids))
-    missing_memories = sorted(set(memory_ids) - store.existing_memory_ids(memory_ids))
+    missing_memories = sorted(
+        set(memory_ids) - _visible_ids(store, "memories", memory_ids, projects)
+    )
     if missing_memories:
         raise InvalidInputError(f"Unknown evidence memory id #{missing_memories[0]}.")
-    missing_facts = sorted(set(fact_ids) - store.existing_fact_ids(fact_ids))
+    missing_facts = sorted(set(fact_ids) - _visible_ids(store, "facts", fact_ids, projects))
     if missing_facts:
         raise InvalidInputError(f"Unknown evidence fact id #{missing_facts[0]}.")
     then, when = redact_secrets(item.then), redact_secrets(item.when)
@@ -63,9 +81,40 @@ def add_rule(store: Store, item: RuleInput, now: int) -> tuple[Rule, bool]:
     return store.add_rule(rule)
 
 
-def confirm_rule(store: Store, rule_id: str, now: int) -> None:
-    if not store.confirm_rule(rule_id, now):
+def confirm_rule(
+    store: Store, rule_id: str, now: int, projects: tuple[str, ...] | None = None
+) -> None:
+    """Record that a rule still holds; a project-limited caller may confirm only its own
+    projects' rules (another project's rule is as unknown as a missing one).
+
+    Raises:
+        NotFoundError: no such rule, or one of a project the caller cannot see.
+        ForbiddenError: a rule for every project or a situation, and a project-limited caller.
+    """
+    rule = store.get_rule(rule_id)
+    if rule is None or not rule_visible(rule, projects):
         raise NotFoundError(f'No rule with id "{rule_id}".')
+    check_rule_tier(rule.scope_tier, projects)
+    store.confirm_rule(rule_id, now)
+
+
+def rule_visible(rule: Rule, projects: tuple[str, ...] | None) -> bool:
+    """Whether a caller limited to ``projects`` sees the rule: every rule that applies in one
+    of its projects (everywhere and situation rules, and its projects' own)."""
+    return projects is None or rule.scope_tier != "project" or rule.scope_name in projects
+
+
+def check_rule_tier(scope_tier: str, projects: tuple[str, ...] | None) -> None:
+    """Rules that apply beyond one project are made and changed by callers of every project.
+
+    Raises:
+        ForbiddenError: an everywhere or situation rule, and a project-limited caller.
+    """
+    if projects is not None and scope_tier != "project":
+        raise ForbiddenError(
+            'This token is limited to projects: use scopeTier "project".'
+            f' scopeTier "{scope_tier}" is not allowed for this token.'
+        )
 
 
 def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:

@@ -18,6 +18,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.hub import audit
+from aletheia_mem.hub.auth_failures import AuthFailures
+from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, token_app
 from aletheia_mem.hub.ratelimit import RateLimiter
 from aletheia_mem.hub.sync_api import SyncApi
@@ -34,6 +36,8 @@ HUB_MAX_BODY_BYTES = 16 * 1024 * 1024
 _REALM = 'Bearer realm="aletheia-sync"'
 _PROTECTED = ("/mcp", "/sync/")
 ANONYMOUS = "(no token)"
+# MCP sessions one token may hold; its least recently used one goes past that, never another's.
+SESSIONS_PER_TOKEN = 100
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -66,15 +70,25 @@ async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None
 
 
 class TokenAuth:
-    """ASGI middleware: a live hub token on every protected request, within its rate limit."""
+    """ASGI middleware: a live hub token on every protected request, within its rate limit.
+
+    Failed authentications are counted per client address: past the limit the address gets 429
+    (still checked, so a valid token from the same address is served) and no more audit rows.
+    """
 
     def __init__(
-        self, app: ASGIApp, hub: AppContext, limiter: RateLimiter, writes: threading.Lock
+        self,
+        app: ASGIApp,
+        hub: AppContext,
+        limiter: RateLimiter,
+        refusals: audit.RefusalLog,
+        failures: AuthFailures,
     ) -> None:
         self.app = app
         self.hub = hub
         self.limiter = limiter
-        self.writes = writes
+        self.refusals = refusals
+        self.failures = failures
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -90,19 +104,11 @@ class TokenAuth:
             else await to_thread.run_sync(verify_token, sqlite_store(self.hub), secret)
         )
         if token is None:
-            await self._audit(ANONYMOUS, "auth", "no token" if secret is None else "unknown token")
-            challenge = _REALM if secret is None else _REALM + ', error="invalid_token"'
-            message = (
-                "Unauthorized: send Authorization: Bearer <token> (aletheia mcp-link create)."
-                if secret is None
-                else "Unauthorized: the token is unknown or revoked."
-            )
-            refusal = Refusal(401, "unauthorized", message, (("www-authenticate", challenge),))
-            await _send_json_refusal(scope, send, refusal)
+            await _send_json_refusal(scope, send, await self._unauthorized(scope, secret))
             return
         wait = self.limiter.hit(token.id)
         if wait is not None:
-            await self._audit(token.name, "rate-limit", f"429 retry after {wait} s")
+            await self.refusals.limited(token, wait)
             message = (
                 f"Too many requests: this token may make {self.limiter.limit} requests per"
                 f" minute. Retry in {wait} s."
@@ -113,19 +119,26 @@ class TokenAuth:
         scope.setdefault("state", {})["token"] = token
         await self.app(scope, receive, send)
 
-    async def _audit(self, actor: str, event: str, detail: str) -> None:
-        def write() -> None:
-            with self.writes:
-                audit.record_event(
-                    sqlite_store(self.hub),
-                    at=self.hub.clock(),
-                    actor=actor,
-                    event=event,
-                    outcome="refused",
-                    detail=detail,
-                )
-
-        await to_thread.run_sync(write)
+    async def _unauthorized(self, scope: Scope, secret: str | None) -> Refusal:
+        """401, or 429 once the client's address has failed too often; audited while few."""
+        client = scope.get("client")
+        wait, audited = self.failures.fail(str(client[0]) if client else "?")
+        if audited:
+            detail = "no token" if secret is None else "unknown token"
+            await self.refusals.refused(ANONYMOUS, "auth", detail, audit.NO_TOKEN)
+        if wait is not None:
+            message = (
+                "Too many failed authentications from this address. Retry in"
+                f" {wait} s with a valid token."
+            )
+            return Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
+        challenge = _REALM if secret is None else _REALM + ', error="invalid_token"'
+        message = (
+            "Unauthorized: send Authorization: Bearer <token> (aletheia mcp-link create)."
+            if secret is None
+            else "Unauthorized: the token is unknown or revoked."
+        )
+        return Refusal(401, "unauthorized", message, (("www-authenticate", challenge),))
 
 
 def _token_of(request: Request) -> HubToken:
@@ -147,7 +160,7 @@ def hub_mcp_endpoint(hub: AppContext, writes: threading.Lock) -> McpEndpoint:
     def owner_of(request: Request) -> str:
         return str(_token_of(request).id)
 
-    sessions = SessionStore(sqlite_store(hub).path, hub.clock)
+    sessions = SessionStore(sqlite_store(hub).path, hub.clock, max_sessions=SESSIONS_PER_TOKEN)
     return McpEndpoint(sessions, new_session, owner_of)
 
 
@@ -157,6 +170,7 @@ def create_hub_app(
     limiter: RateLimiter,
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
+    failures: AuthFailures | None = None,
 ) -> ASGIApp:
     """The whole hub: token check, rate limit, guard, then ``/mcp`` and ``/sync/``.
 
@@ -165,9 +179,13 @@ def create_hub_app(
         limiter: requests per minute per token.
         allowed_hosts: host names served besides loopback ones (a tunnel's public name).
         allowed_origins: browser origins allowed besides loopback ones.
+        failures: failed authentications per client address (default: 20 per minute).
     """
     writes = threading.Lock()  # one writing thread at a time (see make_gate)
     endpoint = hub_mcp_endpoint(hub, writes)
-    routes = [Route("/mcp", endpoint=endpoint), *SyncApi(hub, writes).routes()]
+    refusals = audit.RefusalLog(hub, writes)
+    metered = BatchMeter(endpoint, limiter, refusals.limited)
+    routes = [Route("/mcp", endpoint=metered), *SyncApi(hub, writes).routes()]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
-    return TokenAuth(Guard(Starlette(routes=routes), policy), hub, limiter, writes)
+    guarded = Guard(Starlette(routes=routes), policy)
+    return TokenAuth(guarded, hub, limiter, refusals, failures or AuthFailures())

@@ -1,14 +1,23 @@
-"""The hub's audit trail: one row per tools/call, never with the arguments."""
+"""The hub's audit trail: one row per tools/call, naming the project it acted on, never with
+the arguments' values."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Literal
 
+from anyio import to_thread
+
+from aletheia_mem.domain import dismissals
+from aletheia_mem.errors import AletheiaError
 from aletheia_mem.projects import normalize_project
+from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.tools.app import MAX_PROJECT_LENGTH, AppContext
-from aletheia_mem.tools.registry import ToolResult
+from aletheia_mem.tools.app import ALL_PROJECTS, MAX_PROJECT_LENGTH, AppContext, target_project
+from aletheia_mem.tools.arguments import check_arguments
+from aletheia_mem.tools.registry import TOOLS_BY_NAME, ToolResult
 
 Outcome = Literal["ok", "error", "refused"]
 REFUSED_SUFFIX = "is not allowed for this token."
@@ -28,14 +37,65 @@ def outcome_of(result: ToolResult, refused: bool) -> Outcome:
 
 
 def call_project(app: AppContext, tool: str, arguments: dict[str, Any]) -> str | None:
-    """The project a call is about: the one named, else the caller's default for one-project
-    tools, else none (a search across the caller's projects)."""
-    value = arguments.get("project")
+    """The project a call acted on, for its audit row: the one named, else the item's (a rule's
+    scope, a dismissed item's project), else the caller's default one, ``*`` for every project.
+    None when the arguments name nothing that exists."""
+    try:
+        args = check_arguments(TOOLS_BY_NAME[tool].input_schema, arguments)
+        return _bounded(_call_project(app, tool, args))
+    except (AletheiaError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _bounded(project: str | None) -> str | None:
+    return None if project is None else project[:MAX_PROJECT_LENGTH]
+
+
+def _scope(app: AppContext) -> str:
+    """What a read without a project covers: the token's projects, else the default one."""
+    if app.allowed_projects is None:
+        return app.default_project
+    return ",".join(app.allowed_projects)
+
+
+def _call_project(app: AppContext, tool: str, args: dict[str, Any]) -> str | None:
+    value = args.get("project")
     if isinstance(value, str) and value.strip():
-        return normalize_project(value)[:MAX_PROJECT_LENGTH]
+        if value.strip() == ALL_PROJECTS:
+            return ALL_PROJECTS if app.allowed_projects is None else _scope(app)
+        return normalize_project(value)
+    if tool == "add_rule":
+        if args["scopeTier"] != "project":
+            return ALL_PROJECTS
+        name = (args.get("scopeName") or "").strip()
+        return normalize_project(name) if name else target_project(app, None)
+    if tool == "confirm_rule":
+        rule = app.store.get_rule(args["id"].strip())
+        if rule is None:
+            return None
+        return rule.scope_name if rule.scope_tier == "project" else ALL_PROJECTS
+    if tool in ("dismiss_memory", "restore_memory"):
+        return app.store.project_of(dismissals.table_for(args["type"]), int(args["id"]))
+    if tool == "get_observations":
+        found = {app.store.project_of("memories", int(n)) for n in args.get("ids", [])[:10]}
+        return ",".join(sorted(name for name in found if name is not None)) or None
+    if tool == "timeline" and args.get("anchor") is not None:
+        return app.store.project_of("memories", int(args["anchor"]))
     if tool in SINGLE_PROJECT_TOOLS:
-        return app.allowed_projects[0] if app.allowed_projects else app.default_project
-    return None
+        return target_project(app, None)
+    if tool == "list_rules" and app.allowed_projects is None:
+        return ALL_PROJECTS
+    return _scope(app)
+
+
+def token_scope(projects: tuple[str, ...] | None) -> str:
+    """A token's projects as an audit row names them: ``shop,billing``, or ``*`` for all."""
+    return ALL_PROJECTS if projects is None else ",".join(projects)[:MAX_PROJECT_LENGTH]
+
+
+def _safe(text: str | None) -> str | None:
+    """Text SQLite can store whatever a client sent (a lone surrogate becomes ``?``)."""
+    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def record_call(
@@ -50,13 +110,69 @@ def record_call(
     """Write the call's audit row; a successful dismiss or restore already wrote its own."""
     if outcome == "ok" and tool in SELF_AUDITED_TOOLS:
         return
-    store.add_audit(AuditEntry(at=at, actor=actor, tool=tool, project=project, result=outcome))
+    store.add_audit(
+        AuditEntry(
+            at=at, actor=actor, tool=_safe(tool) or "", project=_safe(project), result=outcome
+        )
+    )
 
 
 def record_event(
-    store: SqliteStore, *, at: int, actor: str, event: str, outcome: Outcome, detail: str | None
+    store: SqliteStore,
+    *,
+    at: int,
+    actor: str,
+    event: str,
+    outcome: Outcome,
+    detail: str | None,
+    project: str | None = None,
 ) -> None:
-    """A hub event that is not a tool call (sync pages, 401 and 429 answers)."""
+    """A hub event that is not a tool call (sync pages, 401 and 429 answers); ``detail`` is
+    the hub's own words (a count, an error code), never a client's."""
     store.add_audit(
-        AuditEntry(at=at, actor=actor, tool=event, project=None, result=outcome, detail=detail)
+        AuditEntry(
+            at=at,
+            actor=_safe(actor) or "",
+            tool=event,
+            project=_safe(project),
+            result=outcome,
+            detail=_safe(detail),
+        )
     )
+
+
+class RefusalLog:
+    """Audit rows of requests refused before any tool ran (no token, rate limit), written on a
+    worker thread so the event loop never waits for the store."""
+
+    def __init__(self, hub: AppContext, writes: threading.Lock) -> None:
+        self.hub = hub
+        self.writes = writes
+
+    async def refused(
+        self, actor: str, event: str, detail: str, projects: tuple[str, ...] | _NoToken | None
+    ) -> None:
+        def write() -> None:
+            with self.writes:
+                record_event(
+                    sqlite_store(self.hub),
+                    at=self.hub.clock(),
+                    actor=actor,
+                    event=event,
+                    outcome="refused",
+                    detail=detail,
+                    project=None if isinstance(projects, _NoToken) else token_scope(projects),
+                )
+
+        await to_thread.run_sync(write)
+
+    async def limited(self, token: HubToken, wait: int) -> None:
+        """The row of a request (or batch) the rate limit refused."""
+        await self.refused(token.name, "rate-limit", f"429 retry after {wait} s", token.projects)
+
+
+class _NoToken:
+    """A refusal of a request without a live token: no projects to name."""
+
+
+NO_TOKEN = _NoToken()

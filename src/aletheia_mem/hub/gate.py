@@ -14,7 +14,7 @@ from typing import Any
 
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
-from aletheia_mem.server.mcp import ToolGate
+from aletheia_mem.server.mcp import ToolGate, argument_problem
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
@@ -44,8 +44,9 @@ def make_gate(hub: AppContext, token: HubToken, writes: threading.Lock) -> ToolG
     app = token_app(hub, token)
 
     def gate(spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
-        refused = refusal(spec, token)
-        result = refused
+        problem = argument_problem(arguments)  # before anything reads them, the audit included
+        refused = refusal(spec, token) if problem is None else None
+        result = ToolResult(problem, True) if problem is not None else refused
         if result is None:
             try:
                 with nullcontext() if spec.read_only else writes:
@@ -55,13 +56,14 @@ def make_gate(hub: AppContext, token: HubToken, writes: threading.Lock) -> ToolG
                 result = ToolResult(
                     f"{spec.name} failed with an internal error; see the server log.", True
                 )
+        project = None if problem is not None else audit.call_project(app, spec.name, arguments)
         with writes:
             audit.record_call(
                 sqlite_store(app),
                 at=app.clock(),
                 actor=token.name,
                 tool=spec.name,
-                project=audit.call_project(app, spec.name, arguments),
+                project=project,
                 outcome=audit.outcome_of(result, refused is not None),
             )
         return result

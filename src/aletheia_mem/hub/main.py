@@ -13,11 +13,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from aletheia_mem import __version__
 from aletheia_mem.config import hub_db_path, load_settings, parse_port
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.hub import connections
 from aletheia_mem.hub.app import create_hub_app
+from aletheia_mem.hub.log_bounds import bound_every_handler
 from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, RateLimiter
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import open_app
@@ -54,6 +57,27 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
         help="requests per minute per token (default 60; 0 turns the limit off)",
     )
     parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=connections.TOTAL,
+        metavar="N",
+        help=f"open connections at most, in total (default {connections.TOTAL})",
+    )
+    parser.add_argument(
+        "--max-client-connections",
+        type=int,
+        default=connections.PER_CLIENT,
+        metavar="N",
+        help=f"open connections at most per client address (default {connections.PER_CLIENT})",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=connections.HEADER_SECONDS,
+        metavar="SECONDS",
+        help="close a connection whose request headers take longer (default 10)",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -84,7 +108,27 @@ def _check(args: argparse.Namespace) -> tuple[Path, int]:
             raise InvalidInputError(f"{name}: no file at {value}.")
     if args.rate_limit < 0:
         raise InvalidInputError("--rate-limit must be 0 or more.")
+    if args.max_connections < 1 or args.max_client_connections < 1:
+        raise InvalidInputError("--max-connections and --max-client-connections must be 1 or more.")
+    if not 0 < args.header_timeout <= 3600:
+        raise InvalidInputError("--header-timeout must be more than 0 and at most 3600 seconds.")
     return hub_db, parse_port(args.port, "--port")
+
+
+def _server_options(args: argparse.Namespace) -> dict[str, Any]:
+    """uvicorn's protocol with the connection limits, and the keep-alive time."""
+    # Room for every connection allowed, the store's files and the worker threads.
+    files = connections.raise_open_file_limit(args.max_connections + 256)
+    limits = connections.ConnectionLimits(
+        per_client=args.max_client_connections,
+        total=max(1, min(args.max_connections, files - 128)),
+        header_seconds=args.header_timeout,
+    )
+    return {
+        "http": connections.guarded_protocol(limits),
+        "timeout_keep_alive": connections.IDLE_SECONDS,
+        "log_config": None,  # uvicorn logs through the root logger, bounded (log_bounds)
+    }
 
 
 def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
@@ -106,6 +150,7 @@ def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
             lambda url: f"aletheia-sync listening on {url} (MCP at {url}/mcp)",
             tls_cert=args.tls_cert,
             tls_key=args.tls_key,
+            options=_server_options(args),
         )
     finally:
         app.store.close()
@@ -115,6 +160,7 @@ def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
 def main(argv: Sequence[str] | None = None, prog: str = "aletheia-sync") -> None:
     """Entry point of ``aletheia-sync`` (and ``aletheia hub``, with that ``prog``)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format=f"{prog}: %(message)s")
+    bound_every_handler()
     args = parse_args(argv, prog)
     try:
         hub_db, port = _check(args)

@@ -10,6 +10,8 @@ from collections.abc import Callable, Hashable
 
 DEFAULT_PER_MINUTE = 60
 WINDOW_SECONDS = 60.0
+# Past this many keys (client addresses, tokens) the ones idle for a window are forgotten.
+PRUNE_ABOVE_KEYS = 10_000
 
 
 class RateLimiter:
@@ -27,16 +29,31 @@ class RateLimiter:
         self._hits: dict[Hashable, deque[float]] = {}
         self._lock = threading.Lock()
 
-    def hit(self, key: Hashable) -> int | None:
-        """Count one request; None when it may go on, else the seconds to wait (at least 1)."""
+    def hit(self, key: Hashable, count: int = 1) -> int | None:
+        """Count ``count`` requests at once (a batch: all of them or none); None when they may
+        go on, else the seconds to wait (at least 1; the whole window when ``count`` is over
+        the limit, which no wait would let through)."""
         if self.limit <= 0:
             return None
         now = self._monotonic()
         with self._lock:
+            if len(self._hits) > PRUNE_ABOVE_KEYS:
+                self._prune(now)
             hits = self._hits.setdefault(key, deque())
             while hits and hits[0] <= now - self.window:
                 hits.popleft()
-            if len(hits) >= self.limit:
-                return max(1, math.ceil(hits[0] + self.window - now))
-            hits.append(now)
+            if count > self.limit:
+                return max(1, math.ceil(self.window))
+            over = len(hits) + count - self.limit
+            if over > 0:
+                return max(1, math.ceil(hits[over - 1] + self.window - now))
+            hits.extend([now] * count)
             return None
+
+    def _prune(self, now: float) -> None:
+        """Forget the keys with no hit in the window (called with the lock held)."""
+        idle = [
+            key for key, hits in self._hits.items() if not hits or hits[-1] <= now - self.window
+        ]
+        for key in idle:
+            del self._hits[key]

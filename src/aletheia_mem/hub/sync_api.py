@@ -23,6 +23,7 @@ from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records
+from aletheia_mem.sync.validate import check_key, validate_records
 from aletheia_mem.tools.app import AppContext
 
 PROTOCOL = 1
@@ -39,7 +40,7 @@ def _error(error: AletheiaError) -> JSONResponse:
 async def _body(request: Request) -> dict[str, Any]:
     try:
         value = json.loads(await request.body())
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InvalidInputError("The body must be a JSON object.") from None
     if not isinstance(value, dict):
         raise InvalidInputError("The body must be a JSON object.")
@@ -48,8 +49,14 @@ async def _body(request: Request) -> dict[str, Any]:
 
 def _store_id(body: dict[str, Any]) -> str:
     value = body.get("store_id")
-    if not isinstance(value, str) or not 0 < len(value) <= 100:
-        raise InvalidInputError("store_id must be the store's id.")
+    check_key(value, InvalidInputError, "store_id must be the store's id.")
+    return str(value)
+
+
+def _whole(body: dict[str, Any], name: str, default: int) -> int:
+    value = body.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
+        raise InvalidInputError(f"{name} must be a whole number.")
     return value
 
 
@@ -76,6 +83,7 @@ class SyncApi:
                 event=event,
                 outcome=outcome,
                 detail=detail,
+                project=audit.token_scope(token.projects),
             )
 
     async def _run(self, request: Request, event: str, work: Any) -> JSONResponse:
@@ -122,19 +130,17 @@ class SyncApi:
 
     def _push(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         _store_id(body)
-        records = check_records(body.get("records"), MAX_RECORDS)
+        now = self.hub.clock()
+        records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
         stats = sqlite_store(self.hub).apply_changes(
-            records, projects=token.projects, now=self.hub.clock()
+            records, projects=token.projects, now=now, author=token.name
         )
         reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
         return reply, f"{len(records)} records"
 
     def _pull(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         store_id = _store_id(body)
-        cursor, limit = body.get("cursor", 0), body.get("limit", MAX_RECORDS)
-        for name, value in (("cursor", cursor), ("limit", limit)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InvalidInputError(f"{name} must be a whole number.")
+        cursor, limit = _whole(body, "cursor", 0), _whole(body, "limit", MAX_RECORDS)
         page = sqlite_store(self.hub).export_changes(
             after=cursor,
             limit=max(1, min(limit, MAX_RECORDS)),

@@ -203,7 +203,7 @@ class Guard:
         if body is None:
             await send_refusal(scope, send, _too_large(self.policy))
             return
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replay_body(body, receive), send)
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []
@@ -221,7 +221,8 @@ class Guard:
                 return b"".join(chunks)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the whole body read already, then what ``receive`` gives."""
     sent = False
 
     async def replay() -> Message:

@@ -7,8 +7,9 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import FrameType
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -112,19 +113,27 @@ def _ignore_signal(signum: int, frame: FrameType | None) -> None:
     """uvicorn re-raises the signal it stopped on; by then the stop was already clean."""
 
 
-def _config(asgi: ASGIApp | str, host: str, port: int, tls: TlsFiles) -> uvicorn.Config:
-    return uvicorn.Config(
-        asgi,
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        server_header=False,
-        timeout_graceful_shutdown=5,
-        ssl_certfile=tls[0],
-        ssl_keyfile=tls[1],
-    )
+def _config(
+    asgi: ASGIApp | str,
+    host: str,
+    port: int,
+    tls: TlsFiles,
+    options: Mapping[str, Any] | None = None,
+) -> uvicorn.Config:
+    """uvicorn's settings; ``options`` adds to or replaces them (the hub's protocol, timeouts)."""
+    settings: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": "warning",
+        "access_log": False,
+        "lifespan": "off",
+        "server_header": False,
+        "timeout_graceful_shutdown": 5,
+        "ssl_certfile": tls[0],
+        "ssl_keyfile": tls[1],
+    }
+    settings.update(options or {})
+    return uvicorn.Config(asgi, **settings)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -133,11 +142,15 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve_on(
-    asgi: ASGIApp, sock: socket.socket, on_ready: Callable[[], None], tls: TlsFiles = NO_TLS
+    asgi: ASGIApp,
+    sock: socket.socket,
+    on_ready: Callable[[], None],
+    tls: TlsFiles = NO_TLS,
+    options: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve ``asgi`` on a bound socket until SIGINT or SIGTERM."""
     host, port = sock.getsockname()[:2]
-    _run(_ReadyServer(_config(asgi, host, port, tls), on_ready), [sock])
+    _run(_ReadyServer(_config(asgi, host, port, tls, options), on_ready), [sock])
 
 
 def serve_handed(asgi: ASGIApp, channel: socket.socket, on_ready: Callable[[], None]) -> None:
@@ -169,12 +182,13 @@ def run_until_signal(
     *,
     tls_cert: str | None = None,
     tls_key: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM; ``ready_line(url)`` is printed once connections are taken
-    (port 0 resolved)."""
+    (port 0 resolved). ``options``: more uvicorn settings."""
     sock = bind(host, port)
     url = url_of(host, sock.getsockname()[1], tls=tls_cert is not None)
     try:
-        serve_on(asgi, sock, lambda: announce(ready_line(url)), (tls_cert, tls_key))
+        serve_on(asgi, sock, lambda: announce(ready_line(url)), (tls_cert, tls_key), options)
     finally:
         sock.close()

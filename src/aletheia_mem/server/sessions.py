@@ -3,8 +3,9 @@
 Every worker process of a server reads the same table, so a session begun on one worker goes on
 and ends on any other. What a session holds is fixed at initialize (the negotiated version and
 the client's name) plus who owns it; the ``McpSession`` of each request is rebuilt from that.
-Sessions left idle too long expire; past a cap the least recently used one goes (use is
-recorded once a minute at most, so "least recently" is to the minute).
+Sessions left idle too long expire; past the cap of one owner's sessions that owner's least
+recently used one goes (use is recorded once a minute at most, so "least recently" is to the
+minute). One owner (a hub token) never ends another's sessions.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class SessionStore:
         path: Path,
         clock: Clock,
         *,
-        max_sessions: int = MAX_SESSIONS,
+        max_sessions: int = MAX_SESSIONS,  # per owner
         idle_ms: int = IDLE_MS,
     ) -> None:
         self._rows = SessionRows(path)

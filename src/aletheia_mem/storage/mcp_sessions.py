@@ -43,16 +43,19 @@ class SessionRows:
         expired_before: int,
         keep_at_most: int,
     ) -> None:
-        """Add a session after dropping expired ones and, past the cap, the least recently used."""
+        """Add a session after dropping expired ones and, past the cap of its owner's sessions,
+        that owner's least recently used: an owner never ends another owner's session."""
         with self._pool.write() as conn:
             conn.execute("DELETE FROM mcp_sessions WHERE last_used_at < ?", (expired_before,))
-            (count,) = conn.execute("SELECT count(*) FROM mcp_sessions").fetchone()
+            (count,) = conn.execute(
+                "SELECT count(*) FROM mcp_sessions WHERE owner = ?", (row.owner,)
+            ).fetchone()
             surplus = int(count) - keep_at_most + 1
             if surplus > 0:
                 conn.execute(
                     "DELETE FROM mcp_sessions WHERE id_hash IN (SELECT id_hash FROM mcp_sessions"
-                    " ORDER BY last_used_at, created_at LIMIT ?)",
-                    (surplus,),
+                    " WHERE owner = ? ORDER BY last_used_at, created_at LIMIT ?)",
+                    (row.owner, surplus),
                 )
             conn.execute(
                 "INSERT INTO mcp_sessions (id_hash, owner, protocol_version, client_name,"

@@ -1021,6 +1021,7 @@ class SqliteStore:
         projects: tuple[str, ...] | None,
         now: int,
         pull_cursor: tuple[str, int, int] | None = None,
+        author: str | None = None,
     ) -> ApplyStats:
         """Apply remote records in one transaction, with the pull cursor when one is given.
 
@@ -1029,6 +1030,7 @@ class SqliteStore:
             projects: the projects the sender may write (None: all).
             now: the time new local versions start from.
             pull_cursor: ``(hub_id, token_id, cursor)`` to store with the page.
+            author: the sender's name, recorded as the author of what it makes (a hub token).
         """
         with self._write() as conn:
             stats = apply_records(
@@ -1038,6 +1040,7 @@ class SqliteStore:
                 now=now,
                 projects=projects,
                 index_memory=self._index_memory,
+                author=author,
             )
             if pull_cursor is not None:
                 hub_id, token_id, cursor = pull_cursor

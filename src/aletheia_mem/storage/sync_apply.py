@@ -47,6 +47,7 @@ class _Context:
     now: int
     projects: tuple[str, ...] | None
     index_memory: IndexMemory
+    author: str | None = None
 
 
 def fact_key(text: str) -> str:
@@ -99,6 +100,35 @@ def _bump(ctx: _Context, kind: str, key: str, *above: Version | None) -> None:
 def _check_project(ctx: _Context, project: str | None) -> None:
     if ctx.projects is not None and project is not None and project not in ctx.projects:
         raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
+
+
+def _check_rule(ctx: _Context, scope_tier: str, scope_name: str) -> None:
+    """A project-limited sender writes only its projects' rules, never wider ones."""
+    if ctx.projects is not None and scope_tier != "project":
+        raise ForbiddenError(f'scope_tier "{scope_tier}" is not allowed for this token.')
+    _check_project(ctx, scope_name if scope_tier == "project" else None)
+
+
+# The field that names who made an item, by kind, and where it is stored.
+_AUTHOR = {
+    "memory": ("tool", "SELECT tool FROM memories WHERE uid = ?"),
+    "fact": ("source", "SELECT source FROM facts WHERE uid = ?"),
+    "rule": ("source", "SELECT source FROM rules WHERE id = ?"),
+    "episode": ("tool", "SELECT tool FROM episodes WHERE uid = ?"),
+}
+
+
+def _with_author(ctx: _Context, record: Record) -> Record:
+    """The record as the receiver keeps it: its author stays what the receiver has, else it is
+    the sender (``ctx.author``, a hub token's name); a sender never names someone else."""
+    if ctx.author is None:
+        return record
+    field, sql = _AUTHOR[record["kind"]]
+    key = _canonical(ctx.conn, record["key"]) if record["kind"] == "memory" else record["key"]
+    row = ctx.conn.execute(sql, (key,)).fetchone()
+    if row is not None and row[0] == record["data"][field]:
+        return record
+    return {**record, "data": {**record["data"], field: ctx.author}}
 
 
 def _canonical(conn: sqlite3.Connection, uid: str) -> str:
@@ -402,7 +432,7 @@ def _apply_rule(ctx: _Context, record: Record) -> str:
         "SELECT scope_tier, scope_name FROM rules WHERE id = ?", (rule_id,)
     ).fetchone()
     if row is not None:
-        _check_project(ctx, row["scope_name"] if row["scope_tier"] == "project" else None)
+        _check_rule(ctx, row["scope_tier"], row["scope_name"])
         if not _incoming_wins(ctx, record, rule_id, _version(ctx, "rule", rule_id)):
             return "skipped"
     memory_ids: list[int] = []
@@ -570,20 +600,35 @@ def apply_records(
     now: int,
     projects: tuple[str, ...] | None,
     index_memory: IndexMemory,
+    author: str | None = None,
 ) -> ApplyStats:
     """Apply checked records in order; call inside a write transaction.
+
+    ``author``: who sends them (a hub token's name); it becomes the author of every item it
+    creates or whose author it changes. None keeps the authors as sent.
 
     Raises:
         ForbiddenError: a record (or the item it would change) is outside ``projects``.
     """
-    ctx = _Context(conn, self_id, now, projects, index_memory)
+    ctx = _Context(conn, self_id, now, projects, index_memory, author)
     stats = ApplyStats()
     conn.execute("UPDATE sync_control SET quiet = 1")
+    for record in records:
+        if record["kind"] == "rule":
+            _check_rule(ctx, record["data"]["scope_tier"], record["data"]["scope_name"])
+    authored = [_with_author(ctx, record) for record in records]
+    # Positions whose author the receiver set: the result gets a version of the receiver's
+    # own, so it travels back to the sender too and every store ends the same.
+    reauthored = {n for n, record in enumerate(records) if authored[n] is not record}
+    records = authored
     inserted = _insert_new_memories(ctx, records)
     for position, record in enumerate(records):
         project = record_project(record)
         _check_project(ctx, project)
         outcome = "applied" if position in inserted else _APPLIERS[record["kind"]](ctx, record)
+        if position in reauthored and outcome != "skipped":
+            key = record["key"]
+            _bump(ctx, record["kind"], _canonical(conn, key) if record["kind"] == "memory" else key)
         setattr(stats, outcome, getattr(stats, outcome) + 1)
         if outcome != "skipped" and project is not None:
             stats.touched_projects.add(project)

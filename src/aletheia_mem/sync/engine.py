@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sync_export import ExportPage
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.records import check_records
+from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
 
 DEFAULT_PAGE_SIZE = 1000
 PAGE_BYTES = 4 * 1024 * 1024
@@ -109,21 +110,37 @@ def _push(
     with ThreadPoolExecutor(max_workers=1) as sender:
         while True:
             sent: Future[dict[str, Any]] | None = None
-            if page.records:
-                body = {"store_id": store_id, "records": page.records}
+            records = [record for record in page.records if writable(record, projects)]
+            if records:
+                body = {"store_id": store_id, "records": records}
                 sent = sender.submit(client.call, "/sync/push", body)
             following = export(page.cursor) if page.more else None
             if sent is not None:
                 sent.result()
-                report.pushed += len(page.records)
+                report.pushed += len(records)
                 report.pages += 1
-                progress(f"pushed {len(page.records)} (page {report.pages})")
+                progress(f"pushed {len(records)} (page {report.pages})")
             if page.cursor != cursor:
                 store.set_push_cursor(report.hub_id, token_id, page.cursor, clock())
                 cursor = page.cursor
             if following is None:
                 return cursor
             page = following
+
+
+def _validated(client: HubClient, records: list[dict[str, Any]], now: int) -> list[dict[str, Any]]:
+    """A pulled page checked as the hub checks a pushed one: a hub cannot break this store.
+    The skew is doubled: the hub's clock and this one may each be off."""
+    try:
+        return validate_records(records, now, 2 * MAX_SKEW_MS)
+    except InvalidInputError as error:
+        raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
+
+
+def writable(record: dict[str, Any], projects: tuple[str, ...] | None) -> bool:
+    """Whether a token of ``projects`` may push the record: a project-limited one pushes no
+    rule for every project or a situation (the hub would refuse the page)."""
+    return projects is None or record["kind"] != "rule" or record["data"]["scope_tier"] == "project"
 
 
 def _pull(
@@ -158,6 +175,9 @@ def _pull(
                 raise AletheiaError(
                     f"{client.url} sent a pull page that is not sync JSON."
                 ) from None
+            except InvalidInputError as error:
+                raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
+            records = _validated(client, records, clock())
             if more:
                 coming = fetcher.submit(fetch, cursor)
             stats = store.apply_changes(

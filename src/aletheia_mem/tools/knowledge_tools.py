@@ -40,7 +40,9 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> str:
 def list_rules(app: AppContext, args: dict[str, Any]) -> str:
     """Every enabled rule, one line each, flagged when it needs a re-check."""
     now = app.clock()
-    enabled = app.store.list_rules()
+    enabled = [
+        rule for rule in app.store.list_rules() if rules.rule_visible(rule, app.allowed_projects)
+    ]
     if not enabled:
         return "No rules yet. add_rule adds one."
     lines = []
@@ -63,6 +65,7 @@ def add_rule(app: AppContext, args: dict[str, Any]) -> str:
     when = " ".join(args["when"].split()) or "always"
     tier = args["scopeTier"]
     name = (args.get("scopeName") or "").strip()
+    rules.check_rule_tier(tier, app.allowed_projects)
     if tier == "project":
         name = target_project(app, name or None)
     elif tier == "situation" and not name:
@@ -78,7 +81,7 @@ def add_rule(app: AppContext, args: dict[str, Any]) -> str:
         evidence_fact_ids=args.get("evidence_fact_ids", []),
         source=app.caller,
     )
-    rule, created = rules.add_rule(app.store, item, app.clock())
+    rule, created = rules.add_rule(app.store, item, app.clock(), app.allowed_projects)
     if not created:
         return f"Rule already saved ({rule.id}). An identical rule is not added twice."
     return f"Rule saved ({rule.id}). The owner syncs rules to tools from the Rules page."
@@ -88,7 +91,7 @@ def confirm_rule(app: AppContext, args: dict[str, Any]) -> str:
     """Record that a rule was re-checked: only its last-confirmed date changes."""
     rule_id = args["id"].strip()
     now = app.clock()
-    rules.confirm_rule(app.store, rule_id, now)
+    rules.confirm_rule(app.store, rule_id, now, app.allowed_projects)
     return (
         f"Confirmed rule {rule_id} on {format_date(now)}. It stays as it is; only the date it"
         " was last checked changed."

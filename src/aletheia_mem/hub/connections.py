@@ -1,0 +1,132 @@
+"""Connections to the hub, bounded before any request is read.
+
+Each connection is counted against a cap per client address and a cap in total; one over either
+gets a short 503 and is closed at once. Headers must arrive within ``header_seconds`` of the
+connection (or of the previous response), and the body within ``body_seconds`` of the headers;
+a connection too slow for either is closed. So a thousand connections that trickle bytes hold at
+most a handful of sockets each for seconds, and a client at another address is served meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+PER_CLIENT = 64
+TOTAL = 2000
+HEADER_SECONDS = 10.0
+BODY_SECONDS = 60.0
+IDLE_SECONDS = 5  # keep-alive: an idle connection closes after this
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 5\r\n"
+    b"connection: close\r\ncontent-length: 43\r\n\r\nToo many connections; retry in a moment.\r\n"
+)
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    per_client: int = PER_CLIENT
+    total: int = TOTAL
+    header_seconds: float = HEADER_SECONDS
+    body_seconds: float = BODY_SECONDS
+
+
+@dataclass
+class _Counts:
+    total: int = 0
+    by_client: dict[str, int] = field(default_factory=dict)
+
+    def admit(self, client: str, limits: ConnectionLimits) -> bool:
+        if self.total >= limits.total or self.by_client.get(client, 0) >= limits.per_client:
+            return False
+        self.total += 1
+        self.by_client[client] = self.by_client.get(client, 0) + 1
+        return True
+
+    def release(self, client: str) -> None:
+        self.total -= 1
+        left = self.by_client[client] - 1
+        if left:
+            self.by_client[client] = left
+        else:
+            del self.by_client[client]
+
+
+def raise_open_file_limit(wanted: int) -> int:
+    """Raise this process's open-file limit toward ``wanted`` (within the hard limit); returns
+    the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP protocol, with the limits of the class ``guarded_protocol`` makes."""
+
+    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    counts: ClassVar[_Counts] = _Counts()
+    _client = ""
+    _admitted = False
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        peer = transport.get_extra_info("peername")
+        self._client = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        if not self.counts.admit(self._client, self.limits):
+            transport.write(_BUSY)
+            transport.close()
+            return
+        self._admitted = True
+        super().connection_made(transport)
+        self._arm(self.limits.header_seconds)
+
+    def on_headers_complete(self) -> None:
+        self._arm(self.limits.body_seconds)
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()  # the client sent it all; the hub's own work has no deadline here
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.pipeline and not self.transport.is_closing():
+            self._arm(self.limits.header_seconds)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if not self._admitted:
+            return
+        self._admitted = False
+        self.counts.release(self._client)
+        super().connection_lost(exc)
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+
+def guarded_protocol(limits: ConnectionLimits) -> type[GuardedProtocol]:
+    """The protocol class of one server: its connections share counts (the event loop runs
+    them one at a time, so the counts need no lock)."""
+    return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits, "counts": _Counts()})

@@ -1,0 +1,206 @@
+"""What a sync record may hold, checked as strictly as a tool call, on both ends of a sync.
+
+``check_records`` (records.py) checks the shape: fields and their JSON types. This module checks
+the values: enums, lengths, names without control characters, times that are not in the future,
+rule ids that match their text; and it redacts secrets exactly as a save does. The hub runs it
+on every pushed page and a store on every pulled page, so neither a teammate nor a hub can put
+into a store what a tool call could not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from aletheia_mem.domain.memories import MEMORY_KINDS, MEMORY_TYPES
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.rules import SCOPE_TIERS, rule_id
+from aletheia_mem.errors import InvalidInputError
+
+# How far in the future a version or a time of change may be: the clocks of a team's machines
+# differ by seconds; a later time would win every conflict for as long as it stays ahead.
+MAX_SKEW_MS = 5 * 60 * 1000
+MAX_NAME = 200  # tool, source
+MAX_PROJECT_LENGTH = 200  # as a tool call's project argument
+MAX_TITLE = 1000
+MAX_RULE_TEXT = 1000
+MAX_FACT_PART = 10_000
+MAX_REASON = 1000
+MAX_ITEMS = 1000
+MAX_TEXT = 200_000
+MAX_REQUEST = 20_000
+# Names: no control or format characters (newlines, escapes, bidi overrides).
+_BAD_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+Record = dict[str, Any]
+
+
+class _Checker:
+    """Checks (and redacts) one record's data in place; each problem names the field."""
+
+    def __init__(self, where: str, data: dict[str, Any], latest: int) -> None:
+        self.where = where
+        self.data = data
+        self.latest = latest
+
+    def fail(self, message: str) -> InvalidInputError:
+        return InvalidInputError(f"{self.where}: {message}")
+
+    def name(self, field: str, limit: int = MAX_NAME, *, empty: bool = False) -> None:
+        value = self.data[field]
+        if value is None:
+            return
+        if (not empty and not value.strip()) or len(value) > limit:
+            raise self.fail(f"{field} must be 1 to {limit} characters.")
+        if _BAD_NAME.search(value) or _SURROGATE.search(value):
+            raise self.fail(f"{field} must not contain control characters.")
+
+    def text(self, field: str, limit: int, *, redact: bool = True) -> None:
+        value = self.data[field]
+        if value is None:
+            return
+        self.data[field] = self._text(field, value, limit, redact)
+
+    def _text(self, field: str, value: str, limit: int, redact: bool) -> str:
+        if len(value) > limit:
+            raise self.fail(f"{field} must be at most {limit} characters.")
+        if _BAD_TEXT.search(value):
+            raise self.fail(f"{field} must not contain NUL or lone surrogate characters.")
+        return redact_secrets(value) if redact else value
+
+    def texts(self, field: str, limit: int, count: int = MAX_ITEMS) -> None:
+        values = self.data[field]
+        if len(values) > count:
+            raise self.fail(f"{field} must hold at most {count} items.")
+        self.data[field] = [self._text(field, value, limit, True) for value in values]
+
+    def keys(self, field: str, count: int = MAX_ITEMS) -> None:
+        values = self.data[field]
+        if len(values) > count:
+            raise self.fail(f"{field} must hold at most {count} items.")
+        for value in values:
+            check_key(value, self.fail, f"{field} must hold global ids.")
+
+    def past(self, *fields: str) -> None:
+        """Times of things that happened: from 1970 on, and not beyond now plus the skew."""
+        for field in fields:
+            value = self.data[field]
+            if value is not None and not 0 <= value <= self.latest:
+                raise self.fail(f"{field} must not be in the future (or before 1970).")
+
+    def choice(self, field: str, allowed: tuple[str, ...]) -> None:
+        if self.data[field] not in allowed:
+            raise self.fail(f"{field} must be one of {', '.join(allowed)}.")
+
+    def project(self) -> None:
+        value = self.data["project"]
+        self.name("project", MAX_PROJECT_LENGTH)
+        if value != value.strip().lower():
+            raise self.fail("project must be a project key (lower-case, trimmed).")
+
+
+def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
+    """A global id (or a store's id): 1 to 100 characters, no blanks around, no control
+    characters; else ``fail(problem)`` is raised."""
+    if not isinstance(value, str) or not 0 < len(value) <= 100 or _BAD_NAME.search(value):
+        raise fail(problem)
+    if _SURROGATE.search(value) or value != value.strip():
+        raise fail(problem)
+
+
+def _memory(check: _Checker) -> None:
+    check.project()
+    check.choice("type", MEMORY_TYPES)
+    check.choice("kind", MEMORY_KINDS)
+    check.name("tool")
+    check.text("title", MAX_TITLE)
+    check.text("text", MAX_TEXT)
+    check.text("narrative", MAX_TEXT)
+    check.texts("facts", MAX_FACT_PART)
+    check.texts("files", MAX_TITLE)
+    check.text("dismiss_reason", MAX_REASON)
+    check.text("dedupe_key", 300, redact=False)
+    check.past("created_at", "updated_at", "dismissed_at")
+
+
+def _fact(check: _Checker) -> None:
+    check.project()
+    for field in ("subject", "predicate", "object"):
+        check.text(field, MAX_FACT_PART)
+    check.name("source")
+    check.text("dismiss_reason", MAX_REASON)
+    for field in ("superseded_by", "memory"):
+        if check.data[field] is not None:
+            check_key(check.data[field], check.fail, f"{field} must be a global id.")
+    check.past("recorded_at", "dismissed_at")
+
+
+def _rule(check: _Checker, key: str) -> None:
+    data = check.data
+    check.choice("scope_tier", SCOPE_TIERS)
+    check.name("source")
+    check.name("scope_name", MAX_RULE_TEXT, empty=True)
+    check.keys("evidence_memories", 100)
+    check.keys("evidence_facts", 100)
+    check.past("added_at", "last_confirmed_at", "updated_at")
+    parts = (data["then"], data["when"], data["scope_tier"], data["scope_name"])
+    if key != rule_id(*parts):
+        raise check.fail("a rule's key must be the id of its text and scope.")
+    for field in ("then", "when"):
+        check.text(field, MAX_RULE_TEXT)
+    if (data["then"], data["when"], data["scope_tier"], data["scope_name"]) != parts or any(
+        redact_secrets(part) != part for part in parts[3:]
+    ):
+        raise check.fail("the rule's text holds what looks like a secret; rules are redacted.")
+
+
+def _episode(check: _Checker) -> None:
+    check.project()
+    check.name("tool")
+    check.text("summary", MAX_TEXT)
+    check.text("dismiss_reason", MAX_REASON)
+    check.past("started_at", "ended_at", "dismissed_at")
+    requests = check.data["requests"]
+    if len(requests) > 10 * MAX_ITEMS:
+        raise check.fail("requests must hold at most 10000 items.")
+    for at, text in requests:
+        if not 0 <= at <= check.latest:
+            raise check.fail("a request must not be in the future (or before 1970).")
+        check._text("requests", text, MAX_REQUEST, False)
+    check.data["requests"] = [[at, redact_secrets(text)] for at, text in requests]
+
+
+def validate_record(record: Record, position: int, now: int, skew_ms: int = MAX_SKEW_MS) -> Record:
+    """A copy of a shape-checked record with its values checked and its secrets redacted.
+
+    Raises:
+        InvalidInputError: naming the record's position and the field at fault.
+    """
+    where = f"record {position}"
+    latest = now + skew_ms
+    check = _Checker(where, dict(record["data"]), latest)
+    check_key(record["key"], check.fail, "key must be a global id.")
+    changed_at, origin = record["v"]
+    if not 0 <= changed_at <= latest:
+        raise check.fail(
+            "its version is in the future: check this machine's clock (at most"
+            f" {skew_ms // 1000} s ahead of the receiver's)."
+        )
+    check_key(origin, check.fail, "v must name the store that made the version.")
+    kind = record["kind"]
+    if kind == "memory":
+        _memory(check)
+    elif kind == "fact":
+        _fact(check)
+    elif kind == "rule":
+        _rule(check, record["key"])
+    else:
+        _episode(check)
+    return {**record, "data": check.data}
+
+
+def validate_records(records: list[Record], now: int, skew_ms: int = MAX_SKEW_MS) -> list[Record]:
+    """Every record of a page checked and redacted (see ``validate_record``)."""
+    return [validate_record(record, n, now, skew_ms) for n, record in enumerate(records)]

@@ -1,0 +1,174 @@
+"""Hostile MCP requests: batches past the rate limit, poisoned arguments, forged audit rows,
+and one token crowding out another's sessions."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub
+from tests.hub.sync_helpers import counts_at
+
+pytestmark = pytest.mark.e2e
+
+
+def _call(n: int, name: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+
+
+def _audit(db: Path, actor: str) -> list[tuple[str, str | None, str, str | None]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(
+            "SELECT tool, project, result, detail FROM audit WHERE actor = ? ORDER BY id", (actor,)
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_batch_counts_each_message_against_the_rate_limit(tmp_path: Path) -> None:
+    with running_hub(tmp_path / "hub.db") as hub:
+        token = hub.token("sync", ("shop",), "batcher")
+        session = hub.initialize(token)
+        batch = [_call(n, "save_memory", text=f"note {n}") for n in range(61)]
+        refused = hub.post("/mcp", batch, token, session)
+        small = hub.post("/mcp", batch[:50], token, session)
+        over = hub.post("/mcp", batch[50:60], token, session)
+    assert refused.status == 429 and 1 <= int(refused.headers["retry-after"]) <= 60
+    assert "each message of a batch counts" in refused.body["error"]["message"]
+    assert small.status == 200 and len(small.body) == 50
+    assert over.status == 429  # 1 + 1 + 50 requests made; 10 more would pass 60
+    assert counts_at(tmp_path / "hub.db")["memories"] == 50
+    assert _audit(tmp_path / "hub.db", "batcher")[-1][:3] == ("rate-limit", "shop", "refused")
+
+
+def test_a_batch_of_a_thousand_searches_is_refused_even_without_a_rate_limit(
+    tmp_path: Path,
+) -> None:
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+        token = hub.token("read", ("shop",), "reader")
+        session = hub.initialize(token)
+        batch = [_call(n, "search", query="x") for n in range(1000)]
+        reply = hub.post("/mcp", batch, token, session)
+    assert reply.status == 400
+    assert "at most 100 messages" in reply.body["error"]["message"]
+    assert _audit(tmp_path / "hub.db", "reader") == []
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with running_hub(tmp_path_factory.mktemp("hub") / "hub.db", "--rate-limit", "0") as started:
+        yield started
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("case", "arguments", "problem"),
+    [
+        ("project", {"query": "x", "project": "shop\ud800"}, "lone surrogate"),
+        ("extra", {"query": "x", "extra": "\ud800"}, "lone surrogate"),
+        ("deep", {"query": "x", "extra": [_nested(900) for _ in range(50)]}, "nest more than"),
+    ],
+)
+def test_poisoned_arguments_get_a_clean_error_and_an_audit_row(
+    hub: Hub, case: str, arguments: dict[str, Any], problem: str
+) -> None:
+    name = f"poisoner-{case}"
+    token = hub.token("sync", ("shop",), name)
+    session = hub.initialize(token)
+    reply = hub.post("/mcp", _call(1, "search", **arguments), token, session)
+    assert reply.status == 200
+    assert reply.body["result"]["isError"] and problem in reply.body["result"]["content"][0]["text"]
+    assert _audit(hub.db, name) == [("search", None, "error", None)]
+
+
+def test_the_dismiss_reason_never_reaches_the_audit_trail(hub: Hub) -> None:
+    token = hub.token("sync", ("shop",), "dismisser")
+    session = hub.initialize(token)
+    hub.call_tool(token, session, "save_memory", text="A note to hide")
+    text, _ = hub.call_tool(token, session, "search", query="hide")
+    memory_id = int(text.split("#")[1].split()[0])
+    hub.call_tool(token, session, "dismiss_memory", id=memory_id, reason="zebra-quartz-4711")
+    conn = sqlite3.connect(hub.db)
+    try:
+        dump = "\n".join(line for line in conn.iterdump() if 'INSERT INTO "audit"' in line)
+    finally:
+        conn.close()
+    assert "zebra-quartz-4711" not in dump
+    assert _audit(hub.db, "dismisser")[-1] == ("dismiss_memory", "shop", "ok", None)
+
+
+def test_every_audit_row_names_the_project_the_call_acted_on(hub: Hub) -> None:
+    store_token = hub.token("sync", ("shop",), "named-rows")
+    session = hub.initialize(store_token)
+    hub.call_tool(store_token, session, "session_start_context")
+    hub.call_tool(store_token, session, "add_rule", then="Use pnpm", scopeTier="project")
+    hub.call_tool(store_token, session, "save_memory", text="x", project="billing")
+    other = hub.token("sync", None, "named-rows-admin")
+    other_session = hub.initialize(other)
+    hub.call_tool(other, other_session, "save_memory", text="A billing note", project="billing")
+    text, _ = hub.call_tool(other, other_session, "search", query="billing", project="billing")
+    billing_id = int(text.split("#")[1].split()[0])
+    hub.call_tool(store_token, session, "dismiss_memory", id=billing_id)
+    hub.call_tool(other, other_session, "add_rule", then="Be kind")
+    assert _audit(hub.db, "named-rows") == [
+        ("session_start_context", "shop", "ok", None),
+        ("add_rule", "shop", "ok", None),
+        ("save_memory", "billing", "refused", None),
+        ("dismiss_memory", "billing", "refused", None),
+    ]
+    assert _audit(hub.db, "named-rows-admin")[-1] == ("add_rule", "*", "ok", None)
+
+
+def test_aletheia_audit_prints_a_forged_newline_as_an_escape(hub: Hub, tmp_path: Path) -> None:
+    token = hub.token("sync", None, "forger")
+    session = hub.initialize(token)
+    forged = "shop\n2026-01-01 00:00:00  admin  save_memory  billing  ok\x1b[2J"
+    hub.call_tool(token, session, "work_state_read", list="x", project=forged)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aletheia_mem",
+            "audit",
+            "--hub-db",
+            str(hub.db),
+            "--token",
+            "forger",
+        ],
+        env={**env, "HOME": str(tmp_path), "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2  # the header and the one row
+    assert "shop\\n2026-01-01" in lines[1] and "\\x1b[2j" in lines[1] and "\x1b" not in done.stdout
+
+
+def test_one_token_opening_many_sessions_never_ends_another_tokens_session(hub: Hub) -> None:
+    calm = hub.token("read", ("shop",), "calm")
+    calm_session = hub.initialize(calm)
+    greedy = hub.token("read", ("shop",), "greedy")
+    first = hub.initialize(greedy)
+    for _ in range(110):  # past the cap of 100 sessions per token
+        hub.initialize(greedy)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert hub.post("/mcp", ping, calm, calm_session).status == 200
+    assert hub.post("/mcp", ping, greedy, first).status == 404  # its own oldest went

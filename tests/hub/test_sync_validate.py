@@ -1,0 +1,71 @@
+"""The value checks of sync records: what real stores make passes unchanged, the rest is named."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from aletheia_mem.clock import system_clock
+from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
+from tests.conftest import FakeClock
+
+
+def _every_kind(store: SqliteStore, clock: FakeClock) -> list[dict[str, object]]:
+    memories.save_memory(
+        store,
+        clock,
+        memories.MemoryInput(
+            "Staging needs the VPN", "shop", "codex", facts=["vpn is required"], files=["a.py"]
+        ),
+    )
+    facts.record_fact(
+        store, project="shop", subject="db", predicate="is", object="sqlite",
+        valid_from=clock.now + 10 * 86_400_000, source="cli", now=clock.now,
+    )  # fmt: skip
+    rules.add_rule(
+        store, rules.RuleInput("Run tests", "you commit", "situation", "a release", [1], [1], "t"),
+        clock.now,
+    )  # fmt: skip
+    worklists.write_list(store, clock, project="shop", name="todo", items=["ship"], tool="t")
+    dismissals.set_dismissed(
+        store, item_type="memory", item_id=1, dismiss=True, reason="dup", actor="t", now=clock.now
+    )
+    episode = store.start_episode("shop", "claude-code", clock.now)
+    store.add_request(episode, "fix the build", clock.now)
+    page = store.export_changes(
+        after=0, limit=100, max_bytes=10**7, local_only=True, exclude_origin=None, projects=None
+    )
+    return page.records
+
+
+def test_what_a_real_store_exports_passes_unchanged(store: SqliteStore, clock: FakeClock) -> None:
+    records = _every_kind(store, clock)
+    assert {record["kind"] for record in records} == {"memory", "fact", "rule", "episode"}
+    assert validate_records(copy.deepcopy(records), system_clock()) == records
+
+
+def test_a_version_within_the_skew_passes_and_one_past_it_is_named(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    record = _every_kind(store, clock)[0]
+    now = system_clock()  # the change log stamps versions with the real time
+    record["v"] = [now + MAX_SKEW_MS, record["v"][1]]
+    assert validate_records([record], now) == [record]
+    record["v"] = [now + MAX_SKEW_MS + 1, record["v"][1]]
+    with pytest.raises(InvalidInputError, match="record 0: its version is in the future"):
+        validate_records([record], now)
+
+
+def test_a_rule_whose_text_holds_a_secret_is_refused_even_with_a_matching_id(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    rule = next(r for r in _every_kind(store, clock) if r["kind"] == "rule")
+    then = "Deploy with DB_PASSWORD=hunter2hunter2"
+    data = {**rule["data"], "then": then}
+    key = rules.rule_id(then, data["when"], data["scope_tier"], data["scope_name"])
+    with pytest.raises(InvalidInputError, match="holds what looks like a secret"):
+        validate_records([{**rule, "key": key, "data": data}], system_clock())
