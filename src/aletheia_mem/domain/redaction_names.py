@@ -1,0 +1,180 @@
+"""Secrets recognised by the name they are given: ``DB_PASSWORD=...``, ``"api_key": "..."``.
+
+Strong names (password, secret, token, api key, credential...) redact any literal of 6+
+characters; weak names (key, auth, session, cookie, seed, salt, signature) redact only values
+that look random. Code expressions (``token = request.headers.get("X")``), placeholders, paths
+and prose ("Session token: expired soon") are kept.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from enum import Enum
+
+from aletheia_mem.domain.redaction_values import is_high_entropy, is_placeholder, redact_span
+
+_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # request.headers, os.environ
+_TYPE_NAME = re.compile(r"(?:[A-Z][a-z]+)++")  # Keyword, SecretStr, TokenPayload
+_TYPE_WORDS = frozenset(
+    {"object", "string", "number", "boolean", "integer", "callable", "bytearray", "memoryview"}
+)
+_COLOR = re.compile(r"#[0-9A-Fa-f]{3,8}")  # pygments and CSS themes: Token: "#f8f8f2"
+# db_password, userToken; a digit makes it a literal (s3cr3tPW)
+_VARIABLE = re.compile(r"(?=.*(?:_|[a-z][A-Z]))(?!.*\d)[A-Za-z_]\w*")
+_MIN_STRONG_LENGTH = 6
+
+
+class Strength(Enum):
+    NONE = 0
+    WEAK = 1  # only high-entropy values are secrets
+    STRONG = 2  # any literal of 6+ characters is a secret
+
+
+_STRONG_SUFFIXES = (
+    "password", "passwd", "passphrase", "secret", "token", "credential", "credentials",
+    "apikey", "accesskey", "privatekey", "secretkey", "signingkey", "encryptionkey", "masterkey",
+    "secretkeybase", "accountkey", "appkey", "authkey", "sessionkey", "licensekey", "passcode",
+)  # fmt: skip
+_STRONG_WORDS = frozenset({"pwd", "pass", "pw", "sig"})
+_WEAK_SUFFIXES = (
+    "key", "auth", "seed", "salt", "session", "sessionid", "sessid", "sess", "sid", "cookie",
+    "signature",
+)  # fmt: skip
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def compact(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "").replace(".", "").replace(" ", "")
+
+
+def name_strength(name: str) -> Strength:
+    """How secret the values of ``name`` are: ``DB_PASSWORD`` strong, ``sort_key`` weak."""
+    flat = compact(name)
+    if flat.endswith(_STRONG_SUFFIXES):
+        return Strength.STRONG
+    words = _NAME_WORD.findall(name)
+    if words and words[-1].lower() in _STRONG_WORDS:
+        return Strength.STRONG
+    return Strength.WEAK if flat.endswith(_WEAK_SUFFIXES) else Strength.NONE
+
+
+def is_literal_secret(name: str, value: str) -> bool:
+    """Whether ``value``, given to ``name`` as a literal, is a secret (no code checks)."""
+    strength = name_strength(name)
+    if strength is Strength.NONE or len(value) < _MIN_STRONG_LENGTH:
+        return False
+    if (
+        any(c.isspace() for c in value)
+        or is_placeholder(value)
+        or _PATH.fullmatch(value)
+        or _COLOR.fullmatch(value)
+        or compact(name).endswith(compact(value))  # password=password
+    ):
+        return False
+    return strength is Strength.STRONG or is_high_entropy(value)
+
+
+# -- Assignments ---------------------------------------------------------------------------
+
+# The scan jumps from one ":" or "=" to the next (a fast character-class scan). Lookbehinds keep
+# the separators that follow the last three letters of a secret name (then an optional quote and
+# blank), or a run of blanks; the full name is checked in Python. The value is read in a
+# lookahead, so a rejected candidate ("Fixed: password=...") never hides the assignments in it.
+_NAME_END = (
+    r"(?i:ass|pwd|swd|ord|ase|ret|ken|ial|als|key|uth|ion|sid|nid|eed|alt|kie|ure|sig|ess|ode"
+    r"|[\W_]pw)"
+)
+_ASSIGNMENT = re.compile(
+    r"(?P<sep>[:=]"
+    rf"(?:(?<={_NAME_END}[:=])|(?<={_NAME_END}[\"' \t][:=])|(?<={_NAME_END}[\"'][ \t][:=])"
+    r"|(?<=[ \t]{2}[:=]))"
+    r"(?:(?<=:)=|(?<==)>|(?<==)(?!=)|(?<=:)(?!:)))"
+    r"(?=[ \t]*+(?:\"(?P<dq>(?:[^\"\\\n]|\\.){0,512}+)\""
+    r"|'(?P<sq>(?:[^'\\\n]|\\.){0,512}+)'"
+    r"|(?P<bare>(?=[^\s\"'`,;&()\[\]{}<>]))))"  # empty: marks where a bare value starts
+)
+# Measured outside the lookahead, once per run of value characters, to stay linear.
+_BARE_VALUE = re.compile(r"[^\s\"'`,;&()\[\]{}<>]++")
+_NAME_CHARS = string.ascii_letters + string.digits + "_.-"
+_MAX_NAME_LENGTH = 80
+# What may follow a bare value after ":" (YAML, headers), as opposed to running prose.
+_VALUE_END = re.compile(r"[ \t]*+(?:[,;)}\]#(\"'`]|//|\r?\n|\Z)")
+
+
+def _name_before(text: str, index: int) -> str:
+    """The name assigned to by the separator at ``index``: ``"api_key"`` in ``"api_key": ``."""
+    head = text[max(0, index - _MAX_NAME_LENGTH) : index].rstrip(" \t")
+    if head.endswith(('"', "'")):
+        head = head[:-1]
+    return head[len(head.rstrip(_NAME_CHARS)) :].lstrip("-.0123456789")
+
+
+def _is_code(match: re.Match[str], value: str, end: int) -> bool:
+    """Whether a bare value is a code expression or prose rather than a literal secret."""
+    text, start, colon = match.string, match.start("bare"), match["sep"] == ":"
+    after = text[end : end + 1]
+    if (
+        after in ("(", "[")  # call or subscript
+        or value in _TYPE_WORDS
+        or _DOTTED_NAME.fullmatch(value)  # attribute access
+        or _TYPE_NAME.fullmatch(value)  # class name
+        or (colon and after in (",", ")") and value.isidentifier())  # def f(token: object, ...)
+    ):
+        return True
+    if _VARIABLE.fullmatch(value) and (
+        after in (",", ")", "}") or (not colon and text[start - 1] in " \t")
+    ):
+        return True  # a variable: f(password=db_password), self.passwd = password_mgr
+    return colon and _VALUE_END.match(text, end) is None  # prose: "Session token: expired soon"
+
+
+def redact_assignments(text: str) -> str:
+    """Redact the literal values assigned to secret-looking names."""
+    spans: list[tuple[int, int]] = []
+    done = run_end = 0
+    for match in _ASSIGNMENT.finditer(text):
+        name = _name_before(text, match.start())
+        if match["bare"] is None:
+            group = "dq" if match["dq"] is not None else "sq"
+            start, end = match.span(group)
+        else:
+            start = match.start("bare")
+            if start >= run_end:  # a new run; positions inside a run share its end
+                run_end = _BARE_VALUE.match(text, start).end()  # type: ignore[union-attr]
+            end = run_end
+        value = text[start:end]
+        if (
+            start >= done
+            and name
+            and is_literal_secret(name, value)
+            and not (match["bare"] is not None and _is_code(match, value, end))
+        ):
+            spans.append((start, end))
+            done = end
+    return redact_span(text, spans)
+
+
+# -- XML -----------------------------------------------------------------------------------
+
+# <password>s3cret</password>, <add key="DbPassword" value="s3cret" />
+_XML_ELEMENT = re.compile(r"<(?P<name>[A-Za-z_][\w.\-:]{0,60}+)>(?P<secret>[^<>\s]{1,512}+)</")
+_XML_KEY_VALUE = re.compile(
+    r"(?i:key|name)=\"(?P<name>[^\"\n]{1,80}+)\"[ \t]++(?i:value)=\"(?P<secret>[^\"\n]{1,512}+)\""
+)
+
+
+def redact_xml(text: str) -> str:
+    """Redact secret values of XML elements and ``key=".." value=".."`` settings."""
+    spans: list[tuple[int, int]] = []
+    patterns = [_XML_ELEMENT] if "</" in text else []
+    if 'value="' in text or 'VALUE="' in text or 'Value="' in text:
+        patterns.append(_XML_KEY_VALUE)
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            name = match["name"].rsplit(":", 1)[-1]
+            if is_literal_secret(name, match["secret"]):
+                spans.append(match.span("secret"))
+    spans.sort()
+    return redact_span(text, spans)

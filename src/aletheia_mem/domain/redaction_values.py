@@ -1,0 +1,114 @@
+"""What a candidate secret value looks like: placeholder, random, or a plain word.
+
+Shared by every redaction rule (:mod:`aletheia_mem.domain.redaction`), so that ``<your-token>``,
+``${DB_PASSWORD}`` or ``xxxxxxxx`` are kept wherever they appear.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+REDACTED = "[REDACTED]"
+
+# Values that stand for a secret without being one. Matched against the whole value.
+_PLACEHOLDER = re.compile(
+    r"\$\w+|<[^<>]*>|%\w+%"  # $TOKEN, <your-token>, %TOKEN%
+    r"|(.)\1*"  # masks: ******, xxxxxx
+    r"|[xX*.•#]{3,}.{0,4}"  # xxxx1234, ****abcd: masked except the last few characters
+    r"|(?i:none|null|nil|true|false|undefined|changeme|change[_-]me|placeholder|redacted"
+    r"|(?:your|insert|enter|replace)[_-].*|.*[_-](?:here|goes[_-]here)|replace[_-]?me"
+    r"|example|examplepassword|secret|password|\.\.\.|…)"
+    r"|\[[A-Z_]+\]"  # [MASK], [REDACTED]
+    r"|!\w+",  # YAML tags: !vault, !secret, !Ref
+    re.DOTALL,
+)
+# Interpolation anywhere in a value: ${DB_PASSWORD}, $(pass show db), {{ vault }}, '{0}:{1}', %s.
+_TEMPLATE = re.compile(r"\$[{(]|\{\{|\{[\w.]*\}|%(?:\(\w+\))?[sd]|\$\$|#\{")
+_RANDOM_CHARS = re.compile(r"[A-Za-z0-9+/_\-%.~]+={0,3}")  # "=" only as base64 padding
+_MIN_RANDOM_LENGTH = 16
+_MIN_ENTROPY_BITS = 3.2
+_MIN_HEX_ENTROPY_BITS = 2.9  # hex has at most 4 bits per character
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_CHARACTER_KINDS = (str.islower, str.isupper, str.isdigit)
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a secret (``<token>``, ``${PW}``, ``xxxx``) or is one."""
+    return _PLACEHOLDER.fullmatch(value) is not None or _TEMPLATE.search(value) is not None
+
+
+def is_masked(body: str) -> bool:
+    """Whether a token body is a mask or a sequence rather than random (``XXXX``, ``0000``)."""
+    distinct = set(body.lower())
+    return len(distinct) <= 3 or distinct <= set("x*.-_0<>")
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in Counter(value).values())
+
+
+def character_kinds(value: str) -> int:
+    """How many of lower case, upper case and digits ``value`` mixes."""
+    return sum(any(kind(c) for c in value) for kind in _CHARACTER_KINDS)
+
+
+def is_high_entropy(value: str, min_length: int = _MIN_RANDOM_LENGTH) -> bool:
+    """Whether ``value`` looks random: token characters mixing letters and digits."""
+    return (
+        len(value) >= min_length
+        and _RANDOM_CHARS.fullmatch(value) is not None
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and entropy(value)
+        >= (_MIN_HEX_ENTROPY_BITS if _HEX.fullmatch(value) else _MIN_ENTROPY_BITS)
+        and not is_masked(value)
+    )
+
+
+def looks_like_password(value: str) -> bool:
+    """Whether a word given after "password is" is a password rather than prose.
+
+    A password mixes kinds of characters (``hunter22``, ``Tr0ub4dor&3``); a word of one case
+    without digits or symbols (``required``, ``incorrect``) is prose.
+    """
+    if len(value) < 6 or is_placeholder(value):
+        return False
+    symbols = any(not c.isalnum() for c in value)
+    return (
+        symbols
+        or any(c.isdigit() for c in value)
+        or (character_kinds(value) >= 2 and any(c.isupper() for c in value[1:]))
+    )
+
+
+_CODE = re.compile(
+    r"(?:~|\.{1,2})?/[\w.\-/]*"  # a path
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # attribute access: request.headers
+    r"|(?=.*(?:_|[a-z][A-Z]))(?!.*\d)[A-Za-z_]\w*"  # a variable: db_password, userToken
+    r"|.*[()\[\]{}=].*",  # a call, a subscript, an expression
+    re.DOTALL,
+)
+
+
+def looks_like_code(value: str) -> bool:
+    """Whether ``value`` is a path, a name or an expression rather than a literal."""
+    return _CODE.fullmatch(value) is not None
+
+
+def redact_span(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of the sorted, non-overlapping ``spans`` replaced by REDACTED."""
+    if not spans:
+        return text
+    parts: list[str] = []
+    done = 0
+    for start, end in spans:
+        if start < done:
+            continue
+        parts += (text[done:start], REDACTED)
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)

@@ -1,0 +1,161 @@
+"""Tokens whose vendor gave them a recognisable shape (``ghp_``, ``AKIA``, ``hvs.``, ``SG.``...).
+
+The formats are the ones documented by the vendors and listed by secret scanners (gitleaks,
+trufflehog, GitHub secret scanning). The text is cut into runs of token characters once (one
+linear scan); each run of 20+ characters is checked only against the shapes that start with its
+first two characters, so that 80 formats cost about as much as one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from aletheia_mem.domain.redaction_values import is_masked, redact_span
+
+# Token characters: vendor tokens never contain "=", ":", "/" or blanks, which separate them
+# from the names they are assigned to ("GITHUB_TOKEN=ghp_...", "x-access-token:ghp_...@").
+_MIN_RUN = 20
+_RUN = re.compile(r"(?<![A-Za-z0-9_.~\-])[A-Za-z0-9_.~\-]{20,}+")
+_DIGIT = r"(?=[A-Za-z_\-]*[0-9])"  # a lookahead: the body holds a digit
+_MIXED = r"(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])"  # the body mixes cases
+
+# Each shape must match at the start of a run; the first two characters of every alternative
+# are its dispatch key (listed explicitly where a shape has several).
+_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("AK", "AS", "AB", "AC", "A3"), r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),  # AWS
+    (("AK",), r"AKCp[A-Za-z0-9]{69}"),  # JFrog
+    (("gh",), r"gh[pousr]_[A-Za-z0-9]{36,251}"),  # GitHub
+    (("gi",), r"github_pat_[A-Za-z0-9_]{22,255}"),
+    (("gl",), r"gl(?:pat|dt|rt|ptt|cbt|ft|soat|imt|oas|agent|ffct)-[A-Za-z0-9_\-]{20,}"),  # GitLab
+    (("GR",), r"GR1348941[A-Za-z0-9_\-]{20,}"),  # GitLab runner registration
+    (("gl",), r"glc_[A-Za-z0-9_\-]{32,400}"),  # Grafana Cloud
+    (("gl",), r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),  # Grafana service account
+    (("xo",), r"xox[abeoprs]-[A-Za-z0-9\-]{10,}"),  # Slack
+    (("xo",), r"xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9\-]{40,}"),
+    (("xa",), r"xapp-\d-[A-Za-z0-9\-]{20,}"),  # Slack app-level
+    (("xa",), r"xai-[A-Za-z0-9]{70,90}"),  # xAI
+    (("sk", "rk"), r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}"),  # Stripe
+    (
+        ("sk",),
+        rf"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin|sid)\d\d-)?{_DIGIT}[A-Za-z0-9_\-]{{20,}}",
+    ),
+    (("sk",), r"sk\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{16,}"),  # Mapbox secret
+    (("wh",), r"whsec_[A-Za-z0-9]{24,}"),  # Stripe webhook signing
+    (("AI",), r"AIza[A-Za-z0-9_\-]{35}"),  # Google API key
+    (("GO",), r"GOCSPX-[A-Za-z0-9_\-]{28}"),  # Google OAuth client secret
+    (("ya",), r"ya29\.[A-Za-z0-9_\-]{30,}"),  # Google OAuth access token
+    (("np",), r"npm_[A-Za-z0-9]{36}"),
+    (("py",), r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),
+    (("dc",), r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{27,}"),  # Docker Hub
+    (("hf",), rf"hf_{_MIXED}[A-Za-z0-9]{{30,40}}"),  # Hugging Face
+    (("ap",), rf"api_org_{_MIXED}[A-Za-z0-9]{{30,40}}"),
+    (("SG",), r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),  # SendGrid
+    (("li",), r"lin_(?:api|oauth)_[A-Za-z0-9]{40}"),  # Linear
+    (("hv",), r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),  # HashiCorp Vault
+    (("do",), r"do[por]_v1_[a-f0-9]{64}"),  # DigitalOcean
+    (("da",), r"dapi[a-f0-9]{32}(?:-\d)?"),  # Databricks
+    (("dp",), r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}"),  # Doppler
+    (("HR",), r"HRKU-[A-Za-z0-9_\-]{30,}"),  # Heroku
+    (("sh",), r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),  # Shopify
+    (("sh",), r"shippo_(?:live|test)_[a-fA-F0-9]{40}"),
+    (("AT",), r"AT(?:ATT|CTT)3[A-Za-z0-9_\-]{60,}"),  # Atlassian
+    (("LT",), r"LTAI[A-Za-z0-9]{20}"),  # Alibaba Cloud
+    (("NR",), r"NR(?:AK|AA|II|JS)-[A-Za-z0-9]{19,32}"),  # New Relic
+    (("sn",), r"sntrys_eyJ[A-Za-z0-9_\-]{30,}|sntryu_[a-f0-9]{64}"),  # Sentry
+    (("pu",), r"pul-[a-f0-9]{40}"),  # Pulumi
+    (("AG",), r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),  # age
+    (("PM",), r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
+    (("sq",), r"sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,43}"),  # Square
+    (("EA",), r"EAA[A-Za-z0-9]{60,}"),  # Facebook, Square
+    (("fi",), r"figd_[A-Za-z0-9_\-]{40}"),  # Figma
+    (("se",), rf"secret_{_DIGIT}[A-Za-z0-9]{{43}}"),  # Notion
+    (("nt",), r"ntn_[A-Za-z0-9]{40,50}"),
+    (("sb",), r"sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,}"),  # Supabase
+    (("ps",), r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,64}"),  # PlanetScale
+    (("gs",), r"gsk_[A-Za-z0-9]{52}"),  # Groq
+    (("r8",), r"r8_[A-Za-z0-9]{37}"),  # Replicate
+    (("pp",), r"pplx-[A-Za-z0-9]{48}"),  # Perplexity
+    (("ts",), r"tskey-[a-z]+-[A-Za-z0-9\-]{20,}"),  # Tailscale
+    (("bk",), r"bkua_[a-f0-9]{40}"),  # Buildkite
+    (("CF",), r"CFPAT-[A-Za-z0-9_\-]{43}"),  # Contentful
+    (("ru",), r"rubygems_[a-f0-9]{48}"),
+    (("FL",), r"FLWSECK(?:_TEST)?-[a-fA-F0-9]{32}-X"),  # Flutterwave
+    (("rz",), r"rzp_(?:live|test)_[A-Za-z0-9]{14}"),  # Razorpay
+    (("SK",), r"SK[0-9a-fA-F]{32}"),  # Twilio API key
+    (("ke",), rf"key-{_DIGIT}[0-9a-zA-Z]{{32}}"),  # Mailgun (legacy)
+    (("ey",), r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*"),  # JWT
+    (("CL",), r"CLOJARS_[a-z0-9]{60}"),
+    (("du",), r"duffel_(?:test|live)_[A-Za-z0-9_\-]{43}"),
+    (("EZ",), r"EZAK[a-f0-9]{54}"),  # EasyPost
+    (("dt",), r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),  # Dynatrace
+    (("rd",), r"rdme_[a-z0-9]{70}"),  # ReadMe
+    (("pn",), r"pnu_[A-Za-z0-9]{36}"),  # Prefect
+    (("ai",), r"aio_[A-Za-z0-9]{28}"),  # Adafruit IO
+    (("fo",), r"fo1_[A-Za-z0-9_\-]{43}"),  # Fly.io
+    (("fm",), r"fm[12]_[A-Za-z0-9_\-]{40,}"),
+    (("nf",), r"nfp_[A-Za-z0-9]{36,40}"),  # Netlify
+    (("ck", "cs"), r"c[ks]_[a-f0-9]{40}"),  # WooCommerce
+    (("oa",), r"oat_[A-Za-z0-9]{40,}"),  # generic OAuth access tokens (Defang, Linear...)
+    (("op",), r"ops_eyJ[A-Za-z0-9_\-]{40,}"),  # 1Password service account
+    (("rn",), r"rnd_[A-Za-z0-9]{30,}"),  # Render
+    (("ve",), r"vercel_[A-Za-z0-9]{24,}"),
+    (("pa",), rf"pat{_MIXED}[A-Za-z0-9]{{14}}\.[a-f0-9]{{64}}"),  # Airtable
+)
+# Shapes without a fixed prefix, tried on runs that contain their marker.
+_UNPREFIXED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("Q~", re.compile(r"[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}")),  # Azure AD secret
+    ("-us", re.compile(r"[0-9a-f]{32}-us\d{1,2}")),  # Mailchimp
+    (".atlasv1.", re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{60,}")),  # Terraform
+    # Mailgun private key; Discord bot token (three dotted base64url parts)
+    ("-", re.compile(r"[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}")),
+    (".", re.compile(r"[MN][A-Za-z0-9]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}")),
+)
+
+
+def _dispatch_table() -> dict[str, re.Pattern[str]]:
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for keys, shape in _SHAPES:
+        for key in keys:
+            grouped[key[:2]].append(shape)
+    return {key: re.compile("|".join(shapes)) for key, shapes in grouped.items()}
+
+
+_BY_PREFIX = _dispatch_table()
+_TRIM = "._~-"
+_WORD_CHAR = re.compile(r"[A-Za-z0-9]")
+
+
+def _vendor_token_end(run: str) -> int:
+    """Where the vendor token at the start of ``run`` ends, or 0 if there is none."""
+    shape = _BY_PREFIX.get(run[:2])
+    match = shape.match(run) if shape is not None else None
+    if match is None:
+        for marker, pattern in _UNPREFIXED:
+            if marker in run:
+                match = pattern.fullmatch(run)
+                if match is not None:
+                    break
+    if match is None:
+        return 0
+    end = match.end()
+    if _WORD_CHAR.match(run, end) or is_masked(run[max(0, end - 16) : end]):
+        return 0  # a longer word ("AKIA..." with more letters) or a mask ("ghp_xxxx...")
+    return end
+
+
+def redact_vendor_tokens(text: str) -> str:
+    """Replace every vendor-shaped token in ``text``."""
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    # Splitting on blanks is the fastest way through prose; only long words are scanned.
+    for word in [word for word in text.split() if len(word) >= _MIN_RUN]:
+        offset = text.find(word, cursor)
+        cursor = offset + len(word)
+        for found in _RUN.finditer(word):
+            run = found.group().lstrip(_TRIM)
+            start = offset + found.end() - len(run)
+            end = _vendor_token_end(run.rstrip(_TRIM) if run[-1:] in _TRIM else run)
+            if end:
+                spans.append((start, start + end))
+    return redact_span(text, spans)
