@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aletheia_mem.domain.redaction import redact_secrets
+
 DEFAULT_PROJECT = "default"
 
 
 def normalize_project(name: str) -> str:
-    """A project key is lower-case and trimmed."""
-    return name.strip().lower()
+    """A project key is lower-case and trimmed, with any secret in it redacted.
+
+    Redacting before and after lower-casing catches case-sensitive token shapes (``AKIA...``)
+    and keeps the key a fixed point: normalizing a key again gives the same key, so writes,
+    reads and token project lists all agree.
+    """
+    return redact_secrets(redact_secrets(name.strip()).lower()).lower()
 
 
 def project_for_directory(directory: Path, home: Path | None = None) -> str:

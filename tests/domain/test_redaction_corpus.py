@@ -11,7 +11,7 @@ import pytest
 from aletheia_mem.domain.redaction import REDACTED, redact_secrets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from redaction_corpus import Case, load_corpus  # noqa: E402
+from redaction_corpus import Case, load_corpus
 
 CASES = load_corpus()
 SECRET_CASES = [case for case in CASES if case.secrets]

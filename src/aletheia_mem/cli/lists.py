@@ -32,7 +32,7 @@ def read(name: str, project: str | None, as_json: bool) -> None:
             app.store, project=target_project(app, project), name=name.strip()
         )
     if text is None:
-        raise NotFoundError(f'No list named "{name.strip()}".')
+        raise NotFoundError(f'No list named "{worklists.list_name(name.strip())}".')
     items = json.loads(text)
     if as_json:
         emit_json(items)
@@ -85,7 +85,8 @@ def write(
             items=items,
             tool=app.caller,
         )
+    stored = worklists.list_name(name.strip())
     if as_json:
-        emit_json({"id": written, "list": name.strip(), "items": len(items)})
+        emit_json({"id": written, "list": stored, "items": len(items)})
     else:
-        echo(f'Saved list "{name.strip()}" with {len(items)} item(s) as #{written}.')
+        echo(f'Saved list "{stored}" with {len(items)} item(s) as #{written}.')

@@ -14,13 +14,29 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.timefmt import format_date
 
 MAX_REQUEST_LENGTH = 4000
-# A closed <private> block, or an unclosed one up to the end: both are never stored.
-_PRIVATE = re.compile(r"<private\b[^>]*>.*?(?:</private\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+# Opening and closing <private> tags, in any case and with attributes or blanks.
+_PRIVATE_TAG = re.compile(r"<(?P<close>/)?private\b[^>]*>", re.IGNORECASE)
 
 
 def strip_private(text: str) -> str:
-    """``text`` without anything inside ``<private>...</private>`` (tags included)."""
-    return _PRIVATE.sub("", text)
+    """``text`` without anything inside ``<private>...</private>`` (tags included).
+
+    Tags nest: ``<private>a <private>b</private> c</private>`` removes ``c`` as well. An
+    unclosed block runs to the end; a closing tag without an opening one is dropped alone.
+    """
+    kept: list[str] = []
+    depth = done = 0
+    for tag in _PRIVATE_TAG.finditer(text):
+        if depth == 0:
+            kept.append(text[done : tag.start()])
+        if tag["close"] is None:
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+        done = tag.end()
+    if depth == 0:
+        kept.append(text[done:])
+    return "".join(kept)
 
 
 def clean_request(text: str) -> str:

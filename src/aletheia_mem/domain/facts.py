@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.storage.base import Fact, NewFact, Store
 
 
@@ -25,7 +25,7 @@ def record_fact(
         project=project,
         subject=redact_secrets(subject.strip()),
         predicate=redact_secrets(predicate.strip()),
-        object=redact_secrets(object.strip()),
+        object=redact_named_value(predicate, object.strip()),
         valid_from=now if valid_from is None else valid_from,
         recorded_at=now,
         source=source,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Memory, NewFact, NewMemory, Store
 from aletheia_mem.timefmt import parse_instant
@@ -93,7 +93,7 @@ def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, 
             project=item.project,
             subject=redact_secrets(fact.subject),
             predicate=redact_secrets(fact.predicate),
-            object=redact_secrets(fact.object),
+            object=redact_named_value(fact.predicate, fact.object),
             valid_from=now if fact.valid_from is None else fact.valid_from,
             recorded_at=now,
             source=item.tool,
@@ -104,7 +104,7 @@ def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, 
 
 
 def _statement(fact: FactInput) -> str:
-    return f"{fact.subject} {fact.predicate} {fact.object}"
+    return f"{fact.subject} {fact.predicate} {redact_named_value(fact.predicate, fact.object)}"
 
 
 def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:

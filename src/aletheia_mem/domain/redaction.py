@@ -35,11 +35,11 @@ from aletheia_mem.domain.redaction_lines import (
     redact_prose,
     redact_urls,
 )
-from aletheia_mem.domain.redaction_names import redact_assignments, redact_xml
+from aletheia_mem.domain.redaction_names import is_literal_secret, redact_assignments, redact_xml
 from aletheia_mem.domain.redaction_values import REDACTED
 from aletheia_mem.domain.redaction_vendors import redact_vendor_tokens
 
-__all__ = ["REDACTED", "redact_secrets"]
+__all__ = ["REDACTED", "redact_named_value", "redact_secrets"]
 
 # Order matters: structured secrets first, so later rules see [REDACTED] and leave it alone.
 _RULES: tuple[Callable[[str], str], ...] = (
@@ -67,3 +67,15 @@ def redact_secrets(text: str) -> str:
     for rule in _RULES:
         text = rule(text)
     return text
+
+
+def redact_named_value(name: str, value: str) -> str:
+    """``value`` as stored under ``name`` (a fact's predicate, a form field).
+
+    A literal given to a secret-looking name (``password`` = ``Tr0ub4dor&3``) is replaced whole;
+    any other value goes through :func:`redact_secrets`.
+    """
+    stripped = value.strip()
+    if is_literal_secret(name.strip(), stripped):
+        return REDACTED
+    return redact_secrets(value)

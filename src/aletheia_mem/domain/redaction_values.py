@@ -20,7 +20,7 @@ _PLACEHOLDER = re.compile(
     r"|(?i:none|null|nil|true|false|undefined|changeme|change[_-]me|placeholder|redacted"
     r"|(?:your|insert|enter|replace)[_-].*|.*[_-](?:here|goes[_-]here)|replace[_-]?me"
     r"|example|examplepassword|secret|password|\.\.\.|…)"
-    r"|\[[A-Z_]+\]"  # [MASK], [REDACTED]
+    r"|\[[A-Z_]+\]|\[redacted\]"  # [MASK], [REDACTED], [redacted] in project keys
     r"|!\w+",  # YAML tags: !vault, !secret, !Ref
     re.DOTALL,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 
 from aletheia_mem.domain.redaction_values import is_masked, redact_span
 
@@ -113,22 +114,36 @@ _UNPREFIXED: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-def _dispatch_table() -> dict[str, re.Pattern[str]]:
+def _dispatch_sources() -> dict[str, str]:
     grouped: dict[str, list[str]] = defaultdict(list)
     for keys, shape in _SHAPES:
         for key in keys:
             grouped[key[:2]].append(shape)
-    return {key: re.compile("|".join(shapes)) for key, shapes in grouped.items()}
+    return {key: "|".join(shapes) for key, shapes in grouped.items()}
 
 
-_BY_PREFIX = _dispatch_table()
+# Compiled on first use, per key: a process that never meets a "gh..." run never compiles it,
+# which keeps the start of the CLI, the hooks and the servers fast.
+_SOURCES = _dispatch_sources()
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _shape_for(key: str) -> re.Pattern[str] | None:
+    shape = _COMPILED.get(key)
+    if shape is None and key in _SOURCES:
+        shape = _COMPILED[key] = re.compile(_SOURCES[key])
+    return shape
+
+
 _TRIM = "._~-"
+# Where a token may start inside a run: its start, or a letter or digit after "-", "_", ".", "~".
+_PART_START = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]")
 _WORD_CHAR = re.compile(r"[A-Za-z0-9]")
 
 
 def _vendor_token_end(run: str) -> int:
     """Where the vendor token at the start of ``run`` ends, or 0 if there is none."""
-    shape = _BY_PREFIX.get(run[:2])
+    shape = _shape_for(run[:2])
     match = shape.match(run) if shape is not None else None
     if match is None:
         for marker, pattern in _UNPREFIXED:
@@ -144,6 +159,19 @@ def _vendor_token_end(run: str) -> int:
     return end
 
 
+def _token_spans(run: str, offset: int) -> Iterator[tuple[int, int]]:
+    """The vendor tokens in one run: at its start or after a "-", "_" or "." in it."""
+    done = 0
+    for part in _PART_START.finditer(run):
+        start = part.start()
+        if start < done:
+            continue
+        end = _vendor_token_end(run[start:])
+        if end:
+            done = start + end
+            yield offset + start, offset + done
+
+
 def redact_vendor_tokens(text: str) -> str:
     """Replace every vendor-shaped token in ``text``."""
     spans: list[tuple[int, int]] = []
@@ -153,9 +181,6 @@ def redact_vendor_tokens(text: str) -> str:
         offset = text.find(word, cursor)
         cursor = offset + len(word)
         for found in _RUN.finditer(word):
-            run = found.group().lstrip(_TRIM)
-            start = offset + found.end() - len(run)
-            end = _vendor_token_end(run.rstrip(_TRIM) if run[-1:] in _TRIM else run)
-            if end:
-                spans.append((start, start + end))
+            run = found.group().rstrip(_TRIM)
+            spans += _token_spans(run, offset + found.start())
     return redact_span(text, spans)

@@ -12,8 +12,13 @@ from aletheia_mem.storage.base import NewMemory, Store
 WORK_STATE_KIND = "work_state"
 
 
+def list_name(name: str) -> str:
+    """The name a list is stored under: secrets in it redacted, the same for writes and reads."""
+    return redact_secrets(name)
+
+
 def list_key(name: str) -> str:
-    return "list:" + name
+    return "list:" + list_name(name)
 
 
 def write_list(
@@ -25,7 +30,7 @@ def write_list(
         project=project,
         type="note",
         kind=WORK_STATE_KIND,
-        title=f"{name} list",
+        title=f"{list_name(name)} list",
         text=text,
         tool=tool,
         created_at=clock(),

@@ -380,7 +380,8 @@ def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     written = worklists.write_list(
         app.store, app.clock, project=project, name=name, items=items, tool=app.caller
     )
-    return _ok({"project": project, "name": name, "id": written, "count": len(items)})
+    stored = worklists.list_name(name)
+    return _ok({"project": project, "name": stored, "id": written, "count": len(items)})
 
 
 def session_context(app: AppContext, args: dict[str, Any]) -> Reply:

@@ -41,7 +41,8 @@ def work_state_write(app: AppContext, args: dict[str, Any]) -> str:
     written = worklists.write_list(
         app.store, app.clock, project=project, name=name, items=items, tool=app.caller
     )
-    return f'Saved list "{one_line(name)}" with {len(items)} item(s) as #{written}.'
+    stored = worklists.list_name(name)
+    return f'Saved list "{one_line(stored)}" with {len(items)} item(s) as #{written}.'
 
 
 def work_state_read(app: AppContext, args: dict[str, Any]) -> str:
@@ -50,5 +51,5 @@ def work_state_read(app: AppContext, args: dict[str, Any]) -> str:
     project = target_project(app, args.get("project"))
     items = worklists.read_list(app.store, project=project, name=name)
     if items is None:
-        return f'No list named "{one_line(name)}".'
+        return f'No list named "{one_line(worklists.list_name(name))}".'
     return wrap_recall(neutralize(items))
