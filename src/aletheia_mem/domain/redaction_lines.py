@@ -8,6 +8,7 @@ Assignments (``password: ...``) are :mod:`aletheia_mem.domain.redaction_names`' 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from aletheia_mem.domain.redaction_names import Strength, is_literal_secret, name_strength
 from aletheia_mem.domain.redaction_values import (
@@ -23,7 +24,8 @@ from aletheia_mem.domain.redaction_values import (
 # The password runs to the last "@" that is followed by a host, so that it may hold "@", "/"
 # or "#" itself (postgres://app:p@ss/w#rd@db/prod). Anchored on "://", a fast literal scan.
 _URL_USERINFO = re.compile(
-    r"://(?P<user>[^\s:/?#@\[\]]{0,128}+):(?P<secret>[^\s]{1,256})"
+    r"://(?P<user>[^\s:/?#@\[\]]{0,128}+):"
+    r"(?P<secret>[^\s@]{0,256}+(?:@[^\s@]{0,256}+){0,8})"  # backtracks by "@", not by character
     r"@(?=[A-Za-z0-9\-.\[\]]++(?::\d{1,5})?(?:[/?#\s\"'`<>),;]|$))"
 )
 _PORT_AND_PATH = re.compile(r"\d{1,5}(?:/.*)?", re.DOTALL)  # https://host:8080/path/@user
@@ -62,22 +64,34 @@ _AUTHORIZATION = re.compile(
 _SKIPPED_SCHEMES = frozenset({"bearer", "digest", "negotiate", "ntlm", "aws4-hmac-sha256"})
 
 
+def _starts(lower: str, word: str, back: int) -> Iterator[int]:
+    """The positions ``back`` characters before each ``word`` in the lower-cased text."""
+    index = lower.find(word)
+    while index != -1:
+        if index >= back:
+            yield index - back
+        index = lower.find(word, index + 1)
+
+
 def redact_authorization(text: str) -> str:
     """``Bearer`` tokens anywhere, and the credentials of ``Authorization`` headers."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a few characters change length when lower-cased
+        lower = text
     spans: list[tuple[int, int]] = []
-    if "earer" in text or "EARER" in text:
-        spans += (
-            match.span("secret")
-            for match in _BEARER.finditer(text)
-            if character_kinds(match["secret"]) >= 2 and not is_placeholder(match["secret"])
-        )
-    if "uthorization" in text or "UTHORIZATION" in text:
-        for match in _AUTHORIZATION.finditer(text):
-            scheme, secret = (match["scheme"] or "").lower(), match["secret"]
-            if scheme in _SKIPPED_SCHEMES or is_placeholder(secret):
-                continue
-            if scheme == "basic" or character_kinds(secret) >= 2:
-                spans.append(match.span("secret"))
+    for start in _starts(lower, "earer", 1):
+        match = _BEARER.match(text, start)
+        if match and character_kinds(match["secret"]) >= 2 and not is_placeholder(match[1]):
+            spans.append(match.span("secret"))
+    for start in _starts(lower, "uthorization", 1):
+        match = _AUTHORIZATION.match(text, start)
+        if match is None:
+            continue
+        scheme, secret = (match["scheme"] or "").lower(), match["secret"]
+        if scheme in _SKIPPED_SCHEMES or is_placeholder(secret):
+            continue
+        if scheme == "basic" or character_kinds(secret) >= 2:
+            spans.append(match.span("secret"))
     spans.sort()
     return redact_span(text, spans)
 
@@ -87,22 +101,22 @@ def redact_authorization(text: str) -> str:
 _VALUE = r"(?:\"[^\"\n]{1,256}+\"|'[^'\n]{1,256}+'|[^\s\"'`]{1,256}+)"
 # --password S3cret, --api-key=..., --client-secret "..."
 _LONG_FLAG = re.compile(
-    rf"(?<![\w\-])--(?P<name>[A-Za-z][\w\-]{{1,40}}+)(?:=|[ \t]++)(?!-)(?P<secret>{_VALUE})"
+    rf"--(?<![\w\-]--)(?P<name>[A-Za-z][\w\-]{{1,40}}+)(?:=|[ \t]++)(?!-)(?P<secret>{_VALUE})"
 )
 # curl -u me:S3cret, --user, --proxy-user
 _USER_FLAG = re.compile(
-    r"(?<!\S)(?:-u|-U|--user|--proxy-user)(?:[ \t=]++)?[\"']?[^\s:\"']{1,64}+:"
+    r"-(?<!\S-)(?:u|U|-user|-proxy-user)(?:[ \t=]++)?[\"']?[^\s:\"']{1,64}+:"
     r"(?P<secret>[^\s\"']{1,256}+)"
 )
 # mysql -pS3cret (attached); sshpass -p S3cret, docker login -p S3cret, redis-cli -a S3cret
-_SHORT_FLAG = re.compile(rf"(?<!\S)-(?P<flag>[pa])(?P<gap>[ \t]*+)(?P<secret>{_VALUE})")
+_SHORT_FLAG = re.compile(rf"-(?<!\S-)(?P<flag>[pa])(?P<gap>[ \t]*+)(?P<secret>{_VALUE})")
 _ATTACHED_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb(?:-dump)?)\b")
 _SPACED_P = re.compile(
     r"\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm|az|cf)\b.*\blogin"
     r"|helm\b.*\brepo add|keytool|jarsigner)\b"
 )
 _SPACED_A = re.compile(r"\bredis-cli\b")
-_OPENSSL_PASS = re.compile(r"(?<!\S)-pass(?:in|out)?[ \t]++pass:(?P<secret>[^\s\"']{1,256}+)")
+_OPENSSL_PASS = re.compile(r"-(?<!\S-)pass(?:in|out)?[ \t]++pass:(?P<secret>[^\s\"']{1,256}+)")
 
 
 def _line_start(text: str, index: int) -> str:
@@ -157,7 +171,8 @@ _PROSE_NAMES = ("password", "passphrase", "passwd", "pwd", "pw", "secret", "toke
 # "the password for the staging db is Tr0ub4dor&3", "password: hunter2 (prod)", "password x9"
 _PROSE = re.compile(
     r"(?i:password|passphrase|passwd|pwd|pw|secret|token|api key)s?"
-    r"(?:(?P<gap>[ \t][^\n.;:=]{0,40}?)?[ \t]+(?i:is|was)(?:[ \t]+(?i:now|still|set to))?"
+    r"(?:(?P<gap>[ \t](?i:for|of|on|to|in)[ \t][^\n.;:=]{1,30}?)?[ \t]+(?i:is|was)"
+    r"(?:[ \t]+(?i:now|still|set to))?"
     r"[ \t]*+:?|[ \t]++)"
     r"[ \t]*+[`\"']?(?P<secret>[^\s`\"'<>]{6,200}+)"
 )

@@ -15,7 +15,7 @@ from enum import Enum
 from aletheia_mem.domain.redaction_values import is_high_entropy, is_placeholder, redact_span
 
 _PATH = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")  # request.headers, os.environ
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++")  # request.headers, os.environ
 _TYPE_NAME = re.compile(r"(?:[A-Z][a-z]+)++")  # Keyword, SecretStr, TokenPayload
 _TYPE_WORDS = frozenset(
     {"object", "string", "number", "boolean", "integer", "callable", "bytearray", "memoryview"}
@@ -24,6 +24,7 @@ _COLOR = re.compile(r"#[0-9A-Fa-f]{3,8}")  # pygments and CSS themes: Token: "#f
 # db_password, userToken; a digit makes it a literal (s3cr3tPW)
 _VARIABLE = re.compile(r"(?=.*(?:_|[a-z][A-Z]))(?!.*\d)[A-Za-z_]\w*")
 _MIN_STRONG_LENGTH = 6
+_BLANK = re.compile(r"\s")
 
 
 class Strength(Enum):
@@ -62,12 +63,13 @@ def name_strength(name: str) -> Strength:
 
 def is_literal_secret(name: str, value: str) -> bool:
     """Whether ``value``, given to ``name`` as a literal, is a secret (no code checks)."""
+    if len(value) < _MIN_STRONG_LENGTH:
+        return False
     strength = name_strength(name)
-    if strength is Strength.NONE or len(value) < _MIN_STRONG_LENGTH:
+    if strength is Strength.NONE or _BLANK.search(value):
         return False
     if (
-        any(c.isspace() for c in value)
-        or is_placeholder(value)
+        is_placeholder(value)
         or _PATH.fullmatch(value)
         or _COLOR.fullmatch(value)
         or compact(name).endswith(compact(value))  # password=password

@@ -36,7 +36,11 @@ _CHARACTER_KINDS = (str.islower, str.isupper, str.isdigit)
 
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` stands for a secret (``<token>``, ``${PW}``, ``xxxx``) or is one."""
-    return _PLACEHOLDER.fullmatch(value) is not None or _TEMPLATE.search(value) is not None
+    return (
+        _PLACEHOLDER.fullmatch(value) is not None
+        or _TEMPLATE.search(value) is not None
+        or REDACTED in value  # redacted already: a second pass leaves it alone
+    )
 
 
 def is_masked(body: str) -> bool:
@@ -87,7 +91,7 @@ def looks_like_password(value: str) -> bool:
 
 _CODE = re.compile(
     r"(?:~|\.{1,2})?/[\w.\-/]*"  # a path
-    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # attribute access: request.headers
+    r"|[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++"  # attribute access: request.headers
     r"|(?=.*(?:_|[a-z][A-Z]))(?!.*\d)[A-Za-z_]\w*"  # a variable: db_password, userToken
     r"|.*[()\[\]{}=].*",  # a call, a subscript, an expression
     re.DOTALL,

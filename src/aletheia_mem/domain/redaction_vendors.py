@@ -141,35 +141,36 @@ _PART_START = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]")
 _WORD_CHAR = re.compile(r"[A-Za-z0-9]")
 
 
-def _vendor_token_end(run: str) -> int:
-    """Where the vendor token at the start of ``run`` ends, or 0 if there is none."""
-    shape = _shape_for(run[:2])
-    match = shape.match(run) if shape is not None else None
-    if match is None:
-        for marker, pattern in _UNPREFIXED:
-            if marker in run:
-                match = pattern.fullmatch(run)
-                if match is not None:
-                    break
+def _unprefixed_token(run: str) -> bool:
+    """Whether the whole run is a token of a shape without a fixed prefix."""
+    return any(marker in run and shape.fullmatch(run) for marker, shape in _UNPREFIXED)
+
+
+def _token_end(run: str, start: int) -> int:
+    """Where the vendor token at ``start`` in ``run`` ends, or 0 if there is none."""
+    shape = _shape_for(run[start : start + 2])
+    match = shape.match(run, start) if shape is not None else None
     if match is None:
         return 0
     end = match.end()
-    if _WORD_CHAR.match(run, end) or is_masked(run[max(0, end - 16) : end]):
+    if _WORD_CHAR.match(run, end) or is_masked(run[max(start, end - 16) : end]):
         return 0  # a longer word ("AKIA..." with more letters) or a mask ("ghp_xxxx...")
     return end
 
 
 def _token_spans(run: str, offset: int) -> Iterator[tuple[int, int]]:
     """The vendor tokens in one run: at its start or after a "-", "_" or "." in it."""
+    if _unprefixed_token(run) and not is_masked(run[-16:]):
+        yield offset, offset + len(run)
+        return
     done = 0
     for part in _PART_START.finditer(run):
         start = part.start()
-        if start < done:
-            continue
-        end = _vendor_token_end(run[start:])
-        if end:
-            done = start + end
-            yield offset + start, offset + done
+        if start >= done:
+            end = _token_end(run, start)
+            if end:
+                done = end
+                yield offset + start, offset + end
 
 
 def redact_vendor_tokens(text: str) -> str:
