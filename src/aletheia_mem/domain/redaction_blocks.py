@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 
 from aletheia_mem.domain.redaction_values import REDACTED, is_placeholder, redact_span
 
@@ -64,29 +65,36 @@ _DATA_LINE = re.compile(r"(?P<indent>[ \t]*+)[\w.\-]++:[ \t]++(?P<value>\S.*?)[ 
 _BLOCK_SCALAR = re.compile(r"[|>][-+]?\d?")
 
 
+def _lines_from(text: str, position: int) -> Iterator[tuple[int, str]]:
+    """Each line of ``text`` from ``position`` on, with where it starts, read lazily."""
+    while position <= len(text):
+        end = text.find("\n", position)
+        end = len(text) if end == -1 else end
+        yield position, text[position:end]
+        position = end + 1
+
+
 def _data_spans(document: str, offset: int) -> list[tuple[int, int]]:
     """The values under ``data:`` and ``stringData:`` of one YAML document."""
     spans: list[tuple[int, int]] = []
     for header in _DATA_HEADER.finditer(document):
         base = len(header["indent"])
-        position = header.end() + 1
         block_indent: int | None = None  # inside a "key: |" block scalar
-        for line in document[position:].split("\n"):
+        for position, line in _lines_from(document, header.end() + 1):
             indent = len(line) - len(line.lstrip(" \t"))
             if line.strip() and indent <= base:
                 break
+            start = offset + position
             if block_indent is not None and (not line.strip() or indent > block_indent):
                 if line.strip():
-                    spans.append((offset + position + indent, offset + position + len(line)))
-            else:
-                block_indent = None
-                match = _DATA_LINE.fullmatch(line)
-                if match is not None and _BLOCK_SCALAR.fullmatch(match["value"]):
-                    block_indent = len(match["indent"])
-                elif match is not None and not is_placeholder(match["value"].strip("\"'")):
-                    spans.append((offset + position + match.start("value"),
-                                  offset + position + match.end("value")))  # fmt: skip
-            position += len(line) + 1
+                    spans.append((start + indent, start + len(line)))
+                continue
+            block_indent = None
+            match = _DATA_LINE.fullmatch(line)
+            if match is not None and _BLOCK_SCALAR.fullmatch(match["value"]):
+                block_indent = len(match["indent"])
+            elif match is not None and not is_placeholder(match["value"].strip("\"'")):
+                spans.append((start + match.start("value"), start + match.end("value")))
     return spans
 
 

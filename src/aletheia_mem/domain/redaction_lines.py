@@ -16,6 +16,7 @@ from aletheia_mem.domain.redaction_values import (
     is_placeholder,
     looks_like_code,
     looks_like_password,
+    lower_same_length,
     redact_span,
 )
 
@@ -75,9 +76,7 @@ def _starts(lower: str, word: str, back: int) -> Iterator[int]:
 
 def redact_authorization(text: str) -> str:
     """``Bearer`` tokens anywhere, and the credentials of ``Authorization`` headers."""
-    lower = text.lower()
-    if len(lower) != len(text):  # a few characters change length when lower-cased
-        lower = text
+    lower = lower_same_length(text)
     spans: list[tuple[int, int]] = []
     for start in _starts(lower, "earer", 1):
         match = _BEARER.match(text, start)
@@ -196,8 +195,7 @@ def _prose_starts(lower: str) -> list[int]:
 def redact_prose(text: str) -> str:
     """Passwords written in sentences, netrc lines and Telegram bot tokens."""
     spans: list[tuple[int, int]] = []
-    lower = text.lower()
-    for start in _prose_starts(lower if len(lower) == len(text) else text):
+    for start in _prose_starts(lower_same_length(text)):
         match = _PROSE.match(text, start)
         if match is None:
             continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections import Counter
 
 REDACTED = "[REDACTED]"
@@ -32,6 +33,15 @@ _MIN_ENTROPY_BITS = 3.2
 _MIN_HEX_ENTROPY_BITS = 2.9  # hex has at most 4 bits per character
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _CHARACTER_KINDS = (str.islower, str.isupper, str.isdigit)
+
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def lower_same_length(text: str) -> str:
+    """``text`` lower-cased with every index unchanged (``str.lower`` may lengthen "İ")."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
 
 
 def is_placeholder(value: str) -> bool:
