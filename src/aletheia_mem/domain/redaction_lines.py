@@ -167,12 +167,12 @@ def redact_command_lines(text: str) -> str:
 # -- Prose and other line shapes ----------------------------------------------------------
 
 _PROSE_NAMES = ("password", "passphrase", "passwd", "pwd", "pw", "secret", "token", "api key")
-# "the password for the staging db is Tr0ub4dor&3", "password: hunter2 (prod)", "password x9"
+# "the password for the staging db is Tr0ub4dor&3", "passphrase: Tr0ub4dor&3", "password x9"
 _PROSE = re.compile(
     r"(?i:password|passphrase|passwd|pwd|pw|secret|token|api key)s?"
     r"(?:(?P<gap>[ \t](?i:for|of|on|to|in)[ \t][^\n.;:=]{1,30}?)?[ \t]+(?i:is|was)"
     r"(?:[ \t]+(?i:now|still|set to))?"
-    r"[ \t]*+:?|[ \t]++)"
+    r"[ \t]*+:?|[ \t]*+:|[ \t]++)"
     r"[ \t]*+[`\"']?(?P<secret>[^\s`\"'<>]{6,200}+)"
 )
 _TRAILING = ".,;:!?)]}"

@@ -103,13 +103,14 @@ _CODE = re.compile(
     r"(?:~|\.{1,2})?/[\w.\-/]*"  # a path
     r"|[A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)++"  # attribute access: request.headers
     r"|(?=.*(?:_|[a-z][A-Z]))(?!.*\d)[A-Za-z_]\w*"  # a variable: db_password, userToken
-    r"|.*[()\[\]{}=].*",  # a call, a subscript, an expression
+    r"|.*[()\[\]{}=].*"  # a call, a subscript, an expression
+    r"|#[0-9A-Fa-f]{3,8}",  # a colour: Token: "#f8f8f2"
     re.DOTALL,
 )
 
 
 def looks_like_code(value: str) -> bool:
-    """Whether ``value`` is a path, a name or an expression rather than a literal."""
+    """Whether ``value`` is a path, a name, an expression or a colour rather than a secret."""
     return _CODE.fullmatch(value) is not None
 
 
