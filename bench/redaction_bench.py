@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = 200 if args.quick else 3_000
     cases = load_corpus()
     rows = speed_rows("aletheia", redact_secrets, runs)
-    rows += adversarial_rows(2 if args.quick else 5)
+    rows += adversarial_rows(2 if args.quick else 9)
     rows += quality_rows("aletheia", aletheia_detects, cases)
     if args.compare:
         rows += detect_secrets_rows(cases, runs)
