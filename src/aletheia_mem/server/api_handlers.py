@@ -119,7 +119,7 @@ def search_memories(app: AppContext, args: dict[str, Any]) -> Reply:
         limit=args["limit"],
         offset=args["offset"],
     )
-    result = recall.search(app.store, request, now)
+    result = recall.search(app.store, request, now, app.semantic)
     return _ok(
         {
             "facts": [fact_json(fact) for fact in result.facts],

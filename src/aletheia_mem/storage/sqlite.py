@@ -418,7 +418,7 @@ class SqliteStore:
         return {int(row[0]) for row in rows}
 
     def _filters(self, query: MemoryQuery) -> tuple[list[str], list[Any]]:
-        where: list[str] = ["m.dismissed_at IS NULL"]
+        where = ["m.dismissed_at IS NOT NULL" if query.dismissed else "m.dismissed_at IS NULL"]
         params: list[Any] = []
         if query.projects is not None:
             where.append(_in_clause("m.project", query.projects))
@@ -466,6 +466,13 @@ class SqliteStore:
             sql += " AND " + _in_clause("project", projects)
             params = list(projects)
         return self._conn.execute(sql + " LIMIT 1", params).fetchone() is not None
+
+    def project_names(self, limit: int = 500) -> list[str]:
+        """The projects that have memories, by name (an index scan, no table rows read)."""
+        rows = self._conn.execute(
+            "SELECT DISTINCT project FROM memories ORDER BY project LIMIT ?", (limit,)
+        ).fetchall()
+        return [str(row[0]) for row in rows]
 
     def count_memories(self, projects: tuple[str, ...] | None) -> int:
         sql, params = "SELECT count(*) FROM memories WHERE dismissed_at IS NULL", []

@@ -1,0 +1,110 @@
+"""The UI's routes: each page or action runs in a worker thread behind the sign-in and CSRF
+checks, and answers with a page carrying the security headers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from urllib.parse import urlencode
+
+from anyio import to_thread
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from aletheia_mem.errors import AletheiaError
+from aletheia_mem.server.api import status_of
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.web import pages
+from aletheia_mem.web.base import Handler, Ui, error_page, redirect, safe_next
+from aletheia_mem.web.render import page, secure
+from aletheia_mem.web.security import (
+    csrf_problem,
+    key_matches,
+    parse_form,
+    remember_csrf,
+    set_session,
+    signed_in,
+)
+
+STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
+
+def _wrap(ui: Ui, handler: Handler, writes: bool) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        if not signed_in(request, ui.api_key):
+            if writes:
+                return error_page(request, 401, "Sign in first.")
+            return redirect("/sign-in?" + urlencode({"next": request.url.path}))
+        form: dict[str, str] = {}
+        if writes:
+            form = parse_form(await request.body())
+            problem = csrf_problem(request, form)
+            if problem is not None:
+                return error_page(request, 403, problem)
+        try:
+            return await to_thread.run_sync(handler, ui, request, form)
+        except AletheiaError as error:
+            return error_page(request, status_of(error), error.message)
+
+    return endpoint
+
+
+def _static() -> dict[str, tuple[bytes, str]]:
+    folder = resources.files("aletheia_mem.web") / "static"
+    found = {}
+    for item in folder.iterdir():
+        suffix = "." + item.name.rsplit(".", 1)[-1]
+        if suffix in STATIC_TYPES:
+            found[item.name] = (item.read_bytes(), STATIC_TYPES[suffix])
+    return found
+
+
+def _static_route() -> Route:
+    files = _static()
+
+    async def static(request: Request) -> Response:
+        found = files.get(request.path_params["name"])
+        if found is None:
+            return secure(Response("Not found", 404, media_type="text/plain"))
+        response = Response(found[0], media_type=found[1])
+        response.headers["cache-control"] = "no-cache"
+        return secure(response)
+
+    return Route("/static/{name}", static, methods=["GET"])
+
+
+def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
+    async def show(request: Request) -> Response:
+        return page(
+            request, "sign_in.html", next=safe_next(request.query_params.get("next")), failed=False
+        )
+
+    async def submit(request: Request) -> Response:
+        form = parse_form(await request.body())
+        problem = csrf_problem(request, form)
+        if problem is not None:
+            return error_page(request, 403, problem)
+        target = safe_next(form.get("next"))
+        if ui.api_key is None:
+            return redirect(target)
+        if not key_matches(ui.api_key, form.get("key", "")):
+            return page(request, "sign_in.html", 401, next=target, failed=True)
+        response = redirect(target)
+        set_session(request, response, ui.api_key)
+        remember_csrf(request, response)
+        return response
+
+    return [
+        Route("/sign-in", show, methods=["GET"]),
+        Route("/sign-in", submit, methods=["POST"]),
+    ]
+
+
+def routes(app: AppContext, api_key: str | None) -> list[BaseRoute]:
+    """Every route of the UI, to mount beside ``/mcp`` and ``/api/``."""
+    ui = Ui(app, api_key)
+    found: list[BaseRoute] = [_static_route(), *_sign_in_routes(ui)]
+    for path, handler, writes in pages.PAGES:
+        found.append(Route(path, _wrap(ui, handler, writes), methods=["POST" if writes else "GET"]))
+    return found
