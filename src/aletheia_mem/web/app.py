@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from importlib import resources
+from pathlib import Path
 from urllib.parse import urlencode
 
 from anyio import to_thread
@@ -12,10 +13,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from aletheia_mem.config import load_settings
 from aletheia_mem.errors import AletheiaError
+from aletheia_mem.projects import project_root
 from aletheia_mem.server.api import status_of
 from aletheia_mem.tools.app import AppContext
-from aletheia_mem.web import pages
+from aletheia_mem.web import knowledge_pages, memory_pages, work_pages
 from aletheia_mem.web.base import Handler, Ui, error_page, redirect, safe_next
 from aletheia_mem.web.render import page, secure
 from aletheia_mem.web.security import (
@@ -27,6 +30,7 @@ from aletheia_mem.web.security import (
     signed_in,
 )
 
+PAGES = (*memory_pages.PAGES, *knowledge_pages.PAGES, *work_pages.PAGES)
 STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
@@ -103,8 +107,8 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
 
 def routes(app: AppContext, api_key: str | None) -> list[BaseRoute]:
     """Every route of the UI, to mount beside ``/mcp`` and ``/api/``."""
-    ui = Ui(app, api_key)
+    ui = Ui(app, api_key, project_root(load_settings().cwd), Path.home())
     found: list[BaseRoute] = [_static_route(), *_sign_in_routes(ui)]
-    for path, handler, writes in pages.PAGES:
+    for path, handler, writes in PAGES:
         found.append(Route(path, _wrap(ui, handler, writes), methods=["POST" if writes else "GET"]))
     return found

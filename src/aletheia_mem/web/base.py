@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -14,10 +15,13 @@ from aletheia_mem.web.render import page, secure
 
 @dataclass(frozen=True)
 class Ui:
-    """What every page works on: the store as the UI's caller, and the sign-in key if any."""
+    """What every page works on: the store as the UI's caller, the sign-in key if any, and
+    where Write to tools writes (the server's repository and the user's home folder)."""
 
     app: AppContext
     api_key: str | None
+    root: Path
+    home: Path
 
 
 def safe_next(value: str | None, fallback: str = "/") -> str:

@@ -1,4 +1,4 @@
-"""The UI's pages and actions: path, handler, and whether it changes anything (POST)."""
+"""The Memories pages and actions: path, handler, and whether it changes anything (POST)."""
 
 from __future__ import annotations
 
