@@ -102,7 +102,7 @@ def test_a_post_without_the_csrf_token_is_refused_even_from_this_origin(
 
 def test_with_an_api_key_nothing_is_shown_before_sign_in(keyed: RunningServer) -> None:
     save(keyed, "Secret plans for the keyed store", KEY)
-    for path in ("/", "/memories/1", "/memories/rows?q=Secret"):
+    for path in ("/", "/memories/1", "/memories/rows?q=Secret", "/facts", "/rules", "/lists"):
         reply = keyed.request("GET", path)
         assert reply.status == 303, path
         assert reply.header(
