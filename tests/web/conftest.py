@@ -1,4 +1,4 @@
-"""Fixtures of the browser tests: one Chromium per run, a fresh page per test."""
+"""Fixtures of the browser tests: one Chromium per module, a fresh page per test."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from tests.web.browser import AXE, CHROMIUM, WAIT_MS, launch
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="session")
+# One Chromium per module: Playwright's sync API holds an event loop in this thread until it
+# stops, and the anyio tests of other folders need the thread free of it.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists() or not AXE.exists():
         pytest.fail("Chromium or axe-core is missing: run `make web-test-deps` first.")

@@ -981,10 +981,18 @@ class SqliteStore:
         rows = self._conn.execute("SELECT actor, max(at) FROM audit GROUP BY actor").fetchall()
         return {str(row[0]): int(row[1]) for row in rows}
 
-    def list_audit_page(self, limit: int, actor: str | None, tool: str | None) -> list[AuditEntry]:
-        """The newest audit rows, optionally of one actor and one tool."""
+    def list_audit_page(
+        self,
+        limit: int,
+        actor: str | None,
+        tool: str | None,
+        project: str | None = None,
+        result: str | None = None,
+    ) -> list[AuditEntry]:
+        """The newest audit rows, optionally of one actor, tool, project and result."""
         sql, params = "SELECT at, actor, tool, project, result, detail FROM audit WHERE 1 = 1", []
-        for column, value in (("actor", actor), ("tool", tool)):
+        filters = (("actor", actor), ("tool", tool), ("project", project), ("result", result))
+        for column, value in filters:
             if value is not None:
                 sql += f" AND {column} = ?"
                 params.append(value)

@@ -11,17 +11,19 @@ from starlette.responses import RedirectResponse, Response
 
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.render import page, secure
+from aletheia_mem.web.security import Gate
 
 
 @dataclass(frozen=True)
 class Ui:
-    """What every page works on: the store as the UI's caller, the sign-in key if any, and
+    """What every page works on: the store as the UI's caller, who may see it, and
     where Write to tools writes (the server's repository and the user's home folder)."""
 
     app: AppContext
-    api_key: str | None
+    gate: Gate
     root: Path
     home: Path
+    hub: bool = False  # the hub's pages (Tokens, Audit) instead of the owner's
 
 
 def safe_next(value: str | None, fallback: str = "/") -> str:

@@ -20,6 +20,10 @@ def _when(value: str | None) -> str:
     return "" if not value else value[:16].replace("T", " ")
 
 
+def _stamp_of_ms(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def _date_of_ms(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
@@ -33,6 +37,7 @@ ENV = Environment(
 )
 ENV.filters["when"] = _when
 ENV.filters["day"] = _date_of_ms
+ENV.filters["stamp"] = _stamp_of_ms
 
 
 def secure(response: Response) -> Response:

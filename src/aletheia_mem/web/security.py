@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
 from starlette.requests import Request
@@ -53,15 +55,39 @@ def key_matches(api_key: str, given: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8"), api_key.encode("utf-8"))
 
 
-def signed_in(request: Request, api_key: str | None) -> bool:
-    """No key set, a valid sign-in cookie, or the key itself as a bearer token."""
-    if api_key is None:
-        return True
+def bearer_of(request: Request) -> str | None:
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and key_matches(api_key, token.strip()):
-        return True
-    nonce, _, signature = request.cookies.get(SESSION_COOKIE, "").partition(".")
-    return bool(nonce) and hmac.compare_digest(signature, _signature(api_key, nonce))
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Who may see the pages: ``admits`` a request (run in a worker thread), and
+    ``session_for`` the key typed on the sign-in page (the cookie to set, or None)."""
+
+    cookie: str
+    needed: bool
+    admits: Callable[[Request], bool]
+    session_for: Callable[[str], str | None]
+
+
+def key_gate(api_key: str | None) -> Gate:
+    """``aletheia-server``'s gate: ``ALETHEIA_API_KEY`` when set, else the Guard alone."""
+    if api_key is None:
+        return Gate(SESSION_COOKIE, False, lambda request: True, lambda given: None)
+    key = api_key
+
+    def admits(request: Request) -> bool:
+        bearer = bearer_of(request)
+        if bearer is not None and key_matches(key, bearer):
+            return True
+        nonce, _, signature = request.cookies.get(SESSION_COOKIE, "").partition(".")
+        return bool(nonce) and hmac.compare_digest(signature, _signature(key, nonce))
+
+    def session_for(given: str) -> str | None:
+        return new_session_cookie(key) if key_matches(key, given) else None
+
+    return Gate(SESSION_COOKIE, True, admits, session_for)
 
 
 def csrf_token(request: Request) -> str:
@@ -89,10 +115,10 @@ def remember_csrf(request: Request, response: Response) -> None:
         )
 
 
-def set_session(request: Request, response: Response, api_key: str) -> None:
+def set_session(request: Request, response: Response, name: str, value: str) -> None:
     response.set_cookie(
-        SESSION_COOKIE,
-        new_session_cookie(api_key),
+        name,
+        value,
         max_age=SESSION_SECONDS,
         httponly=True,
         samesite="strict",
