@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from aletheia_mem.config import DB_FILE_NAME
 from http_bench import start_server
@@ -50,7 +51,8 @@ def pages(db: Path) -> list[tuple[str, str]]:
         title = conn.execute("SELECT title FROM memories WHERE id = ?", (middle,)).fetchone()[0]
     finally:
         conn.close()
-    word = max(title.split(), key=len)
+    word = quote(max(title.split(), key=len))
+    subject = quote(subject)
     return [
         ("Memories (newest first)", "/"),
         ("Memories, search", f"/?q={word}"),
@@ -141,7 +143,7 @@ def main() -> int:
                 times, body = timed_gets(port, path, args.rounds)
                 weight = len(body) + (assets if not path.startswith("/memories/rows") else 0)
                 rows.append((label, statistics.median(times), percentile(times, 0.95), weight))
-            words = [path.split("q=")[1] for _, path in pages(data / DB_FILE_NAME)[1:2]]
+            words = [unquote(path.split("q=")[1]) for _, path in pages(data / DB_FILE_NAME)[1:2]]
             words += ["deploy", "cache", "token", "migration", "retry", "index", "queue"]
             typed, submitted = browser_search(f"http://127.0.0.1:{port}", words)
         finally:
