@@ -4,7 +4,6 @@ checks, and answers with a page carrying the security headers."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from importlib import resources
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -20,7 +19,7 @@ from aletheia_mem.server.api import status_of
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web import hub_pages, knowledge_pages, memory_pages, work_pages
 from aletheia_mem.web.base import Handler, Ui, error_page, redirect, safe_next
-from aletheia_mem.web.render import page, secure
+from aletheia_mem.web.render import STATIC, page, secure
 from aletheia_mem.web.security import (
     csrf_problem,
     key_gate,
@@ -61,9 +60,8 @@ def _wrap(ui: Ui, handler: Handler, writes: bool) -> Callable[[Request], Awaitab
 
 
 def _static() -> dict[str, tuple[bytes, str]]:
-    folder = resources.files("aletheia_mem.web") / "static"
     found = {}
-    for item in folder.iterdir():
+    for item in STATIC.iterdir():
         suffix = "." + item.name.rsplit(".", 1)[-1]
         if suffix in STATIC_TYPES:
             found[item.name] = (item.read_bytes(), STATIC_TYPES[suffix])
@@ -78,7 +76,8 @@ def _static_route() -> Route:
         if found is None:
             return secure(Response("Not found", 404, media_type="text/plain"))
         response = Response(found[0], media_type=found[1])
-        response.headers["cache-control"] = "no-cache"
+        # Pages link the files by a hash of their content (asset_url): safe to keep a year.
+        response.headers["cache-control"] = "public, max-age=31536000, immutable"
         return secure(response)
 
     return Route("/static/{name}", static, methods=["GET"])

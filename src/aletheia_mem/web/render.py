@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -18,6 +21,16 @@ HUB_NAV = ("Tokens", "Audit")
 def _when(value: str | None) -> str:
     """``2026-10-29T19:46:45.563Z`` as ``2026-10-29 19:46`` (UTC)."""
     return "" if not value else value[:16].replace("T", " ")
+
+
+STATIC = resources.files("aletheia_mem.web") / "static"
+
+
+@cache
+def asset_url(name: str) -> str:
+    """``/static/ui.js?v=<hash>``: a new version of a file is a new URL, so it may be cached."""
+    digest = hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:12]
+    return f"/static/{name}?v={digest}"
 
 
 def _stamp_of_ms(ms: int) -> str:
@@ -37,6 +50,7 @@ ENV = Environment(
 )
 ENV.filters["when"] = _when
 ENV.filters["day"] = _date_of_ms
+ENV.globals["asset"] = asset_url
 ENV.filters["stamp"] = _stamp_of_ms
 
 
