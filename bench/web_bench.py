@@ -5,7 +5,8 @@ page of the UI: its server time (a keep-alive GET on 127.0.0.1, p50 and p95 of `
 requests: the loopback round trip, so an upper bound of the time in the server), and its weight
 (HTML plus the CSS and script it loads, uncompressed). Then, in Debian's Chromium driven by
 Playwright, a search typed in the search box: the time from the request to the list redrawn, and
-a search submitted with Enter (a whole page load). Prints a markdown table with the targets.
+a search submitted with Enter (a whole page load, by the browser's Navigation Timing). Prints a
+markdown table with the targets.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ TARGET_SEARCH_MS = 150.0
 TARGET_WEIGHT_KB = 150.0
 ASSETS = ("/static/ui.css", "/static/ui.js")
 CHROMIUM = "/usr/bin/chromium"
+NAVIGATION_MS = (
+    "(() => { const n = performance.getEntriesByType('navigation')[0];"
+    " return n.domContentLoadedEventEnd - n.startTime; })()"
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -113,10 +118,11 @@ def browser_search(url: str, words: list[str]) -> tuple[list[float], list[float]
             typed.append(float(page.evaluate("+document.body.dataset.searchMs")))
         for word in words:
             page.get_by_role("searchbox").fill(word)
-            started = time.perf_counter()
             with page.expect_navigation():
                 page.get_by_role("searchbox").press("Enter")
-            submitted.append((time.perf_counter() - started) * 1000)
+            # The browser's own clock: from the form's submission to the new page parsed and
+            # its script run (Navigation Timing), without Playwright's own round trips.
+            submitted.append(float(page.evaluate(NAVIGATION_MS)))
         browser.close()
     return typed, submitted
 
@@ -178,8 +184,8 @@ def table(
         "| --- | ---: | ---: | --- |",
         f"| typed: request to list redrawn | {statistics.median(typed):.0f} | {max(typed):.0f} |"
         f" <= 150 ms: {'pass' if statistics.median(typed) <= TARGET_SEARCH_MS else 'FAIL'} |",
-        f"| Enter: whole page load | {statistics.median(submitted):.0f} |"
-        f" {max(submitted):.0f} |"
+        f"| Enter: the results page loaded (Navigation Timing) |"
+        f" {statistics.median(submitted):.0f} | {max(submitted):.0f} |"
         f" <= 150 ms: {'pass' if statistics.median(submitted) <= TARGET_SEARCH_MS else 'FAIL'} |",
     ]
     return "\n".join(lines)
