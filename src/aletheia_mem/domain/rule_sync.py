@@ -6,6 +6,7 @@ never touched. A file without the block gets it appended.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,13 @@ TARGETS: tuple[Target, ...] = (
     Target("windsurf", ".windsurf/rules/aletheia.md", "---\ntrigger: always_on\n---\n\n"),
     Target("vscode", ".github/copilot-instructions.md"),
 )
+# The user-level instruction files: every repository's sessions read them, so only the rules that
+# are not tied to one project go there.
+USER_TARGETS: tuple[Target, ...] = (
+    Target("claude-code", ".claude/CLAUDE.md"),
+    Target("codex", ".codex/AGENTS.md"),
+    Target("gemini-cli", ".gemini/GEMINI.md"),
+)
 TARGETS_BY_TOOL = {target.tool: target for target in TARGETS}
 TOOL_ALIASES = {"opencode": "codex", "command-code": "codex"}
 
@@ -54,6 +62,16 @@ class SyncChange:
     @property
     def changed(self) -> bool:
         return self.old_text != self.new_text
+
+    def diff(self) -> str:
+        """The change as a unified diff (empty when nothing changes)."""
+        lines = difflib.unified_diff(
+            self.old_text.splitlines(keepends=True),
+            self.new_text.splitlines(keepends=True),
+            fromfile=f"{self.path} (now)",
+            tofile=f"{self.path} (after)",
+        )
+        return "".join(lines).rstrip("\n")
 
 
 def render_block(rules: Sequence[Rule]) -> str:
@@ -119,7 +137,18 @@ def plan_sync(
     store: SqliteStore, project: str, root: Path, targets: Sequence[Target]
 ) -> list[SyncChange]:
     """The new text of each target file with the project's enabled rules."""
-    block = render_block(rules_for_project(store.list_rules(), project))
+    return plan_files(rules_for_project(store.list_rules(), project), root, targets)
+
+
+def plan_user_sync(store: SqliteStore, home: Path) -> list[SyncChange]:
+    """The user-level files with the enabled rules that belong to no one project."""
+    rules = [rule for rule in store.list_rules() if rule.scope_tier != "project"]
+    return plan_files(rules, home, USER_TARGETS)
+
+
+def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> list[SyncChange]:
+    """The new text of each target file below ``root`` with the marked block of ``rules``."""
+    block = render_block(rules)
     changes = []
     for target in targets:
         path = root / target.path

@@ -31,6 +31,7 @@ from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
+from aletheia_mem.web.app import hub_routes
 
 HUB_MAX_BODY_BYTES = 16 * 1024 * 1024
 _REALM = 'Bearer realm="aletheia-sync"'
@@ -185,7 +186,7 @@ def create_hub_app(
     endpoint = hub_mcp_endpoint(hub, writes)
     refusals = audit.RefusalLog(hub, writes)
     metered = BatchMeter(endpoint, limiter, refusals.limited)
-    routes = [Route("/mcp", endpoint=metered), *SyncApi(hub, writes).routes()]
+    routes = [Route("/mcp", endpoint=metered), *SyncApi(hub, writes).routes(), *hub_routes(hub)]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
     guarded = Guard(Starlette(routes=routes), policy)
     return TokenAuth(guarded, hub, limiter, refusals, failures or AuthFailures())

@@ -14,7 +14,8 @@ from aletheia_mem.domain import dismissals, facts, memories, recall, rules, work
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.server.openapi import Reply
-from aletheia_mem.storage.base import Fact, Memory, MemoryQuery, Rule
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.storage.base import Fact, Memory, Rule
 from aletheia_mem.timefmt import DAY_MS, parse_instant
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
 
@@ -119,7 +120,7 @@ def search_memories(app: AppContext, args: dict[str, Any]) -> Reply:
         limit=args["limit"],
         offset=args["offset"],
     )
-    result = recall.search(app.store, request, now)
+    result = recall.search(app.store, request, now, app.semantic)
     return _ok(
         {
             "facts": [fact_json(fact) for fact in result.facts],
@@ -329,11 +330,8 @@ def _items(text: str) -> list[Any]:
 def list_work_states(app: AppContext, args: dict[str, Any]) -> Reply:
     """The project's work-state lists, most recently written first."""
     project = target_project(app, args.get("project"))
-    query = MemoryQuery(
-        projects=(project,), kind=worklists.WORK_STATE_KIND, order="date_desc", limit=MAX_LISTS
-    )
-    found = sorted(
-        app.store.search_memories(query, app.clock()), key=lambda m: (-m.updated_at, -m.id)
+    found = sqlite_store(app).keyed_memories(
+        project, worklists.list_key(""), worklists.WORK_STATE_KIND, MAX_LISTS
     )
     lists = [
         {

@@ -131,6 +131,11 @@ def check_bearer(policy: GuardPolicy, value: bytes | None) -> Refusal | None:
     )
 
 
+def speaks_json(path: str) -> bool:
+    """``/mcp`` and ``/api/`` take the bearer key; the web UI's pages check their own sign-in."""
+    return path == "/mcp" or path == "/api" or path.startswith(("/api/", "/mcp/"))
+
+
 def refusal_body(path: str, refusal: Refusal) -> bytes:
     """The JSON body of a refusal, in the dialect of the path."""
     if path == "/api" or path.startswith("/api/"):
@@ -186,7 +191,11 @@ class Guard:
         refusal = (
             check_host(self.policy, _text(_header(scope, b"host")))
             or check_origin(self.policy, _text(_header(scope, b"origin")))
-            or check_bearer(self.policy, _header(scope, b"authorization"))
+            or (
+                check_bearer(self.policy, _header(scope, b"authorization"))
+                if speaks_json(scope.get("path", ""))
+                else None
+            )
         )
         length = _header(scope, b"content-length")
         if (

@@ -36,6 +36,7 @@ from aletheia_mem.server.sessions import SessionState, SessionStore
 from aletheia_mem.server.stdio import parse_line
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.tools.app import AppContext
+from aletheia_mem.web.app import routes as web_routes
 
 JSON_TYPE = "application/json"
 SESSION_HEADER = "mcp-session-id"
@@ -267,6 +268,7 @@ def create_app(
     routes = [
         Route("/mcp", endpoint=endpoint),
         *api.routes(replace(app, caller=api_caller), secured=policy.api_key is not None),
+        *web_routes(replace(app, caller="web"), policy.api_key),
     ]
     starlette = Starlette(routes=routes, exception_handlers=api.exception_handlers())
     return Guard(McpFirst(endpoint, starlette), policy)

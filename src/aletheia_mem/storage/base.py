@@ -138,6 +138,7 @@ class MemoryQuery:
     file: str | None = None
     file_suffix: bool = False
     exclude_kinds: tuple[str, ...] = field(default_factory=tuple)
+    dismissed: bool = False  # True: only the dismissed ones (the web UI shows them on request)
 
 
 class Store(Protocol):

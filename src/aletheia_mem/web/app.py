@@ -1,0 +1,131 @@
+"""The UI's routes: each page or action runs in a worker thread behind the sign-in and CSRF
+checks, and answers with a page carrying the security headers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+from anyio import to_thread
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from aletheia_mem.config import load_settings
+from aletheia_mem.errors import AletheiaError
+from aletheia_mem.projects import project_root
+from aletheia_mem.server.api import status_of
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.web import hub_pages, knowledge_pages, memory_pages, work_pages
+from aletheia_mem.web.base import Handler, Ui, error_page, redirect, safe_next
+from aletheia_mem.web.render import STATIC, page, secure
+from aletheia_mem.web.security import (
+    csrf_problem,
+    key_gate,
+    parse_form,
+    remember_csrf,
+    set_session,
+)
+
+PAGES = (*memory_pages.PAGES, *knowledge_pages.PAGES, *work_pages.PAGES)
+STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
+
+def _guarded(
+    ui: Ui, handler: Handler, request: Request, form: dict[str, str], writes: bool
+) -> Response:
+    """Sign-in, then for a write the CSRF check, then the handler (in a worker thread)."""
+    if not ui.gate.admits(request):
+        if writes:
+            return error_page(request, 401, "Sign in first.")
+        return redirect("/sign-in?" + urlencode({"next": request.url.path}))
+    if writes:
+        problem = csrf_problem(request, form)
+        if problem is not None:
+            return error_page(request, 403, problem)
+    try:
+        return handler(ui, request, form)
+    except AletheiaError as error:
+        return error_page(request, status_of(error), error.message)
+
+
+def _wrap(ui: Ui, handler: Handler, writes: bool) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        request.scope["aletheia_hub"] = ui.hub
+        form = parse_form(await request.body()) if writes else {}
+        return await to_thread.run_sync(_guarded, ui, handler, request, form, writes)
+
+    return endpoint
+
+
+def _static() -> dict[str, tuple[bytes, str]]:
+    found = {}
+    for item in STATIC.iterdir():
+        suffix = "." + item.name.rsplit(".", 1)[-1]
+        if suffix in STATIC_TYPES:
+            found[item.name] = (item.read_bytes(), STATIC_TYPES[suffix])
+    return found
+
+
+def _static_route() -> Route:
+    files = _static()
+
+    async def static(request: Request) -> Response:
+        found = files.get(request.path_params["name"])
+        if found is None:
+            return secure(Response("Not found", 404, media_type="text/plain"))
+        response = Response(found[0], media_type=found[1])
+        # Pages link the files by a hash of their content (asset_url): safe to keep a year.
+        response.headers["cache-control"] = "public, max-age=31536000, immutable"
+        return secure(response)
+
+    return Route("/static/{name}", static, methods=["GET"])
+
+
+def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
+    async def show(request: Request) -> Response:
+        request.scope["aletheia_hub"] = ui.hub
+        target = safe_next(request.query_params.get("next"))
+        return page(request, "sign_in.html", next=target, failed=False, hub=ui.hub)
+
+    async def submit(request: Request) -> Response:
+        request.scope["aletheia_hub"] = ui.hub
+        form = parse_form(await request.body())
+        problem = csrf_problem(request, form)
+        if problem is not None:
+            return error_page(request, 403, problem)
+        target = safe_next(form.get("next"))
+        if not ui.gate.needed:
+            return redirect(target)
+        session = await to_thread.run_sync(ui.gate.session_for, form.get("key", ""))
+        if session is None:
+            return page(request, "sign_in.html", 401, next=target, failed=True, hub=ui.hub)
+        response = redirect(target)
+        set_session(request, response, ui.gate.cookie, session)
+        remember_csrf(request, response)
+        return response
+
+    return [
+        Route("/sign-in", show, methods=["GET"]),
+        Route("/sign-in", submit, methods=["POST"]),
+    ]
+
+
+def _build(ui: Ui, pages: tuple[tuple[str, Handler, bool], ...]) -> list[BaseRoute]:
+    found: list[BaseRoute] = [_static_route(), *_sign_in_routes(ui)]
+    for path, handler, writes in pages:
+        found.append(Route(path, _wrap(ui, handler, writes), methods=["POST" if writes else "GET"]))
+    return found
+
+
+def routes(app: AppContext, api_key: str | None) -> list[BaseRoute]:
+    """Every route of the owner's UI, to mount beside ``/mcp`` and ``/api/``."""
+    ui = Ui(app, key_gate(api_key), project_root(load_settings().cwd), Path.home())
+    return _build(ui, PAGES)
+
+
+def hub_routes(hub: AppContext) -> list[BaseRoute]:
+    """The hub's UI (Tokens, Audit) for admin tokens, to mount beside the hub's ``/mcp``."""
+    ui = Ui(hub, hub_pages.admin_gate(hub), Path.cwd(), Path.home(), hub=True)
+    return _build(ui, hub_pages.PAGES)

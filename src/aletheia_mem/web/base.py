@@ -1,0 +1,46 @@
+"""What every page handler works with: the UI's context, redirects and error pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.web.render import page, secure
+from aletheia_mem.web.security import Gate
+
+
+@dataclass(frozen=True)
+class Ui:
+    """What every page works on: the store as the UI's caller, who may see it, and
+    where Write to tools writes (the server's repository and the user's home folder)."""
+
+    app: AppContext
+    gate: Gate
+    root: Path
+    home: Path
+    hub: bool = False  # the hub's pages (Tokens, Audit) instead of the owner's
+
+
+def safe_next(value: str | None, fallback: str = "/") -> str:
+    """A local path to go back to; anything that could leave the site becomes ``fallback``."""
+    if not value or not value.startswith("/") or value.startswith(("//", "/\\")):
+        return fallback
+    if any(ord(ch) < 0x20 or ch == "\\" for ch in value):
+        return fallback
+    return value
+
+
+def redirect(to: str) -> Response:
+    return secure(RedirectResponse(to, 303))
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    return page(request, "error.html", status, message=message, section="")
+
+
+Handler = Callable[[Ui, Request, dict[str, str]], Response]

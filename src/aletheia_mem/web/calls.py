@@ -1,0 +1,36 @@
+"""The UI's one way to the store: the JSON API's operations, run in process.
+
+Each call checks its arguments against the operation's own schemas, then runs the same handler
+``/api/`` runs, so a page shows exactly what the API (and through it the tools) would answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aletheia_mem.server.api import OPERATIONS
+from aletheia_mem.tools.app import AppContext
+from aletheia_mem.tools.arguments import check_arguments
+
+_BY_ID = {op.operation_id: op for op in OPERATIONS}
+
+
+def call(
+    app: AppContext,
+    operation_id: str,
+    *,
+    query: dict[str, Any] | None = None,
+    body: dict[str, Any] | None = None,
+    path: dict[str, Any] | None = None,
+) -> Any:
+    """The body the operation answers with.
+
+    Raises:
+        AletheiaError: the arguments are refused or the operation fails as the API would say.
+    """
+    op = _BY_ID[operation_id]
+    args: dict[str, Any] = {}
+    for schema, given in ((op.query, query), (op.body, body), (op.path_params, path)):
+        if schema is not None:
+            args.update(check_arguments(schema, given or {}))
+    return op.handler(app, args)[1]

@@ -1,0 +1,95 @@
+"""The Facts page: per subject and predicate, the history as validity bars on a time axis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aletheia_mem.server.api_handlers import fact_json
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.timefmt import parse_instant
+from aletheia_mem.tools.app import ALL_PROJECTS, AppContext
+from aletheia_mem.web.calls import call
+
+AXIS_WIDTH = 1000
+MAX_INDEX_PROJECTS = 20
+INDEX_PER_PROJECT = 30
+MIN_BAR = 3
+
+
+@dataclass(frozen=True)
+class Bar:
+    fact: dict[str, Any]
+    x: int
+    width: int
+    current: bool
+    at_as_of: bool
+
+
+@dataclass(frozen=True)
+class Track:
+    """One predicate's values over time."""
+
+    predicate: str
+    bars: list[Bar]
+
+
+def _ms(iso_text: str | None, fallback: int) -> int:
+    return fallback if iso_text is None else parse_instant(iso_text, "time")
+
+
+def history(
+    app: AppContext, subject: str, project: str, predicate: str, as_of: str
+) -> dict[str, Any]:
+    """The tracks of a subject's facts, the axis ends, and which facts held at ``as_of``."""
+    query: dict[str, Any] = {"subject": subject, "include_superseded": True}
+    if project and project != ALL_PROJECTS:
+        query["project"] = project
+    if predicate:
+        query["predicate"] = predicate
+    found = call(app, "factHistory", query=query)["facts"]
+    held: set[int] = set()
+    if as_of:
+        held = {f["id"] for f in call(app, "factHistory", query={**query, "as_of": as_of})["facts"]}
+    now = app.clock()
+    spans = [(f, _ms(f["valid_from"], now), _ms(f["valid_to"], now)) for f in found]
+    start = min((s for _, s, _ in spans), default=now)
+    end = max([now, *(e for _, _, e in spans)])
+    scale = AXIS_WIDTH / max(end - start, 1)
+    tracks: dict[str, list[Bar]] = {}
+    for fact, begins, ends in sorted(spans, key=lambda span: span[1]):
+        x = int((begins - start) * scale)
+        bar = Bar(
+            fact,
+            x,
+            max(int((ends - begins) * scale), MIN_BAR),
+            fact["valid_to"] is None,
+            fact["id"] in held,
+        )
+        tracks.setdefault(fact["predicate"], []).append(bar)
+    as_of_x = None
+    if as_of:
+        as_of_x = int((_ms(as_of, now) - start) * scale)
+    return {
+        "tracks": [Track(name, bars) for name, bars in sorted(tracks.items())],
+        "axis_start": start,
+        "axis_end": end,
+        "as_of_x": as_of_x if as_of_x is not None and 0 <= as_of_x <= AXIS_WIDTH else None,
+        "held": held,
+        "width": AXIS_WIDTH,
+    }
+
+
+def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
+    """Current facts to start from, newest first, for the chosen project (or a few of them)."""
+    store = sqlite_store(app)
+    names = (
+        store.project_names()[:MAX_INDEX_PROJECTS]
+        if not project or project == ALL_PROJECTS
+        else [project]
+    )
+    if app.allowed_projects is not None:
+        names = [name for name in names if name in app.allowed_projects]
+    found = [fact for name in names for fact in store.current_facts(name, INDEX_PER_PROJECT)]
+    found.sort(key=lambda fact: -fact.recorded_at)
+    return [fact_json(fact) for fact in found[:INDEX_PER_PROJECT]]

@@ -1,0 +1,87 @@
+"""The Facts and Rules pages and the Rules actions."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from aletheia_mem.domain.rules import SCOPE_TIERS
+from aletheia_mem.errors import NotFoundError
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.tools.app import ALL_PROJECTS
+from aletheia_mem.web import facts, rules
+from aletheia_mem.web.base import Handler, Ui, redirect
+from aletheia_mem.web.render import page
+
+RULE_ACTIONS = {"confirm", "disable"}
+RULE_NOTICES = {"added": "Rule added.", "confirm": "Rule confirmed.", "disable": "Rule disabled."}
+MAX_RULE_ID = 200
+
+
+def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    params = request.query_params
+    subject = params.get("subject", "").strip()
+    project = params.get("project", "").strip() or ALL_PROJECTS
+    predicate = params.get("predicate", "").strip()
+    as_of = params.get("as_of", "").strip()
+    found = facts.history(ui.app, subject, project, predicate, as_of) if subject else None
+    return page(
+        request,
+        "facts.html",
+        section="Facts",
+        subject=subject,
+        project=project,
+        predicate=predicate,
+        as_of=as_of,
+        found=found,
+        index=[] if subject else facts.subject_index(ui.app, project),
+        projects=sqlite_store(ui.app).project_names(),
+    )
+
+
+def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    done = request.query_params.get("done", "")
+    return page(
+        request,
+        "rules.html",
+        section="Rules",
+        rules=rules.all_rules(ui.app),
+        tiers=SCOPE_TIERS,
+        notice=RULE_NOTICES.get(done),
+    )
+
+
+def rule_add(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    rules.add_rule(ui.app, form)
+    return redirect("/rules?done=added")
+
+
+def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    rule_id = str(request.path_params["rule_id"])[:MAX_RULE_ID]
+    action = str(request.path_params["action"])
+    if action not in RULE_ACTIONS:
+        raise NotFoundError(f"No action {action!r}.")
+    rules.set_rule(ui.app, rule_id, action)
+    return redirect(f"/rules?done={action}")
+
+
+def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    plans = rules.plan_files(ui.app, ui.root, ui.home)
+    return page(request, "rules_sync.html", section="Rules", plans=plans, written=None)
+
+
+def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    chosen = {key.removeprefix("write:") for key, value in form.items() if key.startswith("write:")}
+    written = rules.write_files(ui.app, ui.root, ui.home, chosen)
+    plans = rules.plan_files(ui.app, ui.root, ui.home)
+    return page(request, "rules_sync.html", section="Rules", plans=plans, written=written)
+
+
+PAGES: tuple[tuple[str, Handler, bool], ...] = (
+    ("/facts", facts_page, False),
+    ("/rules", rules_page, False),
+    ("/rules/add", rule_add, True),
+    ("/rules/sync", sync_preview, False),
+    ("/rules/sync", sync_write, True),
+    ("/rules/{rule_id}/{action}", rule_action, True),
+)

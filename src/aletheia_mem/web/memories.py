@@ -1,0 +1,134 @@
+"""The Memories page: the newest first (or a search with every filter of the search tool), a
+detail view with the timeline around a memory, and Dismiss, Restore, Pin and Unpin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.datastructures import QueryParams
+
+from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.domain.worklists import WORK_STATE_KIND
+from aletheia_mem.errors import AletheiaError, InvalidInputError
+from aletheia_mem.search.query import query_terms
+from aletheia_mem.server.api_handlers import memory_json
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.timefmt import parse_instant
+from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
+from aletheia_mem.web.calls import call
+
+PAGE_SIZE = 50
+FILTERS = ("q", "project", "type", "kind", "since", "until", "file", "file_suffix", "order")
+ORDERS = ("relevance", "date_desc", "date_asc")
+ACTIONS = {"dismiss", "restore", "pin", "unpin"}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The Memories page's query string, as the form and the script send it."""
+
+    values: dict[str, str]
+    dismissed: bool
+    offset: int
+
+    @classmethod
+    def of(cls, params: QueryParams) -> Filters:
+        values = {name: params.get(name, "").strip() for name in FILTERS}
+        values["project"] = values["project"] or ALL_PROJECTS
+        offset = params.get("offset", "0")
+        return cls(
+            values,
+            params.get("dismissed") == "1",
+            int(offset) if offset.isdigit() and len(offset) < 8 else 0,
+        )
+
+    @property
+    def searching(self) -> bool:
+        return bool(self.values["q"] or self.values["file"])
+
+
+@dataclass(frozen=True)
+class Listing:
+    memories: list[dict[str, Any]]
+    facts: list[dict[str, Any]]
+    empty_reason: str | None
+    more: bool
+
+
+def _search_args(filters: Filters) -> dict[str, Any]:
+    """The search tool's arguments: the filled-in filters, as the API takes them."""
+    args: dict[str, Any] = {
+        ("query" if name == "q" else name): value
+        for name, value in filters.values.items()
+        if value and name != "file_suffix"
+    }
+    if filters.values["file_suffix"]:
+        args["file_suffix"] = "true"
+    return {**args, "limit": PAGE_SIZE + 1, "offset": filters.offset}
+
+
+def _instant(value: str, name: str, end_of_day: bool = False) -> int | None:
+    return parse_instant(value, name, end_of_day=end_of_day) if value else None
+
+
+def _browse(app: AppContext, filters: Filters) -> list[dict[str, Any]]:
+    """Newest first without a query (or the dismissed ones): the store's date-ordered page."""
+    values = filters.values
+    memory_type = values["type"] or None
+    if memory_type is not None and memory_type not in MEMORY_TYPES:
+        raise InvalidInputError(f"type must be one of: {', '.join(MEMORY_TYPES)}.")
+    query = MemoryQuery(
+        terms=tuple(query_terms(values["q"])) if filters.dismissed else (),
+        projects=readable_projects(app, values["project"]),
+        type=memory_type,
+        kind=values["kind"] or None,
+        since=_instant(values["since"], "since"),
+        until=_instant(values["until"], "until", end_of_day=True),
+        order="date_asc" if values["order"] == "date_asc" else "date_desc",
+        limit=PAGE_SIZE + 1,
+        offset=filters.offset,
+        exclude_kinds=() if values["kind"] else (WORK_STATE_KIND,),
+        dismissed=filters.dismissed,
+    )
+    found = sqlite_store(app).search_memories(query, app.clock())
+    return [memory_json(memory) for memory in found]
+
+
+def list_memories(app: AppContext, filters: Filters) -> Listing:
+    """One page of the Memories list, with the matching facts when searching."""
+    if filters.searching and not filters.dismissed:
+        found = call(app, "searchMemories", query=_search_args(filters))
+        rows, facts, reason = found["memories"], found["facts"], found["empty_reason"]
+    else:
+        rows, facts, reason = _browse(app, filters), [], None
+    return Listing(rows[:PAGE_SIZE], facts, reason, len(rows) > PAGE_SIZE)
+
+
+def newer_than(app: AppContext, filters: Filters, after: int) -> list[dict[str, Any]]:
+    """The newest memories above id ``after``, for the live feed (newest-first view only)."""
+    if filters.searching or filters.dismissed or filters.offset:
+        return []
+    return [row for row in _browse(app, filters)[:PAGE_SIZE] if row["id"] > after]
+
+
+def memory_detail(app: AppContext, memory_id: int) -> dict[str, Any]:
+    """A memory in full with the memories just before and after it."""
+    memory = call(app, "getMemory", path={"memory_id": memory_id})
+    try:
+        around = call(app, "timeline", query={"anchor": memory_id, "before": 5, "after": 5})
+    except AletheiaError:  # a dismissed memory anchors no timeline
+        around = {"before": [], "after": []}
+    return {"memory": memory, "before": around["before"], "after": around["after"]}
+
+
+def act_on_memory(app: AppContext, memory_id: int, action: str, reason: str) -> None:
+    """Dismiss (with a reason), Restore, Pin or Unpin: the API's own operations."""
+    path = {"memory_id": memory_id}
+    if action == "dismiss":
+        call(app, "dismissMemory", path=path, body={"reason": reason} if reason.strip() else {})
+    elif action == "restore":
+        call(app, "restoreMemory", path=path)
+    else:
+        call(app, "pinMemory", path=path, body={"pinned": action == "pin"})

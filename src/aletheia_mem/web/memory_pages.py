@@ -1,0 +1,92 @@
+"""The Memories pages and actions: path, handler, and whether it changes anything (POST)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.errors import NotFoundError
+from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.web import memories
+from aletheia_mem.web.base import Handler, Ui, redirect, safe_next
+from aletheia_mem.web.render import fragment, page
+
+DONE_NOTICES = {
+    "dismiss": ("dismissed", "restore"),
+    "restore": ("restored", "dismiss"),
+    "pin": ("pinned", "unpin"),
+    "unpin": ("unpinned", "pin"),
+}
+
+
+def _memory_id(request: Request) -> int:
+    value = str(request.path_params["memory_id"])
+    if not value.isdigit() or len(value) > 15:
+        raise NotFoundError(f"No memory #{value}.")
+    return int(value)
+
+
+def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    filters = memories.Filters.of(request.query_params)
+    listing = memories.list_memories(ui.app, filters)
+    more = {**filters.values, "offset": str(filters.offset + memories.PAGE_SIZE)}
+    if filters.dismissed:
+        more["dismissed"] = "1"
+    return page(
+        request,
+        "memories.html",
+        section="Memories",
+        filters=filters,
+        listing=listing,
+        projects=sqlite_store(ui.app).project_names(),
+        types=MEMORY_TYPES,
+        orders=memories.ORDERS,
+        more_query=urlencode(more),
+        live=not (filters.searching or filters.dismissed or filters.offset),
+    )
+
+
+def memory_rows(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    """Rows for the script: the live feed (``after``) or a search typed in the box."""
+    filters = memories.Filters.of(request.query_params)
+    after = request.query_params.get("after", "")
+    if after.isdigit() and len(after) < 16:
+        rows = memories.newer_than(ui.app, filters, int(after))
+        return fragment(request, "memory_rows.html", rows=rows, facts=[], empty_reason=None)
+    listing = memories.list_memories(ui.app, filters)
+    return fragment(
+        request,
+        "memory_rows.html",
+        rows=listing.memories,
+        facts=listing.facts,
+        empty_reason=listing.empty_reason or ("No memories." if not listing.memories else None),
+    )
+
+
+def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    memory_id = _memory_id(request)
+    detail = memories.memory_detail(ui.app, memory_id)
+    done = DONE_NOTICES.get(request.query_params.get("done", ""))
+    return page(request, "memory.html", section="Memories", done=done, **detail)
+
+
+def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    memory_id = _memory_id(request)
+    action = str(request.path_params["action"])
+    if action not in memories.ACTIONS:
+        raise NotFoundError(f"No action {action!r}.")
+    memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
+    back = safe_next(form.get("next"), f"/memories/{memory_id}")
+    separator = "&" if "?" in back else "?"
+    return redirect(f"{back}{separator}done={action}" if back.startswith("/memories/") else back)
+
+
+PAGES: tuple[tuple[str, Handler, bool], ...] = (
+    ("/", memories_page, False),
+    ("/memories/rows", memory_rows, False),
+    ("/memories/{memory_id}", memory_page, False),
+    ("/memories/{memory_id}/{action}", memory_action, True),
+)

@@ -1,0 +1,86 @@
+"""Pages from the package's Jinja2 templates, every value escaped, sent with the UI's headers."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from aletheia_mem.web.security import CSRF_FIELD, SECURITY_HEADERS, csrf_token, remember_csrf
+
+NAV = ("Memories", "Facts", "Rules", "Lists", "Context")
+HUB_NAV = ("Tokens", "Audit")
+
+
+def _when(value: str | None) -> str:
+    """``2026-10-29T19:46:45.563Z`` as ``2026-10-29 19:46`` (UTC)."""
+    return "" if not value else value[:16].replace("T", " ")
+
+
+STATIC = resources.files("aletheia_mem.web") / "static"
+
+
+@cache
+def asset_url(name: str) -> str:
+    """``/static/ui.js?v=<hash>``: a new version of a file is a new URL, so it may be cached."""
+    digest = hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:12]
+    return f"/static/{name}?v={digest}"
+
+
+def _stamp_of_ms(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _date_of_ms(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+
+
+ENV = Environment(
+    loader=PackageLoader("aletheia_mem.web", "templates"),
+    autoescape=True,  # every value is HTML-escaped, whatever the template's name
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+ENV.filters["when"] = _when
+ENV.filters["day"] = _date_of_ms
+ENV.globals["asset"] = asset_url
+ENV.filters["stamp"] = _stamp_of_ms
+
+
+def secure(response: Response) -> Response:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+    response.headers.setdefault("cache-control", "no-store")
+    return response
+
+
+def page(request: Request, template: str, status: int = 200, **values: Any) -> Response:
+    """A rendered template with the CSRF token, the navigation and the security headers."""
+    section = values.pop("section", "")
+    hub = bool(request.scope.get("aletheia_hub"))
+    html = ENV.get_template(template).render(
+        csrf=csrf_token(request),
+        csrf_field=CSRF_FIELD,
+        nav=HUB_NAV if hub else NAV,
+        section=section,
+        notice=values.pop("notice", None),
+        **values,
+    )
+    response = HTMLResponse(html, status)
+    remember_csrf(request, response)
+    return secure(response)
+
+
+def fragment(request: Request, template: str, **values: Any) -> Response:
+    """Part of a page (rows the script inserts), escaped like a whole page."""
+    html = ENV.get_template(template).render(
+        csrf=csrf_token(request), csrf_field=CSRF_FIELD, **values
+    )
+    return secure(HTMLResponse(html))

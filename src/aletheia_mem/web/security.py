@@ -1,0 +1,160 @@
+"""The UI's own defences: response headers, the sign-in cookie and cross-site request checks.
+
+The Guard in front of the server already refuses foreign Host and Origin headers. Here:
+
+* every page is sent with a Content-Security-Policy that allows scripts, styles and requests
+  only from this origin (no inline script), ``nosniff`` and no framing;
+* with ``ALETHEIA_API_KEY`` set, a page is shown only to a browser holding the sign-in cookie
+  (or to a script sending the key as a bearer token); the cookie is a random nonce with its
+  HMAC under the key, so every worker process can check it and changing the key signs all out;
+* every state-changing request must come from this origin (``Origin`` equal to ``Host``) and
+  carry the per-browser CSRF token: a random value kept in a cookie and echoed in each form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+SESSION_COOKIE = "aletheia_ui"
+CSRF_COOKIE = "aletheia_csrf"
+CSRF_FIELD = "csrf"
+SESSION_SECONDS = 30 * 24 * 3600
+MAX_FORM_FIELDS = 200
+
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';"
+        " connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "same-origin",  # "no-referrer" would make form posts send Origin: null
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-resource-policy": "same-origin",
+}
+
+
+def _signature(api_key: str, nonce: str) -> str:
+    return hmac.new(api_key.encode("utf-8"), f"ui:{nonce}".encode(), hashlib.sha256).hexdigest()
+
+
+def new_session_cookie(api_key: str) -> str:
+    nonce = secrets.token_urlsafe(24)
+    return f"{nonce}.{_signature(api_key, nonce)}"
+
+
+def key_matches(api_key: str, given: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8"), api_key.encode("utf-8"))
+
+
+def bearer_of(request: Request) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Who may see the pages: ``admits`` a request (run in a worker thread), and
+    ``session_for`` the key typed on the sign-in page (the cookie to set, or None)."""
+
+    cookie: str
+    needed: bool
+    admits: Callable[[Request], bool]
+    session_for: Callable[[str], str | None]
+
+
+def key_gate(api_key: str | None) -> Gate:
+    """``aletheia-server``'s gate: ``ALETHEIA_API_KEY`` when set, else the Guard alone."""
+    if api_key is None:
+        return Gate(SESSION_COOKIE, False, lambda request: True, lambda given: None)
+    key = api_key
+
+    def admits(request: Request) -> bool:
+        bearer = bearer_of(request)
+        if bearer is not None and key_matches(key, bearer):
+            return True
+        nonce, _, signature = request.cookies.get(SESSION_COOKIE, "").partition(".")
+        return bool(nonce) and hmac.compare_digest(signature, _signature(key, nonce))
+
+    def session_for(given: str) -> str | None:
+        return new_session_cookie(key) if key_matches(key, given) else None
+
+    return Gate(SESSION_COOKIE, True, admits, session_for)
+
+
+def csrf_token(request: Request) -> str:
+    """This browser's token: its cookie's, or a new one (``remember_csrf`` then sets it)."""
+    token = request.cookies.get(CSRF_COOKIE, "")
+    if len(token) >= 32 and token.isascii():
+        return token
+    cached: str | None = request.scope.get("aletheia_new_csrf")
+    if cached is None:
+        cached = secrets.token_urlsafe(32)
+        request.scope["aletheia_new_csrf"] = cached
+    return cached
+
+
+def _secure(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def remember_csrf(request: Request, response: Response) -> None:
+    """Set the CSRF cookie when this request made a new token."""
+    token = request.scope.get("aletheia_new_csrf")
+    if token is not None:
+        response.set_cookie(
+            CSRF_COOKIE, token, httponly=True, samesite="strict", secure=_secure(request)
+        )
+
+
+def set_session(request: Request, response: Response, name: str, value: str) -> None:
+    response.set_cookie(
+        name,
+        value,
+        max_age=SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        secure=_secure(request),
+    )
+
+
+def same_origin(request: Request) -> bool:
+    """The request says it comes from this very origin (browsers send Origin on every POST)."""
+    origin = request.headers.get("origin")
+    host = request.headers.get("host", "")
+    if origin is None:
+        # No Origin: not a browser form post; a fetch or form would carry one. Fall back on
+        # Sec-Fetch-Site, which browsers also send and pages cannot forge.
+        return request.headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+    parts = urlsplit(origin.strip())
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
+
+
+def parse_form(raw: bytes) -> dict[str, str]:
+    """An ``application/x-www-form-urlencoded`` body; a field given twice keeps the last."""
+    try:
+        pairs = parse_qsl(
+            raw.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS
+        )
+    except ValueError:  # too many fields: nothing of it is used
+        return {}
+    return dict(pairs)
+
+
+def csrf_problem(request: Request, form: dict[str, str]) -> str | None:
+    """Why a state-changing request is refused as cross-site, or None when it may go on."""
+    if not same_origin(request):
+        return "This request came from another site and was refused."
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    given = form.get(CSRF_FIELD, "")
+    if not cookie or not hmac.compare_digest(cookie.encode(), given.encode()):
+        return "The form's security token is missing or stale: reload the page and try again."
+    return None

@@ -1,0 +1,117 @@
+"""The hub's Tokens and Audit pages, for an admin token, in a real Chromium."""
+
+from __future__ import annotations
+
+import http.client
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from aletheia_mem.storage.sqlite import SqliteStore
+from tests.hub.helpers import INIT_PARAMS, Hub, running_hub
+from tests.web.browser import axe_violations
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    with running_hub(tmp_path_factory.mktemp("web-hub") / "hub.db") as running:
+        yield running
+
+
+def initialize_status(hub: Hub, secret: str) -> int:
+    message = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT_PARAMS}
+    return hub.post("/mcp", message, secret).status
+
+
+def form_post_status(hub: Hub, path: str, headers: dict[str, str]) -> int:
+    """A form post with no sign-in cookie and no CSRF token."""
+    parts = urlsplit(hub.url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=5)
+    try:
+        sent = {"Content-Type": "application/x-www-form-urlencoded", **headers}
+        conn.request("POST", path, "scope=admin&name=sneaky", sent)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def sign_in(page: Page, hub: Hub, secret: str) -> None:
+    page.goto(hub.url + "/")
+    expect(page).to_have_url(hub.url + "/sign-in?next=%2F")
+    page.get_by_label("Admin token").fill(secret)
+    page.get_by_role("button", name="Sign in").click()
+
+
+def test_only_an_admin_token_signs_in(hub: Hub, page: Page) -> None:
+    reader = hub.token("read", None, "reader-only")
+    sign_in(page, hub, reader)
+    expect(page.get_by_role("alert")).to_contain_text("not a live admin token")
+    assert form_post_status(hub, "/tokens/create", {"Origin": hub.url}) == 401
+    sign_in(page, hub, hub.token("admin", None, "ops"))
+    expect(page).to_have_url(hub.url + "/tokens")
+    nav = page.get_by_role("navigation")
+    expect(nav.get_by_role("link", name="Tokens")).to_be_visible()
+    expect(nav.get_by_role("link", name="Audit")).to_be_visible()
+    expect(nav.get_by_role("link", name="Memories")).to_have_count(0)
+
+
+def test_a_token_is_created_shown_once_and_revoked(hub: Hub, page: Page) -> None:
+    sign_in(page, hub, hub.token("admin", None, "ops-2"))
+    page.get_by_label("Name").fill("bob-laptop")
+    page.get_by_label("Scope").select_option("mcp")
+    page.get_by_label("Projects (comma-separated, or * for every project)").fill("shop")
+    page.get_by_role("button", name="Create token").click()
+    secret = page.get_by_label("New token").input_value()
+    assert secret.startswith("alt_")
+    assert initialize_status(hub, secret) == 200  # the new token works over MCP
+    expect(page.locator('tr[data-token="bob-laptop"]')).to_contain_text("shop")
+    page.goto(hub.url + "/tokens")
+    assert secret not in page.content()  # shown once: never again
+    page.get_by_role("button", name="Revoke bob-laptop").click()
+    expect(page.get_by_role("status")).to_have_text("Token revoked.")
+    expect(page.locator('tr[data-token="bob-laptop"]')).to_contain_text("revoked")
+    assert initialize_status(hub, secret) == 401
+    assert axe_violations(page) == []
+
+
+def test_the_audit_filters_by_token_tool_project_and_result(hub: Hub, page: Page) -> None:
+    alice = hub.token("read", ("shop",), "alice")
+    session = hub.initialize(alice)
+    hub.call_tool(alice, session, "search", query="anything", project="shop")
+    _, refused = hub.call_tool(alice, session, "save_memory", text="not allowed", project="shop")
+    assert refused
+    sign_in(page, hub, hub.token("admin", None, "ops-3"))
+    page.get_by_role("navigation").get_by_role("link", name="Audit").click()
+    page.get_by_label("Token").select_option("alice")
+    page.get_by_label("Result").select_option("refused")
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("tr.audit-row")
+    expect(rows).to_have_count(1)
+    expect(rows).to_contain_text("save_memory")
+    page.get_by_label("Result").select_option("")
+    page.get_by_label("Tool").fill("search")
+    page.get_by_label("Project").fill("shop")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    expect(rows).to_contain_text("ok")
+    assert axe_violations(page) == []
+
+
+def test_a_post_to_the_hub_pages_needs_the_csrf_token_even_with_an_admin_token(hub: Hub) -> None:
+    admin = hub.token("admin", None, "ops-4")
+    bearer = {"Authorization": f"Bearer {admin}"}
+    assert form_post_status(hub, "/tokens/create", {"Origin": hub.url, **bearer}) == 403
+    assert form_post_status(hub, "/tokens/create", {"Origin": "http://evil.example"}) == 403
+    assert "sneaky" not in _token_names(hub)
+
+
+def _token_names(hub: Hub) -> list[str]:
+    store = SqliteStore(hub.db)
+    try:
+        return [token.name for token in store.list_tokens()]
+    finally:
+        store.close()

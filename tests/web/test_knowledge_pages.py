@@ -1,0 +1,171 @@
+"""The Facts and Rules pages in a real Chromium, each action checked again through MCP."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.http_server import RunningServer, running_server
+from tests.web.browser import axe_violations, mcp_tool, memory_ids
+
+pytestmark = pytest.mark.e2e
+
+XSS = '<img src=x onerror="window.__xss=1">'
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("web-knowledge")
+    (folder / "shop" / ".git").mkdir(parents=True)
+    (folder / "home").mkdir()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[RunningServer]:
+    with running_server(root, env={"HOME": str(root / "home")}) as running:
+        yield running
+
+
+def record_facts(server: RunningServer) -> int:
+    facts = [
+        {
+            "subject": "billing",
+            "predicate": "database",
+            "object": "MySQL 5.7",
+            "valid_from": "2024-01-01",
+        },
+    ]
+    mcp_tool(server.mcp_url, "save_memory", {"text": "Billing on MySQL", "facts": facts})
+    facts = [
+        {
+            "subject": "billing",
+            "predicate": "database",
+            "object": "Postgres 16",
+            "valid_from": "2025-06-01",
+        },
+        {"subject": "billing", "predicate": "owner" + XSS, "object": "team-pay" + XSS},
+    ]
+    saved = mcp_tool(server.mcp_url, "save_memory", {"text": "Billing moved", "facts": facts})
+    return memory_ids(saved)[0]
+
+
+def test_facts_show_each_predicate_history_as_bars_with_current_and_as_of_marked(
+    server: RunningServer, page: Page
+) -> None:
+    record_facts(server)
+    page.goto(server.url + "/facts")
+    page.get_by_role("link", name="billing").first.click()
+    track = page.locator("section.track", has=page.get_by_role("heading", name="database"))
+    expect(track.locator("rect.bar")).to_have_count(2)
+    expect(track.locator("rect.bar.current")).to_have_count(1)
+    expect(track.locator("tr", has_text="Postgres 16")).to_contain_text("current")
+    expect(track.locator("tr", has_text="MySQL 5.7")).to_contain_text("superseded")
+    page.get_by_label("As of").fill("2024-12-01")
+    page.get_by_role("button", name="Show").click()
+    expect(track.locator("tr", has_text="MySQL 5.7")).to_contain_text("held on 2024-12-01")
+    expect(track.locator("tr", has_text="Postgres 16")).not_to_contain_text("held on")
+    expect(track.locator("line.asof-line")).to_have_count(1)
+    by_tool = mcp_tool(
+        server.mcp_url,
+        "fact_history",
+        {"subject": "billing", "predicate": "database", "as_of": "2024-12-01"},
+    )
+    assert "MySQL 5.7" in by_tool and "Postgres 16" not in by_tool
+    assert page.evaluate("window.__xss") is None
+    expect(page.locator("main")).to_contain_text("team-pay<img")
+    assert axe_violations(page) == []
+
+
+def test_rules_add_confirm_and_disable_with_evidence_linked(
+    server: RunningServer, page: Page
+) -> None:
+    evidence = memory_ids(
+        mcp_tool(server.mcp_url, "save_memory", {"text": "Lockfile drift broke CI twice"})
+    )[0]
+    page.goto(server.url + "/rules")
+    page.get_by_label("Rule", exact=True).fill("Commit the lockfile " + XSS)
+    page.get_by_label("When").fill("changing dependencies")
+    page.get_by_label("Scope", exact=True).select_option("project")
+    page.get_by_label("Project or situation name").fill("shop")
+    page.get_by_label("Evidence memories (ids)").fill(str(evidence))
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("status")).to_have_text("Rule added.")
+    row = page.locator("tr.rule", has_text="Commit the lockfile")
+    expect(row).to_contain_text("project: shop")
+    expect(row.get_by_role("link", name=f"memory #{evidence}")).to_have_attribute(
+        "href", f"/memories/{evidence}"
+    )
+    listed = mcp_tool(server.mcp_url, "list_rules", {})
+    assert "Commit the lockfile" in listed
+    rule_id = row.get_attribute("data-rule")
+    assert rule_id and rule_id in listed
+    row.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("status")).to_have_text("Rule confirmed.")
+    page.locator("tr.rule", has_text="Commit the lockfile").get_by_role(
+        "button", name="Disable"
+    ).click()
+    expect(page.get_by_role("status")).to_have_text("Rule disabled.")
+    expect(page.locator("tr.rule", has_text="Commit the lockfile")).to_contain_text("disabled")
+    assert "Commit the lockfile" not in mcp_tool(server.mcp_url, "list_rules", {})
+    assert page.evaluate("window.__xss") is None
+    assert axe_violations(page) == []
+
+
+def test_a_rule_citing_a_dismissed_memory_is_flagged_for_re_check(
+    server: RunningServer, page: Page
+) -> None:
+    evidence = memory_ids(
+        mcp_tool(server.mcp_url, "save_memory", {"text": "Staging is on port 8081"})
+    )[0]
+    mcp_tool(
+        server.mcp_url,
+        "add_rule",
+        {"then": "Test on staging port 8081", "evidence_memory_ids": [evidence]},
+    )
+    mcp_tool(server.mcp_url, "dismiss_memory", {"id": evidence, "reason": "moved"})
+    page.goto(server.url + "/rules")
+    expect(page.locator("tr.rule", has_text="staging port 8081")).to_contain_text("re-check")
+
+
+def test_write_to_tools_previews_each_file_then_writes_only_the_marked_block(
+    server: RunningServer, page: Page, root: Path
+) -> None:
+    mcp_tool(server.mcp_url, "add_rule", {"then": "Run the linter before committing"})
+    claude = root / "shop" / "CLAUDE.md"
+    claude.write_text("# Shop\n\nHand-written notes stay.\n", encoding="utf-8")
+    page.goto(server.url + "/rules")
+    page.get_by_role("link", name="Write to tools…").click()
+    preview = page.locator("fieldset", has_text=str(claude))
+    added = "+- Always: Run the linter before committing"
+    expect(preview.locator("pre.diff")).to_contain_text(added)
+    expect(preview.get_by_role("checkbox")).to_be_checked()
+    expect(
+        page.locator("fieldset", has_text=str(root / "home" / ".claude" / "CLAUDE.md"))
+    ).to_be_visible()
+    assert "aletheia" not in claude.read_text(encoding="utf-8")  # a preview writes nothing
+    page.get_by_role("button", name="Write to tools").click()
+    expect(page.get_by_role("status")).to_contain_text(str(claude))
+    written = claude.read_text(encoding="utf-8")
+    assert written.startswith("# Shop\n\nHand-written notes stay.\n")
+    assert "<!-- aletheia:rules:start -->" in written
+    assert "Run the linter before committing" in written
+    assert not (root / "shop" / "GEMINI.md").exists()  # not chosen, not written
+    expect(page.locator("fieldset", has_text=str(claude))).to_contain_text("Up to date.")
+    assert axe_violations(page) == []
+
+
+def test_the_rules_page_needs_the_csrf_token_for_every_write(server: RunningServer) -> None:
+    reply = server.request(
+        "POST",
+        "/rules/add",
+        "then=Injected+rule",
+        {"Origin": server.url, "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert reply.status == 403
+    assert "Injected rule" not in mcp_tool(server.mcp_url, "list_rules", {})
+    assert re.search(rb"security token", reply.body)

@@ -1,0 +1,218 @@
+"""The Memories page in a real Chromium, each action checked again through MCP."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.http_server import RunningServer, running_server
+from tests.web.browser import WAIT_MS, axe_violations, mcp_tool, memory_ids
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with running_server(tmp_path_factory.mktemp("web-memories")) as running:
+        yield running
+
+
+def save(server: RunningServer, **arguments: object) -> int:
+    text = mcp_tool(server.mcp_url, "save_memory", arguments)
+    found = re.search(r"#(\d+)", text)
+    assert found, text
+    return int(found.group(1))
+
+
+def row(page: Page, memory_id: int) -> object:
+    return page.locator(f'#memories li[data-id="{memory_id}"]')
+
+
+def test_the_list_shows_the_newest_first_and_new_memories_appear_without_a_reload(
+    server: RunningServer, page: Page
+) -> None:
+    older = save(server, text="Older note about caching", title="Caching layer is Redis")
+    newer = save(server, text="Newer note about queues", title="Queue is RabbitMQ")
+    page.goto(server.url + "/")
+    ids = [
+        int(i)
+        for i in page.locator("#memories li[data-id]").evaluate_all(
+            "rows => rows.map(r => r.dataset.id)"
+        )
+    ]
+    assert ids.index(newer) < ids.index(older)
+    fresh = save(server, text="Saved while the page is open", title="Live feed works")
+    expect(page.locator("#memories li[data-id]").first).to_have_attribute(
+        "data-id", str(fresh), timeout=WAIT_MS
+    )
+    expect(page.locator("#memories li").first).to_contain_text("Live feed works")
+
+
+def test_the_search_box_ranks_as_the_search_tool_does(server: RunningServer, page: Page) -> None:
+    for n in range(4):
+        save(server, text=f"pnpm workspace tip {n} " + "pnpm " * n, title=f"pnpm tip {n}")
+    save(server, text="npm is slow here", title="unrelated npm")
+    page.goto(server.url + "/")
+    box = page.get_by_role("searchbox")
+    box.fill("pnpm workspace")
+    expect(page.locator("body")).to_have_attribute("data-searched", re.compile("q=pnpm"))
+    shown = [
+        int(i)
+        for i in page.locator("#memories li[data-id]").evaluate_all(
+            "rows => rows.map(r => r.dataset.id)"
+        )
+    ]
+    by_tool = memory_ids(
+        mcp_tool(server.mcp_url, "search", {"query": "pnpm workspace", "project": "*", "limit": 51})
+    )
+    assert shown == by_tool
+    assert len(shown) == 4
+    assert "q=pnpm+workspace" in page.url
+
+
+def test_every_filter_of_the_search_tool_is_on_the_form(server: RunningServer, page: Page) -> None:
+    decision = save(server, text="We decided on Postgres for billing", type="decision")
+    save(server, text="Postgres gotcha: vacuum", type="gotcha", files=["db/vacuum.sql"])
+    page.goto(server.url + "/")
+    page.get_by_role("combobox", name="Project").select_option("shop")
+    page.get_by_label("Type").select_option("decision")
+    page.get_by_label("Kind").fill("")
+    page.get_by_label("Since").fill("2000-01-01")
+    page.get_by_label("Until").fill("2100-01-01")
+    page.get_by_label("Order").select_option("date_desc")
+    page.get_by_role("searchbox").fill("Postgres")
+    page.get_by_role("searchbox").press("Enter")
+    expect(page.locator("#memories li[data-id]")).to_have_count(1)
+    expect(row(page, decision)).to_be_visible()  # type: ignore[attr-defined]
+    page.goto(server.url + "/")
+    page.get_by_label("File", exact=True).fill("vacuum.sql")
+    page.get_by_label("File path ends with").check()
+    page.get_by_role("button", name="Search").click()
+    by_tool = memory_ids(
+        mcp_tool(server.mcp_url, "search", {"file": "vacuum.sql", "file_suffix": True})
+    )
+    shown = page.locator("#memories li[data-id]").evaluate_all("r => r.map(x => +x.dataset.id)")
+    assert shown == by_tool and len(shown) == 1
+
+
+def test_a_memory_opens_with_its_text_facts_files_tool_and_timeline(
+    server: RunningServer, page: Page
+) -> None:
+    before = save(server, text="The step before", title="Step one")
+    anchor = save(
+        server,
+        text="Full text of the anchor\nsecond line",
+        title="Anchor memory",
+        facts=[{"subject": "billing", "predicate": "database", "object": "Postgres 16"}],
+        files=["src/billing/db.py"],
+    )
+    after = save(server, text="The step after", title="Step three")
+    page.goto(server.url + "/")
+    page.get_by_role("link", name=re.compile("Anchor memory")).click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Anchor memory")
+    expect(page.locator("pre.text")).to_have_text("Full text of the anchor\nsecond line")
+    expect(page.locator("main")).to_contain_text("Postgres 16")
+    expect(page.locator("main")).to_contain_text("src/billing/db.py")
+    expect(page.locator(".props")).to_contain_text("Saved bymcp")  # the client says it is mcp
+    timeline = page.locator("ol.timeline")
+    expect(timeline.get_by_role("link", name=re.compile("Step one"))).to_have_attribute(
+        "href", f"/memories/{before}"
+    )
+    expect(timeline.get_by_role("link", name=re.compile("Step three"))).to_have_attribute(
+        "href", f"/memories/{after}"
+    )
+    by_tool = memory_ids(mcp_tool(server.mcp_url, "timeline", {"anchor": anchor}))
+    assert before in by_tool and after in by_tool
+
+
+def test_dismiss_with_a_reason_then_undo_and_restore(server: RunningServer, page: Page) -> None:
+    memory = save(server, text="Deploys go through Jenkins", title="Jenkins deploys")
+    page.goto(f"{server.url}/memories/{memory}")
+    page.get_by_label("Reason").fill("we moved to GitHub Actions")
+    page.get_by_role("button", name="Dismiss").click()
+    expect(page.get_by_role("status")).to_contain_text("dismissed")
+    expect(page.locator(".props")).to_contain_text("we moved to GitHub Actions")
+    assert memory not in memory_ids(mcp_tool(server.mcp_url, "search", {"query": "Jenkins"}))
+    page.get_by_role("button", name="Undo").click()
+    expect(page.get_by_role("button", name="Dismiss")).to_be_visible()
+    assert memory in memory_ids(mcp_tool(server.mcp_url, "search", {"query": "Jenkins"}))
+    page.get_by_role("button", name="Dismiss").click()
+    page.goto(server.url + "/?dismissed=1")
+    expect(row(page, memory)).to_contain_text("dismissed")  # type: ignore[attr-defined]
+    page.goto(server.url + "/")
+    expect(row(page, memory)).to_have_count(0)  # type: ignore[attr-defined]
+    page.goto(f"{server.url}/memories/{memory}")
+    page.get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("button", name="Dismiss")).to_be_visible()
+    assert memory in memory_ids(mcp_tool(server.mcp_url, "search", {"query": "Jenkins"}))
+
+
+def test_pin_and_unpin_each_undoable(server: RunningServer, page: Page) -> None:
+    memory = save(server, text="Run migrations before tests", title="Migrations first")
+    page.goto(f"{server.url}/memories/{memory}")
+    page.get_by_role("button", name="Pin").click()
+    expect(page.get_by_role("button", name="Unpin")).to_be_visible()
+    context = mcp_tool(server.mcp_url, "session_start_context", {})
+    assert f"#{memory}" in context.split("## Pinned")[1].split("##")[0]
+    page.get_by_role("button", name="Undo").click()
+    expect(page.get_by_role("button", name="Pin")).to_be_visible()
+    context = mcp_tool(server.mcp_url, "session_start_context", {})
+    assert "## Pinned" not in context or f"#{memory} " not in context.split("## Pinned")[1]
+    page.get_by_role("button", name="Pin").click()
+    page.get_by_role("button", name="Unpin").click()
+    expect(page.get_by_role("button", name="Pin")).to_be_visible()
+
+
+def test_the_list_and_a_memory_are_usable_from_the_keyboard(
+    server: RunningServer, page: Page
+) -> None:
+    memory = save(server, text="Keyboard users find this", title="Keyboard reachable")
+    page.goto(server.url + "/")
+    page.keyboard.press("Tab")  # the skip link
+    page.keyboard.press("Enter")
+    for _ in range(10):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.type") == "search":
+            break
+    page.keyboard.type("Keyboard reachable")
+    page.keyboard.press("Enter")
+    link = page.get_by_role("link", name=re.compile("Keyboard reachable"))
+    link.focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(f"{server.url}/memories/{memory}")
+    page.get_by_role("button", name="Pin").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Unpin")).to_be_visible()
+
+
+def test_the_memories_pages_have_no_serious_accessibility_violations(
+    server: RunningServer, page: Page
+) -> None:
+    memory = save(server, text="Accessible text", title="Accessible memory", files=["a.py"])
+    for path in ("/", "/?q=Accessible", "/?dismissed=1", f"/memories/{memory}"):
+        page.goto(server.url + path)
+        assert axe_violations(page) == [], path
+
+
+def test_stored_xss_in_titles_texts_facts_and_files_is_rendered_inert(
+    server: RunningServer, page: Page, tmp_path: Path
+) -> None:
+    payload = '<img src=x onerror="window.__xss=1">"><script>window.__xss=2</script>'
+    memory = save(
+        server,
+        title="XSS " + payload,
+        text="javascript:window.__xss=3 " + payload,
+        facts=[{"subject": "xss" + payload, "predicate": "p" + payload, "object": payload}],
+        files=['x"><svg onload="window.__xss=4">.py'],
+    )
+    for path in ("/", "/?q=XSS", f"/memories/{memory}", "/?q=xss"):
+        page.goto(server.url + path)
+        expect(page.locator("main")).to_contain_text("<img src=x onerror=")
+        assert page.evaluate("window.__xss") is None, path
+        assert page.locator("main img, main script, main svg").count() == 0, path
+    hrefs = page.locator("a").evaluate_all("links => links.map(a => a.href)")
+    assert not [h for h in hrefs if not h.startswith(server.url)]

@@ -1,0 +1,43 @@
+"""The UI's small defences, checked directly: redirects stay local, forms are bounded, and
+the list editor keeps what it is given."""
+
+from __future__ import annotations
+
+import pytest
+
+from aletheia_mem.web.base import safe_next
+from aletheia_mem.web.lists import item_line, parse_lines
+from aletheia_mem.web.security import MAX_FORM_FIELDS, parse_form
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "//evil.example/",
+        "/\\evil.example",
+        "https://evil.example/",
+        "javascript:alert(1)",
+        "/memories/1\r\nSet-Cookie: x=1",
+        "",
+        None,
+    ],
+)
+def test_a_return_address_that_could_leave_the_site_goes_home(target: str | None) -> None:
+    assert safe_next(target) == "/"
+
+
+def test_a_local_return_address_is_kept() -> None:
+    assert safe_next("/memories/12?done=pin") == "/memories/12?done=pin"
+
+
+def test_a_form_with_too_many_fields_is_read_as_empty() -> None:
+    body = "&".join(f"f{n}=x" for n in range(MAX_FORM_FIELDS + 1)).encode()
+    assert parse_form(body) == {}
+    assert parse_form(b"csrf=abc&reason=%3Cb%3E") == {"csrf": "abc", "reason": "<b>"}
+
+
+def test_the_list_editor_keeps_text_and_objects_line_by_line() -> None:
+    items = ["plain", {"task": "x", "done": False}, "{not json"]
+    text = "\n".join(item_line(item) for item in items)
+    assert parse_lines(text + "\n\n  \n") == items
+    assert parse_lines("[1, 2]\n42") == ["[1, 2]", "42"]
