@@ -140,6 +140,18 @@ class SemanticEngine:
             self._thread.start()
             atexit.register(self.close)
 
+    def load_for_query(self) -> bool:
+        """Load the model in the calling thread and read the stored vectors, starting no worker:
+        a one-shot search (the CLI's) then embeds its query alone. False when loading failed."""
+        with self._start_lock:
+            if not self._ready.is_set() and not self.failed:
+                try:
+                    self._load()
+                except Exception:  # the model is broken: search goes on with BM25 alone
+                    self.failed = True
+                    logger.exception("semantic recall could not load; search uses BM25 alone")
+        return self._ready.is_set()
+
     def wait_ready(self, timeout: float) -> bool:
         """Block until the model is loaded (for tools and tests); False on timeout."""
         self.start()
