@@ -3,6 +3,7 @@ one-shot search that reads stored vectors and embeds its query alone (real model
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -12,7 +13,8 @@ import pytest
 
 from aletheia_mem.config import load_settings
 from aletheia_mem.search.semantic import find_model
-from aletheia_mem.search.semantic.engine import SemanticEngine
+from aletheia_mem.search.semantic.engine import load_minilm, memory_text
+from aletheia_mem.search.semantic.model import Embedder
 from aletheia_mem.storage.vectors import VectorStore
 from tests.cli.conftest import Invoke, Workspace, json_of
 
@@ -27,13 +29,24 @@ TEXTS = [
 
 
 def _embed_all(db_path: Path) -> None:
-    """What a running server's worker does: embed every memory and store the vectors."""
+    """What a running server's worker does, here in this thread: embed and store every memory."""
     assert FILES is not None
-    engine = SemanticEngine(db_path, FILES)
+    model = _model()
+    vectors = VectorStore(db_path)
     try:
-        assert engine.wait_caught_up(120)
+        pending = vectors.pending(model.model_id, 100)
+        embedded = model.embed([memory_text(memory) for memory in pending])
+        vectors.put(
+            model.model_id, [(m, v.tobytes()) for m, v in zip(pending, embedded, strict=True)]
+        )
     finally:
-        engine.close()
+        vectors.close()
+
+
+@functools.cache
+def _model() -> Embedder:
+    assert FILES is not None
+    return load_minilm(FILES)
 
 
 def _coverage(db_path: Path) -> tuple[int, int]:

@@ -199,3 +199,23 @@ def test_large_index_prefilters_and_still_finds_the_nearest_rows_of_the_project(
         assert all(memory_id % 2 == 1 for memory_id, _ in found)
     assert index.top(vectors[2], 5, ("billing",))[0][0] == 2
     assert index.top(vectors[2], 5, ("nobody",)) == []
+
+
+@pytest.mark.parametrize("query", ["absentqx7k2m9", "qx7k2m8", "9c1e4b2", "OPS-99341"])
+def test_an_unknown_id_gives_no_matches_with_semantic_recall_on(
+    call, as_caller, engine, query
+) -> None:
+    # The model finds look-alike strings similar ("qx7k2m8" to "qx7k2m9": 0.67, more than the
+    # paraphrase above): a query naming an identifier never takes memories from it alone.
+    call("save_memory", text="No-match control qx7k2m9")
+    call("save_memory", text="Reverted commit 7f3ab9d because it broke the checkout page")
+    assert engine.wait_caught_up(60)
+    assert call("search", as_caller(semantic=engine), query=query).text.startswith("No matches.")
+
+
+def test_a_unique_id_finds_its_memory_first_with_semantic_recall_on(call, as_caller, engine):
+    for n in range(5):
+        call("save_memory", text=f"Control sample {n} of the nightly job")
+    call("save_memory", text="No-match control qx7k2m9")
+    assert engine.wait_caught_up(60)
+    assert _ids(call("search", as_caller(semantic=engine), query="qx7k2m9").text)[0] == 6

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from aletheia_mem.search.fusion import DEFAULT_FUSION, Fusion, fuse
+from aletheia_mem.search.query import is_prose
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, Store
@@ -43,7 +44,7 @@ def search_memories(
         )
         for i in similarity
     }
-    fused = fuse(lexical, similarity, priors, fusion)
+    fused = fuse(lexical, similarity, priors, fusion, adds=is_prose(text))
     scored = sorted(
         (-score, -candidates[i].created_at, -i) for i, score in fused.items() if i in candidates
     )

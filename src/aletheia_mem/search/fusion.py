@@ -25,6 +25,7 @@ class Fusion:
     reference_top: int = 10  # lexical hits whose best similarity sets the reference
     margin: float = 0.05
     floor: float = 0.3  # the least similarity that ever counts
+    alone: float = 0.0  # the least similarity for a memory lexical search did not find
     depth: int = 50  # candidates taken from each side
 
 
@@ -36,9 +37,11 @@ def fuse(
     similarity: Mapping[int, float],
     priors: Mapping[int, float],
     fusion: Fusion = DEFAULT_FUSION,
+    adds: bool = True,
 ) -> dict[int, float]:
     """Memory id -> fused score (higher is better) over the lexical hits and the memories with a
     similarity; ``similarity`` holds the semantic top hits and the lexical hits' similarities.
+    With ``adds`` False (a query naming an identifier) similarity only reorders the lexical hits.
 
     The lexical order already carries the priors (pinned, recency, staleness), so they weigh only
     the semantic gain (``priors``: memory id -> multiplier, 1 when absent); applying them to the
@@ -48,7 +51,8 @@ def fuse(
     reference = max(fusion.floor, max(top, default=0.0) + fusion.margin)
     scores = {memory_id: 1.0 / (fusion.k + rank) for rank, memory_id in enumerate(lexical, start=1)}
     for memory_id, value in similarity.items():
-        if value > reference:
+        found = memory_id in scores
+        if value > reference and (found or (adds and value >= fusion.alone)):
             gain = fusion.semantic_weight * (value - reference) * priors.get(memory_id, 1.0)
             scores[memory_id] = scores.get(memory_id, 0.0) + gain
     return scores

@@ -56,6 +56,17 @@ def query_terms(text: str) -> list[str]:
     return (content or list(seen))[:MAX_TERMS]
 
 
+def is_prose(text: str) -> bool:
+    """Whether every word of ``text`` is a plain word (no digits, separators or inner capitals).
+
+    A query that names an identifier, a hash or a ticket asks for that thing: the embedding model
+    finds look-alike strings similar (``qx7k2m8`` to ``qx7k2m9``: 0.67, more than most
+    paraphrases), so semantic recall may only reorder what such a query matched by its words.
+    """
+    words = [match.group() for match in COMPOUND.finditer(text)]
+    return bool(words) and all(word.isalpha() and word[1:] == word[1:].lower() for word in words)
+
+
 def fts_match_expression(terms: list[str], operator: str = "OR") -> str:
     """An FTS5 MATCH expression joining the terms with ``OR`` (or ``AND``), each quoted so FTS
     syntax stays text."""
