@@ -30,7 +30,10 @@ def search_memories(
         return store.search_memories(query, now, ranking)
     depth = max(fusion.depth, query.offset + query.limit)
     lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
-    similar = semantic.rank(text, query.projects, depth, candidates=lexical)
+    adds = is_prose(text)  # else similarity only reorders the lexical hits: no index scan
+    if not adds and not lexical:
+        return []
+    similar = semantic.rank(text, query.projects, depth if adds else 0, candidates=lexical)
     if similar is None:  # the model is still loading: BM25 alone
         return store.search_memories(query, now, ranking)
     candidates = {m.id: m for m in store.get_memories([*lexical, *(i for i, _ in similar)])}
@@ -44,7 +47,7 @@ def search_memories(
         )
         for i in similarity
     }
-    fused = fuse(lexical, similarity, priors, fusion, adds=is_prose(text))
+    fused = fuse(lexical, similarity, priors, fusion, adds=adds)
     scored = sorted(
         (-score, -candidates[i].created_at, -i) for i, score in fused.items() if i in candidates
     )

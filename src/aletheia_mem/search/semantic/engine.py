@@ -113,7 +113,7 @@ class SemanticEngine:
         self._notice_new_memories()
         self.catch_up()
         query = self._query_vector(embedder, text)
-        top = index.top(query, depth, projects)
+        top = index.top(query, depth, projects) if depth > 0 else []
         seen = {memory_id for memory_id, _ in top}
         extra = index.similarities(query, [i for i in candidates if i not in seen])
         return top + sorted(extra.items(), key=lambda pair: -pair[1])

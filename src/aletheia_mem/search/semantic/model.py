@@ -57,8 +57,8 @@ class SemanticSource(Protocol):
         depth: int,
         candidates: Sequence[int] = (),
     ) -> list[tuple[int, float]] | None:
-        """Up to ``depth`` (memory id, similarity) pairs, most similar first, followed by the
-        similarity of each of ``candidates`` not among them (when it has a vector)."""
+        """Up to ``depth`` (memory id, similarity) pairs, most similar first (none for depth 0),
+        followed by the similarity of each of ``candidates`` not among them (with a vector)."""
         ...
 
 
