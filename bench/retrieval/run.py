@@ -187,9 +187,9 @@ def timed(store: SqliteStore, now: int, engine: SemanticEngine | None) -> tuple[
     return percentiles(samples)
 
 
-def latency(kinds: list[str]) -> list[str]:
+def latency(kinds: list[str], sizes: Sequence[int] = SIZES) -> list[str]:
     lines = ["| memories | mode | p50 ms | p95 ms |", "|---:|---|---:|---:|"]
-    for size in SIZES:
+    for size in sizes:
         path, keys = corpus_store(size)
         store, work = open_copy(path)
         now = now_after(store)
@@ -283,6 +283,7 @@ def main() -> None:
     parser.add_argument("--models", default="minilm")
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--tune", action="store_true")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="latency store sizes")
     args = parser.parse_args()
     if args.tune:
         tune()
@@ -300,7 +301,8 @@ def main() -> None:
     print(negative_table(wrong))
     if not args.no_latency:
         print("\n## Search latency (in process, `search` with project filter, limit 20)\n")
-        print("\n".join(latency(kinds)))
+        sizes = [int(size) for size in args.sizes.split(",") if size]
+        print("\n".join(latency(kinds, sizes)))
         print("\n## Save throughput (10,000-memory store)\n")
         print(f"- without semantic: {save_rate(None):.0f} saves/s")
         for kind in kinds:

@@ -95,7 +95,21 @@ def main() -> None:
         return lambda text: [keys[i] for i in ranked(seen[text], fusion)]
 
     lexical = evaluate(queries, lambda text: [keys[i] for i in seen[text].lexical[:10]])
-    print("lexical:", {k: round(v["mrr"], 3) for k, v in lexical.items()})
+    print("lexical MRR:", {k: round(v["mrr"], 3) for k, v in lexical.items()})
+
+    def semantic(text: str) -> list[str]:
+        best = sorted(seen[text].similarity.items(), key=lambda pair: -pair[1])[:10]
+        return [keys[i] for i, _ in best]
+
+    alone = evaluate(queries, semantic)
+    print(
+        "semantic (MRR, R@10):",
+        {k: (round(v["mrr"], 3), round(v["r10"], 3)) for k, v in alone.items()},
+    )
+    unguarded = max(grid(), key=lambda f: evaluate(queries, rank_with(f))["paraphrase"]["mrr"])
+    best = evaluate(queries, rank_with(unguarded))
+    print(f"best paraphrase MRR without the guards: {unguarded}")
+    print("  ", {k: (round(v["mrr"], 3), round(v["r10"], 3)) for k, v in best.items()})
     results = []
     halves = {
         "odd": [q for q in queries if int(str(q["id"])) % 2],
