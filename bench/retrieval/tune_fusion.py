@@ -56,7 +56,9 @@ def observe(store, engine, text: str, now: int, depth: int) -> Seen:
 
 
 def ranked(seen: Seen, fusion: Fusion) -> list[int]:
-    scores = fuse(seen.lexical, seen.similarity, seen.priors, fusion, adds=seen.prose)
+    if not seen.prose:  # not fused (domain.hybrid): the lexical ranking
+        return seen.lexical[:10]
+    scores = fuse(seen.lexical, seen.similarity, seen.priors, fusion)
     order = sorted((-s, -seen.created.get(i, 0), -i) for i, s in scores.items())
     return [-neg for _, _, neg in order[:10]]
 

@@ -26,14 +26,11 @@ def search_memories(
     fusion: Fusion = DEFAULT_FUSION,
 ) -> list[Memory]:
     """One page of live memories for ``query``; ``text`` is what the semantic side embeds."""
-    if semantic is None or _lexical_only(query):
+    if semantic is None or _lexical_only(query, text):
         return store.search_memories(query, now, ranking)
     depth = max(fusion.depth, query.offset + query.limit)
     lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
-    adds = is_prose(text)  # else similarity only reorders the lexical hits: no index scan
-    if not adds and not lexical:
-        return []
-    similar = semantic.rank(text, query.projects, depth if adds else 0, candidates=lexical)
+    similar = semantic.rank(text, query.projects, depth, candidates=lexical)
     if similar is None:  # the model is still loading: BM25 alone
         return store.search_memories(query, now, ranking)
     candidates = {m.id: m for m in store.get_memories([*lexical, *(i for i, _ in similar)])}
@@ -47,7 +44,7 @@ def search_memories(
         )
         for i in similarity
     }
-    fused = fuse(lexical, similarity, priors, fusion, adds=adds)
+    fused = fuse(lexical, similarity, priors, fusion)
     scored = sorted(
         (-score, -candidates[i].created_at, -i) for i, score in fused.items() if i in candidates
     )
@@ -60,14 +57,16 @@ def search_heads(
 ) -> Sequence[Memory | MemoryHead]:
     """``search_memories`` for an index of lines: a page the store ranks alone is read as
     heads, without the memories' text."""
-    if query.terms and not query.file and (semantic is None or _lexical_only(query)):
+    if query.terms and not query.file and (semantic is None or _lexical_only(query, text)):
         return store.memory_heads(store.rank_memory_ids(query, now))
     return search_memories(store, query, text, semantic, now)
 
 
-def _lexical_only(query: MemoryQuery) -> bool:
-    """Whether the store ranks this query alone, semantic recall or not."""
-    return query.order != "relevance" or not query.terms or bool(query.file)
+def _lexical_only(query: MemoryQuery, text: str) -> bool:
+    """Whether the store ranks this query alone, semantic recall or not: date orders, file
+    lookups, and queries that name an identifier (``is_prose``), whose look-alikes the model
+    finds similar; measured, fusing them gains nothing and costs the query's embedding."""
+    return query.order != "relevance" or not query.terms or bool(query.file) or not is_prose(text)
 
 
 def _passes(memory: Memory, query: MemoryQuery) -> bool:

@@ -8,8 +8,8 @@ each candidate gets ``semantic_weight * (similarity - reference)`` when positive
 reference is the best similarity among the top lexical hits (plus a margin) and never below
 ``floor``. A paraphrase, whose lexical hits are unrelated, lets similar memories rise above them;
 an exact query, whose top lexical hit is also the most similar, is left as it was. A memory
-lexical search did not find needs a similarity of at least ``alone``, and a query that names an
-identifier (``query.is_prose`` false) never adds one: the model finds look-alike ids similar.
+lexical search did not find needs a similarity of at least ``alone``; a query that names an
+identifier is not fused at all (``domain.hybrid``): the model finds look-alike ids similar.
 
 Chosen with ``bench/retrieval/tune_fusion.py`` (864 settings; those keeping exact, identifier and
 temporal MRR within 0.01 of lexical and false positives at most 2 %, best paraphrase MRR on the
@@ -44,11 +44,9 @@ def fuse(
     similarity: Mapping[int, float],
     priors: Mapping[int, float],
     fusion: Fusion = DEFAULT_FUSION,
-    adds: bool = True,
 ) -> dict[int, float]:
     """Memory id -> fused score (higher is better) over the lexical hits and the memories with a
     similarity; ``similarity`` holds the semantic top hits and the lexical hits' similarities.
-    With ``adds`` False (a query naming an identifier) similarity only reorders the lexical hits.
 
     The lexical order already carries the priors (pinned, recency, staleness), so they weigh only
     the semantic gain (``priors``: memory id -> multiplier, 1 when absent); applying them to the
@@ -58,8 +56,7 @@ def fuse(
     reference = max(fusion.floor, max(top, default=0.0) + fusion.margin)
     scores = {memory_id: 1.0 / (fusion.k + rank) for rank, memory_id in enumerate(lexical, start=1)}
     for memory_id, value in similarity.items():
-        found = memory_id in scores
-        if value > reference and (found or (adds and value >= fusion.alone)):
+        if value > reference and (memory_id in scores or value >= fusion.alone):
             gain = fusion.semantic_weight * (value - reference) * priors.get(memory_id, 1.0)
             scores[memory_id] = scores.get(memory_id, 0.0) + gain
     return scores

@@ -61,7 +61,7 @@ def is_prose(text: str) -> bool:
 
     A query that names an identifier, a hash or a ticket asks for that thing: the embedding model
     finds look-alike strings similar (``qx7k2m8`` to ``qx7k2m9``: 0.67, more than most
-    paraphrases), so semantic recall may only reorder what such a query matched by its words.
+    paraphrases), so such a query is ranked by its words alone.
     """
     words = [match.group() for match in COMPOUND.finditer(text)]
     return bool(words) and all(word.isalpha() and word[1:] == word[1:].lower() for word in words)
