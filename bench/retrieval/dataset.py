@@ -14,6 +14,7 @@ from aletheia_mem.storage.sqlite import SqliteStore
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "data" / "corpus.jsonl.gz"
 QUERIES = HERE / "data" / "queries.jsonl"
+NEGATIVES = HERE / "data" / "negatives.jsonl"
 PROJECT = "bench"
 YEAR_MS = 365 * 86_400_000
 
@@ -33,8 +34,8 @@ def load_corpus() -> list[dict[str, object]]:
         return [json.loads(line) for line in lines]
 
 
-def load_queries() -> list[dict[str, object]]:
-    with QUERIES.open(encoding="utf-8") as lines:
+def load_queries(path: Path = QUERIES) -> list[dict[str, object]]:
+    with path.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines]
 
 

@@ -28,6 +28,31 @@ def evaluate(queries: list[dict[str, object]], rank: Ranker) -> dict[str, dict[s
     return {kind: _summary(values) for kind, values in hits.items()}
 
 
+def false_positives(queries: list[dict[str, object]], rank: Ranker) -> dict[str, float]:
+    """For queries that should find nothing: how many found something, per subkind and ``all``."""
+    found: dict[str, list[bool]] = {}
+    for query in queries:
+        hit = bool(rank(str(query["query"])))
+        found.setdefault(str(query.get("subkind", "negative")), []).append(hit)
+        found.setdefault("all", []).append(hit)
+    return {kind: sum(values) / len(values) for kind, values in found.items()} | {
+        "n": float(len(queries))
+    }
+
+
+def negative_table(results: dict[str, dict[str, float]]) -> str:
+    """A Markdown table of false-positive rates: one row per mode."""
+    kinds = [k for k in next(iter(results.values())) if k not in ("n", "all")]
+    lines = [
+        "| mode | n | " + " | ".join(kinds) + " | all |",
+        "|---|---:|" + "---:|" * (len(kinds) + 1),
+    ]
+    for mode, rates in results.items():
+        cells = " | ".join(f"{100 * rates[k]:.1f} %" for k in [*kinds, "all"])
+        lines.append(f"| {mode} | {int(rates['n'])} | {cells} |")
+    return "\n".join(lines)
+
+
 def _summary(found: list[int | None]) -> dict[str, float]:
     n = len(found)
     return {

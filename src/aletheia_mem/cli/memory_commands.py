@@ -22,6 +22,7 @@ from aletheia_mem.domain.dismissals import ITEM_TYPES
 from aletheia_mem.domain.formatting import fact_line, observation_block
 from aletheia_mem.domain.memories import MEMORY_TYPES
 from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
@@ -108,7 +109,20 @@ def _search(app: AppContext, query: str | None, file: str | None, **options: Any
         limit=options["limit"],
         offset=options["offset"],
     )
-    return recall.search(app.store, request, now)
+    return recall.search(app.store, request, now, _query_only_semantic(app))
+
+
+def _query_only_semantic(app: AppContext) -> SemanticSource | None:
+    """Semantic recall from the vectors already stored (the server's worker embeds memories):
+    a one-shot search loads the model, embeds its query and starts no background work."""
+    engine = app.semantic
+    if engine is None:
+        return None
+    from aletheia_mem.search.semantic.engine import SemanticEngine  # only with the extra on
+
+    if isinstance(engine, SemanticEngine) and not engine.load_for_query():
+        return None
+    return engine
 
 
 @click.command()

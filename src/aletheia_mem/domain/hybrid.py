@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from aletheia_mem.search.fusion import DEFAULT_FUSION, Fusion, fuse
+from aletheia_mem.search.query import is_prose
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, Store
@@ -25,7 +26,7 @@ def search_memories(
     fusion: Fusion = DEFAULT_FUSION,
 ) -> list[Memory]:
     """One page of live memories for ``query``; ``text`` is what the semantic side embeds."""
-    if semantic is None or _lexical_only(query):
+    if semantic is None or _lexical_only(query, text):
         return store.search_memories(query, now, ranking)
     depth = max(fusion.depth, query.offset + query.limit)
     lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
@@ -56,14 +57,16 @@ def search_heads(
 ) -> Sequence[Memory | MemoryHead]:
     """``search_memories`` for an index of lines: a page the store ranks alone is read as
     heads, without the memories' text."""
-    if query.terms and not query.file and (semantic is None or _lexical_only(query)):
+    if query.terms and not query.file and (semantic is None or _lexical_only(query, text)):
         return store.memory_heads(store.rank_memory_ids(query, now))
     return search_memories(store, query, text, semantic, now)
 
 
-def _lexical_only(query: MemoryQuery) -> bool:
-    """Whether the store ranks this query alone, semantic recall or not."""
-    return query.order != "relevance" or not query.terms or bool(query.file)
+def _lexical_only(query: MemoryQuery, text: str) -> bool:
+    """Whether the store ranks this query alone, semantic recall or not: date orders, file
+    lookups, and queries that name an identifier (``is_prose``), whose look-alikes the model
+    finds similar; measured, fusing them gains nothing and costs the query's embedding."""
+    return query.order != "relevance" or not query.terms or bool(query.file) or not is_prose(text)
 
 
 def _passes(memory: Memory, query: MemoryQuery) -> bool:

@@ -4,11 +4,16 @@ A query word that is a code identifier or path contributes itself (an FTS phrase
 and ``src/app/main.py`` match their words in order), its joined form (``maxretries``) and its words
 (``max``, ``retries``). English function words are dropped unless nothing else is left: they match
 almost every memory, cost time on large stores and say little about relevance.
+
+A query's whole tokens always count; a part split from one (a path segment, a ``snake_case`` word,
+a camelCase part) counts unless it is a fragment (``text.is_fragment``: one or two characters, a
+bare digit run, a short letter run of a hash), so an unknown hash or ticket id finds nothing
+rather than every memory sharing a ``7`` or a ``k2`` with it.
 """
 
 from __future__ import annotations
 
-from aletheia_mem.search.text import COMPOUND, joined, segments, split_identifier
+from aletheia_mem.search.text import COMPOUND, is_fragment, joined, segments, split_identifier
 
 MAX_TERMS = 32
 _STOPWORD_TEXT = """
@@ -26,14 +31,18 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 def _compound_terms(compound: str) -> list[str]:
     parts = segments(compound)
     words = [word for segment in parts for word in segment]
-    terms = [compound.lower()] if len(words) > 1 else []
+    single = len(words) == 1  # the word is the whole token: it counts whatever it is
+    terms = [] if single else [compound.lower()]
     for segment in parts:
         whole = joined(segment)
         if whole is not None:
             terms.append(whole)
         for word in segment:
-            terms.append(word.lower())
-            terms.extend(part.lower() for part in split_identifier(word))
+            if single or not is_fragment(word, word):
+                terms.append(word.lower())
+            terms.extend(
+                part.lower() for part in split_identifier(word) if not is_fragment(part, word)
+            )
     return terms
 
 
@@ -45,6 +54,17 @@ def query_terms(text: str) -> list[str]:
             seen.setdefault(term, None)
     content = [term for term in seen if term not in STOPWORDS]
     return (content or list(seen))[:MAX_TERMS]
+
+
+def is_prose(text: str) -> bool:
+    """Whether every word of ``text`` is a plain word (no digits, separators or inner capitals).
+
+    A query that names an identifier, a hash or a ticket asks for that thing: the embedding model
+    finds look-alike strings similar (``qx7k2m8`` to ``qx7k2m9``: 0.67, more than most
+    paraphrases), so such a query is ranked by its words alone.
+    """
+    words = [match.group() for match in COMPOUND.finditer(text)]
+    return bool(words) and all(word.isalpha() and word[1:] == word[1:].lower() for word in words)
 
 
 def fts_match_expression(terms: list[str], operator: str = "OR") -> str:

@@ -6,6 +6,11 @@ adds ``maxretries``; for ``parseHTTPRequest`` the index holds the whole word and
 ``parse``, ``HTTP`` and ``Request``. Every spelling of one identifier then shares tokens with every
 other (``maxRetries``, ``max-retries``, ``MAX_RETRIES``), and the whole form, being rare, ranks the
 exact identifier first.
+
+Parts too short or too common to mean anything on their own (one or two characters, bare digit
+runs, the short letter runs of a word that mixes letters and digits, as in a hash or ``qx7k2m9``)
+are neither indexed nor searched for: they would let any hash or ticket id match memories that
+merely share a fragment with it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,15 @@ _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _PATH_SEPARATOR = re.compile(r"[.:/\\]+")
 _WORD_SEPARATOR = re.compile(r"[_\-]+")
 MIN_JOINED = 4
+MIN_PART = 3  # a shorter part (``k2`` -> ``k``) means nothing on its own
+MIN_MIXED_PART = 4  # a letter run in a word with digits (``3add9f`` -> ``add``) needs more
+
+
+def is_fragment(part: str, word: str) -> bool:
+    """Whether ``part``, split from ``word``, is too weak to match a memory on its own."""
+    if len(part) < MIN_PART or part.isdigit():
+        return True
+    return len(part) < MIN_MIXED_PART and any(char.isdigit() for char in word)
 
 
 def split_identifier(word: str) -> list[str]:
@@ -60,7 +74,8 @@ def index_extras(text: str) -> list[str]:
                 extras.setdefault(whole, None)
             for word in words:
                 for part in split_identifier(word):
-                    extras.setdefault(part, None)
+                    if not is_fragment(part, word):
+                        extras.setdefault(part, None)
     return list(extras)
 
 

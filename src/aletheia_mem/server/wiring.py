@@ -18,6 +18,10 @@ def open_app(settings: Settings) -> AppContext:
         from aletheia_mem.search.semantic.engine import open_semantic
 
         semantic = open_semantic(settings.db_path)
+        if semantic is None:
+            from aletheia_mem.search.semantic.status import tell_model_missing
+
+            tell_model_missing()
     return AppContext(
         store=SqliteStore(settings.db_path),
         clock=system_clock,

@@ -94,6 +94,16 @@ class VectorStore:
         ).fetchall()
         return [StoredVector(*row) for row in rows]
 
+    def coverage(self, model: str) -> tuple[int, int]:
+        """(live memories with a current vector from ``model``, live memories)."""
+        embedded, live = self._conn.execute(
+            "SELECT count(v.memory_id), count(*) FROM memory_rank r LEFT JOIN memory_vectors v"
+            " ON v.memory_id = r.id AND v.model = ? AND v.memory_updated_at = r.updated_at"
+            " WHERE r.dismissed_at IS NULL",
+            (model,),
+        ).fetchone()
+        return int(embedded), int(live)
+
     def last_seq(self) -> int:
         row = self._conn.execute("SELECT max(seq) FROM memory_vectors").fetchone()
         return int(row[0] or 0)

@@ -51,10 +51,13 @@ def search(app: AppContext, args: dict[str, Any]) -> str:
 
 
 def timeline(app: AppContext, args: dict[str, Any]) -> str:
-    """The memories around one memory, in time order, with an arrow on it."""
+    """The memories around one memory, in time order, with an arrow on it.
+
+    Whatever the arguments, finding no anchor is an answer, not an error (as in the reference).
+    """
     anchor_id, query = args.get("anchor"), args.get("query")
     if anchor_id is None and not (isinstance(query, str) and query.strip()):
-        raise InvalidInputError("Nothing to anchor on.")
+        return "Nothing to anchor on."
     project = args.get("project")
     # An explicit id may be in any project the caller can read; a query searches as search does.
     if anchor_id is not None and project is None:

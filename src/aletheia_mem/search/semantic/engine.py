@@ -113,7 +113,7 @@ class SemanticEngine:
         self._notice_new_memories()
         self.catch_up()
         query = self._query_vector(embedder, text)
-        top = index.top(query, depth, projects)
+        top = index.top(query, depth, projects) if depth > 0 else []
         seen = {memory_id for memory_id, _ in top}
         extra = index.similarities(query, [i for i in candidates if i not in seen])
         return top + sorted(extra.items(), key=lambda pair: -pair[1])
@@ -139,6 +139,18 @@ class SemanticEngine:
             self._thread = threading.Thread(target=self._run, name="aletheia-embedder", daemon=True)
             self._thread.start()
             atexit.register(self.close)
+
+    def load_for_query(self) -> bool:
+        """Load the model in the calling thread and read the stored vectors, starting no worker:
+        a one-shot search (the CLI's) then embeds its query alone. False when loading failed."""
+        with self._start_lock:
+            if not self._ready.is_set() and not self.failed:
+                try:
+                    self._load()
+                except Exception:  # the model is broken: search goes on with BM25 alone
+                    self.failed = True
+                    logger.exception("semantic recall could not load; search uses BM25 alone")
+        return self._ready.is_set()
 
     def wait_ready(self, timeout: float) -> bool:
         """Block until the model is loaded (for tools and tests); False on timeout."""

