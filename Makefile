@@ -59,11 +59,13 @@ test: lint docs test-prereqs
 # Everything the tests drive that is not a Python package. Node: the real host CLIs
 # (tests/hosts) and the official TS MCP client, conformance suite and Node 22 (tests/node).
 # Tests that need a missing one skip, except under CI (CI=true), where they fail.
+# Further prerequisites (a browser for the web UI tests, say) are added to TEST_PREREQS.
+TEST_PREREQS :=
 ifeq ($(NPM),)
-test-prereqs:
+test-prereqs: $(TEST_PREREQS)
 	@echo "npm not found: the real host CLI and Node client tests will skip"
 else
-test-prereqs: tests/hosts/node_modules/.installed tests/node/node_modules/.installed
+test-prereqs: $(TEST_PREREQS) tests/hosts/node_modules/.installed tests/node/node_modules/.installed
 endif
 
 tests/hosts/node_modules/.installed: tests/hosts/package.json tests/hosts/package-lock.json
