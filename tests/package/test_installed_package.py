@@ -53,9 +53,10 @@ def test_python_m_aletheia_mem_prints_the_version() -> None:
     assert aletheia_mem.__version__ in result.stdout
 
 
-@pytest.mark.parametrize(
-    "command", ["aletheia-mem", "aletheia", "aletheia-server", "aletheia-sync"]
-)
+SCRIPTS = ["aletheia-mem", "aletheia", "aletheia-mcp", "aletheia-server", "aletheia-sync"]
+
+
+@pytest.mark.parametrize("command", [*SCRIPTS, "aletheia-hook"])
 def test_each_installed_command_prints_the_version(command: str) -> None:
     result = _run([str(BIN / command), "--version"])
     assert result.returncode == 0, result.stderr
