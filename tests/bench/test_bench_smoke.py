@@ -61,5 +61,6 @@ def test_startup_benchmark_prints_a_row_per_command() -> None:
         "aletheia --help",
         "aletheia-mcp to first reply",
         "aletheia mcp to first reply",
+        "aletheia-hook user-prompt (one call)",
     ]
     assert all(line.split("|")[2].strip().isdigit() for line in lines[2:])
