@@ -1,4 +1,4 @@
-"""Where the Node test tools live (tests/node, set up by .ci/run), and when to skip without them."""
+"""Where the Node test tools live (tests/node, set up by make test), and when to skip them."""
 
 from __future__ import annotations
 
