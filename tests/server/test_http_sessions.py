@@ -29,7 +29,7 @@ def sessions(store: SqliteStore, clock: FakeClock) -> Iterator[SessionStore]:
 
 
 def stored_columns(path: Path) -> list[tuple[object, ...]]:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         return conn.execute("SELECT * FROM mcp_sessions").fetchall()
 
 
