@@ -2,7 +2,7 @@
 
 Both APIs of /work/shared/clients/python_client.py: the low-level ``ClientSession`` (plain
 ``initialize``) and the high-level ``Client(mode="auto")``, which probes ``server/discover``
-first and must fall back to ``initialize`` at once; with and without ``ALETHEIA_API_KEY``.
+and then sends stateless 2026-07-28 requests (no session); with and without ``ALETHEIA_API_KEY``.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ async def test_client_session_lists_13_tools_and_calls_them(open_server: Running
         await exercise(session)
 
 
-async def test_auto_mode_falls_back_from_server_discover_at_once(
+async def test_auto_mode_negotiates_2026_07_28_from_server_discover_at_once(
     open_server: RunningServer,
 ) -> None:
     started = time.monotonic()
@@ -110,9 +110,21 @@ async def test_auto_mode_falls_back_from_server_discover_at_once(
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=20))
         transport = streamable_http_client(open_server.mcp_url, http_client=http)
         client = await stack.enter_async_context(Client(transport, mode="auto"))
-        assert client.session.protocol_version == "2025-11-25"
+        assert client.session.protocol_version == "2026-07-28"
         await exercise(client.session)
     assert time.monotonic() - started < 5  # no 10 s discover timeout
+
+
+async def test_auto_mode_with_the_api_key_sends_it_on_every_stateless_request(
+    keyed_server: RunningServer,
+) -> None:
+    headers = {"Authorization": f"Bearer {KEY}"}
+    async with AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=20))
+        transport = streamable_http_client(keyed_server.mcp_url, http_client=http)
+        client = await stack.enter_async_context(Client(transport, mode="auto"))
+        assert client.session.protocol_version == "2026-07-28"
+        await exercise(client.session)
 
 
 async def test_with_the_api_key_the_right_token_works(keyed_server: RunningServer) -> None:
