@@ -98,12 +98,15 @@ def _only_reads(message: Any) -> bool:
     if not isinstance(message, dict):
         return False
     method = message.get("method")
-    if method in ("ping", "tools/list") or ("id" not in message and isinstance(method, str)):
+    if method in _READ_METHODS or ("id" not in message and isinstance(method, str)):
         return True
     params = message.get("params")
     name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
     spec = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
     return spec is not None and spec.read_only
+
+
+_READ_METHODS = frozenset({"ping", "tools/list", "server/discover"})
 
 
 def _valid_id(value: Any) -> bool:
