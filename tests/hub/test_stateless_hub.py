@@ -85,7 +85,7 @@ def test_a_write_token_saves_and_every_call_leaves_an_audit_row(hub: Hub) -> Non
     assert not failed and "(shop, modern-writer)" in text
     assert audit(hub.db, "modern-writer") == [
         ("save_memory", "shop", "ok"),
-        ("search", None, "ok"),
+        ("search", "shop", "ok"),
     ]
 
 
@@ -106,7 +106,7 @@ def test_stateless_requests_count_against_the_rate_limit(hub: Hub) -> None:
     token = hub.token("read", ("shop",), "modern-busy")
     statuses = [post(hub, token, "tools/list")[0] for _ in range(9)]
     assert statuses == [200] * 8 + [429]
-    assert audit(hub.db, "modern-busy")[-1] == ("rate-limit", None, "refused")
+    assert audit(hub.db, "modern-busy")[-1] == ("rate-limit", "shop", "refused")
 
 
 def test_a_mismatched_name_header_is_refused_before_the_tool_runs(hub: Hub) -> None:
