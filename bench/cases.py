@@ -16,7 +16,7 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS_BY_NAME, call_tool
 from corpus import NoteWriter, queries
-from stdio_client import StdioServer, initialize_line, server_env, tool_text
+from stdio_client import StdioServer, initialize_line, request_line, server_env, tool_text
 from store_builder import EPISODE_EVERY, REQUESTS_PER_EPISODE, build_store
 
 
@@ -103,15 +103,50 @@ def spawn_to_initialize(data_dir: Path, cwd: Path) -> float:
     return elapsed
 
 
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "aletheia-bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def spawn_to_tool_list(data_dir: Path, cwd: Path, modern: bool) -> float:
+    """Seconds from spawning ``aletheia-mcp`` to reading the tool list, as a dual-era client
+    gets there: 2026-07-28 (discover, then stateless tools/list) or the fallback a legacy
+    server makes it take (discover refused, initialize, initialized, tools/list)."""
+    with StdioServer(data_dir, cwd) as server:
+        if modern:
+            server.send(request_line(1, "server/discover", {"_meta": MODERN_META}))
+            server.receive()
+            server.send(request_line(2, "tools/list", {"_meta": MODERN_META}))
+        else:
+            server.send(request_line(1, "server/discover", {}))  # -32601, as a legacy server
+            server.receive()
+            server.initialize()
+            server.send(request_line(2, "tools/list", {}))
+        reply = server.receive()
+        elapsed = time.perf_counter() - server.started
+    if len(reply.get("result", {}).get("tools", [])) != 13:
+        raise RuntimeError(f"unexpected tools/list reply: {reply}")
+    return elapsed
+
+
 def bench_cold_start(work: Workspace, sizes: Sizes) -> list[Row]:
     data_dir = work.store_dir("cold")
     first = spawn_to_initialize(data_dir, work.cwd)  # creates and migrates the store
     samples = [spawn_to_initialize(data_dir, work.cwd) for _ in range(sizes.cold_runs)]
+    modern, fallback = [], []
+    for _ in range(sizes.cold_runs):  # interleaved, so that noise hits both alike
+        modern.append(spawn_to_tool_list(data_dir, work.cwd, modern=True))
+        fallback.append(spawn_to_tool_list(data_dir, work.cwd, modern=False))
     scale = f"{sizes.cold_runs} runs, existing store"
+    to_list = "stdio cold start to tools/list"
     return [
         Row(COLD_START, scale, "median", median_ms(samples), "ms", COLD_START_TARGET_MS),
         Row(COLD_START, scale, "p95", p95_ms(samples), "ms"),
         Row(COLD_START, "1 run, new store", "first start", first * 1000, "ms"),
+        Row(to_list, f"{scale}, 2026-07-28 client", "median", median_ms(modern), "ms"),
+        Row(to_list, f"{scale}, fallback to initialize", "median", median_ms(fallback), "ms"),
     ]
 
 

@@ -3,7 +3,8 @@
 Builds a 10,000-memory store, starts the real ``aletheia-server`` on a free 127.0.0.1 port, and
 has 8 clients (one keep-alive connection and one MCP session each, on one asyncio loop) call
 ``search`` with varied queries for a fixed time. Prints calls/s and p50/p95 latency against the
-targets, and
+targets; then the same clients calling ``search`` statelessly (2026-07-28: no session, the
+version and client in ``_meta`` and the routing headers), side by side with sessions; and
 for information the same clients doing ``ping`` (the transport alone) and the search tool
 called in process on one thread (the tool alone).
 
@@ -44,6 +45,14 @@ WARMUP_S = 1.0
 START_TIMEOUT_S = 30.0
 LISTENING = re.compile(r"Aletheia listening on http://([^:\s]+):(\d+)")
 HEADERS = "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MODERN_HEADERS = (
+    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: search\r\n"
+)
 
 
 def start_server(
@@ -91,11 +100,12 @@ class Connection:
         return cls(reader, writer, port)
 
     async def post(
-        self, body: dict[str, Any], session: str | None
+        self, body: dict[str, Any], session: str | None, extra: str = ""
     ) -> tuple[int, str | None, bytes]:
-        """(status, Mcp-Session-Id, body) of one POST to /mcp."""
+        """(status, Mcp-Session-Id, body) of one POST to /mcp; ``extra`` are header lines."""
         data = json.dumps(body).encode()
-        extra = "" if session is None else f"Mcp-Session-Id: {session}\r\n"
+        if session is not None:
+            extra += f"Mcp-Session-Id: {session}\r\n"
         head = f"{self.head}{extra}Content-Length: {len(data)}\r\n\r\n"
         self.writer.write(head.encode() + data)
         status_line, *lines = (await self.reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
@@ -118,6 +128,7 @@ class Client:
     port: int
     words: list[str]
     method: str = "tools/call"
+    stateless: bool = False  # 2026-07-28: no initialize, no session
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
 
@@ -125,12 +136,10 @@ class Client:
         if self.method == "ping":
             return {"jsonrpc": "2.0", "id": index, "method": "ping"}
         query = self.words[index % len(self.words)]
-        return {
-            "jsonrpc": "2.0",
-            "id": index,
-            "method": "tools/call",
-            "params": {"name": "search", "arguments": {"query": query}},
-        }
+        params: dict[str, Any] = {"name": "search", "arguments": {"query": query}}
+        if self.stateless:
+            params["_meta"] = MODERN_META
+        return {"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": params}
 
     def ok(self, status: int, body: bytes) -> bool:
         expected = b'"result":{}' if self.method == "ping" else b'"isError":false'
@@ -138,18 +147,20 @@ class Client:
 
     async def run(self, start: float, stop: float) -> None:
         conn = await Connection.open(self.port)
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "bench"}},
-        }
-        _, session, _ = await conn.post(init, None)
-        await conn.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        session, extra = None, MODERN_HEADERS if self.stateless else ""
+        if not self.stateless:
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "bench"}},
+            }
+            _, session, _ = await conn.post(init, None)
+            await conn.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         index = 0
         while (now := time.perf_counter()) < stop:
             index += 1
-            status, _, body = await conn.post(self.message(index), session)
+            status, _, body = await conn.post(self.message(index), session, extra)
             took = time.perf_counter() - now
             if not self.ok(status, body):
                 self.errors += 1
@@ -203,9 +214,11 @@ def children_of(pid: int) -> list[int]:
     return [int(child) for child in found]
 
 
-def measure(server: int, port: int, clients: int, seconds: float, method: str) -> Run:
+def measure(
+    server: int, port: int, clients: int, seconds: float, method: str, stateless: bool = False
+) -> Run:
     words = queries(200)
-    workers = [Client(port, words[i::clients] or words, method) for i in range(clients)]
+    workers = [Client(port, words[i::clients] or words, method, stateless) for i in range(clients)]
     begin = time.perf_counter()
     start, stop = begin + WARMUP_S, begin + WARMUP_S + seconds
     thread = threading.Thread(target=run_loop, args=(run_clients(workers, start, stop),))
@@ -271,6 +284,13 @@ def rows(bench: str, run: Run, targets: bool) -> list[tuple[str, str, str, str, 
     return found
 
 
+def side_by_side(session: Run, stateless: Run) -> tuple[str, str, str, str, str]:
+    """Stateless calls/s over session calls/s, measured one after the other in this run."""
+    ratio = (stateless.calls / stateless.seconds) / (session.calls / session.seconds)
+    verdict = "pass" if ratio >= 1.0 else "FAIL"
+    return ("stateless vs session", "calls/s ratio", f"{ratio:.2f}", ">= 1.00", verdict)
+
+
 def table(scale: str, found: list[tuple[str, str, str, str, str]]) -> str:
     lines = ["| bench | scale | metric | value | target | result |", "|---|---|---|---|---|---|"]
     lines += [f"| {b} | {scale} | {m} | {v} | {t} | {r} |" for b, m, v, t, r in found]
@@ -297,6 +317,9 @@ def main() -> int:
         workers = len(children_of(process.pid)) or 1
         try:
             search = measure(process.pid, port, args.clients, args.seconds, "tools/call")
+            stateless = measure(
+                process.pid, port, args.clients, args.seconds, "tools/call", stateless=True
+            )
             ping = measure(process.pid, port, args.clients, args.seconds, "ping")
         finally:
             process.send_signal(signal.SIGTERM)
@@ -306,10 +329,12 @@ def main() -> int:
         f" {args.seconds:.0f} s"
     )
     found = rows("http tools/call search", search, True)
+    found += rows("http tools/call search, stateless 2026-07-28", stateless, True)
+    found.append(side_by_side(search, stateless))
     found += rows("http ping (transport only)", ping, False)
     found += rows("search in process, 1 thread (no transport)", direct, False)
     print(table(scale, found))
-    errors = search.errors + ping.errors
+    errors = search.errors + stateless.errors + ping.errors
     if errors:
         print(f"{errors} calls failed")
         return 1

@@ -2,7 +2,7 @@
 
 Both APIs of /work/shared/clients/python_client.py: the low-level ``ClientSession`` (plain
 ``initialize``) and the high-level ``Client(mode="auto")``, which probes ``server/discover``
-first and must fall back to ``initialize`` at once; with and without ``ALETHEIA_API_KEY``.
+and then sends stateless 2026-07-28 requests (no session); with and without ``ALETHEIA_API_KEY``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -17,9 +18,10 @@ import pytest
 from mcp import ClientSession
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import TextContent
+from mcp.types import Implementation, TextContent
 
 from tests.e2e.http_server import RunningServer, running_server
+from tests.e2e.test_official_client import check_all_13_tools
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -102,7 +104,7 @@ async def test_client_session_lists_13_tools_and_calls_them(open_server: Running
         await exercise(session)
 
 
-async def test_auto_mode_falls_back_from_server_discover_at_once(
+async def test_auto_mode_negotiates_2026_07_28_from_server_discover_at_once(
     open_server: RunningServer,
 ) -> None:
     started = time.monotonic()
@@ -110,9 +112,34 @@ async def test_auto_mode_falls_back_from_server_discover_at_once(
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=20))
         transport = streamable_http_client(open_server.mcp_url, http_client=http)
         client = await stack.enter_async_context(Client(transport, mode="auto"))
-        assert client.session.protocol_version == "2025-11-25"
+        assert client.session.protocol_version == "2026-07-28"
         await exercise(client.session)
     assert time.monotonic() - started < 5  # no 10 s discover timeout
+
+
+async def test_auto_mode_calls_all_13_tools_statelessly(tmp_path: Path) -> None:
+    info = Implementation(name="sdk-http", version="1.0")
+    with running_server(tmp_path) as server:
+        async with AsyncExitStack() as stack:
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=20))
+            transport = streamable_http_client(server.mcp_url, http_client=http)
+            client = await stack.enter_async_context(
+                Client(transport, mode="auto", client_info=info)
+            )
+            assert client.session.protocol_version == "2026-07-28"
+            assert await check_all_13_tools(client, "sdk-http") == TOOL_NAMES
+
+
+async def test_auto_mode_with_the_api_key_sends_it_on_every_stateless_request(
+    keyed_server: RunningServer,
+) -> None:
+    headers = {"Authorization": f"Bearer {KEY}"}
+    async with AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=20))
+        transport = streamable_http_client(keyed_server.mcp_url, http_client=http)
+        client = await stack.enter_async_context(Client(transport, mode="auto"))
+        assert client.session.protocol_version == "2026-07-28"
+        await exercise(client.session)
 
 
 async def test_with_the_api_key_the_right_token_works(keyed_server: RunningServer) -> None:

@@ -2,7 +2,7 @@
 
 Both APIs of /work/shared/clients/python_client.py: the low-level ``ClientSession`` (plain
 ``initialize``) and the high-level ``Client(mode="auto")``, which probes ``server/discover``
-first and must fall back to ``initialize`` at once.
+first and then speaks 2026-07-28 (stateless) to it; ``mode="legacy"`` still gets 2025-11-25.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ async def test_client_session_initializes_lists_and_calls_all_13_tools(tmp_path)
         assert await check_all_13_tools(session, "sdk-session") == TOOL_NAMES
 
 
-async def test_high_level_client_falls_back_from_discover_quickly_and_calls_all_13_tools(
+async def test_high_level_client_negotiates_2026_07_28_quickly_and_calls_all_13_tools(
     tmp_path,
 ):
     params = server_params(tmp_path)
@@ -170,7 +170,7 @@ async def test_high_level_client_falls_back_from_discover_quickly_and_calls_all_
     info = Implementation(name="sdk-client", version="1.0")
     async with Client(params, mode="auto", client_info=info) as client:
         connected = time.monotonic() - started
-        assert client.protocol_version == "2025-11-25"
+        assert client.protocol_version == "2026-07-28"
         assert client.server_info is not None
         assert client.server_info.name == "aletheia"
         listed = await client.list_tools()
@@ -191,6 +191,6 @@ async def test_high_level_client_falls_back_from_discover_quickly_and_calls_all_
             )
         assert await check_all_13_tools(client, "sdk-client") == TOOL_NAMES
     elapsed = time.monotonic() - started
-    # The SDK waits DISCOVER_TIMEOUT_SECONDS (10 s) for a silent server; an error answer is quick.
+    # The SDK waits DISCOVER_TIMEOUT_SECONDS (10 s) for a silent server; an answer is quick.
     assert connected < 3.0
     assert elapsed < 5.0

@@ -106,7 +106,7 @@ def value_for(spec: dict[str, Any], extra: list[str]) -> st.SearchStrategy[Any]:
     kind = spec.get("type")
     if kind == "string":
         return st.one_of(st.sampled_from(spec.get("enum") or [""]), text_strategy(extra))
-    if kind == "number":
+    if kind in ("number", "integer"):
         return numbers()
     if kind == "boolean":
         return st.sampled_from([True, False, "true", "FALSE", 0, 1, 2, "yes"])
@@ -135,10 +135,10 @@ def valid_value(spec: dict[str, Any], extra: list[str]) -> st.SearchStrategy[Any
             max_size=min(limit, 60),
         )
         return st.one_of(plain, st.sampled_from(tricky))
-    if kind == "number":
+    if kind in ("number", "integer"):
         low, high = spec.get("minimum", -1000), spec.get("maximum", 10**6)
         whole = st.integers(min_value=low, max_value=min(high, low + 8)) | st.integers(low, high)
-        if spec.get("multipleOf") == 1:
+        if kind == "integer":
             return whole
         return whole | st.floats(min_value=low, max_value=high)
     if kind == "boolean":

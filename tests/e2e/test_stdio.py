@@ -377,7 +377,7 @@ def test_aletheia_tool_names_the_caller_over_client_info(tmp_path):
     assert [row[2] for row in memory_rows(tmp_path / "data" / "aletheia.db")] == ["codex"]
 
 
-def test_claude_code_like_trace_probes_discover_then_falls_back_to_initialize(tmp_path):
+def test_claude_code_like_trace_probes_discover_then_initializes_with_2025_11_25(tmp_path):
     with running_server(server_env(tmp_path), tmp_path) as server:
         server.send(
             {
@@ -398,7 +398,7 @@ def test_claude_code_like_trace_probes_discover_then_falls_back_to_initialize(tm
         )
         probe = server.read()
         assert probe["id"] == "server-discover-probe-1"
-        assert probe["error"]["code"] == -32601
+        assert "2026-07-28" in probe["result"]["supportedVersions"]
         init = server.ask(
             {
                 "jsonrpc": "2.0",

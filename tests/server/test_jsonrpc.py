@@ -248,22 +248,35 @@ def test_ping_answers_an_empty_object_before_and_after_initialize(session):
     assert single(session, request("ping", {}, request_id=2))["result"] == {}
 
 
-def test_server_discover_before_initialize_is_method_not_found_and_initialize_still_works(
-    session,
-):
+def test_server_discover_before_initialize_is_answered_and_initialize_still_works(session):
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    probe = request("server/discover", {"_meta": meta}, request_id="server-discover-probe-1")
+    reply = single(session, probe)
+    assert reply["id"] == "server-discover-probe-1"
+    assert reply["result"]["supportedVersions"][:2] == ["2026-07-28", "2025-11-25"]
+    assert reply["result"]["resultType"] == "complete"
+    # A dual-era client may still choose the handshake after the probe (Claude Code does).
+    result = single(session, request("initialize", initialize_params(name="claude-code"), 2))
+    assert result["id"] == 2
+    assert result["result"]["protocolVersion"] == "2025-11-25"
+    assert session.initialized
+
+
+def test_a_discover_probe_without_client_capabilities_is_invalid_params_never_32022(session):
     probe = request(
         "server/discover",
         {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
         request_id="server-discover-probe-1",
     )
     reply = single(session, probe)
-    assert error_of(reply) == ("server-discover-probe-1", -32601)
-    assert reply["error"]["code"] != -32022
+    assert error_of(reply) == ("server-discover-probe-1", -32602)
     assert "data" not in reply["error"]
     result = single(session, request("initialize", initialize_params(name="claude-code"), 2))
-    assert result["id"] == 2
     assert result["result"]["protocolVersion"] == "2025-11-25"
-    assert session.initialized
 
 
 def test_tools_list_returns_the_13_tools_in_one_page(session):

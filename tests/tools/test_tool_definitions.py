@@ -149,7 +149,7 @@ def test_search_inputs_and_defaults():
     assert properties["type"]["enum"] == MEMORY_TYPES
     limit = properties["limit"]
     assert (limit["type"], limit["default"], limit["minimum"], limit["maximum"]) == (
-        "number",
+        "integer",
         20,
         1,
         100,
@@ -175,7 +175,7 @@ def test_get_observations_takes_an_array_of_ids():
     ids = _properties("get_observations")["ids"]
 
     assert ids["type"] == "array"
-    assert ids["items"]["type"] == "number"
+    assert ids["items"]["type"] == "integer"
 
 
 def test_session_start_context_inputs_and_defaults():
@@ -235,10 +235,10 @@ def test_confirm_rule_takes_a_string_id():
 
 
 @pytest.mark.parametrize("name", ["dismiss_memory", "restore_memory"])
-def test_dismiss_and_restore_take_a_number_id_and_an_item_type(name):
+def test_dismiss_and_restore_take_an_integer_id_and_an_item_type(name):
     properties = _properties(name)
 
-    assert properties["id"]["type"] == "number"
+    assert properties["id"]["type"] == "integer"
     assert properties["type"]["enum"] == ["memory", "observation", "fact", "episode"]
     assert properties["type"]["default"] == "memory"
 
@@ -253,7 +253,38 @@ def test_work_state_tools_inputs():
 
     assert set(write) == {"list", "items", "project"}
     assert write["items"]["type"] == "array"
-    assert sorted(write["items"]["items"]["type"]) == ["boolean", "number", "object", "string"]
+    kinds = [branch["type"] for branch in write["items"]["items"]["anyOf"]]
+    assert sorted(kinds) == ["boolean", "number", "object", "string"]
     assert "after trimming" in write["list"]["description"]
     assert set(read) == {"list", "project"}
     assert "replaces all its items" in _definition("work_state_write")["description"]
+
+
+def _properties_everywhere(schema):
+    """Every property schema in ``schema``, nested ones (array items, objects) included."""
+    for name, spec in schema.get("properties", {}).items():
+        yield name, spec
+        yield from _properties_everywhere(spec)
+        if isinstance(spec.get("items"), dict):
+            yield from _properties_everywhere(spec["items"])
+
+
+@pytest.mark.parametrize("name", READ_TOOLS + WRITE_TOOLS)
+def test_every_property_has_a_description_enums_included(name):
+    for prop, spec in _properties_everywhere(_definition(name)["inputSchema"]):
+        assert spec.get("description", "").strip(), (name, prop)
+
+
+@pytest.mark.parametrize("name", READ_TOOLS + WRITE_TOOLS)
+def test_whole_numbers_are_integers_and_no_type_is_a_list(name):
+    text = str(_definition(name))
+    assert "multipleOf" not in text
+    for schema in (_definition(name)["inputSchema"], _definition(name).get("outputSchema", {})):
+        stack = [schema]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                assert not isinstance(node.get("type"), list), (name, node)
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)

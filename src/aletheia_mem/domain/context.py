@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from aletheia_mem.domain.formatting import TYPE_MARKS, fact_line, one_line, rule_text
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
-from aletheia_mem.storage.base import Memory, Store
+from aletheia_mem.storage.base import Fact, Memory, Rule, SessionRequest, Store
 from aletheia_mem.timefmt import format_clock, format_date
 
 CHARACTER_BUDGET = 6000
@@ -23,6 +23,23 @@ class _Section:
     lines: list[tuple[str, bool]]  # (line, counts as an item)
     priority: int
     kept: int = 0
+
+    def shown(self) -> int:
+        """How many items the kept lines show (the first ones of the section's list)."""
+        return sum(1 for _, counts in self.lines[: self.kept] if counts)
+
+
+@dataclass(frozen=True)
+class ContextParts:
+    """What the session-start block lists, item by item, and how many items it cut."""
+
+    project: str
+    pinned: list[Memory]
+    recent: list[Memory]
+    requests: list[SessionRequest]
+    facts: list[Fact]
+    rules: list[Rule]
+    cut: int
 
 
 def _memory_line(memory: Memory) -> str:
@@ -43,6 +60,11 @@ def _recent_lines(memories: list[Memory]) -> list[tuple[str, bool]]:
 
 def build_context(store: Store, project: str, limit: int) -> str:
     """Markdown for ``project``, cut to about 6000 characters without cutting a line."""
+    return build_context_parts(store, project, limit)[0]
+
+
+def build_context_parts(store: Store, project: str, limit: int) -> tuple[str, ContextParts]:
+    """``build_context`` and the items its block lists."""
     skip = (WORK_STATE_KIND,)
     pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=skip)
     recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
@@ -78,7 +100,17 @@ def build_context(store: Store, project: str, limit: int) -> str:
                 break
             used += cost
             section.kept += 1
-    return _render(header, sections, cut)
+    shown = [section.shown() for section in sections]
+    parts = ContextParts(
+        project,
+        pinned[: shown[0]],
+        recent[: shown[1]],
+        requests[: shown[2]],
+        facts[: shown[3]],
+        rules[: shown[4]],
+        cut,
+    )
+    return _render(header, sections, cut), parts
 
 
 def _render(header: str, sections: list[_Section], cut: int) -> str:

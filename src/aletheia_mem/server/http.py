@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.server import api
+from aletheia_mem.server import api, stateless_http
 from aletheia_mem.server.guard import Guard, GuardPolicy
 from aletheia_mem.server.mcp import (
     INVALID_REQUEST,
@@ -76,10 +76,13 @@ def is_initialize(payload: Any) -> bool:
     return isinstance(payload, dict) and payload.get("method") == "initialize" and "id" in payload
 
 
-def check_headers(request: Request) -> Response | None:
-    """Refuse an unsupported protocol version, a reply type without JSON, a body not JSON."""
+def check_headers(request: Request, *, stateless: bool = False) -> Response | None:
+    """Refuse an unsupported protocol version, a reply type without JSON, a body not JSON.
+
+    A stateless (2026-07-28) request has its version checked against its body instead.
+    """
     version = request.headers.get(VERSION_HEADER)
-    if version is not None and version.strip() not in SUPPORTED_VERSIONS:
+    if not stateless and version is not None and version.strip() not in SUPPORTED_VERSIONS:
         return rpc_error(
             400,
             f"Bad Request: unsupported MCP-Protocol-Version {version.strip()!r}; this server"
@@ -170,12 +173,15 @@ class McpEndpoint:
         await response(scope, receive, send)
 
     async def post(self, request: Request) -> Response:
-        refused = check_headers(request)
+        stateless = stateless_http.by_headers(request.headers)
+        refused = check_headers(request, stateless=stateless)
         if refused is not None:
             return refused
         payload, ok = parse_line(await request.body())
         if not ok:
             return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
+        if stateless or stateless_http.by_body(request.headers, payload):
+            return await self.post_stateless(request, payload)
         if is_initialize(payload):
             reply, session_id = await to_thread.run_sync(self._initialize, request, payload)
             return json_reply(reply, None if session_id is None else {SESSION_HEADER: session_id})
@@ -196,6 +202,20 @@ class McpEndpoint:
                 request_id=request_id_of(payload),
             )
         return json_reply(answer)
+
+    async def post_stateless(self, request: Request, payload: Any) -> Response:
+        """A 2026-07-28 request: no session; it runs as the client its own envelope names."""
+        refused = stateless_http.refusal(request.headers, payload)
+        if refused is not None:
+            return refused
+        if not isinstance(payload, dict) or "id" not in payload:
+            return Response(status_code=202)  # a notification: acknowledged, nothing to do
+        session = self.new_session(request)
+        if self.reads_inline and only_reads(payload):
+            reply = handle_payload(session, payload)
+        else:
+            reply = await to_thread.run_sync(handle_payload, session, payload)
+        return stateless_http.reply(reply)
 
     def _initialize(
         self, request: Request, payload: Any
@@ -230,6 +250,7 @@ class McpEndpoint:
         session.protocol_version = state.protocol_version
         session.client_name = state.client_name
         session.initialized = True
+        session.era = "legacy"
         return handle_payload(session, payload)
 
     async def delete(self, request: Request) -> Response:

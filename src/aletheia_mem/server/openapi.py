@@ -170,7 +170,8 @@ class Operation:
 def bounded(schema: Schema) -> Schema:
     """The schema with every whole-number field capped at ``MAX_ID`` unless it has a cap."""
     out = dict(schema)
-    if out.get("type") == "number" and out.get("multipleOf") == 1 and "maximum" not in out:
+    whole = out.get("type") == "integer" or out.get("multipleOf") == 1
+    if whole and "maximum" not in out:
         out["maximum"] = MAX_ID
     if isinstance(out.get("properties"), dict):
         out["properties"] = {name: bounded(spec) for name, spec in out["properties"].items()}

@@ -43,7 +43,7 @@ def _check_value(name: str, spec: Schema, value: Any) -> Any:
     kind = spec.get("type")
     if kind == "string":
         return _check_string(name, spec, value)
-    if kind == "number":
+    if kind in ("number", "integer"):
         return _check_number(name, spec, value)
     if kind == "boolean":
         return _check_boolean(name, value)
@@ -86,7 +86,7 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
         raise InvalidInputError(f"{name} must be a number.")
     if not math.isfinite(number):
         raise InvalidInputError(f"{name} must be a number.")
-    if spec.get("multipleOf") == 1:
+    if spec.get("type") == "integer" or spec.get("multipleOf") == 1:
         if number != int(number):
             raise InvalidInputError(f"{name} must be a whole number.")
         number = int(number)
@@ -111,7 +111,7 @@ def _check_boolean(name: str, value: Any) -> bool:
 
 def _check_array(name: str, spec: Schema, value: Any) -> list[Any]:
     item_spec: Schema = spec.get("items", {})
-    if isinstance(value, str) and item_spec.get("type") == "number":
+    if isinstance(value, str) and item_spec.get("type") in ("number", "integer"):
         value = [part for part in value.replace(" ", ",").split(",") if part]
     elif isinstance(value, int | float) and not isinstance(value, bool):
         value = [value]

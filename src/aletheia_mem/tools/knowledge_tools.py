@@ -8,10 +8,12 @@ from aletheia_mem.domain import facts, rules
 from aletheia_mem.domain.formatting import fact_line, one_line, rule_scope, rule_text, wrap_recall
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
+from aletheia_mem.tools import structured
 from aletheia_mem.tools.app import AppContext, target_project
+from aletheia_mem.tools.structured import Output
 
 
-def fact_history(app: AppContext, args: dict[str, Any]) -> str:
+def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
     """How the facts about one subject changed; current facts only by default."""
     subject = args["subject"].strip()
     project = args.get("project")
@@ -26,26 +28,30 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> str:
     )
     if app.allowed_projects is not None:
         found = [fact for fact in found if fact.project in app.allowed_projects]
+    data = structured.recall(subject=subject, facts=[structured.fact(fact) for fact in found])
+    if as_of is not None:
+        data["as_of"] = format_instant(as_of)
     if not found:
-        return f'No facts found for subject "{one_line(subject)}".'
+        return Output(f'No facts found for subject "{one_line(subject)}".', data)
     if as_of is not None:
         heading = f'Facts about "{one_line(subject)}" valid at {format_instant(as_of)}:'
     elif args["include_superseded"]:
         heading = f'History of the facts about "{one_line(subject)}", newest first:'
     else:
         heading = f'Current facts about "{one_line(subject)}":'
-    return wrap_recall("\n".join([heading, *(f"- {fact_line(fact)}" for fact in found)]))
+    text = wrap_recall("\n".join([heading, *(f"- {fact_line(fact)}" for fact in found)]))
+    return Output(text, data)
 
 
-def list_rules(app: AppContext, args: dict[str, Any]) -> str:
+def list_rules(app: AppContext, args: dict[str, Any]) -> Output:
     """Every enabled rule, one line each, flagged when it needs a re-check."""
     now = app.clock()
     enabled = [
         rule for rule in app.store.list_rules() if rules.rule_visible(rule, app.allowed_projects)
     ]
     if not enabled:
-        return "No rules yet. add_rule adds one."
-    lines = []
+        return Output("No rules yet. add_rule adds one.", structured.recall(rules=[]))
+    lines, items = [], []
     for rule in enabled:
         line = (
             f"- {rule_text(rule)}  {rule_scope(rule)}  (id {rule.id}, added"
@@ -56,7 +62,8 @@ def list_rules(app: AppContext, args: dict[str, Any]) -> str:
         if reason is not None:
             line += f"  [re-check: {reason}]"
         lines.append(line)
-    return wrap_recall("\n".join(lines))
+        items.append(structured.rule(rule, reason))
+    return Output(wrap_recall("\n".join(lines)), structured.recall(rules=items))
 
 
 def add_rule(app: AppContext, args: dict[str, Any]) -> str:

@@ -14,10 +14,12 @@ from aletheia_mem.domain.formatting import (
 )
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.timefmt import DAY_MS, parse_instant
+from aletheia_mem.tools import structured
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+from aletheia_mem.tools.structured import Output
 
 
-def search(app: AppContext, args: dict[str, Any]) -> str:
+def search(app: AppContext, args: dict[str, Any]) -> Output:
     """Ranked memories and facts for a query, or the memories that name a file."""
     query: str = (args.get("query") or "").strip()
     file: str = (args.get("file") or "").strip()
@@ -43,21 +45,26 @@ def search(app: AppContext, args: dict[str, Any]) -> str:
         offset=args["offset"],
     )
     result = recall.search_index(app.store, request, now, app.semantic)
+    facts = [structured.fact(fact) for fact in result.facts]
+    heads = [structured.memory_head(memory) for memory in result.memories]
+    if query and not file and request.order == "relevance":
+        heads = [{**head, "rank": request.offset + n} for n, head in enumerate(heads, 1)]
     if result.empty_reason is not None:
-        return f"No matches. {result.empty_reason}"
+        data = structured.recall(memories=[], facts=[], empty_reason=result.empty_reason)
+        return Output(f"No matches. {result.empty_reason}", data)
     lines = [fact_line(fact) for fact in result.facts]
     lines += [memory_index_line(memory) for memory in result.memories]
-    return wrap_recall("\n".join(lines))
+    return Output(wrap_recall("\n".join(lines)), structured.recall(memories=heads, facts=facts))
 
 
-def timeline(app: AppContext, args: dict[str, Any]) -> str:
+def timeline(app: AppContext, args: dict[str, Any]) -> Output:
     """The memories around one memory, in time order, with an arrow on it.
 
     Whatever the arguments, finding no anchor is an answer, not an error (as in the reference).
     """
     anchor_id, query = args.get("anchor"), args.get("query")
     if anchor_id is None and not (isinstance(query, str) and query.strip()):
-        return "Nothing to anchor on."
+        return Output("Nothing to anchor on.", structured.recall(memories=[]))
     project = args.get("project")
     # An explicit id may be in any project the caller can read; a query searches as search does.
     if anchor_id is not None and project is None:
@@ -66,23 +73,32 @@ def timeline(app: AppContext, args: dict[str, Any]) -> str:
         lookup = readable_projects(app, project)
     anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
     if anchor is None:
-        return "Nothing to anchor on."
+        return Output("Nothing to anchor on.", structured.recall(memories=[]))
     found = recall.timeline(app.store, anchor, anchor.project, args["before"], args["after"])
     lines = [timeline_line(memory, False) for memory in found.before]
     lines.append(timeline_line(found.anchor, True))
     lines += [timeline_line(memory, False) for memory in found.after]
-    return wrap_recall("\n".join(lines))
+    rows = [*found.before, found.anchor, *found.after]
+    memories = [{**structured.memory_head(row), "is_anchor": row is found.anchor} for row in rows]
+    data = structured.recall(anchor_id=found.anchor.id, memories=memories)
+    return Output(wrap_recall("\n".join(lines)), data)
 
 
-def get_observations(app: AppContext, args: dict[str, Any]) -> str:
+def get_observations(app: AppContext, args: dict[str, Any]) -> Output:
     """Full text of the memories with these ids, newest first."""
     ids = list(dict.fromkeys(args["ids"]))
     found = app.store.get_memories(ids)
     if app.allowed_projects is not None:
         found = [memory for memory in found if memory.project in app.allowed_projects]
+    seen = {memory.id for memory in found}
+    data = structured.recall(
+        memories=[structured.full_memory(memory) for memory in found],
+        missing_ids=[memory_id for memory_id in ids if memory_id not in seen],
+    )
     if not found:
-        return "No memories found for ids " + ", ".join(f"#{i}" for i in ids) + "."
-    return wrap_recall("\n---\n".join(observation_block(memory) for memory in found))
+        text = "No memories found for ids " + ", ".join(f"#{i}" for i in ids) + "."
+        return Output(text, data)
+    return Output(wrap_recall("\n---\n".join(observation_block(m) for m in found)), data)
 
 
 def save_memory(app: AppContext, args: dict[str, Any]) -> str:

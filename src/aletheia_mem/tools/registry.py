@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.errors import AletheiaError
-from aletheia_mem.tools import knowledge_tools, memory_tools, schemas, session_tools
+from aletheia_mem.tools import knowledge_tools, memory_tools, schemas, session_tools, structured
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
+from aletheia_mem.tools.structured import Output
 
 logger = logging.getLogger(__name__)
-Handler = Callable[[AppContext, dict[str, Any]], str]
+# A write tool answers text; a read tool answers text and the same answer as data.
+Arguments = dict[str, Any]
+Handler = Callable[[AppContext, Arguments], str] | Callable[[AppContext, Arguments], Output]
 
 
 @dataclass(frozen=True)
@@ -25,9 +28,10 @@ class ToolSpec:
     handler: Handler
     read_only: bool
     destructive: bool = False
+    output_schema: dict[str, Any] | None = None
 
-    def definition(self) -> dict[str, Any]:
-        """The tool as ``tools/list`` shows it."""
+    def definition(self, structured: bool = True) -> dict[str, Any]:
+        """The tool as ``tools/list`` shows it; ``structured`` adds its outputSchema, if any."""
         annotations: dict[str, Any] = {"title": self.title, "readOnlyHint": self.read_only}
         if self.read_only:
             annotations["openWorldHint"] = False
@@ -35,19 +39,23 @@ class ToolSpec:
             annotations.update(
                 destructiveHint=self.destructive, idempotentHint=True, openWorldHint=False
             )
-        return {
+        definition = {
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
             "annotations": annotations,
         }
+        if structured and self.output_schema is not None:
+            definition["outputSchema"] = self.output_schema
+        return definition
 
 
 @dataclass(frozen=True)
 class ToolResult:
     text: str
     is_error: bool = False
+    structured: dict[str, Any] | None = None  # structuredContent, for tools with an outputSchema
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -61,6 +69,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.SESSION_START_CONTEXT,
         session_tools.session_start_context,
         read_only=True,
+        output_schema=structured.SESSION_START_CONTEXT,
     ),
     ToolSpec(
         "search",
@@ -74,6 +83,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.SEARCH,
         memory_tools.search,
         read_only=True,
+        output_schema=structured.SEARCH,
     ),
     ToolSpec(
         "timeline",
@@ -83,6 +93,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.TIMELINE,
         memory_tools.timeline,
         read_only=True,
+        output_schema=structured.TIMELINE,
     ),
     ToolSpec(
         "get_observations",
@@ -92,6 +103,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.GET_OBSERVATIONS,
         memory_tools.get_observations,
         read_only=True,
+        output_schema=structured.GET_OBSERVATIONS,
     ),
     ToolSpec(
         "fact_history",
@@ -102,6 +114,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.FACT_HISTORY,
         knowledge_tools.fact_history,
         read_only=True,
+        output_schema=structured.FACT_HISTORY,
     ),
     ToolSpec(
         "list_rules",
@@ -112,6 +125,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.LIST_RULES,
         knowledge_tools.list_rules,
         read_only=True,
+        output_schema=structured.LIST_RULES,
     ),
     ToolSpec(
         "work_state_read",
@@ -120,6 +134,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         schemas.WORK_STATE_READ,
         session_tools.work_state_read,
         read_only=True,
+        output_schema=structured.WORK_STATE_READ,
     ),
     ToolSpec(
         "save_memory",
@@ -187,6 +202,9 @@ WRITE_TOOLS = frozenset(tool.name for tool in TOOLS if not tool.read_only)
 def call_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
     """Run one tool; expected failures become error results with their message."""
     try:
-        return ToolResult(spec.handler(app, check_arguments(spec.input_schema, arguments)))
+        answer = spec.handler(app, check_arguments(spec.input_schema, arguments))
     except AletheiaError as error:
         return ToolResult(error.message, is_error=True)
+    if isinstance(answer, Output):
+        return ToolResult(answer.text, structured=answer.structured)
+    return ToolResult(answer)

@@ -1,4 +1,6 @@
-"""The 13 tools' input schemas, exactly as the reference documents them."""
+"""The 13 tools' input schemas, as the reference documents them, in the strict style clients lint:
+whole numbers typed ``integer``, a description on every property (enums too), ``anyOf`` rather
+than a list of types."""
 
 from __future__ import annotations
 
@@ -21,13 +23,16 @@ _PROJECT = {
     "description": "Project key. Omitted: the working directory's project.",
 }
 _DATE = {"type": "string", "description": "ISO 8601 date, date-time or epoch milliseconds."}
-_TYPE = {"type": "string", "enum": list(MEMORY_TYPES)}
+_TYPE = {
+    "type": "string",
+    "enum": list(MEMORY_TYPES),
+    "description": "The memory's type: " + ", ".join(MEMORY_TYPES) + ".",
+}
 
 
 def _whole(description: str, minimum: int, maximum: int, default: int | None = None) -> Schema:
     spec: Schema = {
-        "type": "number",
-        "multipleOf": 1,
+        "type": "integer",
         "minimum": minimum,
         "maximum": maximum,
         "description": description,
@@ -40,7 +45,7 @@ def _whole(description: str, minimum: int, maximum: int, default: int | None = N
 def _ids(description: str) -> Schema:
     return {
         "type": "array",
-        "items": {"type": "number", "multipleOf": 1, "minimum": 1},
+        "items": {"type": "integer", "minimum": 1},
         "maxItems": MAX_IDS,
         "description": description,
     }
@@ -92,6 +97,7 @@ SEARCH: Schema = {
             "type": "string",
             "enum": ["relevance", "date_desc", "date_asc"],
             "default": "relevance",
+            "description": "relevance (best match first), date_desc (newest first) or date_asc.",
         },
     },
 }
@@ -100,8 +106,7 @@ TIMELINE: Schema = {
     "type": "object",
     "properties": {
         "anchor": {
-            "type": "number",
-            "multipleOf": 1,
+            "type": "integer",
             "minimum": 1,
             "description": "Memory id from search. Takes priority over query.",
         },
@@ -170,10 +175,10 @@ WORK_STATE_READ: Schema = {
 _FACT_ITEM: Schema = {
     "type": "object",
     "properties": {
-        "subject": {"type": "string"},
-        "predicate": {"type": "string"},
-        "object": {"type": "string"},
-        "valid_from": {"type": "string"},
+        "subject": {"type": "string", "description": "What the fact is about."},
+        "predicate": {"type": "string", "description": "Which property of the subject."},
+        "object": {"type": "string", "description": "Its value."},
+        "valid_from": {**_DATE, "description": "Valid from (ISO 8601 or epoch ms). Default: now."},
     },
     "required": ["subject", "predicate", "object"],
 }
@@ -195,7 +200,7 @@ SAVE_MEMORY: Schema = {
             "type": "string",
             "description": "Default: the working directory's project, else default.",
         },
-        "type": {**_TYPE, "default": "note"},
+        "type": {**_TYPE, "default": "note", "description": "The memory's type. Default: note."},
         "pinned": {
             "type": "boolean",
             "default": False,
@@ -231,7 +236,12 @@ ADD_RULE: Schema = {
             "default": "always",
             "description": "The situation. Default: always.",
         },
-        "scopeTier": {"type": "string", "enum": list(SCOPE_TIERS), "default": "everywhere"},
+        "scopeTier": {
+            "type": "string",
+            "enum": list(SCOPE_TIERS),
+            "default": "everywhere",
+            "description": "Where the rule applies: everywhere, one project or one situation.",
+        },
         "scopeName": {
             "type": "string",
             "maxLength": MAX_NAME,
@@ -251,8 +261,13 @@ CONFIRM_RULE: Schema = {
     "required": ["id"],
 }
 
-_ITEM_ID = {"type": "number", "multipleOf": 1, "minimum": 1, "description": "The item id."}
-_ITEM_TYPE = {"type": "string", "enum": list(ITEM_TYPES), "default": "memory"}
+_ITEM_ID = {"type": "integer", "minimum": 1, "description": "The item id."}
+_ITEM_TYPE = {
+    "type": "string",
+    "enum": list(ITEM_TYPES),
+    "default": "memory",
+    "description": "What the id names: " + ", ".join(ITEM_TYPES) + ". Default: memory.",
+}
 
 DISMISS_MEMORY: Schema = {
     "type": "object",
@@ -285,7 +300,14 @@ WORK_STATE_WRITE: Schema = {
             "type": "array",
             "minItems": 0,
             "maxItems": 1000,
-            "items": {"type": ["string", "number", "boolean", "object"]},
+            "items": {
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "number"},
+                    {"type": "boolean"},
+                    {"type": "object"},
+                ]
+            },
             "description": "The whole list: strings, numbers, booleans or plain objects.",
         },
         "project": {

@@ -6,18 +6,33 @@ import json
 from typing import Any
 
 from aletheia_mem.domain import worklists
-from aletheia_mem.domain.context import build_context
-from aletheia_mem.domain.formatting import neutralize, one_line, wrap_recall
+from aletheia_mem.domain.context import MAX_REQUEST_LENGTH, build_context_parts
+from aletheia_mem.domain.formatting import neutralize, one_line, rule_text, wrap_recall
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.tools import structured
 from aletheia_mem.tools.app import AppContext, target_project
+from aletheia_mem.tools.structured import Output
 
 MAX_LIST_JSON = 100_000
 
 
-def session_start_context(app: AppContext, args: dict[str, Any]) -> str:
+def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
     """The session-start block for a project."""
     project = target_project(app, args.get("project"))
-    return wrap_recall(build_context(app.store, project, args["limit"]))
+    text, parts = build_context_parts(app.store, project, args["limit"])
+    data = structured.recall(
+        project=project,
+        pinned=[structured.memory_head(memory) for memory in parts.pinned],
+        recent=[structured.memory_head(memory) for memory in parts.recent],
+        requests=[
+            structured.request(item, " ".join(item.text.split())[:MAX_REQUEST_LENGTH])
+            for item in parts.requests
+        ],
+        facts=[structured.fact(fact) for fact in parts.facts],
+        rules=[{"id": rule.id, "text": rule_text(rule)} for rule in parts.rules],
+        items_cut=parts.cut,
+    )
+    return Output(wrap_recall(text), data)
 
 
 def work_state_write(app: AppContext, args: dict[str, Any]) -> str:
@@ -45,11 +60,14 @@ def work_state_write(app: AppContext, args: dict[str, Any]) -> str:
     return f'Saved list "{one_line(stored)}" with {len(items)} item(s) as #{written}.'
 
 
-def work_state_read(app: AppContext, args: dict[str, Any]) -> str:
+def work_state_read(app: AppContext, args: dict[str, Any]) -> Output:
     """The items of a list written by work_state_write, as JSON."""
     name = args["list"].strip()
     project = target_project(app, args.get("project"))
     items = worklists.read_list(app.store, project=project, name=name)
+    stored = worklists.list_name(name)
+    data = structured.recall(project=project, list=stored, found=items is not None, items=[])
     if items is None:
-        return f'No list named "{one_line(worklists.list_name(name))}".'
-    return wrap_recall(neutralize(items))
+        return Output(f'No list named "{one_line(stored)}".', data)
+    data["items"] = json.loads(items)
+    return Output(wrap_recall(neutralize(items)), data)
