@@ -153,6 +153,7 @@ def test_doctor_runs_the_integrity_check_and_reports_a_damaged_page(
 ) -> None:
     home = tmp_path / "home"
     _scribble_over(_store_in(home, template), "memories_created")
+    _store_in(tmp_path / "other", template)
     healthy = run_command(tmp_path / "other", "aletheia", "doctor", "--json")
     assert '"integrity_check": "ok"' in healthy.stdout
     report = run_command(home, "aletheia", "doctor")
