@@ -175,8 +175,15 @@ def test_import_redacts_secrets_like_every_other_write(
     )
     items = json.dumps(["ship", "export GITHUB_TOKEN=ghp_" + "Z9y8" * 9])
     work = _memory(id=901, uid="e" * 32, kind="work_state", text=items, dedupe_key="list:x")
+    fact = {
+        "id": 900, "uid": "d" * 32, "project": "shop", "subject": "staging db",
+        "predicate": "password", "object": "Tr0ub4dor&3", "valid_from": 1, "valid_to": None,
+        "recorded_at": 1, "superseded_by": None, "source": "import", "memory_id": None,
+        "dismissed_at": None, "dismiss_reason": None,
+    }  # fmt: skip
     lines = [*export_lines, json.dumps({"type": "memory", "data": memory})]
     lines.append(json.dumps({"type": "memory", "data": work}))
+    lines.append(json.dumps({"type": "fact", "data": fact}))
     home = tmp_path / "home"
     assert _import(home, lines).returncode == 0
     shown = run_command(home, "aletheia", "show", "900", "901")
@@ -184,6 +191,9 @@ def test_import_redacts_secrets_like_every_other_write(
     for leaked in (secret, "Sup3rS3cretPass", "a1B2a1B2", "Z9y8Z9y8"):
         assert leaked not in shown.stdout
     assert "password=[REDACTED]" in shown.stdout
+    facts = run_command(home, "aletheia", "facts", "history", "staging db")
+    assert "Tr0ub4dor" not in facts.stdout
+    assert "[REDACTED]" in facts.stdout
     found = run_command(home, "aletheia", "search", "deploy", "-p", "*")
     assert "#900" in found.stdout
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aletheia_mem.domain.memories import MEMORY_TYPES
-from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, redacted_json
 from aletheia_mem.errors import InvalidInputError
@@ -167,6 +167,8 @@ def checked_record(kind: str, data: dict[str, Any], line: int) -> dict[str, Any]
             raise InvalidInputError(f'Line {line}: {kind} field "{name}" {problem}.') from None
     if kind == "memory":
         clean["text"] = _memory_text(clean, line)
+    elif kind == "fact":  # as the fact tools store it: password = Tr0ub4dor&3 loses its value
+        clean["object"] = redact_named_value(clean["predicate"], clean["object"])
     return clean
 
 
