@@ -31,3 +31,17 @@ class ForbiddenError(AletheiaError):
 
 class RateLimitedError(AletheiaError):
     code = "rate_limited"
+
+
+class StoreBrokenError(AletheiaError):
+    """The store file is damaged, empty or another program's: nothing can be read from it."""
+
+    code = "store_broken"
+    exit_code = 8
+
+
+class StoreReadOnlyError(AletheiaError):
+    """The store (its file or its folder) cannot be written by this user."""
+
+    code = "store_read_only"
+    exit_code = 9

@@ -26,7 +26,7 @@ def test_doctor_with_a_store_and_nothing_configured_is_healthy(run: Invoke) -> N
     assert "aletheia 0." in result.stdout
     data = json_of(run("doctor", "--json"))
     assert data["ok"] is True
-    assert data["store"]["quick_check"] == "ok"
+    assert data["store"]["integrity_check"] == "ok"
     assert {check["status"] for check in data["hosts"]} == {"not-configured"}
 
 

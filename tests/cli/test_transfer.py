@@ -90,12 +90,17 @@ def test_import_rejects_what_is_not_an_export(run: Invoke, tmp_path: Path) -> No
     bad.write_text('{"type": "memory", "data": {"id": 1}}\n', encoding="utf-8")
     result = run("import", str(bad))
     assert result.exit_code == 2
-    assert result.stderr == "Error: This is not an Aletheia export (no header line).\n"
+    assert (
+        result.stderr
+        == "Error: This is not an Aletheia export (no header line). Nothing was imported.\n"
+    )
     header = json.dumps({"type": "header", "format": "aletheia-export", "version": 1})
     bad.write_text(header + "\n{nope\n", encoding="utf-8")
-    assert run("import", str(bad)).stderr == "Error: Line 2 is not JSON.\n"
+    assert run("import", str(bad)).stderr == "Error: Line 2 is not JSON. Nothing was imported.\n"
     bad.write_text(header + '\n{"type": "widget"}\n', encoding="utf-8")
-    assert run("import", str(bad)).stderr == 'Error: Line 2 has an unknown type "widget".\n'
+    assert run("import", str(bad)).stderr == (
+        'Error: Line 2 has an unknown type "widget". Nothing was imported.\n'
+    )
 
 
 def test_a_failed_import_leaves_the_store_empty(

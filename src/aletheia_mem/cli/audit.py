@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from pathlib import Path
 
 import click
@@ -17,26 +16,17 @@ from aletheia_mem.cli.common import (
     table,
 )
 from aletheia_mem.cli.mcp_link import hub_db_of, hub_db_option
+from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.config import load_settings
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.timefmt import format_instant
-
-# Control, format (bidi overrides), surrogate and line/paragraph separator characters.
-_UNPRINTED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 def shown(text: str | None) -> str | None:
     """A field as the audit prints it: every character that could move the cursor, start an
     escape sequence or reorder text becomes its escape (``\\n``, ``\\x1b``, ``\\u202e``), so
     what a client sent can never forge a row."""
-    if text is None:
-        return None
-    return "".join(
-        char.encode("unicode_escape", "backslashreplace").decode("ascii")
-        if unicodedata.category(char) in _UNPRINTED
-        else char
-        for char in text
-    )
+    return None if text is None else one_line_safe(text)
 
 
 @click.command("audit")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import shutil
 import tempfile
 import tomllib
 from dataclasses import dataclass
@@ -223,6 +222,15 @@ def backup_path(path: Path, now: datetime | None = None) -> Path:
     return candidate
 
 
+def _private_copy(source: Path, backup: Path) -> None:
+    """A byte-for-byte copy only its owner can read (a config may hold tokens)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(backup, flags, 0o600)
+    with os.fdopen(handle, "wb") as out:
+        os.fchmod(out.fileno(), 0o600)
+        out.write(source.read_bytes())
+
+
 def write_change(change: Change) -> Path | None:
     """Write the new text atomically, after a backup of the old file; returns the backup."""
     if change.action in ("unchanged", "conflict"):
@@ -232,7 +240,7 @@ def write_change(change: Change) -> Path | None:
     backup = None
     if path.exists():
         backup = backup_path(path)
-        shutil.copy2(path, backup)
+        _private_copy(path, backup)
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -15,10 +16,12 @@ from typing import Any, TypeVar
 
 import click
 
+from aletheia_mem.cli.terminal import json_safe, one_line_safe, terminal_safe
 from aletheia_mem.cli.textwidth import cut, display_width, pad
 from aletheia_mem.config import Settings, load_settings
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, StoreBrokenError, StoreReadOnlyError
 from aletheia_mem.server.wiring import open_app
+from aletheia_mem.storage.store_file import store_problem
 from aletheia_mem.tools.app import AppContext
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,6 +34,8 @@ EXIT_CODES = {
     "forbidden": 5,  # the hub refused the token (aletheia sync)
     "rate_limited": 6,  # the hub's per-token limit (aletheia sync)
     "no_store": 7,
+    StoreBrokenError.code: StoreBrokenError.exit_code,
+    StoreReadOnlyError.code: StoreReadOnlyError.exit_code,
 }
 
 
@@ -71,7 +76,7 @@ def style(text: str, **styles: Any) -> str:
 
 
 def emit_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+    click.echo(json_safe(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
 def json_option(function: F) -> F:
@@ -85,8 +90,13 @@ def fail(message: str, code: int = 1, *, as_json: bool = False, kind: str = "err
     """Print an error (JSON on stdout with ``--json``) and exit with ``code``."""
     if as_json:
         emit_json({"error": {"code": kind, "message": message}})
-    echo(style("Error: ", fg="red", bold=True) + message, err=True)
+    echo(style("Error: ", fg="red", bold=True) + terminal_safe(message), err=True)
     sys.exit(code)
+
+
+def fail_with(error: AletheiaError, *, as_json: bool = False) -> None:
+    """Report an expected failure and exit with the code of its kind."""
+    fail(error.message, EXIT_CODES.get(error.code, 1), as_json=as_json, kind=error.code)
 
 
 def handles_errors(function: F) -> F:
@@ -96,13 +106,13 @@ def handles_errors(function: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
+        except sqlite3.Error as error:  # a store damaged or made read-only while in use
+            problem = store_problem(cli_settings().db_path, error)
+            if problem is None:
+                raise
+            fail_with(problem, as_json=bool(kwargs.get("as_json")))
         except AletheiaError as error:
-            fail(
-                error.message,
-                EXIT_CODES.get(error.code, 1),
-                as_json=bool(kwargs.get("as_json")),
-                kind=error.code,
-            )
+            fail_with(error, as_json=bool(kwargs.get("as_json")))
 
     return wrapper  # type: ignore[return-value]
 
@@ -138,6 +148,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: b
     """
     if not rows:
         return ""
+    rows = [[one_line_safe(str(cell)) for cell in row] for row in rows]  # escapes visible
     widths = [
         max(display_width(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))
     ]

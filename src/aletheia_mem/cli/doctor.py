@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import sqlite3
 import subprocess
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -27,8 +28,10 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
 from aletheia_mem.cli.hosts import HOSTS, Host, Scope
 from aletheia_mem.config import semantic_enabled
+from aletheia_mem.errors import AletheiaError
 from aletheia_mem.search.semantic.status import semantic_status
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.store_file import RESTORE_HINT, open_to_others, store_problem
 
 SERVER_CHECK_SECONDS = 10
 _HANDSHAKE = [
@@ -72,27 +75,33 @@ def _versions(store_info: dict[str, Any]) -> dict[str, str]:
 
 
 def check_store(db_path: Path) -> dict[str, Any]:
-    """Open the store (migrating it) and report its health and contents; never create one."""
+    """Open the store (migrating it), run SQLite's integrity check and count its contents;
+    never create one."""
     if not db_path.is_file():
         return {"path": str(db_path), "ok": False, "missing": True, "detail": local_store_hint()}
     try:
         store = SqliteStore(db_path)
-    except Exception as error:
-        return {"path": str(db_path), "ok": False, "detail": f"cannot open: {error}"}
+    except AletheiaError as error:
+        return {"path": str(db_path), "ok": False, "detail": error.message}
     try:
         info = store.health()
         counts = {table: store.count_rows(table) for table in store.DATA_TABLES}
-        ok = info["quick_check"] == "ok"
-        return {
-            "path": str(db_path),
-            "ok": ok,
-            "detail": "ok" if ok else info["quick_check"],
-            "schema": store.schema_version(),
-            "counts": counts,
-            **info,
-        }
+    except sqlite3.Error as error:
+        problem = store_problem(db_path, error)
+        detail = problem.message if problem else f"cannot be read: {error}"
+        return {"path": str(db_path), "ok": False, "detail": detail}
     finally:
         store.close()
+    ok = info["integrity_check"] == "ok"
+    return {
+        "open_to_others": open_to_others(db_path),
+        "path": str(db_path),
+        "ok": ok,
+        "detail": "ok" if ok else f"integrity check: {info['integrity_check']}. {RESTORE_HINT}",
+        "schema": info["schema"],
+        "counts": counts,
+        **info,
+    }
 
 
 def _launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | str:
@@ -231,9 +240,16 @@ def _print_report(
     echo(style("Store", bold=True) + f"  {store['path']}  {mark}")
     if store["ok"]:
         counts = ", ".join(f"{n} {table}" for table, n in store["counts"].items())
-        echo(f"  schema {store['schema']}, {store['journal_mode']} journal; {counts}")
+        echo(f"  integrity ok; schema {store['schema']}, {store['journal_mode']} journal; {counts}")
     else:
         echo(f"  {'no store here: ' if store.get('missing') else ''}{store['detail']}")
+    for item in store.get("open_to_others", []):
+        echo(
+            style(
+                f"  warning: {item}; others may read it (chmod 700 the folder, 600 files)",
+                fg="yellow",
+            )
+        )
     echo(style("Versions", bold=True) + "  " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     echo(style("Tools", bold=True))
     for check in hosts:

@@ -28,5 +28,7 @@ def main(argv: list[str] | None = None) -> None:
         run()
         return
     from aletheia_mem.cli.main import cli
+    from aletheia_mem.storage.store_file import exits_on_store_problem
 
-    cli.main(args)
+    with exits_on_store_problem("aletheia"):  # from a command without its own handler
+        cli.main(args)

@@ -13,6 +13,7 @@ from aletheia_mem.cli.common import (
     table,
 )
 from aletheia_mem.cli.memory_commands import fact_json
+from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.domain import facts as fact_domain
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Fact
@@ -110,8 +111,8 @@ def history(
         emit_json([fact_json(fact) for fact in found])
         return
     if not found:
-        echo(f'No facts found for subject "{subject.strip()}".')
+        echo(one_line_safe(f'No facts found for subject "{subject.strip()}".'))
         return
     if at is not None:
-        echo(f'Facts about "{subject.strip()}" valid at {format_instant(at)}:')
+        echo(one_line_safe(f'Facts about "{subject.strip()}" valid at {format_instant(at)}:'))
     echo(table(["id", "project", "valid", "fact"], _rows(found)))

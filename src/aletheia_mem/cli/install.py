@@ -9,7 +9,14 @@ from typing import Any
 import click
 
 from aletheia_mem.cli.clients import Change, ConfigFileError, plan_change, write_change
-from aletheia_mem.cli.common import cli_settings, echo, emit_json, fail, json_option, style
+from aletheia_mem.cli.common import (
+    cli_settings,
+    echo,
+    emit_json,
+    fail,
+    json_option,
+    style,
+)
 from aletheia_mem.cli.connect import (
     host_argument,
     launcher_note,
@@ -18,7 +25,16 @@ from aletheia_mem.cli.connect import (
     server_for,
 )
 from aletheia_mem.cli.hooks import HOOK_HOSTS, claude_settings_path, combined, plan_claude_hooks
-from aletheia_mem.cli.hosts import HOSTS_BY_NAME, SERVER_NAME, Host, Scope, server_env
+from aletheia_mem.cli.hosts import (
+    HOSTS_BY_NAME,
+    SERVER_NAME,
+    Host,
+    Scope,
+    server_env,
+)
+from aletheia_mem.errors import ForbiddenError
+from aletheia_mem.projects import project_root
+from aletheia_mem.storage.files import real_target_inside
 
 EXIT_CONFLICT = 4
 
@@ -46,7 +62,7 @@ def _plans(
 ) -> list[tuple[Change, str]]:
     server = server_for(chosen, url, token_env)
     cwd = Path.cwd()
-    path = chosen.config_path(scope, cwd)
+    path = _writable_target(chosen.config_path(scope, cwd), scope, cwd)
     entry = chosen.entry(server)
     plans = [
         (
@@ -55,10 +71,29 @@ def _plans(
         )
     ]
     if hooks:
-        settings_path = claude_settings_path(scope, cwd)
+        settings_path = _writable_target(claude_settings_path(scope, cwd), scope, cwd)
         env = server_env(cli_settings(), chosen.name)
         plans.append((combined(settings_path, plan_claude_hooks(settings_path, env)), "the hooks"))
     return plans
+
+
+def _writable_target(path: Path, scope: Scope, cwd: Path) -> Path:
+    """The file to change for ``path``: a link's target when it stays inside the repository
+    (project scope) or the home folder (user scope; the file's own folder when the tool keeps
+    it elsewhere), so that a linked config is updated in place and not replaced.
+
+    Raises:
+        ConfigFileError: a link leads out of that area.
+    """
+    if scope == "project":
+        area = project_root(cwd)
+    else:
+        home = Path.home().absolute()
+        area = home if home in path.absolute().parents else path.parent
+    try:
+        return real_target_inside(path, area)
+    except ForbiddenError as error:
+        raise ConfigFileError(error.message) from None
 
 
 @click.command()

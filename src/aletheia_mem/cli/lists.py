@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
+from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.domain import worklists
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.tools.app import target_project
@@ -38,7 +39,8 @@ def read(name: str, project: str | None, as_json: bool) -> None:
         emit_json(items)
         return
     for item in items:
-        echo(f"- {item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)}")
+        text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+        echo(f"- {one_line_safe(text)}")
 
 
 def _items(values: tuple[str, ...], items_json: str | None) -> list[Any]:

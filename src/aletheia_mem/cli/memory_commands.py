@@ -16,6 +16,7 @@ from aletheia_mem.cli.common import (
     style,
     table,
 )
+from aletheia_mem.cli.terminal import one_line_safe, terminal_safe
 from aletheia_mem.domain import dismissals, memories, recall
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.domain.dismissals import ITEM_TYPES
@@ -162,10 +163,10 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
         )
         return
     if result.empty_reason is not None:
-        echo(f"No matches. {result.empty_reason}")
+        echo(terminal_safe(f"No matches. {result.empty_reason}"))
         return
     for fact in result.facts:
-        echo(style(fact_line(fact), fg="cyan"))
+        echo(style(one_line_safe(fact_line(fact)), fg="cyan"))
     if result.memories:
         echo(table(["id", "date", "type", "title"], memory_rows(result.memories)))
 
@@ -183,7 +184,7 @@ def show(ids: tuple[int, ...], as_json: bool) -> None:
     if as_json:
         emit_json([memory_json(memory) for memory in found])
         return
-    echo("\n---\n".join(observation_block(memory) for memory in found))
+    echo(terminal_safe("\n---\n".join(observation_block(memory) for memory in found)))
 
 
 @click.command()
@@ -241,7 +242,7 @@ def context(project: str | None, limit: int, as_json: bool) -> None:
     if as_json:
         emit_json({"project": chosen, "context": block})
     else:
-        echo(block)
+        echo(terminal_safe(block))
 
 
 def _item_options(function: Any) -> Any:

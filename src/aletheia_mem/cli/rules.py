@@ -15,6 +15,7 @@ from aletheia_mem.cli.common import (
     open_cli_app,
     table,
 )
+from aletheia_mem.cli.terminal import terminal_safe
 from aletheia_mem.domain import rule_admin, rule_sync
 from aletheia_mem.domain import rules as rule_domain
 from aletheia_mem.domain.formatting import rule_scope, rule_text
@@ -185,17 +186,23 @@ def sync(
                 "project": project,
                 "dry_run": dry_run,
                 "files": [
-                    {"path": str(c.path), "changed": c.changed, "written": c.path in written}
+                    {
+                        "path": str(c.path),
+                        "link_to": None if c.link_to is None else str(c.link_to),
+                        "changed": c.changed,
+                        "written": c.path in written,
+                    }
                     for c in changes
                 ],
             }
         )
         return
     for change in changes:
+        name = change.path if change.link_to is None else f"{change.path} -> {change.link_to}"
         if not change.changed:
-            echo(f"{change.path}: up to date.")
+            echo(f"{name}: up to date.")
         elif dry_run:
-            echo(f"{change.path}: would change:")
-            echo(change.diff())
+            echo(f"{name}: would change:")
+            echo(terminal_safe(change.diff()))
         else:
-            echo(f"{change.path}: rules written.")
+            echo(f"{name}: rules written.")

@@ -14,10 +14,19 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, sync_store
 
+HUB_TOKEN_ENV = "ALETHEIA_HUB_TOKEN"  # noqa: S105 - a variable name
+
 
 @click.command("sync")
 @click.option("--hub", "url", help="The hub's URL (remembered after a successful sync).")
-@click.option("--token", help="A sync or admin token from `aletheia mcp-link create`.")
+@click.option(
+    "--token",
+    envvar=HUB_TOKEN_ENV,
+    show_envvar=True,
+    help="A sync or admin token from `aletheia mcp-link create` (seen by `ps`: prefer"
+    f" {HUB_TOKEN_ENV} or --token-stdin).",
+)
+@click.option("--token-stdin", is_flag=True, help="Read the token from standard input.")
 @click.option(
     "--ca-file",
     type=click.Path(exists=True, dir_okay=False),
@@ -36,6 +45,7 @@ from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, sync_store
 def sync(
     url: str | None,
     token: str | None,
+    token_stdin: bool,
     ca_file: str | None,
     page_size: int,
     progress: bool,
@@ -45,8 +55,11 @@ def sync(
 
     Memories, facts and their history, rules, work-state lists, episodes, dismissals and
     restores travel; only the token's projects. Safe to repeat and to interrupt: the next run
-    goes on where this one stopped.
+    goes on where this one stopped. The hub and token are remembered (the token in a file
+    only you can read, beside the store).
     """
+    if token_stdin:
+        token = sys.stdin.readline().strip() or None
     store = SqliteStore(load_settings().db_path)
     try:
         remembered = store.remembered_hub()
@@ -57,11 +70,13 @@ def sync(
                 "No hub yet: run aletheia sync --hub URL --token TOKEN once; it is remembered."
             )
         same_hub = remembered is not None and hub_base_url(remembered[0]) == hub_base_url(url)
-        if token is None and same_hub and remembered is not None:
+        if not token and same_hub and remembered is not None:
             token = remembered[1]
             ca_file = ca_file or remembered[2]
-        if token is None:
-            raise InvalidInputError("--token is required the first time (a sync or admin token).")
+        if not token:
+            raise InvalidInputError(
+                f"A token is needed the first time: {HUB_TOKEN_ENV}, --token-stdin or --token."
+            )
         client = HubClient(url, token.strip(), ca_file)
         report = sync_store(
             store,

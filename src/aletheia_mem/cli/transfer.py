@@ -13,6 +13,7 @@ import click
 from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
 from aletheia_mem.domain import transfer as store_transfer
 from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.storage.files import private_writer
 
 
 def _show_progress(flag: bool | None) -> bool:
@@ -37,17 +38,13 @@ def export_command(output: Path | None, progress: bool | None) -> None:
             store_transfer.write_export(sqlite_store(app), sys.stdout)
             return
         total = store_transfer.count_records(sqlite_store(app))
-        temp = output.with_name(f".{output.name}.partial")
-        try:
-            with temp.open("w", encoding="utf-8", newline="\n") as out:
-                if _show_progress(progress):
-                    with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
-                        count = store_transfer.write_export(sqlite_store(app), out, bar.update)
-                else:
-                    count = store_transfer.write_export(sqlite_store(app), out)
-            os.replace(temp, output)
-        finally:
-            temp.unlink(missing_ok=True)
+        # 0600, made with O_EXCL under a random name beside the target, renamed once complete.
+        with private_writer(output) as out:
+            if _show_progress(progress):
+                with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
+                    count = store_transfer.write_export(sqlite_store(app), out, bar.update)
+            else:
+                count = store_transfer.write_export(sqlite_store(app), out)
     echo(f"Exported {count} records to {output}.", err=True)
 
 

@@ -15,6 +15,7 @@ from aletheia_mem.domain.formatting import rule_text
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Rule
+from aletheia_mem.storage.files import real_target_inside
 from aletheia_mem.storage.sqlite import SqliteStore
 
 BLOCK_START = "<!-- aletheia:rules:start -->"
@@ -58,6 +59,7 @@ class SyncChange:
     path: Path
     old_text: str
     new_text: str
+    link_to: Path | None = None  # the file written when ``path`` is a link (inside the repo)
 
     @property
     def changed(self) -> bool:
@@ -68,8 +70,8 @@ class SyncChange:
         lines = difflib.unified_diff(
             self.old_text.splitlines(keepends=True),
             self.new_text.splitlines(keepends=True),
-            fromfile=f"{self.path} (now)",
-            tofile=f"{self.path} (after)",
+            fromfile=f"{self.link_to or self.path} (now)",
+            tofile=f"{self.link_to or self.path} (after)",
         )
         return "".join(lines).rstrip("\n")
 
@@ -152,24 +154,27 @@ def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> 
     changes = []
     for target in targets:
         path = root / target.path
+        real = real_target_inside(path, root)  # refuses a link out of the repository
         try:
-            old = path.read_text(encoding="utf-8")
+            old = real.read_text(encoding="utf-8")
         except FileNotFoundError:
             old = ""
         try:
             new = replace_block(old, block, target.preamble)
         except InvalidInputError as error:
             raise InvalidInputError(f"{path}: {error.message}") from None
-        changes.append(SyncChange(path, old, new))
+        linked = real != root.resolve() / target.path
+        changes.append(SyncChange(path, old, new, real if linked else None))
     return changes
 
 
 def apply_sync(changes: Sequence[SyncChange]) -> list[Path]:
-    """Write the files that change; returns their paths."""
+    """Write the files that change (a link's target, never the link); returns their paths."""
     written = []
     for change in changes:
         if change.changed:
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            change.path.write_text(change.new_text, encoding="utf-8")
+            target = change.link_to or change.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(change.new_text, encoding="utf-8")
             written.append(change.path)
     return written

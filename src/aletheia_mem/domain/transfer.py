@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from aletheia_mem import __version__
+from aletheia_mem.domain.import_check import MAX_ID, checked_record
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.storage.sqlite import SqliteStore
 
@@ -115,21 +116,41 @@ def _records(
         table = TABLES_BY_TYPE.get(kind)
         if table is None:
             raise InvalidInputError(f'Line {number} has an unknown type "{kind}".')
-        record = parsed.get("data")
-        if not isinstance(record, dict):
+        data = parsed.get("data")
+        if not isinstance(data, dict):
             raise InvalidInputError(f"Line {number} has no data object.")
+        record = checked_record(kind, data, number)
         for name in JSON_COLUMNS & record.keys():
             if isinstance(record[name], list):
                 record[name] = json.dumps(record[name], ensure_ascii=False)
         yield table, record
 
 
+def _sequences(header: dict[str, Any]) -> dict[str, int]:
+    """The header's next ids per table, checked like any field."""
+    raw = header.get("sequences") or {}
+    if (
+        not isinstance(raw, dict)
+        or not all(
+            name in RECORD_TYPES and isinstance(value, int) and not isinstance(value, bool)
+            for name, value in raw.items()
+        )
+        or not all(0 <= value <= MAX_ID for value in raw.values())
+    ):
+        raise InvalidInputError('The header\'s "sequences" must map table names to whole numbers.')
+    return dict(raw)
+
+
 def import_lines(store: SqliteStore, lines: Iterable[str], progress: Progress | None = None) -> int:
     """Load an export into an empty store, exactly as it was; returns the records loaded.
 
+    Every record is checked as strictly as a tool call and its text redacted; a bad record
+    stops the import and nothing is kept (one transaction).
+
     Raises:
         ConflictError: the store already holds data.
-        InvalidInputError: the input is not an export this version reads.
+        InvalidInputError: the input is not an export this version reads, or a record is bad
+            (the message names its line and field).
     """
     if not store.is_empty():
         raise ConflictError(
@@ -137,11 +158,12 @@ def import_lines(store: SqliteStore, lines: Iterable[str], progress: Progress | 
             " empty store. Point ALETHEIA_DATA_DIR at a new folder and import there."
         )
     numbered = enumerate(lines, start=1)
-    header = _read_header(numbered)
-    sequences = {str(k): int(v) for k, v in dict(header.get("sequences") or {}).items()}
     try:
+        sequences = _sequences(_read_header(numbered))
         return store.import_rows(_records(numbered, progress), sequences)
+    except InvalidInputError as error:
+        raise InvalidInputError(f"{error.message} Nothing was imported.") from None
     except (KeyError, TypeError, ValueError) as error:
         raise InvalidInputError(
-            f"A record is missing a field or has a wrong one: {error}"
+            f"A record does not fit with the others: {error}. Nothing was imported."
         ) from None

@@ -25,7 +25,7 @@ def write_list(
     store: Store, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> int:
     """Replace the list's items; returns the list's memory id (stable across rewrites)."""
-    text = _redacted_json(list(items))
+    text = redacted_json(list(items))
     new = NewMemory(
         project=project,
         type="note",
@@ -49,7 +49,7 @@ def _redact_strings(item: object) -> object:
     return item
 
 
-def _redacted_json(items: list[object]) -> str:
+def redacted_json(items: list[object]) -> str:
     """Compact JSON with secrets redacted inside strings and in ``"password": "..."`` pairs."""
     text = json.dumps(_redact_strings(items), ensure_ascii=False, separators=(",", ":"))
     paired = redact_secrets(text)

@@ -24,6 +24,7 @@ from aletheia_mem.hub.log_bounds import bound_every_handler
 from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, RateLimiter
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import open_app
+from aletheia_mem.storage.store_file import exits_on_store_problem
 
 logger = logging.getLogger("aletheia")
 DEFAULT_HUB_PORT = 8787
@@ -167,7 +168,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "aletheia-sync") -> None
     except InvalidInputError as error:
         sys.stderr.write(f"{prog}: {error.message}\n")
         sys.exit(2)
-    sys.exit(serve(args, hub_db, port))
+    with exits_on_store_problem("aletheia-sync"):
+        code = serve(args, hub_db, port)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

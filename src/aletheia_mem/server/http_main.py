@@ -40,6 +40,7 @@ from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import open_app
 from aletheia_mem.server.workers import WorkerPool
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.store_file import exits_on_store_problem
 
 logger = logging.getLogger("aletheia")
 
@@ -160,7 +161,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except InvalidInputError as error:
         sys.stderr.write(f"aletheia-server: {error.message}\n")
         sys.exit(2)
-    sys.exit(serve(load_settings(), http))
+    with exits_on_store_problem("aletheia-server"):
+        code = serve(load_settings(), http)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from typing import IO, Any
 from aletheia_mem.config import load_settings
 from aletheia_mem.server.mcp import PARSE_ERROR, McpSession, error_response, handle_payload
 from aletheia_mem.server.wiring import open_app
+from aletheia_mem.storage.store_file import exits_on_store_problem
 
 logger = logging.getLogger("aletheia")
 
@@ -92,7 +93,8 @@ def run() -> None:
     """Serve stdin and stdout until end of input (``aletheia-mcp`` and ``aletheia mcp``)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="aletheia: %(message)s")
     settings = load_settings()
-    app = open_app(settings)
+    with exits_on_store_problem("aletheia-mcp"):
+        app = open_app(settings)
     session = McpSession(app=app, fixed_caller=settings.tool)
     try:
         serve(session, sys.stdin.buffer, sys.stdout.buffer)

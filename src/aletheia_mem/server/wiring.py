@@ -12,6 +12,7 @@ from aletheia_mem.tools.app import AppContext
 
 def open_app(settings: Settings) -> AppContext:
     """Open (and migrate) the configured store for a local, all-projects caller."""
+    store = SqliteStore(settings.db_path)  # first: a broken store stops here, in one line
     semantic: SemanticSource | None = None
     if semantic_enabled():
         # Imported only when asked for: the engine and the vector store stay off the start path.
@@ -23,7 +24,7 @@ def open_app(settings: Settings) -> AppContext:
 
             tell_model_missing()
     return AppContext(
-        store=SqliteStore(settings.db_path),
+        store=store,
         clock=system_clock,
         default_project=project_for_directory(settings.cwd),
         caller=settings.tool or "mcp",

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from aletheia_mem.storage.store_file import store_problem
+
 BUSY_TIMEOUT_MS = 30_000
 
 
@@ -49,14 +51,21 @@ class ThreadConnections:
         """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
         conn = self.get()
         memo: dict[Any, Any] = self._local.memo
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:  # SQLite may have rolled back already
+                    conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+        except sqlite3.Error as error:
+            problem = store_problem(self.path, error)
+            if problem is None:
+                raise
+            raise problem from None  # a read-only or damaged store, told in one line
         finally:
             memo.clear()  # a write may change what it holds, even one that changes no row
 

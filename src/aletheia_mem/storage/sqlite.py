@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
@@ -28,8 +28,17 @@ from aletheia_mem.storage.base import (
     SessionRequest,
 )
 from aletheia_mem.storage.connections import ThreadConnections
+from aletheia_mem.storage.files import write_private_text
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.migrate import migrate
+from aletheia_mem.storage.store_file import (
+    check_header,
+    create_store,
+    foreign,
+    is_foreign,
+    store_problem,
+    tighten_store,
+)
 from aletheia_mem.storage.sync_apply import ApplyStats, apply_records
 from aletheia_mem.storage.sync_export import ExportPage, export_page, store_id
 
@@ -38,6 +47,7 @@ WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's
 _REQUEST_WINDOW = 200
 # At most this many values (match counts) in a connection's memo: a few MB at worst.
 _MAX_MEMO_ENTRIES = 10_000
+HUB_TOKEN_FILE = "hub-token"  # noqa: S105 - a file name
 
 
 def _json_list(values: Iterable[Any]) -> str:
@@ -129,14 +139,48 @@ def _configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
 
 
+def _configure_ours(path: Path) -> Callable[[sqlite3.Connection], None]:
+    """``_configure`` for an existing file, once it is known to be an Aletheia store: another
+    program's database is refused before anything (such as WAL mode) changes it."""
+
+    def configure(conn: sqlite3.Connection) -> None:
+        if is_foreign(conn):
+            conn.close()
+            raise foreign(path)
+        _configure(conn)
+
+    return configure
+
+
+def _build(conn: sqlite3.Connection) -> None:
+    _configure(conn)
+    migrate(conn)
+
+
 class SqliteStore:
     """One SQLite file shared by every process on the machine."""
 
     def __init__(self, path: Path) -> None:
+        """Open the store at ``path``, made whole (0600, in a 0700 folder) if there is none.
+
+        Raises:
+            StoreBrokenError: the file is empty, damaged, cut short or another program's.
+            StoreReadOnlyError: the store needs a change this user may not write.
+        """
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._pool = ThreadConnections(path, _configure)
-        migrate(self._conn)
+        if not check_header(path):
+            create_store(path, _build)
+        self._pool = ThreadConnections(path, _configure_ours(path))
+        try:
+            migrate(self._conn)
+            self._move_hub_token_out()
+        except sqlite3.Error as error:
+            self._pool.close()
+            raise store_problem(path, error) or error from None
+        except BaseException:
+            self._pool.close()
+            raise
+        tighten_store(path)
 
     # -- connections and transactions -------------------------------------------------------
 
@@ -1104,23 +1148,52 @@ class SqliteStore:
                 (hub_id, token_id, cursor, now),
             )
 
+    @property
+    def hub_token_path(self) -> Path:
+        """Where the remembered hub's token is kept: a 0600 file beside the store, never in it."""
+        return self.path.with_name(HUB_TOKEN_FILE)
+
     def remembered_hub(self) -> tuple[str, str, str | None] | None:
-        """The hub ``aletheia sync`` uses when none is named: ``(url, token, ca_file)``."""
-        row = self._conn.execute("SELECT url, token, ca_file FROM sync_remote").fetchone()
-        return None if row is None else (row[0], row[1], row[2])
+        """The hub ``aletheia sync`` uses when none is named: ``(url, token, ca_file)``; the
+        token is empty when its file is gone."""
+        row = self._conn.execute("SELECT url, ca_file FROM sync_remote").fetchone()
+        if row is None:
+            return None
+        try:
+            token = self.hub_token_path.read_text(encoding="utf-8").strip()
+        except OSError:
+            token = ""
+        return row[0], token, row[1]
 
     def remember_hub(self, url: str, token: str, ca_file: str | None) -> None:
+        write_private_text(self.hub_token_path, token + "\n")
         with self._write() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO sync_remote (id, url, token, ca_file) VALUES (1, ?, ?, ?)",
-                (url, token, ca_file),
+                "INSERT OR REPLACE INTO sync_remote (id, url, token, ca_file) VALUES (1, ?, '', ?)",
+                (url, ca_file),
             )
 
+    def _move_hub_token_out(self) -> None:
+        """A token that an older version kept in the store goes to its file."""
+        row = self._conn.execute("SELECT token FROM sync_remote WHERE token != ''").fetchone()
+        if row is not None:
+            write_private_text(self.hub_token_path, str(row[0]) + "\n")
+            self._conn.execute("PRAGMA secure_delete = ON")  # the old bytes zeroed, not freed
+            with self._write() as conn:
+                conn.execute("UPDATE sync_remote SET token = ''")
+            self._conn.execute("PRAGMA secure_delete = OFF")
+
     def health(self) -> dict[str, Any]:
-        """SQLite's quick check, its version and the journal mode, for ``aletheia doctor``."""
+        """SQLite's integrity check (its first problems), version and journal mode, for
+        ``aletheia doctor``."""
         conn = self._conn
+        rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
+        problems = [
+            line for row in rows for line in str(row[0]).splitlines() if not line.startswith("***")
+        ]
         return {
-            "quick_check": str(conn.execute("PRAGMA quick_check").fetchone()[0]),
+            "integrity_check": "; ".join(problems),
+            "schema": self.schema_version(),
             "sqlite_version": sqlite3.sqlite_version,
             "journal_mode": str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
         }

@@ -1,0 +1,195 @@
+"""Each record of an import checked as strictly as a tool call, and redacted like one.
+
+An export file may come from anyone (a teammate, a download, an attacker), so every field must
+have its column's type, stay within the tools' limits, hold no NUL character and name only
+known enums; unknown and missing fields are refused. Free text goes through the same redaction
+as every other write. A problem is an :class:`InvalidInputError` naming the line and field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
+from aletheia_mem.domain.rules import SCOPE_TIERS
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, redacted_json
+from aletheia_mem.errors import InvalidInputError
+
+MAX_TEXT = 20_000  # the tools' cap on a memory's text
+MAX_LIST_TEXT = 100_000  # a work-state list's items as JSON
+MAX_TITLE = 400
+MAX_RULE = 800
+MAX_NAME = 200
+MAX_ITEM = 1000
+MAX_ITEMS = 100
+MAX_ID = 2**63 - 1
+MAX_INSTANT = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z in epoch milliseconds
+_WORD = re.compile(r"[a-z][a-z0-9_\-]*")
+
+Check = Callable[[Any], Any]
+
+
+class _Bad(Exception):
+    """A field's problem, said as the end of a sentence that starts with its name."""
+
+
+def whole(low: int = 1, high: int = MAX_ID) -> Check:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _Bad(f"must be a whole number, not {_kind(value)}")
+        if not low <= value <= high:
+            raise _Bad(f"must be from {low} to {high}")
+        return value
+
+    return check
+
+
+INSTANT = whole(0, MAX_INSTANT)  # epoch milliseconds
+ID = whole()
+
+
+def flag(value: Any) -> int:
+    if value in (0, 1) and not isinstance(value, float):
+        return int(value)
+    raise _Bad(f"must be 0 or 1, not {_kind(value)}")
+
+
+def text(limit: int, *, redact: bool = True, word: bool = False) -> Check:
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise _Bad(f"must be a string, not {_kind(value)}")
+        if "\x00" in value:
+            raise _Bad("must not contain NUL characters")
+        if len(value) > limit:
+            raise _Bad(f"must be at most {limit} characters (it has {len(value)})")
+        if word and not _WORD.fullmatch(value):
+            raise _Bad("must be a lowercase word")
+        return redact_secrets(value) if redact else value
+
+    return check
+
+
+def one_of(choices: tuple[str, ...]) -> Check:
+    def check(value: Any) -> str:
+        if value not in choices:
+            raise _Bad(f"must be one of: {', '.join(choices)}")
+        return str(value)
+
+    return check
+
+
+def list_of(item: Check) -> Check:
+    def check(value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise _Bad(f"must be a list, not {_kind(value)}")
+        if len(value) > MAX_ITEMS:
+            raise _Bad(f"must have at most {MAX_ITEMS} items")
+        return [item(entry) for entry in value]
+
+    return check
+
+
+def optional(check: Check) -> Check:
+    def nullable(value: Any) -> Any:
+        return None if value is None else check(value)
+
+    nullable.optional = True  # type: ignore[attr-defined]
+    return nullable
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "true/false", int: "a number", float: "a number", str: "a string"}
+    names.update({list: "a list", dict: "an object", type(None): "null"})
+    return names.get(type(value), type(value).__name__)
+
+
+NAME = text(MAX_NAME, redact=False)
+UID = text(64, redact=False)
+REASON = optional(text(300))
+FIELDS: dict[str, dict[str, Check]] = {
+    "memory": {
+        "id": ID, "uid": UID, "project": NAME, "type": one_of(MEMORY_TYPES),
+        "kind": text(40, redact=False, word=True), "title": text(MAX_TITLE),
+        "text": text(MAX_LIST_TEXT, redact=False), "narrative": optional(text(MAX_TEXT)),
+        "facts": list_of(text(MAX_ITEM)), "files": list_of(text(MAX_ITEM)), "tool": NAME,
+        "pinned": flag, "created_at": INSTANT, "updated_at": INSTANT,
+        "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
+        "dedupe_key": optional(text(MAX_ITEM, redact=False)),
+    },
+    "fact": {
+        "id": ID, "uid": UID, "project": NAME, "subject": text(MAX_TITLE),
+        "predicate": text(MAX_TITLE), "object": text(MAX_TEXT), "valid_from": INSTANT,
+        "valid_to": optional(INSTANT), "recorded_at": INSTANT, "superseded_by": optional(ID),
+        "source": NAME, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
+        "dismiss_reason": REASON,
+    },
+    "rule": {
+        "id": NAME, "then_text": text(MAX_RULE), "when_text": text(MAX_RULE),
+        "scope_tier": one_of(SCOPE_TIERS), "scope_name": text(MAX_NAME, redact=False),
+        "evidence_memory_ids": list_of(ID), "evidence_fact_ids": list_of(ID), "source": NAME,
+        "added_at": INSTANT, "last_confirmed_at": INSTANT, "enabled": flag,
+        "updated_at": INSTANT,
+    },
+    "episode": {
+        "id": ID, "uid": text(MAX_NAME, redact=False), "project": NAME, "tool": NAME,
+        "started_at": INSTANT, "ended_at": optional(INSTANT), "summary": optional(text(MAX_TEXT)),
+        "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
+    },
+    "request": {"id": ID, "episode_id": ID, "at": INSTANT, "text": text(MAX_TEXT)},
+    "audit": {
+        "id": ID, "at": INSTANT, "actor": NAME, "tool": NAME, "project": optional(NAME),
+        "result": NAME, "detail": optional(text(MAX_TEXT)),
+    },
+}  # fmt: skip
+
+
+def checked_record(kind: str, data: dict[str, Any], line: int) -> dict[str, Any]:
+    """``data`` with every field checked and its free text redacted.
+
+    Raises:
+        InvalidInputError: a field is unknown, missing or wrong; the message names the line.
+    """
+    fields = FIELDS[kind]
+    for name in data:
+        if name not in fields:
+            raise InvalidInputError(f'Line {line}: {kind} has an unknown field "{name}".')
+    clean: dict[str, Any] = {}
+    for name, check in fields.items():
+        if name not in data and not getattr(check, "optional", False):
+            raise InvalidInputError(f'Line {line}: {kind} field "{name}" is missing.')
+        try:
+            clean[name] = check(data.get(name))
+        except _Bad as problem:
+            raise InvalidInputError(f'Line {line}: {kind} field "{name}" {problem}.') from None
+    if kind == "memory":
+        clean["text"] = _memory_text(clean, line)
+    elif kind == "fact":  # as the fact tools store it: password = Tr0ub4dor&3 loses its value
+        clean["object"] = redact_named_value(clean["predicate"], clean["object"])
+    return clean
+
+
+def _memory_text(memory: dict[str, Any], line: int) -> str:
+    """A note's text within the tools' cap, or a work-state list's items as JSON."""
+    value: str = memory["text"]
+    if memory["kind"] != WORK_STATE_KIND:
+        if len(value) > MAX_TEXT:
+            raise InvalidInputError(
+                f'Line {line}: memory field "text" must be at most {MAX_TEXT} characters'
+                f" (it has {len(value)})."
+            )
+        return redact_secrets(value)
+    try:
+        items = json.loads(value)
+    except ValueError:
+        items = None
+    if not isinstance(items, list):
+        raise InvalidInputError(f'Line {line}: memory field "text" of a list must be a JSON list.')
+    return value if redacted_json(items) == _compact(items) else redacted_json(items)
+
+
+def _compact(items: list[Any]) -> str:
+    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,177 @@
+"""The store's file before and around SQLite: made whole or not at all, checked on open, and
+SQLite's failures told as one line that says what is wrong, where, and what to do.
+
+SQLite takes a 0-byte file for a new empty database, and only finds a cut-off or foreign file
+when a query reaches the missing page; here such a file is refused before any use.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from aletheia_mem.errors import AletheiaError, StoreBrokenError, StoreReadOnlyError
+from aletheia_mem.storage.files import ensure_private_dir, new_private_file, tighten
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_HEADER_SIZE = 100
+RESTORE_HINT = (
+    "Move it away and restore your last export with `aletheia import FILE`"
+    " (`aletheia doctor` checks a store)."
+)
+_BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image")
+_READ_ONLY_MARKS = ("readonly", "read-only", "read only")
+
+
+def broken(path: Path, what: str, hint: str = RESTORE_HINT) -> StoreBrokenError:
+    return StoreBrokenError(f"The store {path} {what}. {hint}")
+
+
+def foreign(path: Path) -> StoreBrokenError:
+    return broken(
+        path,
+        "is another program's SQLite database, not an Aletheia store",
+        "Leave it alone and point ALETHEIA_DATA_DIR at another folder.",
+    )
+
+
+@contextmanager
+def exits_on_store_problem(program: str) -> Iterator[None]:
+    """For an entry point: a broken or read-only store ends it with one line on stderr and
+    the exit code of its kind (8 broken, 9 read-only), never a traceback."""
+    try:
+        yield
+    except (StoreBrokenError, StoreReadOnlyError) as error:
+        sys.stderr.write(f"{program}: {error.message}\n")
+        sys.exit(error.exit_code)
+
+
+def read_only(path: Path) -> StoreReadOnlyError:
+    return StoreReadOnlyError(
+        f"The store {path} is read-only for this user; nothing was saved."
+        " Make the file and its folder writable (or point ALETHEIA_DATA_DIR elsewhere)."
+    )
+
+
+def check_header(path: Path) -> bool:
+    """Whether ``path`` exists; raises when it does but is no whole SQLite file.
+
+    Raises:
+        StoreBrokenError: an empty file, another kind of file, or one cut short.
+    """
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(_HEADER_SIZE)
+            size = os.fstat(handle.fileno()).st_size
+    except FileNotFoundError:
+        return False
+    except PermissionError:
+        raise read_only(path) from None
+    if not header:
+        raise broken(path, "is an empty file (0 bytes), not an Aletheia store")
+    if not header.startswith(SQLITE_MAGIC) or len(header) < _HEADER_SIZE:
+        raise broken(path, "is not a SQLite database (damaged, or another program's file)")
+    if size < _declared_size(header) and not _has_wal(path):
+        raise broken(path, f"is cut short ({size} of {_declared_size(header)} bytes)")
+    return True
+
+
+def _declared_size(header: bytes) -> int:
+    """The size the header records, when its page count is valid (else 0)."""
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if header[24:28] != header[92:96]:  # the page count is stale: SQLite ignores it too
+        return 0
+    return page_size * int.from_bytes(header[28:32], "big")
+
+
+def _has_wal(path: Path) -> bool:
+    """A WAL may hold pages a checkpoint is copying into the file right now."""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        return False
+
+
+def create_store(path: Path, build: Callable[[sqlite3.Connection], None]) -> None:
+    """Make a new store at ``path``, whole: built in a 0600 file beside it, then linked in
+    place (a store another process linked first wins)."""
+    try:
+        ensure_private_dir(path.parent)
+        temp = new_private_file(path, ".new")
+    except OSError as error:
+        raise StoreReadOnlyError(
+            f"The store {path} cannot be created ({error.strerror or error}). Make its folder"
+            " writable, or point ALETHEIA_DATA_DIR elsewhere."
+        ) from None
+    try:
+        conn = sqlite3.connect(temp, isolation_level=None)
+        try:
+            build(conn)
+        finally:
+            conn.close()
+        _link_in_place(temp, path)
+    finally:
+        for name in (temp.name, temp.name + "-wal", temp.name + "-shm"):
+            temp.with_name(name).unlink(missing_ok=True)
+
+
+def _link_in_place(temp: Path, path: Path) -> None:
+    """``temp`` becomes ``path`` unless a store is there already."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        pass  # another process made the store first: use that one
+    except OSError:  # no hard links on this file system (some network or FUSE mounts)
+        if not path.exists():
+            os.replace(temp, path)
+
+
+def tighten_store(path: Path) -> None:
+    """The store 0600, and its WAL and shared-memory file when it was not: SQLite gives new
+    ones the store's mode, so only those of an older version's store can be wider."""
+    if tighten(path):
+        for suffix in ("-wal", "-shm"):
+            tighten(path.with_name(path.name + suffix))
+
+
+def is_foreign(conn: sqlite3.Connection) -> bool:
+    """Whether the database holds tables but was never an Aletheia store."""
+    tables, ours = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE name = 'schema_migrations')"
+        " FROM sqlite_master WHERE type = 'table'"
+    ).fetchone()
+    return bool(tables) and not ours
+
+
+def store_problem(path: Path, error: sqlite3.Error) -> AletheiaError | None:
+    """The one-line error a user should see for SQLite's ``error`` on ``path``, if it is a
+    store problem (a damaged or read-only store) rather than a bug or a busy store."""
+    text = str(error).lower()
+    if any(mark in text for mark in _READ_ONLY_MARKS):
+        return read_only(path)
+    if any(mark in text for mark in _BROKEN_MARKS):
+        return broken(path, f"is damaged ({error})")
+    if "unable to open" in text:
+        if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            return read_only(path)
+        return broken(path, f"cannot be opened ({error})")
+    return None
+
+
+def open_to_others(path: Path) -> list[str]:
+    """The store's folder and files that others than the owner may read or enter, with their
+    modes (``/home/u/.aletheia is 0755``)."""
+    found = []
+    for item in (path.parent, path, path.with_name(path.name + "-wal")):
+        try:
+            mode = item.stat().st_mode & 0o777
+        except OSError:
+            continue
+        if mode & 0o077:
+            found.append(f"{item} is {mode:04o}")
+    return found

@@ -1,0 +1,207 @@
+"""`aletheia import` treats the file as hostile: every record checked as strictly as a tool
+call, secrets redacted, and a bad file refused by line and field with nothing kept."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.safety.entry_points import run_command
+
+
+@pytest.fixture(scope="module")
+def export_lines(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """A real export: memories, a fact, a rule and a list, made through the CLI."""
+    home = tmp_path_factory.mktemp("source")
+    for args in (
+        ("save", "Use pnpm, not npm, in the shop repo", "--type", "decision"),
+        ("facts", "add", "payments-api", "database", "PostgreSQL 16"),
+        ("rules", "add", "Run the tests before you commit"),
+        ("lists", "write", "todo", "ship docs", "test hooks"),
+    ):
+        assert run_command(home, "aletheia", *args).returncode == 0
+    exported = run_command(home, "aletheia", "export")
+    assert exported.returncode == 0, exported.stderr
+    return exported.stdout.splitlines()
+
+
+def _memory(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": 900, "uid": "f" * 32, "project": "shop", "type": "note", "kind": "note",
+        "title": "Imported", "text": "Imported text", "narrative": None, "facts": [],
+        "files": [], "tool": "import", "pinned": 0, "created_at": 1_760_000_000_000,
+        "updated_at": 1_760_000_000_000, "dismissed_at": None, "dismiss_reason": None,
+        "dedupe_key": None,
+    }  # fmt: skip
+    data.update(changes)
+    return data
+
+
+def _import(home: Path, lines: list[str]) -> Any:
+    source = home / "incoming.jsonl"
+    home.mkdir(parents=True, exist_ok=True)
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return run_command(home, "aletheia", "import", str(source))
+
+
+def _row_counts(home: Path) -> list[int]:
+    conn = sqlite3.connect(home / ".aletheia" / "aletheia.db")
+    try:
+        tables = ("memories", "facts", "rules", "episodes", "episode_requests", "audit")
+        return [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables]
+    finally:
+        conn.close()
+
+
+HOSTILE = {
+    "a date string as created_at": (
+        {"type": "memory", "data": _memory(created_at="2026-01-01")},
+        'memory field "created_at" must be a whole number, not a string',
+    ),
+    "an object as text": (
+        {"type": "memory", "data": _memory(text={"$gt": ""})},
+        'memory field "text" must be a string, not an object',
+    ),
+    "a NUL byte in the title": (
+        {"type": "memory", "data": _memory(title="evil\x00title")},
+        'memory field "title" must not contain NUL characters',
+    ),
+    "a 20 MB text": (
+        {"type": "memory", "data": _memory(text="A" * 20_000_000)},
+        'memory field "text" must be at most 100000 characters (it has 20000000)',
+    ),
+    "a text just over the tools' cap": (
+        {"type": "memory", "data": _memory(text="A" * 20_001)},
+        'memory field "text" must be at most 20000 characters (it has 20001)',
+    ),
+    "an unknown memory type": (
+        {"type": "memory", "data": _memory(type="malware")},
+        'memory field "type" must be one of: decision, gotcha',
+    ),
+    "an unknown field": (
+        {"type": "memory", "data": _memory(owner="root")},
+        'memory has an unknown field "owner"',
+    ),
+    "a missing field": (
+        {"type": "memory", "data": {k: v for k, v in _memory().items() if k != "uid"}},
+        'memory field "uid" is missing',
+    ),
+    "true as an id": (
+        {"type": "memory", "data": _memory(id=True)},
+        'memory field "id" must be a whole number, not true/false',
+    ),
+    "a negative timestamp": (
+        {"type": "memory", "data": _memory(updated_at=-5)},
+        'memory field "updated_at" must be from 0 to 253402300799999',
+    ),
+    "pinned as 2": (
+        {"type": "memory", "data": _memory(pinned=2)},
+        'memory field "pinned" must be 0 or 1, not a number',
+    ),
+    "a string as the file list": (
+        {"type": "memory", "data": _memory(files="/etc/passwd")},
+        'memory field "files" must be a list, not a string',
+    ),
+    "a float timestamp on a request": (
+        {"type": "request", "data": {"id": 5, "episode_id": 1, "at": 1e300, "text": "x"}},
+        'request field "at" must be a whole number, not a number',
+    ),
+    "an unknown rule scope": (
+        {
+            "type": "rule",
+            "data": {
+                "id": "r-evil",
+                "then_text": "x",
+                "when_text": "",
+                "scope_tier": "root",
+                "scope_name": "",
+                "evidence_memory_ids": [],
+                "evidence_fact_ids": [],
+                "source": "x",
+                "added_at": 1,
+                "last_confirmed_at": 1,
+                "enabled": 1,
+                "updated_at": 1,
+            },
+        },
+        'rule field "scope_tier" must be one of: everywhere, project, situation',
+    ),
+    "a list whose text is not JSON": (
+        {"type": "memory", "data": _memory(kind="work_state", text="not json")},
+        'memory field "text" of a list must be a JSON list',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_hostile_record_is_refused_by_line_and_field_and_nothing_is_imported(
+    tmp_path: Path, export_lines: list[str], case: str
+) -> None:
+    record, problem = HOSTILE[case]
+    lines = [*export_lines, json.dumps(record)]  # after good records: all or nothing
+    result = _import(tmp_path / "home", lines)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"Error: Line {len(lines)}: {problem}")
+    assert result.stderr.endswith(" Nothing was imported.\n")
+    assert "Traceback" not in result.stderr
+    assert _row_counts(tmp_path / "home") == [0, 0, 0, 0, 0, 0]
+
+
+def test_a_header_with_bad_sequences_is_refused_without_a_traceback(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    header = json.loads(export_lines[0])
+    header["sequences"] = "memories"
+    result = _import(tmp_path / "home", [json.dumps(header), *export_lines[1:]])
+    assert result.returncode == 2
+    assert result.stderr == (
+        'Error: The header\'s "sequences" must map table names to whole numbers.'
+        " Nothing was imported.\n"
+    )
+
+
+def test_import_redacts_secrets_like_every_other_write(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    memory = _memory(
+        title=f"aws key {secret}",
+        text=f"Deploy with password=Sup3rS3cretPass and key {secret}",
+        facts=[f"token: ghp_{'a1B2' * 9}"],
+    )
+    items = json.dumps(["ship", "export GITHUB_TOKEN=ghp_" + "Z9y8" * 9])
+    work = _memory(id=901, uid="e" * 32, kind="work_state", text=items, dedupe_key="list:x")
+    fact = {
+        "id": 900, "uid": "d" * 32, "project": "shop", "subject": "staging db",
+        "predicate": "password", "object": "Tr0ub4dor&3", "valid_from": 1, "valid_to": None,
+        "recorded_at": 1, "superseded_by": None, "source": "import", "memory_id": None,
+        "dismissed_at": None, "dismiss_reason": None,
+    }  # fmt: skip
+    lines = [*export_lines, json.dumps({"type": "memory", "data": memory})]
+    lines.append(json.dumps({"type": "memory", "data": work}))
+    lines.append(json.dumps({"type": "fact", "data": fact}))
+    home = tmp_path / "home"
+    assert _import(home, lines).returncode == 0
+    shown = run_command(home, "aletheia", "show", "900", "901")
+    assert shown.returncode == 0, shown.stderr
+    for leaked in (secret, "Sup3rS3cretPass", "a1B2a1B2", "Z9y8Z9y8"):
+        assert leaked not in shown.stdout
+    assert "password=[REDACTED]" in shown.stdout
+    facts = run_command(home, "aletheia", "facts", "history", "staging db")
+    assert "Tr0ub4dor" not in facts.stdout
+    assert "[REDACTED]" in facts.stdout
+    found = run_command(home, "aletheia", "search", "deploy", "-p", "*")
+    assert "#900" in found.stdout
+
+
+def test_a_clean_export_still_imports_and_exports_the_same(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    home = tmp_path / "home"
+    assert _import(home, export_lines).returncode == 0
+    again = run_command(home, "aletheia", "export")
+    assert again.stdout.splitlines()[1:] == export_lines[1:]
