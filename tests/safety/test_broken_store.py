@@ -16,6 +16,7 @@ import pytest
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories
 from aletheia_mem.storage.sqlite import SqliteStore
+from tests.e2e.http_server import running_server
 from tests.safety.entry_points import mcp_lines, mcp_results, run_command
 
 EXIT_BROKEN = 8
@@ -260,3 +261,18 @@ def test_a_store_that_cannot_be_created_says_so_in_one_line_and_exits_9(tmp_path
     assert result.stderr.startswith(f"Error: The store {locked / 'aletheia.db'} cannot be created")
     assert result.stderr.count("\n") == 1
     assert list(locked.iterdir()) == []
+
+
+def test_the_json_api_answers_503_with_the_one_line_on_a_read_only_store(
+    tmp_path: Path, template: Path
+) -> None:
+    store = tmp_path / "data" / "aletheia.db"
+    store.parent.mkdir(parents=True)
+    shutil.copyfile(template, store)
+    with _read_only(store), running_server(tmp_path, args=("--port", "0", "--workers", "1")) as s:
+        assert s.api("GET", "/api/memories?query=pnpm&project=*").status == 200
+        refused = s.api("POST", "/api/memories", {"text": "from a script"})
+        assert refused.status == 503
+        error = refused.json()["error"]
+        assert error["code"] == "store_read_only"
+        assert "is read-only for this user; nothing was saved" in error["message"]

@@ -24,6 +24,8 @@ from aletheia_mem.errors import (
     InvalidInputError,
     NotFoundError,
     RateLimitedError,
+    StoreBrokenError,
+    StoreReadOnlyError,
 )
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
@@ -40,6 +42,9 @@ _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
     (NotFoundError, 404),
     (ConflictError, 409),
     (RateLimitedError, 429),
+    # The store cannot serve: the server is up, the fault is on this side, not in the request.
+    (StoreBrokenError, 503),
+    (StoreReadOnlyError, 503),
 )
 _CODE_BY_STATUS = {
     400: "invalid_input",
