@@ -20,7 +20,7 @@ from aletheia_mem.cli.terminal import json_safe, one_line_safe, terminal_safe
 from aletheia_mem.cli.textwidth import cut, display_width, pad
 from aletheia_mem.config import Settings, load_settings
 from aletheia_mem.errors import AletheiaError, StoreBrokenError, StoreReadOnlyError
-from aletheia_mem.server.wiring import open_app
+from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.store_file import store_problem
 from aletheia_mem.tools.app import AppContext
 
@@ -138,7 +138,7 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
     try:
         yield replace(app, caller=settings.tool or CLI_CALLER)
     finally:
-        app.store.close()
+        close_app(app)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, wrap_last: bool = True) -> str:

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from aletheia_mem.config import load_settings
 from aletheia_mem.server.mcp import PARSE_ERROR, McpSession, error_response, handle_payload
-from aletheia_mem.server.wiring import open_app
+from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.store_file import exits_on_store_problem
 
 logger = logging.getLogger("aletheia")
@@ -101,7 +101,7 @@ def run() -> None:
     except (KeyboardInterrupt, BrokenPipeError):
         pass
     finally:
-        app.store.close()
+        close_app(app)
 
 
 if __name__ == "__main__":

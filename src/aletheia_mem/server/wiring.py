@@ -32,6 +32,16 @@ def open_app(settings: Settings) -> AppContext:
     )
 
 
+def close_app(app: AppContext) -> None:
+    """Close the store and, when semantic recall was opened, its worker and connections."""
+    try:
+        close_semantic = getattr(app.semantic, "close", None)
+        if callable(close_semantic):
+            close_semantic()
+    finally:
+        app.store.close()
+
+
 def sqlite_store(app: AppContext) -> SqliteStore:
     """The concrete store, for the SQLite-only admin features (export, sync, hub tokens).
 

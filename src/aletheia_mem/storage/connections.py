@@ -36,9 +36,13 @@ class ThreadConnections:
                 timeout=BUSY_TIMEOUT_MS / 1000,
                 check_same_thread=False,
             )
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if self._configure is not None:
-                self._configure(conn)
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                if self._configure is not None:
+                    self._configure(conn)
+            except BaseException:
+                conn.close()  # a store refused while setting up (foreign, broken) leaks nothing
+                raise
             self._local.conn = conn
             self._local.memo = {}
             self._local.stamp = None
