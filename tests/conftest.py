@@ -14,6 +14,8 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS_BY_NAME, ToolResult, call_tool
 
+pytest_plugins = ["tests.pg"]  # pg_database, pg_url: a real PostgreSQL
+
 # The reference's examples ran at this instant.
 REFERENCE_NOW = int(datetime(2026, 10, 29, 19, 46, 45, 563_000, tzinfo=UTC).timestamp() * 1000)
 
