@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.storage.mcp_sessions import SessionRow, SessionRows
+from aletheia_mem.storage.contracts import SessionRow
+from aletheia_mem.storage.mcp_sessions import SessionRows
 
 MAX_SESSIONS = 1000
 IDLE_MS = 24 * 3600 * 1000

@@ -7,18 +7,10 @@ the store of the tools. Rows are keyed by the SHA-256 of the session id, never t
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 from aletheia_mem.storage.connections import ThreadConnections
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    owner: str
-    protocol_version: str
-    client_name: str | None
-    last_used_at: int
+from aletheia_mem.storage.contracts import SessionRow
 
 
 def _configure(conn: sqlite3.Connection) -> None:

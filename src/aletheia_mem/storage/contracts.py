@@ -1,0 +1,206 @@
+"""What the layers above ask of a store, one protocol per concern.
+
+SQLite (``storage.sqlite``) and PostgreSQL (``storage.postgres``) implement every one of them and
+pass one contract suite (``tests/storage/contract``). The tools, the CLI, the transports and the
+hub depend on these protocols; only the composition root (``storage.open``) names a concrete
+store. Every write method is one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
+from aletheia_mem.storage.base import (
+    AuditEntry,
+    DismissTable,
+    Fact,
+    Memory,
+    MemoryHead,
+    MemoryQuery,
+    NewFact,
+    NewMemory,
+    Rule,
+    SessionRequest,
+)
+from aletheia_mem.storage.hub_rows import HubToken
+
+
+class MemoryStore(Protocol):
+    """Memories: saving (with the facts a memory states), reading, ranking, pinning."""
+
+    def add_memory(self, new: NewMemory, facts: Sequence[NewFact] = ()) -> tuple[Memory, bool]: ...
+    def find_memory(self, project: str, dedupe_key: str) -> Memory | None: ...
+    def get_memories(self, ids: Sequence[int]) -> list[Memory]: ...
+    def get_memory(self, memory_id: int) -> Memory | None: ...
+    def memory_heads(self, ids: Sequence[int]) -> list[MemoryHead]: ...
+    def search_memories(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[Memory]: ...
+    def rank_memory_ids(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[int]: ...
+    def stale_memory_ids(self, ids: Sequence[int]) -> set[int]: ...
+    def has_memories(self, projects: tuple[str, ...] | None) -> bool: ...
+    def count_memories(self, projects: tuple[str, ...] | None) -> int: ...
+    def project_names(self, limit: int = 500) -> list[str]: ...
+    def neighbours(
+        self, anchor: Memory, project: str | None, count: int, later: bool
+    ) -> list[Memory]: ...
+    def recent_memories(
+        self, project: str, limit: int, *, pinned: bool, exclude_kinds: tuple[str, ...]
+    ) -> list[Memory]: ...
+    def existing_memory_ids(self, ids: Sequence[int]) -> set[int]: ...
+    def dismissed_memory_ids(self, ids: Sequence[int]) -> set[int]: ...
+    def set_pinned(self, memory_id: int, pinned: bool, at: int) -> Memory | None: ...
+
+
+class FactStore(Protocol):
+    """Facts over time: a new value for a subject and predicate supersedes the current one."""
+
+    def add_fact(self, new: NewFact, memory_id: int | None = None) -> tuple[Fact, bool]: ...
+    def get_fact(self, fact_id: int) -> Fact | None: ...
+    def facts_about(
+        self, subject: str, project: str | None, predicate: str | None
+    ) -> list[Fact]: ...
+    def search_facts(
+        self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int
+    ) -> list[Fact]: ...
+    def current_facts(self, project: str, limit: int) -> list[Fact]: ...
+    def existing_fact_ids(self, ids: Sequence[int]) -> set[int]: ...
+    def superseded_fact_ids(self, ids: Sequence[int]) -> set[int]: ...
+
+
+class RuleStore(Protocol):
+    """Standing rules, by their content id."""
+
+    def add_rule(self, rule: Rule) -> tuple[Rule, bool]: ...
+    def get_rule(self, rule_id: str) -> Rule | None: ...
+    def list_rules(self, *, enabled_only: bool = True) -> list[Rule]: ...
+    def confirm_rule(self, rule_id: str, at: int) -> bool: ...
+    def set_rule_enabled(self, rule_id: str, enabled: bool, at: int) -> bool: ...
+
+
+class WorkStore(Protocol):
+    """Work-state lists, episodes (sessions of a host) and their requests, dismissals."""
+
+    def put_work_state(self, new: NewMemory) -> int: ...
+    def keyed_memories(
+        self, project: str, key_prefix: str, kind: str, limit: int
+    ) -> list[Memory]: ...
+    def start_episode(self, project: str, tool: str, at: int) -> int: ...
+    def open_episode(self, uid: str, project: str, tool: str, at: int) -> int: ...
+    def episode_id_by_uid(self, uid: str) -> int | None: ...
+    def add_request(self, episode_id: int, text: str, at: int) -> None: ...
+    def end_episode(self, episode_id: int, at: int, summary: str | None) -> bool: ...
+    def recent_requests(self, project: str, limit: int) -> list[SessionRequest]: ...
+    def set_dismissed(
+        self,
+        table: DismissTable,
+        item_id: int,
+        at: int | None,
+        reason: str | None,
+        audit: AuditEntry,
+    ) -> str | None: ...
+    def project_of(self, table: DismissTable, item_id: int) -> str | None: ...
+
+
+class AuditLog(Protocol):
+    """Who did what, newest first."""
+
+    def add_audit(self, entry: AuditEntry) -> None: ...
+    def list_audit(self, limit: int) -> list[AuditEntry]: ...
+    def list_audit_page(
+        self,
+        limit: int,
+        actor: str | None,
+        tool: str | None,
+        project: str | None = None,
+        result: str | None = None,
+    ) -> list[AuditEntry]: ...
+    def last_audit_by_actor(self) -> dict[str, int]: ...
+
+
+class Store(MemoryStore, FactStore, RuleStore, WorkStore, AuditLog, Protocol):
+    """Everything the 13 tools, the JSON API and the web UI need."""
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """An MCP session of the HTTP transport, as stored (keyed by its id's SHA-256)."""
+
+    owner: str
+    protocol_version: str
+    client_name: str | None
+    last_used_at: int
+
+
+class SessionRows(Protocol):
+    """MCP sessions, shared by every process serving one store."""
+
+    def insert(
+        self, id_hash: str, row: SessionRow, *, expired_before: int, keep_at_most: int
+    ) -> None: ...
+    def find(self, id_hash: str) -> SessionRow | None: ...
+    def touch(self, id_hash: str, at: int) -> None: ...
+    def delete(self, id_hash: str) -> bool: ...
+    def count(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class RateWindows(Protocol):
+    """Sliding one-window request counts per key, shared by every process of a hub."""
+
+    def hit(self, key: str, count: int, limit: int, window_ms: int, now_ms: int) -> int | None:
+        """Count ``count`` requests at once (all or none): None when they may go on, else the
+        milliseconds until they would fit (the whole window when ``count`` exceeds ``limit``)."""
+        ...
+
+
+class HubTokens(Protocol):
+    """The hub's bearer tokens: only their hashes are stored."""
+
+    def add_token(self, token: HubToken) -> HubToken | None: ...
+    def find_token(self, token_hash: str) -> HubToken | None: ...
+    def list_tokens(self) -> list[HubToken]: ...
+    def revoke_token(self, name: str, at: int) -> HubToken | None: ...
+
+
+class SyncLog(Protocol):
+    """The change log other stores pull from and push to (see ``storage.sync_apply``)."""
+
+    def sync_store_id(self) -> str: ...
+    def export_changes(
+        self,
+        *,
+        after: int,
+        limit: int,
+        max_bytes: int,
+        local_only: bool,
+        exclude_origin: str | None,
+        projects: tuple[str, ...] | None,
+    ) -> Any: ...
+    def apply_changes(
+        self,
+        records: list[dict[str, Any]],
+        *,
+        projects: tuple[str, ...] | None,
+        now: int,
+        pull_cursor: tuple[str, int, int] | None = None,
+        author: str | None = None,
+    ) -> Any: ...
+    def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]: ...
+    def set_push_cursor(self, hub_id: str, token_id: int, cursor: int, now: int) -> None: ...
+
+
+class HubStore(Store, HubTokens, SyncLog, Protocol):
+    """A hub's whole state: the team's memory, its tokens and change log; its MCP sessions
+    and rate-limit windows come from ``sessions()`` and ``rate_windows()``."""
+
+    def sessions(self) -> SessionRows: ...
+    def rate_windows(self) -> RateWindows: ...
+    def health(self) -> dict[str, Any]: ...
