@@ -1,0 +1,156 @@
+"""Pooled connections to one PostgreSQL database, its numbered migrations, and rows read by name.
+
+Every store part on PostgreSQL reads and writes through one ``PgDatabase``: ``read()`` lends a
+connection for a few statements, ``write()`` runs one transaction (committed on success, rolled
+back on any error). Connection problems become ``StoreUnavailableError``, one line for the user.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import RowMaker
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from aletheia_mem.errors import AletheiaError
+
+# Read as plain files, like the SQLite migrations.
+_MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+# Any constant: the key of the advisory lock that lets one process at a time migrate.
+_MIGRATION_LOCK = 0x616C6574  # "alet"
+DEFAULT_POOL_SIZE = 8
+CONNECT_TIMEOUT_S = 10
+
+
+class StoreUnavailableError(AletheiaError):
+    """The database cannot be reached, or refused us (told in one line, with no password)."""
+
+
+def is_postgres_url(target: str) -> bool:
+    return target.startswith(("postgresql://", "postgres://"))
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced, fit for logs and error lines."""
+    conninfo = psycopg.conninfo.conninfo_to_dict(url)
+    host = conninfo.get("host") or "localhost"
+    port = conninfo.get("port") or "5432"
+    user = str(conninfo.get("user") or "")
+    name = conninfo.get("dbname") or ""
+    return f"postgresql://{user + '@' if user else ''}{host}:{port}/{name}"
+
+
+class Row(tuple[Any, ...]):
+    """A row read by position or by column name, as ``sqlite3.Row`` is."""
+
+    _index: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], index: dict[str, int]) -> Row:
+        row = super().__new__(cls, values)
+        row._index = index
+        return row
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return super().__getitem__(self._index[key])
+        return super().__getitem__(key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def row_factory(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
+    names = [column.name for column in cursor.description or ()]
+    index = {name: i for i, name in enumerate(names)}
+
+    def make(values: Sequence[Any]) -> Row:
+        return Row(values, index)
+
+    return make
+
+
+class PgDatabase:
+    """A pool of connections to one database, migrated on open."""
+
+    def __init__(self, url: str, pool_size: int = DEFAULT_POOL_SIZE) -> None:
+        self.url = url
+        self.display_url = redact_url(url)
+        self._pool: ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={"row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
+            check=ConnectionPool.check_connection,
+            open=False,
+            name="aletheia",
+        )
+        self._closed = threading.Event()
+        with self._unavailable_as_error():  # fail at once, not after the pool's retries
+            psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
+        try:
+            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+            with self.write() as conn:
+                migrate(conn)
+        except BaseException:
+            self._pool.close()
+            raise
+
+    @contextmanager
+    def read(self) -> Iterator[psycopg.Connection[Row]]:
+        """A connection for reads; what it read is one snapshot only within one statement."""
+        with self._unavailable_as_error(), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[psycopg.Connection[Row]]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        with self._unavailable_as_error(), self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    @contextmanager
+    def _unavailable_as_error(self) -> Iterator[None]:
+        try:
+            yield
+        except (psycopg.OperationalError, PoolTimeout) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
+            raise StoreUnavailableError(
+                f"Cannot reach the PostgreSQL store at {self.display_url}: {first}"
+            ) from None
+
+    def close(self) -> None:
+        if not self._closed.is_set():
+            self._closed.set()
+            self._pool.close()
+
+
+def _steps() -> list[tuple[int, str]]:
+    return sorted(
+        (int(entry.name.split("_", 1)[0]), entry.read_text(encoding="utf-8"))
+        for entry in _MIGRATIONS_DIR.iterdir()
+        if entry.name.endswith(".sql")
+    )
+
+
+def migrate(conn: psycopg.Connection[Any]) -> None:
+    """Apply every step not applied yet, in the caller's transaction. An advisory lock makes
+    processes that start together take turns; the last to get it finds nothing to do."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations"
+        " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    for version, script in _steps():
+        if version not in applied:
+            conn.execute(script.encode())  # several statements: sent as one simple query
+            conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
+
+
+def schema_version(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0) if row is not None else 0
