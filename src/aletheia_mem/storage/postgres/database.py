@@ -154,3 +154,11 @@ def migrate(conn: psycopg.Connection[Any]) -> None:
 def schema_version(conn: psycopg.Connection[Any]) -> int:
     row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
     return int(row[0] or 0) if row is not None else 0
+
+
+class PgPart:
+    """One concern of the PostgreSQL store (memories, rules, tokens...): the store class joins
+    the parts, which all read and write through the same ``PgDatabase``."""
+
+    def __init__(self, db: PgDatabase) -> None:
+        self._db = db
