@@ -156,3 +156,38 @@ def running_hub(
         reader.join(timeout=WAIT_SECONDS)
         if process.stderr is not None:
             process.stderr.close()
+
+
+STATELESS_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "modern-client", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def stateless_post(hub: Hub, token: str | None, method: str, **params: Any) -> tuple[int, Any]:
+    """One stateless POST with the headers a 2026-07-28 client sends."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": method,
+    }
+    if "name" in params:
+        headers["Mcp-Name"] = params["name"]
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": method,
+        "params": {**params, "_meta": STATELESS_META},
+    }
+    request = urllib.request.Request(  # noqa: S310  (the hub's own URL)
+        hub.url + "/mcp", data=json.dumps(body).encode(), headers=headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as answer:  # noqa: S310
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")

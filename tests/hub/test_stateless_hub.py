@@ -13,44 +13,17 @@ from typing import Any
 
 import pytest
 
+from tests.hub.helpers import STATELESS_META as META
 from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub
+from tests.hub.helpers import stateless_post as post
 
 pytestmark = pytest.mark.e2e
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": {"name": "modern-client", "version": "1"},
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     with running_hub(tmp_path_factory.mktemp("hub") / "hub.db", "--rate-limit", "8") as started:
         yield started
-
-
-def post(hub: Hub, token: str | None, method: str, **params: Any) -> tuple[int, Any]:
-    """One stateless POST with the headers a 2026-07-28 client sends."""
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28",
-        "Mcp-Method": method,
-    }
-    if "name" in params:
-        headers["Mcp-Name"] = params["name"]
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {**params, "_meta": META}}
-    request = urllib.request.Request(  # noqa: S310  (the hub's own URL)
-        hub.url + "/mcp", data=json.dumps(body).encode(), headers=headers, method="POST"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as answer:  # noqa: S310
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
 
 
 def call(hub: Hub, token: str, name: str, **arguments: Any) -> tuple[str, bool]:
