@@ -3,11 +3,13 @@ timeout, one writer at a time through ``BEGIN IMMEDIATE``."""
 
 from __future__ import annotations
 
+import inspect
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.connections import ThreadConnections
@@ -21,6 +23,7 @@ from aletheia_mem.storage.store_file import (
     tighten_store,
 )
 
+T = TypeVar("T")
 WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
 
 
@@ -116,3 +119,29 @@ class SqliteDatabase:
             "sqlite_version": sqlite3.sqlite_version,
             "journal_mode": str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
         }
+
+
+def _told_as_store_problems(method: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(method)
+    def guarded(self: SqliteDatabase, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as error:  # a page found damaged while reading, say
+            problem = store_problem(self.path, error)
+            if problem is None:
+                raise
+            raise problem from None
+
+    return guarded
+
+
+def tells_store_problems(cls: type[T]) -> type[T]:
+    """Make every public method of a store class raise SQLite errors that are store problems
+    (a damaged page, a read-only file) as ``StoreBrokenError`` or ``StoreReadOnlyError``, so
+    that the layers above never see ``sqlite3``. Writes already do (``ThreadConnections``);
+    this covers reads. Rows a generator yields later are not covered."""
+    for name in dir(cls):
+        method = getattr(cls, name)
+        if not name.startswith("_") and inspect.isfunction(method):
+            setattr(cls, name, _told_as_store_problems(method))
+    return cls

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aletheia_mem.storage.mcp_sessions import SessionRows
 from aletheia_mem.storage.sqlite.audit import SqliteAudit
+from aletheia_mem.storage.sqlite.database import tells_store_problems
 from aletheia_mem.storage.sqlite.facts import SqliteFacts
 from aletheia_mem.storage.sqlite.memories import SqliteMemories
 from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
@@ -16,6 +17,7 @@ from aletheia_mem.storage.sqlite.transfer import SqliteTransfer
 from aletheia_mem.storage.sqlite.work import SqliteWork
 
 
+@tells_store_problems
 class SqliteStore(
     SqliteMemories,
     SqliteSearch,
