@@ -99,6 +99,10 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
                 }
             }
             stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+            stdout.flush()
+            from aletheia_mem.domain.repositories import note_repository
+
+            note_repository(store.repositories, directory, now)  # for Write to tools
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):

@@ -31,6 +31,7 @@ from aletheia_mem.storage.connections import ThreadConnections
 from aletheia_mem.storage.files import write_private_text
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.migrate import migrate
+from aletheia_mem.storage.repositories import SqliteRepositories
 from aletheia_mem.storage.store_file import (
     check_header,
     create_store,
@@ -198,6 +199,11 @@ class SqliteStore:
 
     def close(self) -> None:
         self._pool.close()
+
+    @property
+    def repositories(self) -> SqliteRepositories:
+        """The repositories its hosts work in (``storage.repositories``)."""
+        return SqliteRepositories(self._pool)
 
     # -- memories ----------------------------------------------------------------------------
 
