@@ -167,7 +167,7 @@ def main() -> int:
         (billing / ".git").mkdir(parents=True)
         (billing / "AGENTS.md").write_text("# Billing\n", encoding="utf-8")
         memory = SqliteStore(data / DB_FILE_NAME)
-        note_repository(memory.repositories, billing, system_clock())
+        note_repository(memory.repositories(), billing, system_clock())
         memory.close()
         hub_db = Path(folder) / "hub.db"
         store = SqliteStore(hub_db)

@@ -18,7 +18,7 @@ def repo(folder: Path) -> Path:
 
 
 def known(store: SqliteStore) -> list[tuple[str, str]]:
-    return [(str(found), r.project) for r, found in known_repositories(store.repositories)]
+    return [(str(found), r.project) for r, found in known_repositories(store.repositories())]
 
 
 def test_a_folder_inside_a_work_tree_records_the_top_folder_resolved(
@@ -27,14 +27,14 @@ def test_a_folder_inside_a_work_tree_records_the_top_folder_resolved(
     shop = repo(tmp_path / "code" / "Shop")
     (shop / "src" / "app").mkdir(parents=True)
     os.symlink(tmp_path / "code", tmp_path / "linked")
-    assert note_repository(store.repositories, tmp_path / "linked" / "Shop" / "src" / "app", 1)
+    assert note_repository(store.repositories(), tmp_path / "linked" / "Shop" / "src" / "app", 1)
     assert known(store) == [(str(shop.resolve()), "shop")]
 
 
 def test_a_folder_outside_any_work_tree_records_nothing(store: SqliteStore, tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
-    assert note_repository(store.repositories, tmp_path / "plain", 1) is None
-    assert note_repository(store.repositories, Path("/no/such\x00folder"), 1) is None
+    assert note_repository(store.repositories(), tmp_path / "plain", 1) is None
+    assert note_repository(store.repositories(), Path("/no/such\x00folder"), 1) is None
     assert known(store) == []
 
 
@@ -42,18 +42,18 @@ def test_a_repository_seen_again_within_the_hour_writes_nothing(
     store: SqliteStore, tmp_path: Path
 ) -> None:
     shop = str(repo(tmp_path / "shop").resolve())
-    assert store.repositories.remember(shop, "shop", 0)
-    assert not store.repositories.remember(shop, "shop", SEEN_AGAIN_MS - 1)
-    assert store.repositories.remember(shop, "shop", SEEN_AGAIN_MS)
-    assert [r.last_seen_at for r in store.repositories.recent(5)] == [SEEN_AGAIN_MS]
+    assert store.repositories().remember(shop, "shop", 0)
+    assert not store.repositories().remember(shop, "shop", SEEN_AGAIN_MS - 1)
+    assert store.repositories().remember(shop, "shop", SEEN_AGAIN_MS)
+    assert [r.last_seen_at for r in store.repositories().recent(5)] == [SEEN_AGAIN_MS]
 
 
 def test_the_most_recently_seen_come_first_and_the_oldest_are_forgotten(
     store: SqliteStore,
 ) -> None:
     for index in range(MAX_REPOSITORIES + 3):
-        store.repositories.remember(f"/r/{index}", "p", index * HOUR)
-    recent = store.repositories.recent(MAX_REPOSITORIES + 10)
+        store.repositories().remember(f"/r/{index}", "p", index * HOUR)
+    recent = store.repositories().recent(MAX_REPOSITORIES + 10)
     assert len(recent) == MAX_REPOSITORIES
     assert recent[0].path == f"/r/{MAX_REPOSITORIES + 2}"
     assert "/r/0" not in {r.path for r in recent}
@@ -79,6 +79,6 @@ def test_recorded_paths_that_are_not_repositories_now_are_never_offered(
         str(good / ".git"),  # a folder, but holds no .git
     ]
     for index, path in enumerate(hostile):
-        store.repositories.remember(path, "evil", index)
-    store.repositories.remember(str(good), "good", 100)
+        store.repositories().remember(path, "evil", index)
+    store.repositories().remember(str(good), "good", 100)
     assert known(store) == [(str(good), "good")]

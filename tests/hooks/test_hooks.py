@@ -159,7 +159,7 @@ def test_session_start_records_the_repository_for_write_to_tools(env: dict[str, 
     hook(env, "session-start", {"session_id": "s1", "cwd": project_dir(env) + "/src"})
     store = SqliteStore(Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db")
     try:
-        seen = [(r.path, r.project) for r in store.repositories.recent(5)]
+        seen = [(r.path, r.project) for r in store.repositories().recent(5)]
     finally:
         store.close()
     assert seen == [(str(Path(project_dir(env)).resolve()), "shop")]

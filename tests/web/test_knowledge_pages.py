@@ -215,7 +215,7 @@ def test_write_to_tools_offers_the_repositories_hosts_worked_in_and_nothing_outs
     store = SqliteStore(root / "data" / "aletheia.db")
     try:  # what any process of the user could write into the store
         for hostile in ("/", "relative", str(outside), str(other / ".." / "other")):
-            store.repositories.remember(hostile, "evil", 1)
+            store.repositories().remember(hostile, "evil", 1)
     finally:
         store.close()
     page.goto(server.url + "/rules/sync")

@@ -102,7 +102,7 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
             stdout.flush()
             from aletheia_mem.domain.repositories import note_repository
 
-            note_repository(store.repositories, directory, now)  # for Write to tools
+            note_repository(store.repositories(), directory, now)  # for Write to tools
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):

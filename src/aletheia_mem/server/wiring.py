@@ -42,7 +42,7 @@ def note_working_repository(app: AppContext, cwd: Path) -> None:
     if not isinstance(app.store, SqliteStore):
         return
     try:
-        note_repository(app.store.repositories, cwd, app.clock())
+        note_repository(app.store.repositories(), cwd, app.clock())
     except Exception as error:  # never stops a server from starting
         logging.getLogger("aletheia").warning("could not record the repository: %s", error)
 

@@ -200,9 +200,8 @@ class SqliteStore:
     def close(self) -> None:
         self._pool.close()
 
-    @property
     def repositories(self) -> SqliteRepositories:
-        """The repositories its hosts work in (``storage.repositories``)."""
+        """The repositories its hosts work in (``storage.repositories``), on its connections."""
         return SqliteRepositories(self._pool)
 
     # -- memories ----------------------------------------------------------------------------

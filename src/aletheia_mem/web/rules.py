@@ -80,7 +80,7 @@ def _places(app: AppContext, root: Path) -> list[tuple[Path, str]]:
     """The server's own folder, then each repository the store knows, each once."""
     places = [(root, project_for_directory(root))]
     seen = {os.path.realpath(root)}
-    for repository, folder in known_repositories(sqlite_store(app).repositories):
+    for repository, folder in known_repositories(sqlite_store(app).repositories()):
         if str(folder) not in seen:
             seen.add(str(folder))
             places.append((folder, repository.project))
