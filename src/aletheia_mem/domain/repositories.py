@@ -13,10 +13,15 @@ import os
 from pathlib import Path
 
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.storage.repositories import Repository, SqliteRepositories
+from aletheia_mem.storage.contracts import KeepsRepositories, Repository, RepositoryLog
 
 MAX_PATH_CHARS = 4096
 SHOWN = 50
+
+
+def repository_log(store: object) -> RepositoryLog | None:
+    """The store's record of repositories, if it keeps one (a local store does)."""
+    return store.repositories() if isinstance(store, KeepsRepositories) else None
 
 
 def work_tree_of(directory: Path) -> Path | None:
@@ -31,7 +36,7 @@ def work_tree_of(directory: Path) -> Path | None:
     return None
 
 
-def note_repository(repositories: SqliteRepositories, directory: Path, now: int) -> Path | None:
+def note_repository(repositories: RepositoryLog, directory: Path, now: int) -> Path | None:
     """Record the work tree holding ``directory`` (if any) as seen now; returns it."""
     root = work_tree_of(directory)
     if root is None or len(str(root)) > MAX_PATH_CHARS:
@@ -54,7 +59,7 @@ def still_a_repository(path: str) -> Path | None:
     return folder
 
 
-def known_repositories(repositories: SqliteRepositories) -> list[tuple[Repository, Path]]:
+def known_repositories(repositories: RepositoryLog) -> list[tuple[Repository, Path]]:
     """The recorded repositories that still are, most recently seen first."""
     found = []
     for repository in repositories.recent(SHOWN):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, semantic_enabled
-from aletheia_mem.domain.repositories import note_repository
+from aletheia_mem.domain.repositories import note_repository, repository_log
 from aletheia_mem.projects import project_for_directory
 from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.sqlite import SqliteStore
@@ -39,10 +39,11 @@ def open_app(settings: Settings) -> AppContext:
 def note_working_repository(app: AppContext, cwd: Path) -> None:
     """Record the git work tree a local server starts in, for Write to tools (best effort: a
     busy or read-only store only logs a line)."""
-    if not isinstance(app.store, SqliteStore):
+    log = repository_log(app.store)
+    if log is None:
         return
     try:
-        note_repository(app.store.repositories(), cwd, app.clock())
+        note_repository(log, cwd, app.clock())
     except Exception as error:  # never stops a server from starting
         logging.getLogger("aletheia").warning("could not record the repository: %s", error)
 

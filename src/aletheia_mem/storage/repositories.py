@@ -1,25 +1,18 @@
-"""The repositories the store's hosts work in: a path and its project, with when each was seen.
+"""The ``repositories`` table of a SQLite store (a ``RepositoryLog``): a path and its project,
+with when each was last seen.
 
-Recorded by the session hook, ``aletheia connect``/``install`` and the stdio server; read by the
-Rules page's Write to tools. This module only stores rows: what a path may be, and whether it
-still is a repository, is ``domain.repositories``' call.
+Recorded by the session hook and the stdio server; read by the Rules page's Write to tools.
+This module only stores rows: what a path may be, and whether it still is a repository, is
+``domain.repositories``' call.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from aletheia_mem.storage.connections import ThreadConnections
+from aletheia_mem.storage.contracts import Repository
 
 MAX_REPOSITORIES = 200  # the least recently seen are forgotten past this
 SEEN_AGAIN_MS = 3_600_000  # a repository seen within the hour is not written again
-
-
-@dataclass(frozen=True)
-class Repository:
-    path: str
-    project: str
-    last_seen_at: int
 
 
 class SqliteRepositories:

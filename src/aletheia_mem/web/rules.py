@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from aletheia_mem.domain import rule_sync
-from aletheia_mem.domain.repositories import known_repositories
+from aletheia_mem.domain.repositories import known_repositories, repository_log
 from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_for_directory
 from aletheia_mem.server.wiring import sqlite_store
@@ -80,7 +80,8 @@ def _places(app: AppContext, root: Path) -> list[tuple[Path, str]]:
     """The server's own folder, then each repository the store knows, each once."""
     places = [(root, project_for_directory(root))]
     seen = {os.path.realpath(root)}
-    for repository, folder in known_repositories(sqlite_store(app).repositories()):
+    log = repository_log(app.store)
+    for repository, folder in known_repositories(log) if log is not None else []:
         if str(folder) not in seen:
             seen.add(str(folder))
             places.append((folder, repository.project))
