@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from aletheia_mem.domain.repositories import known_repositories, note_repository
-from aletheia_mem.storage.repositories import MAX_REPOSITORIES, SEEN_AGAIN_MS
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite.repositories import MAX_REPOSITORIES, SEEN_AGAIN_MS
 
 HOUR = 3_600_000
 

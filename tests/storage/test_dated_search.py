@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from aletheia_mem.storage import sqlite as sqlite_module
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite import search as sqlite_search
 from tests.storage.test_match_counts import NOW, _memory
 
 DAY = 86_400_000
@@ -41,7 +41,7 @@ def test_a_date_ordered_search_pages_its_matches_in_date_order(
     order: str,
     memory_type: str | None,
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "_WALK_PAST_MATCHES", walk_past)
+    monkeypatch.setattr(sqlite_search, "_WALK_PAST_MATCHES", walk_past)
     saved = _fill(store)
     expected = sorted(
         (

@@ -13,7 +13,6 @@ from aletheia_mem.domain import rule_sync
 from aletheia_mem.domain.repositories import known_repositories, repository_log
 from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.calls import call
 
@@ -91,7 +90,7 @@ def _places(app: AppContext, root: Path) -> list[tuple[Path, str]]:
 def _repository_place(app: AppContext, folder: Path, project: str) -> Place:
     key = "repo:" + hashlib.sha256(str(folder).encode("utf-8", "surrogatepass")).hexdigest()[:16]
     try:
-        changes = rule_sync.plan_sync(sqlite_store(app), project, folder, rule_sync.TARGETS)
+        changes = rule_sync.plan_sync(app.store, project, folder, rule_sync.TARGETS)
     except (InvalidInputError, ForbiddenError, OSError) as error:  # a link out, a bad file
         return Place(str(folder), "repository", project, [], _problem(error))
     suggested = {t.path for t in rule_sync.resolve_targets((), folder, everything=False)}
@@ -111,7 +110,7 @@ def plan_places(app: AppContext, root: Path, home: Path) -> list[Place]:
 
 def _user_place(app: AppContext, home: Path) -> Place:
     try:
-        user = rule_sync.plan_user_sync(sqlite_store(app), home)
+        user = rule_sync.plan_user_sync(app.store, home)
     except (InvalidInputError, ForbiddenError, OSError) as error:
         return Place(str(home), "user", None, [], _problem(error))
     files = [
