@@ -67,6 +67,7 @@
         show(query, html, response.headers);
         if (remember) history.pushState(null, "", url);
         else history.replaceState(null, "", url);
+        shown = location.search;
         document.body.setAttribute("data-search-ms", String(Math.round(performance.now() - started)));
         document.body.setAttribute("data-searched", query.toString());
       });
@@ -104,6 +105,10 @@
     clearTimeout(typed);
     search(true);
   });
-  window.addEventListener("popstate", function () { location.reload(); });
+  // Back or Forward to another search reloads it; a jump to #main (the skip link) does not.
+  var shown = location.search;
+  window.addEventListener("popstate", function () {
+    if (location.search !== shown) location.reload();
+  });
   setInterval(poll, POLL_MS);
 })();
