@@ -345,18 +345,29 @@ class PgMemories(PgPart):
         if not query.terms:
             return []
         phrases = [full_text.phrase_tokens(term) for term in query.terms]
-        scored = query.order == "relevance"
+        index = full_text.MEMORY_INDEX
         with self._db.read() as conn:
-            counts = full_text.phrase_counts(conn, full_text.MEMORY_INDEX, phrases)
-            selection = _select(conn, phrases, counts, ranking.score_budget if scored else 0)
+            if query.order != "relevance":
+                return _ids_by_date(conn, query, phrases)
+            budget = ranking.score_budget
+            cap = budget + 1 if budget > 0 else None
+            counts = full_text.phrase_counts(conn, index, phrases, cap)
+            selection = _select(conn, phrases, counts, budget)
             if selection is None:
                 return []
-            if not scored:
-                return _ids_by_date(conn, query, selection)
+            if selection.match_all:  # counts past the budget were cut short: count them all
+                counts = full_text.phrase_counts(conn, index, phrases)
             chosen = [counts[i] for i in selection.indexes]
-            bm25 = full_text.Bm25.of(conn, full_text.MEMORY_INDEX, chosen, ranking.bm25_weights())
-            rows = _candidates(conn, query, selection)
-        return _page(_rank(rows, len(selection.phrases), bm25, now, ranking), query)
+            bm25 = full_text.Bm25.of(conn, index, chosen, ranking.bm25_weights())
+            hits = full_text.phrase_hits(
+                conn,
+                index,
+                selection.phrases,
+                match_all=selection.match_all,
+                lowest=selection.newest,
+            )
+            rows = _rank_rows(conn, query, list(hits))
+        return _page(_rank(hits, rows, bm25, now, ranking), query)
 
 
 def _one(row: Row | None) -> Row:
@@ -424,65 +435,53 @@ def _select(
     return _Selection(phrases, list(range(len(phrases))), match_all=True, newest=newest)
 
 
-def _matching_sql(selection: _Selection, query: MemoryQuery) -> tuple[str, str, list[Any]]:
-    """The hits CTE of the selection, and the conditions on ``m`` its matches meet."""
-    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, selection.phrases)
-    where, values = _filters(query)
-    params += values
-    if selection.match_all:
-        where.append("m.id IN (SELECT doc FROM h GROUP BY doc HAVING count(DISTINCT i) = %s)")
-        params.append(len(selection.phrases))
-    if selection.newest is not None:
-        where.append("m.id >= %s")
-        params.append(selection.newest)
-    return hits, " AND ".join(where), params
-
-
 def _ids_by_date(
-    conn: psycopg.Connection[Row], query: MemoryQuery, selection: _Selection
+    conn: psycopg.Connection[Row], query: MemoryQuery, phrases: list[list[str]]
 ) -> list[int]:
-    hits, where, params = _matching_sql(selection, query)
+    """A page of the memories any phrase occurs in, by date (nothing is scored)."""
+    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, phrases)
+    where, values = _filters(query)
     rows = conn.execute(
         f"WITH h AS ({hits}) SELECT m.id FROM memories m"
-        f" WHERE m.id IN (SELECT doc FROM h) AND {where}"
+        f" WHERE m.id IN (SELECT doc FROM h) AND {' AND '.join(where)}"
         f" ORDER BY {_date_order(query)} LIMIT %s OFFSET %s",
-        [*params, query.limit, query.offset],
+        [*params, *values, query.limit, query.offset],
     ).fetchall()
     return [int(row[0]) for row in rows]
 
 
-def _candidates(
-    conn: psycopg.Connection[Row], query: MemoryQuery, selection: _Selection
-) -> list[Row]:
-    """Per matching row, phrase and column: the hits, with what the priors read."""
-    hits, where, params = _matching_sql(selection, query)
-    return conn.execute(
-        f"WITH h AS ({hits}) SELECT h.doc, h.i, h.col, h.hits, d.tokens, m.created_at,"
-        " m.pinned, r.stale FROM h JOIN memories m ON m.id = h.doc"
-        " JOIN memory_rank r ON r.id = h.doc JOIN memory_docs d ON d.memory_id = h.doc"
-        f" WHERE {where}",
-        params,
+def _rank_rows(
+    conn: psycopg.Connection[Row], query: MemoryQuery, ids: list[int]
+) -> dict[int, tuple[int, int, int, int]]:
+    """Of these matching memories, those the filters keep: their token count, creation time,
+    pinned and stale flags (what ranking reads besides the hits)."""
+    if not ids:
+        return {}
+    where, params = _filters(query)
+    rows = conn.execute(
+        "SELECT m.id, d.tokens, m.created_at, m.pinned, r.stale FROM memories m"
+        " JOIN memory_rank r ON r.id = m.id JOIN memory_docs d ON d.memory_id = m.id"
+        f" WHERE m.id = ANY (%s) AND {' AND '.join(where)}",
+        [ids, *params],
     ).fetchall()
+    return {int(row[0]): (int(row[1]), int(row[2]), int(row[3]), int(row[4])) for row in rows}
 
 
 def _rank(
-    rows: Sequence[Row], phrases: int, bm25: full_text.Bm25, now: int, ranking: Ranking
+    hits: dict[int, list[list[tuple[int, int]]]],
+    rows: dict[int, tuple[int, int, int, int]],
+    bm25: full_text.Bm25,
+    now: int,
+    ranking: Ranking,
 ) -> list[int]:
     """Ids best first: bm25 times the priors, computed in the order of SQLite's expression
     (``SqliteStore._order``), so equal scores stay equal; then newest, then highest id."""
-    docs: dict[int, tuple[list[list[tuple[int, int]]], Row]] = {}
-    for row in rows:
-        entry = docs.setdefault(int(row[0]), ([[] for _ in range(phrases)], row))
-        entry[0][int(row[1])].append((int(row[2]), int(row[3])))
     scale = ranking.recency_scale_days * DAY_MS
     boost = ranking.recency_boost * scale
     keyed = []
-    for doc, (hits, row) in docs.items():
-        for per_phrase in hits:
-            per_phrase.sort()
-        created_at, pinned, stale = int(row[5]), int(row[6]), int(row[7])
+    for doc, (tokens, created_at, pinned, stale) in rows.items():
         value = (
-            bm25.score(hits, int(row[4]))
+            bm25.score(hits[doc], tokens)
             * (1.0 + ranking.pinned_boost * pinned)
             * (1.0 + boost / (scale + max(now - created_at, 0)))
             * (ranking.stale_factor if stale else 1.0)
