@@ -43,6 +43,29 @@ def memory_from_row(row: Row) -> Memory:
     return Memory(*values)
 
 
+def index_memory(
+    conn: psycopg.Connection[Row], memory_id: int, new: NewMemory, totals: full_text.Totals
+) -> None:
+    """(Re)index a memory's words and files in the caller's transaction: every writer of
+    memories (saves, work-state lists, sync) goes through here."""
+    texts = (
+        new.title,
+        new.text,
+        new.narrative or "",
+        "\n".join(new.facts),
+        "\n".join(new.files),
+    )
+    full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, texts, totals)
+    conn.execute("DELETE FROM memory_files WHERE memory_id = %s", (memory_id,))
+    if new.files:
+        conn.execute(
+            "INSERT INTO memory_files (memory_id, path, path_reversed)"
+            " SELECT %s, p, reverse(p) FROM unnest(%s::text[]) AS u (p)"
+            " ON CONFLICT DO NOTHING",
+            (memory_id, list(new.files)),
+        )
+
+
 @dataclass(frozen=True)
 class _Selection:
     """The phrases a search matches rows with (all of them, or any), their indexes among the
@@ -109,29 +132,8 @@ class PgMemories(PgPart):
         if row is None:
             return None
         memory_id = int(row[0])
-        self._index_memory(conn, memory_id, new, totals)
+        index_memory(conn, memory_id, new, totals)
         return memory_id
-
-    @staticmethod
-    def _index_memory(
-        conn: psycopg.Connection[Row], memory_id: int, new: NewMemory, totals: full_text.Totals
-    ) -> None:
-        texts = (
-            new.title,
-            new.text,
-            new.narrative or "",
-            "\n".join(new.facts),
-            "\n".join(new.files),
-        )
-        full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, texts, totals)
-        conn.execute("DELETE FROM memory_files WHERE memory_id = %s", (memory_id,))
-        if new.files:
-            conn.execute(
-                "INSERT INTO memory_files (memory_id, path, path_reversed)"
-                " SELECT %s, p, reverse(p) FROM unnest(%s::text[]) AS u (p)"
-                " ON CONFLICT DO NOTHING",
-                (memory_id, list(new.files)),
-            )
 
     @staticmethod
     def _read_memory(conn: psycopg.Connection[Row], memory_id: int) -> Memory:
@@ -153,7 +155,7 @@ class PgMemories(PgPart):
                     (new.title, new.text, new.tool, new.created_at, new.project, new.dedupe_key),
                 ).fetchone()
                 memory_id = int(_one(row)[0])
-                self._index_memory(conn, memory_id, new, totals)
+                index_memory(conn, memory_id, new, totals)
                 return memory_id
 
         return write_retrying(self._db, work)
