@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 from aletheia_mem.storage.base import Memory, MemoryQuery, NewFact, NewMemory
@@ -208,3 +209,38 @@ def test_dismissed_memories_are_searched_only_on_request(
     assert [m.id for m in pg_memories.search_memories(MemoryQuery(dismissed=True), NOW)] == [
         gone.id
     ]
+
+
+def test_writers_racing_on_one_dedupe_key_share_one_memory(pg_url: str) -> None:
+    databases = [PgDatabase(pg_url) for _ in range(2)]
+    parts = [PgMemories(db) for db in databases]
+    results: list[tuple[int, bool]] = []
+    lists: list[int] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(6)
+
+    def save(n: int) -> None:
+        start.wait(timeout=5)
+        try:
+            for i in range(5):
+                memory, created = parts[n % 2].add_memory(_new(f"w{n}", dedupe_key=f"k{i}"))
+                results.append((memory.id, created))
+                work = _new(f"list {n}", kind="work_state", dedupe_key=f"work:{i}")
+                lists.append(parts[n % 2].put_work_state(work))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=save, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    try:
+        assert errors == []
+        assert len({memory_id for memory_id, _ in results}) == 5
+        assert sum(created for _, created in results) == 5
+        assert len(set(lists)) == 5
+        assert parts[0].count_memories(None) == 10
+    finally:
+        for db in databases:
+            db.close()

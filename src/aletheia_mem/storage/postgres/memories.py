@@ -88,14 +88,12 @@ class PgMemories(PgPart):
 
         def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
             with full_text.indexing(conn) as totals:
-                memory_id = self._insert_memory(conn, new, totals)
-                created = memory_id is not None
+                memory_id = _keyed_id(conn, new)
+                created = memory_id is None
                 if memory_id is None:
-                    row = conn.execute(
-                        "SELECT id FROM memories WHERE project = %s AND dedupe_key = %s",
-                        (new.project, new.dedupe_key),
-                    ).fetchone()
-                    memory_id = int(_one(row)[0])  # the conflicting row, committed
+                    memory_id = self._insert_memory(conn, new, totals)
+                if memory_id is None:  # another writer saved the key since: its row counts
+                    memory_id, created = _taken_id(conn, new), False
                 for fact in facts:  # facts sent again still count: new ones supersede
                     put_fact(conn, fact, memory_id, totals)
                 return self._read_memory(conn, memory_id), created
@@ -145,9 +143,10 @@ class PgMemories(PgPart):
 
         def work(conn: psycopg.Connection[Row]) -> int:
             with full_text.indexing(conn) as totals:
-                memory_id = self._insert_memory(conn, new, totals)
-                if memory_id is not None:
-                    return memory_id
+                if _keyed_id(conn, new) is None:
+                    memory_id = self._insert_memory(conn, new, totals)
+                    if memory_id is not None:
+                        return memory_id
                 row = conn.execute(
                     "UPDATE memories SET title = %s, text = %s, tool = %s, updated_at = %s,"
                     " dismissed_at = NULL, dismiss_reason = NULL"
@@ -370,6 +369,28 @@ class PgMemories(PgPart):
             )
             rows = _rank_rows(conn, query, list(hits))
         return _page(_rank(hits, rows, bm25, now, ranking), query)
+
+
+def _keyed_id(conn: psycopg.Connection[Row], new: NewMemory) -> int | None:
+    """The id of the memory holding ``new``'s dedupe key, if it has one and it is taken.
+
+    Looked up before inserting, as SQLite does, so that a repeated save takes no id from the
+    sequence (the ``#N`` users see stay dense where nothing races)."""
+    if new.dedupe_key is None:
+        return None
+    row = conn.execute(
+        "SELECT id FROM memories WHERE project = %s AND dedupe_key = %s",
+        (new.project, new.dedupe_key),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _taken_id(conn: psycopg.Connection[Row], new: NewMemory) -> int:
+    """The id of the memory a racing writer saved under ``new``'s key (committed by now)."""
+    found = _keyed_id(conn, new)
+    if found is None:
+        raise RuntimeError("a dedupe key conflicted with no memory")
+    return found
 
 
 def _one(row: Row | None) -> Row:
