@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 
 from aletheia_mem.storage.base import Memory, MemoryQuery, NewFact, NewMemory
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories
+from tests.storage.postgres.racing import race
 
 NOW = 1_790_000_000_000
 
@@ -216,25 +216,15 @@ def test_writers_racing_on_one_dedupe_key_share_one_memory(pg_url: str) -> None:
     parts = [PgMemories(db) for db in databases]
     results: list[tuple[int, bool]] = []
     lists: list[int] = []
-    errors: list[BaseException] = []
-    start = threading.Barrier(6)
 
     def save(n: int) -> None:
-        start.wait(timeout=5)
-        try:
-            for i in range(5):
-                memory, created = parts[n % 2].add_memory(_new(f"w{n}", dedupe_key=f"k{i}"))
-                results.append((memory.id, created))
-                work = _new(f"list {n}", kind="work_state", dedupe_key=f"work:{i}")
-                lists.append(parts[n % 2].put_work_state(work))
-        except BaseException as error:
-            errors.append(error)
+        for i in range(5):
+            memory, created = parts[n % 2].add_memory(_new(f"w{n}", dedupe_key=f"k{i}"))
+            results.append((memory.id, created))
+            work = _new(f"list {n}", kind="work_state", dedupe_key=f"work:{i}")
+            lists.append(parts[n % 2].put_work_state(work))
 
-    threads = [threading.Thread(target=save, args=(n,)) for n in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    errors = race(save, 6)
     try:
         assert errors == []
         assert len({memory_id for memory_id, _ in results}) == 5
