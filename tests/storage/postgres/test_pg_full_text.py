@@ -5,11 +5,13 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.base import NewFact, NewMemory
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase
+from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories
 from aletheia_mem.storage.sqlite import SqliteStore
 
@@ -92,3 +94,24 @@ def test_a_query_term_becomes_the_phrase_fts5_makes_of_it() -> None:
     assert full_text.phrase_tokens("Café") == ["cafe"]
     assert full_text.phrase_tokens("東京都") == ["東京都"]
     assert full_text.phrase_tokens("—") == []
+
+
+def test_the_totals_bm25_reads_follow_replaced_rows_and_facts(pg_url: str) -> None:
+    db = PgDatabase(pg_url)
+    try:
+        memories = PgMemories(db)
+        for n, text in enumerate(HARD_TEXTS):
+            memories.add_memory(_memory(n, text))
+            memories.put_work_state(replace(_memory(n, text), dedupe_key="work:list"))
+        fact = NewFact("p", "service", "runs on", "k8s", NOW, NOW, "t")
+        PgFacts(db).add_fact(fact)
+        PgFacts(db).add_fact(replace(fact, object="nomad cluster"))
+        with db.read() as conn:
+            rows = conn.execute("SELECT index_name, docs, tokens FROM full_text_totals")
+            totals = {row[0]: (row[1], row[2]) for row in rows.fetchall()}
+            memory_docs = conn.execute("SELECT count(*), sum(tokens) FROM memory_docs").fetchone()
+            fact_docs = conn.execute("SELECT count(*), sum(tokens) FROM fact_docs").fetchone()
+    finally:
+        db.close()
+    assert totals["memories"] == tuple(memory_docs) and memory_docs[0] == len(HARD_TEXTS) + 1
+    assert totals["facts"] == tuple(fact_docs) == (2, 4 + 5)  # servic run on k8s, + nomad cluster
