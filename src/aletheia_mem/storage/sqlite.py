@@ -41,6 +41,7 @@ from aletheia_mem.storage.store_file import (
 )
 from aletheia_mem.storage.sync_apply import ApplyStats, apply_records
 from aletheia_mem.storage.sync_export import ExportPage, export_page, store_id
+from aletheia_mem.storage.sync_sqlite import sqlite_dialect
 
 WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
@@ -1114,10 +1115,10 @@ class SqliteStore:
             stats = apply_records(
                 conn,
                 records,
+                dialect=sqlite_dialect(self._index_memory),
                 self_id=store_id(conn),
                 now=now,
                 projects=projects,
-                index_memory=self._index_memory,
                 author=author,
             )
             if pull_cursor is not None:
