@@ -1,0 +1,65 @@
+"""The PostgreSQL store: every concern's part joined on one pool (see ``storage.contracts``).
+
+A hub runs several processes on one database; each opens its own ``PostgresStore`` (its own
+pool) and sees the others' writes at once: tokens, sessions and rate windows included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aletheia_mem.storage.contracts import RateWindows, SessionRows
+from aletheia_mem.storage.postgres.audit import PgAudit
+from aletheia_mem.storage.postgres.database import (
+    DEFAULT_POOL_SIZE,
+    PgDatabase,
+    StoreUnavailableError,
+    schema_version,
+)
+from aletheia_mem.storage.postgres.rate_windows import PgRateWindows
+from aletheia_mem.storage.postgres.sessions import PgSessionRows
+from aletheia_mem.storage.postgres.tokens import PgTokens
+
+
+class PostgresStore(PgAudit, PgTokens):
+    """A hub's whole state on PostgreSQL."""
+
+    def __init__(self, db: PgDatabase) -> None:
+        super().__init__(db)
+        self._sessions = PgSessionRows(db)
+        self._rate_windows = PgRateWindows(db)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def sessions(self) -> SessionRows:
+        return self._sessions
+
+    def rate_windows(self) -> RateWindows:
+        return self._rate_windows
+
+    def health(self) -> dict[str, Any]:
+        """The server's version, the schema's, the database's size, and whether it answers
+        (``connection`` is "ok" or the one line that says why not), for ``aletheia doctor``."""
+        try:
+            with self._db.read() as conn:
+                [row] = conn.execute(
+                    "SELECT current_setting('server_version'),"
+                    " pg_database_size(current_database()), current_database()"
+                ).fetchall()
+                schema = schema_version(conn)
+        except StoreUnavailableError as error:
+            return {"connection": error.message, "url": self._db.display_url}
+        return {
+            "connection": "ok",
+            "url": self._db.display_url,
+            "server_version": str(row[0]),
+            "schema": schema,
+            "database": str(row[2]),
+            "database_size_bytes": int(row[1]),
+        }
+
+
+def open_postgres_store(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresStore:
+    """Connect to the database at ``url`` (a ``postgresql://`` URL) and migrate it."""
+    return PostgresStore(PgDatabase(url, pool_size))
