@@ -172,7 +172,7 @@ def _memory_values(data: dict[str, Any]) -> tuple[Any, ...]:
         json.dumps(data["facts"], ensure_ascii=False),
         json.dumps(data["files"], ensure_ascii=False),
         data["tool"],
-        bool(data["pinned"]),
+        int(bool(data["pinned"])),
         data["created_at"],
         data["updated_at"],
         data["dismissed_at"],
@@ -461,7 +461,7 @@ def _apply_rule(ctx: _Context, record: Record) -> str:
             data["source"],
             data["added_at"],
             data["last_confirmed_at"],
-            bool(data["enabled"]),
+            int(bool(data["enabled"])),
             data["updated_at"],
         ),
     )

@@ -18,10 +18,11 @@ from aletheia_mem.storage.postgres.database import (
 )
 from aletheia_mem.storage.postgres.rate_windows import PgRateWindows
 from aletheia_mem.storage.postgres.sessions import PgSessionRows
+from aletheia_mem.storage.postgres.sync import PgSync
 from aletheia_mem.storage.postgres.tokens import PgTokens
 
 
-class PostgresStore(PgAudit, PgTokens):
+class PostgresStore(PgAudit, PgTokens, PgSync):
     """A hub's whole state on PostgreSQL."""
 
     def __init__(self, db: PgDatabase) -> None:
