@@ -23,7 +23,8 @@ from typing import Any
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id, json_value
-from aletheia_mem.storage.sync_export import Record, read_items, record_project
+from aletheia_mem.storage.sync_export import Record, read_items, record_project, store_id
+from aletheia_mem.storage.sync_peers import set_pull_cursor
 
 Version = tuple[int, str]
 
@@ -623,4 +624,31 @@ def apply_records(
     if conn.execute("SELECT 1 FROM sync_pending LIMIT 1").fetchone() is not None:
         _resolve_pending(conn)
     dialect.set_quiet(conn, False)
+    return stats
+
+
+def apply_page(
+    conn: SyncConn,
+    records: list[Record],
+    *,
+    dialect: SyncDialect,
+    projects: tuple[str, ...] | None,
+    now: int,
+    pull_cursor: tuple[str, int, int] | None,
+    author: str | None,
+) -> ApplyStats:
+    """``apply_records`` with this store's id, then the pull cursor if one is given (in the
+    caller's write transaction: the page and its cursor are kept together or not at all)."""
+    stats = apply_records(
+        conn,
+        records,
+        dialect=dialect,
+        self_id=store_id(conn),
+        now=now,
+        projects=projects,
+        author=author,
+    )
+    if pull_cursor is not None:
+        hub_id, token_id, cursor = pull_cursor
+        set_pull_cursor(conn, hub_id, token_id, cursor, now)
     return stats

@@ -17,9 +17,10 @@ from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgPart, Row
 from aletheia_mem.storage.postgres.memories import PgMemories
-from aletheia_mem.storage.sync_apply import ApplyStats, apply_records
+from aletheia_mem.storage.sync_apply import ApplyStats, apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
 from aletheia_mem.storage.sync_export import ExportPage, export_page, store_id
+from aletheia_mem.storage.sync_peers import set_push_cursor, sync_cursors
 
 # The sync lock (0003_sync.sql), held exclusive while a page is applied.
 _SYNC_LOCK = (1937337955, 1)
@@ -134,43 +135,22 @@ class PgSync(PgPart):
         items wait for the page."""
         with self._db.write() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _SYNC_LOCK)
-            sync_conn = PgSyncConn(conn)
             with full_text.indexing(conn) as totals:
-                stats = apply_records(
-                    sync_conn,
+                return apply_page(
+                    PgSyncConn(conn),
                     records,
                     dialect=pg_dialect(totals),
-                    self_id=store_id(sync_conn),
-                    now=now,
                     projects=projects,
+                    now=now,
+                    pull_cursor=pull_cursor,
                     author=author,
                 )
-            if pull_cursor is not None:
-                hub_id, token_id, cursor = pull_cursor
-                conn.execute(
-                    "INSERT INTO sync_peers (hub_id, token_id, pull_cursor, last_sync_at)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT (hub_id, token_id) DO UPDATE SET"
-                    " pull_cursor = excluded.pull_cursor, last_sync_at = excluded.last_sync_at",
-                    (hub_id, token_id, cursor, now),
-                )
-            return stats
 
     def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]:
         """Where this store stands with a hub and token: ``(push_cursor, pull_cursor)``."""
         with self._db.read() as conn:
-            row = conn.execute(
-                "SELECT push_cursor, pull_cursor FROM sync_peers"
-                " WHERE hub_id = %s AND token_id = %s",
-                (hub_id, token_id),
-            ).fetchone()
-        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+            return sync_cursors(PgSyncConn(conn), hub_id, token_id)
 
     def set_push_cursor(self, hub_id: str, token_id: int, cursor: int, now: int) -> None:
         with self._db.write() as conn:
-            conn.execute(
-                "INSERT INTO sync_peers (hub_id, token_id, push_cursor, last_sync_at)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (hub_id, token_id) DO UPDATE SET"
-                " push_cursor = greatest(sync_peers.push_cursor, excluded.push_cursor),"
-                " last_sync_at = excluded.last_sync_at",
-                (hub_id, token_id, cursor, now),
-            )
+            set_push_cursor(PgSyncConn(conn), hub_id, token_id, cursor, now)
