@@ -87,10 +87,10 @@ CREATE TRIGGER memories_rank_insert AFTER INSERT ON memories
 CREATE FUNCTION facts_mark_stale() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.memory_id IS NOT NULL THEN
-        UPDATE memory_rank SET stale = (NOT EXISTS (
+        UPDATE memory_rank SET stale = CASE WHEN EXISTS (
             SELECT 1 FROM facts
             WHERE memory_id = NEW.memory_id AND valid_to IS NULL AND dismissed_at IS NULL
-        ))::smallint WHERE id = NEW.memory_id;
+        ) THEN 0 ELSE 1 END WHERE id = NEW.memory_id;
     END IF;
     RETURN NULL;
 END
