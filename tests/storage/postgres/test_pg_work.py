@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.base import AuditEntry, SessionRequest
+from aletheia_mem.storage.base import AuditEntry, NewFact, NewMemory, SessionRequest
 from aletheia_mem.storage.postgres.store import PostgresStore
 
 DISMISS = AuditEntry(at=9_000, actor="alice", tool="dismiss", project=None, result="ok")
@@ -114,3 +114,45 @@ def test_a_time_past_bigint_is_an_input_error_not_a_traceback(pg_store: Postgres
 def test_a_nul_character_is_an_input_error(pg_store: PostgresStore) -> None:
     with pytest.raises(InvalidInputError, match="NUL"):
         pg_store.start_episode("we\x00b", "claude", at=1)
+
+
+def _memory_with_a_fact(store: PostgresStore) -> tuple[int, int]:
+    memory, _ = store.add_memory(
+        NewMemory("web", "decision", "memory", "Tabs", "We use tabs", "claude", 1_000, None),
+        [NewFact("web", "indent", "is", "tabs", 1_000, 1_000, "claude")],
+    )
+    [fact] = store.facts_about("indent", "web", None)
+    return memory.id, fact.id
+
+
+def test_a_dismissed_memory_is_hidden_and_restored_with_its_audit_rows(
+    pg_store: PostgresStore,
+) -> None:
+    memory_id, _ = _memory_with_a_fact(pg_store)
+    assert pg_store.set_dismissed("memories", memory_id, 9_000, "wrong", DISMISS) == "web"
+    dismissed = pg_store.get_memory(memory_id)
+    assert dismissed is not None and (dismissed.dismissed_at, dismissed.dismiss_reason) == (
+        9_000,
+        "wrong",
+    )
+    assert pg_store.dismissed_memory_ids([memory_id]) == {memory_id}
+    assert pg_store.set_dismissed("memories", memory_id, None, None, DISMISS) == "web"
+    assert pg_store.dismissed_memory_ids([memory_id]) == set()
+    assert [entry.project for entry in pg_store.list_audit(5)] == ["web", "web"]
+
+
+def test_a_dismissed_fact_leaves_its_memory_stale(pg_store: PostgresStore) -> None:
+    memory_id, fact_id = _memory_with_a_fact(pg_store)
+    assert pg_store.project_of("facts", fact_id) == "web"
+    assert pg_store.set_dismissed("facts", fact_id, 9_000, None, DISMISS) == "web"
+    assert pg_store.superseded_fact_ids([fact_id]) == {fact_id}
+    assert pg_store.stale_memory_ids([memory_id]) == {memory_id}
+
+
+def test_a_dismissal_whose_audit_row_fails_is_undone(pg_store: PostgresStore) -> None:
+    memory_id, _ = _memory_with_a_fact(pg_store)
+    bad_audit = AuditEntry(9_000, "al\x00ice", "dismiss", None, "ok")
+    with pytest.raises(InvalidInputError):
+        pg_store.set_dismissed("memories", memory_id, 9_000, None, bad_audit)
+    assert pg_store.dismissed_memory_ids([memory_id]) == set()
+    assert pg_store.list_audit(5) == []

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aletheia_mem.storage.contracts import RateWindows, SessionRows
+from aletheia_mem.storage.contracts import HubTokens, RateWindows, SessionRows, Store
 from aletheia_mem.storage.postgres.audit import PgAudit
 from aletheia_mem.storage.postgres.database import DEFAULT_POOL_SIZE, PgDatabase
+from aletheia_mem.storage.postgres.facts import PgFacts
+from aletheia_mem.storage.postgres.memories import PgMemories
 from aletheia_mem.storage.postgres.rate_windows import PgRateWindows
 from aletheia_mem.storage.postgres.rules import PgRules
 from aletheia_mem.storage.postgres.sessions import PgSessionRows
@@ -18,8 +20,8 @@ from aletheia_mem.storage.postgres.tokens import PgTokens
 from aletheia_mem.storage.postgres.work import PgWork
 
 
-class PostgresStore(PgRules, PgWork, PgAudit, PgTokens):
-    """A hub's whole state on PostgreSQL."""
+class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens):
+    """A hub's whole state on PostgreSQL: one base class per concern, all on one pool."""
 
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
@@ -60,3 +62,8 @@ class PostgresStore(PgRules, PgWork, PgAudit, PgTokens):
 def open_postgres_store(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresStore:
     """Connect to the database at ``url`` (a ``postgresql://`` URL) and migrate it."""
     return PostgresStore(PgDatabase(url, pool_size))
+
+
+# The protocols it meets, checked by mypy: what the tools, the web UI and the hub's tokens ask.
+_STORE: type[Store] = PostgresStore
+_HUB_TOKENS: type[HubTokens] = PostgresStore
