@@ -14,19 +14,11 @@ _COLUMNS = (
 
 
 def _rule(row: Row) -> Rule:
-    return Rule(
-        id=row["id"],
-        then=row["then_text"],
-        when=row["when_text"],
-        scope_tier=row["scope_tier"],
-        scope_name=row["scope_name"],
-        evidence_memory_ids=tuple(json.loads(row["evidence_memory_ids"])),
-        evidence_fact_ids=tuple(json.loads(row["evidence_fact_ids"])),
-        source=row["source"],
-        added_at=int(row["added_at"]),
-        last_confirmed_at=int(row["last_confirmed_at"]),
-        enabled=bool(row["enabled"]),
-    )
+    """A rule from a row of ``_COLUMNS``: its fields in their order, the lists decoded."""
+    values = list(row)
+    values[5:7] = (tuple(json.loads(values[5])), tuple(json.loads(values[6])))
+    values[10] = bool(values[10])
+    return Rule(*values)
 
 
 class PgRules(PgPart):

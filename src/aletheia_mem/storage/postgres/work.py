@@ -70,11 +70,9 @@ class PgWork(PgPart):
             return cursor.rowcount > 0
 
     def recent_requests(self, project: str, limit: int) -> list[SessionRequest]:
-        """The newest requests of a project's live episodes, newest first.
-
-        The newest requests of all projects (one range of the ``at`` index) usually hold them;
-        only when they hold fewer than ``limit`` are all of the project's requests sorted.
-        """
+        """A project's newest requests (of episodes not dismissed), newest first: looked for
+        among the newest few hundred of every project first, which is one short range of the
+        ``at`` index, and among all of the project's only when those hold too few."""
         query = (
             "SELECT r.episode_id, r.at, r.text, e.tool FROM {} r"
             " JOIN episodes e ON e.id = r.episode_id"
