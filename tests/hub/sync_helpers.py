@@ -6,12 +6,13 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from aletheia_mem.storage.contracts import SyncLog
 from aletheia_mem.storage.sqlite import SqliteStore
 
 COUNTED_TABLES = ("memories", "facts", "rules", "episodes", "episode_requests")
 
 
-def items(store: SqliteStore) -> dict[tuple[str, str], dict[str, Any]]:
+def items(store: SyncLog) -> dict[tuple[str, str], dict[str, Any]]:
     """Every syncable item of a store: (kind, global id) -> its data."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     cursor, more = 0, True
@@ -47,3 +48,29 @@ def counts_at(path: Path) -> dict[str, int]:
         }
     finally:
         conn.close()
+
+
+def counts(store: Any) -> dict[str, int]:
+    """``counts_at`` for a store of either database (a PostgreSQL one is read through its pool)."""
+    if isinstance(store, SqliteStore):
+        return counts_at(store.path)
+    with store._db.read() as conn:
+        return {
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in COUNTED_TABLES
+        }
+
+
+def open_pg_hub(url: str) -> Any:
+    """A hub store on PostgreSQL with what the sync tests read of it: its memories, facts and
+    change log (the parts of ``PostgresStore`` they need, on one pool)."""
+    from aletheia_mem.storage.postgres.database import PgDatabase
+    from aletheia_mem.storage.postgres.facts import PgFacts
+    from aletheia_mem.storage.postgres.memories import PgMemories
+    from aletheia_mem.storage.postgres.sync import PgSync
+
+    class PgHub(PgMemories, PgFacts, PgSync):
+        def close(self) -> None:
+            self._db.close()
+
+    return PgHub(PgDatabase(url, pool_size=2))

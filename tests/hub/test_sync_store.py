@@ -1,4 +1,7 @@
-"""Sync records between real stores, in process: what travels, merges and conflicts."""
+"""Sync records between real stores, in process: what travels, merges and conflicts.
+
+Stores a, b and c are SQLite files; the hub is one too, or a PostgreSQL store (``hub_db``).
+"""
 
 from __future__ import annotations
 
@@ -15,14 +18,21 @@ from aletheia_mem.storage import sqlite as sqlite_module
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sync_apply import fact_key as sync_fact_key
 from tests.conftest import FakeClock
-from tests.hub.sync_helpers import counts_at, items
+from tests.hub.sync_helpers import counts, items, open_pg_hub
 
 HUB_ID, TOKEN_ID = "hub", 1
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def hub_db(request: pytest.FixtureRequest) -> str:
+    """Where the hub keeps its store: a SQLite file, or a PostgreSQL schema's URL."""
+    return "sqlite" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
 @pytest.fixture
-def stores(tmp_path: Path) -> Iterator[dict[str, SqliteStore]]:
-    opened = {name: SqliteStore(tmp_path / f"{name}.db") for name in ("a", "b", "c", "hub")}
+def stores(tmp_path: Path, hub_db: str) -> Iterator[dict[str, SqliteStore]]:
+    opened = {name: SqliteStore(tmp_path / f"{name}.db") for name in ("a", "b", "c")}
+    opened["hub"] = SqliteStore(tmp_path / "hub.db") if hub_db == "sqlite" else open_pg_hub(hub_db)
     try:
         yield opened
     finally:
@@ -86,8 +96,8 @@ def assert_identical(stores: dict[str, SqliteStore]) -> None:
     expected = items(stores["hub"])
     for name in ("a", "b", "c"):
         assert items(stores[name]) == expected, name
-    counts = {name: counts_at(store.path) for name, store in stores.items()}
-    assert len({json.dumps(value, sort_keys=True) for value in counts.values()}) == 1, counts
+    found = {name: counts(store) for name, store in stores.items()}
+    assert len({json.dumps(value, sort_keys=True) for value in found.values()}) == 1, found
 
 
 def test_fact_key_of_sync_matches_the_store() -> None:
@@ -147,7 +157,7 @@ def test_applying_a_page_twice_changes_nothing(
     before = items(hub)
     second = hub.apply_changes(page.records, projects=None, now=2)
     assert (first.applied, second.applied, second.skipped) == (5, 0, 5)
-    assert items(hub) == before and counts_at(hub.path)["memories"] == 5
+    assert items(hub) == before and counts(hub)["memories"] == 5
 
 
 def test_pulled_items_are_not_sent_back(stores: dict[str, SqliteStore], clock: FakeClock) -> None:
@@ -190,7 +200,7 @@ def test_a_list_written_on_two_stores_keeps_the_later_write_everywhere(
     assert_identical(stores)
     for name in ("a", "b", "c"):
         assert worklists.read_list(stores[name], project="shop", name="todo") == f'["{winner}"]'
-    assert counts_at(stores["hub"].path)["memories"] == 1
+    assert counts(stores["hub"])["memories"] == 1
 
 
 def test_concurrent_fact_changes_leave_one_current_fact_everywhere(

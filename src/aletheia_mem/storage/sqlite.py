@@ -39,8 +39,10 @@ from aletheia_mem.storage.store_file import (
     store_problem,
     tighten_store,
 )
-from aletheia_mem.storage.sync_apply import ApplyStats, apply_records
+from aletheia_mem.storage.sync_apply import ApplyStats, apply_page
 from aletheia_mem.storage.sync_export import ExportPage, export_page, store_id
+from aletheia_mem.storage.sync_peers import set_push_cursor, sync_cursors
+from aletheia_mem.storage.sync_sqlite import sqlite_dialect
 
 WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
@@ -1111,42 +1113,23 @@ class SqliteStore:
             author: the sender's name, recorded as the author of what it makes (a hub token).
         """
         with self._write() as conn:
-            stats = apply_records(
+            return apply_page(
                 conn,
                 records,
-                self_id=store_id(conn),
-                now=now,
+                dialect=sqlite_dialect(self._index_memory),
                 projects=projects,
-                index_memory=self._index_memory,
+                now=now,
+                pull_cursor=pull_cursor,
                 author=author,
             )
-            if pull_cursor is not None:
-                hub_id, token_id, cursor = pull_cursor
-                conn.execute(
-                    "INSERT INTO sync_peers (hub_id, token_id, pull_cursor, last_sync_at)"
-                    " VALUES (?, ?, ?, ?) ON CONFLICT (hub_id, token_id) DO UPDATE SET"
-                    " pull_cursor = excluded.pull_cursor, last_sync_at = excluded.last_sync_at",
-                    (hub_id, token_id, cursor, now),
-                )
-            return stats
 
     def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]:
         """Where this store stands with a hub and token: ``(push_cursor, pull_cursor)``."""
-        row = self._conn.execute(
-            "SELECT push_cursor, pull_cursor FROM sync_peers WHERE hub_id = ? AND token_id = ?",
-            (hub_id, token_id),
-        ).fetchone()
-        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+        return sync_cursors(self._conn, hub_id, token_id)
 
     def set_push_cursor(self, hub_id: str, token_id: int, cursor: int, now: int) -> None:
         with self._write() as conn:
-            conn.execute(
-                "INSERT INTO sync_peers (hub_id, token_id, push_cursor, last_sync_at)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (hub_id, token_id) DO UPDATE SET"
-                " push_cursor = max(push_cursor, excluded.push_cursor),"
-                " last_sync_at = excluded.last_sync_at",
-                (hub_id, token_id, cursor, now),
-            )
+            set_push_cursor(conn, hub_id, token_id, cursor, now)
 
     @property
     def hub_token_path(self) -> Path:

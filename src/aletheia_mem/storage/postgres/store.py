@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aletheia_mem.storage.contracts import HubTokens, RateWindows, SessionRows, Store
+from aletheia_mem.storage.contracts import HubStore, RateWindows, SessionRows
 from aletheia_mem.storage.postgres.audit import PgAudit
 from aletheia_mem.storage.postgres.database import DEFAULT_POOL_SIZE, PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
@@ -16,11 +16,12 @@ from aletheia_mem.storage.postgres.memories import PgMemories
 from aletheia_mem.storage.postgres.rate_windows import PgRateWindows
 from aletheia_mem.storage.postgres.rules import PgRules
 from aletheia_mem.storage.postgres.sessions import PgSessionRows
+from aletheia_mem.storage.postgres.sync import PgSync
 from aletheia_mem.storage.postgres.tokens import PgTokens
 from aletheia_mem.storage.postgres.work import PgWork
 
 
-class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens):
+class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens, PgSync):
     """A hub's whole state on PostgreSQL: one base class per concern, all on one pool."""
 
     def __init__(self, db: PgDatabase) -> None:
@@ -64,6 +65,5 @@ def open_postgres_store(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> Postgre
     return PostgresStore(PgDatabase(url, pool_size))
 
 
-# The protocols it meets, checked by mypy: what the tools, the web UI and the hub's tokens ask.
-_STORE: type[Store] = PostgresStore
-_HUB_TOKENS: type[HubTokens] = PostgresStore
+# Checked by mypy: it is everything a hub asks of its store.
+_HUB_STORE: type[HubStore] = PostgresStore
