@@ -1,4 +1,4 @@
-"""A real PostgreSQL store per test: a fresh schema, opened through the production path."""
+"""The PostgreSQL store and its parts, on a fresh schema per test (the production open path)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from aletheia_mem.storage.postgres.database import PgDatabase
+from aletheia_mem.storage.postgres.facts import PgFacts
+from aletheia_mem.storage.postgres.memories import PgMemories
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 
 
@@ -16,3 +19,22 @@ def pg_store(pg_url: str) -> Iterator[PostgresStore]:
         yield store
     finally:
         store.close()
+
+
+@pytest.fixture
+def pg_db(pg_url: str) -> Iterator[PgDatabase]:
+    db = PgDatabase(pg_url)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def pg_memories(pg_db: PgDatabase) -> PgMemories:
+    return PgMemories(pg_db)
+
+
+@pytest.fixture
+def pg_facts(pg_db: PgDatabase) -> PgFacts:
+    return PgFacts(pg_db)

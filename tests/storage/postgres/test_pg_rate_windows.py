@@ -48,11 +48,7 @@ def test_a_batch_passes_whole_or_waits_for_enough_room(pg_store: PostgresStore) 
 
 def test_a_batch_over_the_limit_waits_the_whole_window(pg_store: PostgresStore) -> None:
     assert pg_store.rate_windows().hit("t1", 4, 3, MINUTE, now_ms=0) == MINUTE
-
-
-def test_a_limit_of_zero_turns_the_window_off(pg_store: PostgresStore) -> None:
-    windows = pg_store.rate_windows()
-    assert all(windows.hit("t1", 1, 0, MINUTE, now_ms=0) is None for _ in range(5))
+    assert pg_store.rate_windows().hit("t1", 1, 0, MINUTE, now_ms=0) == MINUTE
 
 
 def test_keys_have_windows_of_their_own(pg_store: PostgresStore) -> None:

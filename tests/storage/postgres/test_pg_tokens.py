@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 
@@ -84,3 +87,22 @@ def test_a_revocation_is_seen_at_once_by_another_process_store(
         assert seen is not None and seen.revoked_at == 2_000
     finally:
         other.close()
+
+
+def test_two_stores_adding_one_name_at_once_make_one_token(
+    pg_store: PostgresStore, pg_url: str
+) -> None:
+    other = open_postgres_store(pg_url, pool_size=4)
+    try:
+        stores = [pg_store, other]
+
+        def add(n: int) -> bool:
+            token = replace(_token("alice"), token_hash=f"hash-{n}")
+            return stores[n % 2].add_token(token) is not None
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            added = list(pool.map(add, range(16)))
+    finally:
+        other.close()
+    assert added.count(True) == 1
+    assert len(pg_store.list_tokens()) == 1

@@ -24,6 +24,12 @@ _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 # Any constant: the key of the advisory lock that lets one process at a time migrate.
 _MIGRATION_LOCK = 0x616C6574  # "alet"
 DEFAULT_POOL_SIZE = 8
+# Transactions that lost to another writer's (SQLSTATE class 40): worth running again.
+_LOST_TO_ANOTHER_WRITER = (
+    psycopg.errors.DeadlockDetected,
+    psycopg.errors.SerializationFailure,
+    psycopg.errors.TransactionRollback,
+)
 CONNECT_TIMEOUT_S = 10
 
 
@@ -120,9 +126,12 @@ class PgDatabase:
     @contextmanager
     def _as_clear_errors(self) -> Iterator[None]:
         """Connection problems become ``StoreUnavailableError``; a value the database refuses
-        (out of range, a NUL character, a broken constraint) an error of the caller's input."""
+        (out of range, a NUL character, a broken constraint) an error of the caller's input.
+        A transaction lost to another writer's goes on as it is, for ``write_retrying``."""
         try:
             yield
+        except _LOST_TO_ANOTHER_WRITER:
+            raise  # the caller may run its transaction again
         except (psycopg.OperationalError, PoolTimeout) as error:
             raise StoreUnavailableError(
                 f"Cannot reach the PostgreSQL store at {self.display_url}: {_first_line(error)}"

@@ -28,12 +28,9 @@ class PgRateWindows:
 
     def hit(self, key: str, count: int, limit: int, window_ms: int, now_ms: int) -> int | None:
         """Count ``count`` requests at once (all or none): None when they may go on, else the
-        milliseconds until they would fit (the whole window when ``count`` exceeds ``limit``).
-        A ``limit`` of 0 or less turns the limit off."""
-        if limit <= 0:
-            return None
+        milliseconds until they would fit (the whole window when ``count`` exceeds ``limit``)."""
         if count > limit:
-            return max(1, window_ms)
+            return window_ms
         with self._db.write() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
             conn.execute("DELETE FROM rate_hits WHERE key = %s AND expires_at <= %s", (key, now_ms))

@@ -8,22 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from aletheia_mem.storage.contracts import RateWindows, SessionRows
+from aletheia_mem.storage.contracts import HubStore, RateWindows, SessionRows
 from aletheia_mem.storage.postgres.audit import PgAudit
-from aletheia_mem.storage.postgres.database import (
-    DEFAULT_POOL_SIZE,
-    PgDatabase,
-    StoreUnavailableError,
-    schema_version,
-)
+from aletheia_mem.storage.postgres.database import DEFAULT_POOL_SIZE, PgDatabase
+from aletheia_mem.storage.postgres.facts import PgFacts
+from aletheia_mem.storage.postgres.memories import PgMemories
 from aletheia_mem.storage.postgres.rate_windows import PgRateWindows
+from aletheia_mem.storage.postgres.rules import PgRules
 from aletheia_mem.storage.postgres.sessions import PgSessionRows
 from aletheia_mem.storage.postgres.sync import PgSync
 from aletheia_mem.storage.postgres.tokens import PgTokens
+from aletheia_mem.storage.postgres.work import PgWork
 
 
-class PostgresStore(PgAudit, PgTokens, PgSync):
-    """A hub's whole state on PostgreSQL."""
+class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens, PgSync):
+    """A hub's whole state on PostgreSQL: one base class per concern, all on one pool."""
 
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
@@ -40,27 +39,31 @@ class PostgresStore(PgAudit, PgTokens, PgSync):
         return self._rate_windows
 
     def health(self) -> dict[str, Any]:
-        """The server's version, the schema's, the database's size, and whether it answers
-        (``connection`` is "ok" or the one line that says why not), for ``aletheia doctor``."""
-        try:
-            with self._db.read() as conn:
-                [row] = conn.execute(
-                    "SELECT current_setting('server_version'),"
-                    " pg_database_size(current_database()), current_database()"
-                ).fetchall()
-                schema = schema_version(conn)
-        except StoreUnavailableError as error:
-            return {"connection": error.message, "url": self._db.display_url}
+        """The server's version, the schema's and the database's size, read in one round trip
+        (``connection`` "ok"), for ``aletheia doctor``.
+
+        Raises:
+            StoreUnavailableError: the database does not answer (one line, no password).
+        """
+        with self._db.read() as conn:
+            [row] = conn.execute(
+                "SELECT current_setting('server_version'), pg_database_size(current_database()),"
+                " current_database(), (SELECT max(version) FROM schema_migrations)"
+            ).fetchall()
         return {
             "connection": "ok",
             "url": self._db.display_url,
             "server_version": str(row[0]),
-            "schema": schema,
             "database": str(row[2]),
             "database_size_bytes": int(row[1]),
+            "schema": int(row[3]),
         }
 
 
 def open_postgres_store(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresStore:
     """Connect to the database at ``url`` (a ``postgresql://`` URL) and migrate it."""
     return PostgresStore(PgDatabase(url, pool_size))
+
+
+# Checked by mypy: it is everything a hub asks of its store.
+_HUB_STORE: type[HubStore] = PostgresStore
