@@ -62,15 +62,7 @@ def counts(store: Any) -> dict[str, int]:
 
 
 def open_pg_hub(url: str) -> Any:
-    """A hub store on PostgreSQL with what the sync tests read of it: its memories, facts and
-    change log (the parts of ``PostgresStore`` they need, on one pool)."""
-    from aletheia_mem.storage.postgres.database import PgDatabase
-    from aletheia_mem.storage.postgres.facts import PgFacts
-    from aletheia_mem.storage.postgres.memories import PgMemories
-    from aletheia_mem.storage.postgres.sync import PgSync
+    """A hub store on PostgreSQL, opened as ``aletheia-sync`` opens it (a small pool)."""
+    from aletheia_mem.storage.postgres.store import open_postgres_store
 
-    class PgHub(PgMemories, PgFacts, PgSync):
-        def close(self) -> None:
-            self._db.close()
-
-    return PgHub(PgDatabase(url, pool_size=2))
+    return open_postgres_store(url, pool_size=2)

@@ -8,7 +8,6 @@ tests/hub/test_sync_store.py.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from aletheia_mem.domain import memories
 from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.postgres.store import PostgresStore
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 from tests.hub.sync_helpers import counts, items, open_pg_hub
@@ -26,12 +26,8 @@ NOW = 2_000_000_000_000
 
 
 @pytest.fixture
-def hub(pg_url: str) -> Iterator[Any]:
-    store = open_pg_hub(pg_url)
-    try:
-        yield store
-    finally:
-        store.close()
+def hub(pg_store: PostgresStore) -> PostgresStore:
+    return pg_store
 
 
 def _new(text: str, pinned: bool = False) -> NewMemory:
