@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from aletheia_mem.domain import memories
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.base import NewFact, NewMemory
 from aletheia_mem.storage.postgres.store import PostgresStore
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
@@ -184,3 +184,45 @@ def test_two_hub_processes_applying_the_same_memory_at_once_keep_one(
     assert sum(s.applied + s.merged for s in stats) == 4
     assert counts(hub)["memories"] == 3
     assert len([key for kind, key in items(hub) if kind == "memory"]) == 3
+
+
+def test_a_page_that_loses_a_deadlock_to_a_writer_runs_again(
+    pg_url: str, hub: PostgresStore
+) -> None:
+    """A writer that locked a fact before taking the sync lock, and a page changing that fact:
+    PostgreSQL ends one of the two; the page, if it was the one, runs again and applies."""
+    fact, _ = hub.add_fact(
+        NewFact("shop", "db", "is", "sqlite", valid_from=1, recorded_at=1, source="t")
+    )
+    [record] = [r for r in _changes(hub).records if r["kind"] == "fact"]
+    changed = {
+        **record,
+        "v": [record["v"][0] + 60_000, "f" * 32],  # later than the writer's change too
+        "data": {**record["data"], "dismissed_at": 5, "dismiss_reason": "wrong"},
+    }
+    with psycopg.connect(pg_url) as writer:
+        writer.execute("SELECT id FROM facts WHERE id = %s FOR UPDATE", (fact.id,))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            applying = pool.submit(hub.apply_changes, [changed], projects=None, now=NOW)
+            deadline = time.monotonic() + 5
+            while not _waits_for_a_row(pg_url) and time.monotonic() < deadline:
+                pass
+            try:
+                writer.execute("UPDATE facts SET source = 'w' WHERE id = %s", (fact.id,))
+                writer.commit()
+            except psycopg.errors.DeadlockDetected:
+                writer.rollback()
+            stats = applying.result(timeout=10)
+    assert stats.applied == 1
+    [record] = [r for r in _changes(hub).records if r["kind"] == "fact"]
+    assert record["data"]["dismiss_reason"] == "wrong"
+
+
+def _waits_for_a_row(pg_url: str) -> bool:
+    """Whether some transaction of this database waits for another's row lock."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND wait_event = 'transactionid' AND datname = current_database()"
+        ).fetchone()
+    return row is not None and row[0] > 0

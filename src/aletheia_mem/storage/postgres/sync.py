@@ -16,6 +16,7 @@ import psycopg
 from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgPart, Row
+from aletheia_mem.storage.postgres.facts import write_retrying
 from aletheia_mem.storage.postgres.memories import PgMemories
 from aletheia_mem.storage.sync_apply import ApplyStats, apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
@@ -131,9 +132,11 @@ class PgSync(PgPart):
         author: str | None = None,
     ) -> ApplyStats:
         """Apply remote records in one transaction, with the pull cursor when one is given
-        (see ``SqliteStore.apply_changes``); pages take turns, and other writes of synced
-        items wait for the page."""
-        with self._db.write() as conn:
+        (see ``SqliteStore.apply_changes``). Pages take turns, and other writes of synced
+        items wait for the page; a writer that locked a row the page needs before it took
+        the sync lock makes a deadlock that PostgreSQL breaks, and the loser runs again."""
+
+        def work(conn: psycopg.Connection[Row]) -> ApplyStats:
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _SYNC_LOCK)
             with full_text.indexing(conn) as totals:
                 return apply_page(
@@ -145,6 +148,8 @@ class PgSync(PgPart):
                     pull_cursor=pull_cursor,
                     author=author,
                 )
+
+        return write_retrying(self._db, work)
 
     def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]:
         """Where this store stands with a hub and token: ``(push_cursor, pull_cursor)``."""
