@@ -17,26 +17,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id, json_value
-from aletheia_mem.storage.sync_export import Record, read_items, record_project, store_id
+from aletheia_mem.storage.sync_export import read_items, store_id
 from aletheia_mem.storage.sync_peers import set_pull_cursor
+from aletheia_mem.storage.sync_records import ApplyStats, Record, record_project
 
 Version = tuple[int, str]
-
-
-@dataclass
-class ApplyStats:
-    """What a page of records did: applied, skipped as known, merged into another item."""
-
-    applied: int = 0
-    skipped: int = 0
-    merged: int = 0
-    touched_projects: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 from aletheia_mem.clock import Clock
 from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.storage.contracts import SyncLog
-from aletheia_mem.storage.sync_export import ExportPage
+from aletheia_mem.storage.sync_records import ExportPage
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records

@@ -18,10 +18,11 @@ from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgPart, Row
 from aletheia_mem.storage.postgres.facts import write_retrying
 from aletheia_mem.storage.postgres.memories import PgMemories
-from aletheia_mem.storage.sync_apply import ApplyStats, apply_page
+from aletheia_mem.storage.sync_apply import apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
-from aletheia_mem.storage.sync_export import ExportPage, export_page, store_id
+from aletheia_mem.storage.sync_export import export_page, store_id
 from aletheia_mem.storage.sync_peers import set_push_cursor, sync_cursors
+from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 
 # The sync lock (0003_sync.sql), held exclusive while a page is applied.
 _SYNC_LOCK = (1937337955, 1)
