@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from aletheia_mem.storage.contracts import SyncLog
+from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.storage.sqlite import SqliteStore
 
 COUNTED_TABLES = ("memories", "facts", "rules", "episodes", "episode_requests")
@@ -31,16 +32,24 @@ def items(store: SyncLog) -> dict[tuple[str, str], dict[str, Any]]:
     return found
 
 
-def items_at(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    store = SqliteStore(path)
+def items_at(target: Path | str) -> dict[tuple[str, str], dict[str, Any]]:
+    """``items`` of the store at a path, or at a PostgreSQL URL."""
+    store = open_hub_store(target)
     try:
         return items(store)
     finally:
         store.close()
 
 
-def counts_at(path: Path) -> dict[str, int]:
-    conn = sqlite3.connect(path)
+def counts_at(target: Path | str) -> dict[str, int]:
+    """How many rows each synced table holds, in the store at a path or a PostgreSQL URL."""
+    if isinstance(target, str):
+        store = open_hub_store(target)
+        try:
+            return counts(store)
+        finally:
+            store.close()
+    conn = sqlite3.connect(target)
     try:
         return {
             table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
