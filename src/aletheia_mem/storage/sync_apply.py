@@ -243,8 +243,8 @@ def _insert_new_memories(ctx: _Context, records: list[Record]) -> set[int]:
             for memory_id, (_, record) in zip(ids, fresh, strict=True)
         ],
     )
-    for memory_id, (_, record) in zip(ids, fresh, strict=True):
-        ctx.dialect.index_memory(conn, memory_id, _indexed(record["data"]))
+    indexed = [_indexed(record["data"]) for _, record in fresh]
+    ctx.dialect.index_new_memories(conn, list(zip(ids, indexed, strict=True)))
     conn.executemany(
         ctx.dialect.log_version,
         [("memory", record["key"], *_incoming(record), 1) for _, record in fresh],

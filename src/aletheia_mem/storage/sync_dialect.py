@@ -36,6 +36,8 @@ class SyncConn(Protocol):
 
 # Index one memory row for search (full text, file paths): the store's own indexer.
 IndexMemory = Callable[[Any, int, NewMemory], None]
+# Index memories inserted just now, nothing indexed under their ids yet: ``(id, memory)`` pairs.
+IndexNewMemories = Callable[[Any, list[tuple[int, NewMemory]]], None]
 # Index one fact's words (subject, predicate, object) under its id; the last argument says
 # whether it was indexed before (and that entry must go).
 IndexFact = Callable[[Any, int, str, str, str, bool], None]
@@ -52,6 +54,7 @@ class SyncDialect:
             transaction, while sync writes the log itself.
         reserve_memory_ids: ``count`` fresh memory ids, for a bulk insert with explicit ids.
         index_memory: index a memory row (the store's indexer).
+        index_new_memories: index many memories just inserted (a bulk insert's).
         index_fact: index a fact's words.
 
     Every hook gets the ``SyncConn`` the engine was given.
@@ -61,6 +64,7 @@ class SyncDialect:
     set_quiet: Callable[[Any, bool], None]
     reserve_memory_ids: Callable[[Any, int], list[int]]
     index_memory: IndexMemory
+    index_new_memories: IndexNewMemories
     index_fact: IndexFact
 
 

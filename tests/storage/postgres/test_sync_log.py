@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +227,48 @@ def _waits_for_a_row(pg_url: str) -> bool:
             " AND wait_event = 'transactionid' AND datname = current_database()"
         ).fetchone()
     return row is not None and row[0] > 0
+
+
+def _index_rows(hub: PostgresStore, memory_id: int) -> tuple[Any, ...]:
+    with hub._db.read() as conn:
+        return tuple(
+            conn.execute(sql, (memory_id,)).fetchall()
+            for sql in (
+                "SELECT term, col, positions FROM memory_terms WHERE memory_id = %s ORDER BY 1, 2",
+                "SELECT tokens FROM memory_docs WHERE memory_id = %s",
+                "SELECT path, path_reversed FROM memory_files WHERE memory_id = %s ORDER BY 1",
+            )
+        )
+
+
+def test_memories_applied_in_bulk_are_indexed_as_a_saved_one_is(
+    tmp_path: Path, hub: PostgresStore, clock: FakeClock
+) -> None:
+    text = "The checkout_service retries 3 times; see PaymentGateway.retry()"
+    files = ["src/pay/gateway.py", "src/pay/gateway.py", "docs/pay.md"]
+    local = SqliteStore(tmp_path / "a.db")
+    try:
+        for project in ("web", "shop"):
+            item = memories.MemoryInput(
+                text=text, project=project, tool="t", files=files, facts=["retries: 3"]
+            )
+            memories.save_memory(local, clock, item)
+        page = _changes(local, local_only=True)
+    finally:
+        local.close()
+    stats = hub.apply_changes(page.records, projects=None, now=NOW)
+    assert stats.applied == 2
+    synced = hub.find_memory("shop", page.records[-1]["data"]["dedupe_key"])
+    assert synced is not None
+    saved, _ = hub.add_memory(
+        replace(_new(text), title=synced.title, narrative=synced.narrative, files=synced.files,
+                facts=synced.facts)
+    )  # fmt: skip
+    assert _index_rows(hub, synced.id) == _index_rows(hub, saved.id)
+    assert _index_rows(hub, synced.id)[0]
+    with hub._db.read() as conn:
+        [(docs, tokens)] = conn.execute(
+            "SELECT docs, tokens FROM full_text_totals WHERE index_name = 'memories'"
+        ).fetchall()
+        [(count, total)] = conn.execute("SELECT count(*), sum(tokens) FROM memory_docs").fetchall()
+    assert (docs, tokens) == (count, total) == (3, 3 * _index_rows(hub, saved.id)[1][0][0])

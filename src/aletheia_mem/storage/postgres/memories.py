@@ -54,6 +54,11 @@ class _Selection:
     newest: int | None = None
 
 
+def memory_texts(new: NewMemory) -> tuple[str, ...]:
+    """The columns of ``memory_terms`` a memory is indexed under, in order."""
+    return (new.title, new.text, new.narrative or "", "\n".join(new.facts), "\n".join(new.files))
+
+
 class PgMemories(PgPart):
     """The ``MemoryStore`` of the PostgreSQL store, with the work-state lists' two methods."""
 
@@ -116,14 +121,7 @@ class PgMemories(PgPart):
     def _index_memory(
         conn: psycopg.Connection[Row], memory_id: int, new: NewMemory, totals: full_text.Totals
     ) -> None:
-        texts = (
-            new.title,
-            new.text,
-            new.narrative or "",
-            "\n".join(new.facts),
-            "\n".join(new.files),
-        )
-        full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, texts, totals)
+        full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, memory_texts(new), totals)
         conn.execute("DELETE FROM memory_files WHERE memory_id = %s", (memory_id,))
         if new.files:
             conn.execute(

@@ -10,6 +10,7 @@ import sqlite3
 from typing import Any
 
 from aletheia_mem.storage import full_text
+from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory
 from aletheia_mem.storage.sync_apply import apply_page
@@ -37,6 +38,11 @@ def _reserve_memory_ids(conn: sqlite3.Connection, count: int) -> list[int]:
     return list(range(first, first + count))
 
 
+def _index_new_memories(conn: sqlite3.Connection, rows: list[tuple[int, NewMemory]]) -> None:
+    for memory_id, new in rows:
+        index_memory(conn, memory_id, new)
+
+
 def _index_fact(
     conn: sqlite3.Connection, fact_id: int, subject: str, predicate: str, obj: str, known: bool
 ) -> None:
@@ -50,6 +56,7 @@ SQLITE_DIALECT = SyncDialect(
     set_quiet=_set_quiet,
     reserve_memory_ids=_reserve_memory_ids,
     index_memory=index_memory,
+    index_new_memories=_index_new_memories,
     index_fact=_index_fact,
 )
 
