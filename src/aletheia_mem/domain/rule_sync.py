@@ -7,6 +7,7 @@ never touched. A file without the block gets it appended.
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from aletheia_mem.storage.files import real_target_inside
 
 BLOCK_START = "<!-- aletheia:rules:start -->"
 BLOCK_END = "<!-- aletheia:rules:end -->"
+MAX_INSTRUCTIONS_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -155,10 +157,7 @@ def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> 
     for target in targets:
         path = root / target.path
         real = real_target_inside(path, root)  # refuses a link out of the repository
-        try:
-            old = real.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            old = ""
+        old = _read_instructions(real)
         try:
             new = replace_block(old, block, target.preamble)
         except InvalidInputError as error:
@@ -166,6 +165,27 @@ def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> 
         linked = real != root.resolve() / target.path
         changes.append(SyncChange(path, old, new, real if linked else None))
     return changes
+
+
+def _read_instructions(path: Path) -> str:
+    """An instruction file's text ("" when there is none yet).
+
+    Raises:
+        InvalidInputError: it is no regular file (a folder, a pipe that would never end), too
+            large to be one, or not UTF-8.
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return ""
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInputError(f"{path} is not a regular file; nothing is written to it.")
+    if info.st_size > MAX_INSTRUCTIONS_BYTES:
+        raise InvalidInputError(f"{path} is larger than {MAX_INSTRUCTIONS_BYTES:,} bytes.")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path} is not UTF-8 text; nothing is written to it.") from None
 
 
 def apply_sync(changes: Sequence[SyncChange]) -> list[Path]:

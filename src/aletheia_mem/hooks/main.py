@@ -98,6 +98,12 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
                 }
             }
             stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+            stdout.flush()
+            from aletheia_mem.domain.repositories import note_repository, repository_log
+
+            log = repository_log(store)
+            if log is not None:
+                note_repository(log, directory, now)  # for Write to tools
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):

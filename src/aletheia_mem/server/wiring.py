@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from pathlib import Path
 from typing import cast
 
 from aletheia_mem.clock import system_clock
-from aletheia_mem.config import Settings, semantic_enabled
+from aletheia_mem.config import Settings, load_excluded_projects, semantic_enabled
+from aletheia_mem.domain.repositories import note_repository, repository_log
+from aletheia_mem.hooks.main import is_excluded
 from aletheia_mem.projects import project_for_directory
 from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.contracts import HubStore, Store
@@ -46,6 +49,18 @@ def _context(settings: Settings, store: Store, db_path: Path | None) -> AppConte
         caller=settings.tool or "mcp",
         semantic=semantic,
     )
+
+
+def note_working_repository(app: AppContext, cwd: Path) -> None:
+    """Record the git work tree a local server starts in, for Write to tools (best effort: a
+    busy or read-only store only logs a line)."""
+    log = repository_log(app.store)
+    if log is None or is_excluded(cwd, app.default_project, load_excluded_projects()):
+        return  # an excluded project leaves no trace, as with the hooks
+    try:
+        note_repository(log, cwd, app.clock())
+    except Exception as error:  # never stops a server from starting
+        logging.getLogger("aletheia").warning("could not record the repository: %s", error)
 
 
 def close_app(app: AppContext) -> None:

@@ -212,3 +212,26 @@ class HubStore(Store, HubTokens, SyncLog, Protocol):
         ...
 
     def health(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A git work tree a host worked in, as recorded (a path is hostile input when read)."""
+
+    path: str
+    project: str
+    last_seen_at: int
+
+
+class RepositoryLog(Protocol):
+    """The repositories the store's hosts work in, for the Rules page's Write to tools."""
+
+    def remember(self, path: str, project: str, at: int) -> bool: ...
+    def recent(self, limit: int) -> list[Repository]: ...
+
+
+@runtime_checkable
+class KeepsRepositories(Protocol):
+    """A local store, which records where its hosts work (a hub's store does not)."""
+
+    def repositories(self) -> RepositoryLog: ...

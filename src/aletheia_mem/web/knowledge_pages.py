@@ -65,15 +65,15 @@ def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    plans = rules.plan_files(ui.app, ui.root, ui.home)
-    return page(request, "rules_sync.html", section="Rules", plans=plans, written=None)
+    places = rules.plan_places(ui.app, ui.root, ui.home)
+    return page(request, "rules_sync.html", section="Rules", places=places, written=None)
 
 
 def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     chosen = {key.removeprefix("write:") for key, value in form.items() if key.startswith("write:")}
     written = rules.write_files(ui.app, ui.root, ui.home, chosen)
-    plans = rules.plan_files(ui.app, ui.root, ui.home)
-    return page(request, "rules_sync.html", section="Rules", plans=plans, written=written)
+    places = rules.plan_places(ui.app, ui.root, ui.home)
+    return page(request, "rules_sync.html", section="Rules", places=places, written=written)
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (

@@ -21,6 +21,7 @@ from aletheia_mem.storage.sqlite.rows import (
 
 # At most this many values (match counts) in a connection's memo: a few MB at worst.
 _MAX_MEMO_ENTRIES = 10_000
+_WALK_PAST_MATCHES = 5_000  # a date-ordered search with more matches walks the date index
 
 
 class SqliteSearch(SqliteDatabase):
@@ -49,11 +50,13 @@ class SqliteSearch(SqliteDatabase):
         the filters use), so that ranking thousands of matches never reads whole memories.
         """
         where, params = self._filters(query)
+        if query.order != "relevance":
+            return self._dated_ids(query, where, params)
         weights = ", ".join(repr(float(w)) for w in ranking.bm25_weights())
-        scored = query.order == "relevance"
-        expression, newest = self._match(list(query.terms), ranking.score_budget if scored else 0)
+        expression, newest = self._match(list(query.terms), ranking.score_budget)
+        # CROSS JOIN: the matches drive; never a walk of memory_rank's indexes probing the index.
         sql = (
-            f"SELECT m.id, bm25(memory_fts, {weights}) AS score FROM memory_fts"
+            f"SELECT m.id, bm25(memory_fts, {weights}) AS score FROM memory_fts CROSS"
             " JOIN memory_rank m ON m.id = memory_fts.rowid WHERE memory_fts MATCH ? AND "
             + " AND ".join(where)
         )
@@ -64,6 +67,30 @@ class SqliteSearch(SqliteDatabase):
         sql += " ORDER BY " + self._order(query, params, now, ranking) + " LIMIT ? OFFSET ?"
         params += [query.limit, query.offset]
         return [int(row[0]) for row in self._conn.execute(sql, params).fetchall()]
+
+    def _dated_ids(self, query: MemoryQuery, where: list[str], params: list[Any]) -> list[int]:
+        """A date-ordered page of matches, unscored. Few matches are read from the full-text
+        index and sorted; many are looked up while walking the memories in date order (an index
+        of migration 0012), which stops at the end of the page."""
+        expression = fts_match_expression(list(query.terms))
+        count = self._count_matches(self._pool.memo(), expression, _WALK_PAST_MATCHES)
+        if count > _WALK_PAST_MATCHES and not query.dismissed:  # few are dismissed: no walk
+            index = "memory_rank_typed" if query.type is not None else "memory_rank_dated"
+            sql = (
+                f"SELECT m.id FROM memory_rank m INDEXED BY {index} WHERE m.id IN"
+                " (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?) AND "
+            )
+        else:
+            sql = (
+                "SELECT m.id FROM memory_fts CROSS JOIN memory_rank m ON m.id = memory_fts.rowid"
+                " WHERE memory_fts MATCH ? AND "
+            )
+        direction = "ASC" if query.order == "date_asc" else "DESC"
+        sql += " AND ".join(where) + f" ORDER BY m.created_at {direction}, m.id {direction}"
+        rows = self._conn.execute(
+            sql + " LIMIT ? OFFSET ?", [expression, *params, query.limit, query.offset]
+        )
+        return [int(row[0]) for row in rows.fetchall()]
 
     def _memories_in_order(self, ids: Sequence[int]) -> list[Memory]:
         by_id = {memory.id: memory for memory in read_memories(self._conn, ids)}

@@ -9,6 +9,7 @@ from aletheia_mem.storage.sqlite.facts import SqliteFacts
 from aletheia_mem.storage.sqlite.memories import SqliteMemories
 from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
 from aletheia_mem.storage.sqlite.remote import SqliteRemote
+from aletheia_mem.storage.sqlite.repositories import SqliteRepositories
 from aletheia_mem.storage.sqlite.rules import SqliteRules
 from aletheia_mem.storage.sqlite.search import SqliteSearch
 from aletheia_mem.storage.sqlite.sync import SqliteSync
@@ -39,3 +40,7 @@ class SqliteStore(
     def rate_windows(self) -> SqliteRateWindows:
         """The hub's shared rate-limit windows, on this store's connections."""
         return SqliteRateWindows(self._pool)
+
+    def repositories(self) -> SqliteRepositories:
+        """The repositories its hosts work in, on this store's connections (a local feature)."""
+        return SqliteRepositories(self._pool)
