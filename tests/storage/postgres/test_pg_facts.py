@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from aletheia_mem.storage.base import NewFact
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
+from tests.storage.postgres.racing import race
 
 NOW = 1_790_000_000_000
 ROOT = Path(__file__).resolve().parents[3]
@@ -89,22 +89,12 @@ def test_threads_saving_one_key_at_once_keep_one_current_fact_and_never_fail(
 ) -> None:
     databases = [PgDatabase(pg_url) for _ in range(2)]
     parts = [PgFacts(db) for db in databases]
-    errors: list[BaseException] = []
-    start = threading.Barrier(8)
 
     def save(n: int) -> None:
-        start.wait(timeout=5)
-        try:
-            for i in range(15):
-                parts[n % 2].add_fact(_fact(f"value {n}-{i % 4}", NOW + i))
-        except BaseException as error:
-            errors.append(error)
+        for i in range(15):
+            parts[n % 2].add_fact(_fact(f"value {n}-{i % 4}", NOW + i))
 
-    threads = [threading.Thread(target=save, args=(n,)) for n in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    errors = race(save, 8)
     try:
         assert errors == []
         _assert_one_consistent_chain(parts[0], databases[0], 8 * 15)
@@ -118,6 +108,7 @@ import sys
 from aletheia_mem.storage.base import NewFact
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
+from tests.storage.postgres.racing import race
 db = PgDatabase(sys.argv[1])
 for i in range(20):
     at = 1_790_000_000_000 + i

@@ -8,6 +8,7 @@ from aletheia_mem.storage.base import Memory, MemoryQuery, NewFact, NewMemory
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories
+from tests.storage.postgres.racing import race
 
 NOW = 1_790_000_000_000
 
@@ -208,3 +209,28 @@ def test_dismissed_memories_are_searched_only_on_request(
     assert [m.id for m in pg_memories.search_memories(MemoryQuery(dismissed=True), NOW)] == [
         gone.id
     ]
+
+
+def test_writers_racing_on_one_dedupe_key_share_one_memory(pg_url: str) -> None:
+    databases = [PgDatabase(pg_url) for _ in range(2)]
+    parts = [PgMemories(db) for db in databases]
+    results: list[tuple[int, bool]] = []
+    lists: list[int] = []
+
+    def save(n: int) -> None:
+        for i in range(5):
+            memory, created = parts[n % 2].add_memory(_new(f"w{n}", dedupe_key=f"k{i}"))
+            results.append((memory.id, created))
+            work = _new(f"list {n}", kind="work_state", dedupe_key=f"work:{i}")
+            lists.append(parts[n % 2].put_work_state(work))
+
+    errors = race(save, 6)
+    try:
+        assert errors == []
+        assert len({memory_id for memory_id, _ in results}) == 5
+        assert sum(created for _, created in results) == 5
+        assert len(set(lists)) == 5
+        assert parts[0].count_memories(None) == 10
+    finally:
+        for db in databases:
+            db.close()

@@ -77,7 +77,11 @@ def stores(tmp_path: Path, pg_url: str) -> Iterator[tuple[SqliteStore, PgMemorie
 
 
 def _queries_to_run() -> Iterator[tuple[MemoryQuery, object]]:
-    small = replace(DEFAULT_RANKING, score_budget=12)  # the AND fallback and its newest cut
+    small = replace(DEFAULT_RANKING, score_budget=12)  # the AND fallback
+    tiny = replace(DEFAULT_RANKING, score_budget=1)  # the AND fallback's cut to the newest
+    for common in (("version",), ("debian", "version"), ("new", "upstream", "release")):
+        yield MemoryQuery(terms=common, limit=15), small
+        yield MemoryQuery(terms=common, limit=15, projects=("beta",)), small
     for n, text in enumerate(_queries()):
         terms = tuple(query_terms(text))
         yield MemoryQuery(terms=terms, limit=20), DEFAULT_RANKING
@@ -89,6 +93,8 @@ def _queries_to_run() -> Iterator[tuple[MemoryQuery, object]]:
         if n % 6 == 0:
             yield MemoryQuery(terms=terms, kind="memory", exclude_kinds=("note",)), small
             yield MemoryQuery(terms=terms, projects=("alpha", "gamma"), type="change"), small
+        if n % 3 == 0:
+            yield MemoryQuery(terms=terms, limit=5), tiny
         if n % 9 == 0:
             yield MemoryQuery(terms=terms, since=1_300_000_000_000, until=1_600_000_000_000), small
 

@@ -211,18 +211,59 @@ def hits_sql(index: TextIndex, phrases: Sequence[Sequence[str]]) -> tuple[str, l
 
 
 def phrase_counts(
-    conn: psycopg.Connection[Any], index: TextIndex, phrases: Sequence[Sequence[str]]
+    conn: psycopg.Connection[Any],
+    index: TextIndex,
+    phrases: Sequence[Sequence[str]],
+    cap: int | None = None,
 ) -> list[int]:
-    """How many rows of the whole index each phrase occurs in (FTS5's ``nHit``)."""
-    sql, params = hits_sql(index, phrases)
-    rows = conn.execute(
-        f"SELECT i, count(DISTINCT doc) FROM ({sql}) AS h GROUP BY i",
-        params,
-    ).fetchall()
+    """How many rows of the whole index each phrase occurs in (FTS5's ``nHit``), counting
+    no further than ``cap`` when one is given."""
+    parts, params = [], []
+    limit = "" if cap is None else f" LIMIT {int(cap)}"
+    for i, tokens in enumerate(phrases):
+        sql, values = phrase_sql(index, tokens)
+        parts.append(
+            f"SELECT {i} AS i, (SELECT count(*) FROM (SELECT DISTINCT doc FROM ({sql}) AS p"
+            f"{limit}) AS d) AS n"
+        )
+        params.extend(values)
+    rows = conn.execute(" UNION ALL ".join(parts), params).fetchall()
     counts = [0] * len(phrases)
     for i, count in rows:
         counts[int(i)] = int(count)
     return counts
+
+
+def phrase_hits(
+    conn: psycopg.Connection[Any],
+    index: TextIndex,
+    phrases: Sequence[Sequence[str]],
+    *,
+    match_all: bool = False,
+    lowest: int | None = None,
+) -> dict[int, list[list[tuple[int, int]]]]:
+    """Per matching row: for each phrase, its ``(col, hits)`` in column order. ``match_all``
+    keeps the rows every phrase occurs in; ``lowest``, the rows from that id up."""
+    sql, params = hits_sql(index, phrases)
+    where = []
+    if match_all:
+        where.append("doc IN (SELECT doc FROM h GROUP BY doc HAVING count(DISTINCT i) = %s)")
+        params.append(len(phrases))
+    if lowest is not None:
+        where.append("doc >= %s")
+        params.append(lowest)
+    condition = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = conn.execute(
+        f"WITH h AS ({sql}) SELECT doc, i, col, hits FROM h{condition} ORDER BY doc, i, col",
+        params,
+    ).fetchall()
+    found: dict[int, list[list[tuple[int, int]]]] = {}
+    for doc, i, col, hits in rows:
+        per_phrase = found.get(doc)
+        if per_phrase is None:
+            per_phrase = found[doc] = [[] for _ in phrases]
+        per_phrase[int(i)].append((int(col), int(hits)))
+    return found
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,6 @@
-"""Memories on PostgreSQL: saving (with the facts they state), reading, ranking, pinning.
+"""Memories on PostgreSQL: saving (with the facts they state), reading, listing, pinning.
 
-Relevance search finds and ranks as the SQLite store does (``storage.sqlite.SqliteStore``):
-the same score budget (terms rarest first while their matches fit), FTS5's bm25 with the
-column weights of ``search.rank`` (``full_text.Bm25``), the same priors and the same tie-breaks,
-so both stores return the same ids in the same order.
+Relevance search lives in ``memory_search``; both rank as the SQLite store does.
 """
 
 from __future__ import annotations
@@ -11,14 +8,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 import psycopg
 
-from aletheia_mem.search.rank import DAY_MS, DEFAULT_RANKING, Ranking
+from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, NewFact, NewMemory
-from aletheia_mem.storage.postgres import full_text
+from aletheia_mem.storage.postgres import full_text, memory_search
 from aletheia_mem.storage.postgres.database import PgPart, Row
 from aletheia_mem.storage.postgres.facts import put_fact, write_retrying
 
@@ -43,20 +40,25 @@ def memory_from_row(row: Row) -> Memory:
     return Memory(*values)
 
 
-@dataclass(frozen=True)
-class _Selection:
-    """The phrases a search matches rows with (all of them, or any), their indexes among the
-    query's, and the lowest id it scores (None: all)."""
-
-    phrases: list[list[str]]
-    indexes: list[int]
-    match_all: bool = False
-    newest: int | None = None
-
-
 def memory_texts(new: NewMemory) -> tuple[str, ...]:
     """The columns of ``memory_terms`` a memory is indexed under, in order."""
     return (new.title, new.text, new.narrative or "", "\n".join(new.facts), "\n".join(new.files))
+
+
+def index_memory(
+    conn: psycopg.Connection[Row], memory_id: int, new: NewMemory, totals: full_text.Totals
+) -> None:
+    """(Re)index a memory's words and files in the caller's transaction: every writer of
+    memories (saves, work-state lists, sync) goes through here."""
+    full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, memory_texts(new), totals)
+    conn.execute("DELETE FROM memory_files WHERE memory_id = %s", (memory_id,))
+    if new.files:
+        conn.execute(
+            "INSERT INTO memory_files (memory_id, path, path_reversed)"
+            " SELECT %s, p, reverse(p) FROM unnest(%s::text[]) AS u (p)"
+            " ON CONFLICT DO NOTHING",
+            (memory_id, list(new.files)),
+        )
 
 
 class PgMemories(PgPart):
@@ -70,14 +72,12 @@ class PgMemories(PgPart):
 
         def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
             with full_text.indexing(conn) as totals:
-                memory_id = self._insert_memory(conn, new, totals)
-                created = memory_id is not None
+                memory_id = _keyed_id(conn, new)
+                created = memory_id is None
                 if memory_id is None:
-                    row = conn.execute(
-                        "SELECT id FROM memories WHERE project = %s AND dedupe_key = %s",
-                        (new.project, new.dedupe_key),
-                    ).fetchone()
-                    memory_id = int(_one(row)[0])  # the conflicting row, committed
+                    memory_id = self._insert_memory(conn, new, totals)
+                if memory_id is None:  # another writer saved the key since: its row counts
+                    memory_id, created = _taken_id(conn, new), False
                 for fact in facts:  # facts sent again still count: new ones supersede
                     put_fact(conn, fact, memory_id, totals)
                 return self._read_memory(conn, memory_id), created
@@ -114,22 +114,8 @@ class PgMemories(PgPart):
         if row is None:
             return None
         memory_id = int(row[0])
-        self._index_memory(conn, memory_id, new, totals)
+        index_memory(conn, memory_id, new, totals)
         return memory_id
-
-    @staticmethod
-    def _index_memory(
-        conn: psycopg.Connection[Row], memory_id: int, new: NewMemory, totals: full_text.Totals
-    ) -> None:
-        full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, memory_texts(new), totals)
-        conn.execute("DELETE FROM memory_files WHERE memory_id = %s", (memory_id,))
-        if new.files:
-            conn.execute(
-                "INSERT INTO memory_files (memory_id, path, path_reversed)"
-                " SELECT %s, p, reverse(p) FROM unnest(%s::text[]) AS u (p)"
-                " ON CONFLICT DO NOTHING",
-                (memory_id, list(new.files)),
-            )
 
     @staticmethod
     def _read_memory(conn: psycopg.Connection[Row], memory_id: int) -> Memory:
@@ -141,9 +127,10 @@ class PgMemories(PgPart):
 
         def work(conn: psycopg.Connection[Row]) -> int:
             with full_text.indexing(conn) as totals:
-                memory_id = self._insert_memory(conn, new, totals)
-                if memory_id is not None:
-                    return memory_id
+                if _keyed_id(conn, new) is None:
+                    memory_id = self._insert_memory(conn, new, totals)
+                    if memory_id is not None:
+                        return memory_id
                 row = conn.execute(
                     "UPDATE memories SET title = %s, text = %s, tool = %s, updated_at = %s,"
                     " dismissed_at = NULL, dismiss_reason = NULL"
@@ -151,7 +138,7 @@ class PgMemories(PgPart):
                     (new.title, new.text, new.tool, new.created_at, new.project, new.dedupe_key),
                 ).fetchone()
                 memory_id = int(_one(row)[0])
-                self._index_memory(conn, memory_id, new, totals)
+                index_memory(conn, memory_id, new, totals)
                 return memory_id
 
         return write_retrying(self._db, work)
@@ -308,7 +295,7 @@ class PgMemories(PgPart):
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
     ) -> list[Memory]:
         """One page of live memories matching the query, in the requested order."""
-        where, params = _filters(query)
+        where, params = memory_search.filters(query)
         if query.file is not None:
             return self._memories_by_file(query, where, params)
         if query.terms:
@@ -316,7 +303,7 @@ class PgMemories(PgPart):
             by_id = {memory.id: memory for memory in self.get_memories(ids)}
             return [by_id[i] for i in ids if i in by_id]
         sql = f"SELECT {_M_COLUMNS} FROM memories m WHERE " + " AND ".join(where)
-        sql += f" ORDER BY {_date_order(query)} LIMIT %s OFFSET %s"
+        sql += f" ORDER BY {memory_search.date_order(query)} LIMIT %s OFFSET %s"
         return self._memories(sql, [*params, query.limit, query.offset])
 
     def _memories_by_file(
@@ -340,21 +327,30 @@ class PgMemories(PgPart):
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
     ) -> list[int]:
         """The ids of one page of live memories matching ``query.terms``, best first."""
-        if not query.terms:
-            return []
-        phrases = [full_text.phrase_tokens(term) for term in query.terms]
-        scored = query.order == "relevance"
         with self._db.read() as conn:
-            counts = full_text.phrase_counts(conn, full_text.MEMORY_INDEX, phrases)
-            selection = _select(conn, phrases, counts, ranking.score_budget if scored else 0)
-            if selection is None:
-                return []
-            if not scored:
-                return _ids_by_date(conn, query, selection)
-            chosen = [counts[i] for i in selection.indexes]
-            bm25 = full_text.Bm25.of(conn, full_text.MEMORY_INDEX, chosen, ranking.bm25_weights())
-            rows = _candidates(conn, query, selection)
-        return _page(_rank(rows, len(selection.phrases), bm25, now, ranking), query)
+            return memory_search.rank_memory_ids(conn, query, now, ranking)
+
+
+def _keyed_id(conn: psycopg.Connection[Row], new: NewMemory) -> int | None:
+    """The id of the memory holding ``new``'s dedupe key, if it has one and it is taken.
+
+    Looked up before inserting, as SQLite does, so that a repeated save takes no id from the
+    sequence (the ``#N`` users see stay dense where nothing races)."""
+    if new.dedupe_key is None:
+        return None
+    row = conn.execute(
+        "SELECT id FROM memories WHERE project = %s AND dedupe_key = %s",
+        (new.project, new.dedupe_key),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _taken_id(conn: psycopg.Connection[Row], new: NewMemory) -> int:
+    """The id of the memory a racing writer saved under ``new``'s key (committed by now)."""
+    found = _keyed_id(conn, new)
+    if found is None:
+        raise RuntimeError("a dedupe key conflicted with no memory")
+    return found
 
 
 def _one(row: Row | None) -> Row:
@@ -362,133 +358,3 @@ def _one(row: Row | None) -> Row:
     if row is None:
         raise RuntimeError("a row written in this transaction is missing")
     return row
-
-
-def _filters(query: MemoryQuery) -> tuple[list[str], list[Any]]:
-    """The conditions on ``m`` (memories) of the query's filters, and their parameters."""
-    where = ["m.dismissed_at IS NOT NULL" if query.dismissed else "m.dismissed_at IS NULL"]
-    params: list[Any] = []
-    conditions = (
-        ("m.project = ANY (%s)", None if query.projects is None else list(query.projects)),
-        ("m.type = %s", query.type),
-        ("m.kind = %s", query.kind),
-        ("NOT (m.kind = ANY (%s))", list(query.exclude_kinds) or None),
-        ("m.created_at >= %s", query.since),
-        ("m.created_at < %s", query.until),
-    )
-    for condition, value in conditions:
-        if value is not None:
-            where.append(condition)
-            params.append(value)
-    return where, params
-
-
-def _date_order(query: MemoryQuery) -> str:
-    if query.order == "date_asc":
-        return "m.created_at ASC, m.id ASC"
-    return "m.created_at DESC, m.id DESC"
-
-
-def _select(
-    conn: psycopg.Connection[Row], phrases: list[list[str]], counts: list[int], budget: int
-) -> _Selection | None:
-    """The phrases to match and score, as ``SqliteStore._match`` picks them; None: no match.
-
-    A relevance search scores about ``budget`` rows: its phrases rarest first while their
-    matches fit (counts above the budget all count as ``budget + 1``, as SQLite's bounded
-    counts do). When even the rarest is too common, every phrase must match, and if that still
-    matches too much, the newest ``budget + 1`` matches are the ones scored.
-    """
-    if not any(counts):
-        return None
-    if budget <= 0:
-        return _Selection(phrases, list(range(len(phrases))))
-    counted = sorted((min(count, budget + 1), i) for i, count in enumerate(counts))
-    chosen: list[int] = []
-    total = 0
-    for matches, index in counted:
-        if matches > 0 and total + matches <= budget:
-            chosen.append(index)
-            total += matches
-    if chosen:
-        return _Selection([phrases[i] for i in sorted(chosen)], sorted(chosen))
-    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, phrases)
-    row = conn.execute(
-        f"SELECT doc FROM ({hits}) AS h GROUP BY doc HAVING count(DISTINCT i) = %s"
-        " ORDER BY doc DESC LIMIT 1 OFFSET %s",
-        [*params, len(phrases), budget],
-    ).fetchone()
-    newest = None if row is None else int(row[0])
-    return _Selection(phrases, list(range(len(phrases))), match_all=True, newest=newest)
-
-
-def _matching_sql(selection: _Selection, query: MemoryQuery) -> tuple[str, str, list[Any]]:
-    """The hits CTE of the selection, and the conditions on ``m`` its matches meet."""
-    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, selection.phrases)
-    where, values = _filters(query)
-    params += values
-    if selection.match_all:
-        where.append("m.id IN (SELECT doc FROM h GROUP BY doc HAVING count(DISTINCT i) = %s)")
-        params.append(len(selection.phrases))
-    if selection.newest is not None:
-        where.append("m.id >= %s")
-        params.append(selection.newest)
-    return hits, " AND ".join(where), params
-
-
-def _ids_by_date(
-    conn: psycopg.Connection[Row], query: MemoryQuery, selection: _Selection
-) -> list[int]:
-    hits, where, params = _matching_sql(selection, query)
-    rows = conn.execute(
-        f"WITH h AS ({hits}) SELECT m.id FROM memories m"
-        f" WHERE m.id IN (SELECT doc FROM h) AND {where}"
-        f" ORDER BY {_date_order(query)} LIMIT %s OFFSET %s",
-        [*params, query.limit, query.offset],
-    ).fetchall()
-    return [int(row[0]) for row in rows]
-
-
-def _candidates(
-    conn: psycopg.Connection[Row], query: MemoryQuery, selection: _Selection
-) -> list[Row]:
-    """Per matching row, phrase and column: the hits, with what the priors read."""
-    hits, where, params = _matching_sql(selection, query)
-    return conn.execute(
-        f"WITH h AS ({hits}) SELECT h.doc, h.i, h.col, h.hits, d.tokens, m.created_at,"
-        " m.pinned, r.stale FROM h JOIN memories m ON m.id = h.doc"
-        " JOIN memory_rank r ON r.id = h.doc JOIN memory_docs d ON d.memory_id = h.doc"
-        f" WHERE {where}",
-        params,
-    ).fetchall()
-
-
-def _rank(
-    rows: Sequence[Row], phrases: int, bm25: full_text.Bm25, now: int, ranking: Ranking
-) -> list[int]:
-    """Ids best first: bm25 times the priors, computed in the order of SQLite's expression
-    (``SqliteStore._order``), so equal scores stay equal; then newest, then highest id."""
-    docs: dict[int, tuple[list[list[tuple[int, int]]], Row]] = {}
-    for row in rows:
-        entry = docs.setdefault(int(row[0]), ([[] for _ in range(phrases)], row))
-        entry[0][int(row[1])].append((int(row[2]), int(row[3])))
-    scale = ranking.recency_scale_days * DAY_MS
-    boost = ranking.recency_boost * scale
-    keyed = []
-    for doc, (hits, row) in docs.items():
-        for per_phrase in hits:
-            per_phrase.sort()
-        created_at, pinned, stale = int(row[5]), int(row[6]), int(row[7])
-        value = (
-            bm25.score(hits, int(row[4]))
-            * (1.0 + ranking.pinned_boost * pinned)
-            * (1.0 + boost / (scale + max(now - created_at, 0)))
-            * (ranking.stale_factor if stale else 1.0)
-        )
-        keyed.append((value, -created_at, -doc))
-    keyed.sort()
-    return [-key[2] for key in keyed]
-
-
-def _page(ids: list[int], query: MemoryQuery) -> list[int]:
-    return ids[query.offset : query.offset + query.limit]

@@ -18,7 +18,7 @@ from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgPart, Row
 from aletheia_mem.storage.postgres.facts import write_retrying
-from aletheia_mem.storage.postgres.memories import PgMemories, memory_texts
+from aletheia_mem.storage.postgres.memories import index_memory, memory_texts
 from aletheia_mem.storage.sync_apply import apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
 from aletheia_mem.storage.sync_export import export_page, store_id
@@ -72,8 +72,8 @@ def _reserve_memory_ids(conn: PgSyncConn, count: int) -> list[int]:
 def pg_dialect(totals: full_text.Totals) -> SyncDialect:
     """The hooks for one transaction; what it indexes is counted in ``totals``."""
 
-    def index_memory(conn: PgSyncConn, memory_id: int, new: NewMemory) -> None:
-        PgMemories._index_memory(conn.raw, memory_id, new, totals)
+    def index_one_memory(conn: PgSyncConn, memory_id: int, new: NewMemory) -> None:
+        index_memory(conn.raw, memory_id, new, totals)
 
     def index_new_memories(conn: PgSyncConn, rows: list[tuple[int, NewMemory]]) -> None:
         index_fresh_memories(conn.raw, rows, totals)
@@ -88,7 +88,7 @@ def pg_dialect(totals: full_text.Totals) -> SyncDialect:
         log_version=LOG_VERSION,
         set_quiet=_set_quiet,
         reserve_memory_ids=_reserve_memory_ids,
-        index_memory=index_memory,
+        index_memory=index_one_memory,
         index_new_memories=index_new_memories,
         index_fact=index_fact,
     )
