@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, cast
 
 from anyio import to_thread
 from starlette.requests import Request
@@ -21,6 +21,7 @@ from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.storage.contracts import SyncLog
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import check_key, validate_records
@@ -58,6 +59,17 @@ def _whole(body: dict[str, Any], name: str, default: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**62:
         raise InvalidInputError(f"{name} must be a whole number.")
     return value
+
+
+def sync_log(hub: AppContext) -> SyncLog:
+    """The change log of the hub's store (SQLite and PostgreSQL stores both keep one).
+
+    Raises:
+        TypeError: the store keeps none.
+    """
+    if not callable(getattr(hub.store, "apply_changes", None)):
+        raise TypeError("This hub's store keeps no change log.")
+    return cast(SyncLog, hub.store)
 
 
 class SyncApi:
@@ -111,7 +123,7 @@ class SyncApi:
         return await self._run(request, "sync-pull", self._pull)
 
     def _hello(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        hub_id = sqlite_store(self.hub).sync_store_id()
+        hub_id = sync_log(self.hub).sync_store_id()
         if _store_id(body) == hub_id:
             raise InvalidInputError("This is the hub's own store; sync another store with it.")
         reply = {
@@ -132,7 +144,7 @@ class SyncApi:
         _store_id(body)
         now = self.hub.clock()
         records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
-        stats = sqlite_store(self.hub).apply_changes(
+        stats = sync_log(self.hub).apply_changes(
             records, projects=token.projects, now=now, author=token.name
         )
         reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
@@ -141,7 +153,7 @@ class SyncApi:
     def _pull(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         store_id = _store_id(body)
         cursor, limit = _whole(body, "cursor", 0), _whole(body, "limit", MAX_RECORDS)
-        page = sqlite_store(self.hub).export_changes(
+        page = sync_log(self.hub).export_changes(
             after=cursor,
             limit=max(1, min(limit, MAX_RECORDS)),
             max_bytes=MAX_PAGE_BYTES,

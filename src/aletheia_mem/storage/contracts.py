@@ -26,6 +26,8 @@ from aletheia_mem.storage.base import (
     SessionRequest,
 )
 from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.sync_apply import ApplyStats
+from aletheia_mem.storage.sync_export import ExportPage
 
 
 class MemoryStore(Protocol):
@@ -183,7 +185,7 @@ class SyncLog(Protocol):
         local_only: bool,
         exclude_origin: str | None,
         projects: tuple[str, ...] | None,
-    ) -> Any: ...
+    ) -> ExportPage: ...
     def apply_changes(
         self,
         records: list[dict[str, Any]],
@@ -192,7 +194,7 @@ class SyncLog(Protocol):
         now: int,
         pull_cursor: tuple[str, int, int] | None = None,
         author: str | None = None,
-    ) -> Any: ...
+    ) -> ApplyStats: ...
     def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]: ...
     def set_push_cursor(self, hub_id: str, token_id: int, cursor: int, now: int) -> None: ...
 
