@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from aletheia_mem.errors import ConflictError, InvalidInputError
-from aletheia_mem.storage.postgres.database import PgDatabase
+from aletheia_mem.storage.postgres.database import PgDatabase, StoreUnavailableError
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 
 
@@ -81,3 +81,14 @@ def test_bad_input_is_an_input_error_and_a_taken_key_a_conflict(pg_url: str) -> 
             conn.execute("INSERT INTO t VALUES (1), (1)")
     finally:
         db.close()
+
+
+def test_an_unreachable_server_is_one_line_without_the_password() -> None:
+    url = "postgresql://hub:s3cret@127.0.0.1:1/team"  # nothing listens on port 1
+    with pytest.raises(StoreUnavailableError) as raised:
+        open_postgres_store(url)
+    message = raised.value.message
+    assert message.startswith(
+        "Cannot reach the PostgreSQL store at postgresql://hub@127.0.0.1:1/team:"
+    )
+    assert "s3cret" not in message and "\n" not in message
