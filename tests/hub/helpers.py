@@ -21,7 +21,7 @@ from typing import Any
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.hub.tokens import create_token
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.open import open_hub_store
 
 WAIT_SECONDS = 10.0
 INIT_PARAMS = {
@@ -41,7 +41,7 @@ class Reply:
 @dataclass
 class Hub:
     url: str
-    db: Path
+    db: Path | str  # a SQLite file, or a PostgreSQL URL
     process: subprocess.Popen[bytes]
     ca_file: str | None = None
     _ssl: ssl.SSLContext | None = field(default=None, repr=False)
@@ -49,7 +49,7 @@ class Hub:
 
     def token(self, scope: str, projects: tuple[str, ...] | None, name: str) -> str:
         """A new token, made in the hub's store as `mcp-link create` does."""
-        store = SqliteStore(self.db)
+        store = open_hub_store(self.db)
         try:
             secret, _ = create_token(store, system_clock, scope=scope, projects=projects, name=name)
         finally:
@@ -117,7 +117,7 @@ def _read_lines(stream: Any, lines: queue.Queue[str]) -> None:
 
 @contextmanager
 def running_hub(
-    db: Path,
+    db: Path | str,
     *extra: str,
     ca_file: str | None = None,
     command: list[str] | None = None,
@@ -133,7 +133,7 @@ def running_hub(
         [*argv, "--port", "0", *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env={**os.environ, "ALETHEIA_CWD": str(db.parent), **(env or {})},
+        env={**os.environ, "ALETHEIA_CWD": str(Path(db).parent), **(env or {})},
     )
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=_read_lines, args=(process.stderr, lines), daemon=True)

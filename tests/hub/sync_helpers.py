@@ -6,12 +6,14 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from aletheia_mem.storage.contracts import SyncLog
+from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.storage.sqlite import SqliteStore
 
 COUNTED_TABLES = ("memories", "facts", "rules", "episodes", "episode_requests")
 
 
-def items(store: SqliteStore) -> dict[tuple[str, str], dict[str, Any]]:
+def items(store: SyncLog) -> dict[tuple[str, str], dict[str, Any]]:
     """Every syncable item of a store: (kind, global id) -> its data."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     cursor, more = 0, True
@@ -30,16 +32,24 @@ def items(store: SqliteStore) -> dict[tuple[str, str], dict[str, Any]]:
     return found
 
 
-def items_at(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    store = SqliteStore(path)
+def items_at(target: Path | str) -> dict[tuple[str, str], dict[str, Any]]:
+    """``items`` of the store at a path, or at a PostgreSQL URL."""
+    store = open_hub_store(target)
     try:
         return items(store)
     finally:
         store.close()
 
 
-def counts_at(path: Path) -> dict[str, int]:
-    conn = sqlite3.connect(path)
+def counts_at(target: Path | str) -> dict[str, int]:
+    """How many rows each synced table holds, in the store at a path or a PostgreSQL URL."""
+    if isinstance(target, str):
+        store = open_hub_store(target)
+        try:
+            return counts(store)
+        finally:
+            store.close()
+    conn = sqlite3.connect(target)
     try:
         return {
             table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
@@ -47,3 +57,21 @@ def counts_at(path: Path) -> dict[str, int]:
         }
     finally:
         conn.close()
+
+
+def counts(store: Any) -> dict[str, int]:
+    """``counts_at`` for a store of either database (a PostgreSQL one is read through its pool)."""
+    if isinstance(store, SqliteStore):
+        return counts_at(store.path)
+    with store._db.read() as conn:
+        return {
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in COUNTED_TABLES
+        }
+
+
+def open_pg_hub(url: str) -> Any:
+    """A hub store on PostgreSQL, opened as ``aletheia-sync`` opens it (a small pool)."""
+    from aletheia_mem.storage.postgres.store import open_postgres_store
+
+    return open_postgres_store(url, pool_size=2)

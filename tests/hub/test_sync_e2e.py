@@ -1,4 +1,7 @@
-"""`aletheia sync` processes against a real hub: concurrent syncs, a kill midway, limits, TLS."""
+"""`aletheia sync` processes against a real hub: concurrent syncs, a kill midway, limits, TLS.
+
+The syncs between stores run with the hub's store in a SQLite file and in PostgreSQL.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +29,14 @@ from tests.hub.sync_helpers import counts_at, items_at
 
 pytestmark = pytest.mark.e2e
 SYNC_SECONDS = 60
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def hub_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """The hub's store: a SQLite file, or a PostgreSQL schema's URL."""
+    if request.param == "sqlite":
+        return tmp_path / "hub.db"
+    return str(request.getfixturevalue("pg_url"))
 
 
 def _env(data_dir: Path) -> dict[str, str]:
@@ -92,7 +103,9 @@ def kill_after(data_dir: Path, marker: str, *args: str) -> str:
     return "".join(seen)
 
 
-def test_three_stores_syncing_at_once_end_with_exactly_the_same_items(tmp_path: Path) -> None:
+def test_three_stores_syncing_at_once_end_with_exactly_the_same_items(
+    tmp_path: Path, hub_db: Path | str
+) -> None:
     dirs = {name: tmp_path / name for name in ("a", "b", "c")}
     for folder in dirs.values():
         folder.mkdir()
@@ -124,7 +137,7 @@ def test_three_stores_syncing_at_once_end_with_exactly_the_same_items(tmp_path: 
     finally:
         for store in (a, b, c):
             store.close()
-    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+    with running_hub(hub_db, "--rate-limit", "0") as hub:
         token = hub.token("sync", None, "team")
         args = ("--hub", hub.url, "--token", token, "--page-size", "7")
         for _ in range(2):  # two rounds of all three at once
@@ -143,10 +156,10 @@ def test_three_stores_syncing_at_once_end_with_exactly_the_same_items(tmp_path: 
                 assert process.returncode == 0, err
         for folder in dirs.values():  # then one by one until nothing is new anywhere
             assert run_sync(folder).returncode == 0
-    expected = items_at(tmp_path / "hub.db")
+    expected = items_at(hub_db)
     for name, folder in dirs.items():
         assert items_at(folder / "aletheia.db") == expected, name
-    counts = counts_at(tmp_path / "hub.db")
+    counts = counts_at(hub_db)
     assert counts == {
         "memories": 30 + 30 + 10 + 1 + 1,  # the VPN note and the todo list merged
         "facts": 2,
@@ -158,16 +171,18 @@ def test_three_stores_syncing_at_once_end_with_exactly_the_same_items(tmp_path: 
         assert counts_at(folder / "aletheia.db") == counts
 
 
-def test_a_sync_killed_midway_resumes_and_nothing_is_lost_or_doubled(tmp_path: Path) -> None:
+def test_a_sync_killed_midway_resumes_and_nothing_is_lost_or_doubled(
+    tmp_path: Path, hub_db: Path | str
+) -> None:
     sender, receiver = tmp_path / "sender", tmp_path / "receiver"
     sender.mkdir()
     receiver.mkdir()
     save_notes(sender, [f"note number {i}" for i in range(1500)])
-    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+    with running_hub(hub_db, "--rate-limit", "0") as hub:
         token = hub.token("admin", None, "killer")
         args = ("--hub", hub.url, "--token", token, "--page-size", "50")
         kill_after(sender, "(page 4)", *args)
-        assert 0 < counts_at(tmp_path / "hub.db")["memories"] < 1500
+        assert 0 < counts_at(hub_db)["memories"] < 1500
         finished = run_sync(sender, *args)
         assert finished.returncode == 0, finished.stderr
         kill_after(receiver, "(page 6)", *args)
@@ -177,19 +192,19 @@ def test_a_sync_killed_midway_resumes_and_nothing_is_lost_or_doubled(tmp_path: P
         assert "pushed 0 item(s)" in finished.stdout
         again = run_sync(sender)  # the remembered hub
         assert again.returncode == 0 and "pushed 0 item(s), pulled 0" in again.stdout
-    expected = items_at(tmp_path / "hub.db")
+    expected = items_at(hub_db)
     assert len(expected) == 1500
     assert items_at(sender / "aletheia.db") == expected == items_at(receiver / "aletheia.db")
     assert counts_at(receiver / "aletheia.db")["memories"] == 1500
 
 
-def test_sync_carries_only_the_tokens_projects(tmp_path: Path) -> None:
+def test_sync_carries_only_the_tokens_projects(tmp_path: Path, hub_db: Path | str) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
     two.mkdir()
     save_notes(one, ["shop fact"])
     save_notes(one, ["billing plan"], project="billing")
-    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+    with running_hub(hub_db, "--rate-limit", "0") as hub:
         token = hub.token("sync", ("shop",), "shop-only")
         for folder in (one, two):
             done = run_sync(folder, "--hub", hub.url, "--token", token)
@@ -197,7 +212,7 @@ def test_sync_carries_only_the_tokens_projects(tmp_path: Path) -> None:
         assert "(shop)" in done.stdout
     projects = {data["project"] for data in items_at(two / "aletheia.db").values()}
     assert projects == {"shop"}
-    assert {data["project"] for data in items_at(tmp_path / "hub.db").values()} == {"shop"}
+    assert {data["project"] for data in items_at(hub_db).values()} == {"shop"}
 
 
 def test_sync_needs_a_sync_or_admin_token(tmp_path: Path) -> None:

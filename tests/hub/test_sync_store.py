@@ -1,4 +1,8 @@
-"""Sync records between real stores, in process: what travels, merges and conflicts."""
+"""Sync records between real stores, in process: what travels, merges and conflicts.
+
+Every store is a SQLite file; or the hub's store is PostgreSQL; or store a's is, the one that
+writes every kind of item (``postgres``: which one).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,15 +20,26 @@ from aletheia_mem.storage import sqlite as sqlite_module
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sync_apply import fact_key as sync_fact_key
 from tests.conftest import FakeClock
-from tests.hub.sync_helpers import counts_at, items
+from tests.hub.sync_helpers import counts, items, open_pg_hub
 
 HUB_ID, TOKEN_ID = "hub", 1
 
 
+@pytest.fixture(params=[None, "hub", "a"], ids=["sqlite", "postgres-hub", "postgres-a"])
+def postgres(request: pytest.FixtureRequest) -> str | None:
+    """The store that is on PostgreSQL, if any."""
+    return request.param  # type: ignore[no-any-return]
+
+
 @pytest.fixture
-def stores(tmp_path: Path) -> Iterator[dict[str, SqliteStore]]:
-    opened = {name: SqliteStore(tmp_path / f"{name}.db") for name in ("a", "b", "c", "hub")}
+def stores(request: pytest.FixtureRequest, tmp_path: Path, postgres: str | None) -> Iterator[Any]:
+    opened: dict[str, Any] = {}
     try:
+        for name in ("a", "b", "c", "hub"):
+            if name == postgres:
+                opened[name] = open_pg_hub(request.getfixturevalue("pg_url"))
+            else:
+                opened[name] = SqliteStore(tmp_path / f"{name}.db")
         yield opened
     finally:
         for store in opened.values():
@@ -86,8 +102,8 @@ def assert_identical(stores: dict[str, SqliteStore]) -> None:
     expected = items(stores["hub"])
     for name in ("a", "b", "c"):
         assert items(stores[name]) == expected, name
-    counts = {name: counts_at(store.path) for name, store in stores.items()}
-    assert len({json.dumps(value, sort_keys=True) for value in counts.values()}) == 1, counts
+    found = {name: counts(store) for name, store in stores.items()}
+    assert len({json.dumps(value, sort_keys=True) for value in found.values()}) == 1, found
 
 
 def test_fact_key_of_sync_matches_the_store() -> None:
@@ -147,7 +163,7 @@ def test_applying_a_page_twice_changes_nothing(
     before = items(hub)
     second = hub.apply_changes(page.records, projects=None, now=2)
     assert (first.applied, second.applied, second.skipped) == (5, 0, 5)
-    assert items(hub) == before and counts_at(hub.path)["memories"] == 5
+    assert items(hub) == before and counts(hub)["memories"] == 5
 
 
 def test_pulled_items_are_not_sent_back(stores: dict[str, SqliteStore], clock: FakeClock) -> None:
@@ -180,17 +196,17 @@ def test_a_list_written_on_two_stores_keeps_the_later_write_everywhere(
     worklists.write_list(stores["b"], clock, project="shop", name="todo", items=["b"], tool="t")
     versions = {}
     for name in ("a", "b"):
-        conn = sqlite3.connect(stores[name].path)
-        versions[name] = conn.execute(
-            "SELECT changed_at, origin FROM sync_log WHERE kind = 'memory'"
-        ).fetchone()
-        conn.close()
+        [record] = stores[name].export_changes(
+            after=0, limit=10, max_bytes=10**6, local_only=True, exclude_origin=None,
+            projects=None,
+        ).records  # fmt: skip
+        versions[name] = record["v"]
     winner = max(versions, key=lambda name: versions[name])
     settle(stores)
     assert_identical(stores)
     for name in ("a", "b", "c"):
         assert worklists.read_list(stores[name], project="shop", name="todo") == f'["{winner}"]'
-    assert counts_at(stores["hub"].path)["memories"] == 1
+    assert counts(stores["hub"])["memories"] == 1
 
 
 def test_concurrent_fact_changes_leave_one_current_fact_everywhere(

@@ -8,36 +8,35 @@ decided by the data alone, so every store picks the same one; and a store that w
 other than what it received gives that a new version above both, so it travels on.
 
 Everything here runs inside the caller's write transaction, with the change-log triggers
-silenced: this module writes the log itself.
+silenced: this module writes the log itself. The SQL is the same on every database; what differs
+is a hook of the ``SyncDialect`` (``storage.sync_dialect``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.errors import ForbiddenError
-from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import NewMemory
-from aletheia_mem.storage.sync_export import read_items
+from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id, json_value
+from aletheia_mem.storage.sync_export import read_items, store_id
+from aletheia_mem.storage.sync_peers import set_pull_cursor
 from aletheia_mem.storage.sync_records import ApplyStats, Record, record_project
 
-# Indexes one memory row (FTS and file paths): the store's own ``_index_memory``.
-IndexMemory = Callable[[sqlite3.Connection, int, NewMemory], None]
 Version = tuple[int, str]
 
 
 @dataclass(frozen=True)
 class _Context:
-    conn: sqlite3.Connection
+    conn: SyncConn
+    dialect: SyncDialect
     self_id: str
     now: int
     projects: tuple[str, ...] | None
-    index_memory: IndexMemory
     author: str | None = None
 
 
@@ -75,11 +74,7 @@ def _incoming_wins(ctx: _Context, record: Record, local_key: str, local: Version
 
 
 def _log(ctx: _Context, kind: str, key: str, version: Version, *, remote: bool) -> None:
-    ctx.conn.execute(
-        "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (kind, key, version[0], version[1], int(remote)),
-    )
+    ctx.conn.execute(ctx.dialect.log_version, (kind, key, version[0], version[1], int(remote)))
 
 
 def _bump(ctx: _Context, kind: str, key: str, *above: Version | None) -> None:
@@ -122,19 +117,19 @@ def _with_author(ctx: _Context, record: Record) -> Record:
     return {**record, "data": {**record["data"], field: ctx.author}}
 
 
-def _canonical(conn: sqlite3.Connection, uid: str) -> str:
+def _canonical(conn: SyncConn, uid: str) -> str:
     row = conn.execute("SELECT canonical FROM sync_aliases WHERE uid = ?", (uid,)).fetchone()
     return uid if row is None else str(row[0])
 
 
-def _memory_id(conn: sqlite3.Connection, uid: str | None) -> int | None:
+def _memory_id(conn: SyncConn, uid: str | None) -> int | None:
     if uid is None:
         return None
     row = conn.execute("SELECT id FROM memories WHERE uid = ?", (_canonical(conn, uid),)).fetchone()
     return None if row is None else int(row[0])
 
 
-def _fact_id(conn: sqlite3.Connection, uid: str | None) -> int | None:
+def _fact_id(conn: SyncConn, uid: str | None) -> int | None:
     if uid is None:
         return None
     row = conn.execute("SELECT id FROM facts WHERE uid = ?", (uid,)).fetchone()
@@ -144,7 +139,8 @@ def _fact_id(conn: sqlite3.Connection, uid: str | None) -> int | None:
 def _set_pending(ctx: _Context, kind: str, key: str, waiting: list[tuple[str, str]]) -> None:
     ctx.conn.execute("DELETE FROM sync_pending WHERE kind = ? AND key = ?", (kind, key))
     ctx.conn.executemany(
-        "INSERT OR IGNORE INTO sync_pending (kind, key, field, target) VALUES (?, ?, ?, ?)",
+        "INSERT INTO sync_pending (kind, key, field, target) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
         [(kind, key, name, target) for name, target in waiting],
     )
 
@@ -238,34 +234,30 @@ def _insert_new_memories(ctx: _Context, records: list[Record]) -> set[int]:
         fresh.append((position, record))
     if not fresh:
         return set()
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()
-    first = max(int(row[0]) if row else 0, _max_memory_id(conn)) + 1
+    ids = ctx.dialect.reserve_memory_ids(conn, len(fresh))
     conn.executemany(
         f"INSERT INTO memories (id, uid, {_MEMORY_COLUMNS})"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (first + n, record["key"], *_memory_values(record["data"]))
-            for n, (_, record) in enumerate(fresh)
+            (memory_id, record["key"], *_memory_values(record["data"]))
+            for memory_id, (_, record) in zip(ids, fresh, strict=True)
         ],
     )
-    for n, (_, record) in enumerate(fresh):
-        ctx.index_memory(conn, first + n, _indexed(record["data"]))
+    indexed = [_indexed(record["data"]) for _, record in fresh]
+    ctx.dialect.index_new_memories(conn, list(zip(ids, indexed, strict=True)))
     conn.executemany(
-        "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
-        " VALUES ('memory', ?, ?, ?, 1)",
-        [(record["key"], *_incoming(record)) for _, record in fresh],
+        ctx.dialect.log_version,
+        [("memory", record["key"], *_incoming(record), 1) for _, record in fresh],
     )
     return {position for position, _ in fresh}
 
 
-def _max_memory_id(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
-
-
-def _alias(conn: sqlite3.Connection, uid: str, canonical: str) -> None:
+def _alias(conn: SyncConn, uid: str, canonical: str) -> None:
     conn.execute("UPDATE sync_aliases SET canonical = ? WHERE canonical = ?", (canonical, uid))
     conn.execute(
-        "INSERT OR REPLACE INTO sync_aliases (uid, canonical) VALUES (?, ?)", (uid, canonical)
+        "INSERT INTO sync_aliases (uid, canonical) VALUES (?, ?)"
+        " ON CONFLICT (uid) DO UPDATE SET canonical = excluded.canonical",
+        (uid, canonical),
     )
 
 
@@ -280,12 +272,13 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
             (data["project"], data["dedupe_key"]),
         ).fetchone()
     if row is None:
-        cursor = conn.execute(
+        memory_id = inserted_id(
+            conn,
             f"INSERT INTO memories (uid, {_MEMORY_COLUMNS})"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (uid, *_memory_values(data)),
         )
-        ctx.index_memory(conn, int(cursor.lastrowid or 0), _indexed(data))
+        ctx.dialect.index_memory(conn, memory_id, _indexed(data))
         _log(ctx, "memory", uid, _incoming(record), remote=True)
         return "applied"
     _check_project(ctx, row["project"])
@@ -306,7 +299,7 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
             + " WHERE id = ?",
             (final_uid, *_memory_values(data), row["id"]),
         )
-        ctx.index_memory(conn, int(row["id"]), _indexed(data))
+        ctx.dialect.index_memory(conn, int(row["id"]), _indexed(data))
     else:
         conn.execute("UPDATE memories SET uid = ? WHERE id = ?", (final_uid, row["id"]))
     if final_uid != local_uid:
@@ -350,8 +343,8 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
             if mine > _fact_rank(other["valid_from"], other["recorded_at"], other["uid"]):
                 closed = other
                 conn.execute(
-                    "UPDATE facts SET valid_to = max(?, valid_from) WHERE id = ?",
-                    (data["valid_from"], other["id"]),
+                    "UPDATE facts SET valid_to = ? WHERE id = ?",
+                    (max(data["valid_from"], other["valid_from"]), other["id"]),
                 )
             else:
                 valid_to = max(other["valid_from"], data["valid_from"])
@@ -375,15 +368,13 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
         data["dismiss_reason"],
     )
     if row is None:
-        fact_id = int(
-            conn.execute(
-                "INSERT INTO facts (project, subject, subject_key, predicate, predicate_key,"
-                " object, valid_from, valid_to, recorded_at, superseded_by, source, memory_id,"
-                " dismissed_at, dismiss_reason, uid)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*values, uid),
-            ).lastrowid
-            or 0
+        fact_id = inserted_id(
+            conn,
+            "INSERT INTO facts (project, subject, subject_key, predicate, predicate_key,"
+            " object, valid_from, valid_to, recorded_at, superseded_by, source, memory_id,"
+            " dismissed_at, dismiss_reason, uid)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*values, uid),
         )
     else:
         fact_id = int(row["id"])
@@ -394,8 +385,8 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
             " dismiss_reason = ? WHERE id = ?",
             (*values, fact_id),
         )
-        conn.execute("DELETE FROM fact_fts WHERE rowid = ?", (fact_id,))
-    full_text.index_fact(conn, fact_id, data["subject"], data["predicate"], data["object"])
+    words = (data["subject"], data["predicate"], data["object"])
+    ctx.dialect.index_fact(conn, fact_id, *words, row is not None)
     waiting = [("superseded_by", superseded_uid)] if superseded_uid and not superseded_id else []
     if data["memory"] and memory_id is None:
         waiting.append(("memory", data["memory"]))
@@ -488,13 +479,11 @@ def _apply_episode(ctx: _Context, record: Record) -> str:
     )
     incoming = [tuple(request) for request in data["requests"]]
     if row is None:
-        episode_id = int(
-            conn.execute(
-                "INSERT INTO episodes (project, tool, started_at, ended_at, summary,"
-                " dismissed_at, dismiss_reason, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (*values, uid),
-            ).lastrowid
-            or 0
+        episode_id = inserted_id(
+            conn,
+            "INSERT INTO episodes (project, tool, started_at, ended_at, summary,"
+            " dismissed_at, dismiss_reason, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (*values, uid),
         )
         _add_requests(conn, episode_id, incoming)
         _log(ctx, "episode", uid, _incoming(record), remote=True)
@@ -527,7 +516,7 @@ def _apply_episode(ctx: _Context, record: Record) -> str:
     return "merged"
 
 
-def _add_requests(conn: sqlite3.Connection, episode_id: int, requests: list[Any]) -> None:
+def _add_requests(conn: SyncConn, episode_id: int, requests: list[Any]) -> None:
     conn.executemany(
         "INSERT INTO episode_requests (episode_id, at, text) VALUES (?, ?, ?)",
         [(episode_id, at, text) for at, text in requests],
@@ -537,7 +526,7 @@ def _add_requests(conn: sqlite3.Connection, episode_id: int, requests: list[Any]
 # -- pending references --------------------------------------------------------------------------
 
 
-def _resolve_pending(conn: sqlite3.Connection) -> None:
+def _resolve_pending(conn: SyncConn) -> None:
     """Fill in the references whose targets have arrived by now."""
     rows = conn.execute(
         "SELECT p.kind, p.key, p.field, p.target, m.id AS found FROM sync_pending p"
@@ -563,7 +552,7 @@ def _resolve_pending(conn: sqlite3.Connection) -> None:
                 f"SELECT {column} FROM rules WHERE id = ?", (row["key"],)
             ).fetchone()
             if current is not None:
-                ids = json.loads(current[0])
+                ids = json_value(current[0])
                 if row["found"] not in ids:
                     conn.execute(
                         f"UPDATE rules SET {column} = ? WHERE id = ?",
@@ -584,13 +573,13 @@ _APPLIERS: dict[str, Callable[[_Context, Record], str]] = {
 
 
 def apply_records(
-    conn: sqlite3.Connection,
+    conn: SyncConn,
     records: list[Record],
     *,
+    dialect: SyncDialect,
     self_id: str,
     now: int,
     projects: tuple[str, ...] | None,
-    index_memory: IndexMemory,
     author: str | None = None,
 ) -> ApplyStats:
     """Apply checked records in order; call inside a write transaction.
@@ -601,9 +590,9 @@ def apply_records(
     Raises:
         ForbiddenError: a record (or the item it would change) is outside ``projects``.
     """
-    ctx = _Context(conn, self_id, now, projects, index_memory, author)
+    ctx = _Context(conn, dialect, self_id, now, projects, author)
     stats = ApplyStats()
-    conn.execute("UPDATE sync_control SET quiet = 1")
+    dialect.set_quiet(conn, True)
     for record in records:
         if record["kind"] == "rule":
             _check_rule(ctx, record["data"]["scope_tier"], record["data"]["scope_name"])
@@ -625,5 +614,32 @@ def apply_records(
             stats.touched_projects.add(project)
     if conn.execute("SELECT 1 FROM sync_pending LIMIT 1").fetchone() is not None:
         _resolve_pending(conn)
-    conn.execute("UPDATE sync_control SET quiet = 0")
+    dialect.set_quiet(conn, False)
+    return stats
+
+
+def apply_page(
+    conn: SyncConn,
+    records: list[Record],
+    *,
+    dialect: SyncDialect,
+    projects: tuple[str, ...] | None,
+    now: int,
+    pull_cursor: tuple[str, int, int] | None,
+    author: str | None,
+) -> ApplyStats:
+    """``apply_records`` with this store's id, then the pull cursor if one is given (in the
+    caller's write transaction: the page and its cursor are kept together or not at all)."""
+    stats = apply_records(
+        conn,
+        records,
+        dialect=dialect,
+        self_id=store_id(conn),
+        now=now,
+        projects=projects,
+        author=author,
+    )
+    if pull_cursor is not None:
+        hub_id, token_id, cursor = pull_cursor
+        set_pull_cursor(conn, hub_id, token_id, cursor, now)
     return stats

@@ -8,10 +8,10 @@ global id (a memory's, fact's or episode's ``uid``, a rule's ``r_`` id); every r
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from aletheia_mem.storage.sync_dialect import SyncConn, json_value
 from aletheia_mem.storage.sync_records import ExportPage, Record, record_project
 
 
@@ -19,11 +19,11 @@ def _in(values: Sequence[object]) -> str:
     return ",".join("?" * len(values))
 
 
-def store_id(conn: sqlite3.Connection) -> str:
+def store_id(conn: SyncConn) -> str:
     return str(conn.execute("SELECT store_id FROM sync_identity").fetchone()[0])
 
 
-def _pending(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> dict[str, list[Any]]:
+def _pending(conn: SyncConn, kind: str, keys: Sequence[str]) -> dict[str, list[Any]]:
     """Unresolved references of these items: key -> [(field, target uid)]."""
     found: dict[str, list[Any]] = {}
     if not keys:
@@ -37,7 +37,7 @@ def _pending(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> dict[s
     return found
 
 
-def _memories(conn: sqlite3.Connection, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _memories(conn: SyncConn, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
     rows = conn.execute(f"SELECT * FROM memories WHERE uid IN ({_in(uids)})", list(uids))
     return {
         row["uid"]: {
@@ -47,8 +47,8 @@ def _memories(conn: sqlite3.Connection, uids: Sequence[str]) -> dict[str, dict[s
             "title": row["title"],
             "text": row["text"],
             "narrative": row["narrative"],
-            "facts": json.loads(row["facts"]),
-            "files": json.loads(row["files"]),
+            "facts": json_value(row["facts"]),
+            "files": json_value(row["files"]),
             "tool": row["tool"],
             "pinned": bool(row["pinned"]),
             "created_at": row["created_at"],
@@ -61,7 +61,7 @@ def _memories(conn: sqlite3.Connection, uids: Sequence[str]) -> dict[str, dict[s
     }
 
 
-def _facts(conn: sqlite3.Connection, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _facts(conn: SyncConn, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
     rows = conn.execute(
         "SELECT f.*, s.uid AS superseded_uid, m.uid AS memory_uid FROM facts f"
         " LEFT JOIN facts s ON s.id = f.superseded_by LEFT JOIN memories m ON m.id = f.memory_id"
@@ -90,20 +90,20 @@ def _facts(conn: sqlite3.Connection, uids: Sequence[str]) -> dict[str, dict[str,
     return found
 
 
-def _uids_of(conn: sqlite3.Connection, table: str, ids: Sequence[int]) -> dict[int, str]:
+def _uids_of(conn: SyncConn, table: str, ids: Sequence[int]) -> dict[int, str]:
     if not ids:
         return {}
     rows = conn.execute(f"SELECT id, uid FROM {table} WHERE id IN ({_in(ids)})", list(ids))
     return {int(row[0]): str(row[1]) for row in rows}
 
 
-def _rules(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _rules(conn: SyncConn, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     rows = conn.execute(f"SELECT * FROM rules WHERE id IN ({_in(ids)})", list(ids)).fetchall()
     pending = _pending(conn, "rule", ids)
     found: dict[str, dict[str, Any]] = {}
     for row in rows:
-        memory_uids = _uids_of(conn, "memories", json.loads(row["evidence_memory_ids"]))
-        fact_uids = _uids_of(conn, "facts", json.loads(row["evidence_fact_ids"]))
+        memory_uids = _uids_of(conn, "memories", json_value(row["evidence_memory_ids"]))
+        fact_uids = _uids_of(conn, "facts", json_value(row["evidence_fact_ids"]))
         evidence = {"memory": set(memory_uids.values()), "fact": set(fact_uids.values())}
         for field, target in pending.get(row["id"], []):
             evidence["memory" if field == "evidence_memory" else "fact"].add(target)
@@ -123,7 +123,7 @@ def _rules(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, dict[str, 
     return found
 
 
-def _episodes(conn: sqlite3.Connection, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _episodes(conn: SyncConn, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
     rows = conn.execute(f"SELECT * FROM episodes WHERE uid IN ({_in(uids)})", list(uids))
     found: dict[str, dict[str, Any]] = {}
     for row in rows.fetchall():
@@ -147,7 +147,7 @@ def _episodes(conn: sqlite3.Connection, uids: Sequence[str]) -> dict[str, dict[s
 _READERS = {"memory": _memories, "fact": _facts, "rule": _rules, "episode": _episodes}
 
 
-def read_items(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> dict[str, Any]:
+def read_items(conn: SyncConn, kind: str, keys: Sequence[str]) -> dict[str, Any]:
     """The current data of these items, by key; missing keys are left out."""
     found: dict[str, Any] = {}
     for start in range(0, len(keys), 500):
@@ -156,7 +156,7 @@ def read_items(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> dict
 
 
 def export_page(
-    conn: sqlite3.Connection,
+    conn: SyncConn,
     *,
     after: int,
     limit: int,

@@ -1,4 +1,4 @@
-"""The PostgreSQL store's memory and fact parts, on a fresh schema per test."""
+"""The PostgreSQL store and its parts, on a fresh schema per test (the production open path)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,16 @@ import pytest
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories
+from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
+
+
+@pytest.fixture
+def pg_store(pg_url: str) -> Iterator[PostgresStore]:
+    store = open_postgres_store(pg_url, pool_size=4)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 @pytest.fixture

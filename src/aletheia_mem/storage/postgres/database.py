@@ -17,18 +17,29 @@ import psycopg
 from psycopg.rows import RowMaker
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, ConflictError, InvalidInputError
 
 # Read as plain files, like the SQLite migrations.
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 # Any constant: the key of the advisory lock that lets one process at a time migrate.
 _MIGRATION_LOCK = 0x616C6574  # "alet"
 DEFAULT_POOL_SIZE = 8
+# Transactions that lost to another writer's (SQLSTATE class 40): worth running again.
+_LOST_TO_ANOTHER_WRITER = (
+    psycopg.errors.DeadlockDetected,
+    psycopg.errors.SerializationFailure,
+    psycopg.errors.TransactionRollback,
+)
 CONNECT_TIMEOUT_S = 10
 
 
 class StoreUnavailableError(AletheiaError):
     """The database cannot be reached, or refused us (told in one line, with no password)."""
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def is_postgres_url(target: str) -> bool:
@@ -90,7 +101,7 @@ class PgDatabase:
             name="aletheia",
         )
         self._closed = threading.Event()
-        with self._unavailable_as_error():  # fail at once, not after the pool's retries
+        with self._as_clear_errors():  # fail at once, not after the pool's retries
             psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
@@ -103,24 +114,32 @@ class PgDatabase:
     @contextmanager
     def read(self) -> Iterator[psycopg.Connection[Row]]:
         """A connection for reads; what it read is one snapshot only within one statement."""
-        with self._unavailable_as_error(), self._pool.connection() as conn:
+        with self._as_clear_errors(), self._pool.connection() as conn:
             yield conn
 
     @contextmanager
     def write(self) -> Iterator[psycopg.Connection[Row]]:
         """One transaction: committed when the block ends, rolled back if it raises."""
-        with self._unavailable_as_error(), self._pool.connection() as conn, conn.transaction():
+        with self._as_clear_errors(), self._pool.connection() as conn, conn.transaction():
             yield conn
 
     @contextmanager
-    def _unavailable_as_error(self) -> Iterator[None]:
+    def _as_clear_errors(self) -> Iterator[None]:
+        """Connection problems become ``StoreUnavailableError``; a value the database refuses
+        (out of range, a NUL character, a broken constraint) an error of the caller's input.
+        A transaction lost to another writer's goes on as it is, for ``write_retrying``."""
         try:
             yield
+        except _LOST_TO_ANOTHER_WRITER:
+            raise  # the caller may run its transaction again
         except (psycopg.OperationalError, PoolTimeout) as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
             raise StoreUnavailableError(
-                f"Cannot reach the PostgreSQL store at {self.display_url}: {first}"
+                f"Cannot reach the PostgreSQL store at {self.display_url}: {_first_line(error)}"
             ) from None
+        except psycopg.errors.UniqueViolation as error:
+            raise ConflictError(f"Already stored: {_first_line(error)}") from None
+        except (psycopg.DataError, psycopg.IntegrityError, UnicodeEncodeError) as error:
+            raise InvalidInputError(f"The store refused a value: {_first_line(error)}") from None
 
     def close(self) -> None:
         if not self._closed.is_set():

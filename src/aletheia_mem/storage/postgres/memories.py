@@ -40,19 +40,17 @@ def memory_from_row(row: Row) -> Memory:
     return Memory(*values)
 
 
+def memory_texts(new: NewMemory) -> tuple[str, ...]:
+    """The columns of ``memory_terms`` a memory is indexed under, in order."""
+    return (new.title, new.text, new.narrative or "", "\n".join(new.facts), "\n".join(new.files))
+
+
 def index_memory(
     conn: psycopg.Connection[Row], memory_id: int, new: NewMemory, totals: full_text.Totals
 ) -> None:
     """(Re)index a memory's words and files in the caller's transaction: every writer of
     memories (saves, work-state lists, sync) goes through here."""
-    texts = (
-        new.title,
-        new.text,
-        new.narrative or "",
-        "\n".join(new.facts),
-        "\n".join(new.files),
-    )
-    full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, texts, totals)
+    full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, memory_texts(new), totals)
     conn.execute("DELETE FROM memory_files WHERE memory_id = %s", (memory_id,))
     if new.files:
         conn.execute(

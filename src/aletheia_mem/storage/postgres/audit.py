@@ -1,0 +1,65 @@
+"""The audit trail on PostgreSQL: who did what, newest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.postgres.database import PgPart
+
+_SELECT = "SELECT at, actor, tool, project, result, detail FROM audit"
+
+
+def insert_audit(conn: psycopg.Connection[Any], entry: AuditEntry) -> None:
+    """Write one audit row in the caller's transaction."""
+    conn.execute(
+        "INSERT INTO audit (at, actor, tool, project, result, detail)"
+        " VALUES (%s, %s, %s, %s, %s, %s)",
+        (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail),
+    )
+
+
+def _entry(row: Any) -> AuditEntry:
+    return AuditEntry(int(row[0]), row[1], row[2], row[3], row[4], row[5])
+
+
+class PgAudit(PgPart):
+    """``AuditLog``."""
+
+    def add_audit(self, entry: AuditEntry) -> None:
+        with self._db.write() as conn:
+            insert_audit(conn, entry)
+
+    def list_audit(self, limit: int) -> list[AuditEntry]:
+        with self._db.read() as conn:
+            rows = conn.execute(_SELECT + " ORDER BY at DESC, id DESC LIMIT %s", (limit,))
+            return [_entry(row) for row in rows.fetchall()]
+
+    def list_audit_page(
+        self,
+        limit: int,
+        actor: str | None,
+        tool: str | None,
+        project: str | None = None,
+        result: str | None = None,
+    ) -> list[AuditEntry]:
+        """The newest audit rows, optionally of one actor, tool, project and result."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                _SELECT + " WHERE (%(actor)s::text IS NULL OR actor = %(actor)s)"
+                " AND (%(tool)s::text IS NULL OR tool = %(tool)s)"
+                " AND (%(project)s::text IS NULL OR project = %(project)s)"
+                " AND (%(result)s::text IS NULL OR result = %(result)s)"
+                " ORDER BY at DESC, id DESC LIMIT %(limit)s",
+                {"actor": actor, "tool": tool, "project": project, "result": result,
+                 "limit": limit},
+            )  # fmt: skip
+            return [_entry(row) for row in rows.fetchall()]
+
+    def last_audit_by_actor(self) -> dict[str, int]:
+        """When each actor last appears in the audit trail."""
+        with self._db.read() as conn:
+            rows = conn.execute("SELECT actor, max(at) FROM audit GROUP BY actor").fetchall()
+        return {str(row[0]): int(row[1]) for row in rows}

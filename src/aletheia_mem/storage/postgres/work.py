@@ -1,0 +1,118 @@
+"""Episodes (sessions of a host) and their requests, and dismissals, on PostgreSQL.
+
+The work-state lists (``put_work_state``, ``keyed_memories``) are memories: see ``memories``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+
+from psycopg import sql
+
+from aletheia_mem.storage.base import AuditEntry, DismissTable, SessionRequest
+from aletheia_mem.storage.postgres.audit import insert_audit
+from aletheia_mem.storage.postgres.database import PgPart
+
+# How many of the newest requests (all projects) recent_requests reads before a full sort.
+_REQUEST_WINDOW = 200
+_DISMISSABLE = frozenset(("memories", "facts", "episodes"))
+
+
+def _table(table: DismissTable) -> sql.Identifier:
+    if table not in _DISMISSABLE:  # a Literal to mypy, any string at run time
+        raise ValueError(f"not a table of dismissable items: {table!r}")
+    return sql.Identifier(table)
+
+
+class PgWork(PgPart):
+    """``WorkStore`` but for the work-state lists."""
+
+    def start_episode(self, project: str, tool: str, at: int) -> int:
+        with self._db.write() as conn:
+            [row] = conn.execute(
+                "INSERT INTO episodes (uid, project, tool, started_at) VALUES (%s, %s, %s, %s)"
+                " RETURNING id",
+                (uuid.uuid4().hex, project, tool, at),
+            ).fetchall()
+            return int(row[0])
+
+    def open_episode(self, uid: str, project: str, tool: str, at: int) -> int:
+        """The episode with this uid, started now if new and open again if it had ended."""
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT INTO episodes (uid, project, tool, started_at) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (uid) DO UPDATE SET ended_at = NULL"
+                " WHERE episodes.ended_at IS NOT NULL",
+                (uid, project, tool, at),
+            )
+            [row] = conn.execute("SELECT id FROM episodes WHERE uid = %s", (uid,)).fetchall()
+            return int(row[0])
+
+    def episode_id_by_uid(self, uid: str) -> int | None:
+        with self._db.read() as conn:
+            row = conn.execute("SELECT id FROM episodes WHERE uid = %s", (uid,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def add_request(self, episode_id: int, text: str, at: int) -> None:
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT INTO episode_requests (episode_id, at, text) VALUES (%s, %s, %s)",
+                (episode_id, at, text),
+            )
+
+    def end_episode(self, episode_id: int, at: int, summary: str | None) -> bool:
+        with self._db.write() as conn:
+            cursor = conn.execute(
+                "UPDATE episodes SET ended_at = %s, summary = coalesce(%s, summary) WHERE id = %s",
+                (at, summary, episode_id),
+            )
+            return cursor.rowcount > 0
+
+    def recent_requests(self, project: str, limit: int) -> list[SessionRequest]:
+        """A project's newest requests (of episodes not dismissed), newest first: looked for
+        among the newest few hundred of every project first, which is one short range of the
+        ``at`` index, and among all of the project's only when those hold too few."""
+        query = (
+            "SELECT r.episode_id, r.at, r.text, e.tool FROM {} r"
+            " JOIN episodes e ON e.id = r.episode_id"
+            " WHERE e.project = %s AND e.dismissed_at IS NULL"
+            " ORDER BY r.at DESC, r.id DESC LIMIT %s"
+        )
+        newest = "(SELECT * FROM episode_requests ORDER BY at DESC, id DESC LIMIT %s)"
+        with self._db.read() as conn:
+            rows = conn.execute(query.format(newest), (_REQUEST_WINDOW, project, limit)).fetchall()
+            if len(rows) < limit:
+                rows = conn.execute(query.format("episode_requests"), (project, limit)).fetchall()
+        return [SessionRequest(int(row[0]), int(row[1]), row[2], row[3]) for row in rows]
+
+    def set_dismissed(
+        self,
+        table: DismissTable,
+        item_id: int,
+        at: int | None,
+        reason: str | None,
+        audit: AuditEntry,
+    ) -> str | None:
+        """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
+
+        Returns the item's project, or None when there is no such item.
+        """
+        with self._db.write() as conn:
+            row = conn.execute(
+                sql.SQL("UPDATE {} SET dismissed_at = %s, dismiss_reason = %s WHERE id = %s"
+                        " RETURNING project").format(_table(table)),
+                (at, reason, item_id),
+            ).fetchone()  # fmt: skip
+            if row is None:
+                return None
+            insert_audit(conn, replace(audit, project=row[0]))
+            return str(row[0])
+
+    def project_of(self, table: DismissTable, item_id: int) -> str | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                sql.SQL("SELECT project FROM {} WHERE id = %s").format(_table(table)),
+                (item_id,),
+            ).fetchone()
+        return None if row is None else str(row[0])

@@ -1,0 +1,94 @@
+"""The PostgreSQL store as a whole: health, dropped connections, errors told clearly."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg
+import pytest
+
+from aletheia_mem.errors import ConflictError, InvalidInputError
+from aletheia_mem.storage.postgres.database import PgDatabase, StoreUnavailableError
+from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
+
+
+def test_health_reports_the_server_schema_and_size(pg_store: PostgresStore) -> None:
+    health = pg_store.health()
+    assert health["connection"] == "ok"
+    assert health["server_version"].split(".")[0].isdigit()
+    assert health["schema"] >= 2
+    assert health["database_size_bytes"] > 0
+    assert health["database"].startswith("aletheia_test_")
+
+
+def test_health_never_shows_the_password(pg_url: str) -> None:
+    with_password = pg_url.replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
+    store = open_postgres_store(with_password)  # trust auth: the password is not checked
+    try:
+        assert "s3cret" not in repr(store.health())
+    finally:
+        store.close()
+
+
+def test_connections_the_server_dropped_are_replaced_by_the_pool(
+    pg_store: PostgresStore, pg_url: str
+) -> None:
+    assert pg_store.list_tokens() == []
+    others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        dropped = admin.execute(f"SELECT count(pg_terminate_backend(pid)) {others}").fetchone()
+        deadline = time.monotonic() + 5
+        while admin.execute(f"SELECT count(*) {others}").fetchone() != (0,):
+            assert time.monotonic() < deadline, "the dropped connections did not end"
+    assert dropped is not None and dropped[0] >= 1
+    assert pg_store.list_tokens() == []
+    assert pg_store.health()["connection"] == "ok"
+
+
+def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_url: str) -> None:
+    db = PgDatabase(pg_url, pool_size=2)
+    both_hold_one = threading.Barrier(2, timeout=5)
+
+    def lock_both(first: int, second: int) -> str:
+        try:
+            with db.write() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (first,))
+                both_hold_one.wait()
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (second,))
+        except psycopg.errors.DeadlockDetected:
+            return "deadlock"
+        return "done"
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            outcomes = sorted(pool.map(lock_both, (1, 2), (2, 1)))
+    finally:
+        db.close()
+    assert outcomes == ["deadlock", "done"]
+
+
+def test_bad_input_is_an_input_error_and_a_taken_key_a_conflict(pg_url: str) -> None:
+    db = PgDatabase(pg_url, pool_size=1)
+    try:
+        with pytest.raises(InvalidInputError, match="out of range"), db.write() as conn:
+            conn.execute("SELECT %s::bigint", (2**70,))
+        with pytest.raises(InvalidInputError, match="surrogates"), db.read() as conn:
+            conn.execute("SELECT %s::text", ("\ud800",))
+        with pytest.raises(ConflictError, match="Already stored"), db.write() as conn:
+            conn.execute("CREATE TEMP TABLE t (k int PRIMARY KEY)")
+            conn.execute("INSERT INTO t VALUES (1), (1)")
+    finally:
+        db.close()
+
+
+def test_an_unreachable_server_is_one_line_without_the_password() -> None:
+    url = "postgresql://hub:s3cret@127.0.0.1:1/team"  # nothing listens on port 1
+    with pytest.raises(StoreUnavailableError) as raised:
+        open_postgres_store(url)
+    message = raised.value.message
+    assert message.startswith(
+        "Cannot reach the PostgreSQL store at postgresql://hub@127.0.0.1:1/team:"
+    )
+    assert "s3cret" not in message and "\n" not in message
