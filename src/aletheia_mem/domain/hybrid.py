@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from aletheia_mem.search.fusion import DEFAULT_FUSION, Fusion, fuse
+from aletheia_mem.search.fusion import (
+    DEFAULT_FUSION,
+    Fusion,
+    fuse,
+    lexical_is_confident,
+    term_cover,
+)
 from aletheia_mem.search.query import is_prose
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.search.semantic.model import SemanticSource
@@ -44,7 +50,10 @@ def search_memories(
         )
         for i in similarity
     }
-    fused = fuse(lexical, similarity, priors, fusion)
+    top = candidates.get(lexical[0]) if lexical else None
+    cover = term_cover(query.terms, indexed_text(top)) if top is not None else 0.0
+    confident = lexical_is_confident(lexical, similarity, cover, fusion)
+    fused = fuse(lexical, similarity, priors, confident, fusion)
     scored = sorted(
         (-score, -candidates[i].created_at, -i) for i, score in fused.items() if i in candidates
     )
@@ -67,6 +76,13 @@ def _lexical_only(query: MemoryQuery, text: str) -> bool:
     lookups, and queries that name an identifier (``is_prose``), whose look-alikes the model
     finds similar; measured, fusing them gains nothing and costs the query's embedding."""
     return query.order != "relevance" or not query.terms or bool(query.file) or not is_prose(text)
+
+
+def indexed_text(memory: Memory) -> str:
+    """The columns the full-text index holds for a memory."""
+    return "\n".join(
+        [memory.title, memory.text, memory.narrative or "", *memory.facts, *memory.files]
+    )
 
 
 def _passes(memory: Memory, query: MemoryQuery) -> bool:

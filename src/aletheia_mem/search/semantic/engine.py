@@ -14,6 +14,7 @@ that starting the stdio server stays as fast as without the extra.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import logging
 import os
 import threading
@@ -45,9 +46,14 @@ def memory_text(memory: PendingMemory) -> str:
 
 
 def load_minilm(files: ModelFiles) -> Embedder:
-    """The all-MiniLM-L6-v2 embedder (numpy; single-threaded BLAS, faster for its small
-    matrices and leaving the other cores to the server)."""
+    """The all-MiniLM-L6-v2 embedder: onnxruntime when installed (the extra brings it) and the
+    weights are the ONNX file, else numpy (single-threaded BLAS, faster for its small matrices
+    and leaving the other cores to the server). Both give the same vectors."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if files.weights.suffix == ".onnx" and importlib.util.find_spec("onnxruntime") is not None:
+        from aletheia_mem.search.semantic.minilm_ort import OrtMiniLM  # off the start path
+
+        return OrtMiniLM(files)
     from aletheia_mem.search.semantic.minilm import MiniLM  # off the start path
 
     return MiniLM(files)
