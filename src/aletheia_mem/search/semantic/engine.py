@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from aletheia_mem.search.semantic.index import VectorIndex
 
 logger = logging.getLogger("aletheia.semantic")
-BATCH = 16
+BATCH = 4  # small: closing waits for the batch in hand (an onnxruntime run cannot be cut short)
 LEASE_MS = 60_000
 POLL_SECONDS = 30.0
 QUERY_CACHE = 256
