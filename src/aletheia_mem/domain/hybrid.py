@@ -6,6 +6,7 @@ for date orders, this is exactly the store's lexical search.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -35,7 +36,11 @@ def search_memories(
     if semantic is None or _lexical_only(query, text):
         return store.search_memories(query, now, ranking)
     depth = max(fusion.depth, query.offset + query.limit)
+    # The query's embedding (onnxruntime, no GIL held) overlaps the store's BM25 ranking.
+    embedding = threading.Thread(target=semantic.embed_query, args=(text,), daemon=True)
+    embedding.start()
     lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
+    embedding.join()
     similar = semantic.rank(text, query.projects, depth, candidates=lexical)
     if similar is None:  # the model is still loading: BM25 alone
         return store.search_memories(query, now, ranking)

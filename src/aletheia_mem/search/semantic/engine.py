@@ -124,6 +124,12 @@ class SemanticEngine:
         extra = index.similarities(query, [i for i in candidates if i not in seen])
         return top + sorted(extra.items(), key=lambda pair: -pair[1])
 
+    def embed_query(self, text: str) -> None:
+        """Embed ``text`` into the query cache, when the model is loaded."""
+        embedder = self._embedder
+        if self._ready.is_set() and embedder is not None:
+            self._query_vector(embedder, text)
+
     def _query_vector(self, embedder: Embedder, text: str) -> Any:
         """The query's vector; agents repeat queries (search, then timeline), so recent ones are
         kept."""

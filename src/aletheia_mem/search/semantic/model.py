@@ -50,6 +50,11 @@ class Embedder(Protocol):
 class SemanticSource(Protocol):
     """What search asks of semantic recall. None means "not ready": rank by BM25 alone."""
 
+    def embed_query(self, text: str) -> None:
+        """Embed ``text`` and keep its vector for the next ``rank`` (nothing while the model is
+        not loaded); search calls it in a thread while the store ranks by BM25."""
+        ...
+
     def rank(
         self,
         text: str,
