@@ -49,7 +49,8 @@ def observe(store, engine, text: str, now: int, depth: int) -> Seen:
     terms = tuple(query_terms(text))
     query = MemoryQuery(terms=terms, projects=(PROJECT,), limit=depth)
     lexical = store.rank_memory_ids(query, now) if terms else []
-    similar = engine.rank(text, (PROJECT,), depth, candidates=lexical) or []
+    similar = engine.rank(text, (PROJECT,), depth, candidates=lexical, feedback=bool(lexical))
+    similar = similar or []
     similarity = dict(similar)
     memories = {m.id: m for m in store.get_memories([*lexical, *similarity])}
     stale = store.stale_memory_ids(list(similarity))

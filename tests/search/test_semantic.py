@@ -232,3 +232,18 @@ def test_numpy_and_onnxruntime_give_the_same_vectors(model) -> None:
     assert [float(a @ b) for a, b in zip(numpy_rows, ort_rows, strict=True)] == pytest.approx(
         [1.0, 1.0], abs=1e-3
     )
+
+
+def test_feedback_moves_the_query_toward_its_nearest_memories() -> None:
+    import numpy as np
+
+    from aletheia_mem.search.semantic.index import VectorIndex
+
+    index = VectorIndex(3)
+    rows = np.eye(3, dtype=np.float32)
+    index.add([1, 2, 3], ["p", "p", "p"], rows)
+    query = np.asarray([0.8, 0.6, 0.0], dtype=np.float32)
+    moved = index.moved_toward(query, [1], 0.5)
+    assert abs(float(moved @ moved) - 1.0) < 1e-5
+    assert float(moved @ rows[0]) > float(query @ rows[0])
+    assert index.moved_toward(query, [99], 0.5) is query  # no vector: unchanged

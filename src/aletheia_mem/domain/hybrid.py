@@ -41,7 +41,7 @@ def search_memories(
     embedding.start()
     lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
     embedding.join()
-    similar = semantic.rank(text, query.projects, depth, candidates=lexical)
+    similar = semantic.rank(text, query.projects, depth, candidates=lexical, feedback=bool(lexical))
     if similar is None:  # the model is still loading: BM25 alone
         return store.search_memories(query, now, ranking)
     candidates = {m.id: m for m in store.get_memories([*lexical, *(i for i, _ in similar)])}

@@ -36,6 +36,11 @@ BATCH = 4  # small: closing waits for the batch in hand (an onnxruntime run cann
 LEASE_MS = 60_000
 POLL_SECONDS = 30.0
 QUERY_CACHE = 256
+# Pseudo-relevance feedback: the query moves toward its nearest memories, then the first pass's
+# top hits are scored again. Measured on bench/retrieval (fused, both halves of the queries):
+# paraphrase MRR 0.127 -> 0.169, R@10 0.266 -> 0.376, exact, identifier and temporal unchanged.
+FEEDBACK_ROWS = 2
+FEEDBACK_WEIGHT = 0.5
 _CATCH_UP_PAGE = 20_000
 Loader = Callable[[ModelFiles], Embedder]
 
@@ -107,6 +112,7 @@ class SemanticEngine:
         projects: tuple[str, ...] | None,
         depth: int,
         candidates: Sequence[int] = (),
+        feedback: bool = False,
     ) -> list[tuple[int, float]] | None:
         """The memories most similar to ``text`` (see ``SemanticSource.rank``), or None while the
         model is not loaded yet."""
@@ -119,7 +125,13 @@ class SemanticEngine:
         self._notice_new_memories()
         self.catch_up()
         query = self._query_vector(embedder, text)
-        top = index.top(query, depth, projects) if depth > 0 else []
+        if feedback and depth > 0:
+            first = [memory_id for memory_id, _ in index.top(query, 2 * depth, projects)]
+            query = index.moved_toward(query, first[:FEEDBACK_ROWS], FEEDBACK_WEIGHT)
+            again = index.similarities(query, first)
+            top = sorted(again.items(), key=lambda pair: -pair[1])[:depth]
+        else:
+            top = index.top(query, depth, projects) if depth > 0 else []
         seen = {memory_id for memory_id, _ in top}
         extra = index.similarities(query, [i for i in candidates if i not in seen])
         return top + sorted(extra.items(), key=lambda pair: -pair[1])

@@ -140,3 +140,13 @@ class VectorIndex:
             return {}
         scores = vectors @ query
         return {memory_id: float(score) for (memory_id, _), score in zip(rows, scores, strict=True)}
+
+    def moved_toward(self, query: Array, ids: Sequence[int], weight: float) -> Array:
+        """``query`` plus ``weight`` times the mean of these memories' vectors, unit length."""
+        with self._lock:
+            rows = [self._rows[i] for i in ids if i in self._rows]
+            vectors = self._matrix[rows] if rows else None
+        if vectors is None:
+            return query
+        moved = query + np.float32(weight) * vectors.mean(axis=0)
+        return np.asarray(moved / max(float(np.linalg.norm(moved)), 1e-12), dtype=np.float32)

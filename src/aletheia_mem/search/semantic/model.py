@@ -61,9 +61,13 @@ class SemanticSource(Protocol):
         projects: tuple[str, ...] | None,
         depth: int,
         candidates: Sequence[int] = (),
+        feedback: bool = False,
     ) -> list[tuple[int, float]] | None:
         """Up to ``depth`` (memory id, similarity) pairs, most similar first (none for depth 0),
-        followed by the similarity of each of ``candidates`` not among them (with a vector)."""
+        followed by the similarity of each of ``candidates`` not among them (with a vector).
+        With ``feedback`` the query is first moved toward its nearest memories (pseudo-relevance
+        feedback), which search asks for only when lexical search found something: with no query
+        word in any memory it pulls toward look-alikes (measured: 5 to 14 % false positives)."""
         ...
 
 
