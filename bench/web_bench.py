@@ -4,9 +4,10 @@ Builds a store (``store_builder``), starts the real ``aletheia-server`` and meas
 page of the UI: its server time (a keep-alive GET on 127.0.0.1, p50 and p95 of ``--rounds``
 requests: the loopback round trip, so an upper bound of the time in the server), and its weight
 (HTML plus the CSS and script it loads, uncompressed). Then, in Debian's Chromium driven by
-Playwright, a search typed in the search box: the time from the request to the list redrawn, and
-a search submitted with Enter (a whole page load, by the browser's Navigation Timing). Prints a
-markdown table with the targets.
+Playwright, a search typed in the search box (the time from the request to the list redrawn), a
+search submitted with Enter (from the key press to the results painted: the script fetches the
+rows, no page load) and a results page opened as a link (a whole page load, by the browser's
+Navigation Timing). Prints a markdown table with the targets.
 """
 
 from __future__ import annotations
@@ -35,6 +36,22 @@ NAVIGATION_MS = (
     "(() => { const n = performance.getEntriesByType('navigation')[0];"
     " return n.domContentLoadedEventEnd - n.startTime; })()"
 )
+# From the Enter key's press to the frame after the results were put in the list.
+ENTER_PROBE = """() => {
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    window.__enterAt = performance.now();
+    delete document.documentElement.dataset.enterMs;
+  }, true);
+  new MutationObserver(() => {
+    const at = window.__enterAt;
+    if (at === undefined) return;
+    window.__enterAt = undefined;
+    requestAnimationFrame(() => setTimeout(() => {
+      document.documentElement.dataset.enterMs = String(performance.now() - at);
+    }));
+  }).observe(document.body, { attributes: true, attributeFilter: ["data-searched"] });
+}"""
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -99,11 +116,12 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def browser_search(url: str, words: list[str]) -> tuple[list[float], list[float]]:
-    """Typed searches (request to list redrawn) and Enter searches (a page load), in ms."""
+def browser_search(url: str, words: list[str]) -> tuple[list[float], list[float], list[float]]:
+    """Typed searches (request to list redrawn), Enter searches (key press to the results
+    painted) and loads of a results page (as a shared link, or without script), in ms."""
     from playwright.sync_api import sync_playwright
 
-    typed, submitted = [], []
+    typed, entered, loaded = [], [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
@@ -116,15 +134,20 @@ def browser_search(url: str, words: list[str]) -> tuple[list[float], list[float]
             page.get_by_role("searchbox").fill(word)
             page.wait_for_selector("body[data-searched]")
             typed.append(float(page.evaluate("+document.body.dataset.searchMs")))
+        page.goto(url + "/")
+        page.evaluate(ENTER_PROBE)
         for word in words:
             page.get_by_role("searchbox").fill(word)
-            with page.expect_navigation():
-                page.get_by_role("searchbox").press("Enter")
-            # The browser's own clock: from the form's submission to the new page parsed and
-            # its script run (Navigation Timing), without Playwright's own round trips.
-            submitted.append(float(page.evaluate(NAVIGATION_MS)))
+            page.get_by_role("searchbox").press("Enter")
+            page.wait_for_selector("html[data-enter-ms]", state="attached")
+            entered.append(float(page.evaluate("+document.documentElement.dataset.enterMs")))
+        for word in words:
+            page.goto(f"{url}/?q={quote(word)}")
+            # The browser's own clock: from the request to the page parsed and its script run
+            # (Navigation Timing), without Playwright's own round trips.
+            loaded.append(float(page.evaluate(NAVIGATION_MS)))
         browser.close()
-    return typed, submitted
+    return typed, entered, loaded
 
 
 def main() -> int:
@@ -151,11 +174,11 @@ def main() -> int:
                 rows.append((label, statistics.median(times), percentile(times, 0.95), weight))
             words = [unquote(path.split("q=")[1]) for _, path in pages(data / DB_FILE_NAME)[1:2]]
             words += ["deploy", "cache", "token", "migration", "retry", "index", "queue"]
-            typed, submitted = browser_search(f"http://127.0.0.1:{port}", words)
+            typed, entered, loaded = browser_search(f"http://127.0.0.1:{port}", words)
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=15)
-    print(table(args.memories, rows, typed, submitted))
+    print(table(args.memories, rows, typed, entered, loaded))
     return 0
 
 
@@ -163,7 +186,8 @@ def table(
     memories: int,
     rows: list[tuple[str, float, float, int]],
     typed: list[float],
-    submitted: list[float],
+    entered: list[float],
+    loaded: list[float],
 ) -> str:
     lines = [
         f"Web UI, {memories:,} memories, 1 server worker",
@@ -182,12 +206,15 @@ def table(
         "",
         "| browser search (Chromium) | p50 ms | max ms | target |",
         "| --- | ---: | ---: | --- |",
-        f"| typed: request to list redrawn | {statistics.median(typed):.0f} | {max(typed):.0f} |"
-        f" <= 150 ms: {'pass' if statistics.median(typed) <= TARGET_SEARCH_MS else 'FAIL'} |",
-        f"| Enter: the results page loaded (Navigation Timing) |"
-        f" {statistics.median(submitted):.0f} | {max(submitted):.0f} |"
-        f" <= 150 ms: {'pass' if statistics.median(submitted) <= TARGET_SEARCH_MS else 'FAIL'} |",
     ]
+    for label, times in (
+        ("typed: request to list redrawn", typed),
+        ("Enter: key press to results painted", entered),
+        ("results page loaded as a link (Navigation Timing)", loaded),
+    ):
+        p50 = statistics.median(times)
+        verdict = "pass" if p50 <= TARGET_SEARCH_MS else "FAIL"
+        lines.append(f"| {label} | {p50:.0f} | {max(times):.0f} | <= 150 ms: {verdict} |")
     return "\n".join(lines)
 
 

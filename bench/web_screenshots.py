@@ -21,6 +21,8 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 from aletheia_mem.clock import system_clock
+from aletheia_mem.config import DB_FILE_NAME
+from aletheia_mem.domain.repositories import note_repository
 from aletheia_mem.hub.tokens import create_token
 from aletheia_mem.storage.base import AuditEntry
 from aletheia_mem.storage.sqlite import SqliteStore
@@ -161,6 +163,12 @@ def main() -> int:
         (cwd / ".git").mkdir(parents=True)
         (cwd / "CLAUDE.md").write_text("# Shop\n\nNotes for agents.\n", encoding="utf-8")
         server, port = start_server(data, cwd, 1)
+        billing = Path(folder) / "billing"  # a repository a coding tool started in
+        (billing / ".git").mkdir(parents=True)
+        (billing / "AGENTS.md").write_text("# Billing\n", encoding="utf-8")
+        memory = SqliteStore(data / DB_FILE_NAME)
+        note_repository(memory.repositories(), billing, system_clock())
+        memory.close()
         hub_db = Path(folder) / "hub.db"
         store = SqliteStore(hub_db)
         admin, _ = create_token(store, system_clock, scope="admin", projects=None, name="ops")

@@ -154,13 +154,18 @@ Quality = dict[str, dict[str, dict[str, float]]]
 Negatives = dict[str, dict[str, float]]
 
 
-def quality(kinds: list[str]) -> tuple[Quality, Negatives]:
+def quality(kinds: list[str], postgres: str | None = None) -> tuple[Quality, Negatives]:
     queries, negatives = load_queries(), load_queries(NEGATIVES)
     path, keys = corpus_store(None)
     store, work = open_copy(path)
     now = now_after(store)
     lexical = ranker(store, keys, now, None)
     results = {"lexical": evaluate(queries, lexical)}
+    if postgres:
+        from pg_lexical import pg_lexical  # psycopg: only with the postgres extra
+
+        results["lexical (postgres)"], line = pg_lexical(postgres, lexical, now)
+        print(line + "\n")
     wrong = {"lexical": false_positives(negatives, lexical)}
     for kind in kinds:
         engine = engine_for(work, kind)
@@ -284,6 +289,7 @@ def main() -> None:
     parser.add_argument("--no-latency", action="store_true")
     parser.add_argument("--tune", action="store_true")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="latency store sizes")
+    parser.add_argument("--postgres", help="also run the lexical queries on PostgreSQL (a URL)")
     args = parser.parse_args()
     if args.tune:
         tune()
@@ -294,7 +300,7 @@ def main() -> None:
         kinds = []
     started = time.perf_counter()
     print(f"## Retrieval quality ({len(load_queries())} queries, {len(load_corpus())} memories)\n")
-    results, wrong = quality(kinds)
+    results, wrong = quality(kinds, args.postgres)
     print(table(results))
     negatives = len(load_queries(NEGATIVES))
     print(f"\n## False positives ({negatives} queries that should find nothing)\n")

@@ -427,3 +427,25 @@ def test_claude_code_like_trace_probes_discover_then_initializes_with_2025_11_25
         assert re.search(r"#1 \d{4}-\d\d-\d\d \[note\] Staging deploys need the VPN", found)
         assert server.close() == 0
     assert [row[2] for row in memory_rows(tmp_path / "data" / "aletheia.db")] == ["claude-code"]
+
+
+def recorded_repositories(tmp_path: Path, **extra: str) -> list[tuple[str, str]]:
+    """The repositories recorded by a server started (and ended) in ``shop/src``."""
+    (tmp_path / "shop" / ".git").mkdir(parents=True)
+    (tmp_path / "shop" / "src").mkdir()
+    env = server_env(tmp_path, ALETHEIA_CWD=str(tmp_path / "shop" / "src"), **extra)
+    done = subprocess.run([str(SERVER)], input=b"", env=env, capture_output=True, timeout=WAIT * 2)
+    assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(tmp_path / "data" / "aletheia.db")
+    try:
+        return db.execute("SELECT path, project FROM repositories").fetchall()
+    finally:
+        db.close()
+
+
+def test_a_server_started_inside_a_work_tree_records_its_repository(tmp_path: Path) -> None:
+    assert recorded_repositories(tmp_path) == [(str((tmp_path / "shop").resolve()), "shop")]
+
+
+def test_an_excluded_project_is_not_recorded(tmp_path: Path) -> None:
+    assert recorded_repositories(tmp_path, ALETHEIA_EXCLUDE="shop") == []

@@ -152,3 +152,14 @@ def test_private_blocks_are_removed_in_any_case_and_across_lines() -> None:
     assert strip_private("a <Private attr='x'>b</PRIVATE > d") == "a  d"
     assert strip_private("keep <private>drop everything after") == "keep "
     assert clean_request("  <private>all</private>  ") == ""
+
+
+def test_session_start_records_the_repository_for_write_to_tools(env: dict[str, str]) -> None:
+    (Path(project_dir(env)) / "src").mkdir()
+    hook(env, "session-start", {"session_id": "s1", "cwd": project_dir(env) + "/src"})
+    store = SqliteStore(Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db")
+    try:
+        seen = [(r.path, r.project) for r in store.repositories().recent(5)]
+    finally:
+        store.close()
+    assert seen == [(str(Path(project_dir(env)).resolve()), "shop")]

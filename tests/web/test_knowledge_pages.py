@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.http_server import RunningServer, running_server
+from aletheia_mem.storage.sqlite import SqliteStore
+from tests.e2e.http_server import RunningServer, running_server, server_env
 from tests.web.browser import axe_violations, mcp_tool, memory_ids
 
 pytestmark = pytest.mark.e2e
@@ -169,3 +175,74 @@ def test_the_rules_page_needs_the_csrf_token_for_every_write(server: RunningServ
     assert reply.status == 403
     assert "Injected rule" not in mcp_tool(server.mcp_url, "list_rules", {})
     assert re.search(rb"security token", reply.body)
+
+
+def start_session_in(root: Path, folder: Path) -> None:
+    """The capture hook of a coding tool starting in ``folder``: it records the repository."""
+    hook = str(Path(sys.executable).parent / "aletheia-hook")
+    env = server_env(root / "data", folder, {"HOME": str(root / "home")})
+    payload = json.dumps({"session_id": "s", "cwd": str(folder)})
+    subprocess.run(
+        [hook, "session-start"], input=payload, capture_output=True, text=True, env=env, timeout=10
+    )
+
+
+def repository_key(folder: Path) -> str:
+    return "repo:" + hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+
+
+def test_write_to_tools_offers_the_repositories_hosts_worked_in_and_nothing_outside_them(
+    server: RunningServer, root: Path, page: Page
+) -> None:
+    mcp_tool(server.mcp_url, "add_rule", {"then": "Keep pull requests small"})
+    other = root / "other"
+    (other / ".git").mkdir(parents=True)
+    (other / "src").mkdir()
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("not yours\n", encoding="utf-8")
+    evil = root / "evil"
+    (evil / ".git").mkdir(parents=True)
+    (evil / "CLAUDE.md").symlink_to(outside / "secret.md")  # a link out of the repository
+    start_session_in(root, other / "src")
+    start_session_in(root, evil)
+    swapped = root / "swapped"
+    (swapped / ".git").mkdir(parents=True)
+    start_session_in(root, swapped)
+    (swapped / ".git").rmdir()
+    swapped.rmdir()
+    swapped.symlink_to(outside)  # recorded as a repository, now a link elsewhere
+    store = SqliteStore(root / "data" / "aletheia.db")
+    try:  # what any process of the user could write into the store
+        for hostile in ("/", "relative", str(outside), str(other / ".." / "other")):
+            store.repositories().remember(hostile, "evil", 1)
+    finally:
+        store.close()
+    page.goto(server.url + "/rules/sync")
+    place = page.locator("section.place", has=page.get_by_role("heading", name=str(other)))
+    added = "+- Always: Keep pull requests small"
+    expect(place.locator("fieldset", has_text=str(other / "CLAUDE.md"))).to_contain_text(added)
+    expect(place.get_by_role("checkbox", name="Write this file (new file)")).to_have_count(6)
+    expect(place.locator("input[type=checkbox]:checked")).to_have_count(2)  # AGENTS, CLAUDE
+    refused = page.locator("section.place", has_text=str(evil))
+    expect(refused).to_contain_text("Not offered:")
+    expect(refused).to_contain_text("outside")
+    expect(refused.get_by_role("checkbox")).to_have_count(0)
+    headings = page.locator("section.place h2").all_inner_texts()
+    assert not any(str(swapped) in h or str(outside) in h or "relative" in h for h in headings)
+    assert not any(h.startswith("/ ") for h in headings)
+    unrecorded = root / "unrecorded"
+    (unrecorded / ".git").mkdir(parents=True)
+    page.evaluate(  # a form edited to name a repository the store never recorded
+        """key => { const input = document.createElement("input");
+        input.type = "hidden"; input.name = "write:" + key; input.value = "1";
+        document.querySelector("form[action='/rules/sync']").append(input); }""",
+        repository_key(unrecorded) + ":claude-code",
+    )
+    page.get_by_role("button", name="Write to tools").click()
+    expect(page.get_by_role("status")).to_contain_text(str(other / "CLAUDE.md"))
+    assert "Keep pull requests small" in (other / "AGENTS.md").read_text(encoding="utf-8")
+    assert not (unrecorded / "CLAUDE.md").exists()
+    assert (outside / "secret.md").read_text(encoding="utf-8") == "not yours\n"
+    assert sorted(os.listdir(outside)) == ["secret.md"]
+    assert axe_violations(page) == []

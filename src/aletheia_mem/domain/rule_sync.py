@@ -7,6 +7,7 @@ never touched. A file without the block gets it appended.
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +16,12 @@ from aletheia_mem.domain.formatting import rule_text
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Rule
+from aletheia_mem.storage.contracts import RuleStore
 from aletheia_mem.storage.files import real_target_inside
-from aletheia_mem.storage.sqlite import SqliteStore
 
 BLOCK_START = "<!-- aletheia:rules:start -->"
 BLOCK_END = "<!-- aletheia:rules:end -->"
+MAX_INSTRUCTIONS_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -136,13 +138,13 @@ def resolve_targets(tools: Sequence[str], root: Path, everything: bool) -> list[
 
 
 def plan_sync(
-    store: SqliteStore, project: str, root: Path, targets: Sequence[Target]
+    store: RuleStore, project: str, root: Path, targets: Sequence[Target]
 ) -> list[SyncChange]:
     """The new text of each target file with the project's enabled rules."""
     return plan_files(rules_for_project(store.list_rules(), project), root, targets)
 
 
-def plan_user_sync(store: SqliteStore, home: Path) -> list[SyncChange]:
+def plan_user_sync(store: RuleStore, home: Path) -> list[SyncChange]:
     """The user-level files with the enabled rules that belong to no one project."""
     rules = [rule for rule in store.list_rules() if rule.scope_tier != "project"]
     return plan_files(rules, home, USER_TARGETS)
@@ -155,10 +157,7 @@ def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> 
     for target in targets:
         path = root / target.path
         real = real_target_inside(path, root)  # refuses a link out of the repository
-        try:
-            old = real.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            old = ""
+        old = _read_instructions(real)
         try:
             new = replace_block(old, block, target.preamble)
         except InvalidInputError as error:
@@ -166,6 +165,27 @@ def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> 
         linked = real != root.resolve() / target.path
         changes.append(SyncChange(path, old, new, real if linked else None))
     return changes
+
+
+def _read_instructions(path: Path) -> str:
+    """An instruction file's text ("" when there is none yet).
+
+    Raises:
+        InvalidInputError: it is no regular file (a folder, a pipe that would never end), too
+            large to be one, or not UTF-8.
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return ""
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInputError(f"{path} is not a regular file; nothing is written to it.")
+    if info.st_size > MAX_INSTRUCTIONS_BYTES:
+        raise InvalidInputError(f"{path} is larger than {MAX_INSTRUCTIONS_BYTES:,} bytes.")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path} is not UTF-8 text; nothing is written to it.") from None
 
 
 def apply_sync(changes: Sequence[SyncChange]) -> list[Path]:

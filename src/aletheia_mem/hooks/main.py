@@ -79,11 +79,10 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
     tool = settings.tool or DEFAULT_TOOL
 
     from aletheia_mem.domain import episodes
-    from aletheia_mem.storage.sqlite import SqliteStore
+    from aletheia_mem.storage.open import open_store
 
-    store = SqliteStore(settings.db_path)
+    store = open_store(settings.db_path, busy_timeout_ms=STORE_WAIT_MS)
     try:
-        store.set_busy_timeout(STORE_WAIT_MS)
         now = system_clock()
         common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}
         if name == "session-start":
@@ -99,6 +98,12 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
                 }
             }
             stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+            stdout.flush()
+            from aletheia_mem.domain.repositories import note_repository, repository_log
+
+            log = repository_log(store)
+            if log is not None:
+                note_repository(log, directory, now)  # for Write to tools
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from aletheia_mem.config import load_settings
 from aletheia_mem.server.mcp import PARSE_ERROR, McpSession, error_response, handle_payload
-from aletheia_mem.server.wiring import close_app, open_app
+from aletheia_mem.server.wiring import close_app, note_working_repository, open_app
 from aletheia_mem.storage.store_file import exits_on_store_problem
 
 logger = logging.getLogger("aletheia")
@@ -95,6 +95,7 @@ def run() -> None:
     settings = load_settings()
     with exits_on_store_problem("aletheia-mcp"):
         app = open_app(settings)
+    note_working_repository(app, settings.cwd)
     session = McpSession(app=app, fixed_caller=settings.tool)
     try:
         serve(session, sys.stdin.buffer, sys.stdout.buffer)

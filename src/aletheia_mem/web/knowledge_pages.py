@@ -7,7 +7,6 @@ from starlette.responses import Response
 
 from aletheia_mem.domain.rules import SCOPE_TIERS
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules
 from aletheia_mem.web.base import Handler, Ui, redirect
@@ -35,7 +34,7 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         as_of=as_of,
         found=found,
         index=[] if subject else facts.subject_index(ui.app, project),
-        projects=sqlite_store(ui.app).project_names(),
+        projects=ui.app.store.project_names(),
     )
 
 
@@ -66,15 +65,15 @@ def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    plans = rules.plan_files(ui.app, ui.root, ui.home)
-    return page(request, "rules_sync.html", section="Rules", plans=plans, written=None)
+    places = rules.plan_places(ui.app, ui.root, ui.home)
+    return page(request, "rules_sync.html", section="Rules", places=places, written=None)
 
 
 def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     chosen = {key.removeprefix("write:") for key, value in form.items() if key.startswith("write:")}
     written = rules.write_files(ui.app, ui.root, ui.home, chosen)
-    plans = rules.plan_files(ui.app, ui.root, ui.home)
-    return page(request, "rules_sync.html", section="Rules", plans=plans, written=written)
+    places = rules.plan_places(ui.app, ui.root, ui.home)
+    return page(request, "rules_sync.html", section="Rules", places=places, written=written)
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (

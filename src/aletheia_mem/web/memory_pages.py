@@ -9,7 +9,6 @@ from starlette.responses import Response
 
 from aletheia_mem.domain.memories import MEMORY_TYPES
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.web import memories
 from aletheia_mem.web.base import Handler, Ui, redirect, safe_next
 from aletheia_mem.web.render import fragment, page
@@ -29,22 +28,36 @@ def _memory_id(request: Request) -> int:
     return int(value)
 
 
-def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    filters = memories.Filters.of(request.query_params)
-    listing = memories.list_memories(ui.app, filters)
+def _more_query(filters: memories.Filters) -> str:
+    """The query string of the next page of the same listing."""
     more = {**filters.values, "offset": str(filters.offset + memories.PAGE_SIZE)}
     if filters.dismissed:
         more["dismissed"] = "1"
+    return urlencode(more)
+
+
+def _results_label(filters: memories.Filters) -> str:
+    if filters.dismissed:
+        return "Dismissed memories, newest first."
+    if filters.searching:
+        return "Search results."
+    return "Newest first; new memories appear here as they are saved."
+
+
+def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    filters = memories.Filters.of(request.query_params)
+    listing = memories.list_memories(ui.app, filters)
     return page(
         request,
         "memories.html",
         section="Memories",
         filters=filters,
         listing=listing,
-        projects=sqlite_store(ui.app).project_names(),
+        projects=ui.app.store.project_names(),
         types=MEMORY_TYPES,
         orders=memories.ORDERS,
-        more_query=urlencode(more),
+        more_query=_more_query(filters),
+        results_label=_results_label(filters),
         live=not (filters.searching or filters.dismissed or filters.offset),
     )
 
@@ -57,13 +70,17 @@ def memory_rows(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         rows = memories.newer_than(ui.app, filters, int(after))
         return fragment(request, "memory_rows.html", rows=rows, facts=[], empty_reason=None)
     listing = memories.list_memories(ui.app, filters)
-    return fragment(
+    response = fragment(
         request,
         "memory_rows.html",
         rows=listing.memories,
         facts=listing.facts,
         empty_reason=listing.empty_reason or ("No memories." if not listing.memories else None),
     )
+    # What the script updates around the rows: the label above them and the More link.
+    response.headers["x-results-label"] = _results_label(filters)
+    response.headers["x-more-query"] = _more_query(filters) if listing.more else ""
+    return response
 
 
 def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:

@@ -3,14 +3,16 @@ and Write to tools, which previews each instruction file's change before writing
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aletheia_mem.domain import rule_sync
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.domain.repositories import known_repositories, repository_log
+from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.calls import call
 
@@ -26,6 +28,18 @@ class FilePlan:
     tool: str
     change: rule_sync.SyncChange
     suggested: bool
+
+
+@dataclass(frozen=True)
+class Place:
+    """A folder of instruction files: a repository (with its project's rules) or the home folder
+    (user level); ``problem`` says why a repository's files are not offered."""
+
+    folder: str
+    level: str
+    project: str | None
+    files: list[FilePlan]
+    problem: str | None = None
 
 
 def all_rules(app: AppContext) -> list[dict[str, Any]]:
@@ -61,25 +75,62 @@ def set_rule(app: AppContext, rule_id: str, action: str) -> None:
     call(app, operation, path={"rule_id": rule_id})
 
 
-def plan_files(app: AppContext, root: Path, home: Path) -> list[FilePlan]:
-    """Every instruction file `rules sync` knows, in the repository and at user level."""
-    store = sqlite_store(app)
-    suggested = {t.path for t in rule_sync.resolve_targets((), root, everything=False)}
-    project = project_for_directory(root)
-    repo = rule_sync.plan_sync(store, project, root, rule_sync.TARGETS)
-    user = rule_sync.plan_user_sync(store, home)
-    plans = [
-        FilePlan(f"repo:{t.tool}", "repository", t.tool, change, t.path in suggested)
-        for t, change in zip(rule_sync.TARGETS, repo, strict=True)
+def _places(app: AppContext, root: Path) -> list[tuple[Path, str]]:
+    """The server's own folder, then each repository the store knows, each once."""
+    places = [(root, project_for_directory(root))]
+    seen = {os.path.realpath(root)}
+    log = repository_log(app.store)
+    for repository, folder in known_repositories(log) if log is not None else []:
+        if str(folder) not in seen:
+            seen.add(str(folder))
+            places.append((folder, repository.project))
+    return places
+
+
+def _repository_place(app: AppContext, folder: Path, project: str) -> Place:
+    key = "repo:" + hashlib.sha256(str(folder).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    try:
+        changes = rule_sync.plan_sync(app.store, project, folder, rule_sync.TARGETS)
+    except (InvalidInputError, ForbiddenError, OSError) as error:  # a link out, a bad file
+        return Place(str(folder), "repository", project, [], _problem(error))
+    suggested = {t.path for t in rule_sync.resolve_targets((), folder, everything=False)}
+    files = [
+        FilePlan(f"{key}:{t.tool}", "repository", t.tool, change, t.path in suggested)
+        for t, change in zip(rule_sync.TARGETS, changes, strict=True)
     ]
-    plans += [
+    return Place(str(folder), "repository", project, files)
+
+
+def plan_places(app: AppContext, root: Path, home: Path) -> list[Place]:
+    """Every instruction file `rules sync` knows: in the server's folder and in each repository
+    the store knows (their project's rules), and at user level (the rules of no one project)."""
+    places = [_repository_place(app, folder, project) for folder, project in _places(app, root)]
+    return [*places, _user_place(app, home)]
+
+
+def _user_place(app: AppContext, home: Path) -> Place:
+    try:
+        user = rule_sync.plan_user_sync(app.store, home)
+    except (InvalidInputError, ForbiddenError, OSError) as error:
+        return Place(str(home), "user", None, [], _problem(error))
+    files = [
         FilePlan(f"user:{t.tool}", "user", t.tool, change, change.path.exists())
         for t, change in zip(rule_sync.USER_TARGETS, user, strict=True)
     ]
-    return plans
+    return Place(str(home), "user", None, files)
+
+
+def _problem(error: AletheiaError | OSError) -> str:
+    return error.message if isinstance(error, AletheiaError) else f"{error.strerror}."
 
 
 def write_files(app: AppContext, root: Path, home: Path, chosen: set[str]) -> list[Path]:
-    """Plan again (the files may have changed since the preview) and write the chosen ones."""
-    changes = [plan.change for plan in plan_files(app, root, home) if plan.key in chosen]
+    """Plan again (the files may have changed since the preview) and write the chosen ones:
+    the form names files by key only, never by path."""
+    changes = [
+        plan.change
+        for place in plan_places(app, root, home)
+        for plan in place.files
+        if plan.key in chosen
+    ]
     return rule_sync.apply_sync(changes)

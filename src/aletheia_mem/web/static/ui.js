@@ -1,5 +1,6 @@
 // Aletheia web UI: a little progressive JavaScript. Every page works without it; with it the
-// Memories list searches as you type and shows new memories without a reload.
+// Memories list searches as you type (and on Enter) without reloading the page, and shows new
+// memories as they are saved.
 "use strict";
 (function () {
   var list = document.getElementById("memories");
@@ -18,14 +19,22 @@
     return found;
   }
 
-  function rows(query) {
+  var label = document.getElementById("results-label");
+  var more = document.getElementById("more");
+
+  function fetchRows(query) {
     return fetch("/memories/rows?" + query.toString(), {
       credentials: "same-origin",
       headers: { Accept: "text/html" },
     }).then(function (response) {
-      if (!response.ok) throw new Error("HTTP " + response.status);
-      return response.text();
+      // A redirect (to the sign-in page) is no list of rows either.
+      if (!response.ok || response.redirected) throw new Error("HTTP " + response.status);
+      return response;
     });
+  }
+
+  function rows(query) {
+    return fetchRows(query).then(function (response) { return response.text(); });
   }
 
   function newestId() {
@@ -45,32 +54,61 @@
     }).catch(function () {});
   }
 
-  function search() {
+  function search(remember) {
     var query = params();
+    var url = "/?" + query.toString();
     var started = performance.now();
     if (pending) pending.abort = true;
     var mine = { abort: false };
     pending = mine;
-    rows(query).then(function (html) {
-      if (mine.abort) return;
-      list.innerHTML = html;
-      var browsing = !query.get("q") && !query.get("file") && !query.get("dismissed");
-      if (browsing) list.setAttribute("data-live", "1");
-      else list.removeAttribute("data-live");
-      history.replaceState(null, "", "/?" + query.toString());
-      document.body.setAttribute("data-search-ms", String(Math.round(performance.now() - started)));
-      document.body.setAttribute("data-searched", query.toString());
-    }).catch(function () {});
+    fetchRows(query).then(function (response) {
+      return response.text().then(function (html) {
+        if (mine.abort) return;
+        show(query, html, response.headers);
+        if (remember) history.pushState(null, "", url);
+        else history.replaceState(null, "", url);
+        shown = location.search;
+        document.body.setAttribute("data-search-ms", String(Math.round(performance.now() - started)));
+        document.body.setAttribute("data-searched", query.toString());
+      });
+    }).catch(function () {
+      // Enter on a search the rows cannot show (a bad date, signed out): load it as a page.
+      if (remember && !mine.abort) location.assign(url);
+    });
+  }
+
+  function show(query, html, headers) {
+    list.innerHTML = html;
+    var browsing = !query.get("q") && !query.get("file") && !query.get("dismissed");
+    if (browsing) list.setAttribute("data-live", "1");
+    else list.removeAttribute("data-live");
+    if (label) label.textContent = headers.get("x-results-label") || label.textContent;
+    if (more) {
+      var next = headers.get("x-more-query") || "";
+      more.hidden = !next;
+      if (next) more.querySelector("a").setAttribute("href", "/?" + next);
+    }
   }
 
   form.addEventListener("input", function (event) {
     if (event.target && event.target.id === "q") {
       clearTimeout(typed);
-      typed = setTimeout(search, DEBOUNCE_MS);
+      typed = setTimeout(function () { search(false); }, DEBOUNCE_MS);
     }
   });
   form.addEventListener("change", function (event) {
-    if (event.target && event.target.id !== "q") search();
+    if (event.target && event.target.id !== "q") search(false);
+  });
+  // Enter (or the Search button): the same rows without reloading the page, kept in history.
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    clearTimeout(typed);
+    search(true);
+  });
+  // Back or Forward to another search reloads it; a jump to #main (the skip link) does not.
+  var shown = location.search;
+  window.addEventListener("popstate", function () {
+    if (location.search !== shown) location.reload();
   });
   setInterval(poll, POLL_MS);
 })();

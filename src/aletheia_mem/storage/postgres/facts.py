@@ -1,0 +1,212 @@
+"""Facts on PostgreSQL: a new value for a subject and predicate supersedes the current one.
+
+Several processes may save a fact for one key at once. The partial unique index ``facts_current``
+keeps one current fact per key; a writer locks the current row (``FOR UPDATE``) before closing
+it, and one that loses a race to insert the first or next version (a unique violation) tries
+again in a savepoint, now seeing the winner's row. A deadlock between two multi-row
+transactions is retried as a whole: the user never sees the race.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors
+
+from aletheia_mem.storage.base import Fact, NewFact
+from aletheia_mem.storage.postgres import full_text
+from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
+from aletheia_mem.storage.sqlite import fact_key
+
+T = TypeVar("T")
+# Bounds on retries: each one follows another writer's commit, so they end quickly.
+_FACT_ATTEMPTS = 50
+_WRITE_ATTEMPTS = 5
+# Fact search weights: subject, predicate, object (as the SQLite store's bm25(fact_fts, ...)).
+FACT_WEIGHTS = (2.0, 1.0, 1.0)
+_FACT_COLUMNS = (
+    "id, uid, project, subject, predicate, object, valid_from, valid_to, recorded_at,"
+    " superseded_by, source, memory_id, dismissed_at"
+)
+
+
+def fact_from_row(row: Row) -> Fact:
+    """A fact from a row of ``_FACT_COLUMNS``."""
+    return Fact(*row[:13])
+
+
+def write_retrying(db: PgDatabase, work: Callable[[psycopg.Connection[Row]], T]) -> T:
+    """Run ``work`` in one transaction, again if it lost a deadlock to another writer."""
+    for attempt in range(_WRITE_ATTEMPTS):
+        try:
+            with db.write() as conn:
+                return work(conn)
+        except (errors.DeadlockDetected, errors.SerializationFailure):
+            if attempt == _WRITE_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def put_fact(
+    conn: psycopg.Connection[Row],
+    new: NewFact,
+    memory_id: int | None,
+    totals: full_text.Totals,
+) -> tuple[Fact, bool]:
+    """Save a fact in the caller's transaction: the same value again returns the current fact
+    (False); a new one closes the current fact and supersedes it (True)."""
+    for _ in range(_FACT_ATTEMPTS):
+        try:
+            with conn.transaction():  # a savepoint: a lost race is undone alone
+                return _put_fact_once(conn, new, memory_id, totals)
+        except errors.UniqueViolation:
+            continue  # another writer saved this key first: its row is visible now
+    raise errors.UniqueViolation(f"fact {new.subject!r} {new.predicate!r} kept changing")
+
+
+def _put_fact_once(
+    conn: psycopg.Connection[Row],
+    new: NewFact,
+    memory_id: int | None,
+    totals: full_text.Totals,
+) -> tuple[Fact, bool]:
+    subject_key, predicate_key = fact_key(new.subject), fact_key(new.predicate)
+    current = conn.execute(
+        f"SELECT {_FACT_COLUMNS} FROM facts WHERE project = %s AND subject_key = %s"
+        " AND predicate_key = %s AND valid_to IS NULL FOR UPDATE",
+        (new.project, subject_key, predicate_key),
+    ).fetchone()
+    if current is not None:
+        if current["object"] == new.object:
+            return fact_from_row(current), False
+        conn.execute(
+            "UPDATE facts SET valid_to = greatest(%s, valid_from) WHERE id = %s",
+            (new.valid_from, current["id"]),
+        )
+    row = conn.execute(
+        "INSERT INTO facts (uid, project, subject, subject_key, predicate, predicate_key,"
+        " object, valid_from, recorded_at, source, memory_id)"
+        f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_FACT_COLUMNS}",
+        (
+            uuid.uuid4().hex,
+            new.project,
+            new.subject,
+            subject_key,
+            new.predicate,
+            predicate_key,
+            new.object,
+            new.valid_from,
+            new.recorded_at,
+            new.source,
+            memory_id,
+        ),
+    ).fetchone()
+    if row is None:
+        raise RuntimeError("INSERT ... RETURNING gave no row")
+    fact = fact_from_row(row)
+    if current is not None:
+        conn.execute("UPDATE facts SET superseded_by = %s WHERE id = %s", (fact.id, current["id"]))
+    full_text.index_row(
+        conn, full_text.FACT_INDEX, fact.id, (new.subject, new.predicate, new.object), totals
+    )
+    return fact, True
+
+
+class PgFacts(PgPart):
+    """The ``FactStore`` of the PostgreSQL store."""
+
+    def add_fact(self, new: NewFact, memory_id: int | None = None) -> tuple[Fact, bool]:
+        def work(conn: psycopg.Connection[Row]) -> tuple[Fact, bool]:
+            with full_text.indexing(conn) as totals:
+                return put_fact(conn, new, memory_id, totals)
+
+        return write_retrying(self._db, work)
+
+    def get_fact(self, fact_id: int) -> Fact | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM facts WHERE id = %s", (fact_id,)
+            ).fetchone()
+        return None if row is None else fact_from_row(row)
+
+    def facts_about(self, subject: str, project: str | None, predicate: str | None) -> list[Fact]:
+        """Every live fact of a subject (all versions), newest validity first."""
+        sql = f"SELECT {_FACT_COLUMNS} FROM facts WHERE subject_key = %s AND dismissed_at IS NULL"
+        params: list[Any] = [fact_key(subject)]
+        if project is not None:
+            sql += " AND project = %s"
+            params.append(project)
+        if predicate is not None:
+            sql += " AND predicate_key = %s"
+            params.append(fact_key(predicate))
+        sql += " ORDER BY valid_from DESC, id DESC"
+        with self._db.read() as conn:
+            return [fact_from_row(row) for row in conn.execute(sql, params).fetchall()]
+
+    def search_facts(
+        self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int
+    ) -> list[Fact]:
+        """Current live facts matching any term, best first (bm25, then newest)."""
+        if not terms:
+            return []
+        phrases = [full_text.phrase_tokens(term) for term in terms]
+        hits, params = full_text.hits_sql(full_text.FACT_INDEX, phrases)
+        sql = (
+            f"WITH h AS ({hits}) SELECT h.i, h.col, h.hits, d.tokens,"
+            " f.id, f.uid, f.project, f.subject, f.predicate, f.object, f.valid_from,"
+            " f.valid_to, f.recorded_at, f.superseded_by, f.source, f.memory_id, f.dismissed_at"
+            " FROM h JOIN facts f ON f.id = h.doc JOIN fact_docs d ON d.fact_id = h.doc"
+            " WHERE f.valid_to IS NULL AND f.dismissed_at IS NULL"
+        )
+        if projects is not None:
+            sql += " AND f.project = ANY (%s)"
+            params.append(list(projects))
+        with self._db.read() as conn:
+            rows = conn.execute(sql, params).fetchall()
+            if not rows:
+                return []
+            counts = full_text.phrase_counts(conn, full_text.FACT_INDEX, phrases)
+            bm25 = full_text.Bm25.of(conn, full_text.FACT_INDEX, counts, FACT_WEIGHTS)
+        found: dict[int, tuple[Fact, int, list[list[tuple[int, int]]]]] = {}
+        for row in rows:
+            fact_id = int(row[4])
+            if fact_id not in found:
+                found[fact_id] = (Fact(*row[4:17]), int(row[3]), [[] for _ in phrases])
+            found[fact_id][2][int(row[0])].append((int(row[1]), int(row[2])))
+        scored = []
+        for fact, tokens, per_phrase in found.values():
+            for phrase_hits in per_phrase:
+                phrase_hits.sort()
+            scored.append((bm25.score(per_phrase, tokens), -fact.recorded_at, fact.id, fact))
+        scored.sort(key=lambda item: item[:3])
+        return [item[3] for item in scored[:limit]]
+
+    def current_facts(self, project: str, limit: int) -> list[Fact]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM facts WHERE project = %s AND valid_to IS NULL"
+                " AND dismissed_at IS NULL ORDER BY recorded_at DESC, id DESC LIMIT %s",
+                (project, limit),
+            ).fetchall()
+        return [fact_from_row(row) for row in rows]
+
+    def existing_fact_ids(self, ids: Sequence[int]) -> set[int]:
+        if not ids:
+            return set()
+        with self._db.read() as conn:
+            rows = conn.execute("SELECT id FROM facts WHERE id = ANY (%s)", (list(ids),))
+            return {int(row[0]) for row in rows.fetchall()}
+
+    def superseded_fact_ids(self, ids: Sequence[int]) -> set[int]:
+        if not ids:
+            return set()
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT id FROM facts WHERE (superseded_by IS NOT NULL OR dismissed_at IS NOT NULL)"
+                " AND id = ANY (%s)",
+                (list(ids),),
+            )
+            return {int(row[0]) for row in rows.fetchall()}

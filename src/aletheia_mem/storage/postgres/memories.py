@@ -1,0 +1,362 @@
+"""Memories on PostgreSQL: saving (with the facts they state), reading, listing, pinning.
+
+Relevance search lives in ``memory_search``; both rank as the SQLite store does.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from typing import Any
+
+import psycopg
+
+from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
+from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, NewFact, NewMemory
+from aletheia_mem.storage.postgres import full_text, memory_search
+from aletheia_mem.storage.postgres.database import PgPart, Row
+from aletheia_mem.storage.postgres.facts import put_fact, write_retrying
+
+_COLUMNS = ", ".join(field.name for field in fields(Memory))
+_M_COLUMNS = ", ".join(f"m.{field.name}" for field in fields(Memory))
+_LAST = "\U0010ffff"  # above every character: the end of a prefix range
+
+
+def _json_list(values: Iterable[Any]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def _json_tuple(text: str) -> tuple[Any, ...]:
+    return () if text == "[]" else tuple(json.loads(text))
+
+
+def memory_from_row(row: Row) -> Memory:
+    """A memory from a row of ``_COLUMNS``, read by position."""
+    values = list(row[:16])
+    values[8], values[9] = _json_tuple(values[8]), _json_tuple(values[9])
+    values[11] = bool(values[11])
+    return Memory(*values)
+
+
+def index_memory(
+    conn: psycopg.Connection[Row], memory_id: int, new: NewMemory, totals: full_text.Totals
+) -> None:
+    """(Re)index a memory's words and files in the caller's transaction: every writer of
+    memories (saves, work-state lists, sync) goes through here."""
+    texts = (
+        new.title,
+        new.text,
+        new.narrative or "",
+        "\n".join(new.facts),
+        "\n".join(new.files),
+    )
+    full_text.index_row(conn, full_text.MEMORY_INDEX, memory_id, texts, totals)
+    conn.execute("DELETE FROM memory_files WHERE memory_id = %s", (memory_id,))
+    if new.files:
+        conn.execute(
+            "INSERT INTO memory_files (memory_id, path, path_reversed)"
+            " SELECT %s, p, reverse(p) FROM unnest(%s::text[]) AS u (p)"
+            " ON CONFLICT DO NOTHING",
+            (memory_id, list(new.files)),
+        )
+
+
+class PgMemories(PgPart):
+    """The ``MemoryStore`` of the PostgreSQL store, with the work-state lists' two methods."""
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def add_memory(self, new: NewMemory, facts: Sequence[NewFact] = ()) -> tuple[Memory, bool]:
+        """Insert a memory, and the facts it states, unless its dedupe key exists (then the
+        facts still count, for the memory found). Returns the memory and whether it is new."""
+
+        def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
+            with full_text.indexing(conn) as totals:
+                memory_id = _keyed_id(conn, new)
+                created = memory_id is None
+                if memory_id is None:
+                    memory_id = self._insert_memory(conn, new, totals)
+                if memory_id is None:  # another writer saved the key since: its row counts
+                    memory_id, created = _taken_id(conn, new), False
+                for fact in facts:  # facts sent again still count: new ones supersede
+                    put_fact(conn, fact, memory_id, totals)
+                return self._read_memory(conn, memory_id), created
+
+        return write_retrying(self._db, work)
+
+    def _insert_memory(
+        self, conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals
+    ) -> int | None:
+        """The new memory's id; None when its dedupe key is taken (by a committed memory)."""
+        row = conn.execute(
+            "INSERT INTO memories (uid, project, type, kind, title, text, narrative, facts, files,"
+            " tool, pinned, created_at, updated_at, dedupe_key)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (project, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
+            " RETURNING id",
+            (
+                uuid.uuid4().hex,
+                new.project,
+                new.type,
+                new.kind,
+                new.title,
+                new.text,
+                new.narrative,
+                _json_list(new.facts),
+                _json_list(new.files),
+                new.tool,
+                int(new.pinned),
+                new.created_at,
+                new.created_at,
+                new.dedupe_key,
+            ),
+        ).fetchone()
+        if row is None:
+            return None
+        memory_id = int(row[0])
+        index_memory(conn, memory_id, new, totals)
+        return memory_id
+
+    @staticmethod
+    def _read_memory(conn: psycopg.Connection[Row], memory_id: int) -> Memory:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = %s", (memory_id,))
+        return memory_from_row(_one(row.fetchone()))
+
+    def put_work_state(self, new: NewMemory) -> int:
+        """Create or replace the work-state list named by ``new.dedupe_key``; its id stays."""
+
+        def work(conn: psycopg.Connection[Row]) -> int:
+            with full_text.indexing(conn) as totals:
+                if _keyed_id(conn, new) is None:
+                    memory_id = self._insert_memory(conn, new, totals)
+                    if memory_id is not None:
+                        return memory_id
+                row = conn.execute(
+                    "UPDATE memories SET title = %s, text = %s, tool = %s, updated_at = %s,"
+                    " dismissed_at = NULL, dismiss_reason = NULL"
+                    " WHERE project = %s AND dedupe_key = %s RETURNING id",
+                    (new.title, new.text, new.tool, new.created_at, new.project, new.dedupe_key),
+                ).fetchone()
+                memory_id = int(_one(row)[0])
+                index_memory(conn, memory_id, new, totals)
+                return memory_id
+
+        return write_retrying(self._db, work)
+
+    def set_pinned(self, memory_id: int, pinned: bool, at: int) -> Memory | None:
+        """Pin or unpin a memory; None when there is no such memory."""
+        with self._db.write() as conn:
+            conn.execute(
+                "UPDATE memories SET pinned = %s, updated_at = %s WHERE id = %s AND pinned != %s",
+                (int(pinned), at, memory_id, int(pinned)),
+            )
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE id = %s", (memory_id,)
+            ).fetchone()
+        return None if row is None else memory_from_row(row)
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def _memories(self, sql: str, params: Sequence[Any]) -> list[Memory]:
+        with self._db.read() as conn:
+            return [memory_from_row(row) for row in conn.execute(sql, params).fetchall()]
+
+    def _ids(self, sql: str, params: Sequence[Any]) -> set[int]:
+        with self._db.read() as conn:
+            return {int(row[0]) for row in conn.execute(sql, params).fetchall()}
+
+    def find_memory(self, project: str, dedupe_key: str) -> Memory | None:
+        found = self._memories(
+            f"SELECT {_COLUMNS} FROM memories WHERE project = %s AND dedupe_key = %s",
+            (project, dedupe_key),
+        )
+        return found[0] if found else None
+
+    def get_memories(self, ids: Sequence[int]) -> list[Memory]:
+        """The memories with these ids, newest first; unknown ids are skipped."""
+        if not ids:
+            return []
+        return self._memories(
+            f"SELECT {_COLUMNS} FROM memories WHERE id = ANY (%s)"
+            " ORDER BY created_at DESC, id DESC",
+            (list(ids),),
+        )
+
+    def get_memory(self, memory_id: int) -> Memory | None:
+        found = self.get_memories([memory_id])
+        return found[0] if found else None
+
+    def memory_heads(self, ids: Sequence[int]) -> list[MemoryHead]:
+        """The heads of the memories with these ids, in that order; unknown ids are skipped."""
+        if not ids:
+            return []
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT id, project, type, title, tool, pinned, created_at FROM memories"
+                " WHERE id = ANY (%s)",
+                (list(ids),),
+            ).fetchall()
+        by_id = {
+            row[0]: MemoryHead(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
+            for row in rows
+        }
+        return [by_id[i] for i in ids if i in by_id]
+
+    def existing_memory_ids(self, ids: Sequence[int]) -> set[int]:
+        if not ids:
+            return set()
+        return self._ids("SELECT id FROM memories WHERE id = ANY (%s)", (list(ids),))
+
+    def dismissed_memory_ids(self, ids: Sequence[int]) -> set[int]:
+        if not ids:
+            return set()
+        return self._ids(
+            "SELECT id FROM memories WHERE dismissed_at IS NOT NULL AND id = ANY (%s)", (list(ids),)
+        )
+
+    def stale_memory_ids(self, ids: Sequence[int]) -> set[int]:
+        """Those of ``ids`` whose stated facts have all been superseded."""
+        if not ids:
+            return set()
+        return self._ids(
+            "SELECT id FROM memory_rank WHERE stale = 1 AND id = ANY (%s)", (list(ids),)
+        )
+
+    def has_memories(self, projects: tuple[str, ...] | None) -> bool:
+        """Whether any live memory exists (in these projects)."""
+        sql, params = "SELECT 1 FROM memories WHERE dismissed_at IS NULL", []
+        if projects is not None:
+            sql += " AND project = ANY (%s)"
+            params.append(list(projects))
+        return bool(self._ids(sql + " LIMIT 1", params))
+
+    def count_memories(self, projects: tuple[str, ...] | None) -> int:
+        sql, params = "SELECT count(*) FROM memories WHERE dismissed_at IS NULL", []
+        if projects is not None:
+            sql += " AND project = ANY (%s)"
+            params.append(list(projects))
+        with self._db.read() as conn:
+            row = conn.execute(sql, params).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def project_names(self, limit: int = 500) -> list[str]:
+        """The projects that have memories, by name: one index seek per project."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "WITH RECURSIVE p (name, n) AS ("
+                " SELECT min(project), 1 FROM memories"
+                " UNION ALL SELECT (SELECT min(project) FROM memories WHERE project > p.name),"
+                " n + 1 FROM p WHERE p.name IS NOT NULL AND n < %s)"
+                " SELECT name FROM p WHERE name IS NOT NULL",
+                (limit,),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def keyed_memories(self, project: str, key_prefix: str, kind: str, limit: int) -> list[Memory]:
+        """A project's live memories of one kind whose dedupe key starts with ``key_prefix``
+        (the work-state lists), newest write first."""
+        return self._memories(
+            f"SELECT {_COLUMNS} FROM memories WHERE project = %s AND dedupe_key >= %s"
+            " AND dedupe_key < %s AND kind = %s AND dismissed_at IS NULL"
+            " ORDER BY updated_at DESC, id DESC LIMIT %s",
+            (project, key_prefix, key_prefix + _LAST, kind, limit),
+        )
+
+    def neighbours(
+        self, anchor: Memory, project: str | None, count: int, later: bool
+    ) -> list[Memory]:
+        """Live memories just before (or after) the anchor in time, nearest first."""
+        sign, direction = (">", "ASC") if later else ("<", "DESC")
+        sql = (
+            f"SELECT {_COLUMNS} FROM memories WHERE dismissed_at IS NULL AND id != %s"
+            f" AND (created_at, id) {sign} (%s, %s)"
+        )
+        params: list[Any] = [anchor.id, anchor.created_at, anchor.id]
+        if project is not None:
+            sql += " AND project = %s"
+            params.append(project)
+        sql += f" ORDER BY created_at {direction}, id {direction} LIMIT %s"
+        return self._memories(sql, [*params, count])
+
+    def recent_memories(
+        self, project: str, limit: int, *, pinned: bool, exclude_kinds: tuple[str, ...]
+    ) -> list[Memory]:
+        """The newest live memories of a project, pinned or unpinned."""
+        return self._memories(
+            f"SELECT {_COLUMNS} FROM memories"
+            " WHERE project = %s AND pinned = %s AND dismissed_at IS NULL"
+            " AND NOT (kind = ANY (%s)) ORDER BY created_at DESC, id DESC LIMIT %s",
+            (project, int(pinned), list(exclude_kinds), limit),
+        )
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search_memories(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[Memory]:
+        """One page of live memories matching the query, in the requested order."""
+        where, params = memory_search.filters(query)
+        if query.file is not None:
+            return self._memories_by_file(query, where, params)
+        if query.terms:
+            ids = self.rank_memory_ids(query, now, ranking)
+            by_id = {memory.id: memory for memory in self.get_memories(ids)}
+            return [by_id[i] for i in ids if i in by_id]
+        sql = f"SELECT {_M_COLUMNS} FROM memories m WHERE " + " AND ".join(where)
+        sql += f" ORDER BY {memory_search.date_order(query)} LIMIT %s OFFSET %s"
+        return self._memories(sql, [*params, query.limit, query.offset])
+
+    def _memories_by_file(
+        self, query: MemoryQuery, where: list[str], params: list[Any]
+    ) -> list[Memory]:
+        path = query.file or ""
+        if query.file_suffix:
+            match = "f.path_reversed >= %s AND f.path_reversed < %s"
+            values: list[Any] = [path[::-1], path[::-1] + _LAST]
+        else:
+            match, values = "f.path = %s", [path]
+        sql = (
+            f"SELECT {_M_COLUMNS} FROM memories m WHERE m.id IN"
+            f" (SELECT f.memory_id FROM memory_files f WHERE {match}) AND "
+            + " AND ".join(where)
+            + " ORDER BY m.created_at DESC, m.id DESC LIMIT %s OFFSET %s"
+        )
+        return self._memories(sql, [*values, *params, query.limit, query.offset])
+
+    def rank_memory_ids(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[int]:
+        """The ids of one page of live memories matching ``query.terms``, best first."""
+        with self._db.read() as conn:
+            return memory_search.rank_memory_ids(conn, query, now, ranking)
+
+
+def _keyed_id(conn: psycopg.Connection[Row], new: NewMemory) -> int | None:
+    """The id of the memory holding ``new``'s dedupe key, if it has one and it is taken.
+
+    Looked up before inserting, as SQLite does, so that a repeated save takes no id from the
+    sequence (the ``#N`` users see stay dense where nothing races)."""
+    if new.dedupe_key is None:
+        return None
+    row = conn.execute(
+        "SELECT id FROM memories WHERE project = %s AND dedupe_key = %s",
+        (new.project, new.dedupe_key),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _taken_id(conn: psycopg.Connection[Row], new: NewMemory) -> int:
+    """The id of the memory a racing writer saved under ``new``'s key (committed by now)."""
+    found = _keyed_id(conn, new)
+    if found is None:
+        raise RuntimeError("a dedupe key conflicted with no memory")
+    return found
+
+
+def _one(row: Row | None) -> Row:
+    """The row a statement of this module always finds (in the transaction that wrote it)."""
+    if row is None:
+        raise RuntimeError("a row written in this transaction is missing")
+    return row

@@ -1,0 +1,180 @@
+"""Relevance search of memories on PostgreSQL, as the SQLite store ranks them.
+
+``SqliteStore.rank_memory_ids`` step by step: the score budget picks the phrases (rarest first
+while their matches fit, else all of them, cut to the newest matches), FTS5's bm25 scores them
+with the column weights of ``search.rank`` (``full_text.Bm25``), the priors of
+``SqliteStore._order`` scale the score in the same order of operations, and ties go to the
+newest, then the highest id: both stores return the same ids in the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from aletheia_mem.search.rank import DAY_MS, Ranking
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.postgres import full_text
+from aletheia_mem.storage.postgres.database import Row
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The phrases a search matches rows with (all of them, or any), their indexes among the
+    query's, and the lowest id it scores (None: all)."""
+
+    phrases: list[list[str]]
+    indexes: list[int]
+    match_all: bool = False
+    newest: int | None = None
+
+
+def rank_memory_ids(
+    conn: psycopg.Connection[Row], query: MemoryQuery, now: int, ranking: Ranking
+) -> list[int]:
+    """The ids of one page of live memories matching ``query.terms``, best first."""
+    if not query.terms:
+        return []
+    phrases = [full_text.phrase_tokens(term) for term in query.terms]
+    index = full_text.MEMORY_INDEX
+    if query.order != "relevance":
+        return _ids_by_date(conn, query, phrases)
+    budget = ranking.score_budget
+    cap = budget + 1 if budget > 0 else None
+    counts = full_text.phrase_counts(conn, index, phrases, cap)
+    selection = _select(conn, phrases, counts, budget)
+    if selection is None:
+        return []
+    if selection.match_all:  # counts past the budget were cut short: count them all
+        counts = full_text.phrase_counts(conn, index, phrases)
+    chosen = [counts[i] for i in selection.indexes]
+    bm25 = full_text.Bm25.of(conn, index, chosen, ranking.bm25_weights())
+    hits = full_text.phrase_hits(
+        conn,
+        index,
+        selection.phrases,
+        match_all=selection.match_all,
+        lowest=selection.newest,
+    )
+    rows = _rank_rows(conn, query, list(hits))
+    return _page(_rank(hits, rows, bm25, now, ranking), query)
+
+
+def filters(query: MemoryQuery) -> tuple[list[str], list[Any]]:
+    """The conditions on ``m`` (memories) of the query's filters, and their parameters."""
+    where = ["m.dismissed_at IS NOT NULL" if query.dismissed else "m.dismissed_at IS NULL"]
+    params: list[Any] = []
+    conditions = (
+        ("m.project = ANY (%s)", None if query.projects is None else list(query.projects)),
+        ("m.type = %s", query.type),
+        ("m.kind = %s", query.kind),
+        ("NOT (m.kind = ANY (%s))", list(query.exclude_kinds) or None),
+        ("m.created_at >= %s", query.since),
+        ("m.created_at < %s", query.until),
+    )
+    for condition, value in conditions:
+        if value is not None:
+            where.append(condition)
+            params.append(value)
+    return where, params
+
+
+def date_order(query: MemoryQuery) -> str:
+    if query.order == "date_asc":
+        return "m.created_at ASC, m.id ASC"
+    return "m.created_at DESC, m.id DESC"
+
+
+def _select(
+    conn: psycopg.Connection[Row], phrases: list[list[str]], counts: list[int], budget: int
+) -> _Selection | None:
+    """The phrases to match and score, as ``SqliteStore._match`` picks them; None: no match.
+
+    A relevance search scores about ``budget`` rows: its phrases rarest first while their
+    matches fit (counts above the budget all count as ``budget + 1``, as SQLite's bounded
+    counts do). When even the rarest is too common, every phrase must match, and if that still
+    matches too much, the newest ``budget + 1`` matches are the ones scored.
+    """
+    if not any(counts):
+        return None
+    if budget <= 0:
+        return _Selection(phrases, list(range(len(phrases))))
+    counted = sorted((min(count, budget + 1), i) for i, count in enumerate(counts))
+    chosen: list[int] = []
+    total = 0
+    for matches, index in counted:
+        if matches > 0 and total + matches <= budget:
+            chosen.append(index)
+            total += matches
+    if chosen:
+        return _Selection([phrases[i] for i in sorted(chosen)], sorted(chosen))
+    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, phrases)
+    row = conn.execute(
+        f"SELECT doc FROM ({hits}) AS h GROUP BY doc HAVING count(DISTINCT i) = %s"
+        " ORDER BY doc DESC LIMIT 1 OFFSET %s",
+        [*params, len(phrases), budget],
+    ).fetchone()
+    newest = None if row is None else int(row[0])
+    return _Selection(phrases, list(range(len(phrases))), match_all=True, newest=newest)
+
+
+def _ids_by_date(
+    conn: psycopg.Connection[Row], query: MemoryQuery, phrases: list[list[str]]
+) -> list[int]:
+    """A page of the memories any phrase occurs in, by date (nothing is scored)."""
+    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, phrases)
+    where, values = filters(query)
+    rows = conn.execute(
+        f"WITH h AS ({hits}) SELECT m.id FROM memories m"
+        f" WHERE m.id IN (SELECT doc FROM h) AND {' AND '.join(where)}"
+        f" ORDER BY {date_order(query)} LIMIT %s OFFSET %s",
+        [*params, *values, query.limit, query.offset],
+    ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def _rank_rows(
+    conn: psycopg.Connection[Row], query: MemoryQuery, ids: list[int]
+) -> dict[int, tuple[int, int, int, int]]:
+    """Of these matching memories, those the filters keep: their token count, creation time,
+    pinned and stale flags (what ranking reads besides the hits)."""
+    if not ids:
+        return {}
+    where, params = filters(query)
+    rows = conn.execute(
+        "SELECT m.id, d.tokens, m.created_at, m.pinned, r.stale FROM memories m"
+        " JOIN memory_rank r ON r.id = m.id JOIN memory_docs d ON d.memory_id = m.id"
+        f" WHERE m.id = ANY (%s) AND {' AND '.join(where)}",
+        [ids, *params],
+    ).fetchall()
+    return {int(row[0]): (int(row[1]), int(row[2]), int(row[3]), int(row[4])) for row in rows}
+
+
+def _rank(
+    hits: dict[int, list[list[tuple[int, int]]]],
+    rows: dict[int, tuple[int, int, int, int]],
+    bm25: full_text.Bm25,
+    now: int,
+    ranking: Ranking,
+) -> list[int]:
+    """Ids best first: bm25 times the priors, computed in the order of SQLite's expression
+    (``SqliteStore._order``), so equal scores stay equal; then newest, then highest id."""
+    scale = ranking.recency_scale_days * DAY_MS
+    boost = ranking.recency_boost * scale
+    keyed = []
+    for doc, (tokens, created_at, pinned, stale) in rows.items():
+        value = (
+            bm25.score(hits[doc], tokens)
+            * (1.0 + ranking.pinned_boost * pinned)
+            * (1.0 + boost / (scale + max(now - created_at, 0)))
+            * (ranking.stale_factor if stale else 1.0)
+        )
+        keyed.append((value, -created_at, -doc))
+    keyed.sort()
+    return [-key[2] for key in keyed]
+
+
+def _page(ids: list[int], query: MemoryQuery) -> list[int]:
+    return ids[query.offset : query.offset + query.limit]
