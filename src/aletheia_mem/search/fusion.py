@@ -13,9 +13,10 @@ query that names an identifier is not fused at all (``domain.hybrid``).
 
 Chosen with ``bench/retrieval/tune_fusion.py`` (the settings keeping exact, identifier and
 temporal MRR within 0.01 of lexical and false positives at most 2 %, best paraphrase MRR):
-paraphrase MRR 0.009 -> 0.127, R@10 0.009 -> 0.266 (the previous fusion: 0.118 and 0.165). The
-model alone reaches 0.202 and 0.376, and no fusion can pass that recall on this benchmark: a
-paraphrase's target is in the lexical top 10 once in 109 queries.
+paraphrase MRR 0.009 -> 0.127, R@10 0.009 -> 0.266 (the previous fusion: 0.118 and 0.165); with
+the semantic side's pseudo-relevance feedback (``SemanticSource.rank``) 0.169 and 0.376. The model
+alone reaches 0.202 and 0.376 with all-MiniLM-L6-v2: a paraphrase's target is in the lexical top
+10 once in 109 queries, so the lexical side adds little recall there.
 """
 
 from __future__ import annotations
