@@ -17,7 +17,14 @@ from dataclasses import dataclass, replace
 from dataset import NEGATIVES, PROJECT, load_queries
 from metrics import evaluate, false_positives
 
-from aletheia_mem.search.fusion import DEFAULT_FUSION, Fusion, fuse
+from aletheia_mem.domain.hybrid import indexed_text
+from aletheia_mem.search.fusion import (
+    DEFAULT_FUSION,
+    Fusion,
+    fuse,
+    lexical_is_confident,
+    term_cover,
+)
 from aletheia_mem.search.query import is_prose, query_terms
 from aletheia_mem.search.rank import DEFAULT_RANKING
 from aletheia_mem.storage.base import MemoryQuery
@@ -35,13 +42,15 @@ class Seen:
     priors: dict[int, float]
     created: dict[int, int]
     prose: bool
+    cover: float  # term_cover of the top lexical hit
 
 
 def observe(store, engine, text: str, now: int, depth: int) -> Seen:
     terms = tuple(query_terms(text))
     query = MemoryQuery(terms=terms, projects=(PROJECT,), limit=depth)
     lexical = store.rank_memory_ids(query, now) if terms else []
-    similar = engine.rank(text, (PROJECT,), depth, candidates=lexical) or []
+    similar = engine.rank(text, (PROJECT,), depth, candidates=lexical, feedback=bool(lexical))
+    similar = similar or []
     similarity = dict(similar)
     memories = {m.id: m for m in store.get_memories([*lexical, *similarity])}
     stale = store.stale_memory_ids(list(similarity))
@@ -52,27 +61,38 @@ def observe(store, engine, text: str, now: int, depth: int) -> Seen:
         for i in similarity
     }
     created = {i: m.created_at for i, m in memories.items()}
-    return Seen(lexical, similarity, priors, created, is_prose(text))
+    cover = term_cover(terms, indexed_text(memories[lexical[0]])) if lexical else 0.0
+    return Seen(lexical, similarity, priors, created, is_prose(text), cover)
 
 
 def ranked(seen: Seen, fusion: Fusion) -> list[int]:
     if not seen.prose:  # not fused (domain.hybrid): the lexical ranking
         return seen.lexical[:10]
-    scores = fuse(seen.lexical, seen.similarity, seen.priors, fusion)
+    confident = lexical_is_confident(seen.lexical, seen.similarity, seen.cover, fusion)
+    scores = fuse(seen.lexical, seen.similarity, seen.priors, confident, fusion)
     order = sorted((-s, -seen.created.get(i, 0), -i) for i, s in scores.items())
     return [-neg for _, _, neg in order[:10]]
 
 
 def grid() -> list[Fusion]:
     return [
-        replace(DEFAULT_FUSION, k=k, semantic_weight=w, margin=m, floor=f, reference_top=r, alone=a)
-        for k, w, m, f, r, a in itertools.product(
-            (2.0, 10.0, 60.0),
-            (2.0, 5.0, 20.0),
-            (-0.1, -0.05, 0.0, 0.05),
-            (0.3, 0.4),
-            (1, 3, 10),
-            (0.0, 0.4, 0.5, 0.6),
+        replace(
+            DEFAULT_FUSION,
+            k=k,
+            confident_weight=3.0,
+            unsure_weight=unsure,
+            cover=cover,
+            agreement=agreement,
+            alone=alone,
+            alone_empty=alone_empty,
+        )
+        for k, unsure, cover, agreement, alone, alone_empty in itertools.product(
+            (1.0, 3.0),
+            (0.0, 0.05, 0.1, 0.2),
+            (0.6, 0.7, 1.01),
+            (0.4, 0.6, 0.8, 1.01),
+            (0.0, 0.3),
+            (0.45, 0.5),
         )
     ]
 

@@ -219,3 +219,31 @@ def test_a_unique_id_finds_its_memory_first_with_semantic_recall_on(call, as_cal
     call("save_memory", text="No-match control qx7k2m9")
     assert engine.wait_caught_up(60)
     assert _ids(call("search", as_caller(semantic=engine), query="qx7k2m9").text)[0] == 6
+
+
+def test_numpy_and_onnxruntime_give_the_same_vectors(model) -> None:
+    assert FILES is not None
+    pytest.importorskip("onnxruntime")
+    from aletheia_mem.search.semantic.minilm import MiniLM
+    from aletheia_mem.search.semantic.minilm_ort import OrtMiniLM
+
+    texts = [REFERENCE_TEXT, "Recursively remove a directory tree.\nshutil.rmtree(path)"]
+    numpy_rows, ort_rows = MiniLM(FILES).embed(texts), OrtMiniLM(FILES).embed(texts)
+    assert [float(a @ b) for a, b in zip(numpy_rows, ort_rows, strict=True)] == pytest.approx(
+        [1.0, 1.0], abs=1e-3
+    )
+
+
+def test_feedback_moves_the_query_toward_its_nearest_memories() -> None:
+    import numpy as np
+
+    from aletheia_mem.search.semantic.index import VectorIndex
+
+    index = VectorIndex(3)
+    rows = np.eye(3, dtype=np.float32)
+    index.add([1, 2, 3], ["p", "p", "p"], rows)
+    query = np.asarray([0.8, 0.6, 0.0], dtype=np.float32)
+    moved = index.moved_toward(query, [1], 0.5)
+    assert abs(float(moved @ moved) - 1.0) < 1e-5
+    assert float(moved @ rows[0]) > float(query @ rows[0])
+    assert index.moved_toward(query, [99], 0.5) is query  # no vector: unchanged

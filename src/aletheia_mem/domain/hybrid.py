@@ -6,10 +6,17 @@ for date orders, this is exactly the store's lexical search.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
-from aletheia_mem.search.fusion import DEFAULT_FUSION, Fusion, fuse
+from aletheia_mem.search.fusion import (
+    DEFAULT_FUSION,
+    Fusion,
+    fuse,
+    lexical_is_confident,
+    term_cover,
+)
 from aletheia_mem.search.query import is_prose
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.search.semantic.model import SemanticSource
@@ -30,8 +37,12 @@ def search_memories(
     if semantic is None or _lexical_only(query, text):
         return store.search_memories(query, now, ranking)
     depth = max(fusion.depth, query.offset + query.limit)
+    # The query's embedding (onnxruntime, no GIL held) overlaps the store's BM25 ranking.
+    embedding = threading.Thread(target=semantic.embed_query, args=(text,), daemon=True)
+    embedding.start()
     lexical = store.rank_memory_ids(replace(query, offset=0, limit=depth), now, ranking)
-    similar = semantic.rank(text, query.projects, depth, candidates=lexical)
+    embedding.join()
+    similar = semantic.rank(text, query.projects, depth, candidates=lexical, feedback=bool(lexical))
     if similar is None:  # the model is still loading: BM25 alone
         return store.search_memories(query, now, ranking)
     candidates = {m.id: m for m in store.get_memories([*lexical, *(i for i, _ in similar)])}
@@ -45,7 +56,10 @@ def search_memories(
         )
         for i in similarity
     }
-    fused = fuse(lexical, similarity, priors, fusion)
+    top = candidates.get(lexical[0]) if lexical else None
+    cover = term_cover(query.terms, indexed_text(top)) if top is not None else 0.0
+    confident = lexical_is_confident(lexical, similarity, cover, fusion)
+    fused = fuse(lexical, similarity, priors, confident, fusion)
     scored = sorted(
         (-score, -candidates[i].created_at, -i) for i, score in fused.items() if i in candidates
     )
@@ -68,6 +82,13 @@ def _lexical_only(query: MemoryQuery, text: str) -> bool:
     lookups, and queries that name an identifier (``is_prose``), whose look-alikes the model
     finds similar; measured, fusing them gains nothing and costs the query's embedding."""
     return query.order != "relevance" or not query.terms or bool(query.file) or not is_prose(text)
+
+
+def indexed_text(memory: Memory) -> str:
+    """The columns the full-text index holds for a memory."""
+    return "\n".join(
+        [memory.title, memory.text, memory.narrative or "", *memory.facts, *memory.files]
+    )
 
 
 def _passes(memory: Memory, query: MemoryQuery) -> bool:

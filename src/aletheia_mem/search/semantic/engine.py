@@ -14,6 +14,7 @@ that starting the stdio server stays as fast as without the extra.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import logging
 import os
 import threading
@@ -31,10 +32,15 @@ if TYPE_CHECKING:
     from aletheia_mem.search.semantic.index import VectorIndex
 
 logger = logging.getLogger("aletheia.semantic")
-BATCH = 16
+BATCH = 4  # small: closing waits for the batch in hand (an onnxruntime run cannot be cut short)
 LEASE_MS = 60_000
 POLL_SECONDS = 30.0
 QUERY_CACHE = 256
+# Pseudo-relevance feedback: the query moves toward its nearest memories, then the first pass's
+# top hits are scored again. Measured on bench/retrieval (fused, both halves of the queries):
+# paraphrase MRR 0.127 -> 0.169, R@10 0.266 -> 0.376, exact, identifier and temporal unchanged.
+FEEDBACK_ROWS = 2
+FEEDBACK_WEIGHT = 0.5
 _CATCH_UP_PAGE = 20_000
 Loader = Callable[[ModelFiles], Embedder]
 
@@ -45,9 +51,14 @@ def memory_text(memory: PendingMemory) -> str:
 
 
 def load_minilm(files: ModelFiles) -> Embedder:
-    """The all-MiniLM-L6-v2 embedder (numpy; single-threaded BLAS, faster for its small
-    matrices and leaving the other cores to the server)."""
+    """The all-MiniLM-L6-v2 embedder: onnxruntime when installed (the extra brings it) and the
+    weights are the ONNX file, else numpy (single-threaded BLAS, faster for its small matrices
+    and leaving the other cores to the server). Both give the same vectors."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if files.weights.suffix == ".onnx" and importlib.util.find_spec("onnxruntime") is not None:
+        from aletheia_mem.search.semantic.minilm_ort import OrtMiniLM  # off the start path
+
+        return OrtMiniLM(files)
     from aletheia_mem.search.semantic.minilm import MiniLM  # off the start path
 
     return MiniLM(files)
@@ -101,6 +112,7 @@ class SemanticEngine:
         projects: tuple[str, ...] | None,
         depth: int,
         candidates: Sequence[int] = (),
+        feedback: bool = False,
     ) -> list[tuple[int, float]] | None:
         """The memories most similar to ``text`` (see ``SemanticSource.rank``), or None while the
         model is not loaded yet."""
@@ -113,10 +125,22 @@ class SemanticEngine:
         self._notice_new_memories()
         self.catch_up()
         query = self._query_vector(embedder, text)
-        top = index.top(query, depth, projects) if depth > 0 else []
+        if feedback and depth > 0:
+            first = [memory_id for memory_id, _ in index.top(query, 2 * depth, projects)]
+            query = index.moved_toward(query, first[:FEEDBACK_ROWS], FEEDBACK_WEIGHT)
+            again = index.similarities(query, first)
+            top = sorted(again.items(), key=lambda pair: -pair[1])[:depth]
+        else:
+            top = index.top(query, depth, projects) if depth > 0 else []
         seen = {memory_id for memory_id, _ in top}
         extra = index.similarities(query, [i for i in candidates if i not in seen])
         return top + sorted(extra.items(), key=lambda pair: -pair[1])
+
+    def embed_query(self, text: str) -> None:
+        """Embed ``text`` into the query cache, when the model is loaded."""
+        embedder = self._embedder
+        if self._ready.is_set() and embedder is not None:
+            self._query_vector(embedder, text)
 
     def _query_vector(self, embedder: Embedder, text: str) -> Any:
         """The query's vector; agents repeat queries (search, then timeline), so recent ones are

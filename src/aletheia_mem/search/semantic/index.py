@@ -10,14 +10,17 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float32]
 _GROWTH = 1.5
-# Past this many rows a search first scans a random projection of the vectors (PROJECTED dims,
-# a third of the bytes), then scores the best PREFILTER_FACTOR * k of them exactly: scanning
-# 100,000 full rows costs about 16 ms of memory traffic, this about 8 ms, and finds 97-98% of
-# the exact top 10 (measured on the benchmark's vectors).
+# Past this many rows a search first scans the vectors projected on their PROJECTED principal
+# axes (a sixth of the bytes), then scores the best PREFILTER_FACTOR * k of them exactly. At
+# 100,000 benchmark memories: the exact scan costs about 16 ms of memory traffic; a random
+# projection to 128 dims with 4,000 rows rescored found 96.7 % of the exact top 50, the principal
+# axes do as well with 64 dims and 2,000 rows, in half the traffic. The axes are fitted on a
+# sample of rows when the index first passes EXACT_ROWS and again each time it doubles.
 EXACT_ROWS = 20_000
-PROJECTED = 128
+PROJECTED = 64
 PREFILTER_FACTOR = 20
-PREFILTER_MIN = 4000
+PREFILTER_MIN = 2000
+FIT_SAMPLE = 10_000
 
 
 class VectorIndex:
@@ -32,10 +35,8 @@ class VectorIndex:
         self.dim = dim
         self._lock = threading.Lock()
         self._matrix: Array = np.zeros((1024, dim), dtype=np.float32)
-        seeded = np.random.default_rng(20261029)
-        self._projection: Array = (
-            seeded.standard_normal((dim, PROJECTED)) / np.sqrt(PROJECTED)
-        ).astype(np.float32)
+        self._projection: Array | None = None  # principal axes, once past EXACT_ROWS
+        self._fitted_at = 0
         self._projected: Array = np.zeros((1024, PROJECTED), dtype=np.float32)
         self._ids: NDArray[np.int64] = np.zeros(1024, dtype=np.int64)
         self._projects: NDArray[np.int32] = np.zeros(1024, dtype=np.int32)
@@ -57,9 +58,21 @@ class VectorIndex:
                     self._ids[row] = memory_id
                     self._size += 1
                 self._matrix[row] = vector
-                self._projected[row] = vector @ self._projection
+                if self._projection is not None:
+                    self._projected[row] = vector @ self._projection
                 code = self._project_codes.setdefault(project, len(self._project_codes))
                 self._projects[row] = code
+            if self._size > EXACT_ROWS and self._size >= 2 * self._fitted_at:
+                self._fit_projection()
+
+    def _fit_projection(self) -> None:
+        """Fit the principal axes on a sample of the rows and project every row on them."""
+        step = max(1, self._size // FIT_SAMPLE)
+        sample = self._matrix[: self._size : step]
+        _, _, axes = np.linalg.svd(sample - sample.mean(axis=0), full_matrices=False)
+        self._projection = np.ascontiguousarray(axes[:PROJECTED].T, dtype=np.float32)
+        self._projected[: self._size] = self._matrix[: self._size] @ self._projection
+        self._fitted_at = self._size
 
     def _grow(self, needed: int) -> None:
         if needed <= len(self._ids):
@@ -83,14 +96,19 @@ class VectorIndex:
         with self._lock:
             size = self._size
             matrix, projected, ids, codes = self._matrix, self._projected, self._ids, self._projects
+            projection = self._projection
             wanted = None
             if projects is not None:
                 wanted = [self._project_codes[p] for p in projects if p in self._project_codes]
-        if size == 0 or (wanted is not None and not wanted):
+                if not wanted:
+                    return []
+                if len(set(wanted)) == len(self._project_codes):
+                    wanted = None  # every row qualifies: no mask to build
+        if size == 0:
             return []
         rows: NDArray[np.int64] | None = None
-        if size > EXACT_ROWS:
-            coarse = projected[:size] @ (query @ self._projection)
+        if size > EXACT_ROWS and projection is not None:
+            coarse = projected[:size] @ (query @ projection)
             if wanted is not None:
                 coarse = np.where(np.isin(codes[:size], wanted), coarse, -np.inf)
             keep = min(size, max(PREFILTER_MIN, PREFILTER_FACTOR * k))
@@ -122,3 +140,13 @@ class VectorIndex:
             return {}
         scores = vectors @ query
         return {memory_id: float(score) for (memory_id, _), score in zip(rows, scores, strict=True)}
+
+    def moved_toward(self, query: Array, ids: Sequence[int], weight: float) -> Array:
+        """``query`` plus ``weight`` times the mean of these memories' vectors, unit length."""
+        with self._lock:
+            rows = [self._rows[i] for i in ids if i in self._rows]
+            vectors = self._matrix[rows] if rows else None
+        if vectors is None:
+            return query
+        moved = query + np.float32(weight) * vectors.mean(axis=0)
+        return np.asarray(moved / max(float(np.linalg.norm(moved)), 1e-12), dtype=np.float32)

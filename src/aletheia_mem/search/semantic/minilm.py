@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +69,34 @@ def _layer_norm(x: Array, weight: Array, bias: Array) -> Array:
     centred = x - mean
     variance = (centred * centred).mean(axis=-1, keepdims=True)
     return np.asarray(centred / np.sqrt(variance + _LN_EPS) * weight + bias, dtype=np.float32)
+
+
+def pad(batch: list[list[int]]) -> tuple[NDArray[np.int64], Array]:
+    """Token-id rows padded to the longest, and the mask of real tokens (1.0)."""
+    length = max(len(ids) for ids in batch)
+    ids = np.zeros((len(batch), length), dtype=np.int64)
+    mask = np.zeros((len(batch), length), dtype=np.float32)
+    for row, tokens in enumerate(batch):
+        ids[row, : len(tokens)] = tokens
+        mask[row, : len(tokens)] = 1.0
+    return ids, mask
+
+
+def embed_in_batches(
+    tokenizer: WordPiece,
+    forward: Callable[[list[list[int]]], Array],
+    texts: Sequence[str],
+    dim: int,
+) -> Array:
+    """``forward`` over batches of token ids of similar length (little padding), one unit row
+    per text in the order given."""
+    encoded = [tokenizer.encode(text, MAX_TOKENS) for text in texts]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out = np.zeros((len(encoded), dim), dtype=np.float32)
+    for start in range(0, len(order), BATCH):
+        chunk = order[start : start + BATCH]
+        out[chunk] = forward([encoded[i] for i in chunk])
+    return out
 
 
 @dataclass(frozen=True)
@@ -142,13 +170,7 @@ class MiniLM:
 
     def embed(self, texts: Sequence[str]) -> Array:
         """Unit-length sentence vectors, one row per text, in the order given."""
-        encoded = [self.tokenizer.encode(text, MAX_TOKENS) for text in texts]
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-        out = np.zeros((len(encoded), self.dim), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
-            out[chunk] = self._forward([encoded[i] for i in chunk])
-        return out
+        return embed_in_batches(self.tokenizer, self._forward, texts, self.dim)
 
     def _forward(self, batch: list[list[int]]) -> Array:
         pooled = self.pooled(batch)
@@ -157,12 +179,8 @@ class MiniLM:
 
     def pooled(self, batch: list[list[int]]) -> Array:
         """Mean-pooled last hidden states (not normalised) of token-id sequences."""
-        length = max(len(ids) for ids in batch)
-        ids = np.zeros((len(batch), length), dtype=np.int64)
-        mask = np.zeros((len(batch), length), dtype=np.float32)
-        for row, tokens in enumerate(batch):
-            ids[row, : len(tokens)] = tokens
-            mask[row, : len(tokens)] = 1.0
+        ids, mask = pad(batch)
+        length = ids.shape[1]
         x = self.word[ids] + self.position[:length] + self.token_type
         x = _layer_norm(x, *self.emb_ln)
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]

@@ -50,15 +50,24 @@ class Embedder(Protocol):
 class SemanticSource(Protocol):
     """What search asks of semantic recall. None means "not ready": rank by BM25 alone."""
 
+    def embed_query(self, text: str) -> None:
+        """Embed ``text`` and keep its vector for the next ``rank`` (nothing while the model is
+        not loaded); search calls it in a thread while the store ranks by BM25."""
+        ...
+
     def rank(
         self,
         text: str,
         projects: tuple[str, ...] | None,
         depth: int,
         candidates: Sequence[int] = (),
+        feedback: bool = False,
     ) -> list[tuple[int, float]] | None:
         """Up to ``depth`` (memory id, similarity) pairs, most similar first (none for depth 0),
-        followed by the similarity of each of ``candidates`` not among them (with a vector)."""
+        followed by the similarity of each of ``candidates`` not among them (with a vector).
+        With ``feedback`` the query is first moved toward its nearest memories (pseudo-relevance
+        feedback), which search asks for only when lexical search found something: with no query
+        word in any memory it pulls toward look-alikes (measured: 5 to 14 % false positives)."""
         ...
 
 
