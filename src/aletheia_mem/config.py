@@ -67,6 +67,7 @@ class HttpSettings:
 
 
 MAX_WORKERS = 32
+MAX_POOL_SIZE = 200  # PostgreSQL connections of one hub process
 
 
 def default_workers() -> int:
@@ -155,6 +156,23 @@ def hub_db_path(env: Mapping[str, str] | None = None) -> Path | str:
     env = os.environ if env is None else env
     named = env.get("ALETHEIA_HUB_DB", "").strip()
     return hub_target(named) if named else data_dir(env) / HUB_DB_RELATIVE
+
+
+def hub_pool_size(env: Mapping[str, str] | None = None) -> int | None:
+    """``ALETHEIA_HUB_POOL_SIZE``: a PostgreSQL hub process's connections at most, or None.
+
+    Raises:
+        InvalidInputError: not a whole number from 1 to ``MAX_POOL_SIZE``.
+    """
+    env = os.environ if env is None else env
+    value = env.get("ALETHEIA_HUB_POOL_SIZE", "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or not 1 <= int(value) <= MAX_POOL_SIZE:
+        raise InvalidInputError(
+            f"ALETHEIA_HUB_POOL_SIZE must be a whole number from 1 to {MAX_POOL_SIZE}."
+        )
+    return int(value)
 
 
 def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from aletheia_mem import __version__
-from aletheia_mem.config import hub_db_path, hub_target, load_settings, parse_port
+from aletheia_mem.config import (
+    MAX_POOL_SIZE,
+    hub_db_path,
+    hub_pool_size,
+    hub_target,
+    load_settings,
+    parse_port,
+)
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.hub import connections
 from aletheia_mem.hub.app import create_hub_app
@@ -36,7 +43,7 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
         description="Serve the team hub: MCP at /mcp and the sync API at /sync/, for tokens"
         " made with `aletheia mcp-link create`.",
         epilog="Environment: ALETHEIA_HUB_DB (instead of --hub-db), ALETHEIA_DATA_DIR,"
-        " ALETHEIA_CWD.",
+        " ALETHEIA_HUB_POOL_SIZE (instead of --pool-size), ALETHEIA_CWD.",
     )
     parser.add_argument("--version", action="version", version=f"{prog}, version {__version__}")
     parser.add_argument(
@@ -79,6 +86,13 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
         help="close a connection whose request headers take longer (default 10)",
     )
     parser.add_argument(
+        "--pool-size",
+        type=int,
+        metavar="N",
+        help="PostgreSQL connections this process keeps at most (default 8; a postgresql://"
+        " hub only): every process's N together must stay under the server's max_connections",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -99,14 +113,20 @@ def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
     """The hub's store (a file path, or a ``postgresql://`` URL) and the port.
 
     Raises:
-        InvalidInputError: a bad port, half a TLS pair, a missing file.
+        InvalidInputError: a bad port, half a TLS pair, a missing file, a pool for a file.
     """
     hub_db = hub_target(args.hub_db) if args.hub_db else hub_db_path()
+    if args.pool_size is None:
+        args.pool_size = hub_pool_size()
+    if args.pool_size is not None and not isinstance(hub_db, str):
+        raise InvalidInputError("--pool-size is for a postgresql:// hub, not a SQLite file.")
     if bool(args.tls_cert) != bool(args.tls_key):
         raise InvalidInputError("--tls-cert and --tls-key go together.")
     for name, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
         if value and not Path(value).is_file():
             raise InvalidInputError(f"{name}: no file at {value}.")
+    if args.pool_size is not None and not 1 <= args.pool_size <= MAX_POOL_SIZE:
+        raise InvalidInputError(f"--pool-size must be from 1 to {MAX_POOL_SIZE}.")
     if args.rate_limit < 0:
         raise InvalidInputError("--rate-limit must be 0 or more.")
     if args.max_connections < 1 or args.max_client_connections < 1:
@@ -137,7 +157,7 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
     settings = load_settings()
     if isinstance(hub_db, Path):
         settings = replace(settings, db_path=hub_db)
-    app = open_hub_app(settings, hub_db)
+    app = open_hub_app(settings, hub_db, pool_size=args.pool_size)
     hosts = served_hosts(args.host, args.allow_host)
     asgi = create_hub_app(
         replace(app, caller="hub"),

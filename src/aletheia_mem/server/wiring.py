@@ -25,9 +25,12 @@ def open_app(settings: Settings) -> AppContext:
     return _context(settings, store, settings.db_path)
 
 
-def open_hub_app(settings: Settings, target: str | Path) -> AppContext:
-    """Open (and migrate) a hub's store: a SQLite file or a ``postgresql://`` database."""
-    store = open_hub_store(target)
+def open_hub_app(
+    settings: Settings, target: str | Path, *, pool_size: int | None = None
+) -> AppContext:
+    """Open (and migrate) a hub's store: a SQLite file or a ``postgresql://`` database (with
+    ``pool_size`` connections at most; None keeps the store's default)."""
+    store = open_hub_store(target, pool_size=pool_size)
     return _context(settings, store, target if isinstance(target, Path) else None)
 
 

@@ -39,12 +39,17 @@ def open_store(path: Path, *, busy_timeout_ms: int | None = None) -> Store:
     return store
 
 
-def open_hub_store(target: str | Path) -> HubStore:
-    """A hub's store: a SQLite file, or a PostgreSQL database for a ``postgresql://`` URL."""
+def open_hub_store(target: str | Path, *, pool_size: int | None = None) -> HubStore:
+    """A hub's store: a SQLite file, or a PostgreSQL database for a ``postgresql://`` URL
+    (``pool_size``: its connections at most; None keeps the default)."""
     if isinstance(target, str) and is_database_url(target):
         # Imported only here: psycopg is the optional ``postgres`` extra.
         from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
 
-        store: HubStore = open_postgres_store(target)
+        store: HubStore = (
+            open_postgres_store(target)
+            if pool_size is None
+            else open_postgres_store(target, pool_size)
+        )
         return store
     return SqliteStore(Path(target))

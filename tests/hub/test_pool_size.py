@@ -1,0 +1,90 @@
+"""`aletheia-sync --pool-size` (and ALETHEIA_HUB_POOL_SIZE): a hub process's PostgreSQL connections.
+
+An operator running several processes on one database sizes max_connections as processes times
+pool size; the flag must bound what one process really opens.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from aletheia_mem.hub.main import main
+from tests.hub.helpers import Hub, running_hub
+
+BURST = 24
+
+
+def connections_to(database_url: str) -> int:
+    """Backends on the database, this query's own left out."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def burst_of_searches(hub: Hub) -> None:
+    """``BURST`` sessions searching at once: a pool allowed to grow would open more."""
+    token = hub.token("sync", ("shop",), "burst")
+    sessions = [hub.initialize(token) for _ in range(BURST)]
+
+    def search(session: str) -> bool:
+        return hub.call_tool(token, session, "search", query="deploy", project="shop")[1]
+
+    with ThreadPoolExecutor(BURST) as pool:
+        assert not any(pool.map(search, sessions * 4))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_a_hub_process_opens_no_more_connections_than_its_pool_size(
+    pg_url: str, pg_database: str, tmp_path: Path, how: str
+) -> None:
+    extra = ("--pool-size", "2") if how == "flag" else ()
+    env = {"ALETHEIA_HUB_POOL_SIZE": "2"} if how == "environment" else {}
+    with running_hub(pg_url, *extra, "--rate-limit", "0", env=env) as hub:
+        burst_of_searches(hub)
+        assert 1 <= connections_to(pg_database) <= 2
+
+
+@pytest.mark.e2e
+def test_without_a_pool_size_a_busy_hub_process_opens_more_than_two(
+    pg_url: str, pg_database: str, tmp_path: Path
+) -> None:
+    """The check above can fail: the same burst makes a default pool grow past two."""
+    with running_hub(pg_url, "--rate-limit", "0") as hub:
+        burst_of_searches(hub)
+        assert connections_to(pg_database) > 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--pool-size", "3"], "--pool-size is for a postgresql:// hub, not a SQLite file."),
+        (["--pool-size", "0"], "--pool-size must be from 1 to 200."),
+    ],
+)
+def test_a_pool_size_for_a_file_or_out_of_range_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    target = "postgresql://nobody@127.0.0.1:1/none" if "0" in argv else str(tmp_path / "hub.db")
+    with pytest.raises(SystemExit) as stopped:
+        main(["--hub-db", target, *argv])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == f"aletheia-sync: {message}\n"
+
+
+def test_a_bad_pool_size_in_the_environment_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALETHEIA_HUB_POOL_SIZE", "many")
+    with pytest.raises(SystemExit) as stopped:
+        main(["--hub-db", "postgresql://nobody@127.0.0.1:1/none"])
+    assert stopped.value.code == 2
+    assert "ALETHEIA_HUB_POOL_SIZE must be a whole number from 1 to 200." in capsys.readouterr().err
