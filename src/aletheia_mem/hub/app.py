@@ -8,7 +8,6 @@ then the route. The MCP handling is the HTTP server's, with each session bound t
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterable
 
 from anyio import to_thread
@@ -24,6 +23,7 @@ from aletheia_mem.hub.gate import make_gate, token_app
 from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import verify_token
+from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
 from aletheia_mem.server.http import McpEndpoint
 from aletheia_mem.server.mcp import McpSession
@@ -147,7 +147,7 @@ def _token_of(request: Request) -> HubToken:
     return token
 
 
-def hub_mcp_endpoint(hub: AppContext, writes: threading.Lock) -> McpEndpoint:
+def hub_mcp_endpoint(hub: AppContext, writes: WriteTurns) -> McpEndpoint:
     """``/mcp`` for tokens: each session runs as its token and only that token may use it."""
 
     def new_session(request: Request) -> McpSession:
@@ -172,6 +172,7 @@ def create_hub_app(
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
     failures: AuthFailures | None = None,
+    writes: WriteTurns | None = None,
 ) -> ASGIApp:
     """The whole hub: token check, rate limit, guard, then ``/mcp`` and ``/sync/``.
 
@@ -181,8 +182,9 @@ def create_hub_app(
         allowed_hosts: host names served besides loopback ones (a tunnel's public name).
         allowed_origins: browser origins allowed besides loopback ones.
         failures: failed authentications per client address (default: 20 per minute).
+        writes: how writing threads take turns (default: one at a time, as SQLite needs).
     """
-    writes = threading.Lock()  # one writing thread at a time (see make_gate)
+    writes = writes or write_turns(serial=True)  # see make_gate
     endpoint = hub_mcp_endpoint(hub, writes)
     refusals = audit.RefusalLog(hub, writes)
     metered = BatchMeter(endpoint, limiter, refusals.limited)

@@ -3,13 +3,13 @@ the arguments' values."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Literal
 
 from anyio import to_thread
 
 from aletheia_mem.domain import dismissals
 from aletheia_mem.errors import AletheiaError
+from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.base import AuditEntry
@@ -145,7 +145,7 @@ class RefusalLog:
     """Audit rows of requests refused before any tool ran (no token, rate limit), written on a
     worker thread so the event loop never waits for the store."""
 
-    def __init__(self, hub: AppContext, writes: threading.Lock) -> None:
+    def __init__(self, hub: AppContext, writes: WriteTurns) -> None:
         self.hub = hub
         self.writes = writes
 

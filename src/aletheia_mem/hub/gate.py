@@ -7,13 +7,13 @@ its outcome.
 from __future__ import annotations
 
 import logging
-import threading
 from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
 
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
+from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.mcp import ToolGate, argument_problem
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
@@ -35,11 +35,11 @@ def refusal(spec: ToolSpec, token: HubToken) -> ToolResult | None:
     return None
 
 
-def make_gate(hub: AppContext, token: HubToken, writes: threading.Lock) -> ToolGate:
+def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
     """A gate for the MCP sessions of one token.
 
-    ``writes`` lets one thread of the hub write at a time: threads then queue on a lock that
-    wakes them at once, instead of in SQLite's busy handler, which sleeps in steps of milliseconds.
+    ``writes`` makes the hub's writing threads take turns where the store needs it (SQLite; see
+    ``write_turns``).
     """
     app = token_app(hub, token)
 

@@ -29,6 +29,7 @@ from aletheia_mem.hub import connections
 from aletheia_mem.hub.app import create_hub_app
 from aletheia_mem.hub.log_bounds import bound_every_handler
 from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
+from aletheia_mem.hub.write_turns import write_turns
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import hub_store, open_hub_app
 from aletheia_mem.storage.store_file import exits_on_store_problem
@@ -164,6 +165,7 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
         limiter=SharedRateLimiter(hub_store(app).rate_windows(), args.rate_limit, clock=app.clock),
         allowed_hosts=hosts,
         allowed_origins=args.allow_origin,
+        writes=write_turns(serial=isinstance(hub_db, Path)),  # PostgreSQL: no turns
     )
     try:
         run_until_signal(

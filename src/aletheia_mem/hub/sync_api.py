@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from anyio import to_thread
@@ -20,6 +19,7 @@ from starlette.routing import Route
 from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
+from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records
@@ -63,7 +63,7 @@ def _whole(body: dict[str, Any], name: str, default: int) -> int:
 class SyncApi:
     """The three sync endpoints over one hub store."""
 
-    def __init__(self, hub: AppContext, writes: threading.Lock) -> None:
+    def __init__(self, hub: AppContext, writes: WriteTurns) -> None:
         self.hub = hub
         self.writes = writes
 
