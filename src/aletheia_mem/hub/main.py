@@ -24,7 +24,12 @@ from aletheia_mem.config import (
     load_settings,
     parse_port,
 )
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.errors import (
+    AletheiaError,
+    InvalidInputError,
+    StoreBrokenError,
+    StoreReadOnlyError,
+)
 from aletheia_mem.hub import connections
 from aletheia_mem.hub.app import create_hub_app
 from aletheia_mem.hub.log_bounds import bound_every_handler
@@ -158,7 +163,13 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
     settings = load_settings()
     if isinstance(hub_db, Path):
         settings = replace(settings, db_path=hub_db)
-    app = open_hub_app(settings, hub_db, pool_size=args.pool_size)
+    try:
+        app = open_hub_app(settings, hub_db, pool_size=args.pool_size)
+    except (StoreBrokenError, StoreReadOnlyError):
+        raise  # exits_on_store_problem tells these, with their own exit codes
+    except AletheiaError as error:  # PostgreSQL unreachable, or refusing the role: one line
+        sys.stderr.write(f"aletheia-sync: {error.message}\n")
+        return 1
     hosts = served_hosts(args.host, args.allow_host)
     asgi = create_hub_app(
         replace(app, caller="hub"),

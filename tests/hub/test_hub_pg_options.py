@@ -1,4 +1,4 @@
-"""`aletheia-sync --pool-size` (and ALETHEIA_HUB_POOL_SIZE): a hub process's PostgreSQL connections.
+"""`aletheia-sync` on PostgreSQL: `--pool-size` (ALETHEIA_HUB_POOL_SIZE) and an unreachable server.
 
 An operator running several processes on one database sizes max_connections as processes times
 pool size; the flag must bound what one process really opens.
@@ -88,3 +88,15 @@ def test_a_bad_pool_size_in_the_environment_is_refused_in_one_line(
         main(["--hub-db", "postgresql://nobody@127.0.0.1:1/none"])
     assert stopped.value.code == 2
     assert "ALETHEIA_HUB_POOL_SIZE must be a whole number from 1 to 200." in capsys.readouterr().err
+
+
+def test_an_unreachable_database_stops_the_hub_in_one_line_without_the_password(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--hub-db", "postgresql://hub:s3cret-pw@127.0.0.1:1/none", "--port", "0"])
+    assert stopped.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("aletheia-sync: Cannot reach the PostgreSQL store at")
+    assert "postgresql://hub@127.0.0.1:1/none" in err
+    assert "s3cret-pw" not in err and "Traceback" not in err and err.count("\n") == 1
