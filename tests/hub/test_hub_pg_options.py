@@ -6,6 +6,7 @@ pool size; the flag must bound what one process really opens.
 
 from __future__ import annotations
 
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -100,3 +101,16 @@ def test_an_unreachable_database_stops_the_hub_in_one_line_without_the_password(
     assert err.startswith("aletheia-sync: Cannot reach the PostgreSQL store at")
     assert "postgresql://hub@127.0.0.1:1/none" in err
     assert "s3cret-pw" not in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_postgres_url_without_the_postgres_extra_says_how_to_install_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "aletheia_mem.storage.postgres.store", None)  # not installed
+    with pytest.raises(SystemExit) as stopped:
+        main(["--hub-db", "postgresql://hub@127.0.0.1:1/none", "--port", "0"])
+    assert stopped.value.code == 1
+    assert capsys.readouterr().err == (
+        "aletheia-sync: A postgresql:// hub needs the postgres extra:"
+        " pipx install 'aletheia-mem[postgres]' (or pip install 'aletheia-mem[postgres]').\n"
+    )

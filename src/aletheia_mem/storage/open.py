@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aletheia_mem.config import is_database_url
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import HubStore, Store
 from aletheia_mem.storage.sqlite import SqliteStore
 
@@ -41,10 +42,20 @@ def open_store(path: Path, *, busy_timeout_ms: int | None = None) -> Store:
 
 def open_hub_store(target: str | Path, *, pool_size: int | None = None) -> HubStore:
     """A hub's store: a SQLite file, or a PostgreSQL database for a ``postgresql://`` URL
-    (``pool_size``: its connections at most; None keeps the default)."""
+    (``pool_size``: its connections at most; None keeps the default).
+
+    Raises:
+        InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+    """
     if isinstance(target, str) and is_database_url(target):
         # Imported only here: psycopg is the optional ``postgres`` extra.
-        from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
+        try:
+            from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            raise InvalidInputError(
+                "A postgresql:// hub needs the postgres extra:"
+                " pipx install 'aletheia-mem[postgres]' (or pip install 'aletheia-mem[postgres]')."
+            ) from None
 
         store: HubStore = (
             open_postgres_store(target)
