@@ -39,7 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from corpus import queries
-from http_bench import Connection, percentile, run_clients, run_loop
+from http_bench import Connection, percentile, process_cpu_seconds, run_clients, run_loop
 from hub_bench import run_sync
 from store_builder import build_store
 
@@ -128,6 +128,17 @@ def used(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(value - before.get(pid, 0.0) for pid, value in after.items())
 
 
+def machine_times() -> tuple[int, int]:
+    """(idle, total) jiffies of all cores so far, from the first line of /proc/stat."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[3] + fields[4], sum(fields[:8])  # idle + iowait; user..steal
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    idle, total = after[0] - before[0], after[1] - before[1]
+    return 1.0 - idle / total if total else float("nan")
+
+
 def backend_pids(admin: psycopg.Connection[Any], database: str) -> list[int]:
     """The PostgreSQL backends connected to ``database`` (on this machine: our hubs' pools)."""
     rows = admin.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (database,))
@@ -190,6 +201,8 @@ class Run:
     latencies: list[float]
     hub_cpu_s: float
     db_cpu_s: float | None  # None for SQLite: the hub process does the database's work
+    client_cpu_s: float  # this process: the 8 clients
+    machine_busy: float  # share of all cores busy (anyone's work), from /proc/stat
 
     @property
     def rate(self) -> float:
@@ -216,18 +229,22 @@ def measure(
     thread.start()
     time.sleep(max(0.0, start - time.perf_counter()))
     hub_pids = [pid for pid, _ in procs]
-    hub_before = cpu_of(hub_pids)
+    hub_before, machine_before = cpu_of(hub_pids), machine_times()
     db_before = cpu_of(db_pids()) if db_pids else None
+    client_before = process_cpu_seconds()
     time.sleep(max(0.0, stop - time.perf_counter()))
-    hub_after = cpu_of(hub_pids)
+    hub_after, machine_after = cpu_of(hub_pids), machine_times()
     db_after = cpu_of(db_pids()) if db_pids else None
+    client_cpu = process_cpu_seconds() - client_before
     thread.join(timeout=seconds + 60)
     errors = [error for client in clients for error in client.errors]
     if errors:
         raise SystemExit(f"{label} {tool}: {len(errors)} calls failed, e.g. {errors[0]}")
     db_cpu = used(db_before, db_after) if db_before is not None and db_after else None
     latencies = sorted(t for client in clients for t in client.latencies)
-    return Run(label, tool, len(procs), seconds, latencies, used(hub_before, hub_after), db_cpu)
+    hub_cpu = used(hub_before, hub_after)
+    busy = busy_share(machine_before, machine_after)
+    return Run(label, tool, len(procs), seconds, latencies, hub_cpu, db_cpu, client_cpu, busy)
 
 
 # --- the database ----------------------------------------------------------------------------
@@ -310,19 +327,22 @@ def bench_throughput(
 def throughput_table(runs: list[Run]) -> str:
     lines = [
         "| hub | tool | processes | calls/s | p50 ms | p95 ms | hub CPU ms/call"
-        " | PG CPU ms/call | vs 1 PG process |",
-        "|---|---|---|---|---|---|---|---|---|",
+        " | PG CPU ms/call | client CPU ms/call | cores used (hub+PG+clients) | machine busy"
+        " | vs 1 PG process |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     one = {run.tool: run.rate for run in runs if run.label == "postgresql" and run.processes == 1}
     for run in runs:
         calls = max(1, len(run.latencies))
         db = "-" if run.db_cpu_s is None else f"{run.db_cpu_s / calls * 1000:.2f}"
         ratio = f"{run.rate / one[run.tool]:.2f}" if run.label == "postgresql" else "-"
+        cores = (run.hub_cpu_s + (run.db_cpu_s or 0.0) + run.client_cpu_s) / run.seconds
         lines.append(
             f"| {run.label} | {run.tool} | {run.processes} | {run.rate:,.0f}"
             f" | {percentile(run.latencies, 0.5) * 1000:.1f}"
             f" | {percentile(run.latencies, 0.95) * 1000:.1f}"
-            f" | {run.hub_cpu_s / calls * 1000:.2f} | {db} | {ratio} |"
+            f" | {run.hub_cpu_s / calls * 1000:.2f} | {db} | {run.client_cpu_s / calls * 1000:.2f}"
+            f" | {cores:.2f} | {run.machine_busy:.0%} | {ratio} |"
         )
     return "\n".join(lines)
 
