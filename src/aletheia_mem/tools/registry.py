@@ -12,6 +12,7 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,7 @@ class ToolSpec:
     @property
     def handler(self) -> Handler:
         """The handler function, its module imported now if it was not yet."""
-        module, function = self.handler_name.split(".")
-        handler: Handler = getattr(importlib.import_module(f"{__package__}.{module}"), function)
-        return handler
+        return _resolve(self.handler_name)
 
     def definition(self, structured: bool = True) -> dict[str, Any]:
         """The tool as ``tools/list`` shows it; ``structured`` adds its outputSchema, if any."""
@@ -65,6 +64,13 @@ class ToolSpec:
         if structured and self.output_schema is not None:
             definition["outputSchema"] = self.output_schema
         return definition
+
+
+@cache
+def _resolve(handler_name: str) -> Handler:
+    module, function = handler_name.split(".")
+    handler: Handler = getattr(importlib.import_module(f"{__package__}.{module}"), function)
+    return handler
 
 
 @dataclass(frozen=True)
