@@ -23,6 +23,8 @@ from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, list_key
 from aletheia_mem.storage.base import AuditEntry, NewFact, NewMemory, Rule
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite.facts import put_fact
+from aletheia_mem.storage.sqlite.memories import insert_memory
 from corpus import SEED, NoteWriter, component, identifier
 
 BATCH = 1  # memories per transaction: one, as each save_memory
@@ -79,7 +81,7 @@ def _add_batch(
                 files=note.files,
                 pinned=rng.randrange(PINNED_EVERY) == 0,
             )
-            memory_id = store._insert_memory(conn, new)
+            memory_id = insert_memory(conn, new)
             if rng.randrange(FACT_EVERY) == 0:
                 fact = NewFact(
                     project=owner,
@@ -90,7 +92,7 @@ def _add_batch(
                     recorded_at=at,
                     source=new.tool,
                 )
-                store._put_fact(conn, fact, memory_id)
+                put_fact(conn, fact, memory_id)
 
 
 def _add_episodes(

@@ -12,6 +12,8 @@ from aletheia_mem.errors import InvalidInputError
 
 DB_FILE_NAME = "aletheia.db"
 HUB_DB_RELATIVE = Path("hub") / "hub.db"
+# A hub store named by one of these is a PostgreSQL database (storage.open opens it).
+DATABASE_URL_PREFIXES = ("postgresql://", "postgres://")
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765  # claude-mem holds 37777
 
@@ -131,15 +133,28 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("ALETHEIA_DATA_DIR", "").strip() or "~/.aletheia").expanduser()
 
 
-def hub_db_path(env: Mapping[str, str] | None = None) -> Path:
-    """The team hub's store: ``ALETHEIA_HUB_DB``, default ``<data dir>/hub/hub.db``.
+def is_database_url(target: str) -> bool:
+    """Whether a hub store names a PostgreSQL database rather than a SQLite file."""
+    return target.startswith(DATABASE_URL_PREFIXES)
+
+
+def hub_target(value: str) -> Path | str:
+    """A ``--hub-db`` or ``ALETHEIA_HUB_DB`` value: a database URL stays as given (a Path would
+    fold its ``//``), anything else is a file path with ``~`` expanded."""
+    value = value.strip()
+    return value if is_database_url(value) else Path(value).expanduser()
+
+
+def hub_db_path(env: Mapping[str, str] | None = None) -> Path | str:
+    """The team hub's store: ``ALETHEIA_HUB_DB``, default ``<data dir>/hub/hub.db``; a
+    ``postgresql://`` URL is returned as a string (see :func:`hub_target`).
 
     Read by ``aletheia-sync`` (``aletheia hub``), ``aletheia mcp-link`` and ``aletheia audit``
     only; every other entry point uses the local store.
     """
     env = os.environ if env is None else env
     named = env.get("ALETHEIA_HUB_DB", "").strip()
-    return Path(named).expanduser() if named else data_dir(env) / HUB_DB_RELATIVE
+    return hub_target(named) if named else data_dir(env) / HUB_DB_RELATIVE
 
 
 def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -172,3 +172,16 @@ def test_one_token_opening_many_sessions_never_ends_another_tokens_session(hub: 
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     assert hub.post("/mcp", ping, calm, calm_session).status == 200
     assert hub.post("/mcp", ping, greedy, first).status == 404  # its own oldest went
+
+
+def test_two_hub_processes_on_one_store_share_each_tokens_limit(tmp_path: Path) -> None:
+    db = tmp_path / "hub.db"
+    with running_hub(db) as first, running_hub(db) as second:
+        token = first.token("sync", ("shop",), "shared")
+        session = first.initialize(token)  # 1 request
+        batch = [_call(n, "save_memory", text=f"note {n}") for n in range(60)]
+        on_first = first.post("/mcp", batch[:55], token, session)  # 56 in the minute
+        on_second = second.post("/mcp", batch[55:], token, session)  # 5 more would be 61
+    assert on_first.status == 200 and len(on_first.body) == 55
+    assert on_second.status == 429 and 1 <= int(on_second.headers["retry-after"]) <= 60
+    assert counts_at(db)["memories"] == 55

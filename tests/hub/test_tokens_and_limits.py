@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from aletheia_mem.errors import ConflictError, InvalidInputError
-from aletheia_mem.hub.ratelimit import RateLimiter
+from aletheia_mem.hub.ratelimit import RateLimiter, SharedRateLimiter
 from aletheia_mem.hub.tokens import create_token, hash_secret, parse_projects, verify_token
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
@@ -125,3 +125,18 @@ def test_idle_keys_are_forgotten_once_there_are_very_many() -> None:
     ticker.now += 61
     limiter.hit("late")
     assert len(limiter._hits) == 1
+
+
+def test_the_shared_limiter_counts_each_token_in_the_store_by_the_clock(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    limiter = SharedRateLimiter(store.rate_windows(), 60, clock=clock)
+    for _ in range(60):
+        assert limiter.hit(7) is None
+        clock.advance(500)
+    assert limiter.hit(7) == 30  # the first request leaves the window 30 s from now
+    assert limiter.hit(8) is None
+    assert limiter.hit(8, 60) == 60  # to fit, the batch waits for the request just made
+    clock.advance(30_000)
+    assert limiter.hit(7) is None
+    assert SharedRateLimiter(store.rate_windows(), 0, clock=clock).hit(7, 500) is None

@@ -56,7 +56,7 @@ class Client:
 @pytest.fixture
 def client(store: SqliteStore, clock: FakeClock) -> Iterator[Client]:
     app = AppContext(store=store, clock=clock, default_project="shop", caller="pytest")
-    sessions = SessionStore(store.path, clock, idle_ms=IDLE_MS)
+    sessions = SessionStore(store.sessions(), clock, idle_ms=IDLE_MS)
     sock = bind("127.0.0.1", 0)
     config = uvicorn.Config(create_app(app, make_policy(None), sessions=sessions), lifespan="off")
     server = uvicorn.Server(config)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.server.sessions import Lookup, SessionState, SessionStore
+from aletheia_mem.storage.mcp_sessions import SessionRows
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 
@@ -21,7 +22,7 @@ MINUTE_MS = 60_000
 
 @pytest.fixture
 def sessions(store: SqliteStore, clock: FakeClock) -> Iterator[SessionStore]:
-    opened = SessionStore(store.path, clock)
+    opened = SessionStore(store.sessions(), clock)
     try:
         yield opened
     finally:
@@ -60,7 +61,7 @@ def test_a_session_is_only_for_its_owner(sessions: SessionStore) -> None:
 
 
 def test_a_session_left_idle_too_long_expires(store: SqliteStore, clock: FakeClock) -> None:
-    sessions = SessionStore(store.path, clock, idle_ms=10 * MINUTE_MS)
+    sessions = SessionStore(store.sessions(), clock, idle_ms=10 * MINUTE_MS)
     kept, dropped = sessions.add("", STATE), sessions.add("", STATE)
     clock.advance(8 * MINUTE_MS)
     assert sessions.get(kept, "") is not None  # use keeps it alive
@@ -74,7 +75,7 @@ def test_a_session_left_idle_too_long_expires(store: SqliteStore, clock: FakeClo
 def test_past_the_cap_the_least_recently_used_session_goes(
     store: SqliteStore, clock: FakeClock
 ) -> None:
-    sessions = SessionStore(store.path, clock, max_sessions=2)
+    sessions = SessionStore(store.sessions(), clock, max_sessions=2)
     oldest = sessions.add("", STATE)
     clock.advance(2 * MINUTE_MS)
     newer = sessions.add("", STATE)
@@ -96,7 +97,7 @@ def last_used(path: Path) -> list[object]:
 def test_peek_reads_without_writing_and_says_when_get_would_write(
     store: SqliteStore, clock: FakeClock
 ) -> None:
-    sessions = SessionStore(store.path, clock, idle_ms=10 * MINUTE_MS)
+    sessions = SessionStore(store.sessions(), clock, idle_ms=10 * MINUTE_MS)
     session_id, begun = sessions.add("", STATE), clock.now
     assert sessions.peek(session_id, "").state == STATE
     assert not sessions.peek(session_id, "").write_due
@@ -124,13 +125,13 @@ def test_an_ended_session_is_gone(sessions: SessionStore) -> None:
 
 
 def _begin_session(path: str, out: multiprocessing.Queue[str]) -> None:
-    sessions = SessionStore(Path(path), FakeClock())
+    sessions = SessionStore(SessionRows(Path(path)), FakeClock())
     out.put(sessions.add("", STATE))
     sessions.close()
 
 
 def _end_session(path: str, session_id: str, out: multiprocessing.Queue[bool]) -> None:
-    sessions = SessionStore(Path(path), FakeClock())
+    sessions = SessionStore(SessionRows(Path(path)), FakeClock())
     out.put(sessions.end(session_id, ""))
     sessions.close()
 

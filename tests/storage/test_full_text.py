@@ -15,6 +15,7 @@ from aletheia_mem.search.query import query_terms
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite.memories import insert_memory
 from tests.conftest import ToolCaller
 from tests.storage.test_match_counts import NOW, _memory
 
@@ -90,7 +91,7 @@ def test_a_merge_rolls_back_with_the_write_that_began_it(store: SqliteStore) -> 
     for n in range(full_text.MIN_CHANGES - 1):
         store.add_memory(_memory(f"kept {n}"))
     with pytest.raises(RuntimeError), store._write() as conn:
-        store._insert_memory(conn, _memory("rolled back"))
+        insert_memory(conn, _memory("rolled back"))
         raise RuntimeError("the write fails after indexing")
     assert upkeep(store.path) == (full_text.MIN_CHANGES - 1, 0)
     assert search_ids(store, "rolled back") == []

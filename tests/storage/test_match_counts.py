@@ -117,7 +117,7 @@ def test_a_repeated_search_counts_its_words_once(store: SqliteStore) -> None:
 def test_a_full_memo_starts_over_and_searches_stay_the_same(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("aletheia_mem.storage.sqlite._MAX_MEMO_ENTRIES", 2)
+    monkeypatch.setattr("aletheia_mem.storage.sqlite.search._MAX_MEMO_ENTRIES", 2)
     store.add_memory(_memory("alpha release notes"))
     store.add_memory(_memory("beta release notes"))
     for _ in range(2):

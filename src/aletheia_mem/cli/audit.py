@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from aletheia_mem.cli.common import (
@@ -18,7 +16,8 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.cli.mcp_link import hub_db_of, hub_db_option
 from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.config import load_settings
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.contracts import Store
+from aletheia_mem.storage.open import open_hub_store, open_store
 from aletheia_mem.timefmt import format_instant
 
 
@@ -40,7 +39,7 @@ def shown(text: str | None) -> str | None:
 @json_option
 @handles_errors
 def audit(
-    hub_db: Path | None,
+    hub_db: str | None,
     local: bool,
     limit: int,
     actor: str | None,
@@ -53,10 +52,9 @@ def audit(
     escaped.
     """
     if local:
-        path = require_store(load_settings().db_path, local_store_hint())
+        store: Store = open_store(require_store(load_settings().db_path, local_store_hint()))
     else:
-        path = hub_db_of(hub_db, create=False)
-    store = SqliteStore(path)
+        store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
         rows = store.list_audit_page(limit, actor, tool)
     finally:

@@ -30,7 +30,7 @@ from aletheia_mem.cli.hosts import HOSTS, Host, Scope
 from aletheia_mem.config import semantic_enabled
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.search.semantic.status import semantic_status
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.storage.store_file import RESTORE_HINT, open_to_others, store_problem
 
 SERVER_CHECK_SECONDS = 10
@@ -80,7 +80,7 @@ def check_store(db_path: Path) -> dict[str, Any]:
     if not db_path.is_file():
         return {"path": str(db_path), "ok": False, "missing": True, "detail": local_store_hint()}
     try:
-        store = SqliteStore(db_path)
+        store = open_local_store(db_path)  # SQLite's own checks: integrity, journal, tables
     except AletheiaError as error:
         return {"path": str(db_path), "ok": False, "detail": error.message}
     try:

@@ -19,10 +19,10 @@ from aletheia_mem.cli.common import (
     table,
 )
 from aletheia_mem.clock import system_clock
-from aletheia_mem.config import hub_db_path
+from aletheia_mem.config import hub_db_path, hub_target
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.hub.tokens import SCOPES, can_write, create_token, parse_projects
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.timefmt import format_instant
 
 DEFAULT_HUB_URL = "http://127.0.0.1:8787"
@@ -35,20 +35,22 @@ NO_HUB_HINT = "check --hub-db or ALETHEIA_HUB_DB; aletheia mcp-link create start
 def hub_db_option(function: Any) -> Any:
     return click.option(
         "--hub-db",
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="The hub's store file.  [default: ALETHEIA_HUB_DB, else hub/hub.db in the data"
-        " folder, the store aletheia-sync serves by default]",
+        help="The hub's store file or postgresql:// URL.  [default: ALETHEIA_HUB_DB, else"
+        " hub/hub.db in the data folder, the store aletheia-sync serves by default]",
     )(function)
 
 
-def hub_db_of(option: Path | None, *, create: bool) -> Path:
-    """The hub's store: ``--hub-db``, else the default one (:func:`hub_db_path`).
+def hub_db_of(option: str | None, *, create: bool) -> Path | str:
+    """The hub's store: ``--hub-db``, else the default one (:func:`hub_db_path`); a
+    ``postgresql://`` URL stays a string.
 
     Raises:
-        NoStoreError: ``create`` is False and there is no store there.
+        NoStoreError: ``create`` is False and there is no store file there.
     """
-    path = option.expanduser() if option is not None else hub_db_path()
-    return path if create else require_store(path, NO_HUB_HINT)
+    target = hub_target(option) if option is not None else hub_db_path()
+    if create or isinstance(target, str):
+        return target
+    return require_store(target, NO_HUB_HINT)
 
 
 def connect_snippets(url: str, secret: str) -> dict[str, Any]:
@@ -107,13 +109,13 @@ def mcp_link() -> None:
 @json_option
 @handles_errors
 def create(
-    hub_db: Path | None, projects: str, scope: str, name: str | None, url: str, as_json: bool
+    hub_db: str | None, projects: str, scope: str, name: str | None, url: str, as_json: bool
 ) -> None:
     """Make a token and print it once, with the snippets to connect a remote MCP client.
 
     Only a hash of the token is stored: copy it now.
     """
-    store = SqliteStore(hub_db_of(hub_db, create=True))
+    store = open_hub_store(hub_db_of(hub_db, create=True))
     try:
         secret, token = create_token(
             store, system_clock, scope=scope, projects=parse_projects(projects), name=name
@@ -156,9 +158,9 @@ def create(
 @hub_db_option
 @json_option
 @handles_errors
-def list_links(hub_db: Path | None, as_json: bool) -> None:
+def list_links(hub_db: str | None, as_json: bool) -> None:
     """The hub's tokens: name, scope, projects, first characters, created, last used."""
-    store = SqliteStore(hub_db_of(hub_db, create=False))
+    store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
         tokens, last_used = store.list_tokens(), store.last_audit_by_actor()
     finally:
@@ -206,9 +208,9 @@ def _maybe_instant(value: int | None) -> str | None:
 @click.argument("name")
 @json_option
 @handles_errors
-def revoke(hub_db: Path | None, name: str, as_json: bool) -> None:
+def revoke(hub_db: str | None, name: str, as_json: bool) -> None:
     """Revoke a token by its name (or the first characters shown by list)."""
-    store = SqliteStore(hub_db_of(hub_db, create=False))
+    store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
         token = store.revoke_token(name.strip().rstrip("…"), system_clock())
     finally:

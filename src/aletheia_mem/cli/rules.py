@@ -21,7 +21,6 @@ from aletheia_mem.domain import rules as rule_domain
 from aletheia_mem.domain.formatting import rule_scope, rule_text
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import project_for_directory, project_root
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.timefmt import format_date
 from aletheia_mem.tools.app import target_project
 
@@ -145,7 +144,7 @@ def confirm(rule_id: str, as_json: bool) -> None:
 def disable(rule_id: str, as_json: bool) -> None:
     """Switch a rule off: it is kept, but no longer listed, shown in context or synced."""
     with open_cli_app(create=False) as app:
-        rule_admin.set_rule_enabled(sqlite_store(app), rule_id.strip(), False, app.clock())
+        rule_admin.set_rule_enabled(app.store, rule_id.strip(), False, app.clock())
     if as_json:
         emit_json({"disabled": rule_id.strip()})
     else:
@@ -178,7 +177,7 @@ def sync(
     targets = rule_sync.resolve_targets(tools, root, all_tools)
     with open_cli_app(create=False) as app:
         project = project_for_directory(root)
-        changes = rule_sync.plan_sync(sqlite_store(app), project, root, targets)
+        changes = rule_sync.plan_sync(app.store, project, root, targets)
     written = [] if dry_run else rule_sync.apply_sync(changes)
     if as_json:
         emit_json(

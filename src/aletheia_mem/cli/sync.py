@@ -10,7 +10,7 @@ from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, sync_store
 
@@ -60,7 +60,8 @@ def sync(
     """
     if token_stdin:
         token = sys.stdin.readline().strip() or None
-    store = SqliteStore(load_settings().db_path)
+    # The local SQLite store: the remembered hub and its token file are local-only features.
+    store = open_local_store(load_settings().db_path)
     try:
         remembered = store.remembered_hub()
         if url is None and remembered is not None:

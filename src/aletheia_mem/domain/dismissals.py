@@ -6,7 +6,8 @@ from typing import Literal
 
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.storage.base import AuditEntry, DismissTable, Store
+from aletheia_mem.storage.base import AuditEntry, DismissTable
+from aletheia_mem.storage.contracts import Store
 
 ItemType = Literal["memory", "observation", "fact", "episode"]
 ITEM_TYPES: tuple[ItemType, ...] = ("memory", "observation", "fact", "episode")

@@ -10,7 +10,7 @@ import hashlib
 import re
 
 from aletheia_mem.domain.redaction import redact_secrets
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.contracts import WorkStore
 from aletheia_mem.timefmt import format_date
 
 MAX_REQUEST_LENGTH = 4000
@@ -51,7 +51,7 @@ def episode_uid(tool: str, project: str, session_id: str | None, now: int) -> st
 
 
 def start_episode(
-    store: SqliteStore, *, project: str, tool: str, session_id: str | None, now: int
+    store: WorkStore, *, project: str, tool: str, session_id: str | None, now: int
 ) -> int:
     """Open (or reopen) the session's episode."""
     uid = episode_uid(tool, project, session_id, now)
@@ -59,7 +59,7 @@ def start_episode(
 
 
 def record_request(
-    store: SqliteStore,
+    store: WorkStore,
     *,
     project: str,
     tool: str,
@@ -77,7 +77,7 @@ def record_request(
 
 
 def end_episode(
-    store: SqliteStore, *, project: str, tool: str, session_id: str | None, now: int
+    store: WorkStore, *, project: str, tool: str, session_id: str | None, now: int
 ) -> bool:
     """Close the session's episode; False when the session never started one."""
     episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))

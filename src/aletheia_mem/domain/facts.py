@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.storage.base import Fact, NewFact, Store
+from aletheia_mem.storage.base import Fact, NewFact
+from aletheia_mem.storage.contracts import Store
 
 
 def record_fact(

@@ -13,7 +13,8 @@ from aletheia_mem.search.fusion import DEFAULT_FUSION, Fusion, fuse
 from aletheia_mem.search.query import is_prose
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.search.semantic.model import SemanticSource
-from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, Store
+from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery
+from aletheia_mem.storage.contracts import Store
 
 
 def search_memories(

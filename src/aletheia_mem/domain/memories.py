@@ -10,7 +10,8 @@ from typing import Any
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.base import Memory, NewFact, NewMemory, Store
+from aletheia_mem.storage.base import Memory, NewFact, NewMemory
+from aletheia_mem.storage.contracts import Store
 from aletheia_mem.timefmt import parse_instant
 
 MEMORY_TYPES = (

@@ -9,7 +9,8 @@ from typing import Generic, TypeVar
 from aletheia_mem.domain import hybrid
 from aletheia_mem.search.query import query_terms
 from aletheia_mem.search.semantic.model import SemanticSource
-from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order, Store
+from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order
+from aletheia_mem.storage.contracts import Store
 
 MAX_FACT_HITS = 5
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.contracts import RuleStore
 
 
-def set_rule_enabled(store: SqliteStore, rule_id: str, enabled: bool, now: int) -> None:
+def set_rule_enabled(store: RuleStore, rule_id: str, enabled: bool, now: int) -> None:
     """Disable (or enable again) one rule.
 
     Raises:

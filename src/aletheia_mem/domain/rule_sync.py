@@ -15,8 +15,8 @@ from aletheia_mem.domain.formatting import rule_text
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Rule
+from aletheia_mem.storage.contracts import RuleStore
 from aletheia_mem.storage.files import real_target_inside
-from aletheia_mem.storage.sqlite import SqliteStore
 
 BLOCK_START = "<!-- aletheia:rules:start -->"
 BLOCK_END = "<!-- aletheia:rules:end -->"
@@ -136,13 +136,13 @@ def resolve_targets(tools: Sequence[str], root: Path, everything: bool) -> list[
 
 
 def plan_sync(
-    store: SqliteStore, project: str, root: Path, targets: Sequence[Target]
+    store: RuleStore, project: str, root: Path, targets: Sequence[Target]
 ) -> list[SyncChange]:
     """The new text of each target file with the project's enabled rules."""
     return plan_files(rules_for_project(store.list_rules(), project), root, targets)
 
 
-def plan_user_sync(store: SqliteStore, home: Path) -> list[SyncChange]:
+def plan_user_sync(store: RuleStore, home: Path) -> list[SyncChange]:
     """The user-level files with the enabled rules that belong to no one project."""
     rules = [rule for rule in store.list_rules() if rule.scope_tier != "project"]
     return plan_files(rules, home, USER_TARGETS)

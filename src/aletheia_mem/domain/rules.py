@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
-from aletheia_mem.storage.base import DismissTable, Rule, Store
+from aletheia_mem.storage.base import DismissTable, Rule
+from aletheia_mem.storage.contracts import Store
 from aletheia_mem.timefmt import DAY_MS
 
 SCOPE_TIERS = ("everywhere", "project", "situation")

@@ -16,6 +16,8 @@ from typing import IO, Any
 from aletheia_mem import __version__
 from aletheia_mem.domain.import_check import MAX_ID, checked_record
 from aletheia_mem.errors import ConflictError, InvalidInputError
+
+# Export and import copy a local store's rows as SQLite stores them: SQLite only.
 from aletheia_mem.storage.sqlite import SqliteStore
 
 FORMAT = "aletheia-export"

@@ -79,11 +79,10 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
     tool = settings.tool or DEFAULT_TOOL
 
     from aletheia_mem.domain import episodes
-    from aletheia_mem.storage.sqlite import SqliteStore
+    from aletheia_mem.storage.open import open_store
 
-    store = SqliteStore(settings.db_path)
+    store = open_store(settings.db_path, busy_timeout_ms=STORE_WAIT_MS)
     try:
-        store.set_busy_timeout(STORE_WAIT_MS)
         now = system_clock()
         common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}
         if name == "session-start":

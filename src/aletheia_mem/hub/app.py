@@ -21,14 +21,14 @@ from aletheia_mem.hub import audit
 from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, token_app
-from aletheia_mem.hub.ratelimit import RateLimiter
+from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import verify_token
 from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
 from aletheia_mem.server.http import McpEndpoint
 from aletheia_mem.server.mcp import McpSession
 from aletheia_mem.server.sessions import SessionStore
-from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.app import hub_routes
@@ -81,7 +81,7 @@ class TokenAuth:
         self,
         app: ASGIApp,
         hub: AppContext,
-        limiter: RateLimiter,
+        limiter: Limiter,
         refusals: audit.RefusalLog,
         failures: AuthFailures,
     ) -> None:
@@ -102,12 +102,12 @@ class TokenAuth:
         token = (
             None
             if secret is None
-            else await to_thread.run_sync(verify_token, sqlite_store(self.hub), secret)
+            else await to_thread.run_sync(verify_token, hub_store(self.hub), secret)
         )
         if token is None:
             await _send_json_refusal(scope, send, await self._unauthorized(scope, secret))
             return
-        wait = self.limiter.hit(token.id)
+        wait = await to_thread.run_sync(self.limiter.hit, token.id)
         if wait is not None:
             await self.refusals.limited(token, wait)
             message = (
@@ -161,14 +161,14 @@ def hub_mcp_endpoint(hub: AppContext, writes: threading.Lock) -> McpEndpoint:
     def owner_of(request: Request) -> str:
         return str(_token_of(request).id)
 
-    sessions = SessionStore(sqlite_store(hub).path, hub.clock, max_sessions=SESSIONS_PER_TOKEN)
+    sessions = SessionStore(hub_store(hub).sessions(), hub.clock, max_sessions=SESSIONS_PER_TOKEN)
     return McpEndpoint(sessions, new_session, owner_of)
 
 
 def create_hub_app(
     hub: AppContext,
     *,
-    limiter: RateLimiter,
+    limiter: Limiter,
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
     failures: AuthFailures | None = None,

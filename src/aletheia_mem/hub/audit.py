@@ -11,10 +11,10 @@ from anyio import to_thread
 from aletheia_mem.domain import dismissals
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.projects import normalize_project
-from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.contracts import AuditLog
 from aletheia_mem.storage.hub_rows import HubToken
-from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import ALL_PROJECTS, MAX_PROJECT_LENGTH, AppContext, target_project
 from aletheia_mem.tools.arguments import check_arguments
 from aletheia_mem.tools.registry import TOOLS_BY_NAME, ToolResult
@@ -99,7 +99,7 @@ def _safe(text: str | None) -> str | None:
 
 
 def record_call(
-    store: SqliteStore,
+    store: AuditLog,
     *,
     at: int,
     actor: str,
@@ -118,7 +118,7 @@ def record_call(
 
 
 def record_event(
-    store: SqliteStore,
+    store: AuditLog,
     *,
     at: int,
     actor: str,
@@ -155,7 +155,7 @@ class RefusalLog:
         def write() -> None:
             with self.writes:
                 record_event(
-                    sqlite_store(self.hub),
+                    hub_store(self.hub),
                     at=self.hub.clock(),
                     actor=actor,
                     event=event,

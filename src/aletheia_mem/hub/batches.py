@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 
+from anyio import to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.hub.ratelimit import RateLimiter
+from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.server.guard import Refusal, replay_body, send_refusal
 from aletheia_mem.storage.hub_rows import HubToken
 
@@ -37,7 +38,7 @@ def batch_size(body: bytes) -> int:
 class BatchMeter:
     """ASGI, in front of ``/mcp``: read the body once, charge its batch, then pass it on."""
 
-    def __init__(self, app: ASGIApp, limiter: RateLimiter, on_limited: OnLimited) -> None:
+    def __init__(self, app: ASGIApp, limiter: Limiter, on_limited: OnLimited) -> None:
         self.app = app
         self.limiter = limiter
         self.on_limited = on_limited
@@ -48,7 +49,8 @@ class BatchMeter:
             return
         body, replay = await _buffered(receive)
         size = batch_size(body)
-        refusal = self._refusal(scope, size) if size > 1 else None
+        # The limiter writes to the store: off the event loop.
+        refusal = await to_thread.run_sync(self._refusal, scope, size) if size > 1 else None
         if refusal is not None:
             if refusal.status == 429:
                 await self.on_limited(scope["state"]["token"], int(refusal.headers[0][1]))

@@ -15,7 +15,7 @@ from typing import Any
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.server.mcp import ToolGate, argument_problem
-from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import WRITE_TOOLS, ToolResult, ToolSpec, call_tool
@@ -59,7 +59,7 @@ def make_gate(hub: AppContext, token: HubToken, writes: threading.Lock) -> ToolG
         project = None if problem is not None else audit.call_project(app, spec.name, arguments)
         with writes:
             audit.record_call(
-                sqlite_store(app),
+                hub_store(app),
                 at=app.clock(),
                 actor=token.name,
                 tool=spec.name,

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from aletheia_mem import __version__
-from aletheia_mem.config import hub_db_path, load_settings, parse_port
+from aletheia_mem.config import hub_db_path, hub_target, load_settings, parse_port
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.hub import connections
 from aletheia_mem.hub.app import create_hub_app
 from aletheia_mem.hub.log_bounds import bound_every_handler
-from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, RateLimiter
+from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
 from aletheia_mem.server.runner import run_until_signal, served_hosts
-from aletheia_mem.server.wiring import open_app
+from aletheia_mem.server.wiring import hub_store, open_hub_app
 from aletheia_mem.storage.store_file import exits_on_store_problem
 
 logger = logging.getLogger("aletheia")
@@ -41,8 +41,8 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
     parser.add_argument("--version", action="version", version=f"{prog}, version {__version__}")
     parser.add_argument(
         "--hub-db",
-        help="the hub's store file (default: ALETHEIA_HUB_DB, else ~/.aletheia/hub/hub.db"
-        " in ALETHEIA_DATA_DIR)",
+        help="the hub's store file or postgresql:// URL (default: ALETHEIA_HUB_DB, else"
+        " ~/.aletheia/hub/hub.db in ALETHEIA_DATA_DIR)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
@@ -95,13 +95,13 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
     return parser.parse_args(argv)
 
 
-def _check(args: argparse.Namespace) -> tuple[Path, int]:
-    """The hub store's path and the port.
+def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
+    """The hub's store (a file path, or a ``postgresql://`` URL) and the port.
 
     Raises:
         InvalidInputError: a bad port, half a TLS pair, a missing file.
     """
-    hub_db = Path(args.hub_db.strip()).expanduser() if args.hub_db else hub_db_path()
+    hub_db = hub_target(args.hub_db) if args.hub_db else hub_db_path()
     if bool(args.tls_cert) != bool(args.tls_key):
         raise InvalidInputError("--tls-cert and --tls-key go together.")
     for name, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
@@ -132,14 +132,16 @@ def _server_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def serve(args: argparse.Namespace, hub_db: Path, port: int) -> int:
+def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
     """Run the hub until SIGINT or SIGTERM; returns the exit code."""
-    settings = replace(load_settings(), db_path=hub_db)
-    app = open_app(settings)
+    settings = load_settings()
+    if isinstance(hub_db, Path):
+        settings = replace(settings, db_path=hub_db)
+    app = open_hub_app(settings, hub_db)
     hosts = served_hosts(args.host, args.allow_host)
     asgi = create_hub_app(
         replace(app, caller="hub"),
-        limiter=RateLimiter(args.rate_limit),
+        limiter=SharedRateLimiter(hub_store(app).rate_windows(), args.rate_limit, clock=app.clock),
         allowed_hosts=hosts,
         allowed_origins=args.allow_origin,
     )

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
-from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import check_key, validate_records
@@ -77,7 +77,7 @@ class SyncApi:
     def _audit(self, token: HubToken, event: str, outcome: audit.Outcome, detail: str) -> None:
         with self.writes:
             audit.record_event(
-                sqlite_store(self.hub),
+                hub_store(self.hub),
                 at=self.hub.clock(),
                 actor=token.name,
                 event=event,
@@ -111,7 +111,7 @@ class SyncApi:
         return await self._run(request, "sync-pull", self._pull)
 
     def _hello(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        hub_id = sqlite_store(self.hub).sync_store_id()
+        hub_id = hub_store(self.hub).sync_store_id()
         if _store_id(body) == hub_id:
             raise InvalidInputError("This is the hub's own store; sync another store with it.")
         reply = {
@@ -132,7 +132,7 @@ class SyncApi:
         _store_id(body)
         now = self.hub.clock()
         records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
-        stats = sqlite_store(self.hub).apply_changes(
+        stats = hub_store(self.hub).apply_changes(
             records, projects=token.projects, now=now, author=token.name
         )
         reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
@@ -141,7 +141,7 @@ class SyncApi:
     def _pull(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         store_id = _store_id(body)
         cursor, limit = _whole(body, "cursor", 0), _whole(body, "limit", MAX_RECORDS)
-        page = sqlite_store(self.hub).export_changes(
+        page = hub_store(self.hub).export_changes(
             after=cursor,
             limit=max(1, min(limit, MAX_RECORDS)),
             max_bytes=MAX_PAGE_BYTES,

@@ -10,8 +10,8 @@ from typing import Literal
 from aletheia_mem.clock import Clock
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.projects import normalize_project
+from aletheia_mem.storage.contracts import HubTokens
 from aletheia_mem.storage.hub_rows import HubToken
-from aletheia_mem.storage.sqlite import SqliteStore
 
 Scope = Literal["mcp", "read", "sync", "admin"]
 SCOPES: tuple[Scope, ...] = ("mcp", "read", "sync", "admin")
@@ -55,7 +55,7 @@ def can_write(scope: str) -> bool:
 
 
 def create_token(
-    store: SqliteStore,
+    store: HubTokens,
     clock: Clock,
     *,
     scope: str,
@@ -92,7 +92,7 @@ def create_token(
     return secret, stored
 
 
-def verify_token(store: SqliteStore, presented: str) -> HubToken | None:
+def verify_token(store: HubTokens, presented: str) -> HubToken | None:
     """The live token matching a presented secret, or None (unknown or revoked)."""
     if not presented.startswith(TOKEN_PREFIX) or len(presented) > 200:
         return None

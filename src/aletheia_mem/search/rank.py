@@ -32,7 +32,7 @@ class Ranking:
     # Measured on "current version of X" questions: MRR 0.39 without a penalty, 0.92 at 0.8, 0.96
     # at 0.7, 0.97 at 0.6; below 0.7 exact queries about old entries start to lose (0.88 -> 0.86).
     stale_factor: float = 0.7
-    # The most rows one relevance search scores with bm25 (see SqliteStore._match): bm25 costs
+    # The most rows one relevance search scores with bm25 (see storage/sqlite/search.py): bm25 costs
     # one to a few microseconds per matching row, and this bound keeps a search within a few ms.
     # Measured (bench/retrieval): 1000 keeps every query kind's MRR (0.684 overall vs 0.682 at
     # 2000) and cuts a 10k-memory search from 3.3 to 2.3 ms; 600 and 400 start to lose.

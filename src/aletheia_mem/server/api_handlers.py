@@ -14,7 +14,6 @@ from aletheia_mem.domain import dismissals, facts, memories, recall, rules, work
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.server.openapi import Reply
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.base import Fact, Memory, Rule
 from aletheia_mem.timefmt import DAY_MS, parse_instant
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
@@ -330,7 +329,7 @@ def _items(text: str) -> list[Any]:
 def list_work_states(app: AppContext, args: dict[str, Any]) -> Reply:
     """The project's work-state lists, most recently written first."""
     project = target_project(app, args.get("project"))
-    found = sqlite_store(app).keyed_memories(
+    found = app.store.keyed_memories(
         project, worklists.list_key(""), worklists.WORK_STATE_KIND, MAX_LISTS
     )
     lists = [

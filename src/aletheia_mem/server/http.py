@@ -34,7 +34,7 @@ from aletheia_mem.server.mcp import (
 )
 from aletheia_mem.server.sessions import SessionState, SessionStore
 from aletheia_mem.server.stdio import parse_line
-from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.app import routes as web_routes
 
@@ -281,7 +281,7 @@ def create_app(
         sessions: the MCP sessions (by default in the store's file, opened here).
     """
     endpoint = McpEndpoint(
-        sessions if sessions is not None else SessionStore(sqlite_store(app).path, app.clock),
+        sessions if sessions is not None else SessionStore(hub_store(app).sessions(), app.clock),
         new_session=lambda _request: McpSession(app=app, fixed_caller=fixed_caller),
         # Semantic search embeds the query first: milliseconds that must not stall the loop.
         reads_inline=app.semantic is None,

@@ -37,9 +37,9 @@ from aletheia_mem.server.runner import (
     url_of,
 )
 from aletheia_mem.server.sessions import SessionStore
-from aletheia_mem.server.wiring import open_app
+from aletheia_mem.server.wiring import hub_store, open_app
 from aletheia_mem.server.workers import WorkerPool
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.open import open_store
 from aletheia_mem.storage.store_file import exits_on_store_problem
 
 logger = logging.getLogger("aletheia")
@@ -61,7 +61,7 @@ def serve(settings: Settings, http: HttpSettings) -> int:
 
     def run_app(serve: Callable[[ASGIApp], None]) -> None:
         app = open_app(settings)
-        sessions = SessionStore(settings.db_path, app.clock)
+        sessions = SessionStore(hub_store(app).sessions(), app.clock)
         try:
             serve(create_app(app, policy, fixed_caller=settings.tool, sessions=sessions))
         finally:
@@ -77,11 +77,11 @@ def serve(settings: Settings, http: HttpSettings) -> int:
         if http.workers == 1:
             run_app(lambda asgi: serve_on(asgi, sock, lambda: announce(line)))
             return 0
-        SqliteStore(settings.db_path).close()  # migrate once, before the workers open it
+        open_store(settings.db_path).close()  # migrate once, before the workers open it
         code = WorkerPool(sock, worker, http.workers).run(lambda: announce(line))
         # Workers closing at the same moment each leave the WAL to the other; as the last
         # connection, this one checkpoints it and removes it.
-        SqliteStore(settings.db_path).close()
+        open_store(settings.db_path).close()
         return code
     finally:
         sock.close()

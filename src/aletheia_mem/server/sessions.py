@@ -13,11 +13,9 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.storage.contracts import SessionRow
-from aletheia_mem.storage.mcp_sessions import SessionRows
+from aletheia_mem.storage.contracts import SessionRow, SessionRows
 
 MAX_SESSIONS = 1000
 IDLE_MS = 24 * 3600 * 1000
@@ -51,19 +49,19 @@ class SessionStore:
     """Sessions by 128-bit random hex id, each bound to an owner.
 
     Args:
-        path: the store's SQLite file (already migrated).
+        rows: the store's session rows (``HubStore.sessions()``); closed with this.
         clock: milliseconds now; idle expiry is measured with it.
     """
 
     def __init__(
         self,
-        path: Path,
+        rows: SessionRows,
         clock: Clock,
         *,
         max_sessions: int = MAX_SESSIONS,  # per owner
         idle_ms: int = IDLE_MS,
     ) -> None:
-        self._rows = SessionRows(path)
+        self._rows = rows
         self._clock = clock
         self._max = max_sessions
         self._idle = idle_ms

@@ -1,24 +1,40 @@
-"""The composition root: settings, store and clock become one AppContext."""
+"""The composition root of the transports: settings, store and clock become one AppContext."""
 
 from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import cast
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, semantic_enabled
 from aletheia_mem.projects import project_for_directory
 from aletheia_mem.search.semantic.model import SemanticSource
+from aletheia_mem.storage.contracts import HubStore, Store
+from aletheia_mem.storage.open import open_hub_store, open_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 
 
 def open_app(settings: Settings) -> AppContext:
     """Open (and migrate) the configured store for a local, all-projects caller."""
-    store = SqliteStore(settings.db_path)  # first: a broken store stops here, in one line
+    store = open_store(settings.db_path)  # first: a broken store stops here, in one line
+    return _context(settings, store, settings.db_path)
+
+
+def open_hub_app(settings: Settings, target: str | Path) -> AppContext:
+    """Open (and migrate) a hub's store: a SQLite file or a ``postgresql://`` database."""
+    store = open_hub_store(target)
+    return _context(settings, store, target if isinstance(target, Path) else None)
+
+
+def _context(settings: Settings, store: Store, db_path: Path | None) -> AppContext:
     semantic: SemanticSource | None = None
-    if semantic_enabled():
+    if db_path is not None and semantic_enabled():
         # Imported only when asked for: the engine and the vector store stay off the start path.
         from aletheia_mem.search.semantic.engine import open_semantic
 
-        semantic = open_semantic(settings.db_path)
+        semantic = open_semantic(db_path)
         if semantic is None:
             from aletheia_mem.search.semantic.status import tell_model_missing
 
@@ -42,12 +58,33 @@ def close_app(app: AppContext) -> None:
         app.store.close()
 
 
+def hub_store(app: AppContext) -> HubStore:
+    """The store with what the hub and the HTTP transport need beyond the tools' ``Store``:
+    tokens, the change log, MCP sessions and rate windows. Every store ``open_app`` and
+    ``open_hub_app`` open is one.
+
+    Raises:
+        TypeError: the app runs on a store without them (a test double).
+    """
+    store = app.store
+    if not _is_hub_store(type(store)):
+        raise TypeError("This feature needs a hub store.")
+    return cast(HubStore, store)
+
+
+@cache
+def _is_hub_store(kind: type) -> bool:
+    """Once per class: a protocol's isinstance costs ~80 us, and the hub asks per request."""
+    return issubclass(kind, HubStore)
+
+
 def sqlite_store(app: AppContext) -> SqliteStore:
-    """The concrete store, for the SQLite-only admin features (export, sync, hub tokens).
+    """The concrete local store, for ``aletheia export`` and ``import`` (SQLite only: they copy
+    the file's rows as they are stored).
 
     Raises:
         TypeError: the app runs on another kind of store.
     """
     if not isinstance(app.store, SqliteStore):
-        raise TypeError("This feature needs the SQLite store.")
+        raise TypeError("This feature needs the local SQLite store.")
     return app.store

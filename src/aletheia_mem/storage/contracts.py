@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import (
@@ -26,6 +26,7 @@ from aletheia_mem.storage.base import (
     SessionRequest,
 )
 from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.sync_records import ApplyStats, ExportPage, Record
 
 
 class MemoryStore(Protocol):
@@ -183,24 +184,31 @@ class SyncLog(Protocol):
         local_only: bool,
         exclude_origin: str | None,
         projects: tuple[str, ...] | None,
-    ) -> Any: ...
+    ) -> ExportPage: ...
     def apply_changes(
         self,
-        records: list[dict[str, Any]],
+        records: list[Record],
         *,
         projects: tuple[str, ...] | None,
         now: int,
         pull_cursor: tuple[str, int, int] | None = None,
         author: str | None = None,
-    ) -> Any: ...
+    ) -> ApplyStats: ...
     def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]: ...
     def set_push_cursor(self, hub_id: str, token_id: int, cursor: int, now: int) -> None: ...
 
 
+@runtime_checkable
 class HubStore(Store, HubTokens, SyncLog, Protocol):
     """A hub's whole state: the team's memory, its tokens and change log; its MCP sessions
     and rate-limit windows come from ``sessions()`` and ``rate_windows()``."""
 
-    def sessions(self) -> SessionRows: ...
-    def rate_windows(self) -> RateWindows: ...
+    def sessions(self) -> SessionRows:
+        """The MCP sessions of this store; the caller closes what it gets."""
+        ...
+
+    def rate_windows(self) -> RateWindows:
+        """The rate-limit windows of this store, shared by every process that opens it."""
+        ...
+
     def health(self) -> dict[str, Any]: ...

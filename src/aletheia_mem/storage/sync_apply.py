@@ -17,27 +17,18 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import NewMemory
-from aletheia_mem.storage.sync_export import Record, read_items, record_project
+from aletheia_mem.storage.sync_export import read_items
+from aletheia_mem.storage.sync_records import ApplyStats, Record, record_project
 
 # Indexes one memory row (FTS and file paths): the store's own ``_index_memory``.
 IndexMemory = Callable[[sqlite3.Connection, int, NewMemory], None]
 Version = tuple[int, str]
-
-
-@dataclass
-class ApplyStats:
-    """What a page of records did: applied, skipped as known, merged into another item."""
-
-    applied: int = 0
-    skipped: int = 0
-    merged: int = 0
-    touched_projects: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)

@@ -10,20 +10,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-Record = dict[str, Any]
-KINDS = ("memory", "fact", "rule", "episode")
-
-
-@dataclass(frozen=True)
-class ExportPage:
-    """One page of changes and where the next page starts."""
-
-    records: list[Record]
-    cursor: int
-    more: bool
+from aletheia_mem.storage.sync_records import ExportPage, Record, record_project
 
 
 def _in(values: Sequence[object]) -> str:
@@ -32,14 +21,6 @@ def _in(values: Sequence[object]) -> str:
 
 def store_id(conn: sqlite3.Connection) -> str:
     return str(conn.execute("SELECT store_id FROM sync_identity").fetchone()[0])
-
-
-def record_project(record: Record) -> str | None:
-    """The project a record belongs to; None for a rule that is not tied to one project."""
-    data = record["data"]
-    if record["kind"] == "rule":
-        return str(data["scope_name"]) if data.get("scope_tier") == "project" else None
-    return str(data["project"])
 
 
 def _pending(conn: sqlite3.Connection, kind: str, keys: Sequence[str]) -> dict[str, list[Any]]:

@@ -15,8 +15,8 @@ from typing import Any
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.errors import AletheiaError, InvalidInputError
-from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.storage.sync_export import ExportPage
+from aletheia_mem.storage.contracts import SyncLog
+from aletheia_mem.storage.sync_records import ExportPage
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
@@ -46,7 +46,7 @@ def _quiet(message: str) -> None:
 
 
 def sync_store(
-    store: SqliteStore,
+    store: SyncLog,
     client: HubClient,
     clock: Clock,
     *,
@@ -79,7 +79,7 @@ def sync_store(
 
 
 def _push(
-    store: SqliteStore,
+    store: SyncLog,
     client: HubClient,
     report: SyncReport,
     token_id: int,
@@ -144,7 +144,7 @@ def writable(record: dict[str, Any], projects: tuple[str, ...] | None) -> bool:
 
 
 def _pull(
-    store: SqliteStore,
+    store: SyncLog,
     client: HubClient,
     report: SyncReport,
     token_id: int,

@@ -8,7 +8,7 @@ from aletheia_mem.clock import Clock
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.search.semantic.model import SemanticSource
-from aletheia_mem.storage.base import Store
+from aletheia_mem.storage.contracts import Store
 
 ALL_PROJECTS = "*"
 MAX_PROJECT_LENGTH = 200

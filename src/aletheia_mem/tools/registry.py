@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import importlib
 import logging
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from aletheia_mem.errors import AletheiaError
-from aletheia_mem.storage.store_file import store_problem
 from aletheia_mem.tools import schemas, structured
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
@@ -225,13 +222,8 @@ def call_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> Too
     """Run one tool; expected failures become error results with their message."""
     try:
         answer = spec.handler(app, check_arguments(spec.input_schema, arguments))
-    except AletheiaError as error:
+    except AletheiaError as error:  # a damaged or read-only store too (StoreBrokenError...)
         return ToolResult(error.message, is_error=True)
-    except sqlite3.DatabaseError as error:  # a page found damaged while reading
-        problem = store_problem(Path(getattr(app.store, "path", "")), error)
-        if problem is None:
-            raise
-        return ToolResult(problem.message, is_error=True)
     if isinstance(answer, Output):
         return ToolResult(answer.text, structured=answer.structured)
     return ToolResult(answer)

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.server.api_handlers import fact_json
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext
 from aletheia_mem.web.calls import call
@@ -82,7 +81,7 @@ def history(
 
 def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
     """Current facts to start from, newest first, for the chosen project (or a few of them)."""
-    store = sqlite_store(app)
+    store = app.store
     names = (
         store.project_names()[:MAX_INDEX_PROJECTS]
         if not project or project == ALL_PROJECTS

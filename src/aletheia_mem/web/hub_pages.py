@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.hub.tokens import SCOPES, create_token, parse_projects, verify_token
-from aletheia_mem.server.wiring import sqlite_store
+from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.base import Handler, Ui, redirect
@@ -26,7 +26,7 @@ def admin_gate(hub: AppContext) -> Gate:
     def admin(secret: str | None) -> HubToken | None:
         if not secret:
             return None
-        token = verify_token(sqlite_store(hub), secret)
+        token = verify_token(hub_store(hub), secret)
         return token if token is not None and token.scope == "admin" else None
 
     def admits(request: Request) -> bool:
@@ -39,7 +39,7 @@ def admin_gate(hub: AppContext) -> Gate:
 
 
 def _tokens_page(ui: Ui, request: Request, created: tuple[str, HubToken] | None) -> Response:
-    store = sqlite_store(ui.app)
+    store = hub_store(ui.app)
     return page(
         request,
         "tokens.html",
@@ -59,7 +59,7 @@ def tokens_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     """Make a token and show its secret in this answer only (never stored, never redirected)."""
     created = create_token(
-        sqlite_store(ui.app),
+        hub_store(ui.app),
         ui.app.clock,
         scope=form.get("scope", ""),
         projects=parse_projects(form.get("projects", "") or "*"),
@@ -69,7 +69,7 @@ def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    sqlite_store(ui.app).revoke_token(form.get("name", "")[:MAX_FILTER], ui.app.clock())
+    hub_store(ui.app).revoke_token(form.get("name", "")[:MAX_FILTER], ui.app.clock())
     return redirect("/tokens?done=revoked")
 
 
@@ -78,7 +78,7 @@ def audit_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         name: request.query_params.get(name, "").strip()[:MAX_FILTER]
         for name in ("token", "tool", "project", "result")
     }
-    store = sqlite_store(ui.app)
+    store = hub_store(ui.app)
     rows = store.list_audit_page(
         AUDIT_ROWS,
         chosen["token"] or None,

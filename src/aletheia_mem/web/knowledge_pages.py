@@ -7,7 +7,6 @@ from starlette.responses import Response
 
 from aletheia_mem.domain.rules import SCOPE_TIERS
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules
 from aletheia_mem.web.base import Handler, Ui, redirect
@@ -35,7 +34,7 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         as_of=as_of,
         found=found,
         index=[] if subject else facts.subject_index(ui.app, project),
-        projects=sqlite_store(ui.app).project_names(),
+        projects=ui.app.store.project_names(),
     )
 
 

@@ -13,7 +13,6 @@ from aletheia_mem.domain.worklists import WORK_STATE_KIND
 from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.search.query import query_terms
 from aletheia_mem.server.api_handlers import memory_json
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
@@ -92,7 +91,7 @@ def _browse(app: AppContext, filters: Filters) -> list[dict[str, Any]]:
         exclude_kinds=() if values["kind"] else (WORK_STATE_KIND,),
         dismissed=filters.dismissed,
     )
-    found = sqlite_store(app).search_memories(query, app.clock())
+    found = app.store.search_memories(query, app.clock())
     return [memory_json(memory) for memory in found]
 
 

@@ -9,7 +9,6 @@ from starlette.responses import Response
 
 from aletheia_mem.domain.memories import MEMORY_TYPES
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.web import memories
 from aletheia_mem.web.base import Handler, Ui, redirect, safe_next
 from aletheia_mem.web.render import fragment, page
@@ -41,7 +40,7 @@ def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         section="Memories",
         filters=filters,
         listing=listing,
-        projects=sqlite_store(ui.app).project_names(),
+        projects=ui.app.store.project_names(),
         types=MEMORY_TYPES,
         orders=memories.ORDERS,
         more_query=urlencode(more),

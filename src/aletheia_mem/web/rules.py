@@ -10,7 +10,6 @@ from typing import Any
 from aletheia_mem.domain import rule_sync
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.calls import call
 
@@ -63,7 +62,7 @@ def set_rule(app: AppContext, rule_id: str, action: str) -> None:
 
 def plan_files(app: AppContext, root: Path, home: Path) -> list[FilePlan]:
     """Every instruction file `rules sync` knows, in the repository and at user level."""
-    store = sqlite_store(app)
+    store = app.store
     suggested = {t.path for t in rule_sync.resolve_targets((), root, everything=False)}
     project = project_for_directory(root)
     repo = rule_sync.plan_sync(store, project, root, rule_sync.TARGETS)

@@ -7,7 +7,6 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.web import context, lists
 from aletheia_mem.web.base import Handler, Ui, redirect
 from aletheia_mem.web.render import page
@@ -30,7 +29,7 @@ def lists_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         lists=found["lists"],
         current=current,
         lines="\n".join(lists.item_line(item) for item in current["items"]) if current else "",
-        projects=sqlite_store(ui.app).project_names(),
+        projects=ui.app.store.project_names(),
         notice="List saved." if request.query_params.get("done") == "saved" else None,
     )
 
@@ -48,7 +47,7 @@ def context_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         request,
         "context.html",
         section="Context",
-        projects=sqlite_store(ui.app).project_names(),
+        projects=ui.app.store.project_names(),
         **found,
     )
 

@@ -1,0 +1,50 @@
+"""The composition root of storage: the one module above the dialects that names them.
+
+Everything else asks for the protocols of ``storage.contracts``; only the SQLite-only local
+features (export and import of a local store, the remembered hub, ``aletheia doctor``) use
+``open_local_store`` and the concrete ``SqliteStore``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aletheia_mem.config import is_database_url
+from aletheia_mem.storage.contracts import HubStore, Store
+from aletheia_mem.storage.sqlite import SqliteStore
+
+
+def open_local_store(path: Path) -> SqliteStore:
+    """The local SQLite store with its SQLite-only features (export, import, remembered hub,
+    health), opened and migrated.
+
+    Raises:
+        StoreBrokenError: the file is empty, damaged, cut short or another program's.
+        StoreReadOnlyError: the store needs a change this user may not write.
+    """
+    return SqliteStore(path)
+
+
+def open_store(path: Path, *, busy_timeout_ms: int | None = None) -> Store:
+    """The local store at ``path``, opened and migrated (made whole if there is none).
+
+    Args:
+        path: the store's file.
+        busy_timeout_ms: how long to wait for another writer (hooks wait little); None keeps
+            the default.
+    """
+    store = SqliteStore(path)
+    if busy_timeout_ms is not None:
+        store.set_busy_timeout(busy_timeout_ms)
+    return store
+
+
+def open_hub_store(target: str | Path) -> HubStore:
+    """A hub's store: a SQLite file, or a PostgreSQL database for a ``postgresql://`` URL."""
+    if isinstance(target, str) and is_database_url(target):
+        # Imported only here: psycopg is the optional ``postgres`` extra.
+        from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
+
+        store: HubStore = open_postgres_store(target)
+        return store
+    return SqliteStore(Path(target))

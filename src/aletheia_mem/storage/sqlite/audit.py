@@ -1,0 +1,56 @@
+"""The audit trail of the SQLite store."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from aletheia_mem.storage.base import (
+    AuditEntry,
+)
+from aletheia_mem.storage.sqlite.database import SqliteDatabase
+
+
+def insert_audit(conn: sqlite3.Connection, entry: AuditEntry) -> None:
+    conn.execute(
+        "INSERT INTO audit (at, actor, tool, project, result, detail) VALUES (?, ?, ?, ?, ?, ?)",
+        (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail),
+    )
+
+
+class SqliteAudit(SqliteDatabase):
+    """The audit trail, newest first."""
+
+    def add_audit(self, entry: AuditEntry) -> None:
+        with self._write() as conn:
+            insert_audit(conn, entry)
+
+    def list_audit(self, limit: int) -> list[AuditEntry]:
+        rows = self._conn.execute(
+            "SELECT at, actor, tool, project, result, detail FROM audit"
+            " ORDER BY at DESC, id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [AuditEntry(*row) for row in rows]
+
+    def list_audit_page(
+        self,
+        limit: int,
+        actor: str | None,
+        tool: str | None,
+        project: str | None = None,
+        result: str | None = None,
+    ) -> list[AuditEntry]:
+        """The newest audit rows, optionally of one actor, tool, project and result."""
+        sql, params = "SELECT at, actor, tool, project, result, detail FROM audit WHERE 1 = 1", []
+        filters = (("actor", actor), ("tool", tool), ("project", project), ("result", result))
+        for column, value in filters:
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        rows = self._conn.execute(sql + " ORDER BY at DESC, id DESC LIMIT ?", [*params, limit])
+        return [AuditEntry(*row) for row in rows.fetchall()]
+
+    def last_audit_by_actor(self) -> dict[str, int]:
+        """When each actor last appears in the audit trail."""
+        rows = self._conn.execute("SELECT actor, max(at) FROM audit GROUP BY actor").fetchall()
+        return {str(row[0]): int(row[1]) for row in rows}

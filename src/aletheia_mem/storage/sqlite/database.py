@@ -1,0 +1,147 @@
+"""The shared base of the SQLite store's parts: one file, one connection per thread, WAL, a busy
+timeout, one writer at a time through ``BEGIN IMMEDIATE``."""
+
+from __future__ import annotations
+
+import inspect
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aletheia_mem.storage import full_text
+from aletheia_mem.storage.connections import ThreadConnections
+from aletheia_mem.storage.migrate import migrate
+from aletheia_mem.storage.store_file import (
+    check_header,
+    create_store,
+    foreign,
+    is_foreign,
+    store_problem,
+    tighten_store,
+)
+
+T = TypeVar("T")
+WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    # A save dirties ~25 pages; checkpointing every 1000 (the default) costs two fsyncs
+    # per ~40 saves. The WAL is checkpointed and removed when the last connection closes.
+    conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+    conn.execute("PRAGMA foreign_keys = ON")
+
+
+def _configure_ours(path: Path) -> Callable[[sqlite3.Connection], None]:
+    """``_configure`` for an existing file, once it is known to be an Aletheia store: another
+    program's database is refused before anything (such as WAL mode) changes it."""
+
+    def configure(conn: sqlite3.Connection) -> None:
+        if is_foreign(conn):
+            conn.close()
+            raise foreign(path)
+        _configure(conn)
+
+    return configure
+
+
+def _build(conn: sqlite3.Connection) -> None:
+    _configure(conn)
+    migrate(conn)
+
+
+class SqliteDatabase:
+    """One SQLite file shared by every process on the machine: what every part builds on."""
+
+    def __init__(self, path: Path) -> None:
+        """Open the store at ``path``, made whole (0600, in a 0700 folder) if there is none.
+
+        Raises:
+            StoreBrokenError: the file is empty, damaged, cut short or another program's.
+            StoreReadOnlyError: the store needs a change this user may not write.
+        """
+        self.path = path
+        if not check_header(path):
+            create_store(path, _build)
+        self._pool = ThreadConnections(path, _configure_ours(path))
+        try:
+            migrate(self._conn)
+            self._on_open()
+        except sqlite3.Error as error:
+            self._pool.close()
+            raise store_problem(path, error) or error from None
+        except BaseException:
+            self._pool.close()
+            raise
+        tighten_store(path)
+
+    def _on_open(self) -> None:
+        """Upkeep a part runs once the store is open and migrated (inside the open's guard)."""
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._pool.get()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; the full-text index's upkeep runs in it before the commit."""
+        with self._pool.write() as conn:
+            yield conn
+            full_text.tidy(conn)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def set_busy_timeout(self, ms: int) -> None:
+        """How long this process's connection waits for another writer (hooks wait little)."""
+        self._conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
+
+    def schema_version(self) -> int:
+        row = self._conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    def health(self) -> dict[str, Any]:
+        """SQLite's integrity check (its first problems), version and journal mode, for
+        ``aletheia doctor``."""
+        conn = self._conn
+        rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
+        problems = [
+            line for row in rows for line in str(row[0]).splitlines() if not line.startswith("***")
+        ]
+        return {
+            "integrity_check": "; ".join(problems),
+            "schema": self.schema_version(),
+            "sqlite_version": sqlite3.sqlite_version,
+            "journal_mode": str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
+        }
+
+
+def _told_as_store_problems(method: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(method)
+    def guarded(self: SqliteDatabase, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as error:  # a page found damaged while reading, say
+            problem = store_problem(self.path, error)
+            if problem is None:
+                raise
+            raise problem from None
+
+    return guarded
+
+
+def tells_store_problems(cls: type[T]) -> type[T]:
+    """Make every public method of a store class raise SQLite errors that are store problems
+    (a damaged page, a read-only file) as ``StoreBrokenError`` or ``StoreReadOnlyError``, so
+    that the layers above never see ``sqlite3``. Writes already do (``ThreadConnections``);
+    this covers reads. Rows a generator yields later are not covered."""
+    for name in dir(cls):
+        method = getattr(cls, name)
+        if not name.startswith("_") and inspect.isfunction(method):
+            setattr(cls, name, _told_as_store_problems(method))
+    return cls

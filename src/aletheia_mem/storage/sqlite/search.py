@@ -1,0 +1,181 @@
+"""Memory search of the SQLite store: FTS5 matches scored by bm25 and the priors of search/rank."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from aletheia_mem.search.query import fts_match_expression
+from aletheia_mem.search.rank import DAY_MS, DEFAULT_RANKING, Ranking
+from aletheia_mem.storage.base import (
+    Memory,
+    MemoryQuery,
+)
+from aletheia_mem.storage.sqlite.database import SqliteDatabase
+from aletheia_mem.storage.sqlite.rows import (
+    M_MEMORY_COLUMNS,
+    in_clause,
+    memory_from_row,
+    read_memories,
+)
+
+# At most this many values (match counts) in a connection's memo: a few MB at worst.
+_MAX_MEMO_ENTRIES = 10_000
+
+
+class SqliteSearch(SqliteDatabase):
+    """Ranked and filtered memory search over the FTS5 index."""
+
+    def search_memories(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[Memory]:
+        """One page of live memories matching the query, in the requested order."""
+        where, params = self._filters(query)
+        if query.file is not None:
+            return self._memories_by_file(query, where, params)
+        if query.terms:
+            return self._memories_in_order(self.rank_memory_ids(query, now, ranking))
+        sql = f"SELECT {M_MEMORY_COLUMNS} FROM memories m WHERE " + " AND ".join(where)
+        sql += " ORDER BY " + self._order(query, params, now, ranking) + " LIMIT ? OFFSET ?"
+        params += [query.limit, query.offset]
+        return [memory_from_row(row) for row in self._conn.execute(sql, params).fetchall()]
+
+    def rank_memory_ids(
+        self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
+    ) -> list[int]:
+        """The ids of one page of live memories matching ``query.terms``, best first.
+
+        Scores and filters on the narrow ``memory_rank`` table (aliased ``m``, with the columns
+        the filters use), so that ranking thousands of matches never reads whole memories.
+        """
+        where, params = self._filters(query)
+        weights = ", ".join(repr(float(w)) for w in ranking.bm25_weights())
+        scored = query.order == "relevance"
+        expression, newest = self._match(list(query.terms), ranking.score_budget if scored else 0)
+        sql = (
+            f"SELECT m.id, bm25(memory_fts, {weights}) AS score FROM memory_fts"
+            " JOIN memory_rank m ON m.id = memory_fts.rowid WHERE memory_fts MATCH ? AND "
+            + " AND ".join(where)
+        )
+        params = [expression, *params]
+        if newest is not None:
+            sql += " AND memory_fts.rowid >= ?"
+            params.append(newest)
+        sql += " ORDER BY " + self._order(query, params, now, ranking) + " LIMIT ? OFFSET ?"
+        params += [query.limit, query.offset]
+        return [int(row[0]) for row in self._conn.execute(sql, params).fetchall()]
+
+    def _memories_in_order(self, ids: Sequence[int]) -> list[Memory]:
+        by_id = {memory.id: memory for memory in read_memories(self._conn, ids)}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def _match(self, terms: list[str], budget: int) -> tuple[str, int | None]:
+        """The MATCH expression to run, and the lowest rowid to score (None: all of them).
+
+        bm25 costs microseconds per matching row, so a relevance search scores about ``budget``
+        rows at most (0: no bound, for date orders that score nothing): its terms are taken rarest
+        first while their matches fit. A word common enough to blow the budget says little about
+        relevance (its idf is low) and is left out. When even the rarest term is that common, the
+        query needs all of its terms, and if that still matches too much, its newest matches are
+        the ones scored.
+        """
+        if budget <= 0:
+            return fts_match_expression(terms), None
+        counts = self._pool.memo()
+        counted = sorted(
+            (self._count_matches(counts, fts_match_expression([term]), budget), i)
+            for i, term in enumerate(terms)
+        )
+        chosen: list[int] = []
+        total = 0
+        for matches, index in counted:
+            if matches > 0 and total + matches <= budget:
+                chosen.append(index)
+                total += matches
+        if chosen or counted[-1][0] == 0:
+            return fts_match_expression([terms[i] for i in sorted(chosen)] or terms), None
+        expression = fts_match_expression(terms, "AND")
+        if self._count_matches(counts, expression, budget) <= budget:
+            return expression, None
+        row = self._conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC"
+            " LIMIT 1 OFFSET ?",
+            (expression, budget),
+        ).fetchone()
+        return expression, None if row is None else int(row[0])
+
+    def _count_matches(self, counts: dict[Any, Any], expression: str, budget: int) -> int:
+        """How many memories match (counting stops past ``budget``).
+
+        ``counts`` is the connection's memo, which forgets them whenever the store changes: most
+        searches share words with earlier ones, and counting is a fifth of a search's time.
+        """
+        key = ("match count", expression, budget)
+        found = counts.get(key)
+        if found is None:
+            row = self._conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+                " LIMIT ?)",
+                (expression, budget + 1),
+            ).fetchone()
+            if len(counts) >= _MAX_MEMO_ENTRIES:
+                counts.clear()
+            found = counts[key] = int(row[0])
+        return int(found)
+
+    def _order(self, query: MemoryQuery, params: list[Any], now: int, ranking: Ranking) -> str:
+        if query.order == "date_asc":
+            return "m.created_at ASC, m.id ASC"
+        if query.order == "date_desc" or not query.terms:
+            return "m.created_at DESC, m.id DESC"
+        # bm25 is negative (lower is better); the priors of search/rank.py scale it, the same
+        # formula as Ranking.prior: a pinned lift, a smooth recency decay, a stale penalty.
+        scale = ranking.recency_scale_days * DAY_MS
+        params += [ranking.pinned_boost, ranking.recency_boost * scale, scale, now]
+        params.append(ranking.stale_factor)
+        return (
+            "score * (1.0 + ? * m.pinned) * (1.0 + ? / (? + max(? - m.created_at, 0)))"
+            " * (CASE WHEN m.stale THEN ? ELSE 1.0 END), m.created_at DESC, m.id DESC"
+        )
+
+    def _filters(self, query: MemoryQuery) -> tuple[list[str], list[Any]]:
+        where = ["m.dismissed_at IS NOT NULL" if query.dismissed else "m.dismissed_at IS NULL"]
+        params: list[Any] = []
+        if query.projects is not None:
+            where.append(in_clause("m.project", query.projects))
+            params.extend(query.projects)
+        for column, value in (("m.type", query.type), ("m.kind", query.kind)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if query.exclude_kinds:
+            where.append("NOT " + in_clause("m.kind", query.exclude_kinds))
+            params.extend(query.exclude_kinds)
+        if query.since is not None:
+            where.append("m.created_at >= ?")
+            params.append(query.since)
+        if query.until is not None:
+            where.append("m.created_at < ?")
+            params.append(query.until)
+        return where, params
+
+    def _memories_by_file(
+        self, query: MemoryQuery, where: list[str], params: list[Any]
+    ) -> list[Memory]:
+        path = query.file or ""
+        if query.file_suffix:
+            reversed_path = path[::-1]
+            match = "f.path_reversed >= ? AND f.path_reversed < ?"
+            params = [reversed_path, reversed_path + "\U0010ffff", *params]
+        else:
+            match = "f.path = ?"
+            params = [path, *params]
+        sql = (
+            f"SELECT DISTINCT {M_MEMORY_COLUMNS} FROM memory_files f"
+            " JOIN memories m ON m.id = f.memory_id"
+            f" WHERE {match} AND "
+            + " AND ".join(where)
+            + " ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?"
+        )
+        rows = self._conn.execute(sql, [*params, query.limit, query.offset]).fetchall()
+        return [memory_from_row(row) for row in rows]

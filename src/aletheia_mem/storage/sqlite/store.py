@@ -1,0 +1,41 @@
+"""The SQLite store: every part over one file and one set of connections."""
+
+from __future__ import annotations
+
+from aletheia_mem.storage.mcp_sessions import SessionRows
+from aletheia_mem.storage.sqlite.audit import SqliteAudit
+from aletheia_mem.storage.sqlite.database import tells_store_problems
+from aletheia_mem.storage.sqlite.facts import SqliteFacts
+from aletheia_mem.storage.sqlite.memories import SqliteMemories
+from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
+from aletheia_mem.storage.sqlite.remote import SqliteRemote
+from aletheia_mem.storage.sqlite.rules import SqliteRules
+from aletheia_mem.storage.sqlite.search import SqliteSearch
+from aletheia_mem.storage.sqlite.sync import SqliteSync
+from aletheia_mem.storage.sqlite.tokens import SqliteTokens
+from aletheia_mem.storage.sqlite.transfer import SqliteTransfer
+from aletheia_mem.storage.sqlite.work import SqliteWork
+
+
+@tells_store_problems
+class SqliteStore(
+    SqliteMemories,
+    SqliteSearch,
+    SqliteFacts,
+    SqliteRules,
+    SqliteWork,
+    SqliteAudit,
+    SqliteTokens,
+    SqliteSync,
+    SqliteRemote,
+    SqliteTransfer,
+):
+    """One SQLite file shared by every process on the machine (a ``HubStore``)."""
+
+    def sessions(self) -> SessionRows:
+        """The MCP sessions table of this file, on its own connections (the caller closes it)."""
+        return SessionRows(self.path)
+
+    def rate_windows(self) -> SqliteRateWindows:
+        """The hub's shared rate-limit windows, on this store's connections."""
+        return SqliteRateWindows(self._pool)

@@ -1,0 +1,70 @@
+"""The hub's bearer tokens in the SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import replace
+
+from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.sqlite.database import SqliteDatabase
+from aletheia_mem.storage.sqlite.rows import (
+    json_list,
+)
+
+
+def token_from_row(row: sqlite3.Row) -> HubToken:
+    projects = None if row["projects"] is None else tuple(json.loads(row["projects"]))
+    return HubToken(
+        id=row["id"],
+        name=row["name"],
+        token_hash=row["token_hash"],
+        prefix=row["prefix"],
+        scope=row["scope"],
+        projects=projects,
+        created_at=row["created_at"],
+        revoked_at=row["revoked_at"],
+    )
+
+
+class SqliteTokens(SqliteDatabase):
+    """The hub's bearer tokens (their hashes only)."""
+
+    def add_token(self, token: HubToken) -> HubToken | None:
+        """Store a new token (its id is assigned); None when the name is taken."""
+        projects = None if token.projects is None else json_list(token.projects)
+        with self._write() as conn:
+            try:
+                cursor = conn.execute(
+                    "INSERT INTO hub_tokens (name, token_hash, prefix, scope, projects, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (token.name, token.token_hash, token.prefix, token.scope, projects,
+                     token.created_at),
+                )  # fmt: skip
+            except sqlite3.IntegrityError:
+                return None
+            return replace(token, id=int(cursor.lastrowid or 0))
+
+    def find_token(self, token_hash: str) -> HubToken | None:
+        """The token with this hash, revoked or not."""
+        row = self._conn.execute(
+            "SELECT * FROM hub_tokens WHERE token_hash = ?", (token_hash,)
+        ).fetchone()
+        return None if row is None else token_from_row(row)
+
+    def list_tokens(self) -> list[HubToken]:
+        rows = self._conn.execute("SELECT * FROM hub_tokens ORDER BY id").fetchall()
+        return [token_from_row(row) for row in rows]
+
+    def revoke_token(self, name: str, at: int) -> HubToken | None:
+        """Revoke a live token by name (or by its shown prefix); None when none matches."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT * FROM hub_tokens WHERE (name = ? OR prefix = ?) AND revoked_at IS NULL"
+                " ORDER BY id LIMIT 1",
+                (name, name),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute("UPDATE hub_tokens SET revoked_at = ? WHERE id = ?", (at, row["id"]))
+            return replace(token_from_row(row), revoked_at=at)

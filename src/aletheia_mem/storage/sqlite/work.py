@@ -1,0 +1,142 @@
+"""Work state of the SQLite store: work-state lists, episodes and their requests, dismissals."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+
+from aletheia_mem.storage.base import (
+    AuditEntry,
+    DismissTable,
+    Memory,
+    NewMemory,
+    SessionRequest,
+)
+from aletheia_mem.storage.sqlite.audit import insert_audit
+from aletheia_mem.storage.sqlite.database import SqliteDatabase
+from aletheia_mem.storage.sqlite.memories import index_memory, insert_memory
+from aletheia_mem.storage.sqlite.rows import (
+    MEMORY_COLUMNS,
+    memory_from_row,
+)
+
+# How many of the newest requests (all projects) recent_requests reads before a full sort.
+_REQUEST_WINDOW = 200
+
+
+class SqliteWork(SqliteDatabase):
+    """Work-state lists, episodes and their requests, dismissals."""
+
+    def put_work_state(self, new: NewMemory) -> int:
+        """Create or replace the work-state list named by ``new.dedupe_key``; its id stays."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT id FROM memories WHERE project = ? AND dedupe_key = ?",
+                (new.project, new.dedupe_key),
+            ).fetchone()
+            if row is None:
+                return insert_memory(conn, new)
+            conn.execute(
+                "UPDATE memories SET title = ?, text = ?, tool = ?, updated_at = ?,"
+                " dismissed_at = NULL, dismiss_reason = NULL WHERE id = ?",
+                (new.title, new.text, new.tool, new.created_at, row["id"]),
+            )
+            index_memory(conn, row["id"], new)
+            return int(row["id"])
+
+    def keyed_memories(self, project: str, key_prefix: str, kind: str, limit: int) -> list[Memory]:
+        """A project's live memories of one kind whose dedupe key starts with ``key_prefix``
+        (the work-state lists), newest write first: a range on the dedupe index, no scan."""
+        rows = self._conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE project = ? AND dedupe_key >= ?"
+            " AND dedupe_key < ? AND kind = ? AND dismissed_at IS NULL"
+            " ORDER BY updated_at DESC, id DESC LIMIT ?",
+            (project, key_prefix, key_prefix + "\U0010ffff", kind, limit),
+        ).fetchall()
+        return [memory_from_row(row) for row in rows]
+
+    def start_episode(self, project: str, tool: str, at: int) -> int:
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO episodes (uid, project, tool, started_at) VALUES (?, ?, ?, ?)",
+                (uuid.uuid4().hex, project, tool, at),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def open_episode(self, uid: str, project: str, tool: str, at: int) -> int:
+        """The episode with this uid, started now if new and open again if it had ended."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO episodes (uid, project, tool, started_at)"
+                " VALUES (?, ?, ?, ?)",
+                (uid, project, tool, at),
+            )
+            conn.execute(
+                "UPDATE episodes SET ended_at = NULL WHERE uid = ? AND ended_at IS NOT NULL",
+                (uid,),
+            )
+            row = conn.execute("SELECT id FROM episodes WHERE uid = ?", (uid,)).fetchone()
+            return int(row[0])
+
+    def episode_id_by_uid(self, uid: str) -> int | None:
+        row = self._conn.execute("SELECT id FROM episodes WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def add_request(self, episode_id: int, text: str, at: int) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO episode_requests (episode_id, at, text) VALUES (?, ?, ?)",
+                (episode_id, at, text),
+            )
+
+    def end_episode(self, episode_id: int, at: int, summary: str | None) -> bool:
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE episodes SET ended_at = ?, summary = coalesce(?, summary) WHERE id = ?",
+                (at, summary, episode_id),
+            )
+            return cursor.rowcount > 0
+
+    def recent_requests(self, project: str, limit: int) -> list[SessionRequest]:
+        """The newest requests of a project's live episodes, newest first.
+
+        The newest requests of all projects (one range of the ``at`` index) usually hold them;
+        only when they hold fewer than ``limit`` are all of the project's requests sorted.
+        """
+        sql = (
+            "SELECT r.episode_id, r.at, r.text, e.tool FROM {} r"
+            " JOIN episodes e ON e.id = r.episode_id"
+            " WHERE e.project = ? AND e.dismissed_at IS NULL ORDER BY r.at DESC, r.id DESC LIMIT ?"
+        )
+        newest = "(SELECT * FROM episode_requests ORDER BY at DESC, id DESC LIMIT ?)"
+        rows = self._conn.execute(sql.format(newest), (_REQUEST_WINDOW, project, limit)).fetchall()
+        if len(rows) < limit:
+            rows = self._conn.execute(sql.format("episode_requests"), (project, limit)).fetchall()
+        return [SessionRequest(row[0], row[1], row[2], row[3]) for row in rows]
+
+    def set_dismissed(
+        self,
+        table: DismissTable,
+        item_id: int,
+        at: int | None,
+        reason: str | None,
+        audit: AuditEntry,
+    ) -> str | None:
+        """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
+
+        Returns the item's project, or None when there is no such item.
+        """
+        with self._write() as conn:
+            row = conn.execute(f"SELECT project FROM {table} WHERE id = ?", (item_id,)).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                f"UPDATE {table} SET dismissed_at = ?, dismiss_reason = ? WHERE id = ?",
+                (at, reason, item_id),
+            )
+            insert_audit(conn, replace(audit, project=row["project"]))
+            return str(row["project"])
+
+    def project_of(self, table: DismissTable, item_id: int) -> str | None:
+        row = self._conn.execute(f"SELECT project FROM {table} WHERE id = ?", (item_id,)).fetchone()
+        return None if row is None else str(row[0])

@@ -1,0 +1,80 @@
+"""FactStore and RuleStore: facts over time, standing rules."""
+
+from __future__ import annotations
+
+from aletheia_mem.storage.contracts import HubStore
+from tests.storage.contract.rows import T0, fact, memory, rule
+
+
+def test_the_same_value_again_keeps_the_current_fact(contract_store: HubStore) -> None:
+    first, created = contract_store.add_fact(fact("db", "host", "alpha"))
+    again, created_again = contract_store.add_fact(fact("DB ", "Host", "alpha", at=T0 + 1))
+    assert created and not created_again and again == first
+    assert contract_store.get_fact(first.id) == first
+
+
+def test_a_new_value_supersedes_the_current_fact(contract_store: HubStore) -> None:
+    old, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0))
+    new, created = contract_store.add_fact(fact("db", "host", "beta", at=T0 + 10))
+    assert created and new.valid_to is None and new.superseded_by is None
+    closed = contract_store.get_fact(old.id)
+    assert closed is not None and closed.valid_to == T0 + 10 and closed.superseded_by == new.id
+    assert contract_store.superseded_fact_ids([old.id, new.id]) == {old.id}
+    assert [f.id for f in contract_store.facts_about("DB", "shop", None)] == [new.id, old.id]
+    assert [f.id for f in contract_store.current_facts("shop", 10)] == [new.id]
+
+
+def test_facts_about_a_subject_filter_by_project_and_predicate(contract_store: HubStore) -> None:
+    host, _ = contract_store.add_fact(fact("db", "host", "alpha"))
+    port, _ = contract_store.add_fact(fact("db", "port", "5432", at=T0 + 1))
+    contract_store.add_fact(fact("db", "host", "gamma", project="billing"))
+    assert {f.id for f in contract_store.facts_about("db", "shop", None)} == {host.id, port.id}
+    assert [f.id for f in contract_store.facts_about("db", "shop", "PORT")] == [port.id]
+    assert len(contract_store.facts_about("db", None, "host")) == 2
+
+
+def test_fact_search_finds_current_facts_by_their_words(contract_store: HubStore) -> None:
+    contract_store.add_fact(fact("cache", "backend", "redis", at=T0))
+    current, _ = contract_store.add_fact(fact("cache", "backend", "memcached", at=T0 + 1))
+    contract_store.add_fact(fact("queue", "backend", "rabbit", project="billing"))
+    found = contract_store.search_facts(["cache"], ("shop",), 10)
+    assert [f.id for f in found] == [current.id]
+    assert contract_store.search_facts(["rabbit"], ("shop",), 10) == []
+    assert len(contract_store.search_facts(["backend"], None, 10)) == 2
+
+
+def test_facts_saved_with_a_memory_point_to_it(contract_store: HubStore) -> None:
+    saved, _ = contract_store.add_memory(memory("db notes"), facts=[fact("db", "host", "alpha")])
+    (stated,) = contract_store.facts_about("db", "shop", "host")
+    assert stated.memory_id == saved.id
+    assert contract_store.existing_fact_ids([stated.id, 424_242]) == {stated.id}
+
+
+def test_a_rule_is_added_once_and_listed_in_order(contract_store: HubStore) -> None:
+    first, created = contract_store.add_rule(rule("r_1", "use tabs"))
+    again, created_again = contract_store.add_rule(rule("r_1", "use tabs", at=T0 + 1))
+    contract_store.add_rule(rule("r_2", "run tests", at=T0 + 2))
+    assert created and not created_again and again == first
+    assert contract_store.get_rule("r_1") == first
+    assert contract_store.get_rule("r_none") is None
+    assert [r.id for r in contract_store.list_rules()] == ["r_1", "r_2"]
+
+
+def test_a_disabled_rule_is_hidden_and_adding_it_again_enables_it(
+    contract_store: HubStore,
+) -> None:
+    contract_store.add_rule(rule("r_1", "use tabs"))
+    assert contract_store.set_rule_enabled("r_1", False, T0 + 1)
+    assert contract_store.list_rules() == []
+    assert [r.id for r in contract_store.list_rules(enabled_only=False)] == ["r_1"]
+    _, created = contract_store.add_rule(rule("r_1", "use tabs", at=T0 + 2))
+    assert created and [r.id for r in contract_store.list_rules()] == ["r_1"]
+    assert not contract_store.set_rule_enabled("r_none", True, T0)
+
+
+def test_confirming_a_rule_moves_its_last_confirmation(contract_store: HubStore) -> None:
+    contract_store.add_rule(rule("r_1", "use tabs"))
+    assert contract_store.confirm_rule("r_1", T0 + 99)
+    confirmed = contract_store.get_rule("r_1")
+    assert confirmed is not None and confirmed.last_confirmed_at == T0 + 99
+    assert not contract_store.confirm_rule("r_none", T0)

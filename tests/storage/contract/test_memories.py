@@ -1,0 +1,141 @@
+"""MemoryStore: saving, deduplication, reading, ranking and pinning."""
+
+from __future__ import annotations
+
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.contracts import HubStore
+from tests.storage.contract.rows import T0, fact, memory
+
+
+def test_a_new_memory_is_created_and_read_back_whole(contract_store: HubStore) -> None:
+    saved, created = contract_store.add_memory(memory("Cache warms at boot", files=("a.py",)))
+    assert created and saved.id > 0 and saved.uid
+    assert contract_store.get_memory(saved.id) == saved
+    assert (saved.project, saved.title, saved.files, saved.pinned) == (
+        "shop",
+        "Cache warms at boot",
+        ("a.py",),
+        False,
+    )
+    assert saved.created_at == saved.updated_at == T0 and saved.dismissed_at is None
+
+
+def test_a_memory_with_a_known_dedupe_key_is_returned_not_saved_again(
+    contract_store: HubStore,
+) -> None:
+    first, created = contract_store.add_memory(memory("One", key="k1"))
+    again, created_again = contract_store.add_memory(memory("One, edited", key="k1", at=T0 + 5))
+    assert created and not created_again and again == first
+    assert contract_store.find_memory("shop", "k1") == first
+    assert contract_store.find_memory("other", "k1") is None
+    assert contract_store.count_memories(None) == 1
+
+
+def test_the_same_dedupe_key_in_another_project_is_another_memory(
+    contract_store: HubStore,
+) -> None:
+    a, _ = contract_store.add_memory(memory("One", key="k"))
+    b, created = contract_store.add_memory(memory("One", key="k", project="billing"))
+    assert created and a.id != b.id
+
+
+def test_memories_read_by_id_come_newest_first_and_unknown_ids_are_skipped(
+    contract_store: HubStore,
+) -> None:
+    old, _ = contract_store.add_memory(memory("old", at=T0))
+    new, _ = contract_store.add_memory(memory("new", at=T0 + 10))
+    assert [m.id for m in contract_store.get_memories([old.id, 999_999, new.id])] == [
+        new.id,
+        old.id,
+    ]
+    assert contract_store.get_memories([]) == []
+    assert contract_store.get_memory(999_999) is None
+    assert contract_store.existing_memory_ids([old.id, 999_999]) == {old.id}
+
+
+def test_memory_heads_keep_the_order_asked_for(contract_store: HubStore) -> None:
+    a, _ = contract_store.add_memory(memory("a", at=T0))
+    b, _ = contract_store.add_memory(memory("b", at=T0 + 1, pinned=True))
+    heads = contract_store.memory_heads([a.id, 424_242, b.id])
+    assert [(h.id, h.title, h.pinned) for h in heads] == [(a.id, "a", False), (b.id, "b", True)]
+
+
+def test_pinning_changes_the_memory_and_an_unknown_id_gives_none(
+    contract_store: HubStore,
+) -> None:
+    saved, _ = contract_store.add_memory(memory("pin me"))
+    pinned = contract_store.set_pinned(saved.id, True, T0 + 7)
+    assert pinned is not None and pinned.pinned and pinned.updated_at == T0 + 7
+    unpinned = contract_store.set_pinned(saved.id, False, T0 + 8)
+    assert unpinned is not None and not unpinned.pinned
+    assert contract_store.set_pinned(424_242, True, T0) is None
+
+
+def test_counts_and_project_names_see_live_memories_by_project(contract_store: HubStore) -> None:
+    contract_store.add_memory(memory("a"))
+    contract_store.add_memory(memory("b", project="billing"))
+    assert contract_store.has_memories(None) and contract_store.has_memories(("billing",))
+    assert not contract_store.has_memories(("nowhere",))
+    assert contract_store.count_memories(None) == 2
+    assert contract_store.count_memories(("shop", "nowhere")) == 1
+    assert contract_store.project_names() == ["billing", "shop"]
+
+
+def test_search_finds_memories_by_their_words_within_the_projects_asked(
+    contract_store: HubStore,
+) -> None:
+    alpha, _ = contract_store.add_memory(memory("alpha release notes"))
+    contract_store.add_memory(memory("beta plan"))
+    contract_store.add_memory(memory("alpha elsewhere", project="billing"))
+    query = MemoryQuery(terms=("alpha",), projects=("shop",))
+    assert [m.id for m in contract_store.search_memories(query, T0)] == [alpha.id]
+    assert contract_store.rank_memory_ids(query, T0) == [alpha.id]
+    everywhere = MemoryQuery(terms=("alpha",), projects=None)
+    assert len(contract_store.search_memories(everywhere, T0)) == 2
+
+
+def test_search_without_terms_pages_by_date(contract_store: HubStore) -> None:
+    ids = [contract_store.add_memory(memory(f"m{n}", at=T0 + n))[0].id for n in range(5)]
+    newest = MemoryQuery(order="date_desc", limit=2)
+    assert [m.id for m in contract_store.search_memories(newest, T0)] == ids[:-3:-1]
+    oldest = MemoryQuery(order="date_asc", limit=2, offset=1)
+    assert [m.id for m in contract_store.search_memories(oldest, T0)] == ids[1:3]
+
+
+def test_search_by_file_matches_the_path_or_its_ending(contract_store: HubStore) -> None:
+    hit, _ = contract_store.add_memory(memory("touches cart", files=("src/shop/cart.py",)))
+    contract_store.add_memory(memory("touches api", files=("src/api.py",)))
+    exact = MemoryQuery(file="src/shop/cart.py")
+    assert [m.id for m in contract_store.search_memories(exact, T0)] == [hit.id]
+    ending = MemoryQuery(file="cart.py", file_suffix=True)
+    assert [m.id for m in contract_store.search_memories(ending, T0)] == [hit.id]
+
+
+def test_neighbours_are_the_nearest_live_memories_in_time(contract_store: HubStore) -> None:
+    ids = [contract_store.add_memory(memory(f"m{n}", at=T0 + n))[0].id for n in range(5)]
+    anchor = contract_store.get_memory(ids[2])
+    assert anchor is not None
+    assert [m.id for m in contract_store.neighbours(anchor, "shop", 2, False)] == [ids[1], ids[0]]
+    assert [m.id for m in contract_store.neighbours(anchor, None, 5, True)] == [ids[3], ids[4]]
+
+
+def test_recent_memories_split_pinned_from_unpinned_and_leave_out_kinds(
+    contract_store: HubStore,
+) -> None:
+    pinned, _ = contract_store.add_memory(memory("pinned", pinned=True))
+    note, _ = contract_store.add_memory(memory("note", at=T0 + 1))
+    contract_store.add_memory(memory("summary", at=T0 + 2, kind="summary"))
+    got = contract_store.recent_memories("shop", 10, pinned=False, exclude_kinds=("summary",))
+    assert [m.id for m in got] == [note.id]
+    got = contract_store.recent_memories("shop", 10, pinned=True, exclude_kinds=())
+    assert [m.id for m in got] == [pinned.id]
+
+
+def test_a_memory_whose_facts_are_all_superseded_is_stale(contract_store: HubStore) -> None:
+    saved, _ = contract_store.add_memory(
+        memory("db host is alpha"), facts=[fact("db", "host", "alpha")]
+    )
+    assert contract_store.stale_memory_ids([saved.id]) == set()
+    contract_store.add_fact(fact("db", "host", "beta", at=T0 + 1))
+    assert contract_store.stale_memory_ids([saved.id]) == {saved.id}
+    assert contract_store.stale_memory_ids([]) == set()

@@ -1,0 +1,79 @@
+"""WorkStore and AuditLog: work-state lists, episodes, dismissals and the audit trail."""
+
+from __future__ import annotations
+
+from aletheia_mem.storage.base import AuditEntry, MemoryQuery
+from aletheia_mem.storage.contracts import HubStore
+from tests.storage.contract.rows import T0, audit, fact, memory
+
+
+def test_a_work_state_list_is_replaced_in_place(contract_store: HubStore) -> None:
+    first = contract_store.put_work_state(memory("todo", key="work:todo", kind="work_state"))
+    second = contract_store.put_work_state(
+        memory("todo v2", key="work:todo", kind="work_state", at=T0 + 5)
+    )
+    done = contract_store.put_work_state(
+        memory("done", key="work:done", kind="work_state", at=T0 + 1)
+    )
+    assert first == second != done
+    lists = contract_store.keyed_memories("shop", "work:", "work_state", 10)
+    assert [(m.id, m.title) for m in lists] == [(first, "todo v2"), (done, "done")]
+    assert contract_store.keyed_memories("shop", "other:", "work_state", 10) == []
+
+
+def test_an_episode_collects_requests_until_it_ends(contract_store: HubStore) -> None:
+    episode = contract_store.open_episode("uid-1", "shop", "claude-code", T0)
+    assert contract_store.open_episode("uid-1", "shop", "claude-code", T0 + 1) == episode
+    assert contract_store.episode_id_by_uid("uid-1") == episode
+    assert contract_store.episode_id_by_uid("uid-none") is None
+    contract_store.add_request(episode, "first ask", T0 + 2)
+    contract_store.add_request(episode, "second ask", T0 + 3)
+    other = contract_store.start_episode("billing", "codex", T0)
+    contract_store.add_request(other, "elsewhere", T0 + 4)
+    requests = contract_store.recent_requests("shop", 10)
+    assert [(r.text, r.tool) for r in requests] == [
+        ("second ask", "claude-code"),
+        ("first ask", "claude-code"),
+    ]
+    assert contract_store.end_episode(episode, T0 + 9, "did things")
+    assert not contract_store.end_episode(424_242, T0, None)
+
+
+def test_dismissing_hides_an_item_audits_it_and_restoring_brings_it_back(
+    contract_store: HubStore,
+) -> None:
+    saved, _ = contract_store.add_memory(memory("to hide"))
+    entry = AuditEntry(T0 + 1, "cli", "dismiss", None, "ok")
+    assert contract_store.set_dismissed("memories", saved.id, T0 + 1, "wrong", entry) == "shop"
+    assert contract_store.dismissed_memory_ids([saved.id]) == {saved.id}
+    assert contract_store.count_memories(None) == 0
+    hidden = contract_store.search_memories(MemoryQuery(dismissed=True), T0)
+    assert [(m.id, m.dismiss_reason) for m in hidden] == [(saved.id, "wrong")]
+    (row,) = contract_store.list_audit(10)
+    assert (row.tool, row.project) == ("dismiss", "shop")  # the item's project is filled in
+    assert contract_store.set_dismissed("memories", saved.id, None, None, entry) == "shop"
+    assert contract_store.dismissed_memory_ids([saved.id]) == set()
+    assert contract_store.set_dismissed("memories", 424_242, T0, None, entry) is None
+    assert len(contract_store.list_audit(10)) == 2
+
+
+def test_a_dismissed_fact_counts_as_superseded(contract_store: HubStore) -> None:
+    stated, _ = contract_store.add_fact(fact("db", "host", "alpha"))
+    entry = AuditEntry(T0, "cli", "dismiss", None, "ok")
+    assert contract_store.set_dismissed("facts", stated.id, T0, None, entry) == "shop"
+    assert contract_store.superseded_fact_ids([stated.id]) == {stated.id}
+    assert contract_store.project_of("facts", stated.id) == "shop"
+    assert contract_store.project_of("episodes", 424_242) is None
+
+
+def test_the_audit_trail_reads_newest_first_and_filters(contract_store: HubStore) -> None:
+    contract_store.add_audit(audit(T0, actor="ci"))
+    contract_store.add_audit(audit(T0 + 2, actor="ops", tool="search", result="refused"))
+    contract_store.add_audit(audit(T0 + 1, actor="ci", tool="search"))
+    assert [e.at for e in contract_store.list_audit(10)] == [T0 + 2, T0 + 1, T0]
+    assert [e.at for e in contract_store.list_audit(1)] == [T0 + 2]
+    page = contract_store.list_audit_page(10, "ci", "search")
+    assert [e.at for e in page] == [T0 + 1]
+    refused = contract_store.list_audit_page(10, None, None, "shop", "refused")
+    assert [e.actor for e in refused] == ["ops"]
+    assert contract_store.last_audit_by_actor() == {"ci": T0 + 1, "ops": T0 + 2}
