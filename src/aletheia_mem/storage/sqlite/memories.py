@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from aletheia_mem.storage.sqlite.rows import (
     in_clause,
     json_list,
     memory_from_row,
+    new_uid,
     read_memories,
 )
 
@@ -32,7 +32,7 @@ def insert_memory(conn: sqlite3.Connection, new: NewMemory) -> int:
         " tool, pinned, created_at, updated_at, dedupe_key)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            uuid.uuid4().hex,
+            new_uid(),
             new.project,
             new.type,
             new.kind,

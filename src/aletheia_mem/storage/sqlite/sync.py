@@ -1,4 +1,8 @@
-"""The change log of the SQLite store: pages of changes out, records of other stores in."""
+"""The change log of the SQLite store: pages of changes out, records of other stores in.
+
+Reading and applying records (``sync_export``, ``sync_apply``) are imported when first used:
+a server that never syncs does not load them on its start path.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,6 @@ from typing import Any
 
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory
-from aletheia_mem.storage.sync_apply import apply_records
-from aletheia_mem.storage.sync_export import export_page, store_id
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 
 
@@ -16,6 +18,8 @@ class SqliteSync(SqliteDatabase):
 
     def sync_store_id(self) -> str:
         """This store's global id: the origin of the changes made here."""
+        from aletheia_mem.storage.sync_export import store_id
+
         return store_id(self._conn)
 
     def export_changes(
@@ -29,6 +33,8 @@ class SqliteSync(SqliteDatabase):
         projects: tuple[str, ...] | None,
     ) -> ExportPage:
         """One page of the change log after ``after``, read in one snapshot."""
+        from aletheia_mem.storage.sync_export import export_page
+
         conn = self._conn
         conn.execute("BEGIN")
         try:
@@ -62,6 +68,9 @@ class SqliteSync(SqliteDatabase):
             pull_cursor: ``(hub_id, token_id, cursor)`` to store with the page.
             author: the sender's name, recorded as the author of what it makes (a hub token).
         """
+        from aletheia_mem.storage.sync_apply import apply_records
+        from aletheia_mem.storage.sync_export import store_id
+
         with self._write() as conn:
             stats = apply_records(
                 conn,
