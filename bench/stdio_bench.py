@@ -181,9 +181,9 @@ def main(argv: list[str] | None = None) -> None:
         for name, env in variants.items():
             data_dir = root / f"data-{name.replace(' ', '-')}"
             runners.append(_runner(samples[name], store, data_dir, cwd, env, args))
-        for run in range(args.runs):  # interleaved, so that both see the same load
+        for run in range(args.runs):  # interleaved, in turn first, so both see the same load
             print(f"run {run + 1} of {args.runs}", file=sys.stderr, flush=True)
-            for runner in runners:
+            for runner in runners[run % 2 :] + runners[: run % 2]:
                 runner()
     print_table(samples)
 
