@@ -36,21 +36,34 @@ _round_trips = 0
 
 
 def _count_waits() -> None:
-    """Count every wait of a psycopg connection on the server: one per round trip."""
+    """Count every wait of a psycopg connection on the server that goes to the network (a
+    COMMIT on an idle connection does not): one per round trip."""
     original = psycopg.Connection.wait
 
-    def wait(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def counted(gen: Any) -> Any:
         global _round_trips
+        try:
+            item = next(gen)
+        except StopIteration as stop:
+            return stop.value
         _round_trips += 1
-        return original(self, *args, **kwargs)
+        while True:
+            sent = yield item
+            try:
+                item = gen.send(sent)
+            except StopIteration as stop:
+                return stop.value
+
+    def wait(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        return original(self, counted(gen), *args, **kwargs)
 
     psycopg.Connection.wait = wait  # type: ignore[method-assign]
 
 
-def _input(note: Any, index: int) -> memories.MemoryInput:
+def _input(note: Any, index: int, nonce: str = "") -> memories.MemoryInput:
     facts = [memories.FactInput(f["subject"], f["predicate"], f["object"]) for f in note.facts]
     return memories.MemoryInput(
-        text=f"{note.text} ({index})",
+        text=f"{note.text} ({index}{nonce})",
         project=PROJECT,
         tool="bench",
         title=note.title,
@@ -88,19 +101,22 @@ def operations(store: Any, runs: int) -> dict[str, Callable[[int], object]]:
         store, system_clock, scope="sync", projects=None, name="bench-" + secrets.token_hex(4)
     )
     windows, sessions = store.rate_windows(), store.sessions()
-    now = system_clock()
-    sessions.insert("s" * 64, SessionRow("1", "2025-06-18", "bench", now), expired_before=0,
+    now, session = system_clock(), secrets.token_hex(32)
+    sessions.insert(session, SessionRow("1", "2025-06-18", "bench", now), expired_before=0,
                     keep_at_most=100)  # fmt: skip
     texts = queries(200)
     writer = NoteWriter(seed=99)
-    extra = [_input(note, 10**6 + i) for i, note in enumerate(writer.notes(runs + 20))]
+    extra = [
+        _input(note, 10**6 + i, secrets.token_hex(3))
+        for i, note in enumerate(writer.notes(runs + 20))
+    ]
     return {
         "verify token": lambda i: verify_token(store, secret),
         "rate hit": lambda i: windows.hit(
             f"token:{token.id}:{i % 8}", 1, 10**9, 60_000, system_clock()
         ),
-        "session find": lambda i: sessions.find("s" * 64),
-        "session touch": lambda i: sessions.touch("s" * 64, system_clock()),
+        "session find": lambda i: sessions.find(session),
+        "session touch": lambda i: sessions.touch(session, system_clock()),
         "audit insert": lambda i: store.add_audit(
             AuditEntry(system_clock(), token.name, "search", PROJECT, "ok")
         ),
