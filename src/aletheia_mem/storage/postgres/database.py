@@ -148,6 +148,13 @@ class PgDatabase:
             yield conn
 
     @contextmanager
+    def statement(self) -> Iterator[psycopg.Connection[Row]]:
+        """A connection for one write statement, committed on its own (autocommit): a
+        transaction without the BEGIN and COMMIT round trips. Only for a single statement."""
+        with self._as_clear_errors(), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
     def write(self) -> Iterator[psycopg.Connection[Row]]:
         """One transaction: committed when the block ends, rolled back if it raises."""
         with self._as_clear_errors(), self._pool.connection() as conn, conn.transaction():

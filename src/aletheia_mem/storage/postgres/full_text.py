@@ -102,7 +102,9 @@ def phrase_tokens(term: str) -> list[str]:
 class Totals:
     """Changes to the row and token counts of each index, written once, last, in a fixed order:
     every writer takes the counters' row locks at the end and in the same order, so concurrent
-    transactions never wait on each other in a cycle."""
+    transactions never wait on each other in a cycle. Each connection adds to a slot of its own
+    (``full_text_counts``, summed by the view ``full_text_totals``), so writers on other
+    connections seldom wait for its commit."""
 
     changes: dict[str, list[int]] = field(default_factory=dict)
 
@@ -115,8 +117,8 @@ class Totals:
         for name in sorted(self.changes):
             docs, tokens = self.changes[name]
             conn.execute(
-                "UPDATE full_text_totals SET docs = docs + %s, tokens = tokens + %s"
-                " WHERE index_name = %s",
+                "UPDATE full_text_counts SET docs = docs + %s, tokens = tokens + %s"
+                " WHERE index_name = %s AND slot = pg_backend_pid() %% 32",
                 (docs, tokens, name),
             )
         self.changes.clear()
@@ -130,6 +132,22 @@ def indexing(conn: psycopg.Connection[Any]) -> Iterator[Totals]:
     totals.write(conn)
 
 
+def row_terms(texts: Sequence[str]) -> tuple[int, list[str], list[int], list[str]]:
+    """A row's token count and, per (term, column), the term, the column and its positions
+    (as array literals): the rows of a terms table, as ``unnest`` arrays."""
+    tokens = column_tokens([index_text(text) for text in texts])
+    terms: list[str] = []
+    cols: list[int] = []
+    positions: list[str] = []
+    for col, column in enumerate(tokens):
+        for term, found in column.items():
+            terms.append(term)
+            cols.append(col)
+            positions.append("{" + ",".join(map(str, found)) + "}")
+    count = sum(len(found) for column in tokens for found in column.values())
+    return count, terms, cols, positions
+
+
 def index_row(
     conn: psycopg.Connection[Any],
     index: TextIndex,
@@ -139,24 +157,17 @@ def index_row(
 ) -> None:
     """Index one row's columns (``index_text`` adds the identifier tokens), replacing any
     earlier entry of the row."""
-    tokens = column_tokens([index_text(text) for text in texts])
+    count, terms, cols, positions = row_terms(texts)
     old = conn.execute(
         f"DELETE FROM {index.docs} WHERE {index.key} = %s RETURNING tokens",
         (row_id,),
     ).fetchone()
     if old is not None:
         conn.execute(f"DELETE FROM {index.terms} WHERE {index.key} = %s", (row_id,))
-    count = sum(len(positions) for column in tokens for positions in column.values())
     conn.execute(
         f"INSERT INTO {index.docs} ({index.key}, tokens) VALUES (%s, %s)",
         (row_id, count),
     )
-    terms, cols, positions = [], [], []
-    for col, column in enumerate(tokens):
-        for term, found in column.items():
-            terms.append(term)
-            cols.append(col)
-            positions.append("{" + ",".join(map(str, found)) + "}")
     if terms:
         conn.execute(
             f"INSERT INTO {index.terms} (term, {index.key}, col, positions)"
