@@ -229,20 +229,40 @@ def phrase_counts(
 ) -> list[int]:
     """How many rows of the whole index each phrase occurs in (FTS5's ``nHit``), counting
     no further than ``cap`` when one is given."""
+    return counts_and_totals(conn, index, phrases, cap)[0]
+
+
+def counts_and_totals(
+    conn: psycopg.Connection[Any],
+    index: TextIndex,
+    phrases: Sequence[Sequence[str]],
+    cap: int | None = None,
+) -> tuple[list[int], tuple[int, int]]:
+    """``phrase_counts``, and the index's rows and tokens (what ``Bm25`` reads besides), in
+    one round trip."""
     parts, params = [], []
     limit = "" if cap is None else f" LIMIT {int(cap)}"
     for i, tokens in enumerate(phrases):
         sql, values = phrase_sql(index, tokens)
         parts.append(
             f"SELECT {i} AS i, (SELECT count(*) FROM (SELECT DISTINCT doc FROM ({sql}) AS p"
-            f"{limit}) AS d) AS n"
+            f"{limit}) AS d) AS n, 0::numeric AS tokens"
         )
         params.extend(values)
+    parts.append(
+        "SELECT -1, coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM full_text_counts"
+        " WHERE index_name = %s"
+    )
+    params.append(index.name)
     rows = conn.execute(" UNION ALL ".join(parts), params).fetchall()
     counts = [0] * len(phrases)
-    for i, count in rows:
-        counts[int(i)] = int(count)
-    return counts
+    totals = (0, 0)
+    for i, count, tokens in rows:
+        if int(i) < 0:
+            totals = (int(count), int(tokens))
+        else:
+            counts[int(i)] = int(count)
+    return counts, totals
 
 
 def phrase_hits(
@@ -286,17 +306,10 @@ class Bm25:
     weights: tuple[float, ...]
 
     @classmethod
-    def of(
-        cls,
-        conn: psycopg.Connection[Any],
-        index: TextIndex,
-        counts: Sequence[int],
-        weights: Sequence[float],
+    def with_totals(
+        cls, counts: Sequence[int], weights: Sequence[float], docs: int, tokens: int
     ) -> Bm25:
-        row = conn.execute(
-            "SELECT docs, tokens FROM full_text_totals WHERE index_name = %s", (index.name,)
-        ).fetchone()
-        docs, tokens = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+        """From the index's rows and tokens, read already (``counts_and_totals``)."""
         rows = max(docs, 1)
         idf = []
         for hits in counts:
