@@ -16,6 +16,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from corpus import NoteWriter, queries
 
 PROJECT = "shop"
+THREADS = 8
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 _round_trips = 0
 
@@ -127,6 +129,25 @@ def operations(store: Any, runs: int) -> dict[str, Callable[[int], object]]:
     }
 
 
+def concurrent_saves(store: Any, threads: int, each: int) -> float:
+    """Saves per second with ``threads`` writers saving at once (distinct notes)."""
+    notes = NoteWriter(seed=98).notes(threads * each)
+    nonce = secrets.token_hex(3)
+    batches = [
+        [_input(note, 2 * 10**6 + t * each + i, nonce) for i, note in enumerate(notes[t::threads])]
+        for t in range(threads)
+    ]
+
+    def save_all(batch: list[memories.MemoryInput]) -> None:
+        for item in batch:
+            memories.save_memory(store, system_clock, item)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        list(pool.map(save_all, batches))
+    return threads * each / (time.perf_counter() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=10_000)
@@ -143,6 +164,7 @@ def main() -> None:
             admin.execute(f'CREATE DATABASE "{name}"')
     reuse = exists is not None
     results: dict[str, dict[str, tuple[float, float, float]]] = {}
+    rates: dict[str, float] = {}
     try:
         with tempfile.TemporaryDirectory() as folder:
             sqlite = SqliteStore(Path(folder) / "bench.db")
@@ -158,6 +180,7 @@ def main() -> None:
                             conn.execute("VACUUM (ANALYZE)")  # as after a bulk load
                     for op, run in operations(store, args.runs).items():
                         results.setdefault(op, {})[label] = measure(run, args.runs)
+                    rates[label] = concurrent_saves(store, THREADS, args.runs // 4)
             finally:
                 sqlite.close()
                 pg.close()
@@ -172,6 +195,10 @@ def main() -> None:
         s50, s95, _ = by_store["sqlite"]
         p50, p95, trips = by_store["postgres"]
         print(f"| {op} | {s50:.3f} | {s95:.3f} | {p50:.3f} | {p95:.3f} | {trips:.1f} |")
+    print(
+        f"\nsave_memory with {THREADS} threads at once: SQLite {rates['sqlite']:.0f}/s,"
+        f" PostgreSQL {rates['postgres']:.0f}/s"
+    )
 
 
 if __name__ == "__main__":
