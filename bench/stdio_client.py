@@ -88,7 +88,7 @@ class LineReader:
 class StdioServer:
     """One running ``aletheia-mcp`` process; use it as a context manager."""
 
-    def __init__(self, data_dir: Path, cwd: Path) -> None:
+    def __init__(self, data_dir: Path, cwd: Path, extra_env: dict[str, str] | None = None) -> None:
         self._log = (data_dir / "server.log").open("ab")
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
@@ -96,7 +96,7 @@ class StdioServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
-            env=server_env(data_dir, cwd),
+            env={**server_env(data_dir, cwd), **(extra_env or {})},
             cwd=cwd,
         )
         assert self.process.stdin is not None and self.process.stdout is not None

@@ -1,4 +1,4 @@
-"""The stdio server's start path stays free of the CLI's dependencies."""
+"""The stdio server's start path stays free of the CLI's dependencies and the tool handlers."""
 
 from __future__ import annotations
 
@@ -6,13 +6,27 @@ import subprocess
 import sys
 
 
-def test_aletheia_mcp_does_not_import_click_or_tomlkit() -> None:
+def modules_loaded_by_the_stdio_server(names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` a fresh Python has imported once it imported the stdio server."""
     probe = (
         "import sys, aletheia_mem.server.stdio; "
-        "heavy = ('click', 'tomlkit', 'aletheia_mem.cli.main'); "
-        "print(sorted(m for m in heavy if m in sys.modules))"
+        f"print('\\n'.join(sorted(m for m in {names!r} if m in sys.modules)))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=30, check=True
     )
-    assert result.stdout.strip() == "[]"
+    return result.stdout.split()
+
+
+def test_aletheia_mcp_does_not_import_click_or_tomlkit() -> None:
+    assert modules_loaded_by_the_stdio_server(("click", "tomlkit", "aletheia_mem.cli.main")) == []
+
+
+def test_aletheia_mcp_loads_tool_handlers_only_when_a_tool_is_called() -> None:
+    handlers = (
+        "aletheia_mem.tools.memory_tools",
+        "aletheia_mem.tools.knowledge_tools",
+        "aletheia_mem.tools.session_tools",
+        "aletheia_mem.domain.recall",
+    )
+    assert modules_loaded_by_the_stdio_server(handlers) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from aletheia_mem import __version__
 from aletheia_mem.server.mcp import McpSession, handle_payload, only_reads
 from aletheia_mem.server.stdio import serve
+from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 
 TOOL_NAMES = {
@@ -541,6 +543,25 @@ def test_caller_falls_back_to_mcp_without_a_usable_client_name(session, app, par
         single(session, request("initialize", params))
     memory_id = saved_id(call_tool(session, "save_memory", {"text": "nobody named"}))
     assert app.store.get_memory(memory_id).tool == "mcp"
+
+
+def test_a_later_initialize_names_the_caller_of_later_writes(session, app):
+    single(session, request("initialize", initialize_params(name="claude-code")))
+    first = saved_id(call_tool(session, "save_memory", {"text": "saved by the first name"}))
+    single(session, request("initialize", initialize_params(name="codex"), request_id=2))
+    second = saved_id(call_tool(session, "save_memory", {"text": "saved by the second name"}))
+    assert [app.store.get_memory(i).tool for i in (first, second)] == ["claude-code", "codex"]
+
+
+def test_a_session_whose_app_is_replaced_calls_tools_with_the_new_app(session, app, tmp_path):
+    call_tool(session, "save_memory", {"text": "in the first store"})
+    other = SqliteStore(tmp_path / "other.db")
+    try:
+        session.app = replace(app, store=other)
+        memory_id = saved_id(call_tool(session, "save_memory", {"text": "in the other store"}))
+        assert other.get_memory(memory_id).text == "in the other store"
+    finally:
+        other.close()
 
 
 def test_caller_ignores_the_app_context_caller(app):

@@ -288,3 +288,9 @@ def test_whole_numbers_are_integers_and_no_type_is_a_list(name):
                 stack.extend(node.values())
             elif isinstance(node, list):
                 stack.extend(node)
+
+
+def test_every_tool_names_a_handler_that_exists() -> None:
+    for spec in TOOLS:
+        assert callable(spec.handler), spec.name
+        assert spec.handler.__name__ == spec.name

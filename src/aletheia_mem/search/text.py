@@ -64,19 +64,27 @@ def joined(words: list[str]) -> str | None:
 def index_extras(text: str) -> list[str]:
     """The extra tokens for ``text``: camelCase parts and the joined form of snake/kebab names."""
     extras: dict[str, None] = {}
-    for match in COMPOUND.finditer(text):
-        token = match.group()
-        if token.isalpha() and token[1:].islower():
+    seen: set[str] = set()
+    for token in COMPOUND.findall(text):
+        if token in seen or _is_plain(token):
             continue  # a plain word ("pnpm", "Decided"): no separators, no camelCase parts
+        seen.add(token)
         for words in segments(token):
             whole = joined(words)
             if whole is not None:
                 extras.setdefault(whole, None)
             for word in words:
+                if _is_plain(word):
+                    continue  # one camelCase part at most: nothing to add
                 for part in split_identifier(word):
                     if not is_fragment(part, word):
                         extras.setdefault(part, None)
     return list(extras)
+
+
+def _is_plain(word: str) -> bool:
+    """Letters only, lower case after the first: ``split_identifier`` finds nothing in it."""
+    return word.isalpha() and word[1:].islower()
 
 
 def index_text(text: str) -> str:

@@ -56,6 +56,8 @@ class McpSession:
     # Which era this connection is held to: "legacy" after initialize, "modern" after a
     # stateless request other than server/discover (a probe alone decides nothing).
     era: str | None = None
+    # ``app`` as the caller sees it, and the ``app`` it was made from: made once per caller.
+    caller_app: tuple[AppContext, AppContext] | None = field(default=None, init=False, repr=False)
 
 
 def error_response(request_id: Any, code: int, message: str) -> Message:
@@ -252,6 +254,18 @@ def caller_of(session: McpSession) -> str:
     return session.fixed_caller or session.client_name or "mcp"
 
 
+def app_of(session: McpSession) -> AppContext:
+    """The session's app with the caller set, remade only when the caller or the app changes."""
+    caller = caller_of(session)
+    if session.caller_app is not None:
+        base, app = session.caller_app
+        if base is session.app and app.caller == caller:
+            return app
+    app = replace(session.app, caller=caller)
+    session.caller_app = (session.app, app)
+    return app
+
+
 def _tools_call(session: McpSession, request_id: Any, params: dict[str, Any]) -> Message:
     name, arguments = params.get("name"), params.get("arguments")
     if not isinstance(name, str) or not name:
@@ -271,7 +285,7 @@ def _tools_call(session: McpSession, request_id: Any, params: dict[str, Any]) ->
     if result is None and (problem := argument_problem(arguments)) is not None:
         result = ToolResult(problem, True)
     if result is None:
-        app = replace(session.app, caller=caller_of(session))
+        app = app_of(session)
         try:
             result = call_tool(app, spec, arguments)
         except Exception:

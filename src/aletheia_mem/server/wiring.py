@@ -5,18 +5,20 @@ from __future__ import annotations
 import logging
 from functools import cache
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, semantic_enabled
 from aletheia_mem.domain.repositories import note_repository, repository_log
 from aletheia_mem.hooks.main import is_excluded
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.contracts import HubStore, Store
 from aletheia_mem.storage.open import open_hub_store, open_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
+
+if TYPE_CHECKING:  # the semantic extra's types stay off the start path
+    from aletheia_mem.search.semantic.model import SemanticSource
 
 
 def open_app(settings: Settings) -> AppContext:

@@ -1,14 +1,21 @@
-"""The 13 tools: name, title, description, input schema, annotations and handler."""
+"""The 13 tools: name, title, description, input schema, annotations and handler.
+
+A handler is named (``"memory_tools.save_memory"``) and imported on its first call: answering
+``initialize`` and ``tools/list`` then never loads the domain (redaction, recall, rules), which
+is a fifth of the stdio server's start.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from aletheia_mem.errors import AletheiaError
-from aletheia_mem.tools import knowledge_tools, memory_tools, schemas, session_tools, structured
+from aletheia_mem.tools import schemas, structured
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 from aletheia_mem.tools.structured import Output
@@ -25,10 +32,15 @@ class ToolSpec:
     title: str
     description: str
     input_schema: dict[str, Any]
-    handler: Handler
+    handler_name: str  # "module.function" in aletheia_mem.tools
     read_only: bool
     destructive: bool = False
     output_schema: dict[str, Any] | None = None
+
+    @property
+    def handler(self) -> Handler:
+        """The handler function, its module imported now if it was not yet."""
+        return _resolve(self.handler_name)
 
     def definition(self, structured: bool = True) -> dict[str, Any]:
         """The tool as ``tools/list`` shows it; ``structured`` adds its outputSchema, if any."""
@@ -51,6 +63,13 @@ class ToolSpec:
         return definition
 
 
+@cache
+def _resolve(handler_name: str) -> Handler:
+    module, function = handler_name.split(".")
+    handler: Handler = getattr(importlib.import_module(f"{__package__}.{module}"), function)
+    return handler
+
+
 @dataclass(frozen=True)
 class ToolResult:
     text: str
@@ -67,7 +86,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " active facts and the enabled rules, cut to about 6000 characters. Then use search,"
         " timeline and get_observations for details. Read-only.",
         schemas.SESSION_START_CONTEXT,
-        session_tools.session_start_context,
+        "session_tools.session_start_context",
         read_only=True,
         output_schema=structured.SESSION_START_CONTEXT,
     ),
@@ -81,7 +100,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ' for context. An omitted project means the working directory\'s project; "*" means'
         " every project. Read-only.",
         schemas.SEARCH,
-        memory_tools.search,
+        "memory_tools.search",
         read_only=True,
         output_schema=structured.SEARCH,
     ),
@@ -91,7 +110,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Show the memories before and after one memory, in time order, with an arrow on the"
         " anchor. Use it after search to see what happened around a hit. Read-only.",
         schemas.TIMELINE,
-        memory_tools.timeline,
+        "memory_tools.timeline",
         read_only=True,
         output_schema=structured.TIMELINE,
     ),
@@ -101,7 +120,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Fetch full text by id: title, project, time, source, narrative, facts and files."
         " Use it after search or timeline; pass every id in one call. Read-only.",
         schemas.GET_OBSERVATIONS,
-        memory_tools.get_observations,
+        "memory_tools.get_observations",
         read_only=True,
         output_schema=structured.GET_OBSERVATIONS,
     ),
@@ -112,7 +131,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " time. Default: current facts only; include_superseded lists replaced ones; as_of"
         " shows the facts valid at a date. Read-only.",
         schemas.FACT_HISTORY,
-        knowledge_tools.fact_history,
+        "knowledge_tools.fact_history",
         read_only=True,
         output_schema=structured.FACT_HISTORY,
     ),
@@ -123,7 +142,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " last-confirmed date. A rule that needs a re-check ends with [re-check: reason]; it"
         " stays enabled. Check it before add_rule. Read-only. No input.",
         schemas.LIST_RULES,
-        knowledge_tools.list_rules,
+        "knowledge_tools.list_rules",
         read_only=True,
         output_schema=structured.LIST_RULES,
     ),
@@ -132,7 +151,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Read a work-state list",
         "Read a named list written by work_state_write, such as a to-do list, as JSON. Read-only.",
         schemas.WORK_STATE_READ,
-        session_tools.work_state_read,
+        "session_tools.work_state_read",
         read_only=True,
         output_schema=structured.WORK_STATE_READ,
     ),
@@ -144,7 +163,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " title and text again returns the existing id. Optional facts record values that"
         " change over time; optional files let search find it by path. Write.",
         schemas.SAVE_MEMORY,
-        memory_tools.save_memory,
+        "memory_tools.save_memory",
         read_only=False,
     ),
     ToolSpec(
@@ -154,7 +173,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " identical rule is not added twice. The owner then writes rules to each tool from the"
         " Rules page. Write.",
         schemas.ADD_RULE,
-        knowledge_tools.add_rule,
+        "knowledge_tools.add_rule",
         read_only=False,
     ),
     ToolSpec(
@@ -163,7 +182,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Record that a rule was re-checked and still holds: only its last-confirmed date"
         " changes. Use it on rules that list_rules flags with [re-check: ...]. Write.",
         schemas.CONFIRM_RULE,
-        knowledge_tools.confirm_rule,
+        "knowledge_tools.confirm_rule",
         read_only=False,
     ),
     ToolSpec(
@@ -173,7 +192,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " deleting it, for example a duplicate or something no longer true. Write, reversible"
         " with restore_memory.",
         schemas.DISMISS_MEMORY,
-        memory_tools.dismiss_memory,
+        "memory_tools.dismiss_memory",
         read_only=False,
     ),
     ToolSpec(
@@ -181,7 +200,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Restore an item",
         "Undo dismiss_memory: the item shows in search and context again. Write.",
         schemas.RESTORE_MEMORY,
-        memory_tools.restore_memory,
+        "memory_tools.restore_memory",
         read_only=False,
     ),
     ToolSpec(
@@ -190,7 +209,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Save a named list for a project, such as a to-do list. Writing an existing name"
         " replaces all its items, so send the full list. Write.",
         schemas.WORK_STATE_WRITE,
-        session_tools.work_state_write,
+        "session_tools.work_state_write",
         read_only=False,
         destructive=True,
     ),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from aletheia_mem.storage.sqlite.rows import (
     fact_from_row,
     fact_key,
     in_clause,
+    new_uid,
 )
 
 
@@ -41,7 +41,7 @@ def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> t
         " object, valid_from, recorded_at, source, memory_id)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            uuid.uuid4().hex,
+            new_uid(),
             new.project,
             new.subject,
             subject_key,

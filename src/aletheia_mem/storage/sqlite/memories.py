@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from aletheia_mem.storage.sqlite.rows import (
     in_clause,
     json_list,
     memory_from_row,
+    new_uid,
     read_memories,
 )
 
@@ -32,7 +32,7 @@ def insert_memory(conn: sqlite3.Connection, new: NewMemory) -> int:
         " tool, pinned, created_at, updated_at, dedupe_key)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            uuid.uuid4().hex,
+            new_uid(),
             new.project,
             new.type,
             new.kind,
@@ -49,12 +49,17 @@ def insert_memory(conn: sqlite3.Connection, new: NewMemory) -> int:
         ),
     )
     memory_id = int(cursor.lastrowid or 0)
-    index_memory(conn, memory_id, new)
+    index_memory(conn, memory_id, new, fresh=True)
     return memory_id
 
 
-def index_memory(conn: sqlite3.Connection, memory_id: int, new: NewMemory) -> None:
-    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
+def index_memory(
+    conn: sqlite3.Connection, memory_id: int, new: NewMemory, *, fresh: bool = False
+) -> None:
+    """Index a memory's words and file paths; ``fresh``: its id is new (AUTOINCREMENT never
+    gives an id twice), so it has no earlier entries to remove."""
+    if not fresh:
+        conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
     conn.execute(
         "INSERT INTO memory_fts (rowid, title, text, narrative, facts, files)"
         " VALUES (?, ?, ?, ?, ?, ?)",
@@ -68,7 +73,8 @@ def index_memory(conn: sqlite3.Connection, memory_id: int, new: NewMemory) -> No
         ),
     )
     full_text.note_indexed(conn)
-    conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
+    if not fresh:
+        conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
     conn.executemany(
         "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
         [(memory_id, path, path[::-1]) for path in new.files],

@@ -1,7 +1,8 @@
 """The change log of the SQLite store: pages of changes out, records of other stores in.
 
 The engine is shared with PostgreSQL (``storage.sync_apply``, ``storage.sync_export``); a
-``sqlite3.Connection`` is its ``SyncConn`` as it is, and the hooks below are its dialect.
+``sqlite3.Connection`` is its ``SyncConn`` as it is, and the hooks below are its dialect. The
+engine is imported when first used: a server that never syncs does not load it on its start path.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory
-from aletheia_mem.storage.sync_apply import apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
-from aletheia_mem.storage.sync_export import export_page, store_id
 from aletheia_mem.storage.sync_peers import set_push_cursor, sync_cursors
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 
@@ -66,6 +65,8 @@ class SqliteSync(SqliteDatabase):
 
     def sync_store_id(self) -> str:
         """This store's global id: the origin of the changes made here."""
+        from aletheia_mem.storage.sync_export import store_id
+
         return store_id(self._conn)
 
     def export_changes(
@@ -79,6 +80,8 @@ class SqliteSync(SqliteDatabase):
         projects: tuple[str, ...] | None,
     ) -> ExportPage:
         """One page of the change log after ``after``, read in one snapshot."""
+        from aletheia_mem.storage.sync_export import export_page
+
         conn = self._conn
         conn.execute("BEGIN")
         try:
@@ -112,6 +115,8 @@ class SqliteSync(SqliteDatabase):
             pull_cursor: ``(hub_id, token_id, cursor)`` to store with the page.
             author: the sender's name, recorded as the author of what it makes (a hub token).
         """
+        from aletheia_mem.storage.sync_apply import apply_page
+
         with self._write() as conn:
             return apply_page(
                 conn,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 
 from aletheia_mem.storage.base import (
@@ -18,6 +17,7 @@ from aletheia_mem.storage.sqlite.memories import index_memory, insert_memory
 from aletheia_mem.storage.sqlite.rows import (
     MEMORY_COLUMNS,
     memory_from_row,
+    new_uid,
 )
 
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
@@ -59,7 +59,7 @@ class SqliteWork(SqliteDatabase):
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO episodes (uid, project, tool, started_at) VALUES (?, ?, ?, ?)",
-                (uuid.uuid4().hex, project, tool, at),
+                (new_uid(), project, tool, at),
             )
             return int(cursor.lastrowid or 0)
 

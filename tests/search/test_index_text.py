@@ -1,0 +1,22 @@
+from aletheia_mem.search.text import index_extras
+
+
+def test_repeated_identifier_adds_its_extras_once_in_first_seen_order() -> None:
+    text = "retry_limit then fetchUserName, retry_limit again, fetchUserName again"
+    assert index_extras(text) == ["retrylimit", "fetch", "User", "Name"]
+
+
+def test_plain_and_capitalised_words_add_nothing_even_inside_paths() -> None:
+    assert index_extras("Decided pnpm over npm; see Src/Payments/invoice.py") == []
+
+
+def test_camel_case_and_digit_words_inside_paths_are_split() -> None:
+    assert index_extras("apps/webClient/retries3.ts") == ["web", "Client", "retries"]
+
+
+def test_letter_runs_of_a_word_with_digits_need_four_letters() -> None:
+    assert index_extras("hash 3add9f and build2024") == ["build"]
+
+
+def test_non_ascii_words_are_not_split() -> None:
+    assert index_extras("café Évian naïveÉtat") == []
