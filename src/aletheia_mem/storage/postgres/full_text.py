@@ -40,6 +40,10 @@ class TextIndex:
     columns: int
 
 
+# The row of ``full_text_counts`` a connection adds to (migration 0004 made 32 per index), in
+# SQL with psycopg's placeholders (hence ``%%``).
+OWN_SLOT = "slot = pg_backend_pid() %% 32"
+
 MEMORY_INDEX = TextIndex("memories", "memory_terms", "memory_docs", "memory_id", 5)
 FACT_INDEX = TextIndex("facts", "fact_terms", "fact_docs", "fact_id", 3)
 
@@ -118,7 +122,7 @@ class Totals:
             docs, tokens = self.changes[name]
             conn.execute(
                 "UPDATE full_text_counts SET docs = docs + %s, tokens = tokens + %s"
-                " WHERE index_name = %s AND slot = pg_backend_pid() %% 32",
+                f" WHERE index_name = %s AND {OWN_SLOT}",
                 (docs, tokens, name),
             )
         self.changes.clear()

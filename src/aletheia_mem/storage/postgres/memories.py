@@ -72,7 +72,8 @@ class PgMemories(PgPart):
 
         def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
             with full_text.indexing(conn) as totals:
-                memory = _insert_new_memory(conn, new, totals)
+                # Without facts the save's one statement adds to the totals itself.
+                memory = _insert_new_memory(conn, new, None if facts else totals)
                 # None: the key is taken (maybe by a racing writer, committed by now)
                 memory_id = _taken_id(conn, new) if memory is None else memory.id
                 for fact in facts:  # facts sent again still count: new ones supersede
@@ -331,12 +332,21 @@ class PgMemories(PgPart):
 
 
 def _insert_new_memory(
-    conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals
+    conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals | None
 ) -> Memory | None:
     """Insert and index a memory in one statement (one round trip): the row, its token count,
-    its terms and its files. None when its dedupe key is taken; then no id is drawn from the
-    sequence (the ``#N`` users see stay dense), as when SQLite looks the key up first."""
+    its terms and its files, and with no ``totals`` to add to later, the index totals too (the
+    only totals row the transaction then locks, so no lock order to keep). None when its
+    dedupe key is taken; then no id is drawn from the sequence (the ``#N`` users see stay
+    dense), as when SQLite looks the key up first."""
     count, terms, cols, positions = full_text.row_terms(memory_texts(new))
+    add_totals = (
+        ""
+        if totals is not None
+        else ", c AS (UPDATE full_text_counts SET docs = docs + 1, tokens = tokens + %(count)s"
+        f" WHERE index_name = 'memories' AND {full_text.OWN_SLOT}"
+        " AND EXISTS (SELECT FROM m))"
+    )
     row = conn.execute(
         "WITH m AS (INSERT INTO memories (uid, project, type, kind, title, text, narrative,"
         " facts, files, tool, pinned, created_at, updated_at, dedupe_key)"
@@ -352,7 +362,7 @@ def _insert_new_memory(
         " unnest(%(terms)s::text[], %(cols)s::smallint[], %(positions)s::text[]) AS u (t, c, p)),"
         " f AS (INSERT INTO memory_files (memory_id, path, path_reversed)"
         " SELECT m.id, u.p, reverse(u.p) FROM m, unnest(%(paths)s::text[]) AS u (p)"
-        " ON CONFLICT DO NOTHING)"
+        f" ON CONFLICT DO NOTHING){add_totals}"
         " SELECT * FROM m",
         {
             "uid": uuid.uuid4().hex,
@@ -377,7 +387,8 @@ def _insert_new_memory(
     ).fetchone()
     if row is None:
         return None
-    totals.add(full_text.MEMORY_INDEX, 1, count)
+    if totals is not None:
+        totals.add(full_text.MEMORY_INDEX, 1, count)
     return memory_from_row(row)
 
 
