@@ -73,7 +73,7 @@ class PgMemories(PgPart):
         def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
             with full_text.indexing(conn) as totals:
                 # Without facts the save's one statement adds to the totals itself.
-                memory = _insert_new_memory(conn, new, None if facts else totals)
+                memory = _insert_new_memory(conn, new, totals if facts else None)
                 # None: the key is taken (maybe by a racing writer, committed by now)
                 memory_id = _taken_id(conn, new) if memory is None else memory.id
                 for fact in facts:  # facts sent again still count: new ones supersede
