@@ -29,7 +29,7 @@ class PgAudit(PgPart):
     """``AuditLog``."""
 
     def add_audit(self, entry: AuditEntry) -> None:
-        with self._db.write() as conn:
+        with self._db.statement() as conn:
             insert_audit(conn, entry)
 
     def list_audit(self, limit: int) -> list[AuditEntry]:

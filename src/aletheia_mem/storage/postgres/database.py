@@ -3,10 +3,16 @@
 Every store part on PostgreSQL reads and writes through one ``PgDatabase``: ``read()`` lends a
 connection for a few statements, ``write()`` runs one transaction (committed on success, rolled
 back on any error). Connection problems become ``StoreUnavailableError``, one line for the user.
+
+The pool's connections are in autocommit: a read is one round trip per statement, with no
+BEGIN/COMMIT (and no ROLLBACK when the pool takes the connection back), and ``write()`` opens
+its transaction explicitly. A connection lent out is not asked whether it still works (a round
+trip per request): its socket is polled instead, which finds one the server closed.
 """
 
 from __future__ import annotations
 
+import select
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -85,6 +91,26 @@ def row_factory(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
     return make
 
 
+def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
+    """Raise if an idle connection of the pool no longer works (the pool then opens another).
+
+    An idle connection has nothing to read unless the server closed it (a restart, a
+    terminated backend, an idle timeout) or sent a notice: only then is the server asked, so
+    the usual checkout costs no round trip."""
+    if conn.closed:
+        raise psycopg.OperationalError("the connection is closed")
+    if _readable(conn.fileno()):
+        ConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
+
+
 class PgDatabase:
     """A pool of connections to one database, migrated on open."""
 
@@ -95,8 +121,12 @@ class PgDatabase:
             url,
             min_size=1,
             max_size=max(1, pool_size),
-            kwargs={"row_factory": row_factory, "connect_timeout": CONNECT_TIMEOUT_S},
-            check=ConnectionPool.check_connection,
+            kwargs={
+                "row_factory": row_factory,
+                "connect_timeout": CONNECT_TIMEOUT_S,
+                "autocommit": True,
+            },
+            check=check_idle_connection,
             open=False,
             name="aletheia",
         )
@@ -113,7 +143,14 @@ class PgDatabase:
 
     @contextmanager
     def read(self) -> Iterator[psycopg.Connection[Row]]:
-        """A connection for reads; what it read is one snapshot only within one statement."""
+        """A connection for reads (in autocommit: each statement is its own snapshot)."""
+        with self._as_clear_errors(), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def statement(self) -> Iterator[psycopg.Connection[Row]]:
+        """A connection for one write statement, committed on its own (autocommit): a
+        transaction without the BEGIN and COMMIT round trips. Only for a single statement."""
         with self._as_clear_errors(), self._pool.connection() as conn:
             yield conn
 

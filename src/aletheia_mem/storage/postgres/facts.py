@@ -168,8 +168,8 @@ class PgFacts(PgPart):
             rows = conn.execute(sql, params).fetchall()
             if not rows:
                 return []
-            counts = full_text.phrase_counts(conn, full_text.FACT_INDEX, phrases)
-            bm25 = full_text.Bm25.of(conn, full_text.FACT_INDEX, counts, FACT_WEIGHTS)
+            counts, totals = full_text.counts_and_totals(conn, full_text.FACT_INDEX, phrases)
+        bm25 = full_text.Bm25.with_totals(counts, FACT_WEIGHTS, *totals)
         found: dict[int, tuple[Fact, int, list[list[tuple[int, int]]]]] = {}
         for row in rows:
             fact_id = int(row[4])

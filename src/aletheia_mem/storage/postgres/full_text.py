@@ -40,6 +40,10 @@ class TextIndex:
     columns: int
 
 
+# The row of ``full_text_counts`` a connection adds to (migration 0004 made 32 per index), in
+# SQL with psycopg's placeholders (hence ``%%``).
+OWN_SLOT = "slot = pg_backend_pid() %% 32"
+
 MEMORY_INDEX = TextIndex("memories", "memory_terms", "memory_docs", "memory_id", 5)
 FACT_INDEX = TextIndex("facts", "fact_terms", "fact_docs", "fact_id", 3)
 
@@ -102,7 +106,9 @@ def phrase_tokens(term: str) -> list[str]:
 class Totals:
     """Changes to the row and token counts of each index, written once, last, in a fixed order:
     every writer takes the counters' row locks at the end and in the same order, so concurrent
-    transactions never wait on each other in a cycle."""
+    transactions never wait on each other in a cycle. Each connection adds to a slot of its own
+    (``full_text_counts``, summed by the view ``full_text_totals``), so writers on other
+    connections seldom wait for its commit."""
 
     changes: dict[str, list[int]] = field(default_factory=dict)
 
@@ -115,8 +121,8 @@ class Totals:
         for name in sorted(self.changes):
             docs, tokens = self.changes[name]
             conn.execute(
-                "UPDATE full_text_totals SET docs = docs + %s, tokens = tokens + %s"
-                " WHERE index_name = %s",
+                "UPDATE full_text_counts SET docs = docs + %s, tokens = tokens + %s"
+                f" WHERE index_name = %s AND {OWN_SLOT}",
                 (docs, tokens, name),
             )
         self.changes.clear()
@@ -130,6 +136,22 @@ def indexing(conn: psycopg.Connection[Any]) -> Iterator[Totals]:
     totals.write(conn)
 
 
+def row_terms(texts: Sequence[str]) -> tuple[int, list[str], list[int], list[str]]:
+    """A row's token count and, per (term, column), the term, the column and its positions
+    (as array literals): the rows of a terms table, as ``unnest`` arrays."""
+    tokens = column_tokens([index_text(text) for text in texts])
+    terms: list[str] = []
+    cols: list[int] = []
+    positions: list[str] = []
+    for col, column in enumerate(tokens):
+        for term, found in column.items():
+            terms.append(term)
+            cols.append(col)
+            positions.append("{" + ",".join(map(str, found)) + "}")
+    count = sum(len(found) for column in tokens for found in column.values())
+    return count, terms, cols, positions
+
+
 def index_row(
     conn: psycopg.Connection[Any],
     index: TextIndex,
@@ -139,24 +161,17 @@ def index_row(
 ) -> None:
     """Index one row's columns (``index_text`` adds the identifier tokens), replacing any
     earlier entry of the row."""
-    tokens = column_tokens([index_text(text) for text in texts])
+    count, terms, cols, positions = row_terms(texts)
     old = conn.execute(
         f"DELETE FROM {index.docs} WHERE {index.key} = %s RETURNING tokens",
         (row_id,),
     ).fetchone()
     if old is not None:
         conn.execute(f"DELETE FROM {index.terms} WHERE {index.key} = %s", (row_id,))
-    count = sum(len(positions) for column in tokens for positions in column.values())
     conn.execute(
         f"INSERT INTO {index.docs} ({index.key}, tokens) VALUES (%s, %s)",
         (row_id, count),
     )
-    terms, cols, positions = [], [], []
-    for col, column in enumerate(tokens):
-        for term, found in column.items():
-            terms.append(term)
-            cols.append(col)
-            positions.append("{" + ",".join(map(str, found)) + "}")
     if terms:
         conn.execute(
             f"INSERT INTO {index.terms} (term, {index.key}, col, positions)"
@@ -218,20 +233,40 @@ def phrase_counts(
 ) -> list[int]:
     """How many rows of the whole index each phrase occurs in (FTS5's ``nHit``), counting
     no further than ``cap`` when one is given."""
+    return counts_and_totals(conn, index, phrases, cap)[0]
+
+
+def counts_and_totals(
+    conn: psycopg.Connection[Any],
+    index: TextIndex,
+    phrases: Sequence[Sequence[str]],
+    cap: int | None = None,
+) -> tuple[list[int], tuple[int, int]]:
+    """``phrase_counts``, and the index's rows and tokens (what ``Bm25`` reads besides), in
+    one round trip."""
     parts, params = [], []
     limit = "" if cap is None else f" LIMIT {int(cap)}"
     for i, tokens in enumerate(phrases):
         sql, values = phrase_sql(index, tokens)
         parts.append(
             f"SELECT {i} AS i, (SELECT count(*) FROM (SELECT DISTINCT doc FROM ({sql}) AS p"
-            f"{limit}) AS d) AS n"
+            f"{limit}) AS d) AS n, 0::numeric AS tokens"
         )
         params.extend(values)
+    parts.append(
+        "SELECT -1, coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM full_text_counts"
+        " WHERE index_name = %s"
+    )
+    params.append(index.name)
     rows = conn.execute(" UNION ALL ".join(parts), params).fetchall()
     counts = [0] * len(phrases)
-    for i, count in rows:
-        counts[int(i)] = int(count)
-    return counts
+    totals = (0, 0)
+    for i, count, tokens in rows:
+        if int(i) < 0:
+            totals = (int(count), int(tokens))
+        else:
+            counts[int(i)] = int(count)
+    return counts, totals
 
 
 def phrase_hits(
@@ -275,17 +310,10 @@ class Bm25:
     weights: tuple[float, ...]
 
     @classmethod
-    def of(
-        cls,
-        conn: psycopg.Connection[Any],
-        index: TextIndex,
-        counts: Sequence[int],
-        weights: Sequence[float],
+    def with_totals(
+        cls, counts: Sequence[int], weights: Sequence[float], docs: int, tokens: int
     ) -> Bm25:
-        row = conn.execute(
-            "SELECT docs, tokens FROM full_text_totals WHERE index_name = %s", (index.name,)
-        ).fetchone()
-        docs, tokens = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+        """From the index's rows and tokens, read already (``counts_and_totals``)."""
         rows = max(docs, 1)
         idf = []
         for hits in counts:

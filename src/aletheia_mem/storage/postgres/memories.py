@@ -72,15 +72,15 @@ class PgMemories(PgPart):
 
         def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
             with full_text.indexing(conn) as totals:
-                memory_id = _keyed_id(conn, new)
-                created = memory_id is None
-                if memory_id is None:
-                    memory_id = self._insert_memory(conn, new, totals)
-                if memory_id is None:  # another writer saved the key since: its row counts
-                    memory_id, created = _taken_id(conn, new), False
+                # Without facts the save's one statement adds to the totals itself.
+                memory = _insert_new_memory(conn, new, totals if facts else None)
+                # None: the key is taken (maybe by a racing writer, committed by now)
+                memory_id = _taken_id(conn, new) if memory is None else memory.id
                 for fact in facts:  # facts sent again still count: new ones supersede
                     put_fact(conn, fact, memory_id, totals)
-                return self._read_memory(conn, memory_id), created
+                if memory is None:
+                    return self._read_memory(conn, memory_id), False
+                return memory, True
 
         return write_retrying(self._db, work)
 
@@ -329,6 +329,67 @@ class PgMemories(PgPart):
         """The ids of one page of live memories matching ``query.terms``, best first."""
         with self._db.read() as conn:
             return memory_search.rank_memory_ids(conn, query, now, ranking)
+
+
+def _insert_new_memory(
+    conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals | None
+) -> Memory | None:
+    """Insert and index a memory in one statement (one round trip): the row, its token count,
+    its terms and its files, and with no ``totals`` to add to later, the index totals too (the
+    only totals row the transaction then locks, so no lock order to keep). None when its
+    dedupe key is taken; then no id is drawn from the sequence (the ``#N`` users see stay
+    dense), as when SQLite looks the key up first."""
+    count, terms, cols, positions = full_text.row_terms(memory_texts(new))
+    add_totals = (
+        ""
+        if totals is not None
+        else ", c AS (UPDATE full_text_counts SET docs = docs + 1, tokens = tokens + %(count)s"
+        f" WHERE index_name = 'memories' AND {full_text.OWN_SLOT}"
+        " AND EXISTS (SELECT FROM m))"
+    )
+    row = conn.execute(
+        "WITH m AS (INSERT INTO memories (uid, project, type, kind, title, text, narrative,"
+        " facts, files, tool, pinned, created_at, updated_at, dedupe_key)"
+        " SELECT %(uid)s, %(project)s, %(type)s, %(kind)s, %(title)s, %(text)s, %(narrative)s,"
+        " %(facts)s, %(files)s, %(tool)s, %(pinned)s, %(at)s, %(at)s, %(key)s"
+        " WHERE NOT EXISTS (SELECT 1 FROM memories"
+        " WHERE project = %(project)s AND dedupe_key = %(key)s)"
+        " ON CONFLICT (project, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
+        f" RETURNING {_COLUMNS}),"
+        " d AS (INSERT INTO memory_docs (memory_id, tokens) SELECT id, %(count)s FROM m),"
+        " t AS (INSERT INTO memory_terms (term, memory_id, col, positions)"
+        " SELECT u.t, m.id, u.c, u.p::integer[] FROM m,"
+        " unnest(%(terms)s::text[], %(cols)s::smallint[], %(positions)s::text[]) AS u (t, c, p)),"
+        " f AS (INSERT INTO memory_files (memory_id, path, path_reversed)"
+        " SELECT m.id, u.p, reverse(u.p) FROM m, unnest(%(paths)s::text[]) AS u (p)"
+        f" ON CONFLICT DO NOTHING){add_totals}"
+        " SELECT * FROM m",
+        {
+            "uid": uuid.uuid4().hex,
+            "project": new.project,
+            "type": new.type,
+            "kind": new.kind,
+            "title": new.title,
+            "text": new.text,
+            "narrative": new.narrative,
+            "facts": _json_list(new.facts),
+            "files": _json_list(new.files),
+            "tool": new.tool,
+            "pinned": int(new.pinned),
+            "at": new.created_at,
+            "key": new.dedupe_key,
+            "count": count,
+            "terms": terms,
+            "cols": cols,
+            "positions": positions,
+            "paths": list(new.files),
+        },
+    ).fetchone()
+    if row is None:
+        return None
+    if totals is not None:
+        totals.add(full_text.MEMORY_INDEX, 1, count)
+    return memory_from_row(row)
 
 
 def _keyed_id(conn: psycopg.Connection[Row], new: NewMemory) -> int | None:

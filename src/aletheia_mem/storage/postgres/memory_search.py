@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.rows import tuple_row
 
 from aletheia_mem.search.rank import DAY_MS, Ranking
 from aletheia_mem.storage.base import MemoryQuery
@@ -43,22 +44,15 @@ def rank_memory_ids(
         return _ids_by_date(conn, query, phrases)
     budget = ranking.score_budget
     cap = budget + 1 if budget > 0 else None
-    counts = full_text.phrase_counts(conn, index, phrases, cap)
+    counts, (docs, tokens) = full_text.counts_and_totals(conn, index, phrases, cap)
     selection = _select(conn, phrases, counts, budget)
     if selection is None:
         return []
     if selection.match_all:  # counts past the budget were cut short: count them all
         counts = full_text.phrase_counts(conn, index, phrases)
     chosen = [counts[i] for i in selection.indexes]
-    bm25 = full_text.Bm25.of(conn, index, chosen, ranking.bm25_weights())
-    hits = full_text.phrase_hits(
-        conn,
-        index,
-        selection.phrases,
-        match_all=selection.match_all,
-        lowest=selection.newest,
-    )
-    rows = _rank_rows(conn, query, list(hits))
+    bm25 = full_text.Bm25.with_totals(chosen, ranking.bm25_weights(), docs, tokens)
+    hits, rows = _scored_rows(conn, query, selection)
     return _page(_rank(hits, rows, bm25, now, ranking), query)
 
 
@@ -135,21 +129,38 @@ def _ids_by_date(
     return [int(row[0]) for row in rows]
 
 
-def _rank_rows(
-    conn: psycopg.Connection[Row], query: MemoryQuery, ids: list[int]
-) -> dict[int, tuple[int, int, int, int]]:
-    """Of these matching memories, those the filters keep: their token count, creation time,
-    pinned and stale flags (what ranking reads besides the hits)."""
-    if not ids:
-        return {}
-    where, params = filters(query)
-    rows = conn.execute(
-        "SELECT m.id, d.tokens, m.created_at, m.pinned, r.stale FROM memories m"
-        " JOIN memory_rank r ON r.id = m.id JOIN memory_docs d ON d.memory_id = m.id"
-        f" WHERE m.id = ANY (%s) AND {' AND '.join(where)}",
-        [ids, *params],
+def _scored_rows(
+    conn: psycopg.Connection[Row], query: MemoryQuery, selection: _Selection
+) -> tuple[dict[int, list[list[tuple[int, int]]]], dict[int, tuple[int, int, int, int]]]:
+    """In one statement, the matching memories the filters keep: per memory, each phrase's
+    ``(col, hits)`` in column order (``full_text.phrase_hits``), and its token count,
+    creation time, pinned and stale flags (what ranking reads besides the hits)."""
+    sql, params = full_text.hits_sql(full_text.MEMORY_INDEX, selection.phrases)
+    where, values = filters(query)
+    if selection.match_all:
+        where.append("h.doc IN (SELECT doc FROM h GROUP BY doc HAVING count(DISTINCT i) = %s)")
+        values.append(len(selection.phrases))
+    if selection.newest is not None:
+        where.append("h.doc >= %s")
+        values.append(selection.newest)
+    cursor = conn.cursor(row_factory=tuple_row)  # plain tuples: rows by the thousand
+    found = cursor.execute(
+        f"WITH h AS ({sql}) SELECT h.doc, h.i, h.col, h.hits, d.tokens, m.created_at, m.pinned,"
+        " r.stale FROM h JOIN memories m ON m.id = h.doc JOIN memory_rank r ON r.id = h.doc"
+        f" JOIN memory_docs d ON d.memory_id = h.doc WHERE {' AND '.join(where)}"
+        " ORDER BY h.doc, h.i, h.col",
+        [*params, *values],
     ).fetchall()
-    return {int(row[0]): (int(row[1]), int(row[2]), int(row[3]), int(row[4])) for row in rows}
+    hits: dict[int, list[list[tuple[int, int]]]] = {}
+    rows: dict[int, tuple[int, int, int, int]] = {}
+    phrases = len(selection.phrases)
+    for doc, i, col, count, tokens, created_at, pinned, stale in found:
+        per_phrase = hits.get(doc)
+        if per_phrase is None:
+            per_phrase = hits[doc] = [[] for _ in range(phrases)]
+            rows[doc] = (tokens, created_at, pinned, stale)
+        per_phrase[i].append((col, count))
+    return hits, rows
 
 
 def _rank(

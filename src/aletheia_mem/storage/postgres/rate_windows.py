@@ -1,18 +1,16 @@
 """Sliding-window rate limits on PostgreSQL, one window per key shared by every hub process.
 
-Each hit takes a transaction-scoped advisory lock on its key, so the hits of one key take turns
-(other keys go on) and the count is exact however many processes serve the hub: prune what
-left the window, count the rest, then add the batch or tell the wait.
+Each hit is one call of the SQL function ``rate_hit`` (migration 0004), one statement: it takes
+a transaction-scoped advisory lock on its key, so the hits of one key take turns (other keys go
+on) and the count is exact however many processes serve the hub, prunes what left the window,
+counts the rest, then adds the batch or tells the wait.
 """
 
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left
-from collections.abc import Sequence
-from itertools import accumulate
 
-from aletheia_mem.storage.postgres.database import PgDatabase, Row
+from aletheia_mem.storage.postgres.database import PgDatabase
 
 # Every this many hits a process also drops the expired rows of every key (idle keys included).
 SWEEP_EVERY = 1000
@@ -31,19 +29,11 @@ class PgRateWindows:
         milliseconds until they would fit (the whole window when ``count`` exceeds ``limit``)."""
         if count > limit:
             return window_ms
-        with self._db.write() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
-            conn.execute("DELETE FROM rate_hits WHERE key = %s AND expires_at <= %s", (key, now_ms))
-            rows = conn.execute(
-                "SELECT expires_at, n FROM rate_hits WHERE key = %s ORDER BY expires_at, id",
-                (key,),
-            ).fetchall()
-            wait = _wait(rows, count, limit, now_ms)
-            if wait is None:
-                conn.execute(
-                    "INSERT INTO rate_hits (key, expires_at, n) VALUES (%s, %s, %s)",
-                    (key, now_ms + window_ms, count),
-                )
+        with self._db.statement() as conn:  # rate_hit (migration 0004): one round trip
+            row = conn.execute(
+                "SELECT rate_hit(%s, %s, %s, %s, %s)", (key, count, limit, window_ms, now_ms)
+            ).fetchone()
+        wait = None if row is None or row[0] is None else int(row[0])
         if next(self._hits) % SWEEP_EVERY == 0:
             self.sweep(now_ms)
         return wait
@@ -57,13 +47,3 @@ class PgRateWindows:
                 (now_ms, _SWEEP_BATCH),
             )
             return cursor.rowcount
-
-
-def _wait(rows: Sequence[Row], count: int, limit: int, now_ms: int) -> int | None:
-    """None when ``count`` more fit beside ``rows`` (expiry, size; oldest first), else the ms
-    until enough of them have left the window (``count <= limit``, so the rows hold enough)."""
-    held = list(accumulate(int(row[1]) for row in rows))
-    over = (held[-1] if held else 0) + count - limit
-    if over <= 0:
-        return None
-    return max(1, int(rows[bisect_left(held, over)][0]) - now_ms)

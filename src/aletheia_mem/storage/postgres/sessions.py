@@ -55,7 +55,7 @@ class PgSessionRows:
         return None if found is None else SessionRow(*found)
 
     def touch(self, id_hash: str, at: int) -> None:
-        with self._db.write() as conn:
+        with self._db.statement() as conn:
             conn.execute(
                 "UPDATE mcp_sessions SET last_used_at = greatest(last_used_at, %s)"
                 " WHERE id_hash = %s",
@@ -63,7 +63,7 @@ class PgSessionRows:
             )
 
     def delete(self, id_hash: str) -> bool:
-        with self._db.write() as conn:
+        with self._db.statement() as conn:
             cursor = conn.execute("DELETE FROM mcp_sessions WHERE id_hash = %s", (id_hash,))
             return cursor.rowcount > 0
 
