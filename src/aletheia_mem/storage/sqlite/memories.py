@@ -21,9 +21,9 @@ from aletheia_mem.storage.sqlite.rows import (
     in_clause,
     json_list,
     memory_from_row,
-    new_uid,
     read_memories,
 )
+from aletheia_mem.storage.uids import new_uid
 
 
 def insert_memory(conn: sqlite3.Connection, new: NewMemory) -> int:
