@@ -72,7 +72,7 @@ def index_memory(
             index_text("\n".join(new.files)),
         ),
     )
-    full_text.note_indexed(conn)
+    full_text.note_indexed(conn, "memory_fts", fresh=fresh)
     if not fresh:
         conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
     conn.executemany(
