@@ -140,7 +140,7 @@ def test_audit_rows_of_every_process_land_in_one_table(pg_url: str, tmp_path: Pa
             hub.call_tool(token, session, "list_rules")
     done = cli(tmp_path, "audit", "--hub-db", pg_url, "--tool", "list_rules", "--json")
     assert done.returncode == 0, done.stderr
-    actors = {row["actor"] for row in json.loads(done.stdout)}
+    actors = {row["token"] for row in json.loads(done.stdout)}
     assert actors == {"writer-0", "writer-1", "writer-2"}
 
 
