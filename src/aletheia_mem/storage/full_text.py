@@ -4,8 +4,8 @@ Every write transaction adds a b-tree to each index it writes (``memory_fts``, `
 FTS5 merges them in the background of later writes, but in proportion to what those write, so a
 store written one memory at a time piles up a dozen or more b-trees, each read for every word of
 every search (about 10 µs each per search). So each transaction that indexed something also
-does a little merging of its own in each index it wrote (up to ``MERGE_PAGES`` pages, two
-b-trees at a time), and once the rows indexed since the last full merge reach an eighth of the
+does a little merging of its own in each index (up to ``MERGE_PAGES`` pages, two b-trees at
+a time), and once the rows indexed since the last full merge reach an eighth of the
 memories, it merges each index into one b-tree (FTS5's ``optimize``): that costs time in
 proportion to the index, so it comes rarer as the store grows and the cost per write stays the
 same.
@@ -94,9 +94,9 @@ def tidy(conn: sqlite3.Connection) -> None:
     if changes >= max(MIN_CHANGES, merged_rows // SHARE):
         merge_fully(conn)
         return
+    # Every index, not only those written: merging fewer leaves more b-trees for searches.
     for index in INDEXES:
-        if index in written:
-            conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+        conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
     written.clear()
 
 
