@@ -37,3 +37,14 @@ def test_rewriting_a_list_forgets_its_old_words_and_files(store: SqliteStore) ->
     assert _found(store, file="docs/alpha.md") == []
     assert _found(store, "omega") == [list_id]
     assert _found(store, file="docs/omega.md") == [list_id]
+
+
+def test_a_saved_memory_is_returned_as_it_reads_back(store: SqliteStore) -> None:
+    new = replace(
+        _note('ünïcode, quotes " and a\nnewline', ("src/a.py", "docs/ß.md")),
+        narrative="why it matters",
+        facts=("the API is v2", "[not json]"),
+        pinned=True,
+    )
+    for memory in (store.add_memory(new)[0], store.add_memory(_note("plain note"))[0]):
+        assert memory == store.get_memory(memory.id)

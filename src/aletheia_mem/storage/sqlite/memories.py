@@ -26,13 +26,13 @@ from aletheia_mem.storage.sqlite.rows import (
 from aletheia_mem.storage.uids import new_uid
 
 
-def insert_memory(conn: sqlite3.Connection, new: NewMemory) -> int:
+def insert_memory(conn: sqlite3.Connection, new: NewMemory, uid: str | None = None) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (uid, project, type, kind, title, text, narrative, facts, files,"
         " tool, pinned, created_at, updated_at, dedupe_key)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            new_uid(),
+            uid or new_uid(),
             new.project,
             new.type,
             new.kind,
@@ -81,6 +81,29 @@ def index_memory(
     )
 
 
+def _inserted(memory_id: int, uid: str, new: NewMemory) -> Memory:
+    """The row ``insert_memory`` just wrote, as ``memory_from_row`` would read it back (no
+    trigger changes it): reading it again would cost a twentieth of a save."""
+    return Memory(
+        id=memory_id,
+        uid=uid,
+        project=new.project,
+        type=new.type,
+        kind=new.kind,
+        title=new.title,
+        text=new.text,
+        narrative=new.narrative,
+        facts=tuple(new.facts),
+        files=tuple(new.files),
+        tool=new.tool,
+        pinned=new.pinned,
+        created_at=new.created_at,
+        updated_at=new.created_at,
+        dismissed_at=None,
+        dismiss_reason=None,
+    )
+
+
 class SqliteMemories(SqliteDatabase):
     """Saving, reading and pinning memories."""
 
@@ -99,13 +122,11 @@ class SqliteMemories(SqliteDatabase):
                     for fact in facts:  # facts sent again still count: new ones supersede
                         put_fact(conn, fact, row["id"])
                     return memory_from_row(row), False
-            memory_id = insert_memory(conn, new)
+            uid = new_uid()
+            memory_id = insert_memory(conn, new, uid)
             for fact in facts:
                 put_fact(conn, fact, memory_id)
-            row = conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-            return memory_from_row(row), True
+            return _inserted(memory_id, uid, new), True
 
     def find_memory(self, project: str, dedupe_key: str) -> Memory | None:
         row = self._conn.execute(
