@@ -7,12 +7,13 @@ from __future__ import annotations
 import itertools
 import sqlite3
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from aletheia_mem.search.query import query_terms
-from aletheia_mem.storage import full_text
+from aletheia_mem.storage import full_text, migrate
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite.memories import insert_memory
@@ -51,9 +52,14 @@ def btree_count(path: Path, index: str = "memory_fts") -> int:
 
 
 def upkeep(path: Path) -> tuple[int, int]:
+    """The rows indexed since the last full merge, and how many memories there were then."""
     with closing(sqlite3.connect(path)) as conn:
-        row = conn.execute("SELECT changes, merged_rows FROM fts_upkeep").fetchone()
-    return int(row[0]), int(row[1])
+        return full_text.changes_since_merge(conn)
+
+
+def upkeep_row(path: Path) -> tuple[int, ...]:
+    with closing(sqlite3.connect(path)) as conn:
+        return tuple(conn.execute("SELECT * FROM fts_upkeep").fetchone())
 
 
 def search_ids(store: SqliteStore, text: str) -> list[int]:
@@ -128,3 +134,41 @@ def test_facts_are_counted_and_merged_with_the_memories(
         full_text.merge_fully(conn)
     assert btree_count(store.path, "fact_fts") == 1
     assert btree_count(store.path, "memory_fts") == 1
+
+
+def test_a_save_between_full_merges_writes_no_upkeep_row(store: SqliteStore) -> None:
+    store.add_memory(_memory("first of many"))
+    row = upkeep_row(store.path)
+    store.add_memory(_memory("second of many"))
+    assert upkeep_row(store.path) == row
+    assert upkeep(store.path) == (2, 0)
+
+
+def test_a_list_written_again_counts_as_a_change(store: SqliteStore) -> None:
+    work_list = replace(_memory("todo: ship it"), kind="work_state", dedupe_key="work:todo")
+    list_id = store.put_work_state(work_list)
+    assert store.put_work_state(replace(work_list, text="todo: shipped")) == list_id
+    assert upkeep(store.path) == (2, 0)
+    assert search_ids(store, "shipped") == [list_id]
+
+
+def test_the_count_carries_over_from_a_store_made_before_migration_13(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at)")
+        for version, script in migrate._steps():
+            if version < 13:
+                for statement in migrate._statements(script):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_migrations VALUES (?, 'then')", (version,))
+        for n in range(5):
+            insert_memory(conn, _memory(f"older note {n}"))
+        conn.execute("UPDATE fts_upkeep SET changes = 5, merged_rows = 0, pending = 1")
+    store = SqliteStore(path)
+    try:
+        assert upkeep(store.path) == (5, 0)
+        store.add_memory(_memory("a newer note"))
+        assert upkeep(store.path) == (6, 0)
+        assert len(search_ids(store, "note")) == 6
+    finally:
+        store.close()

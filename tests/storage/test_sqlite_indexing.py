@@ -1,14 +1,12 @@
-"""What the SQLite store indexes when it writes a memory, and the ids it gives rows."""
+"""What the SQLite store indexes when it writes a memory."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 
 from aletheia_mem.search.query import query_terms
 from aletheia_mem.storage.base import MemoryQuery, NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.storage.sqlite.rows import new_uid
 
 NOW = 1_800_000_000_000
 
@@ -21,14 +19,6 @@ def _note(text: str, files: tuple[str, ...] = (), key: str | None = None) -> New
 def _found(store: SqliteStore, words: str = "", file: str | None = None) -> list[int]:
     query = MemoryQuery(terms=tuple(query_terms(words)), projects=("shop",), file=file)
     return [memory.id for memory in store.search_memories(query, NOW)]
-
-
-def test_new_uids_are_distinct_random_version_4_uuids() -> None:
-    uids = {new_uid() for _ in range(1000)}
-    assert len(uids) == 1000
-    for uid in uids:
-        parsed = uuid.UUID(hex=uid)
-        assert (parsed.hex, parsed.version, parsed.variant) == (uid, 4, uuid.RFC_4122)
 
 
 def test_a_new_memory_is_found_by_its_words_and_its_files(store: SqliteStore) -> None:
@@ -47,3 +37,14 @@ def test_rewriting_a_list_forgets_its_old_words_and_files(store: SqliteStore) ->
     assert _found(store, file="docs/alpha.md") == []
     assert _found(store, "omega") == [list_id]
     assert _found(store, file="docs/omega.md") == [list_id]
+
+
+def test_a_saved_memory_is_returned_as_it_reads_back(store: SqliteStore) -> None:
+    new = replace(
+        _note('ünïcode, quotes " and a\nnewline', ("src/a.py", "docs/ß.md")),
+        narrative="why it matters",
+        facts=("the API is v2", "[not json]"),
+        pinned=True,
+    )
+    for memory in (store.add_memory(new)[0], store.add_memory(_note("plain note"))[0]):
+        assert memory == store.get_memory(memory.id)

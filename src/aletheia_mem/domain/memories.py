@@ -5,14 +5,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Memory, NewFact, NewMemory
-from aletheia_mem.storage.contracts import Store
 from aletheia_mem.timefmt import parse_instant
+
+if TYPE_CHECKING:  # protocols: typing only, off the start path
+    from aletheia_mem.storage.contracts import Store
 
 MEMORY_TYPES = (
     "decision",

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.storage.contracts import KeepsRepositories, Repository, RepositoryLog
+from aletheia_mem.storage.base import Repository
+
+if TYPE_CHECKING:  # a protocol: typing only, off the start path
+    from aletheia_mem.storage.contracts import RepositoryLog
 
 MAX_PATH_CHARS = 4096
 SHOWN = 50
@@ -21,7 +25,8 @@ SHOWN = 50
 
 def repository_log(store: object) -> RepositoryLog | None:
     """The store's record of repositories, if it keeps one (a local store does)."""
-    return store.repositories() if isinstance(store, KeepsRepositories) else None
+    repositories = getattr(store, "repositories", None)  # what KeepsRepositories checks
+    return repositories() if callable(repositories) else None
 
 
 def work_tree_of(directory: Path) -> Path | None:

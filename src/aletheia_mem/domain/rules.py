@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
 from aletheia_mem.storage.base import DismissTable, Rule
-from aletheia_mem.storage.contracts import Store
 from aletheia_mem.timefmt import DAY_MS
+
+if TYPE_CHECKING:  # protocols: typing only, off the start path
+    from aletheia_mem.storage.contracts import Store
 
 SCOPE_TIERS = ("everywhere", "project", "situation")
 RECHECK_AFTER_DAYS = 90

@@ -12,13 +12,13 @@ from aletheia_mem.config import Settings, load_excluded_projects, semantic_enabl
 from aletheia_mem.domain.repositories import note_repository, repository_log
 from aletheia_mem.hooks.main import is_excluded
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.storage.contracts import HubStore, Store
 from aletheia_mem.storage.open import open_hub_store, open_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 
-if TYPE_CHECKING:  # the semantic extra's types stay off the start path
+if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
     from aletheia_mem.search.semantic.model import SemanticSource
+    from aletheia_mem.storage.contracts import HubStore, Store
 
 
 def open_app(settings: Settings) -> AppContext:
@@ -89,12 +89,14 @@ def hub_store(app: AppContext) -> HubStore:
     store = app.store
     if not _is_hub_store(type(store)):
         raise TypeError("This feature needs a hub store.")
-    return cast(HubStore, store)
+    return cast("HubStore", store)
 
 
 @cache
 def _is_hub_store(kind: type) -> bool:
     """Once per class: a protocol's isinstance costs ~80 us, and the hub asks per request."""
+    from aletheia_mem.storage.contracts import HubStore  # off the start path
+
     return issubclass(kind, HubStore)
 
 

@@ -136,3 +136,22 @@ class MemoryQuery:
     file_suffix: bool = False
     exclude_kinds: tuple[str, ...] = field(default_factory=tuple)
     dismissed: bool = False  # True: only the dismissed ones (the web UI shows them on request)
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """An MCP session of the HTTP transport, as stored (keyed by its id's SHA-256)."""
+
+    owner: str
+    protocol_version: str
+    client_name: str | None
+    last_used_at: int
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A git work tree a host worked in, as recorded (a path is hostile input when read)."""
+
+    path: str
+    project: str
+    last_seen_at: int

@@ -18,10 +18,14 @@ class ThreadConnections:
     """Connections in autocommit mode, one per thread, each set up once by ``configure``."""
 
     def __init__(
-        self, path: Path, configure: Callable[[sqlite3.Connection], None] | None = None
+        self,
+        path: Path,
+        configure: Callable[[sqlite3.Connection], None] | None = None,
+        factory: type[sqlite3.Connection] = sqlite3.Connection,
     ) -> None:
         self.path = path
         self._configure = configure
+        self._factory = factory
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -35,6 +39,7 @@ class ThreadConnections:
                 isolation_level=None,
                 timeout=BUSY_TIMEOUT_MS / 1000,
                 check_same_thread=False,
+                factory=self._factory,
             )
             try:
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

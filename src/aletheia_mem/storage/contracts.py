@@ -9,7 +9,6 @@ store. Every write method is one transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
@@ -25,6 +24,10 @@ from aletheia_mem.storage.base import (
     Rule,
     SessionRequest,
 )
+
+# Dataclasses of base (kept off the start path with these protocols), named here too.
+from aletheia_mem.storage.base import Repository as Repository
+from aletheia_mem.storage.base import SessionRow as SessionRow
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage, Record
 
@@ -130,16 +133,6 @@ class Store(MemoryStore, FactStore, RuleStore, WorkStore, AuditLog, Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class SessionRow:
-    """An MCP session of the HTTP transport, as stored (keyed by its id's SHA-256)."""
-
-    owner: str
-    protocol_version: str
-    client_name: str | None
-    last_used_at: int
-
-
 class SessionRows(Protocol):
     """MCP sessions, shared by every process serving one store."""
 
@@ -212,15 +205,6 @@ class HubStore(Store, HubTokens, SyncLog, Protocol):
         ...
 
     def health(self) -> dict[str, Any]: ...
-
-
-@dataclass(frozen=True)
-class Repository:
-    """A git work tree a host worked in, as recorded (a path is hostile input when read)."""
-
-    path: str
-    project: str
-    last_seen_at: int
 
 
 class RepositoryLog(Protocol):

@@ -4,15 +4,21 @@ Every write transaction adds a b-tree to each index it writes (``memory_fts``, `
 FTS5 merges them in the background of later writes, but in proportion to what those write, so a
 store written one memory at a time piles up a dozen or more b-trees, each read for every word of
 every search (about 10 µs each per search). So each transaction that indexed something also
-does a little merging of its own (up to ``MERGE_PAGES`` pages per index, two b-trees at a
-time), and once the rows indexed since the last full merge reach an eighth of the memories, it
-merges each index into one b-tree (FTS5's ``optimize``): that costs time in proportion to the
-index, so it comes rarer as the store grows and the cost per write stays the same.
+does a little merging of its own in each index (up to ``MERGE_PAGES`` pages, two b-trees at
+a time), and once the rows indexed since the last full merge reach an eighth of the
+memories, it merges each index into one b-tree (FTS5's ``optimize``): that costs time in
+proportion to the index, so it comes rarer as the store grows and the cost per write stays the
+same.
+
+A save writes nothing for this bookkeeping: which indexes a transaction wrote is kept by its
+connection (``IndexingConnection``), and the rows indexed under new ids are counted by how far
+the id sequences moved since the last full merge (see migration 0013).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from aletheia_mem.search.text import index_text
 
@@ -22,40 +28,84 @@ MERGE_PAGES = 16  # merge work per write transaction and index, in pages
 INDEXES = ("memory_fts", "fact_fts")
 
 
-def note_indexed(conn: sqlite3.Connection) -> None:
-    """Count one row indexed in the current transaction."""
-    conn.execute("UPDATE fts_upkeep SET changes = changes + 1, pending = 1")
+_SEQ = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{}'), 0)"
+_MEMORY_SEQ, _FACT_SEQ = _SEQ.format("memories"), _SEQ.format("facts")
+
+
+class IndexingConnection(sqlite3.Connection):
+    """A store connection that remembers which full-text indexes its open transaction wrote."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.indexes_written: set[str] = set()
+
+
+def _written(conn: sqlite3.Connection) -> set[str]:
+    """The indexes the open transaction wrote (none known on a plain connection)."""
+    return conn.indexes_written if isinstance(conn, IndexingConnection) else set()
+
+
+def note_indexed(conn: sqlite3.Connection, index: str, *, fresh: bool) -> None:
+    """Note one row indexed in ``index`` in the open transaction. ``fresh``: under a new id,
+    which the id sequences count; a row indexed again is counted in ``fts_upkeep.changes``."""
+    _written(conn).add(index)
+    if not fresh:
+        conn.execute("UPDATE fts_upkeep SET changes = changes + 1")
+
+
+def changes_since_merge(conn: sqlite3.Connection) -> tuple[int, int]:
+    """The rows indexed since the last full merge, and how many memories there were then."""
+    changes, merged_rows = conn.execute(
+        f"SELECT changes + {_MEMORY_SEQ} - memory_seq + {_FACT_SEQ} - fact_seq, merged_rows"
+        " FROM fts_upkeep"
+    ).fetchone()
+    return int(changes), int(merged_rows)
+
+
+def forget_written(conn: sqlite3.Connection) -> None:
+    """Forget the indexes a transaction wrote, when it rolls back."""
+    _written(conn).clear()
 
 
 def index_fact(
-    conn: sqlite3.Connection, fact_id: int, subject: str, predicate: str, obj: str
+    conn: sqlite3.Connection,
+    fact_id: int,
+    subject: str,
+    predicate: str,
+    obj: str,
+    *,
+    fresh: bool = True,
 ) -> None:
-    """Index a fact's words under its id (its earlier entry, if any, already removed)."""
+    """Index a fact's words under its id (its earlier entry, if any, already removed);
+    ``fresh``: the id is new."""
     conn.execute(
         "INSERT INTO fact_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
         (fact_id, index_text(subject), index_text(predicate), index_text(obj)),
     )
-    note_indexed(conn)
+    note_indexed(conn, "fact_fts", fresh=fresh)
 
 
 def tidy(conn: sqlite3.Connection) -> None:
     """The merging due from the current transaction, run in it just before it commits."""
-    pending, changes, merged_rows = conn.execute(
-        "SELECT pending, changes, merged_rows FROM fts_upkeep"
-    ).fetchone()
-    if not pending:
+    written = _written(conn)
+    if not written:
         return
+    changes, merged_rows = changes_since_merge(conn)
     if changes >= max(MIN_CHANGES, merged_rows // SHARE):
         merge_fully(conn)
-    else:
-        for index in INDEXES:
-            conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
-        conn.execute("UPDATE fts_upkeep SET pending = 0")
+        return
+    # Every index, not only those written: merging fewer leaves more b-trees for searches.
+    for index in INDEXES:
+        conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
+    written.clear()
 
 
 def merge_fully(conn: sqlite3.Connection) -> None:
     """Merge each index into one b-tree (in the caller's transaction)."""
     for index in INDEXES:
         conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
-    rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    conn.execute("UPDATE fts_upkeep SET changes = 0, merged_rows = ?, pending = 0", (rows,))
+    conn.execute(
+        "UPDATE fts_upkeep SET changes = 0, merged_rows = (SELECT count(*) FROM memories),"
+        f" memory_seq = {_MEMORY_SEQ}, fact_seq = {_FACT_SEQ}"
+    )
+    _written(conn).clear()

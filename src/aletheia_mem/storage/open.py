@@ -8,11 +8,14 @@ features (export and import of a local store, the remembered hub, ``aletheia doc
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aletheia_mem.config import is_database_url
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.contracts import HubStore, Store
 from aletheia_mem.storage.sqlite import SqliteStore
+
+if TYPE_CHECKING:  # protocols: typing only, off the start path
+    from aletheia_mem.storage.contracts import HubStore, Store
 
 
 def open_local_store(path: Path) -> SqliteStore:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from aletheia_mem.clock import Clock
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import normalize_project
-from aletheia_mem.storage.contracts import Store
 
-if TYPE_CHECKING:  # the semantic extra's types stay off the start path
+if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
     from aletheia_mem.search.semantic.model import SemanticSource
+    from aletheia_mem.storage.contracts import Store
 
 ALL_PROJECTS = "*"
 MAX_PROJECT_LENGTH = 200

@@ -9,7 +9,6 @@ transactions is retried as a whole: the user never sees the race.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -20,6 +19,7 @@ from aletheia_mem.storage.base import Fact, NewFact
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
 from aletheia_mem.storage.sqlite import fact_key
+from aletheia_mem.storage.uids import new_uid
 
 T = TypeVar("T")
 # Bounds on retries: each one follows another writer's commit, so they end quickly.
@@ -91,7 +91,7 @@ def _put_fact_once(
         " object, valid_from, recorded_at, source, memory_id)"
         f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_FACT_COLUMNS}",
         (
-            uuid.uuid4().hex,
+            new_uid(),
             new.project,
             new.subject,
             subject_key,

@@ -6,7 +6,6 @@ Relevance search lives in ``memory_search``; both rank as the SQLite store does.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
@@ -18,6 +17,7 @@ from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, NewFact, 
 from aletheia_mem.storage.postgres import full_text, memory_search
 from aletheia_mem.storage.postgres.database import PgPart, Row
 from aletheia_mem.storage.postgres.facts import put_fact, write_retrying
+from aletheia_mem.storage.uids import new_uid
 
 _COLUMNS = ", ".join(field.name for field in fields(Memory))
 _M_COLUMNS = ", ".join(f"m.{field.name}" for field in fields(Memory))
@@ -95,7 +95,7 @@ class PgMemories(PgPart):
             " ON CONFLICT (project, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
             " RETURNING id",
             (
-                uuid.uuid4().hex,
+                new_uid(),
                 new.project,
                 new.type,
                 new.kind,
@@ -365,7 +365,7 @@ def _insert_new_memory(
         f" ON CONFLICT DO NOTHING){add_totals}"
         " SELECT * FROM m",
         {
-            "uid": uuid.uuid4().hex,
+            "uid": new_uid(),
             "project": new.project,
             "type": new.type,
             "kind": new.kind,

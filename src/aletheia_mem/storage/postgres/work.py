@@ -5,7 +5,6 @@ The work-state lists (``put_work_state``, ``keyed_memories``) are memories: see 
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 
 from psycopg import sql
@@ -13,6 +12,7 @@ from psycopg import sql
 from aletheia_mem.storage.base import AuditEntry, DismissTable, SessionRequest
 from aletheia_mem.storage.postgres.audit import insert_audit
 from aletheia_mem.storage.postgres.database import PgPart
+from aletheia_mem.storage.uids import new_uid
 
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
 _REQUEST_WINDOW = 200
@@ -33,7 +33,7 @@ class PgWork(PgPart):
             [row] = conn.execute(
                 "INSERT INTO episodes (uid, project, tool, started_at) VALUES (%s, %s, %s, %s)"
                 " RETURNING id",
-                (uuid.uuid4().hex, project, tool, at),
+                (new_uid(), project, tool, at),
             ).fetchall()
             return int(row[0])
 

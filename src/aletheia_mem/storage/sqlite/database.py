@@ -68,7 +68,9 @@ class SqliteDatabase:
         self.path = path
         if not check_header(path):
             create_store(path, _build)
-        self._pool = ThreadConnections(path, _configure_ours(path))
+        self._pool = ThreadConnections(
+            path, _configure_ours(path), factory=full_text.IndexingConnection
+        )
         try:
             migrate(self._conn)
             self._on_open()
@@ -91,7 +93,11 @@ class SqliteDatabase:
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; the full-text index's upkeep runs in it before the commit."""
         with self._pool.write() as conn:
-            yield conn
+            try:
+                yield conn
+            except BaseException:
+                full_text.forget_written(conn)
+                raise
             full_text.tidy(conn)
 
     def close(self) -> None:

@@ -17,8 +17,8 @@ from aletheia_mem.storage.sqlite.rows import (
     fact_from_row,
     fact_key,
     in_clause,
-    new_uid,
 )
+from aletheia_mem.storage.uids import new_uid
 
 
 def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> tuple[Fact, bool]:

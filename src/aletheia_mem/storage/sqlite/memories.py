@@ -21,18 +21,18 @@ from aletheia_mem.storage.sqlite.rows import (
     in_clause,
     json_list,
     memory_from_row,
-    new_uid,
     read_memories,
 )
+from aletheia_mem.storage.uids import new_uid
 
 
-def insert_memory(conn: sqlite3.Connection, new: NewMemory) -> int:
+def insert_memory(conn: sqlite3.Connection, new: NewMemory, uid: str | None = None) -> int:
     cursor = conn.execute(
         "INSERT INTO memories (uid, project, type, kind, title, text, narrative, facts, files,"
         " tool, pinned, created_at, updated_at, dedupe_key)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            new_uid(),
+            uid or new_uid(),
             new.project,
             new.type,
             new.kind,
@@ -72,12 +72,35 @@ def index_memory(
             index_text("\n".join(new.files)),
         ),
     )
-    full_text.note_indexed(conn)
+    full_text.note_indexed(conn, "memory_fts", fresh=fresh)
     if not fresh:
         conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
     conn.executemany(
         "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
         [(memory_id, path, path[::-1]) for path in new.files],
+    )
+
+
+def _inserted(memory_id: int, uid: str, new: NewMemory) -> Memory:
+    """The row ``insert_memory`` just wrote, as ``memory_from_row`` would read it back (no
+    trigger changes it): reading it again would cost a twentieth of a save."""
+    return Memory(
+        id=memory_id,
+        uid=uid,
+        project=new.project,
+        type=new.type,
+        kind=new.kind,
+        title=new.title,
+        text=new.text,
+        narrative=new.narrative,
+        facts=tuple(new.facts),
+        files=tuple(new.files),
+        tool=new.tool,
+        pinned=new.pinned,
+        created_at=new.created_at,
+        updated_at=new.created_at,
+        dismissed_at=None,
+        dismiss_reason=None,
     )
 
 
@@ -99,13 +122,11 @@ class SqliteMemories(SqliteDatabase):
                     for fact in facts:  # facts sent again still count: new ones supersede
                         put_fact(conn, fact, row["id"])
                     return memory_from_row(row), False
-            memory_id = insert_memory(conn, new)
+            uid = new_uid()
+            memory_id = insert_memory(conn, new, uid)
             for fact in facts:
                 put_fact(conn, fact, memory_id)
-            row = conn.execute(
-                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-            return memory_from_row(row), True
+            return _inserted(memory_id, uid, new), True
 
     def find_memory(self, project: str, dedupe_key: str) -> Memory | None:
         row = self._conn.execute(

@@ -8,8 +8,8 @@ This module only stores rows: what a path may be, and whether it still is a repo
 
 from __future__ import annotations
 
+from aletheia_mem.storage.base import Repository
 from aletheia_mem.storage.connections import ThreadConnections
-from aletheia_mem.storage.contracts import Repository
 
 MAX_REPOSITORIES = 200  # the least recently seen are forgotten past this
 SEEN_AGAIN_MS = 3_600_000  # a repository seen within the hour is not written again

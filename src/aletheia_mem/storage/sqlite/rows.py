@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
@@ -14,15 +13,6 @@ from aletheia_mem.storage.base import Fact, Memory
 # What memory_from_row reads, in this order: the fields of Memory are named after the columns.
 MEMORY_COLUMNS = ", ".join(field.name for field in fields(Memory))
 M_MEMORY_COLUMNS = ", ".join(f"m.{field.name}" for field in fields(Memory))
-
-
-def new_uid() -> str:
-    """A random (version 4) UUID as 32 hex digits, what ``uuid.uuid4().hex`` gives: the uuid
-    module imports ``platform``, a tenth of the store's import on the server's start path."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = raw[6] & 0x0F | 0x40  # version 4
-    raw[8] = raw[8] & 0x3F | 0x80  # the RFC 4122 variant
-    return raw.hex()
 
 
 def json_list(values: Iterable[Any]) -> str:

@@ -47,7 +47,7 @@ def _index_fact(
 ) -> None:
     if known:
         conn.execute("DELETE FROM fact_fts WHERE rowid = ?", (fact_id,))
-    full_text.index_fact(conn, fact_id, subject, predicate, obj)
+    full_text.index_fact(conn, fact_id, subject, predicate, obj, fresh=not known)
 
 
 SQLITE_DIALECT = SyncDialect(

@@ -17,8 +17,8 @@ from aletheia_mem.storage.sqlite.memories import index_memory, insert_memory
 from aletheia_mem.storage.sqlite.rows import (
     MEMORY_COLUMNS,
     memory_from_row,
-    new_uid,
 )
+from aletheia_mem.storage.uids import new_uid
 
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
 _REQUEST_WINDOW = 200
