@@ -50,3 +50,15 @@ class Ranking:
 
 
 DEFAULT_RANKING = Ranking()
+
+
+def rarest_within_budget(counts: list[int], budget: int) -> list[int]:
+    """The indexes of the terms a relevance search scores, in query order: rarest first while
+    their matches (each counted up to ``budget + 1``) fit in ``budget`` together."""
+    chosen: list[int] = []
+    total = 0
+    for matches, index in sorted((min(count, budget + 1), i) for i, count in enumerate(counts)):
+        if matches > 0 and total + matches <= budget:
+            chosen.append(index)
+            total += matches
+    return sorted(chosen)

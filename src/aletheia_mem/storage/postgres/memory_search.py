@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from aletheia_mem.search.rank import DAY_MS, Ranking
+from aletheia_mem.search.rank import DAY_MS, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import Row
@@ -95,15 +95,9 @@ def _select(
         return None
     if budget <= 0:
         return _Selection(phrases, list(range(len(phrases))))
-    counted = sorted((min(count, budget + 1), i) for i, count in enumerate(counts))
-    chosen: list[int] = []
-    total = 0
-    for matches, index in counted:
-        if matches > 0 and total + matches <= budget:
-            chosen.append(index)
-            total += matches
+    chosen = rarest_within_budget(counts, budget)
     if chosen:
-        return _Selection([phrases[i] for i in sorted(chosen)], sorted(chosen))
+        return _Selection([phrases[i] for i in chosen], chosen)
     hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, phrases)
     row = conn.execute(
         f"SELECT doc FROM ({hits}) AS h GROUP BY doc HAVING count(DISTINCT i) = %s"

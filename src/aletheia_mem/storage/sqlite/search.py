@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from aletheia_mem.search.query import fts_match_expression
-from aletheia_mem.search.rank import DAY_MS, DEFAULT_RANKING, Ranking
+from aletheia_mem.search.rank import DAY_MS, DEFAULT_RANKING, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import (
     Memory,
     MemoryQuery,
@@ -108,21 +108,13 @@ class SqliteSearch(SqliteDatabase):
         """
         if budget <= 0:
             return fts_match_expression(terms), None
-        counts = self._pool.memo()
-        counted = sorted(
-            (self._count_matches(counts, fts_match_expression([term]), budget), i)
-            for i, term in enumerate(terms)
-        )
-        chosen: list[int] = []
-        total = 0
-        for matches, index in counted:
-            if matches > 0 and total + matches <= budget:
-                chosen.append(index)
-                total += matches
-        if chosen or counted[-1][0] == 0:
-            return fts_match_expression([terms[i] for i in sorted(chosen)] or terms), None
+        memo = self._pool.memo()
+        counts = [self._count_matches(memo, fts_match_expression([term]), budget) for term in terms]
+        chosen = rarest_within_budget(counts, budget)
+        if chosen or not any(counts):
+            return fts_match_expression([terms[i] for i in chosen] or terms), None
         expression = fts_match_expression(terms, "AND")
-        if self._count_matches(counts, expression, budget) <= budget:
+        if self._count_matches(memo, expression, budget) <= budget:
             return expression, None
         row = self._conn.execute(
             "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC"
