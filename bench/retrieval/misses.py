@@ -28,10 +28,13 @@ def rank_of(ranked: Sequence[str], target: str) -> int | None:
     return ranked.index(target) + 1 if target in ranked else None
 
 
+BANDS = ((1, "1"), (10, "2-10"), (50, "11-50"), (200, "51-200"), (10**9, "over 200"))
+
+
 def band(rank: int | None) -> str:
     if rank is None:
         return "absent"
-    return next(name for top, name in ((1, "1"), (10, "2-10"), (50, "11-50")) if rank <= top)
+    return next(name for top, name in BANDS if rank <= top)
 
 
 def main() -> None:
@@ -67,10 +70,11 @@ def main() -> None:
         similarity = next(value for i, value in alone if keys[i] == target)
         cells = " | ".join(str(ranks[m] or "-") for m in ("fused", "model", "feedback", "lexical"))
         print(f"| {cells} | {similarity:.2f} | {alone[0][1]:.2f} | {target} | {text} |")
-    print("\n| mode | " + " | ".join(("1", "2-10", "11-50", "absent")) + " |")
-    print("|---|---:|---:|---:|---:|")
+    names = [name for _, name in BANDS] + ["absent"]
+    print("\n| mode | " + " | ".join(names) + " |")
+    print("|---|" + "---:|" * len(names))
     for mode, counts in bands.items():
-        print(f"| {mode} | " + " | ".join(str(counts[b]) for b in ("1", "2-10", "11-50", "absent")))
+        print(f"| {mode} | " + " | ".join(str(counts[name]) for name in names) + " |")
 
     def oracle(text: str) -> list[str]:
         s = seen[text]

@@ -21,9 +21,9 @@ paraphrases whose common words found some of their neighbours were judged confid
 targets pushed out) 0.194 and 0.404 (chosen on the odd query ids: 0.215 -> 0.254 there, and
 0.123 -> 0.133, R@10 0.352 -> 0.370 on the even ones), exact 0.881 -> 0.879, temporal
 0.963 -> 0.958 (lexical: 0.881, 0.966). The model with feedback alone reaches 0.214 and 0.459,
-and no fusion can do better on MRR: judging every paraphrase unsure (an oracle) gives 0.216. A
-paraphrase's target is in the lexical top 10 once in 109 queries, so the lexical side adds little
-recall there.
+and no fusion of the two does better on MRR: judging every paraphrase unsure (an oracle,
+``bench/retrieval/misses.py``) gives 0.214 and 0.450. A paraphrase's target is in the lexical top
+10 once in 109 queries, so the lexical side adds little recall there.
 """
 
 from __future__ import annotations
