@@ -85,14 +85,19 @@ def grid() -> list[Fusion]:
             agreement=agreement,
             alone=alone,
             alone_empty=alone_empty,
+            agree_top=agree_top,
+            agree_depth=agree_depth,
         )
-        for k, unsure, cover, agreement, alone, alone_empty in itertools.product(
-            (1.0, 3.0),
-            (0.0, 0.05, 0.1, 0.2),
-            (0.6, 0.7, 1.01),
-            (0.4, 0.6, 0.8, 1.01),
-            (0.0, 0.3),
-            (0.45, 0.5),
+        for k, unsure, cover, agreement, alone, alone_empty, (agree_top, agree_depth) in (
+            itertools.product(
+                (1.0, 3.0),
+                (0.0, 0.05, 0.1, 0.2),
+                (0.6, 0.7, 1.01),
+                (0.4, 0.6, 0.8, 1.01),
+                (0.0, 0.3),
+                (0.45, 0.5),
+                ((5, 20), (3, 5)),
+            )
         )
     ]
 

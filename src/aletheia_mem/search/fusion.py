@@ -6,7 +6,8 @@ large and the lexical order stands (an exact or temporal query: the words found 
 priors picked its current version); when it is not, it is small, similarity decides and lexical
 rank only breaks near ties (a paraphrase: its words are common and matched unrelated memories).
 Lexical search is confident when its top hit holds most of the query's terms (``cover``), or when
-the two sides agree: most of the semantic top hits are also lexical hits (``agreement``). A memory
+the two sides agree at the top: most of the ``agree_top`` most similar memories are among the
+``agree_depth`` best lexical hits (``agreement``). A memory
 lexical search did not find needs a similarity of at least ``alone``, and ``alone_empty`` when it
 found nothing at all (no query word is in any memory: say so unless something is very close). A
 query that names an identifier is not fused at all (``domain.hybrid``).
@@ -14,8 +15,14 @@ query that names an identifier is not fused at all (``domain.hybrid``).
 Chosen with ``bench/retrieval/tune_fusion.py`` (the settings keeping exact, identifier and
 temporal MRR within 0.01 of lexical and false positives at most 2 %, best paraphrase MRR):
 paraphrase MRR 0.009 -> 0.127, R@10 0.009 -> 0.266 (the previous fusion: 0.118 and 0.165); with
-the semantic side's pseudo-relevance feedback (``SemanticSource.rank``) 0.169 and 0.376. The model
-alone reaches 0.202 and 0.376 with all-MiniLM-L6-v2: a paraphrase's target is in the lexical top
+the semantic side's pseudo-relevance feedback (``SemanticSource.rank``) 0.169 and 0.376; with
+agreement judged at the top (3 most similar among the 5 best lexical hits, instead of 5 among 20:
+paraphrases whose common words found some of their neighbours were judged confident, and their
+targets pushed out) 0.194 and 0.404 (chosen on the odd query ids: 0.215 -> 0.254 there, and
+0.123 -> 0.133, R@10 0.352 -> 0.370 on the even ones), exact 0.881 -> 0.879, temporal
+0.963 -> 0.958 (lexical: 0.881, 0.966). The model with feedback alone reaches 0.214 and 0.459,
+and no fusion of the two does better on MRR: judging every paraphrase unsure (an oracle,
+``bench/retrieval/misses.py``) gives 0.214 and 0.450. A paraphrase's target is in the lexical top
 10 once in 109 queries, so the lexical side adds little recall there.
 """
 
@@ -40,8 +47,8 @@ class Fusion:
     unsure_weight: float = 0.2  # lexical rank breaks near ties only
     cover: float = 0.6  # share of the query's terms in the top lexical hit that makes it sure
     agreement: float = 0.4  # share of the semantic top hits found lexically that makes it sure
-    agree_top: int = 5
-    agree_depth: int = 20
+    agree_top: int = 3
+    agree_depth: int = 5
     alone: float = 0.3  # least similarity for a memory lexical search did not find
     alone_empty: float = 0.45  # the same when lexical search found nothing
     depth: int = 50  # candidates taken from each side

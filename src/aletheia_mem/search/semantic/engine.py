@@ -46,7 +46,14 @@ Loader = Callable[[ModelFiles], Embedder]
 
 
 def memory_text(memory: PendingMemory) -> str:
-    """What gets embedded: title, text and narrative."""
+    """What gets embedded: title, text and narrative, one vector per memory.
+
+    Measured on bench/retrieval (paraphrase queries, the model alone, no feedback): the first 128
+    or 64 tokens instead of 256 change MRR by under 0.01 (0.196, 0.211 vs 0.202); one vector per
+    paragraph (title prefixed, 2.2 per memory) scored by the best of them and the whole text's
+    lifts MRR 0.202 -> 0.244 and R@10 0.376 -> 0.440 (0.241 and 0.468 with feedback), at twice
+    the embedding work and index rows; the mean of those paragraph vectors as the one vector does
+    not (0.195)."""
     return "\n".join(part for part in (memory.title, memory.text, memory.narrative) if part)
 
 
