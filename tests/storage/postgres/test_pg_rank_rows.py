@@ -1,0 +1,77 @@
+"""Migration 0005: memory_rank holds what search reads of each memory, kept by triggers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import psycopg
+
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.postgres.database import PgDatabase, _steps
+from aletheia_mem.storage.postgres.memories import PgMemories
+from tests.storage.postgres.test_pg_memories import NOW, _new
+
+COPIED = "created_at, pinned, dismissed_at, project, type, kind"
+
+
+def _mismatches(conn: psycopg.Connection[object]) -> list[object]:
+    """Memories whose rank row differs from the memory and its token count (none: in step)."""
+    return conn.execute(
+        f"SELECT m.id FROM memories m JOIN memory_docs d ON d.memory_id = m.id"
+        f" LEFT JOIN memory_rank r ON r.id = m.id"
+        f" WHERE r.id IS NULL OR (r.tokens, {', '.join('r.' + c for c in COPIED.split(', '))})"
+        f" IS DISTINCT FROM (d.tokens, {', '.join('m.' + c for c in COPIED.split(', '))})"
+    ).fetchall()
+
+
+def test_rank_rows_follow_saves_rewrites_pins_and_dismissals(pg_db: PgDatabase) -> None:
+    memories = PgMemories(pg_db)
+    saved, _ = memories.add_memory(_new("Deploy on Fridays", type="rule", kind="note"))
+    todo = _new("todo", kind="work_state", dedupe_key="work:todo")
+    work = memories.put_work_state(todo)
+    memories.put_work_state(replace(todo, text="a much longer list than before, rewritten"))
+    memories.set_pinned(saved.id, True, NOW + 1)
+    with pg_db.write() as conn:
+        conn.execute("UPDATE memories SET dismissed_at = %s WHERE id = %s", (NOW + 2, work))
+        assert _mismatches(conn) == []
+        rows = conn.execute(
+            f"SELECT id, tokens > 0, {COPIED} FROM memory_rank ORDER BY id"
+        ).fetchall()
+    assert [tuple(row) for row in rows] == [
+        (saved.id, True, NOW, 1, None, "shop", "rule", "note"),
+        (work, True, NOW, 0, NOW + 2, "shop", "decision", "work_state"),
+    ]
+    assert memories.rank_memory_ids(MemoryQuery(terms=("fridays",), type="rule"), NOW) == [saved.id]
+    assert memories.rank_memory_ids(MemoryQuery(terms=("rewritten",)), NOW) == []
+    dismissed = MemoryQuery(terms=("rewritten",), dismissed=True)
+    assert memories.rank_memory_ids(dismissed, NOW) == [work]
+
+
+def test_a_store_on_the_schema_before_rank_rows_migrates_its_memories(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE schema_migrations"
+            " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for version, script in _steps():
+            if version < 5:
+                conn.execute(script.encode())
+                conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
+        conn.execute(
+            "INSERT INTO memories (uid, project, type, kind, title, text, tool, pinned,"
+            " created_at, updated_at, dismissed_at) VALUES"
+            " ('a', 'shop', 'decision', 'memory', 'old', 'old text', 'cli', 1, 5, 5, NULL),"
+            " ('b', 'web', 'rule', 'note', 'gone', 'gone text', 'cli', 0, 7, 7, 9)"
+        )
+        conn.execute("INSERT INTO memory_docs (memory_id, tokens) SELECT id, 10 * id FROM memories")
+    db = PgDatabase(pg_url)
+    try:
+        with db.read() as conn:
+            assert _mismatches(conn) == []
+            rows = conn.execute(f"SELECT tokens, {COPIED} FROM memory_rank ORDER BY id").fetchall()
+    finally:
+        db.close()
+    assert [tuple(row) for row in rows] == [
+        (10, 5, 1, None, "shop", "decision", "memory"),
+        (20, 7, 0, 9, "web", "rule", "note"),
+    ]
