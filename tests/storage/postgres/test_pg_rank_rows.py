@@ -1,4 +1,5 @@
-"""Migration 0005: memory_rank holds what search reads of each memory, kept by triggers."""
+"""Migrations 0005 and 0006: memory_rank holds what search reads of each memory, and a row's
+index entries go with it, all kept by triggers."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import psycopg
 
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres.database import PgDatabase, _steps
+from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories
-from tests.storage.postgres.test_pg_memories import NOW, _new
+from tests.storage.postgres.test_pg_memories import NOW, _fact, _new
 
 COPIED = "created_at, pinned, dismissed_at, project, type, kind"
 
@@ -75,3 +77,21 @@ def test_a_store_on_the_schema_before_rank_rows_migrates_its_memories(pg_url: st
         (10, 5, 1, None, "shop", "decision", "memory"),
         (20, 7, 0, 9, "web", "rule", "note"),
     ]
+
+
+def test_deleting_a_memory_or_a_fact_deletes_its_index_entries(pg_db: PgDatabase) -> None:
+    memories, facts = PgMemories(pg_db), PgFacts(pg_db)
+    kept, _ = memories.add_memory(_new("Kept note"))
+    gone, _ = memories.add_memory(_new("Gone note"))
+    kept_fact, _ = facts.add_fact(_fact("k8s"))
+    gone_fact, _ = facts.add_fact(replace(_fact("nomad"), subject="Billing"))
+    tables = ("memory_terms", "memory_docs", "memory_rank", "fact_terms", "fact_docs")
+    keys = ("memory_id", "memory_id", "id", "fact_id", "fact_id")
+    with pg_db.write() as conn:
+        conn.execute("DELETE FROM memories WHERE id = %s", (gone.id,))
+        conn.execute("DELETE FROM facts WHERE id = %s", (gone_fact.id,))
+        left = [
+            {row[0] for row in conn.execute(f"SELECT DISTINCT {key} FROM {table}")}
+            for table, key in zip(tables, keys, strict=True)
+        ]
+    assert left == [{kept.id}] * 3 + [{kept_fact.id}] * 2
