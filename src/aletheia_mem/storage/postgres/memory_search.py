@@ -57,7 +57,8 @@ def rank_memory_ids(
 
 
 def filters(query: MemoryQuery) -> tuple[list[str], list[Any]]:
-    """The conditions on ``m`` (memories) of the query's filters, and their parameters."""
+    """The conditions on ``m`` (memories, or memory_rank: it has the columns) of the query's
+    filters, and their parameters."""
     where = ["m.dismissed_at IS NOT NULL" if query.dismissed else "m.dismissed_at IS NULL"]
     params: list[Any] = []
     conditions = (
@@ -128,7 +129,10 @@ def _scored_rows(
 ) -> tuple[dict[int, list[list[tuple[int, int]]]], dict[int, tuple[int, int, int, int]]]:
     """In one statement, the matching memories the filters keep: per memory, each phrase's
     ``(col, hits)`` in column order (``full_text.phrase_hits``), and its token count,
-    creation time, pinned and stale flags (what ranking reads besides the hits)."""
+    creation time, pinned and stale flags (what ranking reads besides the hits), all read
+    with the filtered columns from the narrow ``memory_rank`` (migration 0005), as ``m``: one
+    index probe per match (``OFFSET 0`` keeps the planner from a hash join, which reads the
+    whole table to score a few hundred matches)."""
     sql, params = full_text.hits_sql(full_text.MEMORY_INDEX, selection.phrases)
     where, values = filters(query)
     if selection.match_all:
@@ -139,10 +143,10 @@ def _scored_rows(
         values.append(selection.newest)
     cursor = conn.cursor(row_factory=tuple_row)  # plain tuples: rows by the thousand
     found = cursor.execute(
-        f"WITH h AS ({sql}) SELECT h.doc, h.i, h.col, h.hits, d.tokens, m.created_at, m.pinned,"
-        " r.stale FROM h JOIN memories m ON m.id = h.doc JOIN memory_rank r ON r.id = h.doc"
-        f" JOIN memory_docs d ON d.memory_id = h.doc WHERE {' AND '.join(where)}"
-        " ORDER BY h.doc, h.i, h.col",
+        f"WITH h AS ({sql}) SELECT h.doc, h.i, h.col, h.hits, m.tokens, m.created_at, m.pinned,"
+        " m.stale FROM h CROSS JOIN LATERAL"
+        " (SELECT * FROM memory_rank m WHERE m.id = h.doc OFFSET 0) AS m"
+        f" WHERE {' AND '.join(where)} ORDER BY h.doc, h.i, h.col",
         [*params, *values],
     ).fetchall()
     hits: dict[int, list[list[tuple[int, int]]]] = {}
