@@ -19,9 +19,8 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.cli.terminal import one_line_safe, terminal_safe
 from aletheia_mem.domain import dismissals, memories, recall
 from aletheia_mem.domain.context import build_context
-from aletheia_mem.domain.dismissals import ITEM_TYPES
 from aletheia_mem.domain.formatting import fact_line, observation_block
-from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Fact, Memory

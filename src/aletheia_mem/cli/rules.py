@@ -19,6 +19,7 @@ from aletheia_mem.cli.terminal import terminal_safe
 from aletheia_mem.domain import rule_admin, rule_sync
 from aletheia_mem.domain import rules as rule_domain
 from aletheia_mem.domain.formatting import rule_scope, rule_text
+from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import project_for_directory, project_root
 from aletheia_mem.timefmt import format_date
@@ -69,7 +70,7 @@ def list_rules(show_all: bool, as_json: bool) -> None:
 @click.option("--when", default="always", show_default=True, help="The situation.")
 @click.option(
     "--scope-tier",
-    type=click.Choice(rule_domain.SCOPE_TIERS),
+    type=click.Choice(SCOPE_TIERS),
     default="everywhere",
     show_default=True,
 )

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.storage.base import AuditEntry, DismissTable
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import Store
 
-ItemType = Literal["memory", "observation", "fact", "episode"]
-ITEM_TYPES: tuple[ItemType, ...] = ("memory", "observation", "fact", "episode")
 MAX_REASON_LENGTH = 300
 
 _TABLES: dict[str, DismissTable] = {

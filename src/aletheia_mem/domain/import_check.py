@@ -13,9 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from aletheia_mem.domain.memories import MEMORY_TYPES
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.domain.rules import SCOPE_TIERS
+from aletheia_mem.domain.vocabulary import MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, redacted_json
 from aletheia_mem.errors import InvalidInputError
 

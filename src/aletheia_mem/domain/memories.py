@@ -16,18 +16,6 @@ from aletheia_mem.timefmt import parse_instant
 if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import Store
 
-MEMORY_TYPES = (
-    "decision",
-    "gotcha",
-    "bugfix",
-    "feature",
-    "refactor",
-    "change",
-    "discovery",
-    "note",
-)
-# save_memory makes notes, work_state_write work_state lists, hooks observations and summaries.
-MEMORY_KINDS = ("note", "observation", "summary", "work_state")
 DEFAULT_TITLE_LENGTH = 100
 
 

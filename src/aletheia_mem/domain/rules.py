@@ -15,7 +15,6 @@ from aletheia_mem.timefmt import DAY_MS
 if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import Store
 
-SCOPE_TIERS = ("everywhere", "project", "situation")
 RECHECK_AFTER_DAYS = 90
 # The source of a rule the owner adds by hand (CLI, JSON API, web UI), as list_rules shows it;
 # a rule added over MCP keeps the calling tool's name.

@@ -12,6 +12,7 @@ from typing import Any
 
 from aletheia_mem.domain import dismissals, facts, memories, recall, rules, worklists
 from aletheia_mem.domain.context import build_context
+from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.server.openapi import Reply
 from aletheia_mem.storage.base import Fact, Memory, Rule
@@ -162,7 +163,7 @@ def save_memory(app: AppContext, args: dict[str, Any]) -> Reply:
     return (201 if created else 200), {"memory": memory_json(memory), "created": created}
 
 
-def _set_dismissed(app: AppContext, item_type: dismissals.ItemType, args: dict[str, Any]) -> Reply:
+def _set_dismissed(app: AppContext, item_type: ItemType, args: dict[str, Any]) -> Reply:
     item_id, dismiss = args["item_id"], args["dismiss"]
     if app.allowed_projects is not None:
         project = app.store.project_of(dismissals.table_for(item_type), item_id)

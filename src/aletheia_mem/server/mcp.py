@@ -239,7 +239,7 @@ def argument_problem(arguments: dict[str, Any]) -> str | None:
     pending: list[tuple[Any, int]] = [(arguments, 1)]
     while pending:
         value, depth = pending.pop()
-        if isinstance(value, str) and _SURROGATE.search(value):
+        if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
             return "arguments must not contain lone surrogate characters."
         if isinstance(value, dict | list):
             if depth > MAX_ARGUMENT_DEPTH:

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from aletheia_mem.domain.memories import MEMORY_KINDS, MEMORY_TYPES
 from aletheia_mem.domain.redaction import redact_secrets
-from aletheia_mem.domain.rules import SCOPE_TIERS, rule_id
+from aletheia_mem.domain.rules import rule_id
+from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.errors import InvalidInputError
 
 # How far in the future a version or a time of change may be: the clocks of a team's machines

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aletheia_mem.domain.dismissals import ITEM_TYPES
-from aletheia_mem.domain.memories import MEMORY_TYPES
-from aletheia_mem.domain.rules import SCOPE_TIERS
+from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
 
 Schema = dict[str, Any]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from aletheia_mem.domain.rules import SCOPE_TIERS
+from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules

@@ -8,7 +8,7 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
 from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.search.query import query_terms

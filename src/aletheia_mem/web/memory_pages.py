@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from aletheia_mem.domain.memories import MEMORY_TYPES
+from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.web import memories
 from aletheia_mem.web.base import Handler, Ui, redirect, safe_next
