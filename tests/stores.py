@@ -87,10 +87,9 @@ def target_of(store: Any) -> Path | str:
     return target
 
 
-def raw_rows(store: Any, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Rows straight from the store's database on a connection of their own, bypassing the
-    application (``?`` placeholders, for either database)."""
-    target = target_of(store)
+def rows_at(target: Path | str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Rows straight from the database at ``target`` (a SQLite file or a PostgreSQL URL) on a
+    connection of their own, bypassing the application (``?`` placeholders for either)."""
     if isinstance(target, Path):
         with closing(sqlite3.connect(target)) as conn:
             return [tuple(row) for row in conn.execute(sql, params)]
@@ -100,18 +99,27 @@ def raw_rows(store: Any, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in pg.execute(sql.replace("?", "%s"), params)]  # type: ignore[arg-type]
 
 
-def dump(store: Any) -> list[str]:
-    """Every row of every table of the store's database, as text (order kept per table)."""
-    target = target_of(store)
+def raw_rows(store: Any, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """``rows_at`` the database of a store a test opened."""
+    return rows_at(target_of(store), sql, *params)
+
+
+def dump_at(target: Path | str) -> list[str]:
+    """Every row of every table of the database at ``target``, as text."""
     if isinstance(target, Path):
         with closing(sqlite3.connect(target)) as conn:
             return list(conn.iterdump())
-    tables = raw_rows(
-        store,
+    tables = rows_at(
+        target,
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
     )
     return [
-        f"{table}: {row!r}"
+        f"INSERT INTO \"{table}\" {row!r}"  # as SQLite's dump names a row's table
         for (table,) in tables
-        for row in raw_rows(store, f"SELECT * FROM {table} ORDER BY 1")
+        for row in rows_at(target, f"SELECT * FROM {table} ORDER BY 1")
     ]
+
+
+def dump(store: Any) -> list[str]:
+    """``dump_at`` the database of a store a test opened."""
+    return dump_at(target_of(store))
