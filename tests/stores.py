@@ -114,7 +114,7 @@ def dump_at(target: Path | str) -> list[str]:
         "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename",
     )
     return [
-        f"INSERT INTO \"{table}\" {row!r}"  # as SQLite's dump names a row's table
+        f'INSERT INTO "{table}" {row!r}'  # as SQLite's dump names a row's table
         for (table,) in tables
         for row in rows_at(target, f"SELECT * FROM {table} ORDER BY 1")
     ]

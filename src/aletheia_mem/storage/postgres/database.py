@@ -15,7 +15,7 @@ from __future__ import annotations
 import select
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -160,28 +160,45 @@ class PgDatabase:
         with self._as_clear_errors(), self._pool.connection() as conn, conn.transaction():
             yield conn
 
-    @contextmanager
-    def _as_clear_errors(self) -> Iterator[None]:
-        """Connection problems become ``StoreUnavailableError``; a value the database refuses
-        (out of range, a NUL character, a broken constraint) an error of the caller's input.
-        A transaction lost to another writer's goes on as it is, for ``write_retrying``."""
-        try:
-            yield
-        except _LOST_TO_ANOTHER_WRITER:
-            raise  # the caller may run its transaction again
-        except (psycopg.OperationalError, PoolTimeout) as error:
-            raise StoreUnavailableError(
-                f"Cannot reach the PostgreSQL store at {self.display_url}: {_first_line(error)}"
-            ) from None
-        except psycopg.errors.UniqueViolation as error:
-            raise ConflictError(f"Already stored: {_first_line(error)}") from None
-        except (psycopg.DataError, psycopg.IntegrityError, UnicodeEncodeError) as error:
-            raise InvalidInputError(f"The store refused a value: {_first_line(error)}") from None
+    def _as_clear_errors(self) -> AbstractContextManager[None]:
+        return clear_errors(self.display_url)
 
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
             self._pool.close()
+
+
+@contextmanager
+def clear_errors(display_url: str) -> Iterator[None]:
+    """Connection problems become ``StoreUnavailableError``; a value the database refuses
+    (out of range, a NUL character, a broken constraint) an error of the caller's input.
+    A transaction lost to another writer's goes on as it is, for ``write_retrying``."""
+    try:
+        yield
+    except _LOST_TO_ANOTHER_WRITER:
+        raise  # the caller may run its transaction again
+    except (psycopg.OperationalError, PoolTimeout) as error:
+        raise StoreUnavailableError(
+            f"Cannot reach the PostgreSQL store at {display_url}: {_first_line(error)}"
+        ) from None
+    except psycopg.errors.UniqueViolation as error:
+        raise ConflictError(f"Already stored: {_first_line(error)}") from None
+    except (psycopg.DataError, psycopg.IntegrityError, UnicodeEncodeError) as error:
+        raise InvalidInputError(f"The store refused a value: {_first_line(error)}") from None
+
+
+def is_migrated(url: str) -> bool:
+    """Whether the database at ``url`` holds a store (its migrations table), changing nothing.
+
+    Raises:
+        StoreUnavailableError: the database cannot be reached or refused us (one line)."""
+    with (
+        clear_errors(redact_url(url)),
+        psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S) as conn,
+    ):
+        row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    return bool(row and row[0])
 
 
 def _steps() -> list[tuple[int, str]]:
