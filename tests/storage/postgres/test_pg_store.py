@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +11,7 @@ import psycopg
 import pytest
 
 from aletheia_mem.errors import ConflictError, InvalidInputError
-from aletheia_mem.storage.postgres.database import PgDatabase, StoreUnavailableError
+from aletheia_mem.storage.postgres.database import PgDatabase, StoreUnavailableError, redact_url
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 
 
@@ -92,3 +93,47 @@ def test_an_unreachable_server_is_one_line_without_the_password() -> None:
         "Cannot reach the PostgreSQL store at postgresql://hub@127.0.0.1:1/team:"
     )
     assert "s3cret" not in message and "\n" not in message
+
+
+def _refusal(url: str) -> str:
+    with pytest.raises(StoreUnavailableError) as raised:
+        open_postgres_store(url)
+    message = raised.value.message
+    assert "\n" not in message and "Cannot reach" not in message
+    return message
+
+
+def test_a_database_that_is_not_there_is_named_as_such(pg_database: str) -> None:
+    url = pg_database.rsplit("/", 1)[0] + "/no_such_database"
+    assert _refusal(url) == (
+        f"There is no such PostgreSQL database at {redact_url(url)}:"
+        ' database "no_such_database" does not exist'
+    )
+
+
+def test_a_login_the_server_refuses_is_named_as_such(pg_database: str) -> None:
+    url = pg_database.replace("postgresql://postgres@", "postgresql://no_such_role:pw@")
+    message = _refusal(url)
+    assert message.startswith(f"PostgreSQL at {redact_url(url)} refused the login: ")
+    assert 'role "no_such_role" does not exist' in message and ":pw@" not in message
+
+
+def test_a_user_without_rights_on_the_schema_is_told_what_is_missing(pg_url: str) -> None:
+    role = "aletheia_weak_" + secrets.token_hex(4)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        schema = admin.execute("SELECT current_schema()").fetchone()
+    assert schema is not None
+    try:
+        weak = pg_url.replace("postgresql://postgres@", f"postgresql://{role}@")
+        shown = redact_url(weak)
+        assert _refusal(weak).startswith(f"The PostgreSQL user of {shown} has no schema it may use")
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"GRANT USAGE ON SCHEMA {schema[0]} TO {role}")
+        message = _refusal(weak)
+        assert message.startswith(f"The PostgreSQL user of {shown} lacks a permission:")
+        assert "permission denied for schema" in message
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")  # its grant on the schema
+            admin.execute(f"DROP ROLE {role}")
