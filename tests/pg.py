@@ -113,10 +113,22 @@ class MigratedSchemas:
         if reset is None:
             self._resets[schema] = self._migrate(schema, url)
         else:
-            if self._conn is None:
-                self._conn = _admin_connect(self._database_url)
-            self._conn.execute(reset)
+            self._reset(reset)
         return url
+
+    def _reset(self, script: bytes) -> None:
+        import psycopg
+
+        for attempt in (1, 2):
+            if self._conn is None or self._conn.closed:
+                self._conn = _admin_connect(self._database_url)
+            try:
+                self._conn.execute(script)
+                return
+            except psycopg.OperationalError:  # a test ended every connection: open another
+                self._conn.close()
+                if attempt == 2:
+                    raise
 
     def _migrate(self, schema: str, url: str) -> bytes:
         from aletheia_mem.storage.postgres.database import migrate

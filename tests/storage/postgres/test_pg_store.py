@@ -24,8 +24,8 @@ def test_health_reports_the_server_schema_and_size(pg_store: PostgresStore) -> N
     assert health["database"].startswith("aletheia_test_")
 
 
-def test_health_never_shows_the_password(pg_url: str) -> None:
-    with_password = pg_url.replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
+def test_health_never_shows_the_password(pg_store_url: str) -> None:
+    with_password = pg_store_url.replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
     store = open_postgres_store(with_password)  # trust auth: the password is not checked
     try:
         assert "s3cret" not in repr(store.health())
@@ -34,11 +34,11 @@ def test_health_never_shows_the_password(pg_url: str) -> None:
 
 
 def test_connections_the_server_dropped_are_replaced_by_the_pool(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
     assert pg_store.list_tokens() == []
     others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-    with psycopg.connect(pg_url, autocommit=True) as admin:
+    with psycopg.connect(pg_store_url, autocommit=True) as admin:
         dropped = admin.execute(f"SELECT count(pg_terminate_backend(pid)) {others}").fetchone()
         deadline = time.monotonic() + 5
         while admin.execute(f"SELECT count(*) {others}").fetchone() != (0,):
@@ -48,8 +48,8 @@ def test_connections_the_server_dropped_are_replaced_by_the_pool(
     assert pg_store.health()["connection"] == "ok"
 
 
-def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_url: str) -> None:
-    db = PgDatabase(pg_url, pool_size=2)
+def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_store_url: str) -> None:
+    db = PgDatabase(pg_store_url, pool_size=2)
     both_hold_one = threading.Barrier(2, timeout=5)
 
     def lock_both(first: int, second: int) -> str:
@@ -70,8 +70,8 @@ def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_url: str) 
     assert outcomes == ["deadlock", "done"]
 
 
-def test_bad_input_is_an_input_error_and_a_taken_key_a_conflict(pg_url: str) -> None:
-    db = PgDatabase(pg_url, pool_size=1)
+def test_bad_input_is_an_input_error_and_a_taken_key_a_conflict(pg_store_url: str) -> None:
+    db = PgDatabase(pg_store_url, pool_size=1)
     try:
         with pytest.raises(InvalidInputError, match="out of range"), db.write() as conn:
             conn.execute("SELECT %s::bigint", (2**70,))
