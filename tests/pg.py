@@ -31,10 +31,17 @@ def _with_database(url: str, database: str) -> str:
     return urlunsplit(parts._replace(path="/" + database, query=""))
 
 
+# The application_name of the fixtures' own connections (one stays open for the resets), which
+# a test counting a hub's connections leaves out.
+FIXTURE_APPLICATION = "aletheia-test-fixtures"
+
+
 def _admin_connect(url: str):  # type: ignore[no-untyped-def]
     import psycopg
 
-    return psycopg.connect(url, autocommit=True, connect_timeout=5)
+    return psycopg.connect(
+        url, autocommit=True, connect_timeout=5, application_name=FIXTURE_APPLICATION
+    )
 
 
 @pytest.fixture(scope="session")
