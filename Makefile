@@ -97,11 +97,13 @@ test-wheel: $(DEV_STAMP)
 	.venv-py$*/bin/python $(PIP_INSTALL) -e '.[dev,semantic]'
 	touch $@
 
+# On the other Pythons the suites run on SQLite alone: the PostgreSQL runs of the parametrised
+# suites (tests/stores.py) test the same Python code a second time, on another database.
 test-pythons: $(foreach v,$(OTHER_VERSIONS),.venv-py$(v)/.installed)
 	@echo "unit suites on Python $(BASE_VERSION) (.venv) and on: $(or $(OTHER_VERSIONS),none other found)"
 	@for v in $(OTHER_VERSIONS); do \
 		echo "== Python $$v"; \
-		.venv-py$$v/bin/python -m pytest -q -p no:cacheprovider $(UNIT_SUITES) || exit 1; \
+		ALETHEIA_TEST_STORES=sqlite .venv-py$$v/bin/python -m pytest -q -p no:cacheprovider $(UNIT_SUITES) || exit 1; \
 	done
 
 bench: $(DEV_STAMP)

@@ -1,4 +1,5 @@
-"""Shared fixtures: a real SQLite store in a temp folder, a settable clock, a tool caller."""
+"""Shared fixtures: a real store (SQLite, then PostgreSQL: tests/stores.py), a settable clock, a
+tool caller."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.contracts import HubStore
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS_BY_NAME, ToolResult, call_tool
+from tests.stores import open_target, parametrize_store_kind, store_target
 
-pytest_plugins = ["tests.pg"]  # pg_database, pg_url: a real PostgreSQL
+pytest_plugins = ["tests.pg"]  # pg_database, pg_url, pg_store_url: a real PostgreSQL
 
 # The reference's examples ran at this instant.
 REFERENCE_NOW = int(datetime(2026, 10, 29, 19, 46, 45, 563_000, tzinfo=UTC).timestamp() * 1000)
@@ -38,9 +40,20 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    parametrize_store_kind(metafunc)  # store_kind: "sqlite", "postgresql"
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(tmp_path / "aletheia.db")
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """The kind of store a test runs on (parametrised by ``pytest_generate_tests``)."""
+    return str(request.param)
+
+
+@pytest.fixture
+def store(request: pytest.FixtureRequest, store_kind: str, tmp_path: Path) -> Iterator[HubStore]:
+    """An empty store: a SQLite file, or a PostgreSQL schema (one test, once per kind)."""
+    opened = open_target(store_target(request, store_kind, tmp_path))
     try:
         yield opened
     finally:
@@ -48,7 +61,7 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
 
 
 @pytest.fixture
-def app(store: SqliteStore, clock: FakeClock) -> AppContext:
+def app(store: HubStore, clock: FakeClock) -> AppContext:
     return AppContext(store=store, clock=clock, default_project="shop", caller="cli")
 
 

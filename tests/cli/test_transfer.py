@@ -131,6 +131,8 @@ def test_import_reads_standard_input(
     assert run("export").stdout == text
 
 
+# Export and import of a local store file: SQLite alone.
+@pytest.mark.sqlite_only
 def test_progress_callback_counts_every_record(store: SqliteStore, tmp_path: Path) -> None:
     store.open_episode("e", "shop", "cli", 1)
     seen: list[int] = []

@@ -5,9 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from aletheia_mem.domain.repositories import known_repositories, note_repository
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite.repositories import MAX_REPOSITORIES, SEEN_AGAIN_MS
+
+# The repositories a host worked in are a local store's record (SQLite only): SQLite alone.
+pytestmark = pytest.mark.sqlite_only
 
 HOUR = 3_600_000
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from aletheia_mem.cli.main import cli
 from aletheia_mem.hub.tokens import verify_token
 from aletheia_mem.storage.base import AuditEntry
-from aletheia_mem.storage.sqlite import SqliteStore
+from tests.stores import open_target
 
 
 @pytest.fixture
@@ -24,9 +24,8 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 
 
 def test_create_prints_the_token_once_with_the_connect_snippets(
-    runner: CliRunner, tmp_path: Path
+    runner: CliRunner, hub_db: Path | str
 ) -> None:
-    hub_db = tmp_path / "hub.db"
     result = runner.invoke(
         cli,
         ["mcp-link", "create", "--hub-db", str(hub_db), "--projects", "shop", "--name", "laptop",
@@ -42,7 +41,7 @@ def test_create_prints_the_token_once_with_the_connect_snippets(
     ) in result.output
     assert f'"Authorization": "Bearer {secret}"' in result.output
     assert "aletheia sync" not in result.output  # an mcp token cannot sync
-    store = SqliteStore(hub_db)
+    store = open_target(hub_db)
     try:
         token = verify_token(store, secret)
     finally:
@@ -70,8 +69,8 @@ def test_create_reads_the_hub_db_from_the_environment_and_speaks_json(
     assert "token" not in listed[0]
 
 
-def test_revoke_ends_a_token_and_says_so(runner: CliRunner, tmp_path: Path) -> None:
-    hub_db = str(tmp_path / "hub.db")
+def test_revoke_ends_a_token_and_says_so(runner: CliRunner, hub_db: Path | str) -> None:
+    hub_db = str(hub_db)
     runner.invoke(cli, ["mcp-link", "create", "--hub-db", hub_db, "--projects", "a", "--name", "x"])
     revoked = runner.invoke(cli, ["mcp-link", "revoke", "--hub-db", hub_db, "x"])
     assert revoked.exit_code == 0
@@ -89,10 +88,9 @@ def test_create_refuses_an_unknown_scope(runner: CliRunner) -> None:
 
 
 def test_audit_lists_the_newest_rows_and_filters_by_token(
-    runner: CliRunner, tmp_path: Path
+    runner: CliRunner, hub_db: Path | str
 ) -> None:
-    hub_db = tmp_path / "hub.db"
-    store = SqliteStore(hub_db)
+    store = open_target(hub_db)
     try:
         store.add_audit(AuditEntry(1_000, "laptop", "save_memory", "shop", "ok"))
         store.add_audit(AuditEntry(2_000, "ci", "search", None, "refused"))

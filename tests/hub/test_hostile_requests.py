@@ -4,7 +4,6 @@ and one token crowding out another's sessions."""
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub
 from tests.hub.sync_helpers import counts_at
+from tests.stores import dump_at, rows_at
 
 pytestmark = pytest.mark.e2e
 
@@ -23,14 +23,9 @@ def _call(n: int, name: str, **arguments: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
 
 
-def _audit(db: Path, actor: str) -> list[tuple[str, str | None, str, str | None]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            "SELECT tool, project, result, detail FROM audit WHERE actor = ? ORDER BY id", (actor,)
-        ).fetchall()
-    finally:
-        conn.close()
+def _audit(db: Path | str, actor: str) -> list[tuple[str, str | None, str, str | None]]:
+    sql = "SELECT tool, project, result, detail FROM audit WHERE actor = ? ORDER BY id"
+    return rows_at(db, sql, actor)  # type: ignore[return-value]
 
 
 def test_a_batch_counts_each_message_against_the_rate_limit(tmp_path: Path) -> None:
@@ -63,8 +58,8 @@ def test_a_batch_of_a_thousand_searches_is_refused_even_without_a_rate_limit(
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with running_hub(tmp_path_factory.mktemp("hub") / "hub.db", "--rate-limit", "0") as started:
+def hub(module_hub_db: Path | str) -> Any:
+    with running_hub(module_hub_db, "--rate-limit", "0") as started:
         yield started
 
 
@@ -102,11 +97,7 @@ def test_the_dismiss_reason_never_reaches_the_audit_trail(hub: Hub) -> None:
     text, _ = hub.call_tool(token, session, "search", query="hide")
     memory_id = int(text.split("#")[1].split()[0])
     hub.call_tool(token, session, "dismiss_memory", id=memory_id, reason="zebra-quartz-4711")
-    conn = sqlite3.connect(hub.db)
-    try:
-        dump = "\n".join(line for line in conn.iterdump() if 'INSERT INTO "audit"' in line)
-    finally:
-        conn.close()
+    dump = "\n".join(line for line in dump_at(hub.db) if 'INSERT INTO "audit"' in line)
     assert "zebra-quartz-4711" not in dump
     assert _audit(hub.db, "dismisser")[-1] == ("dismiss_memory", "shop", "ok", None)
 

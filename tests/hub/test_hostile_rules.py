@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,17 +9,17 @@ import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, rules
-from aletheia_mem.storage.sqlite import SqliteStore
 from tests.hub.helpers import Hub, running_hub
 from tests.hub.sync_helpers import items_at
+from tests.stores import open_target, rows_at
 
 pytestmark = pytest.mark.e2e
 REFUSED = "is not allowed for this token."
 
 
-def _seed(db: Path) -> dict[str, object]:
+def _seed(db: Path | str) -> dict[str, object]:
     """The admin's rules and a billing memory, in the hub's store before it starts."""
-    store = SqliteStore(db)
+    store = open_target(db)
     try:
         billing, _ = memories.save_memory(
             store, system_clock, memories.MemoryInput("Invoices close on the 5th", "billing", "t")
@@ -37,10 +36,9 @@ def _seed(db: Path) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Hub, dict[str, object]]]:
-    db = tmp_path_factory.mktemp("hub") / "hub.db"
-    seeds = _seed(db)
-    with running_hub(db, "--rate-limit", "0") as hub:
+def seeded(module_hub_db: Path | str) -> Iterator[tuple[Hub, dict[str, object]]]:
+    seeds = _seed(module_hub_db)
+    with running_hub(module_hub_db, "--rate-limit", "0") as hub:
         yield hub, seeds
 
 
@@ -49,14 +47,9 @@ def _shop(hub: Hub, name: str) -> tuple[str, str]:
     return token, hub.initialize(token)
 
 
-def _rule_rows(db: Path) -> list[tuple[str, str, str, int, int]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            "SELECT id, then_text, source, last_confirmed_at, enabled FROM rules ORDER BY id"
-        ).fetchall()
-    finally:
-        conn.close()
+def _rule_rows(db: Path | str) -> list[tuple[str, str, str, int, int]]:
+    sql = "SELECT id, then_text, source, last_confirmed_at, enabled FROM rules ORDER BY id"
+    return rows_at(db, sql)  # type: ignore[return-value]
 
 
 @pytest.mark.parametrize("tier", ["everywhere", "situation"])

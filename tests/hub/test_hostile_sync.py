@@ -53,8 +53,8 @@ def memory_record(**changes: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    with running_hub(tmp_path_factory.mktemp("hub") / "hub.db", "--rate-limit", "0") as started:
+def hub(module_hub_db: Path | str) -> Iterator[Hub]:
+    with running_hub(module_hub_db, "--rate-limit", "0") as started:
         yield started
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from aletheia_mem.tools.registry import TOOLS, WRITE_TOOLS
 from tests.hub.helpers import Hub, running_hub
+from tests.stores import dump_at, open_target, rows_at
 
 pytestmark = pytest.mark.e2e
 
@@ -31,20 +31,14 @@ ARGUMENTS = {
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    with running_hub(tmp_path_factory.mktemp("hub") / "hub.db") as started:
+def hub(module_hub_db: Path | str) -> Iterator[Hub]:
+    with running_hub(module_hub_db) as started:
         yield started
 
 
-def _audit(db: Path, actor: str) -> list[tuple[str, str | None, str, str | None]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            "SELECT tool, project, result, detail FROM audit WHERE actor = ? ORDER BY id",
-            (actor,),
-        ).fetchall()
-    finally:
-        conn.close()
+def _audit(db: Path | str, actor: str) -> list[tuple[str, str | None, str, str | None]]:
+    sql = "SELECT tool, project, result, detail FROM audit WHERE actor = ? ORDER BY id"
+    return rows_at(db, sql, actor)  # type: ignore[return-value]
 
 
 def test_arguments_cover_every_tool() -> None:
@@ -115,12 +109,11 @@ def test_missing_unknown_or_revoked_token_gets_401_with_a_bearer_challenge(hub: 
         assert reply.headers["www-authenticate"].startswith('Bearer realm="aletheia-sync"')
     revoked = hub.token("admin", None, "soon-revoked")
     assert hub.post("/mcp", body, revoked).status == 200
-    conn = sqlite3.connect(hub.db)
+    store = open_target(hub.db)  # revoked by another process, as `mcp-link revoke` does
     try:
-        conn.execute("UPDATE hub_tokens SET revoked_at = 1 WHERE name = 'soon-revoked'")
-        conn.commit()
+        assert store.revoke_token("soon-revoked", 1) is not None
     finally:
-        conn.close()
+        store.close()
     assert hub.post("/mcp", body, revoked).status == 401
     assert hub.post("/sync/hello", {"store_id": "x"}, None).status == 401
     rows = _audit(hub.db, "(no token)")
@@ -157,12 +150,7 @@ def test_audit_rows_never_hold_the_arguments(hub: Hub) -> None:
         ("work_state_write", "shop", "ok", None),
         ("dismiss_memory", None, "error", None),
     ]
-    conn = sqlite3.connect(hub.db)
-    try:
-        dump = "\n".join(conn.iterdump())
-    finally:
-        conn.close()
-    audit_lines = [line for line in dump.splitlines() if line.startswith('INSERT INTO "audit"')]
+    audit_lines = [line for line in dump_at(hub.db) if line.startswith('INSERT INTO "audit"')]
     assert audit_lines and not any(secret_words in line for line in audit_lines)
 
 

@@ -15,16 +15,19 @@ import pytest
 
 from aletheia_mem.hub.main import main
 from tests.hub.helpers import Hub, running_hub
+from tests.pg import FIXTURE_APPLICATION
 
 BURST = 24
 
 
 def connections_to(database_url: str) -> int:
-    """Backends on the database, this query's own left out."""
+    """Backends on the database, this query's own and the test fixtures' left out."""
     with psycopg.connect(database_url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND application_name <> %s",
+            (FIXTURE_APPLICATION,),
         ).fetchone()
     assert row is not None
     return int(row[0])

@@ -20,8 +20,10 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def test_official_client_saves_and_is_refused_by_scope_over_the_hub(tmp_path: Path) -> None:
-    with running_hub(tmp_path / "hub.db") as hub:
+async def test_official_client_saves_and_is_refused_by_scope_over_the_hub(
+    hub_db: Path | str,
+) -> None:
+    with running_hub(hub_db) as hub:
         writer, reader = hub.token("sync", ("shop",), "writer"), hub.token("read", None, "reader")
         texts = []
         for token, name, arguments in (

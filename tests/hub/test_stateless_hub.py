@@ -4,7 +4,6 @@ limits, rate limit and audit rows as sessions, with no session at all."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,13 +15,14 @@ import pytest
 from tests.hub.helpers import STATELESS_META as META
 from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub
 from tests.hub.helpers import stateless_post as post
+from tests.stores import rows_at
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    with running_hub(tmp_path_factory.mktemp("hub") / "hub.db", "--rate-limit", "8") as started:
+def hub(module_hub_db: Path | str) -> Iterator[Hub]:
+    with running_hub(module_hub_db, "--rate-limit", "8") as started:
         yield started
 
 
@@ -32,14 +32,9 @@ def call(hub: Hub, token: str, name: str, **arguments: Any) -> tuple[str, bool]:
     return body["result"]["content"][0]["text"], body["result"]["isError"]
 
 
-def audit(db: Path, actor: str) -> list[tuple[str, str | None, str]]:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute(
-            "SELECT tool, project, result FROM audit WHERE actor = ? ORDER BY id", (actor,)
-        ).fetchall()
-    finally:
-        conn.close()
+def audit(db: Path | str, actor: str) -> list[tuple[str, str | None, str]]:
+    sql = "SELECT tool, project, result FROM audit WHERE actor = ? ORDER BY id"
+    return rows_at(db, sql, actor)  # type: ignore[return-value]
 
 
 def test_a_stateless_call_needs_a_token(hub: Hub) -> None:

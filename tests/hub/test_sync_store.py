@@ -37,7 +37,8 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path, postgres: str | None)
     try:
         for name in ("a", "b", "c", "hub"):
             if name == postgres:
-                opened[name] = open_pg_hub(request.getfixturevalue("pg_url"))
+                schemas = request.getfixturevalue("pg_schemas")  # emptied, not migrated anew
+                opened[name] = open_pg_hub(schemas.clean(f"sync_{name}"))
             else:
                 opened[name] = SqliteStore(tmp_path / f"{name}.db")
         yield opened

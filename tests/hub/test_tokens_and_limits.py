@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 
 import pytest
@@ -12,6 +11,7 @@ from aletheia_mem.hub.ratelimit import RateLimiter, SharedRateLimiter
 from aletheia_mem.hub.tokens import create_token, hash_secret, parse_projects, verify_token
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
+from tests.stores import dump
 
 
 def test_a_token_is_prefixed_random_text_and_only_its_hash_is_stored(
@@ -21,12 +21,8 @@ def test_a_token_is_prefixed_random_text_and_only_its_hash_is_stored(
     other, _ = create_token(store, clock, scope="sync", projects=("shop",), name="ci-2")
     assert secret.startswith("alt_") and len(secret) == 36 and secret != other
     assert token.token_hash == hash_secret(secret) and token.prefix == secret[:10]
-    conn = sqlite3.connect(store.path)
-    try:
-        dump = "\n".join(conn.iterdump())
-    finally:
-        conn.close()
-    assert secret not in dump and token.token_hash in dump
+    everything = "\n".join(dump(store))
+    assert secret not in everything and token.token_hash in everything
     assert verify_token(store, secret) == token
 
 

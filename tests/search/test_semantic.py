@@ -15,7 +15,11 @@ from aletheia_mem.search.semantic.model import Embedder, ModelFiles
 from aletheia_mem.storage.vectors import VectorStore
 
 FILES = find_model()
-pytestmark = pytest.mark.skipif(FILES is None, reason="the semantic extra is not installed")
+pytestmark = [
+    pytest.mark.skipif(FILES is None, reason="the semantic extra is not installed"),
+    # Vectors live beside a local store (its file, its lease): semantic recall is local only.
+    pytest.mark.sqlite_only,
+]
 
 # Token ids and the first vector components that sentence-transformers 6.3 (torch) gives for this
 # sentence with the float32 weights: the numpy model must reproduce them, within what the int8

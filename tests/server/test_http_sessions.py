@@ -4,24 +4,22 @@ table that every worker process of a server shares."""
 from __future__ import annotations
 
 import multiprocessing
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from aletheia_mem.server.sessions import Lookup, SessionState, SessionStore
-from aletheia_mem.storage.mcp_sessions import SessionRows
-from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.contracts import HubStore
 from tests.conftest import FakeClock
+from tests.stores import open_target, raw_rows, target_of
 
 STATE = SessionState("2025-11-25", "pytest")
 MINUTE_MS = 60_000
 
 
 @pytest.fixture
-def sessions(store: SqliteStore, clock: FakeClock) -> Iterator[SessionStore]:
+def sessions(store: HubStore, clock: FakeClock) -> Iterator[SessionStore]:
     opened = SessionStore(store.sessions(), clock)
     try:
         yield opened
@@ -29,9 +27,8 @@ def sessions(store: SqliteStore, clock: FakeClock) -> Iterator[SessionStore]:
         opened.close()
 
 
-def stored_columns(path: Path) -> list[tuple[object, ...]]:
-    with closing(sqlite3.connect(path)) as conn:
-        return conn.execute("SELECT * FROM mcp_sessions").fetchall()
+def stored_columns(store: HubStore) -> list[tuple[object, ...]]:
+    return raw_rows(store, "SELECT * FROM mcp_sessions")
 
 
 def test_sessions_are_found_by_their_random_id_with_what_initialize_learned(
@@ -46,9 +43,9 @@ def test_sessions_are_found_by_their_random_id_with_what_initialize_learned(
     assert sessions.get("f" * 32, "") is None
 
 
-def test_only_a_hash_of_the_id_is_stored(sessions: SessionStore, store: SqliteStore) -> None:
+def test_only_a_hash_of_the_id_is_stored(sessions: SessionStore, store: HubStore) -> None:
     session_id = sessions.add("", STATE)
-    rows = stored_columns(store.path)
+    rows = stored_columns(store)
     assert len(rows) == 1
     assert all(session_id not in str(value) for value in rows[0])
 
@@ -60,7 +57,7 @@ def test_a_session_is_only_for_its_owner(sessions: SessionStore) -> None:
     assert sessions.get(session_id, "token-1") == STATE
 
 
-def test_a_session_left_idle_too_long_expires(store: SqliteStore, clock: FakeClock) -> None:
+def test_a_session_left_idle_too_long_expires(store: HubStore, clock: FakeClock) -> None:
     sessions = SessionStore(store.sessions(), clock, idle_ms=10 * MINUTE_MS)
     kept, dropped = sessions.add("", STATE), sessions.add("", STATE)
     clock.advance(8 * MINUTE_MS)
@@ -73,7 +70,7 @@ def test_a_session_left_idle_too_long_expires(store: SqliteStore, clock: FakeClo
 
 
 def test_past_the_cap_the_least_recently_used_session_goes(
-    store: SqliteStore, clock: FakeClock
+    store: HubStore, clock: FakeClock
 ) -> None:
     sessions = SessionStore(store.sessions(), clock, max_sessions=2)
     oldest = sessions.add("", STATE)
@@ -89,13 +86,12 @@ def test_past_the_cap_the_least_recently_used_session_goes(
     sessions.close()
 
 
-def last_used(path: Path) -> list[object]:
-    with closing(sqlite3.connect(path)) as conn:
-        return [row[0] for row in conn.execute("SELECT last_used_at FROM mcp_sessions")]
+def last_used(store: HubStore) -> list[object]:
+    return [row[0] for row in raw_rows(store, "SELECT last_used_at FROM mcp_sessions")]
 
 
 def test_peek_reads_without_writing_and_says_when_get_would_write(
-    store: SqliteStore, clock: FakeClock
+    store: HubStore, clock: FakeClock
 ) -> None:
     sessions = SessionStore(store.sessions(), clock, idle_ms=10 * MINUTE_MS)
     session_id, begun = sessions.add("", STATE), clock.now
@@ -103,9 +99,9 @@ def test_peek_reads_without_writing_and_says_when_get_would_write(
     assert not sessions.peek(session_id, "").write_due
     clock.advance(MINUTE_MS)
     assert sessions.peek(session_id, "").write_due  # a use to record
-    assert last_used(store.path) == [begun]
+    assert last_used(store) == [begun]
     assert sessions.get(session_id, "") == STATE
-    assert last_used(store.path) == [clock.now]
+    assert last_used(store) == [clock.now]
     assert not sessions.peek(session_id, "").write_due
     clock.advance(11 * MINUTE_MS)
     assert sessions.peek(session_id, "") == Lookup(None, write_due=True)  # expired, still kept
@@ -124,30 +120,34 @@ def test_an_ended_session_is_gone(sessions: SessionStore) -> None:
     assert sessions.end(session_id, "") is False
 
 
-def _begin_session(path: str, out: multiprocessing.Queue[str]) -> None:
-    sessions = SessionStore(SessionRows(Path(path)), FakeClock())
+def _begin_session(target: Path | str, out: multiprocessing.Queue[str]) -> None:
+    store = open_target(target)
+    sessions = SessionStore(store.sessions(), FakeClock())
     out.put(sessions.add("", STATE))
     sessions.close()
+    store.close()
 
 
-def _end_session(path: str, session_id: str, out: multiprocessing.Queue[bool]) -> None:
-    sessions = SessionStore(SessionRows(Path(path)), FakeClock())
+def _end_session(target: Path | str, session_id: str, out: multiprocessing.Queue[bool]) -> None:
+    store = open_target(target)
+    sessions = SessionStore(store.sessions(), FakeClock())
     out.put(sessions.end(session_id, ""))
     sessions.close()
+    store.close()
 
 
 def test_a_session_begun_in_one_process_is_used_and_ended_in_another(
-    sessions: SessionStore, store: SqliteStore
+    sessions: SessionStore, store: HubStore
 ) -> None:
     context = multiprocessing.get_context("spawn")
     begun: multiprocessing.Queue[str] = context.Queue()
-    worker = context.Process(target=_begin_session, args=(str(store.path), begun))
+    worker = context.Process(target=_begin_session, args=(target_of(store), begun))
     worker.start()
     session_id = begun.get(timeout=60)
     worker.join(timeout=60)
     assert sessions.get(session_id, "") == STATE
     ended: multiprocessing.Queue[bool] = context.Queue()
-    worker = context.Process(target=_end_session, args=(str(store.path), session_id, ended))
+    worker = context.Process(target=_end_session, args=(target_of(store), session_id, ended))
     worker.start()
     assert ended.get(timeout=60) is True
     worker.join(timeout=60)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from aletheia_mem.storage.base import AuditEntry, MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.storage.test_match_counts import NOW, _memory
@@ -20,6 +22,8 @@ def _plan(store: SqliteStore, projects: tuple[str, ...] | None) -> str:
     return " ".join(str(row[3]) for row in rows)
 
 
+# Reads SQLite's query plan (the listing itself is in the contract suite): SQLite alone.
+@pytest.mark.sqlite_only
 def test_dismissed_memories_are_listed_newest_first_from_their_own_index(
     store: SqliteStore,
 ) -> None:

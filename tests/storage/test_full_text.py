@@ -20,6 +20,9 @@ from aletheia_mem.storage.sqlite.memories import insert_memory
 from tests.conftest import ToolCaller
 from tests.storage.test_match_counts import NOW, _memory
 
+# About SQLite's own full-text index (FTS5 segments, merges, upkeep rows): SQLite alone.
+pytestmark = pytest.mark.sqlite_only
+
 _STRUCTURE_ROWID = 10  # FTS5 keeps the list of its b-trees in this row of %_data
 _STRUCTURE_V2 = b"\xff\x00\x00\x01"
 

@@ -14,6 +14,9 @@ from aletheia_mem.search.rank import Ranking
 from aletheia_mem.storage.base import MemoryQuery, NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
 
+# About the SQLite store's memo of match counts, kept until its file changes: SQLite alone.
+pytestmark = pytest.mark.sqlite_only
+
 NOW = 1_790_000_000_000
 
 _SAVE_IN_ANOTHER_PROCESS = """

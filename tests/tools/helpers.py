@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import Any
 
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import ToolResult
+from tests.stores import raw_rows
 
 # Any spelling of the recall tag: case, spaces, a slash, attributes.
 RECALL_TAG = re.compile(r"<\s*/?\s*aletheia\s*-\s*memory", re.IGNORECASE)
@@ -47,9 +47,6 @@ def rule_id_of(result: ToolResult) -> str:
 
 
 def db_rows(app: AppContext, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Rows straight from the store's SQLite file, bypassing the application."""
-    conn = sqlite3.connect(app.store.path)
-    try:
-        return [tuple(row) for row in conn.execute(sql, params).fetchall()]
-    finally:
-        conn.close()
+    """Rows straight from the store's database (SQLite or PostgreSQL), bypassing the
+    application."""
+    return raw_rows(app.store, sql, *params)

@@ -112,7 +112,9 @@ def test_the_same_object_again_changes_nothing(call, app, clock):
 def test_superseded_fact_is_closed_at_the_new_valid_from(call, app, clock):
     _two_versions(call, clock)
 
-    assert db_rows(app, "SELECT id, valid_from, valid_to, superseded_by FROM facts") == [
+    assert db_rows(
+        app, "SELECT id, valid_from, valid_to, superseded_by FROM facts ORDER BY id"
+    ) == [
         (1, REFERENCE_NOW, REFERENCE_NOW + DAY_MS, 2),
         (2, REFERENCE_NOW + DAY_MS, None, None),
     ]

@@ -3,7 +3,6 @@ write could wait for the file's lock and stall every other request of that worke
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS
 from tests.conftest import ToolCaller
+from tests.stores import dump
 
 READ_CALLS: dict[str, list[dict[str, Any]]] = {
     "session_start_context": [{}, {"project": "billing"}],
@@ -34,12 +34,8 @@ READ_CALLS: dict[str, list[dict[str, Any]]] = {
 
 
 def file_contents(app: AppContext) -> list[str]:
-    """Every row of every table, as SQL, read on a connection of its own."""
-    conn = sqlite3.connect(app.store.path)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
+    """Every row of every table, read on a connection of its own."""
+    return dump(app.store)
 
 
 def test_every_read_only_tool_is_exercised() -> None:

@@ -27,7 +27,8 @@ from aletheia_mem.cli.common import (
 )
 from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
 from aletheia_mem.cli.hosts import HOSTS, Host, Scope
-from aletheia_mem.config import semantic_enabled
+from aletheia_mem.cli.hub_doctor import check_hub_store, hub_exit_code, print_hub_report
+from aletheia_mem.config import hub_target, semantic_enabled
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.search.semantic.status import semantic_status
 from aletheia_mem.storage.open import open_local_store
@@ -205,9 +206,21 @@ _MARKS = {
 
 
 @click.command()
+@click.option(
+    "--hub-db",
+    help="Check a hub's store instead (a file or a postgresql:// URL): reachable, migrated,"
+    " its row counts.",
+)
 @json_option
-def doctor(as_json: bool) -> None:
+def doctor(hub_db: str | None, as_json: bool) -> None:
     """Check the store, the versions, and which tools are connected to a working server."""
+    if hub_db is not None:
+        report = check_hub_store(hub_target(hub_db))
+        if as_json:
+            emit_json(report)
+        else:
+            print_hub_report(report)
+        raise SystemExit(hub_exit_code(report))
     settings = cli_settings()
     store = check_store(settings.db_path)
     versions = _versions(store)

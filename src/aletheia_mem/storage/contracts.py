@@ -205,6 +205,9 @@ class HubStore(Store, HubTokens, SyncLog, Protocol):
         ...
 
     def health(self) -> dict[str, Any]: ...
+    def row_counts(self) -> dict[str, int]:
+        """Rows in each table of ``hub_rows.COUNTED_TABLES``, read at one instant."""
+        ...
 
 
 class RepositoryLog(Protocol):

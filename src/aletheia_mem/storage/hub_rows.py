@@ -1,8 +1,22 @@
-"""Rows of the hub's own tables: its bearer tokens."""
+"""Rows of the hub's own tables: its bearer tokens; what ``aletheia doctor`` counts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+# The tables whose rows ``aletheia doctor --hub-db`` counts, the same on every database.
+COUNTED_TABLES = (
+    "memories",
+    "facts",
+    "rules",
+    "episodes",
+    "episode_requests",
+    "audit",
+    "hub_tokens",
+    "mcp_sessions",
+)
+# One statement, one round trip, valid SQL on SQLite and PostgreSQL alike.
+COUNT_ROWS_SQL = "SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in COUNTED_TABLES)
 
 
 @dataclass(frozen=True)

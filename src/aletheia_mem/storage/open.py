@@ -18,6 +18,12 @@ if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import HubStore, Store
 
 
+_NO_POSTGRES_EXTRA = (
+    "A postgresql:// hub needs the postgres extra:"
+    " pipx install 'aletheia-mem[postgres]' (or pip install 'aletheia-mem[postgres]')."
+)
+
+
 def open_local_store(path: Path) -> SqliteStore:
     """The local SQLite store with its SQLite-only features (export, import, remembered hub,
     health), opened and migrated.
@@ -43,6 +49,36 @@ def open_store(path: Path, *, busy_timeout_ms: int | None = None) -> Store:
     return store
 
 
+def display_target(target: str | Path) -> str:
+    """A hub store's file or URL as shown to the user: any password in a URL left out."""
+    if isinstance(target, str) and is_database_url(target):
+        try:
+            from aletheia_mem.storage.postgres.database import redact_url  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            return target.split("://", 1)[0] + "://…"  # cannot parse it: show no part of it
+        try:
+            return str(redact_url(target))
+        except Exception:  # a URL psycopg cannot parse: show no part of it
+            return target.split("://", 1)[0] + "://…"
+    return str(target)
+
+
+def hub_store_exists(target: str | Path) -> bool:
+    """Whether a hub's store is there (a file; a database with its tables), creating nothing.
+
+    Raises:
+        StoreUnavailableError: a PostgreSQL database cannot be reached (one line).
+        InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+    """
+    if isinstance(target, str) and is_database_url(target):
+        try:
+            from aletheia_mem.storage.postgres.database import is_migrated  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            raise InvalidInputError(_NO_POSTGRES_EXTRA) from None
+        return bool(is_migrated(target))
+    return Path(target).is_file()
+
+
 def open_hub_store(target: str | Path, *, pool_size: int | None = None) -> HubStore:
     """A hub's store: a SQLite file, or a PostgreSQL database for a ``postgresql://`` URL
     (``pool_size``: its connections at most; None keeps the default).
@@ -55,10 +91,7 @@ def open_hub_store(target: str | Path, *, pool_size: int | None = None) -> HubSt
         try:
             from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
-            raise InvalidInputError(
-                "A postgresql:// hub needs the postgres extra:"
-                " pipx install 'aletheia-mem[postgres]' (or pip install 'aletheia-mem[postgres]')."
-            ) from None
+            raise InvalidInputError(_NO_POSTGRES_EXTRA) from None
 
         store: HubStore = (
             open_postgres_store(target)

@@ -1,7 +1,8 @@
-"""The storage contract suite: every test runs against each store in ``FACTORIES``.
+"""The storage contract suite: every test runs against each store kind (tests/stores.py).
 
-Tests here use only the protocols of ``storage.contracts``: no SQL, no dialect. To run them on
-another store, add its opener to ``FACTORIES`` (PostgreSQL: a fresh schema from ``pg_url``).
+Tests here use only the protocols of ``storage.contracts``: no SQL, no dialect. On SQLite a
+store is a file in the test's folder; on PostgreSQL a migrated schema per store name, emptied
+for the test (``pg_schemas``).
 """
 
 from __future__ import annotations
@@ -12,31 +13,23 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.storage.contracts import HubStore
-from aletheia_mem.storage.open import open_hub_store
-
-# name -> (the test's request, a fresh folder, a name for this store) -> an empty store
-Factory = Callable[[pytest.FixtureRequest, Path, str], HubStore]
-
-
-def _sqlite(request: pytest.FixtureRequest, folder: Path, name: str) -> HubStore:
-    return open_hub_store(folder / f"{name}.db")
-
-
-FACTORIES: dict[str, Factory] = {
-    "sqlite": _sqlite,
-    # "postgres": lambda request, folder, name: open_hub_store(pg_store_url(request, name)),
-}
+from tests.stores import open_target, store_target
 
 MakeStore = Callable[[str], HubStore]
 
 
-@pytest.fixture(params=sorted(FACTORIES))
-def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
+@pytest.fixture
+def make_store(
+    request: pytest.FixtureRequest, store_kind: str, tmp_path: Path
+) -> Iterator[MakeStore]:
     """Opens empty stores of one kind, each by name (the same name twice: the same store)."""
+    targets: dict[str, Path | str] = {}
     opened: list[HubStore] = []
 
     def make(name: str) -> HubStore:
-        store = FACTORIES[request.param](request, tmp_path, name)
+        if name not in targets:  # emptied once: a second open sees the first one's writes
+            targets[name] = store_target(request, store_kind, tmp_path, name)
+        store = open_target(targets[name])
         opened.append(store)
         return store
 

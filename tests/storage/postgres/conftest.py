@@ -1,4 +1,4 @@
-"""The PostgreSQL store and its parts, on a fresh schema per test (the production open path)."""
+"""The PostgreSQL store and its parts, on a migrated schema emptied for each test (tests/pg.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_sto
 
 
 @pytest.fixture
-def pg_store(pg_url: str) -> Iterator[PostgresStore]:
-    store = open_postgres_store(pg_url, pool_size=4)
+def pg_store(pg_store_url: str) -> Iterator[PostgresStore]:
+    store = open_postgres_store(pg_store_url, pool_size=4)
     try:
         yield store
     finally:
@@ -22,8 +22,8 @@ def pg_store(pg_url: str) -> Iterator[PostgresStore]:
 
 
 @pytest.fixture
-def pg_db(pg_url: str) -> Iterator[PgDatabase]:
-    db = PgDatabase(pg_url)
+def pg_db(pg_store_url: str) -> Iterator[PgDatabase]:
+    db = PgDatabase(pg_store_url)
     try:
         yield db
     finally:

@@ -85,9 +85,9 @@ def _assert_one_consistent_chain(facts: PgFacts, db: PgDatabase, saved: int) -> 
 
 
 def test_threads_saving_one_key_at_once_keep_one_current_fact_and_never_fail(
-    pg_url: str,
+    pg_store_url: str,
 ) -> None:
-    databases = [PgDatabase(pg_url) for _ in range(2)]
+    databases = [PgDatabase(pg_store_url) for _ in range(2)]
     parts = [PgFacts(db) for db in databases]
 
     # 16 threads of 40 saves: enough that, with row locks alone, some writer lost the race
@@ -121,11 +121,11 @@ db.close()
 
 
 def test_processes_saving_one_key_at_once_keep_one_current_fact(
-    pg_url: str, pg_facts: PgFacts, pg_db: PgDatabase
+    pg_store_url: str, pg_facts: PgFacts, pg_db: PgDatabase
 ) -> None:
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", _SAVE_IN_A_PROCESS, pg_url, f"p{n}-"],
+            [sys.executable, "-c", _SAVE_IN_A_PROCESS, pg_store_url, f"p{n}-"],
             cwd=ROOT,
             stderr=subprocess.PIPE,
         )

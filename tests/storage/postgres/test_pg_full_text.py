@@ -62,11 +62,13 @@ def _sqlite_instances(path: Path) -> set[tuple[str, int, int, int]]:
         conn.close()
 
 
-def test_every_token_and_position_is_the_one_fts5_indexed(tmp_path: Path, pg_url: str) -> None:
+def test_every_token_and_position_is_the_one_fts5_indexed(
+    tmp_path: Path, pg_store_url: str
+) -> None:
     texts = _texts()
     assert len(texts) > 300
     sqlite = SqliteStore(tmp_path / "store.db")
-    db = PgDatabase(pg_url)
+    db = PgDatabase(pg_store_url)
     try:
         memories = PgMemories(db)
         for n, text in enumerate(texts):
@@ -96,8 +98,8 @@ def test_a_query_term_becomes_the_phrase_fts5_makes_of_it() -> None:
     assert full_text.phrase_tokens("—") == []
 
 
-def test_the_totals_bm25_reads_follow_replaced_rows_and_facts(pg_url: str) -> None:
-    db = PgDatabase(pg_url)
+def test_the_totals_bm25_reads_follow_replaced_rows_and_facts(pg_store_url: str) -> None:
+    db = PgDatabase(pg_store_url)
     try:
         memories = PgMemories(db)
         for n, text in enumerate(HARD_TEXTS):

@@ -211,8 +211,8 @@ def test_dismissed_memories_are_searched_only_on_request(
     ]
 
 
-def test_writers_racing_on_one_dedupe_key_share_one_memory(pg_url: str) -> None:
-    databases = [PgDatabase(pg_url) for _ in range(2)]
+def test_writers_racing_on_one_dedupe_key_share_one_memory(pg_store_url: str) -> None:
+    databases = [PgDatabase(pg_store_url) for _ in range(2)]
     parts = [PgMemories(db) for db in databases]
     results: list[tuple[int, bool]] = []
     lists: list[int] = []

@@ -59,13 +59,13 @@ def test_keys_have_windows_of_their_own(pg_store: PostgresStore) -> None:
 
 
 def test_every_so_many_hits_the_expired_hits_of_idle_keys_go(
-    pg_store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch
+    pg_store: PostgresStore, pg_store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rate_windows, "SWEEP_EVERY", 4)
     windows = pg_store.rate_windows()
     for key in ("idle-1", "idle-2", "live"):
         windows.hit(key, 1, 10, 1_000, now_ms=0)
-    with psycopg.connect(pg_url) as conn:
+    with psycopg.connect(pg_store_url) as conn:
         assert conn.execute("SELECT count(*) FROM rate_hits").fetchone() == (3,)
         windows.hit("live", 1, 10, 1_000, now_ms=5_000)  # the 4th hit
         rows = conn.execute("SELECT key FROM rate_hits").fetchall()
@@ -73,9 +73,9 @@ def test_every_so_many_hits_the_expired_hits_of_idle_keys_go(
 
 
 def test_threads_of_two_stores_hammering_one_key_pass_exactly_the_limit(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
-    other = open_postgres_store(pg_url, pool_size=4)
+    other = open_postgres_store(pg_store_url, pool_size=4)
     try:
         stores = [pg_store.rate_windows(), other.rate_windows()]
 
@@ -103,10 +103,12 @@ _HAMMER = textwrap.dedent(
 
 
 def test_processes_hammering_one_key_in_batches_pass_exactly_the_limit(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
     workers = [
-        subprocess.Popen([sys.executable, "-c", _HAMMER, pg_url], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _HAMMER, pg_store_url], stdout=subprocess.PIPE, text=True
+        )
         for _ in range(3)
     ]
     try:

@@ -60,9 +60,9 @@ def _save(target: object, item: dict[str, object], n: int) -> None:
 
 
 @pytest.fixture
-def stores(tmp_path: Path, pg_url: str) -> Iterator[tuple[SqliteStore, PgMemories, PgFacts]]:
+def stores(tmp_path: Path, pg_store_url: str) -> Iterator[tuple[SqliteStore, PgMemories, PgFacts]]:
     sqlite = SqliteStore(tmp_path / "store.db")
-    db = PgDatabase(pg_url)
+    db = PgDatabase(pg_store_url)
     memories, facts = PgMemories(db), PgFacts(db)
     for n, item in enumerate(_corpus()):
         _save(sqlite, item, n)

@@ -71,9 +71,9 @@ def test_past_the_cap_the_owner_loses_its_least_recently_used(pg_store: Postgres
 
 
 def test_a_session_begun_in_one_process_is_used_and_ended_in_another(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
-    other = open_postgres_store(pg_url, pool_size=2)
+    other = open_postgres_store(pg_store_url, pool_size=2)
     try:
         pg_store.sessions().insert("h1", _row("tok-1", 100), expired_before=0, keep_at_most=5)
         other.sessions().touch("h1", 200)
@@ -86,9 +86,9 @@ def test_a_session_begun_in_one_process_is_used_and_ended_in_another(
 
 
 def test_concurrent_inserts_of_one_owner_from_two_stores_keep_the_cap(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
-    other = open_postgres_store(pg_url, pool_size=4)
+    other = open_postgres_store(pg_store_url, pool_size=4)
     try:
         stores = [pg_store.sessions(), other.sessions()]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +11,7 @@ import psycopg
 import pytest
 
 from aletheia_mem.errors import ConflictError, InvalidInputError
-from aletheia_mem.storage.postgres.database import PgDatabase, StoreUnavailableError
+from aletheia_mem.storage.postgres.database import PgDatabase, StoreUnavailableError, redact_url
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 
 
@@ -23,8 +24,8 @@ def test_health_reports_the_server_schema_and_size(pg_store: PostgresStore) -> N
     assert health["database"].startswith("aletheia_test_")
 
 
-def test_health_never_shows_the_password(pg_url: str) -> None:
-    with_password = pg_url.replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
+def test_health_never_shows_the_password(pg_store_url: str) -> None:
+    with_password = pg_store_url.replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
     store = open_postgres_store(with_password)  # trust auth: the password is not checked
     try:
         assert "s3cret" not in repr(store.health())
@@ -33,11 +34,11 @@ def test_health_never_shows_the_password(pg_url: str) -> None:
 
 
 def test_connections_the_server_dropped_are_replaced_by_the_pool(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
     assert pg_store.list_tokens() == []
     others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-    with psycopg.connect(pg_url, autocommit=True) as admin:
+    with psycopg.connect(pg_store_url, autocommit=True) as admin:
         dropped = admin.execute(f"SELECT count(pg_terminate_backend(pid)) {others}").fetchone()
         deadline = time.monotonic() + 5
         while admin.execute(f"SELECT count(*) {others}").fetchone() != (0,):
@@ -47,8 +48,8 @@ def test_connections_the_server_dropped_are_replaced_by_the_pool(
     assert pg_store.health()["connection"] == "ok"
 
 
-def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_url: str) -> None:
-    db = PgDatabase(pg_url, pool_size=2)
+def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_store_url: str) -> None:
+    db = PgDatabase(pg_store_url, pool_size=2)
     both_hold_one = threading.Barrier(2, timeout=5)
 
     def lock_both(first: int, second: int) -> str:
@@ -69,8 +70,8 @@ def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_url: str) 
     assert outcomes == ["deadlock", "done"]
 
 
-def test_bad_input_is_an_input_error_and_a_taken_key_a_conflict(pg_url: str) -> None:
-    db = PgDatabase(pg_url, pool_size=1)
+def test_bad_input_is_an_input_error_and_a_taken_key_a_conflict(pg_store_url: str) -> None:
+    db = PgDatabase(pg_store_url, pool_size=1)
     try:
         with pytest.raises(InvalidInputError, match="out of range"), db.write() as conn:
             conn.execute("SELECT %s::bigint", (2**70,))
@@ -92,3 +93,47 @@ def test_an_unreachable_server_is_one_line_without_the_password() -> None:
         "Cannot reach the PostgreSQL store at postgresql://hub@127.0.0.1:1/team:"
     )
     assert "s3cret" not in message and "\n" not in message
+
+
+def _refusal(url: str) -> str:
+    with pytest.raises(StoreUnavailableError) as raised:
+        open_postgres_store(url)
+    message = raised.value.message
+    assert "\n" not in message and "Cannot reach" not in message
+    return message
+
+
+def test_a_database_that_is_not_there_is_named_as_such(pg_database: str) -> None:
+    url = pg_database.rsplit("/", 1)[0] + "/no_such_database"
+    assert _refusal(url) == (
+        f"There is no such PostgreSQL database at {redact_url(url)}:"
+        ' database "no_such_database" does not exist'
+    )
+
+
+def test_a_login_the_server_refuses_is_named_as_such(pg_database: str) -> None:
+    url = pg_database.replace("postgresql://postgres@", "postgresql://no_such_role:pw@")
+    message = _refusal(url)
+    assert message.startswith(f"PostgreSQL at {redact_url(url)} refused the login: ")
+    assert 'role "no_such_role" does not exist' in message and ":pw@" not in message
+
+
+def test_a_user_without_rights_on_the_schema_is_told_what_is_missing(pg_url: str) -> None:
+    role = "aletheia_weak_" + secrets.token_hex(4)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        schema = admin.execute("SELECT current_schema()").fetchone()
+    assert schema is not None
+    try:
+        weak = pg_url.replace("postgresql://postgres@", f"postgresql://{role}@")
+        shown = redact_url(weak)
+        assert _refusal(weak).startswith(f"The PostgreSQL user of {shown} has no schema it may use")
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"GRANT USAGE ON SCHEMA {schema[0]} TO {role}")
+        message = _refusal(weak)
+        assert message.startswith(f"The PostgreSQL user of {shown} lacks a permission:")
+        assert "permission denied for schema" in message
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")  # its grant on the schema
+            admin.execute(f"DROP ROLE {role}")

@@ -75,9 +75,9 @@ def test_revoking_an_unknown_name_returns_none(pg_store: PostgresStore) -> None:
 
 
 def test_a_revocation_is_seen_at_once_by_another_process_store(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
-    other = open_postgres_store(pg_url, pool_size=2)  # its own pool: another process's view
+    other = open_postgres_store(pg_store_url, pool_size=2)  # its own pool: another process's view
     try:
         pg_store.add_token(_token("alice"))
         seen = other.find_token("hash-of-alice")
@@ -90,9 +90,9 @@ def test_a_revocation_is_seen_at_once_by_another_process_store(
 
 
 def test_two_stores_adding_one_name_at_once_make_one_token(
-    pg_store: PostgresStore, pg_url: str
+    pg_store: PostgresStore, pg_store_url: str
 ) -> None:
-    other = open_postgres_store(pg_url, pool_size=4)
+    other = open_postgres_store(pg_store_url, pool_size=4)
     try:
         stores = [pg_store, other]
 

@@ -51,9 +51,9 @@ def _uid(hub: Any, memory_id: int) -> str:
     return str(memory.uid)
 
 
-def test_the_store_id_is_one_random_id_kept_across_opens(pg_url: str, hub: Any) -> None:
+def test_the_store_id_is_one_random_id_kept_across_opens(pg_store_url: str, hub: Any) -> None:
     first = hub.sync_store_id()
-    again = open_pg_hub(pg_url)
+    again = open_pg_hub(pg_store_url)
     try:
         assert again.sync_store_id() == first
     finally:
@@ -110,10 +110,10 @@ def test_applied_changes_are_logged_as_theirs_and_the_triggers_wake_after(
     assert own["v"][1] == hub.sync_store_id() and own["v"] > page.records[0]["v"]
 
 
-def test_a_change_committed_after_a_later_one_is_still_pulled(pg_url: str, hub: Any) -> None:
+def test_a_change_committed_after_a_later_one_is_still_pulled(pg_store_url: str, hub: Any) -> None:
     """A writer that began first but commits last: its change must come after the cursor a
     puller took meanwhile, not before it (where the puller would never look)."""
-    with psycopg.connect(pg_url) as slow:
+    with psycopg.connect(pg_store_url) as slow:
         slow.execute(
             "INSERT INTO memories (uid, project, type, kind, title, text, tool, created_at,"
             " updated_at) VALUES ('slow', 'shop', 'note', 'note', 'S', 'S', 't', 1, 1)"
@@ -126,9 +126,9 @@ def test_a_change_committed_after_a_later_one_is_still_pulled(pg_url: str, hub: 
     assert [record["key"] for record in later.records] == ["slow"]
 
 
-def _waits_for_the_sync_lock(pg_url: str) -> bool:
+def _waits_for_the_sync_lock(pg_store_url: str) -> bool:
     """Whether some transaction waits for the sync lock (0003_sync.sql: 'sync', 1)."""
-    with psycopg.connect(pg_url, autocommit=True) as conn:
+    with psycopg.connect(pg_store_url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
             " AND classid = 1937337955 AND objid = 1 AND objsubid = 2"
@@ -137,18 +137,23 @@ def _waits_for_the_sync_lock(pg_url: str) -> bool:
     return row is not None and row[0] > 0
 
 
-def test_a_page_waits_for_a_write_of_the_same_item_and_then_sees_it(pg_url: str, hub: Any) -> None:
+def test_a_page_waits_for_a_write_of_the_same_item_and_then_sees_it(
+    pg_store_url: str, hub: Any
+) -> None:
     """A tool pins a memory while a page with an older version of it arrives: the page waits,
     then finds the pin's newer version and skips, instead of writing over the pin."""
     memory, _ = hub.add_memory(_new("Flaky test"))
     [record] = _changes(hub).records
     older = {**record, "v": [record["v"][0] + 1, "0" * 32]}  # newer than the first version only
-    with psycopg.connect(pg_url) as tool:
+    with psycopg.connect(pg_store_url) as tool:
         tool.execute("UPDATE memories SET pinned = 1 WHERE id = %s", (memory.id,))
         with ThreadPoolExecutor(max_workers=1) as pool:
             applying = pool.submit(hub.apply_changes, [older], projects=None, now=NOW)
             deadline = time.monotonic() + 5
-            while not (waited := _waits_for_the_sync_lock(pg_url)) and time.monotonic() < deadline:
+            while (
+                not (waited := _waits_for_the_sync_lock(pg_store_url))
+                and time.monotonic() < deadline
+            ):
                 pass
             tool.commit()
             stats = applying.result(timeout=5)
@@ -159,7 +164,7 @@ def test_a_page_waits_for_a_write_of_the_same_item_and_then_sees_it(pg_url: str,
 
 
 def test_two_hub_processes_applying_the_same_memory_at_once_keep_one(
-    tmp_path: Path, pg_url: str, hub: Any, clock: FakeClock
+    tmp_path: Path, pg_store_url: str, hub: Any, clock: FakeClock
 ) -> None:
     pages = []
     for name in ("a", "b"):
@@ -172,7 +177,7 @@ def test_two_hub_processes_applying_the_same_memory_at_once_keep_one(
             pages.append(_changes(local, local_only=True).records)
         finally:
             local.close()
-    other = open_pg_hub(pg_url)  # a second process: its own pool on the same database
+    other = open_pg_hub(pg_store_url)  # a second process: its own pool on the same database
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
             done = [
@@ -188,7 +193,7 @@ def test_two_hub_processes_applying_the_same_memory_at_once_keep_one(
 
 
 def test_a_page_that_loses_a_deadlock_to_a_writer_runs_again(
-    pg_url: str, hub: PostgresStore
+    pg_store_url: str, hub: PostgresStore
 ) -> None:
     """A writer that locked a fact before taking the sync lock, and a page changing that fact:
     PostgreSQL ends one of the two; the page, if it was the one, runs again and applies."""
@@ -201,12 +206,12 @@ def test_a_page_that_loses_a_deadlock_to_a_writer_runs_again(
         "v": [record["v"][0] + 60_000, "f" * 32],  # later than the writer's change too
         "data": {**record["data"], "dismissed_at": 5, "dismiss_reason": "wrong"},
     }
-    with psycopg.connect(pg_url) as writer:
+    with psycopg.connect(pg_store_url) as writer:
         writer.execute("SELECT id FROM facts WHERE id = %s FOR UPDATE", (fact.id,))
         with ThreadPoolExecutor(max_workers=1) as pool:
             applying = pool.submit(hub.apply_changes, [changed], projects=None, now=NOW)
             deadline = time.monotonic() + 5
-            while not _waits_for_a_row(pg_url) and time.monotonic() < deadline:
+            while not _waits_for_a_row(pg_store_url) and time.monotonic() < deadline:
                 pass
             try:
                 writer.execute("UPDATE facts SET source = 'w' WHERE id = %s", (fact.id,))
@@ -219,9 +224,9 @@ def test_a_page_that_loses_a_deadlock_to_a_writer_runs_again(
     assert record["data"]["dismiss_reason"] == "wrong"
 
 
-def _waits_for_a_row(pg_url: str) -> bool:
+def _waits_for_a_row(pg_store_url: str) -> bool:
     """Whether some transaction of this database waits for another's row lock."""
-    with psycopg.connect(pg_url, autocommit=True) as conn:
+    with psycopg.connect(pg_store_url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
             " AND wait_event = 'transactionid' AND datname = current_database()"

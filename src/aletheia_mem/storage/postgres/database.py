@@ -15,7 +15,7 @@ from __future__ import annotations
 import select
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ _LOST_TO_ANOTHER_WRITER = (
     psycopg.errors.TransactionRollback,
 )
 CONNECT_TIMEOUT_S = 10
+# What the user connected may not do: the store is out of its reach, told as unavailable.
+_REFUSED_BY_RIGHTS = (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName)
 
 
 class StoreUnavailableError(AletheiaError):
@@ -160,28 +162,81 @@ class PgDatabase:
         with self._as_clear_errors(), self._pool.connection() as conn, conn.transaction():
             yield conn
 
-    @contextmanager
-    def _as_clear_errors(self) -> Iterator[None]:
-        """Connection problems become ``StoreUnavailableError``; a value the database refuses
-        (out of range, a NUL character, a broken constraint) an error of the caller's input.
-        A transaction lost to another writer's goes on as it is, for ``write_retrying``."""
-        try:
-            yield
-        except _LOST_TO_ANOTHER_WRITER:
-            raise  # the caller may run its transaction again
-        except (psycopg.OperationalError, PoolTimeout) as error:
-            raise StoreUnavailableError(
-                f"Cannot reach the PostgreSQL store at {self.display_url}: {_first_line(error)}"
-            ) from None
-        except psycopg.errors.UniqueViolation as error:
-            raise ConflictError(f"Already stored: {_first_line(error)}") from None
-        except (psycopg.DataError, psycopg.IntegrityError, UnicodeEncodeError) as error:
-            raise InvalidInputError(f"The store refused a value: {_first_line(error)}") from None
+    def _as_clear_errors(self) -> AbstractContextManager[None]:
+        return clear_errors(self.display_url)
 
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
             self._pool.close()
+
+
+@contextmanager
+def clear_errors(display_url: str) -> Iterator[None]:
+    """Connection problems become ``StoreUnavailableError``; a value the database refuses
+    (out of range, a NUL character, a broken constraint) an error of the caller's input.
+    A transaction lost to another writer's goes on as it is, for ``write_retrying``."""
+    try:
+        yield
+    except _LOST_TO_ANOTHER_WRITER:
+        raise  # the caller may run its transaction again
+    except (psycopg.OperationalError, *_REFUSED_BY_RIGHTS, PoolTimeout) as error:
+        raise StoreUnavailableError(unavailable(error, display_url)) from None
+    except psycopg.errors.UniqueViolation as error:
+        raise ConflictError(f"Already stored: {_first_line(error)}") from None
+    except (psycopg.DataError, psycopg.IntegrityError, UnicodeEncodeError) as error:
+        raise InvalidInputError(f"The store refused a value: {_first_line(error)}") from None
+
+
+# What a server that answered but refused a new connection says after "FATAL:", and how to
+# tell it: the first fragment found names the problem (libpq gives these errors no SQLSTATE).
+_REFUSALS = (
+    ("database", "does not exist", "There is no such PostgreSQL database at {where}: {reason}"),
+    ("role", "does not exist", "PostgreSQL at {where} refused the login: {reason}"),
+    ("authentication failed", "", "PostgreSQL at {where} refused the login: {reason}"),
+    ("no pg_hba.conf entry", "", "PostgreSQL at {where} refused the login: {reason}"),
+    ("permission denied", "", "PostgreSQL at {where} refused the connection: {reason}"),
+    ("connection slots", "", "PostgreSQL at {where} has no connection free: {reason}"),
+    ("too many", "", "PostgreSQL at {where} has no connection free: {reason}"),
+)
+
+
+def unavailable(error: BaseException, where: str) -> str:
+    """One line saying why the database at ``where`` (a URL without its password) cannot be
+    used: "Cannot reach" only when no connection could be made or kept."""
+    first = _first_line(error)
+    if isinstance(error, PoolTimeout):
+        return f"Timed out waiting for a connection to the PostgreSQL store at {where}: {first}"
+    if isinstance(error, psycopg.errors.InsufficientPrivilege):
+        return f"The PostgreSQL user of {where} lacks a permission: {first}"
+    if isinstance(error, psycopg.errors.InvalidSchemaName):  # no schema of the search_path usable
+        return f"The PostgreSQL user of {where} has no schema it may use: {first}"
+    text = str(error)
+    if "FATAL:" in text:  # the server answered, and refused
+        reason = " ".join(text.split("FATAL:", 1)[1].split())
+        for first_part, second_part, label in _REFUSALS:
+            if first_part in reason and second_part in reason:
+                return label.format(where=where, reason=reason)
+        return f"PostgreSQL at {where} refused the connection: {reason}"
+    state = getattr(error, "sqlstate", None) or ""
+    if state.startswith("57P"):  # the server shut down or ended this connection
+        return f"Lost the connection to the PostgreSQL store at {where}: {first}"
+    if state and not state.startswith("08"):  # out of resources, a timeout, a lock...
+        return f"The PostgreSQL store at {where} failed: {first}"
+    return f"Cannot reach the PostgreSQL store at {where}: {first}"
+
+
+def is_migrated(url: str) -> bool:
+    """Whether the database at ``url`` holds a store (its migrations table), changing nothing.
+
+    Raises:
+        StoreUnavailableError: the database cannot be reached or refused us (one line)."""
+    with (
+        clear_errors(redact_url(url)),
+        psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S) as conn,
+    ):
+        row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    return bool(row and row[0])
 
 
 def _steps() -> list[tuple[int, str]]:

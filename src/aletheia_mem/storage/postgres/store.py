@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from aletheia_mem.storage.contracts import HubStore, RateWindows, SessionRows
+from aletheia_mem.storage.hub_rows import COUNT_ROWS_SQL, COUNTED_TABLES
 from aletheia_mem.storage.postgres.audit import PgAudit
 from aletheia_mem.storage.postgres.database import DEFAULT_POOL_SIZE, PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
@@ -37,6 +38,11 @@ class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens, PgS
 
     def rate_windows(self) -> RateWindows:
         return self._rate_windows
+
+    def row_counts(self) -> dict[str, int]:
+        with self._db.read() as conn:
+            [row] = conn.execute(COUNT_ROWS_SQL).fetchall()
+        return dict(zip(COUNTED_TABLES, map(int, row), strict=True))
 
     def health(self) -> dict[str, Any]:
         """The server's version, the schema's and the database's size, read in one round trip

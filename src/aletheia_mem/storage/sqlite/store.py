@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aletheia_mem.storage.hub_rows import COUNT_ROWS_SQL, COUNTED_TABLES
 from aletheia_mem.storage.mcp_sessions import SessionRows
 from aletheia_mem.storage.sqlite.audit import SqliteAudit
 from aletheia_mem.storage.sqlite.database import tells_store_problems
@@ -36,6 +37,10 @@ class SqliteStore(
     def sessions(self) -> SessionRows:
         """The MCP sessions table of this file, on its own connections (the caller closes it)."""
         return SessionRows(self.path)
+
+    def row_counts(self) -> dict[str, int]:
+        row = self._conn.execute(COUNT_ROWS_SQL).fetchone()
+        return dict(zip(COUNTED_TABLES, map(int, row), strict=True))
 
     def rate_windows(self) -> SqliteRateWindows:
         """The hub's shared rate-limit windows, on this store's connections."""

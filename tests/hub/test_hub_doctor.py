@@ -1,0 +1,77 @@
+"""`aletheia doctor --hub-db`: a hub's store on either database, reached or told why not."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from aletheia_mem.cli.main import cli
+from aletheia_mem.clock import system_clock
+from aletheia_mem.hub.tokens import create_token
+from tests.storage.contract.rows import memory
+from tests.stores import open_target, rows_at
+
+
+def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aletheia_mem", "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_doctor_reports_a_hub_store_its_schema_and_counts(hub_db: Path | str) -> None:
+    store = open_target(hub_db)
+    try:
+        store.add_memory(memory("Deploys go through the release branch"))
+        create_token(store, system_clock, scope="sync", projects=("shop",), name="laptop")
+        schema = store.health()["schema"]
+    finally:
+        store.close()
+    shown = str(hub_db)
+    if isinstance(hub_db, str):  # trust auth: a password is accepted, and must never be shown
+        shown = hub_db.replace("postgresql://postgres@", "postgresql://postgres:s3cret@")
+    result = CliRunner().invoke(cli, ["doctor", "--hub-db", shown, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["ok"] is True and report["schema"] == schema
+    assert report["counts"]["memories"] == 1 and report["counts"]["hub_tokens"] == 1
+    assert report["counts"]["audit"] == 0
+    text = CliRunner().invoke(cli, ["doctor", "--hub-db", shown]).output
+    assert text.splitlines()[0].endswith("  ok")
+    assert f"schema {schema}; 1 memories" in text
+    assert "s3cret" not in result.output + text
+    if isinstance(hub_db, str):
+        assert report["url"].startswith("postgresql://postgres@127.0.0.1:")
+        assert "PostgreSQL 1" in text
+
+
+def test_an_unreachable_hub_store_is_one_line_and_exit_1() -> None:
+    result = _doctor("--hub-db", "postgresql://hub:s3cret@127.0.0.1:1/team")
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.count("\n") == 1 and result.stderr == ""
+    assert result.stdout.startswith(
+        "Hub store  PROBLEM  Cannot reach the PostgreSQL store at postgresql://hub@127.0.0.1:1/team:"
+    )
+    assert "s3cret" not in result.stdout
+
+
+def test_a_missing_hub_store_file_is_reported_and_not_created(tmp_path: Path) -> None:
+    result = _doctor("--hub-db", str(tmp_path / "hub.db"), "--json")
+    assert result.returncode == 7 and json.loads(result.stdout)["missing"] is True
+    assert not (tmp_path / "hub.db").exists()
+
+
+def test_a_database_without_a_store_is_reported_missing_and_left_untouched(pg_url: str) -> None:
+    result = _doctor("--hub-db", pg_url)
+    assert result.returncode == 7, result.stdout + result.stderr
+    assert "no hub store here" in result.stdout
+    assert rows_at(
+        pg_url, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
+    ) == [(0,)]
