@@ -9,11 +9,14 @@ ALTER TABLE memory_docs DROP CONSTRAINT memory_docs_memory_id_fkey;
 ALTER TABLE fact_terms DROP CONSTRAINT fact_terms_fact_id_fkey;
 ALTER TABLE fact_docs DROP CONSTRAINT fact_docs_fact_id_fkey;
 
--- Arguments: the terms table, the docs table, their column naming the row.
+-- Arguments: the terms table, the docs table, their column naming the row. The tables are named
+-- in the deleted row's own schema, whatever the deleting connection's search_path.
 CREATE FUNCTION index_rows_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    EXECUTE format('DELETE FROM %I WHERE %I = $1', TG_ARGV[0], TG_ARGV[2]) USING OLD.id;
-    EXECUTE format('DELETE FROM %I WHERE %I = $1', TG_ARGV[1], TG_ARGV[2]) USING OLD.id;
+    EXECUTE format('DELETE FROM %I.%I WHERE %I = $1', TG_TABLE_SCHEMA, TG_ARGV[0], TG_ARGV[2])
+        USING OLD.id;
+    EXECUTE format('DELETE FROM %I.%I WHERE %I = $1', TG_TABLE_SCHEMA, TG_ARGV[1], TG_ARGV[2])
+        USING OLD.id;
     RETURN NULL;
 END
 $$;
