@@ -16,8 +16,9 @@ from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.server.openapi import Reply
 from aletheia_mem.storage.base import Fact, Memory, Rule
-from aletheia_mem.timefmt import DAY_MS, parse_instant
+from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+from aletheia_mem.tools.memory_tools import search_request
 
 MAX_LIST_JSON = 100_000
 MAX_LISTS = 100
@@ -97,29 +98,8 @@ def _ok(body: Any) -> Reply:
 
 def search_memories(app: AppContext, args: dict[str, Any]) -> Reply:
     """Every filter of the search tool; facts first, then one page of memories."""
-    query: str = (args.get("query") or "").strip()
-    file: str = (args.get("file") or "").strip()
-    if not query and not file:
-        raise InvalidInputError("query is required.")
     now = app.clock()
-    since = parse_instant(args["since"], "since") if "since" in args else None
-    until = parse_instant(args["until"], "until", end_of_day=True) if "until" in args else None
-    if "older_than_days" in args:
-        cutoff = now - int(args["older_than_days"] * DAY_MS)
-        until = cutoff if until is None else min(until, cutoff)
-    request = recall.SearchRequest(
-        query=query or None,
-        projects=readable_projects(app, args.get("project")),
-        file=file or None,
-        file_suffix=args["file_suffix"],
-        type=args.get("type"),
-        kind=args.get("kind"),
-        since=since,
-        until=until,
-        order=args["order"],
-        limit=args["limit"],
-        offset=args["offset"],
-    )
+    request = search_request(app, args, now)
     result = recall.search(app.store, request, now, app.semantic)
     return _ok(
         {

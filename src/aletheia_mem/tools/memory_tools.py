@@ -19,19 +19,23 @@ from aletheia_mem.tools.app import AppContext, readable_projects, target_project
 from aletheia_mem.tools.structured import Output
 
 
-def search(app: AppContext, args: dict[str, Any]) -> Output:
-    """Ranked memories and facts for a query, or the memories that name a file."""
+def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.SearchRequest:
+    """The search of ``args`` (the search tool's arguments, defaults applied) in the caller's
+    readable projects; the JSON API's search takes the same arguments.
+
+    Raises:
+        InvalidInputError: neither a query nor a file, or an unreadable since/until.
+    """
     query: str = (args.get("query") or "").strip()
     file: str = (args.get("file") or "").strip()
     if not query and not file:
         raise InvalidInputError("query is required.")
-    now = app.clock()
     since = parse_instant(args["since"], "since") if "since" in args else None
     until = parse_instant(args["until"], "until", end_of_day=True) if "until" in args else None
     if "older_than_days" in args:
         cutoff = now - int(args["older_than_days"] * DAY_MS)
         until = cutoff if until is None else min(until, cutoff)
-    request = recall.SearchRequest(
+    return recall.SearchRequest(
         query=query or None,
         projects=readable_projects(app, args.get("project")),
         file=file or None,
@@ -44,6 +48,13 @@ def search(app: AppContext, args: dict[str, Any]) -> Output:
         limit=args["limit"],
         offset=args["offset"],
     )
+
+
+def search(app: AppContext, args: dict[str, Any]) -> Output:
+    """Ranked memories and facts for a query, or the memories that name a file."""
+    now = app.clock()
+    request = search_request(app, args, now)
+    query, file = request.query or "", request.file or ""
     result = recall.search_index(app.store, request, now, app.semantic)
     facts = [structured.fact(fact) for fact in result.facts]
     heads = [structured.memory_head(memory) for memory in result.memories]
