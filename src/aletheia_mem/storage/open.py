@@ -54,11 +54,9 @@ def display_target(target: str | Path) -> str:
     if isinstance(target, str) and is_database_url(target):
         try:
             from aletheia_mem.storage.postgres.database import redact_url  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            return target.split("://", 1)[0] + "://…"  # cannot parse it: show no part of it
-        try:
+
             return str(redact_url(target))
-        except Exception:  # a URL psycopg cannot parse: show no part of it
+        except Exception:  # no postgres extra, or a URL psycopg cannot parse: show no part
             return target.split("://", 1)[0] + "://…"
     return str(target)
 

@@ -149,12 +149,10 @@ class PgDatabase:
         with self._as_clear_errors(), self._pool.connection() as conn:
             yield conn
 
-    @contextmanager
-    def statement(self) -> Iterator[psycopg.Connection[Row]]:
+    def statement(self) -> AbstractContextManager[psycopg.Connection[Row]]:
         """A connection for one write statement, committed on its own (autocommit): a
         transaction without the BEGIN and COMMIT round trips. Only for a single statement."""
-        with self._as_clear_errors(), self._pool.connection() as conn:
-            yield conn
+        return self.read()  # the same lending: autocommit makes a statement its transaction
 
     @contextmanager
     def write(self) -> Iterator[psycopg.Connection[Row]]:
