@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from aletheia_mem.cli.main import cli
 from aletheia_mem.clock import system_clock
 from aletheia_mem.hub.tokens import create_token
+from aletheia_mem.storage.open import display_target
 from tests.storage.contract.rows import memory
 from tests.stores import open_target, rows_at
 
@@ -75,3 +76,17 @@ def test_a_database_without_a_store_is_reported_missing_and_left_untouched(pg_ur
     assert rows_at(
         pg_url, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
     ) == [(0,)]
+
+
+def test_a_hub_url_is_shown_without_any_secret_it_carries_even_when_it_cannot_be_parsed() -> None:
+    urls = [
+        "postgresql://hub:s3cret@127.0.0.1:1/db",
+        "postgresql://hub:s3cret@[::1/db",  # unparseable: shown as the scheme alone
+        "postgresql://hub@h/db?password=s3cret",
+        "postgresql://h/db?sslpassword=s3cret",
+        "postgres://hub:s3cret@h:99999/db",
+    ]
+    shown = [display_target(url) for url in urls]
+    assert not [text for text in shown if "s3cret" in text]
+    assert shown[0] == "postgresql://hub@127.0.0.1:1/db"
+    assert shown[1] == "postgresql://…"
