@@ -8,9 +8,10 @@ from dataclasses import replace
 import psycopg
 
 from aletheia_mem.storage.base import MemoryQuery
-from aletheia_mem.storage.postgres.database import PgDatabase, _steps
+from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories
+from tests.storage.postgres.older_schema import migrate_before
 from tests.storage.postgres.test_pg_memories import NOW, _fact, _new
 
 COPIED = "created_at, pinned, dismissed_at, project, type, kind"
@@ -51,14 +52,7 @@ def test_rank_rows_follow_saves_rewrites_pins_and_dismissals(pg_db: PgDatabase) 
 
 def test_a_store_on_the_schema_before_rank_rows_migrates_its_memories(pg_url: str) -> None:
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(
-            "CREATE TABLE schema_migrations"
-            " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for version, script in _steps():
-            if version < 5:
-                conn.execute(script.encode())
-                conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
+        migrate_before(conn, 5)
         conn.execute(
             "INSERT INTO memories (uid, project, type, kind, title, text, tool, pinned,"
             " created_at, updated_at, dismissed_at) VALUES"

@@ -17,11 +17,12 @@ import psycopg
 import pytest
 
 from aletheia_mem.domain import memories
-from aletheia_mem.storage.base import NewFact, NewMemory
-from aletheia_mem.storage.postgres.store import PostgresStore
+from aletheia_mem.storage.base import NewFact, NewMemory, Rule
+from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 from tests.hub.sync_helpers import counts, items, open_pg_hub
+from tests.storage.postgres.older_schema import migrate_before
 
 NOW = 2_000_000_000_000
 
@@ -277,3 +278,44 @@ def test_memories_applied_in_bulk_are_indexed_as_a_saved_one_is(
         ).fetchall()
         [(count, total)] = conn.execute("SELECT count(*), sum(tokens) FROM memory_docs").fetchall()
     assert (docs, tokens) == (count, total) == (3, 3 * _index_rows(hub, saved.id)[1][0][0])
+
+
+def test_a_hub_made_before_migration_7_logs_each_kind_of_item_as_before(pg_url: str) -> None:
+    """Migration 0007 has the row trigger write the log entry itself: a hub on the schema
+    before it logs a memory, a fact, a rule and an episode's request as it did, under the
+    item's key (the rule's id; the uid of the others: the episode's for its request)."""
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        migrate_before(conn, 7)
+    store = open_postgres_store(pg_url, pool_size=2)
+    try:
+        memory, _ = store.add_memory(_new("Use pnpm"))
+        fact, _ = store.add_fact(
+            NewFact(project="shop", subject="Shop", predicate="uses", object="pnpm",
+                    valid_from=1000, recorded_at=1000, source="t")
+        )  # fmt: skip
+        rule = Rule(
+            id="r-1", then="Use pnpm", when="installing", scope_tier="project",
+            scope_name="shop", evidence_memory_ids=(memory.id,), evidence_fact_ids=(),
+            source="t", added_at=1000, last_confirmed_at=1000, enabled=True,
+        )  # fmt: skip
+        store.add_rule(rule)
+        with store._db.write() as conn:
+            conn.execute(
+                "INSERT INTO episodes (uid, project, tool, started_at)"
+                " VALUES ('e1', 'shop', 't', 5)"
+            )
+        cursor = _changes(store).cursor
+        with store._db.write() as conn:
+            conn.execute(
+                "INSERT INTO episode_requests (episode_id, at, text)"
+                " SELECT id, 6, 'fix it' FROM episodes WHERE uid = 'e1'"
+            )
+        logged = {(record["kind"], record["key"]) for record in _changes(store).records}
+        [request] = _changes(store, cursor).records
+    finally:
+        store.close()
+    assert logged == {
+        ("memory", memory.uid), ("fact", fact.uid), ("rule", "r-1"), ("episode", "e1"),
+    }  # fmt: skip
+    assert (request["kind"], request["key"]) == ("episode", "e1")
+    assert request["data"]["requests"] == [[6, "fix it"]]
