@@ -20,3 +20,14 @@ def test_letter_runs_of_a_word_with_digits_need_four_letters() -> None:
 
 def test_non_ascii_words_are_not_split() -> None:
     assert index_extras("café Évian naïveÉtat") == []
+
+
+def test_ascii_text_gives_what_the_unicode_pattern_gives() -> None:
+    # One non-ASCII plain word sends the text through the Unicode pattern and adds nothing.
+    texts = [
+        "set MAX_RETRIES in src/http/client.py; parseHTTPRequest calls k8s-PodSpec v2_api",
+        "a.b.c __init__ x--y C:\\Users\\ci\\build_cache fooBar:bazQux retries3 A_B_C_D",
+    ]
+    for text in texts:
+        assert index_extras(text) == index_extras(f"{text} café")
+        assert index_extras(text)

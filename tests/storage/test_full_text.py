@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.search.query import query_terms
-from aletheia_mem.storage import full_text, migrate
+from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite.memories import insert_memory
 from tests.conftest import ToolCaller
+from tests.storage.old_stores import store_before
 from tests.storage.test_match_counts import NOW, _memory
 
 # About SQLite's own full-text index (FTS5 segments, merges, upkeep rows): SQLite alone.
@@ -157,13 +158,7 @@ def test_a_list_written_again_counts_as_a_change(store: SqliteStore) -> None:
 
 def test_the_count_carries_over_from_a_store_made_before_migration_13(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at)")
-        for version, script in migrate._steps():
-            if version < 13:
-                for statement in migrate._statements(script):
-                    conn.execute(statement)
-                conn.execute("INSERT INTO schema_migrations VALUES (?, 'then')", (version,))
+    with closing(store_before(path, 13)) as conn:
         for n in range(5):
             insert_memory(conn, _memory(f"older note {n}"))
         conn.execute("UPDATE fts_upkeep SET changes = 5, merged_rows = 0, pending = 1")

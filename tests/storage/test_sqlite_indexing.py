@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from dataclasses import replace
+from pathlib import Path
+
+import pytest
 
 from aletheia_mem.search.query import query_terms
 from aletheia_mem.storage.base import MemoryQuery, NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite.memories import insert_memory
+from tests.storage.old_stores import store_before
 
 NOW = 1_800_000_000_000
 
@@ -48,3 +55,26 @@ def test_a_saved_memory_is_returned_as_it_reads_back(store: SqliteStore) -> None
     )
     for memory in (store.add_memory(new)[0], store.add_memory(_note("plain note"))[0]):
         assert memory == store.get_memory(memory.id)
+
+
+@pytest.mark.sqlite_only
+def test_files_indexed_before_migration_14_are_found_after_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with closing(store_before(path, 14)) as conn:
+        old = insert_memory(conn, _note("ledger rounding rule", ("src/ledger.py", "docs/a.md")))
+    store = SqliteStore(path)
+    try:
+        newer, _ = store.add_memory(_note("ledger audit", ("lib/src/ledger.py",)))
+        assert _found(store, file="src/ledger.py") == [old]
+        assert _found(store, file="docs/a.md") == [old]
+        assert _found(store, file="lib/src/ledger.py") == [newer.id]
+        suffix = MemoryQuery(projects=("shop",), file="ledger.py", file_suffix=True)
+        assert {m.id for m in store.search_memories(suffix, NOW)} == {old, newer.id}
+        with closing(sqlite3.connect(path)) as conn:
+            indexes = {row[1] for row in conn.execute("PRAGMA index_list(memory_files)")}
+            plain = conn.execute("SELECT sql FROM sqlite_schema WHERE name = 'memory_files'")
+            assert "WITHOUT ROWID" in plain.fetchone()[0]
+        assert "memory_files_path" not in indexes
+        assert "memory_files_path_reversed" in indexes
+    finally:
+        store.close()

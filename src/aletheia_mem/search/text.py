@@ -16,9 +16,13 @@ merely share a fragment with it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A code-like word: letters and digits joined by the separators identifiers and paths use.
 COMPOUND = re.compile(r"[^\W_]+(?:[_\-.:/\\]+[^\W_]+)*", re.UNICODE)
+# The same on ASCII text, where ``[^\W_]`` is exactly ``[A-Za-z0-9]``: four times faster.
+_ASCII_COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[_\-.:/\\]+[A-Za-z0-9]+)*")
+TOKEN_CACHE_SIZE = 16_384  # identifiers recur across memories; each entry is a few words
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _PATH_SEPARATOR = re.compile(r"[.:/\\]+")
 _WORD_SEPARATOR = re.compile(r"[_\-]+")
@@ -64,22 +68,29 @@ def joined(words: list[str]) -> str | None:
 def index_extras(text: str) -> list[str]:
     """The extra tokens for ``text``: camelCase parts and the joined form of snake/kebab names."""
     extras: dict[str, None] = {}
-    seen: set[str] = set()
-    for token in COMPOUND.findall(text):
-        if token in seen or _is_plain(token):
-            continue  # a plain word ("pnpm", "Decided"): no separators, no camelCase parts
-        seen.add(token)
-        for words in segments(token):
-            whole = joined(words)
-            if whole is not None:
-                extras.setdefault(whole, None)
-            for word in words:
-                if _is_plain(word):
-                    continue  # one camelCase part at most: nothing to add
-                for part in split_identifier(word):
-                    if not is_fragment(part, word):
-                        extras.setdefault(part, None)
+    for token in (_ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
+        for extra in _token_extras(token):
+            extras.setdefault(extra, None)
     return list(extras)
+
+
+@lru_cache(maxsize=TOKEN_CACHE_SIZE)
+def _token_extras(token: str) -> tuple[str, ...]:
+    """The extra tokens of one compound token, in order (none for a plain word)."""
+    if _is_plain(token):
+        return ()  # a plain word ("pnpm", "Decided"): no separators, no camelCase parts
+    extras: dict[str, None] = {}
+    for words in segments(token):
+        whole = joined(words)
+        if whole is not None:
+            extras.setdefault(whole, None)
+        for word in words:
+            if _is_plain(word):
+                continue  # one camelCase part at most: nothing to add
+            for part in split_identifier(word):
+                if not is_fragment(part, word):
+                    extras.setdefault(part, None)
+    return tuple(extras)
 
 
 def _is_plain(word: str) -> bool:

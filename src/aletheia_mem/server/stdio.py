@@ -19,8 +19,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-# Built once: ``json.loads`` with a keyword builds a new decoder on every call.
+# Built once: ``json.loads`` and ``json.dumps`` with a keyword build a new decoder or encoder
+# on every call.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_line(line: bytes) -> tuple[Any, bool]:
@@ -37,7 +39,7 @@ def encode(message: Any) -> bytes:
     A lone surrogate (``"\\ud800"`` in a client's id or method) can only sit inside a JSON
     string, so it goes out as the same ``\\uXXXX`` escape instead of failing UTF-8.
     """
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    text = _ENCODER.encode(message)
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 

@@ -15,8 +15,12 @@ MEMORY_COLUMNS = ", ".join(field.name for field in fields(Memory))
 M_MEMORY_COLUMNS = ", ".join(f"m.{field.name}" for field in fields(Memory))
 
 
+# Built once: ``json.dumps`` with a keyword builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def json_list(values: Iterable[Any]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
+    return _ENCODER.encode(list(values))
 
 
 def _json_tuple(text: str) -> tuple[Any, ...]:

@@ -187,8 +187,8 @@ class SqliteSearch(SqliteDatabase):
             match = "f.path_reversed >= ? AND f.path_reversed < ?"
             params = [reversed_path, reversed_path + "\U0010ffff", *params]
         else:
-            match = "f.path = ?"
-            params = [path, *params]
+            match = "f.path_reversed = ?"  # the one index of paths (migration 0014)
+            params = [path[::-1], *params]
         sql = (
             f"SELECT DISTINCT {M_MEMORY_COLUMNS} FROM memory_files f"
             " JOIN memories m ON m.id = f.memory_id"
