@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from aletheia_mem.errors import InvalidInputError
 
@@ -32,9 +33,23 @@ def format_clock(ms: int) -> str:
     return to_datetime(ms).strftime("%H:%M")
 
 
+@lru_cache(maxsize=4096)
+def day_date(day: int) -> str:
+    """``format_date`` of a UTC day (``ms // DAY_MS``): a page of results repeats few dates."""
+    return format_date(day * DAY_MS)
+
+
 def format_instant(ms: int) -> str:
-    """``2026-10-29T19:46:45.563Z``."""
-    return to_datetime(ms).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    """``2026-10-29T19:46:45.563Z``.
+
+    The time of day by integer arithmetic: datetime's ``replace`` and ``isoformat`` with
+    keywords cost a search 5 % of its instructions (a page of results shows 20 instants).
+    """
+    day, millis = divmod(ms, DAY_MS)
+    seconds, millis = divmod(millis, 1000)
+    hour, seconds = divmod(seconds, 3600)
+    minute, second = divmod(seconds, 60)
+    return f"{day_date(day)}T{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
 
 
 def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.timefmt import (
@@ -16,6 +20,8 @@ from aletheia_mem.timefmt import (
 from tests.conftest import REFERENCE_NOW
 
 MIDNIGHT = 1_793_232_000_000  # 2026-10-29T00:00:00Z
+_FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
+_LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 
 
 def test_reference_instant_formats_as_the_reference_prints_it():
@@ -70,3 +76,29 @@ def test_unreadable_times_are_an_error_naming_the_argument(value):
         "as_of must be an ISO 8601 date, date-time or epoch milliseconds."
     )
     assert raised.value.code == "invalid_input"
+
+
+def _instant_by_datetime(ms: int) -> str:
+    """``format_instant`` by datetime from float seconds, exact to the microsecond while
+    seconds stay under 2**32 (1833 to 2106); past that, floats lose the milliseconds."""
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC).replace(tzinfo=None)
+    return moment.isoformat(timespec="milliseconds") + "Z"
+
+
+_FLOAT_EXACT_MS = 4_000_000_000_000
+
+
+@settings(max_examples=500)
+@given(st.integers(min_value=-_FLOAT_EXACT_MS, max_value=_FLOAT_EXACT_MS))
+def test_an_instant_formats_as_datetime_prints_it(ms: int) -> None:
+    assert format_instant(ms) == _instant_by_datetime(ms)
+
+
+@pytest.mark.parametrize("ms", [0, -1, 999, 1000, -DAY_MS, DAY_MS - 1, MIDNIGHT - 1])
+def test_instants_at_the_edges_of_days(ms: int) -> None:
+    assert format_instant(ms) == _instant_by_datetime(ms)
+
+
+def test_the_first_and_last_instants_of_the_calendar_keep_their_milliseconds() -> None:
+    assert format_instant(_FIRST_MS) == "0001-01-01T00:00:00.000Z"
+    assert format_instant(_LAST_MS) == "9999-12-31T23:59:59.999Z"

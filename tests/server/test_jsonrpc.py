@@ -17,7 +17,7 @@ import pytest
 
 from aletheia_mem import __version__
 from aletheia_mem.server.mcp import McpSession, handle_payload, only_reads
-from aletheia_mem.server.stdio import serve
+from aletheia_mem.server.stdio_session import serve
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead, Rule
-from aletheia_mem.timefmt import DAY_MS, format_date, format_instant, format_minute
+from aletheia_mem.timefmt import DAY_MS, day_date, format_date, format_instant, format_minute
 
 RECALL_OPEN = "<aletheia-memory>"
 RECALL_CLOSE = "</aletheia-memory>"
@@ -44,18 +43,12 @@ def wrap_recall(body: str) -> str:
     return f"{RECALL_OPEN}\n{RECALL_PREAMBLE}\n\n{body}\n{RECALL_CLOSE}"
 
 
-@lru_cache(maxsize=4096)
-def _day_date(day: int) -> str:
-    """``format_date`` of a UTC day (``ms // DAY_MS``): a page of lines repeats few dates."""
-    return format_date(day * DAY_MS)
-
-
 def memory_index_line(memory: Memory | MemoryHead) -> str:
     """``#7 2026-10-29 [note] cursor prompt about pnpm  (shop, cursor)``."""
     tags = [memory.project, memory.tool]
     if memory.pinned:
         tags.append("pinned")
-    date = _day_date(memory.created_at // DAY_MS)
+    date = day_date(memory.created_at // DAY_MS)
     return (
         f"#{memory.id} {date} [{memory.type}] {one_line(memory.title)}"
         f"  ({one_line(', '.join(tags))})"
@@ -73,7 +66,7 @@ def timeline_line(memory: Memory, is_anchor: bool) -> str:
 
 def fact_line(fact: Fact) -> str:
     """``fact #3 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)``."""
-    validity = f"since {_day_date(fact.valid_from // DAY_MS)}"
+    validity = f"since {day_date(fact.valid_from // DAY_MS)}"
     if fact.valid_to is not None:
         validity = f"{format_date(fact.valid_from)} to {format_date(fact.valid_to)}"
         if fact.superseded_by is not None:

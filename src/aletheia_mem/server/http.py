@@ -21,11 +21,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.server import api, stateless_http
 from aletheia_mem.server.guard import Guard, GuardPolicy
+from aletheia_mem.server.handshake import LATEST_VERSION, SUPPORTED_VERSIONS
 from aletheia_mem.server.mcp import (
     INVALID_REQUEST,
-    LATEST_VERSION,
     PARSE_ERROR,
-    SUPPORTED_VERSIONS,
     McpSession,
     Message,
     error_response,

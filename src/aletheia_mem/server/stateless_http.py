@@ -14,12 +14,8 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 
 from aletheia_mem.server import modern
-from aletheia_mem.server.mcp import (
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    SUPPORTED_VERSIONS,
-    Message,
-)
+from aletheia_mem.server.handshake import SUPPORTED_VERSIONS
+from aletheia_mem.server.mcp import INVALID_REQUEST, METHOD_NOT_FOUND, Message
 from aletheia_mem.server.stdio import encode
 
 JSON_TYPE = "application/json"

@@ -1,18 +1,21 @@
-"""``aletheia-mcp`` and ``aletheia mcp``: MCP over stdio, newline-delimited JSON-RPC 2.0."""
+"""``aletheia-mcp`` and ``aletheia mcp``: MCP over stdio, newline-delimited JSON-RPC 2.0.
+
+A coding tool starts the server and waits for its answer to ``initialize`` before anything else,
+so that answer goes out first: this module imports only ``json`` and ``server.handshake``, and
+the tools and the store (``server.stdio_session``) load once it is written. Its first reply is
+the same either way (``mcp.handle_message`` answers the same message with the same text).
+"""
 
 from __future__ import annotations
 
 import json
-import logging
 import sys
-from typing import IO, Any
 
-from aletheia_mem.config import load_settings
-from aletheia_mem.server.mcp import PARSE_ERROR, McpSession, error_response, handle_payload
-from aletheia_mem.server.wiring import close_app, note_working_repository, open_app
-from aletheia_mem.storage.store_file import exits_on_store_problem
+from aletheia_mem.server.handshake import first_greeting
 
-logger = logging.getLogger("aletheia")
+TYPE_CHECKING = False  # ``typing`` itself costs the start a millisecond
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 
 def _reject_constant(name: str) -> Any:
@@ -41,22 +44,6 @@ def encode(message: Any) -> bytes:
     """
     text = _ENCODER.encode(message)
     return text.encode("utf-8", "backslashreplace") + b"\n"
-
-
-def serve(session: McpSession, reader: IO[bytes], writer: IO[bytes]) -> None:
-    """Answer each line until end of input."""
-    for line in reader:
-        if not line.strip():
-            continue
-        payload, ok = parse_line(line)
-        reply = (
-            handle_payload(session, payload)
-            if ok
-            else error_response(None, PARSE_ERROR, "Parse error: the line is not valid JSON.")
-        )
-        if reply is not None:
-            writer.write(encode(reply))
-            writer.flush()
 
 
 USAGE = """Usage: aletheia-mcp   (also: aletheia mcp)
@@ -97,18 +84,32 @@ def main(argv: list[str] | None = None) -> None:
 
 def run() -> None:
     """Serve stdin and stdout until end of input (``aletheia-mcp`` and ``aletheia mcp``)."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="aletheia: %(message)s")
-    settings = load_settings()
-    with exits_on_store_problem("aletheia-mcp"):
-        app = open_app(settings)
-    note_working_repository(app, settings.cwd)
-    session = McpSession(app=app, fixed_caller=settings.tool)
+    reader, writer = sys.stdin.buffer, sys.stdout.buffer
     try:
-        serve(session, sys.stdin.buffer, sys.stdout.buffer)
+        first, greeted = greet(reader, writer)
     except (KeyboardInterrupt, BrokenPipeError):
-        pass
-    finally:
-        close_app(app)
+        return
+    from aletheia_mem.server.stdio_session import serve_store  # once the greeting is out
+
+    serve_store(reader, writer, greeted, first)
+
+
+def greet(reader: IO[bytes], writer: IO[bytes]) -> tuple[bytes, dict[str, Any] | None]:
+    """Read up to the first line that is not blank and answer it if it is a lone, well-formed
+    ``initialize``. Returns the line still to answer (empty when none) and, when it was
+    answered, the initialize's params."""
+    for line in reader:
+        if not line.strip():
+            continue
+        message, ok = parse_line(line)
+        reply = first_greeting(message) if ok else None
+        if reply is None:
+            return line, None
+        writer.write(encode(reply))
+        writer.flush()
+        params = message.get("params")
+        return b"", params if isinstance(params, dict) else {}
+    return b"", None
 
 
 if __name__ == "__main__":

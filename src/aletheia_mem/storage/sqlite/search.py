@@ -37,7 +37,8 @@ class SqliteSearch(SqliteDatabase):
         if query.terms:
             return self._memories_in_order(self.rank_memory_ids(query, now, ranking))
         sql = f"SELECT {M_MEMORY_COLUMNS} FROM memories m WHERE " + " AND ".join(where)
-        sql += " ORDER BY " + self._order(query, params, now, ranking) + " LIMIT ? OFFSET ?"
+        direction = "ASC" if query.order == "date_asc" else "DESC"
+        sql += f" ORDER BY m.created_at {direction}, m.id {direction} LIMIT ? OFFSET ?"
         params += [query.limit, query.offset]
         return [memory_from_row(row) for row in self._conn.execute(sql, params).fetchall()]
 
@@ -52,19 +53,17 @@ class SqliteSearch(SqliteDatabase):
         where, params = self._filters(query)
         if query.order != "relevance":
             return self._dated_ids(query, where, params)
-        weights = ", ".join(repr(float(w)) for w in ranking.bm25_weights())
         expression, newest = self._match(list(query.terms), ranking.score_budget)
         # CROSS JOIN: the matches drive; never a walk of memory_rank's indexes probing the index.
         sql = (
-            f"SELECT m.id, bm25(memory_fts, {weights}) AS score FROM memory_fts CROSS"
-            " JOIN memory_rank m ON m.id = memory_fts.rowid WHERE memory_fts MATCH ? AND "
-            + " AND ".join(where)
+            "SELECT m.id FROM memory_fts CROSS JOIN memory_rank m ON m.id = memory_fts.rowid"
+            " WHERE memory_fts MATCH ? AND " + " AND ".join(where)
         )
         params = [expression, *params]
         if newest is not None:
             sql += " AND memory_fts.rowid >= ?"
             params.append(newest)
-        sql += " ORDER BY " + self._order(query, params, now, ranking) + " LIMIT ? OFFSET ?"
+        sql += " ORDER BY " + self._relevance(params, now, ranking) + " LIMIT ? OFFSET ?"
         params += [query.limit, query.offset]
         return [int(row[0]) for row in self._conn.execute(sql, params).fetchall()]
 
@@ -142,18 +141,21 @@ class SqliteSearch(SqliteDatabase):
             found = counts[key] = int(row[0])
         return int(found)
 
-    def _order(self, query: MemoryQuery, params: list[Any], now: int, ranking: Ranking) -> str:
-        if query.order == "date_asc":
-            return "m.created_at ASC, m.id ASC"
-        if query.order == "date_desc" or not query.terms:
-            return "m.created_at DESC, m.id DESC"
-        # bm25 is negative (lower is better); the priors of search/rank.py scale it, the same
-        # formula as Ranking.prior: a pinned lift, a smooth recency decay, a stale penalty.
+    def _relevance(self, params: list[Any], now: int, ranking: Ranking) -> str:
+        """The relevance order: bm25 (negative, lower is better) scaled by the priors of
+        search/rank.py, the same formula as Ranking.prior: a pinned lift, a smooth recency decay,
+        a stale penalty.
+
+        bm25 appears here only, not also as a result column: SQLite would compute it twice per
+        matching row (once for the sort key, once for the column), and it is most of a search.
+        """
+        weights = ", ".join(repr(float(w)) for w in ranking.bm25_weights())
         scale = ranking.recency_scale_days * DAY_MS
         params += [ranking.pinned_boost, ranking.recency_boost * scale, scale, now]
         params.append(ranking.stale_factor)
         return (
-            "score * (1.0 + ? * m.pinned) * (1.0 + ? / (? + max(? - m.created_at, 0)))"
+            f"bm25(memory_fts, {weights}) * (1.0 + ? * m.pinned)"
+            " * (1.0 + ? / (? + max(? - m.created_at, 0)))"
             " * (CASE WHEN m.stale THEN ? ELSE 1.0 END), m.created_at DESC, m.id DESC"
         )
 
