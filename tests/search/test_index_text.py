@@ -31,3 +31,19 @@ def test_ascii_text_gives_what_the_unicode_pattern_gives() -> None:
     for text in texts:
         assert index_extras(text) == index_extras(f"{text} café")
         assert index_extras(text)
+
+
+def test_a_hostile_long_token_is_indexed_but_never_held_in_the_token_cache() -> None:
+    """A client's 20,000-character identifiers, each new, would fill the cache with huge
+    entries: only short tokens are kept, and the long one still gets its extras."""
+    from aletheia_mem.search import text
+
+    before = text._cached_token_extras.cache_info().currsize
+    long_tokens = [f"Chunk{n}_" + "_".join(f"partName{i}" for i in range(2_000)) for n in range(3)]
+    for token in long_tokens:
+        assert len(token) > text.CACHED_TOKEN_CHARS
+        extras = index_extras(f"see {token}")
+        assert any(len(extra) > 10_000 for extra in extras)  # its joined form, worked out
+    assert text._cached_token_extras.cache_info().currsize == before
+    index_extras("cache_probe_only_here")
+    assert text._cached_token_extras.cache_info().currsize == before + 1

@@ -23,6 +23,9 @@ COMPOUND = re.compile(r"[^\W_]+(?:[_\-.:/\\]+[^\W_]+)*", re.UNICODE)
 # The same on ASCII text, where ``[^\W_]`` is exactly ``[A-Za-z0-9]``: four times faster.
 _ASCII_COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[_\-.:/\\]+[A-Za-z0-9]+)*")
 TOKEN_CACHE_SIZE = 16_384  # identifiers recur across memories; each entry is a few words
+# Only tokens this short are cached: identifiers are, and a client's 20,000-character token
+# and its extras would otherwise fill each of the cache's entries (40 KB each, 650 MB in all).
+CACHED_TOKEN_CHARS = 64
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _PATH_SEPARATOR = re.compile(r"[.:/\\]+")
 _WORD_SEPARATOR = re.compile(r"[_\-]+")
@@ -69,12 +72,12 @@ def index_extras(text: str) -> list[str]:
     """The extra tokens for ``text``: camelCase parts and the joined form of snake/kebab names."""
     extras: dict[str, None] = {}
     for token in (_ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
-        for extra in _token_extras(token):
+        cached = len(token) <= CACHED_TOKEN_CHARS
+        for extra in _cached_token_extras(token) if cached else _token_extras(token):
             extras.setdefault(extra, None)
     return list(extras)
 
 
-@lru_cache(maxsize=TOKEN_CACHE_SIZE)
 def _token_extras(token: str) -> tuple[str, ...]:
     """The extra tokens of one compound token, in order (none for a plain word)."""
     if _is_plain(token):
@@ -91,6 +94,9 @@ def _token_extras(token: str) -> tuple[str, ...]:
                 if not is_fragment(part, word):
                     extras.setdefault(part, None)
     return tuple(extras)
+
+
+_cached_token_extras = lru_cache(maxsize=TOKEN_CACHE_SIZE)(_token_extras)
 
 
 def _is_plain(word: str) -> bool:
