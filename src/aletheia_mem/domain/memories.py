@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,8 @@ class FactInput:
 
 @dataclass(frozen=True)
 class MemoryInput:
+    """A memory as a caller asks to save it, before it is checked and redacted."""
+
     text: str
     project: str
     tool: str
@@ -45,6 +46,8 @@ class MemoryInput:
 
 def dedupe_key(title: str, text: str) -> str:
     """Same project, title and text means the same memory."""
+    import hashlib  # OpenSSL: loaded by the first save, not by the start of a server
+
     return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()
 
 

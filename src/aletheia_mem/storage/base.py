@@ -11,6 +11,8 @@ DismissTable = Literal["memories", "facts", "episodes"]
 
 @dataclass(frozen=True)
 class Memory:
+    """A stored memory with its facts, files and state."""
+
     id: int
     uid: str
     project: str
@@ -44,6 +46,8 @@ class MemoryHead:
 
 @dataclass(frozen=True)
 class NewMemory:
+    """A memory to store (its id, uid and state are assigned when it is written)."""
+
     project: str
     type: str
     kind: str
@@ -60,6 +64,8 @@ class NewMemory:
 
 @dataclass(frozen=True)
 class Fact:
+    """A stored fact: a subject's predicate holding an object from ``valid_from``."""
+
     id: int
     uid: str
     project: str
@@ -77,6 +83,8 @@ class Fact:
 
 @dataclass(frozen=True)
 class NewFact:
+    """A fact to store (its id and uid are assigned when it is written)."""
+
     project: str
     subject: str
     predicate: str
@@ -88,6 +96,8 @@ class NewFact:
 
 @dataclass(frozen=True)
 class Rule:
+    """A standing rule, keyed by its content id."""
+
     id: str
     then: str
     when: str
@@ -103,6 +113,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class SessionRequest:
+    """A request a user made in an episode (a session of a host)."""
+
     episode_id: int
     at: int
     text: str
@@ -111,6 +123,8 @@ class SessionRequest:
 
 @dataclass(frozen=True)
 class AuditEntry:
+    """One line of the audit log: who did what, to which project, with what result."""
+
     at: int
     actor: str
     tool: str

@@ -28,6 +28,8 @@ Handler = Callable[[AppContext, Arguments], str] | Callable[[AppContext, Argumen
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """An MCP tool: its name, texts and schemas, and the handler that answers it."""
+
     name: str
     title: str
     description: str
@@ -72,6 +74,8 @@ def _resolve(handler_name: str) -> Handler:
 
 @dataclass(frozen=True)
 class ToolResult:
+    """A tool's answer: its text, whether it is an error, and any structured content."""
+
     text: str
     is_error: bool = False
     structured: dict[str, Any] | None = None  # structuredContent, for tools with an outputSchema
