@@ -1,6 +1,6 @@
 """The 13 tools: name, title, description, input schema, annotations and handler.
 
-A handler is named (``"memory_tools.save_memory"``) and imported on its first call: answering
+A handler is named (``"write_tools.save_memory"``) and imported on its first call: answering
 ``initialize`` and ``tools/list`` then never loads the domain (redaction, recall, rules), which
 is a fifth of the stdio server's start.
 """
@@ -167,7 +167,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " title and text again returns the existing id. Optional facts record values that"
         " change over time; optional files let search find it by path. Write.",
         schemas.SAVE_MEMORY,
-        "memory_tools.save_memory",
+        "write_tools.save_memory",
         read_only=False,
     ),
     ToolSpec(
@@ -196,7 +196,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " deleting it, for example a duplicate or something no longer true. Write, reversible"
         " with restore_memory.",
         schemas.DISMISS_MEMORY,
-        "memory_tools.dismiss_memory",
+        "write_tools.dismiss_memory",
         read_only=False,
     ),
     ToolSpec(
@@ -204,7 +204,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Restore an item",
         "Undo dismiss_memory: the item shows in search and context again. Write.",
         schemas.RESTORE_MEMORY,
-        "memory_tools.restore_memory",
+        "write_tools.restore_memory",
         read_only=False,
     ),
     ToolSpec(
