@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.base import Memory, NewFact, NewMemory
+from aletheia_mem.storage.base import Memory
+from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.timefmt import parse_instant
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path

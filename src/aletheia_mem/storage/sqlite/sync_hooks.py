@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from aletheia_mem.storage import full_text
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sqlite.memories import index_memory
 from aletheia_mem.storage.sync_dialect import SyncDialect
 
