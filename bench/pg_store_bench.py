@@ -25,8 +25,8 @@ import psycopg
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, recall
 from aletheia_mem.hub.tokens import create_token, verify_token
-from aletheia_mem.storage.base import AuditEntry
 from aletheia_mem.storage.contracts import SessionRow
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.postgres.store import open_postgres_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from corpus import NoteWriter, queries

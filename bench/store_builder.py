@@ -21,7 +21,16 @@ from pathlib import Path
 from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, list_key
-from aletheia_mem.storage.base import AuditEntry, NewFact, NewMemory, Rule
+
+try:
+    from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory, Rule
+except ImportError:  # a --baseline-src checkout from before storage/entries.py
+    from aletheia_mem.storage.base import (  # type: ignore[attr-defined,no-redef]
+        AuditEntry,
+        NewFact,
+        NewMemory,
+        Rule,
+    )
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite.facts import put_fact
 from aletheia_mem.storage.sqlite.memories import insert_memory

@@ -24,7 +24,7 @@ from aletheia_mem.clock import system_clock
 from aletheia_mem.config import DB_FILE_NAME
 from aletheia_mem.domain.repositories import note_repository
 from aletheia_mem.hub.tokens import create_token
-from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.sqlite import SqliteStore
 from http_bench import start_server
 from web_bench import CHROMIUM, CHROMIUM_ARGS

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aletheia_mem.domain.memories import FactInput, MemoryInput, save_memory
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
 
 HERE = Path(__file__).resolve().parent

@@ -45,3 +45,16 @@ def _key_of(folder: Path, home: Path) -> str:
     if folder == Path(folder.anchor) or folder == home.absolute():
         return DEFAULT_PROJECT
     return normalize_project(folder.name) or DEFAULT_PROJECT
+
+
+def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool:
+    """Whether a project key or a folder in ``entries`` covers this directory."""
+    folder = directory.expanduser().absolute()
+    for entry in entries:
+        if "/" in entry or "\\" in entry or entry.startswith("~"):
+            excluded = Path(entry).expanduser().absolute()
+            if folder == excluded or excluded in folder.parents:
+                return True
+        elif normalize_project(entry) == project:
+            return True
+    return False

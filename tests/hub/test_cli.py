@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from aletheia_mem.cli.main import cli
 from aletheia_mem.hub.tokens import verify_token
-from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.entries import AuditEntry
 from tests.stores import open_target
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from aletheia_mem.storage.base import AuditEntry, MemoryQuery
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.storage.test_match_counts import NOW, _memory
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.search.rank import Ranking
-from aletheia_mem.storage.base import MemoryQuery, NewMemory
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
 
 # About the SQLite store's memo of match counts, kept until its file changes: SQLite alone.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import psycopg
 
-from aletheia_mem.storage.base import SessionRow
 from aletheia_mem.storage.contracts import HubStore
+from aletheia_mem.storage.entries import SessionRow
 from aletheia_mem.storage.open import open_hub_store
 from tests.pg import MigratedSchemas
 from tests.storage.contract.rows import T0, audit, fact, memory, rule, token

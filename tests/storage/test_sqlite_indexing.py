@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.search.query import query_terms
-from aletheia_mem.storage.base import MemoryQuery, NewMemory
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite.memories import insert_memory
 from tests.storage.old_stores import store_before

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.uids import new_uid
 

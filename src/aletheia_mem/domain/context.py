@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from aletheia_mem.domain.formatting import TYPE_MARKS, fact_line, one_line, rule_text
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
-from aletheia_mem.storage.base import Fact, Memory, Rule, SessionRequest
+from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.storage.contracts import Store
+from aletheia_mem.storage.entries import Rule, SessionRequest
 from aletheia_mem.timefmt import format_clock, format_date
 
 CHARACTER_BUDGET = 6000

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.storage.base import AuditEntry, DismissTable
+from aletheia_mem.storage.base import DismissTable
+from aletheia_mem.storage.entries import AuditEntry
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import Store

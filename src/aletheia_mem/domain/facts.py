@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.storage.base import Fact, NewFact
+from aletheia_mem.storage.base import Fact
 from aletheia_mem.storage.contracts import Store
+from aletheia_mem.storage.entries import NewFact
 
 
 def record_fact(

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.base import Fact, Memory, MemoryHead, Rule
+from aletheia_mem.storage.base import Fact, Memory, MemoryHead
 from aletheia_mem.timefmt import DAY_MS, day_date, format_date, format_instant, format_minute
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import Rule
 
 RECALL_OPEN = "<aletheia-memory>"
 RECALL_CLOSE = "</aletheia-memory>"

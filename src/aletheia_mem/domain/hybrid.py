@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from aletheia_mem.search.fusion import (
     DEFAULT_FUSION,
@@ -19,9 +20,11 @@ from aletheia_mem.search.fusion import (
 )
 from aletheia_mem.search.query import is_prose
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
-from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery
-from aletheia_mem.storage.contracts import Store
+
+if TYPE_CHECKING:  # protocols: typing only, off the start path
+    from aletheia_mem.search.semantic.model import SemanticSource
+    from aletheia_mem.storage.contracts import Store
 
 
 def search_memories(

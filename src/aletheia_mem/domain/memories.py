@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -10,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.base import Memory, NewFact, NewMemory
+from aletheia_mem.storage.base import Memory
+from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.timefmt import parse_instant
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path
@@ -31,6 +31,8 @@ class FactInput:
 
 @dataclass(frozen=True)
 class MemoryInput:
+    """A memory as a caller asks to save it, before it is checked and redacted."""
+
     text: str
     project: str
     tool: str
@@ -45,6 +47,8 @@ class MemoryInput:
 
 def dedupe_key(title: str, text: str) -> str:
     """Same project, title and text means the same memory."""
+    import hashlib  # OpenSSL: loaded by the first save, not by the start of a server
+
     return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from aletheia_mem.domain import hybrid
 from aletheia_mem.search.query import query_terms
-from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order
-from aletheia_mem.storage.contracts import Store
+
+if TYPE_CHECKING:  # protocols: typing only, off the start path
+    from aletheia_mem.search.semantic.model import SemanticSource
+    from aletheia_mem.storage.contracts import Store
 
 MAX_FACT_HITS = 5
 
@@ -37,6 +39,8 @@ M = TypeVar("M", Memory, Memory | MemoryHead)
 
 @dataclass(frozen=True)
 class SearchResult(Generic[M]):
+    """One page of a search: the memories, the facts that match, and why it is empty if so."""
+
     facts: list[Fact]
     memories: Sequence[M]
     empty_reason: str | None
@@ -160,6 +164,8 @@ def _empty_reason(store: Store, request: SearchRequest, query: MemoryQuery, now:
 
 @dataclass(frozen=True)
 class Timeline:
+    """A memory with its neighbours in time, before and after it."""
+
     before: list[Memory]
     anchor: Memory
     after: list[Memory]

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aletheia_mem.projects import project_for_directory
-from aletheia_mem.storage.base import Repository
 
 if TYPE_CHECKING:  # a protocol: typing only, off the start path
     from aletheia_mem.storage.contracts import RepositoryLog
+    from aletheia_mem.storage.entries import Repository
 
 MAX_PATH_CHARS = 4096
 SHOWN = 50

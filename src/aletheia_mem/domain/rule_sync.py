@@ -15,8 +15,8 @@ from pathlib import Path
 from aletheia_mem.domain.formatting import rule_text
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.base import Rule
 from aletheia_mem.storage.contracts import RuleStore
+from aletheia_mem.storage.entries import Rule
 from aletheia_mem.storage.files import real_target_inside
 
 BLOCK_START = "<!-- aletheia:rules:start -->"

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
-from aletheia_mem.storage.base import DismissTable, Rule
+from aletheia_mem.storage.base import DismissTable
+from aletheia_mem.storage.entries import Rule
 from aletheia_mem.timefmt import DAY_MS
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path

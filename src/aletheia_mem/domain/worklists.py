@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_secrets
-from aletheia_mem.storage.base import NewMemory
 from aletheia_mem.storage.contracts import Store
+from aletheia_mem.storage.entries import NewMemory
 
 WORK_STATE_KIND = "work_state"
 

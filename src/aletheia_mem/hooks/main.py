@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, load_settings
-from aletheia_mem.projects import normalize_project, project_for_directory
+from aletheia_mem.projects import is_excluded, project_for_directory
 
 DEADLINE_SECONDS = 1.0
 STORE_WAIT_MS = 100
@@ -48,19 +48,6 @@ def _read_payload(stream: IO[str]) -> dict[str, Any]:
         return {}
     payload = json.loads(raw)
     return payload if isinstance(payload, dict) else {}
-
-
-def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool:
-    """Whether a project key or a folder in ``entries`` covers this directory."""
-    folder = directory.expanduser().absolute()
-    for entry in entries:
-        if "/" in entry or "\\" in entry or entry.startswith("~"):
-            excluded = Path(entry).expanduser().absolute()
-            if folder == excluded or excluded in folder.parents:
-                return True
-        elif normalize_project(entry) == project:
-            return True
-    return False
 
 
 def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) -> None:

@@ -12,8 +12,8 @@ from aletheia_mem.errors import AletheiaError
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.wiring import hub_store
-from aletheia_mem.storage.base import AuditEntry
 from aletheia_mem.storage.contracts import AuditLog
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import ALL_PROJECTS, MAX_PROJECT_LENGTH, AppContext, target_project
 from aletheia_mem.tools.arguments import check_arguments

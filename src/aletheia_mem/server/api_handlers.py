@@ -15,7 +15,8 @@ from aletheia_mem.domain.context import build_context
 from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.server.openapi import Reply
-from aletheia_mem.storage.base import Fact, Memory, Rule
+from aletheia_mem.storage.base import Fact, Memory
+from aletheia_mem.storage.entries import Rule
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
 from aletheia_mem.tools.memory_tools import search_request

@@ -15,8 +15,8 @@ import secrets
 from dataclasses import dataclass
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.storage.base import SessionRow
 from aletheia_mem.storage.contracts import SessionRows
+from aletheia_mem.storage.entries import SessionRow
 
 MAX_SESSIONS = 1000
 IDLE_MS = 24 * 3600 * 1000

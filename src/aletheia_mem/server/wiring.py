@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, cast
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, semantic_enabled
 from aletheia_mem.domain.repositories import note_repository, repository_log
-from aletheia_mem.hooks.main import is_excluded
-from aletheia_mem.projects import project_for_directory
+from aletheia_mem.projects import is_excluded, project_for_directory
 from aletheia_mem.storage.open import open_hub_store, open_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext

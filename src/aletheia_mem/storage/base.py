@@ -1,4 +1,5 @@
-"""The store's rows and queries, shared by every storage dialect."""
+"""What a search reads of the store: memories, their heads, facts and the query, shared by every
+storage dialect (the other rows are in ``entries.py``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ DismissTable = Literal["memories", "facts", "episodes"]
 
 @dataclass(frozen=True)
 class Memory:
+    """A stored memory with its facts, files and state."""
+
     id: int
     uid: str
     project: str
@@ -43,23 +46,9 @@ class MemoryHead:
 
 
 @dataclass(frozen=True)
-class NewMemory:
-    project: str
-    type: str
-    kind: str
-    title: str
-    text: str
-    tool: str
-    created_at: int
-    dedupe_key: str | None
-    narrative: str | None = None
-    facts: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    pinned: bool = False
-
-
-@dataclass(frozen=True)
 class Fact:
+    """A stored fact: a subject's predicate holding an object from ``valid_from``."""
+
     id: int
     uid: str
     project: str
@@ -73,50 +62,6 @@ class Fact:
     source: str
     memory_id: int | None
     dismissed_at: int | None
-
-
-@dataclass(frozen=True)
-class NewFact:
-    project: str
-    subject: str
-    predicate: str
-    object: str
-    valid_from: int
-    recorded_at: int
-    source: str
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    then: str
-    when: str
-    scope_tier: str
-    scope_name: str
-    evidence_memory_ids: tuple[int, ...]
-    evidence_fact_ids: tuple[int, ...]
-    source: str
-    added_at: int
-    last_confirmed_at: int
-    enabled: bool
-
-
-@dataclass(frozen=True)
-class SessionRequest:
-    episode_id: int
-    at: int
-    text: str
-    tool: str
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    at: int
-    actor: str
-    tool: str
-    project: str | None
-    result: str
-    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,22 +81,3 @@ class MemoryQuery:
     file_suffix: bool = False
     exclude_kinds: tuple[str, ...] = field(default_factory=tuple)
     dismissed: bool = False  # True: only the dismissed ones (the web UI shows them on request)
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    """An MCP session of the HTTP transport, as stored (keyed by its id's SHA-256)."""
-
-    owner: str
-    protocol_version: str
-    client_name: str | None
-    last_used_at: int
-
-
-@dataclass(frozen=True)
-class Repository:
-    """A git work tree a host worked in, as recorded (a path is hostile input when read)."""
-
-    path: str
-    project: str
-    last_seen_at: int

@@ -12,22 +12,12 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
-from aletheia_mem.storage.base import (
-    AuditEntry,
-    DismissTable,
-    Fact,
-    Memory,
-    MemoryHead,
-    MemoryQuery,
-    NewFact,
-    NewMemory,
-    Rule,
-    SessionRequest,
-)
+from aletheia_mem.storage.base import DismissTable, Fact, Memory, MemoryHead, MemoryQuery
+from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory, Rule, SessionRequest
 
 # Dataclasses of base (kept off the start path with these protocols), named here too.
-from aletheia_mem.storage.base import Repository as Repository
-from aletheia_mem.storage.base import SessionRow as SessionRow
+from aletheia_mem.storage.entries import Repository as Repository
+from aletheia_mem.storage.entries import SessionRow as SessionRow
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage, Record
 

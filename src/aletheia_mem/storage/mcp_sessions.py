@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from aletheia_mem.storage.base import SessionRow
 from aletheia_mem.storage.connections import ThreadConnections
+from aletheia_mem.storage.entries import SessionRow
 
 
 def _configure(conn: sqlite3.Connection) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.errors import ForbiddenError
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id, json_value
 from aletheia_mem.storage.sync_export import read_items, store_id
 from aletheia_mem.storage.sync_peers import set_pull_cursor

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.entries import NewMemory
 
 
 class SyncCursor(Protocol):

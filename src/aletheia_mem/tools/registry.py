@@ -1,6 +1,6 @@
 """The 13 tools: name, title, description, input schema, annotations and handler.
 
-A handler is named (``"memory_tools.save_memory"``) and imported on its first call: answering
+A handler is named (``"write_tools.save_memory"``) and imported on its first call: answering
 ``initialize`` and ``tools/list`` then never loads the domain (redaction, recall, rules), which
 is a fifth of the stdio server's start.
 """
@@ -28,6 +28,8 @@ Handler = Callable[[AppContext, Arguments], str] | Callable[[AppContext, Argumen
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """An MCP tool: its name, texts and schemas, and the handler that answers it."""
+
     name: str
     title: str
     description: str
@@ -72,6 +74,8 @@ def _resolve(handler_name: str) -> Handler:
 
 @dataclass(frozen=True)
 class ToolResult:
+    """A tool's answer: its text, whether it is an error, and any structured content."""
+
     text: str
     is_error: bool = False
     structured: dict[str, Any] | None = None  # structuredContent, for tools with an outputSchema
@@ -163,7 +167,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " title and text again returns the existing id. Optional facts record values that"
         " change over time; optional files let search find it by path. Write.",
         schemas.SAVE_MEMORY,
-        "memory_tools.save_memory",
+        "write_tools.save_memory",
         read_only=False,
     ),
     ToolSpec(
@@ -192,7 +196,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         " deleting it, for example a duplicate or something no longer true. Write, reversible"
         " with restore_memory.",
         schemas.DISMISS_MEMORY,
-        "memory_tools.dismiss_memory",
+        "write_tools.dismiss_memory",
         read_only=False,
     ),
     ToolSpec(
@@ -200,7 +204,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Restore an item",
         "Undo dismiss_memory: the item shows in search and context again. Write.",
         schemas.RESTORE_MEMORY,
-        "memory_tools.restore_memory",
+        "write_tools.restore_memory",
         read_only=False,
     ),
     ToolSpec(

@@ -9,11 +9,14 @@ that validate it against the schema. Every recalled value is still data, not ins
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.domain.formatting import RECALL_PREAMBLE
-from aletheia_mem.storage.base import Fact, Memory, MemoryHead, Rule, SessionRequest
+from aletheia_mem.storage.base import Fact, Memory, MemoryHead
 from aletheia_mem.timefmt import format_instant
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import Rule, SessionRequest
 
 Schema = dict[str, Any]
 

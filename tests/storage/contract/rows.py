@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia_mem.storage.base import AuditEntry, NewFact, NewMemory, Rule
+from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory, Rule
 from aletheia_mem.storage.hub_rows import HubToken
 
 T0 = 1_800_000_000_000  # a fixed instant in milliseconds

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from aletheia_mem.storage.base import AuditEntry, MemoryQuery
+from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.contracts import HubStore
+from aletheia_mem.storage.entries import AuditEntry
 from tests.storage.contract.rows import T0, audit, fact, memory
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.postgres.store import PostgresStore
 
 ENTRIES = [

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from aletheia_mem.storage.base import NewFact
+from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from tests.storage.postgres.racing import race
@@ -107,7 +107,7 @@ def test_threads_saving_one_key_at_once_keep_one_current_fact_and_never_fail(
 
 _SAVE_IN_A_PROCESS = """
 import sys
-from aletheia_mem.storage.base import NewFact
+from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from tests.storage.postgres.racing import race

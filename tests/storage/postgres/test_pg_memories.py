@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from aletheia_mem.storage.base import Memory, MemoryQuery, NewFact, NewMemory
+from aletheia_mem.storage.base import Memory, MemoryQuery
+from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from aletheia_mem.domain.rules import rule_id
-from aletheia_mem.storage.base import Rule
+from aletheia_mem.storage.entries import Rule
 from aletheia_mem.storage.postgres.store import PostgresStore
 
 

@@ -18,7 +18,8 @@ import pytest
 
 from aletheia_mem.search.query import query_terms
 from aletheia_mem.search.rank import DEFAULT_RANKING
-from aletheia_mem.storage.base import MemoryQuery, NewFact, NewMemory
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.storage.postgres.database import PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories

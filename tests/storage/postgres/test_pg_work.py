@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.storage.base import AuditEntry, NewFact, NewMemory, SessionRequest
+from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory, SessionRequest
 from aletheia_mem.storage.postgres.store import PostgresStore
 
 DISMISS = AuditEntry(at=9_000, actor="alice", tool="dismiss", project=None, result="ok")

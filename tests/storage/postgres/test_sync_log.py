@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from aletheia_mem.domain import memories
-from aletheia_mem.storage.base import NewFact, NewMemory, Rule
+from aletheia_mem.storage.entries import NewFact, NewMemory, Rule
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock

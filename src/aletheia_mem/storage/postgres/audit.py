@@ -6,7 +6,7 @@ from typing import Any
 
 import psycopg
 
-from aletheia_mem.storage.base import AuditEntry
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.postgres.database import PgPart
 
 _SELECT = "SELECT at, actor, tool, project, result, detail FROM audit"

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors
 
-from aletheia_mem.storage.base import Fact, NewFact
+from aletheia_mem.storage.base import Fact
+from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
 from aletheia_mem.storage.sqlite import fact_key

@@ -13,7 +13,8 @@ from typing import Any
 import psycopg
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
-from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, NewFact, NewMemory
+from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery
+from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.storage.postgres import full_text, memory_search
 from aletheia_mem.storage.postgres.database import PgPart, Row
 from aletheia_mem.storage.postgres.facts import put_fact, write_retrying

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from aletheia_mem.storage.base import Rule
+from aletheia_mem.storage.entries import Rule
 from aletheia_mem.storage.postgres.database import PgPart, Row
 
 _COLUMNS = (

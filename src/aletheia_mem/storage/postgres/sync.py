@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 
 from aletheia_mem.search.text import index_text
-from aletheia_mem.storage.base import NewMemory
+from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgPart, Row
 from aletheia_mem.storage.postgres.facts import write_retrying

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from psycopg import sql
 
-from aletheia_mem.storage.base import AuditEntry, DismissTable, SessionRequest
+from aletheia_mem.storage.base import DismissTable
+from aletheia_mem.storage.entries import AuditEntry, SessionRequest
 from aletheia_mem.storage.postgres.audit import insert_audit
 from aletheia_mem.storage.postgres.database import PgPart
 from aletheia_mem.storage.uids import new_uid

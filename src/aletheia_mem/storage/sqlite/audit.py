@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.base import (
-    AuditEntry,
-)
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import AuditEntry
 
 
 def insert_audit(conn: sqlite3.Connection, entry: AuditEntry) -> None:
@@ -25,6 +26,8 @@ class SqliteAudit(SqliteDatabase):
             insert_audit(conn, entry)
 
     def list_audit(self, limit: int) -> list[AuditEntry]:
+        from aletheia_mem.storage.entries import AuditEntry
+
         rows = self._conn.execute(
             "SELECT at, actor, tool, project, result, detail FROM audit"
             " ORDER BY at DESC, id DESC LIMIT ?",
@@ -41,6 +44,8 @@ class SqliteAudit(SqliteDatabase):
         result: str | None = None,
     ) -> list[AuditEntry]:
         """The newest audit rows, optionally of one actor, tool, project and result."""
+        from aletheia_mem.storage.entries import AuditEntry
+
         sql, params = "SELECT at, actor, tool, project, result, detail FROM audit WHERE 1 = 1", []
         filters = (("actor", actor), ("tool", tool), ("project", project), ("result", result))
         for column, value in filters:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.search.query import fts_match_expression
 from aletheia_mem.storage import full_text
-from aletheia_mem.storage.base import (
-    Fact,
-    NewFact,
-)
+from aletheia_mem.storage.base import Fact
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
     fact_from_row,
@@ -19,6 +16,9 @@ from aletheia_mem.storage.sqlite.rows import (
     in_clause,
 )
 from aletheia_mem.storage.uids import new_uid
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import NewFact
 
 
 def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> tuple[Fact, bool]:

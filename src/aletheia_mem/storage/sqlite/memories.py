@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.search.text import index_text
 from aletheia_mem.storage import full_text
-from aletheia_mem.storage.base import (
-    Memory,
-    MemoryHead,
-    NewFact,
-    NewMemory,
-)
+from aletheia_mem.storage.base import Memory, MemoryHead
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.facts import put_fact
 from aletheia_mem.storage.sqlite.rows import (
@@ -24,6 +19,9 @@ from aletheia_mem.storage.sqlite.rows import (
     read_memories,
 )
 from aletheia_mem.storage.uids import new_uid
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import NewFact, NewMemory
 
 
 def insert_memory(conn: sqlite3.Connection, new: NewMemory, uid: str | None = None) -> int:

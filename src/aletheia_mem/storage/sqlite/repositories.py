@@ -8,8 +8,12 @@ This module only stores rows: what a path may be, and whether it still is a repo
 
 from __future__ import annotations
 
-from aletheia_mem.storage.base import Repository
+from typing import TYPE_CHECKING
+
 from aletheia_mem.storage.connections import ThreadConnections
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import Repository
 
 MAX_REPOSITORIES = 200  # the least recently seen are forgotten past this
 SEEN_AGAIN_MS = 3_600_000  # a repository seen within the hour is not written again
@@ -51,6 +55,8 @@ class SqliteRepositories:
 
     def recent(self, limit: int) -> list[Repository]:
         """The repositories seen most recently first."""
+        from aletheia_mem.storage.entries import Repository
+
         rows = self._pool.get().execute(
             "SELECT path, project, last_seen_at FROM repositories"
             " ORDER BY last_seen_at DESC, path LIMIT ?",

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.base import (
-    Rule,
-)
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
     json_list,
 )
 
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import Rule
+
 
 def rule_from_row(row: sqlite3.Row) -> Rule:
+    from aletheia_mem.storage.entries import Rule
+
     return Rule(
         id=row["id"],
         then=row["then_text"],

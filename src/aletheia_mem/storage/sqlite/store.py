@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from aletheia_mem.storage.hub_rows import COUNT_ROWS_SQL, COUNTED_TABLES
-from aletheia_mem.storage.mcp_sessions import SessionRows
+from typing import TYPE_CHECKING
+
 from aletheia_mem.storage.sqlite.audit import SqliteAudit
 from aletheia_mem.storage.sqlite.database import tells_store_problems
 from aletheia_mem.storage.sqlite.facts import SqliteFacts
 from aletheia_mem.storage.sqlite.memories import SqliteMemories
-from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
 from aletheia_mem.storage.sqlite.remote import SqliteRemote
 from aletheia_mem.storage.sqlite.repositories import SqliteRepositories
 from aletheia_mem.storage.sqlite.rules import SqliteRules
@@ -17,6 +16,10 @@ from aletheia_mem.storage.sqlite.sync import SqliteSync
 from aletheia_mem.storage.sqlite.tokens import SqliteTokens
 from aletheia_mem.storage.sqlite.transfer import SqliteTransfer
 from aletheia_mem.storage.sqlite.work import SqliteWork
+
+if TYPE_CHECKING:  # the hub's and the HTTP transport's tables: imported when first asked for
+    from aletheia_mem.storage.mcp_sessions import SessionRows
+    from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
 
 
 @tells_store_problems
@@ -36,14 +39,20 @@ class SqliteStore(
 
     def sessions(self) -> SessionRows:
         """The MCP sessions table of this file, on its own connections (the caller closes it)."""
+        from aletheia_mem.storage.mcp_sessions import SessionRows
+
         return SessionRows(self.path)
 
     def row_counts(self) -> dict[str, int]:
+        from aletheia_mem.storage.hub_rows import COUNT_ROWS_SQL, COUNTED_TABLES
+
         row = self._conn.execute(COUNT_ROWS_SQL).fetchone()
         return dict(zip(COUNTED_TABLES, map(int, row), strict=True))
 
     def rate_windows(self) -> SqliteRateWindows:
         """The hub's shared rate-limit windows, on this store's connections."""
+        from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
+
         return SqliteRateWindows(self._pool)
 
     def repositories(self) -> SqliteRepositories:

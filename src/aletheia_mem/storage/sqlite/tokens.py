@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
-from aletheia_mem.storage.sqlite.rows import (
-    json_list,
-)
+from aletheia_mem.storage.sqlite.rows import json_list
+
+if TYPE_CHECKING:  # a hub's rows: off the start path of a local server
+    from aletheia_mem.storage.hub_rows import HubToken
 
 
 def token_from_row(row: sqlite3.Row) -> HubToken:
+    from aletheia_mem.storage.hub_rows import HubToken
+
     projects = None if row["projects"] is None else tuple(json.loads(row["projects"]))
     return HubToken(
         id=row["id"],

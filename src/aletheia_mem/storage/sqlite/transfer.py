@@ -6,17 +6,17 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.storage import full_text
-from aletheia_mem.storage.base import (
-    NewMemory,
-)
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory
 from aletheia_mem.storage.sqlite.rows import (
     fact_key,
 )
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    pass
 
 
 class SqliteTransfer(SqliteDatabase):
@@ -109,6 +109,8 @@ class SqliteTransfer(SqliteDatabase):
 
     def _index_imported(self, conn: sqlite3.Connection, table: str, record: dict[str, Any]) -> None:
         if table == "memories":
+            from aletheia_mem.storage.entries import NewMemory
+
             memory = NewMemory(
                 project=record["project"],
                 type=record["type"],

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.base import (
-    AuditEntry,
-    DismissTable,
-    Memory,
-    NewMemory,
-    SessionRequest,
-)
+from aletheia_mem.storage.base import DismissTable, Memory
 from aletheia_mem.storage.sqlite.audit import insert_audit
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory, insert_memory
@@ -19,6 +14,9 @@ from aletheia_mem.storage.sqlite.rows import (
     memory_from_row,
 )
 from aletheia_mem.storage.uids import new_uid
+
+if TYPE_CHECKING:  # the rows a search does not read: off the start path
+    from aletheia_mem.storage.entries import AuditEntry, NewMemory, SessionRequest
 
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
 _REQUEST_WINDOW = 200
@@ -103,6 +101,8 @@ class SqliteWork(SqliteDatabase):
         The newest requests of all projects (one range of the ``at`` index) usually hold them;
         only when they hold fewer than ``limit`` are all of the project's requests sorted.
         """
+        from aletheia_mem.storage.entries import SessionRequest
+
         sql = (
             "SELECT r.episode_id, r.at, r.text, e.tool FROM {} r"
             " JOIN episodes e ON e.id = r.episode_id"

@@ -1,0 +1,99 @@
+"""The store's rows besides what a search reads (``base.py``): what a write takes, rules, the
+requests of episodes, the audit log, MCP sessions of the HTTP transport, repositories.
+
+Apart from ``base.py`` so that a server's start and its first search do not build these
+dataclasses (each costs as much as importing a module).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory to store (its id, uid and state are assigned when it is written)."""
+
+    project: str
+    type: str
+    kind: str
+    title: str
+    text: str
+    tool: str
+    created_at: int
+    dedupe_key: str | None
+    narrative: str | None = None
+    facts: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    pinned: bool = False
+
+
+@dataclass(frozen=True)
+class NewFact:
+    """A fact to store (its id and uid are assigned when it is written)."""
+
+    project: str
+    subject: str
+    predicate: str
+    object: str
+    valid_from: int
+    recorded_at: int
+    source: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A standing rule, keyed by its content id."""
+
+    id: str
+    then: str
+    when: str
+    scope_tier: str
+    scope_name: str
+    evidence_memory_ids: tuple[int, ...]
+    evidence_fact_ids: tuple[int, ...]
+    source: str
+    added_at: int
+    last_confirmed_at: int
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """A request a user made in an episode (a session of a host)."""
+
+    episode_id: int
+    at: int
+    text: str
+    tool: str
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One line of the audit log: who did what, to which project, with what result."""
+
+    at: int
+    actor: str
+    tool: str
+    project: str | None
+    result: str
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """An MCP session of the HTTP transport, as stored (keyed by its id's SHA-256)."""
+
+    owner: str
+    protocol_version: str
+    client_name: str | None
+    last_used_at: int
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A git work tree a host worked in, as recorded (a path is hostile input when read)."""
+
+    path: str
+    project: str
+    last_seen_at: int
