@@ -102,3 +102,10 @@ def test_instants_at_the_edges_of_days(ms: int) -> None:
 def test_the_first_and_last_instants_of_the_calendar_keep_their_milliseconds() -> None:
     assert format_instant(_FIRST_MS) == "0001-01-01T00:00:00.000Z"
     assert format_instant(_LAST_MS) == "9999-12-31T23:59:59.999Z"
+
+
+def test_every_clock_digit_formats_as_datetime_prints_it() -> None:
+    """Each hour, minute, second and millisecond value, zero-padded as datetime pads it."""
+    for n in range(1000):
+        ms = MIDNIGHT + (n % 24) * 3_600_000 + (n % 60) * 60_000 + ((n * 7) % 60) * 1000 + n
+        assert format_instant(ms) == _instant_by_datetime(ms)

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from aletheia_mem.search.query import MAX_TERMS, fts_match_expression, query_terms
-from aletheia_mem.search.text import index_extras, index_text
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aletheia_mem.search.query import (
+    MAX_TERMS,
+    STOPWORDS,
+    _compound_terms,
+    fts_match_expression,
+    query_terms,
+)
+from aletheia_mem.search.text import COMPOUND, index_extras, index_text
 
 
 def test_snake_case_query_gives_phrase_joined_form_and_parts() -> None:
@@ -50,3 +60,27 @@ def test_terms_are_capped() -> None:
 def test_match_expression_quotes_every_term() -> None:
     assert fts_match_expression(['say "hi"', "near"]) == '"say ""hi""" OR "near"'
     assert fts_match_expression(["a", "b"], "AND") == '"a" AND "b"'
+
+
+def _terms_by_compounds(text: str) -> list[str]:
+    """The definition: every compound (Unicode pattern) through ``_compound_terms``."""
+    seen: dict[str, None] = {}
+    for match in COMPOUND.finditer(text):
+        for term in _compound_terms(match.group()):
+            seen.setdefault(term, None)
+    content = [term for term in seen if term not in STOPWORDS]
+    return (content or list(seen))[:MAX_TERMS]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Caddy", "caddy retries", "Élan naïve café", "why does the cache fail", "ǅemal", "ΣΊΣΥΦΟΣ"],
+)
+def test_plain_words_give_their_lower_case_as_the_definition_does(text: str) -> None:
+    assert query_terms(text) == _terms_by_compounds(text)
+
+
+@settings(max_examples=1000)
+@given(st.text(alphabet=st.sampled_from("aAbBzZ09éÉß_-./:\\ \tǅΣς"), max_size=40))
+def test_query_terms_are_the_definitions_on_any_text(text: str) -> None:
+    assert query_terms(text) == _terms_by_compounds(text)

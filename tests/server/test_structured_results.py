@@ -142,3 +142,14 @@ def test_an_error_result_carries_no_structured_content(app: AppContext) -> None:
     session = _session(app, "2025-11-25")
     result = _ask(session, "tools/call", {"name": "search", "arguments": {}})
     assert result == {"content": [{"type": "text", "text": "query is required."}], "isError": True}
+
+
+def test_a_search_head_lists_its_rank_last_and_a_later_page_counts_on(
+    filled: AppContext,
+) -> None:
+    session = _session(filled, "2025-11-25")
+    params = {"name": "search", "arguments": {"query": "pnpm", "offset": 1}}
+    found = _ask(session, "tools/call", params)["structuredContent"]
+    keys = ["id", "project", "type", "title", "tool", "pinned", "created_at", "rank"]
+    assert [list(memory) for memory in found["memories"]] == [keys]
+    assert [memory["rank"] for memory in found["memories"]] == [2]

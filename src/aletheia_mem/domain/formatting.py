@@ -39,6 +39,14 @@ def neutralize(text: str) -> str:
 
 
 def one_line(text: str) -> str:
+    """``text`` with each run of whitespace one space, none at the ends, and neutralized.
+
+    Most titles, projects and tools are one line already: printable text (no whitespace but
+    the ASCII space is printable) without a double or outer space is returned as it is, not
+    split into words and joined again.
+    """
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return neutralize(text)
     return neutralize(" ".join(text.split()))
 
 

@@ -13,7 +13,15 @@ rather than every memory sharing a ``7`` or a ``k2`` with it.
 
 from __future__ import annotations
 
-from aletheia_mem.search.text import COMPOUND, is_fragment, joined, segments, split_identifier
+from aletheia_mem.search.text import (
+    ASCII_COMPOUND,
+    COMPOUND,
+    is_fragment,
+    is_plain,
+    joined,
+    segments,
+    split_identifier,
+)
 
 MAX_TERMS = 32
 _STOPWORD_TEXT = """
@@ -49,8 +57,11 @@ def _compound_terms(compound: str) -> list[str]:
 def query_terms(text: str) -> list[str]:
     """The distinct search terms of ``text``: words, identifier parts, joined and whole forms."""
     seen: dict[str, None] = {}
-    for match in COMPOUND.finditer(text):
-        for term in _compound_terms(match.group()):
+    for compound in (ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
+        if is_plain(compound):  # a plain word ("Caddy") is its one term: most query words are
+            seen.setdefault(compound.lower(), None)
+            continue
+        for term in _compound_terms(compound):
             seen.setdefault(term, None)
     content = [term for term in seen if term not in STOPWORDS]
     return (content or list(seen))[:MAX_TERMS]

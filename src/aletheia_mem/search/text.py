@@ -21,7 +21,7 @@ from functools import lru_cache
 # A code-like word: letters and digits joined by the separators identifiers and paths use.
 COMPOUND = re.compile(r"[^\W_]+(?:[_\-.:/\\]+[^\W_]+)*", re.UNICODE)
 # The same on ASCII text, where ``[^\W_]`` is exactly ``[A-Za-z0-9]``: four times faster.
-_ASCII_COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[_\-.:/\\]+[A-Za-z0-9]+)*")
+ASCII_COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[_\-.:/\\]+[A-Za-z0-9]+)*")
 TOKEN_CACHE_SIZE = 16_384  # identifiers recur across memories; each entry is a few words
 # Only tokens this short are cached: identifiers are, and a client's 20,000-character token
 # and its extras would otherwise fill each of the cache's entries (40 KB each, 650 MB in all).
@@ -71,7 +71,7 @@ def joined(words: list[str]) -> str | None:
 def index_extras(text: str) -> list[str]:
     """The extra tokens for ``text``: camelCase parts and the joined form of snake/kebab names."""
     extras: dict[str, None] = {}
-    for token in (_ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
+    for token in (ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
         cached = len(token) <= CACHED_TOKEN_CHARS
         for extra in _cached_token_extras(token) if cached else _token_extras(token):
             extras.setdefault(extra, None)
@@ -80,7 +80,7 @@ def index_extras(text: str) -> list[str]:
 
 def _token_extras(token: str) -> tuple[str, ...]:
     """The extra tokens of one compound token, in order (none for a plain word)."""
-    if _is_plain(token):
+    if is_plain(token):
         return ()  # a plain word ("pnpm", "Decided"): no separators, no camelCase parts
     extras: dict[str, None] = {}
     for words in segments(token):
@@ -88,7 +88,7 @@ def _token_extras(token: str) -> tuple[str, ...]:
         if whole is not None:
             extras.setdefault(whole, None)
         for word in words:
-            if _is_plain(word):
+            if is_plain(word):
                 continue  # one camelCase part at most: nothing to add
             for part in split_identifier(word):
                 if not is_fragment(part, word):
@@ -99,7 +99,7 @@ def _token_extras(token: str) -> tuple[str, ...]:
 _cached_token_extras = lru_cache(maxsize=TOKEN_CACHE_SIZE)(_token_extras)
 
 
-def _is_plain(word: str) -> bool:
+def is_plain(word: str) -> bool:
     """Letters only, lower case after the first: ``split_identifier`` finds nothing in it."""
     return word.isalpha() and word[1:].islower()
 

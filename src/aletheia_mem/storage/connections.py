@@ -78,6 +78,28 @@ class ThreadConnections:
         finally:
             memo.clear()  # a write may change what it holds, even one that changes no row
 
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: the reads in the block see one state of the store, and the
+        file's read locks are taken once for them all, not once per statement (autocommit).
+        Inside a transaction already (a write, another snapshot), the block simply joins it."""
+        conn = self.get()
+        if conn.in_transaction:
+            yield conn
+            return
+        try:
+            conn.execute("BEGIN")
+        except sqlite3.Error as error:
+            raise store_problem(self.path, error) or error from None
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if conn.in_transaction:
+            conn.execute("COMMIT")  # a read: nothing to write, the locks are released
+
     def memo(self) -> dict[Any, Any]:
         """A dict for values read from this thread's connection, emptied when they may be stale.
 

@@ -9,6 +9,7 @@ store. Every write method is one transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
@@ -119,6 +120,10 @@ class AuditLog(Protocol):
 
 class Store(MemoryStore, FactStore, RuleStore, WorkStore, AuditLog, Protocol):
     """Everything the 13 tools, the JSON API and the web UI need."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A block of reads that may share one read transaction (a search's statements)."""
+        ...
 
     def close(self) -> None: ...
 

@@ -59,7 +59,8 @@ def search(app: AppContext, args: dict[str, Any]) -> Output:
     facts = [structured.fact(fact) for fact in result.facts]
     heads = [structured.memory_head(memory) for memory in result.memories]
     if query and not file and request.order == "relevance":
-        heads = [{**head, "rank": request.offset + n} for n, head in enumerate(heads, 1)]
+        for rank, head in enumerate(heads, request.offset + 1):
+            head["rank"] = rank  # last, after the head's own fields
     if result.empty_reason is not None:
         data = structured.recall(memories=[], facts=[], empty_reason=result.empty_reason)
         return Output(f"No matches. {result.empty_reason}", data)

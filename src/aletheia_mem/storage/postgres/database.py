@@ -15,7 +15,7 @@ from __future__ import annotations
 import select
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +159,11 @@ class PgDatabase:
         """One transaction: committed when the block ends, rolled back if it raises."""
         with self._as_clear_errors(), self._pool.connection() as conn, conn.transaction():
             yield conn
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Several reads as the SQLite store's ``snapshot`` groups them: here each read borrows
+        a pooled connection and is its own snapshot (autocommit), as outside the block."""
+        return nullcontext()
 
     def _as_clear_errors(self) -> AbstractContextManager[None]:
         return clear_errors(self.display_url)

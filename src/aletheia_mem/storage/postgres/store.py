@@ -6,6 +6,7 @@ pool) and sees the others' writes at once: tokens, sessions and rate windows inc
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any
 
 from aletheia_mem.storage.contracts import HubStore, RateWindows, SessionRows
@@ -29,6 +30,9 @@ class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens, PgS
         super().__init__(db)
         self._sessions = PgSessionRows(db)
         self._rate_windows = PgRateWindows(db)
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        return self._db.snapshot()
 
     def close(self) -> None:
         self._db.close()

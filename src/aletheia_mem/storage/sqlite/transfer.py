@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.storage import full_text
@@ -33,16 +32,6 @@ class SqliteTransfer(SqliteDatabase):
             raise ValueError(f"not a data table: {table}")
         rows = self._conn.execute(f"PRAGMA table_info({table})").fetchall()
         return [row["name"] for row in rows if (table, row["name"]) not in self._DERIVED_COLUMNS]
-
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Reads inside see one consistent state of the store (a read transaction)."""
-        conn = self._conn
-        conn.execute("BEGIN")
-        try:
-            yield
-        finally:
-            conn.execute("COMMIT")
 
     def count_rows(self, table: str) -> int:
         columns = self.data_columns(table)  # validates the name
