@@ -35,6 +35,9 @@ def _configure(conn: sqlite3.Connection) -> None:
     # per ~40 saves. The WAL is checkpointed and removed when the last connection closes.
     conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Statement journals (a full-text merge's can pass 64 KiB) and temporary b-trees in memory,
+    # not in files under /var/tmp that are created, written and deleted within a save.
+    conn.execute("PRAGMA temp_store = MEMORY")
 
 
 def _configure_ours(path: Path) -> Callable[[sqlite3.Connection], None]:
