@@ -9,6 +9,7 @@ import pytest
 
 from aletheia_mem.storage.sqlite import SqliteStore
 
+# About SQLite's own connection settings (PRAGMAs): SQLite alone.
 pytestmark = pytest.mark.sqlite_only
 
 _TEMP_STORE_MEMORY = 2
