@@ -28,6 +28,7 @@ from aletheia_mem.storage.store_file import (
 T = TypeVar("T")
 WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
 WAL_FLUSH_COMMITS = 32  # ~3.5 MB of WAL at ~28 pages a save
+_flush_file: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)  # none on macOS
 
 
 def _configure(conn: sqlite3.Connection) -> None:
@@ -120,7 +121,7 @@ class WalFlusher:
                     os.close(fd)
                     fd = -1
                 fd = os.open(self._wal, os.O_RDONLY)
-            os.fdatasync(fd)
+            _flush_file(fd)
         except OSError:
             return fd  # no WAL just now (another process closed the store): nothing to flush
         self.flushes += 1
