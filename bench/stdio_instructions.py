@@ -84,6 +84,7 @@ serve(session, io.BytesIO(b"".join(saves if send else [])), io.BytesIO())
 
 def callgrind(argv: list[str], env: dict[str, str], cwd: Path, stdin: bytes, out: Path) -> None:
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}.%p", *argv]
+    env = {"PYTHONHASHSEED": "0", **env}  # the same dict and set layouts in every run
     subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, check=True)
 
 
