@@ -7,7 +7,11 @@ prebuilt with ``--memories`` memories:
 - cold start: spawn to the ``initialize`` reply, and to the reply of a first search (callgrind
   dumps its counts after each ``_Py_write``, the server's writes of its replies);
 - one search: the stdio line loop in process over ``--searches`` queries of ``corpus.queries``,
-  minus the same process without them, divided by their number.
+  minus the same process without them, divided by their number;
+- one save: the same over ``--saves`` new memories (``stdio_bench.py``'s notes), each run on a
+  fresh copy of the store. It counts the CPU's work only, not the time spent waiting for the
+  disk (``fsync``), and ``--saves`` (300) spans a WAL checkpoint or a full merge of the
+  full-text index only now and then, so compare the same ``--saves`` only.
 
 ``--baseline-src`` names another checkout's ``src`` folder (put first on ``PYTHONPATH``), as in
 ``stdio_bench.py``; each variant builds its store with its own code.
@@ -25,6 +29,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from aletheia_mem.config import DB_FILE_NAME
 from stdio_bench import build_with
 from stdio_client import initialize_line, request_line, server_command, server_env
 
@@ -51,10 +56,35 @@ lines = [initialize_line()] + [
 serve(session, io.BytesIO(b"".join(lines[:11])), io.BytesIO())  # warm-up, as stdio_bench
 serve(session, io.BytesIO(b"".join(lines[11:])), io.BytesIO())
 """
+# The same for ``save_memory``: argv is the number of saves, then 1 to send them (0: only to
+# build their lines, the cost subtracted).
+SAVE_LOOP = """
+import io, sys
+from corpus import NoteWriter
+from stdio_bench import NOTES_SEED
+from stdio_client import initialize_line, request_line
+from aletheia_mem.config import load_settings
+from aletheia_mem.server import stdio
+from aletheia_mem.server.mcp import McpSession
+from aletheia_mem.server.wiring import open_app
+try:
+    from aletheia_mem.server.stdio_session import serve
+except ImportError:  # a checkout from before stdio_session.py
+    serve = stdio.serve
+count, send = int(sys.argv[1]), sys.argv[2] == "1"
+session = McpSession(app=open_app(load_settings()), fixed_caller="bench")
+saves = [
+    request_line(n, "tools/call", {"name": "save_memory", "arguments": note.arguments()})
+    for n, note in enumerate(NoteWriter(seed=NOTES_SEED).notes(count), 1)
+]
+serve(session, io.BytesIO(initialize_line()), io.BytesIO())
+serve(session, io.BytesIO(b"".join(saves if send else [])), io.BytesIO())
+"""
 
 
 def callgrind(argv: list[str], env: dict[str, str], cwd: Path, stdin: bytes, out: Path) -> None:
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}.%p", *argv]
+    env = {"PYTHONHASHSEED": "0", **env}  # the same dict and set layouts in every run
     subprocess.run(command, input=stdin, env=env, cwd=cwd, capture_output=True, check=True)
 
 
@@ -103,10 +133,32 @@ def search_instructions(
     return (runs[1] - runs[0]) // count
 
 
+def save_instructions(
+    env: dict[str, str], data_dir: Path, cwd: Path, work: Path, count: int
+) -> int:
+    """Instructions of one new memory saved through the stdio line loop, averaged over
+    ``count``, each run on a fresh copy of the store."""
+    path = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(BENCH)) if p)
+    store = work / "saves-prebuilt.db"
+    shutil.copyfile(data_dir / DB_FILE_NAME, store)
+    runs = []
+    for send in (0, 1):
+        run_dir = work / f"saves-data{send}"
+        run_dir.mkdir()
+        shutil.copyfile(store, run_dir / DB_FILE_NAME)
+        server = {**server_env(run_dir, cwd), "PYTHONPATH": path}
+        out = work / f"saves{send}"
+        argv = [sys.executable, "-c", SAVE_LOOP, str(count), str(send)]
+        callgrind(argv, server, cwd, b"", out)
+        runs.append(sum(totals(out)))
+    return (runs[1] - runs[0]) // count
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=10_000, help="store size (10,000)")
     parser.add_argument("--searches", type=int, default=100)
+    parser.add_argument("--saves", type=int, default=300)
     parser.add_argument("--baseline-src", type=Path, help="another checkout's src folder")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
@@ -129,6 +181,7 @@ def main(argv: list[str] | None = None) -> None:
                 "cold start to initialize reply": initialized,
                 "cold start to first tools/call reply": first_call,
                 "one search": search_instructions(env, data_dir, cwd, work, args.searches),
+                "one save": save_instructions(env, data_dir, cwd, work, args.saves),
             }
             print(name, json.dumps(results[name]), file=sys.stderr, flush=True)
     print_table(results)

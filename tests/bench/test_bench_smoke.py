@@ -64,3 +64,18 @@ def test_startup_benchmark_prints_a_row_per_command() -> None:
         "aletheia-hook user-prompt (one call)",
     ]
     assert all(line.split("|")[2].strip().isdigit() for line in lines[2:])
+
+
+def test_save_stalls_benchmark_prints_a_row_per_measurement() -> None:
+    lines = run_bench(
+        ROOT / "bench" / "save_stalls.py", "--memories", "200", "--saves", "50", "--runs", "1"
+    )
+    assert lines[0] == "| Measurement | this checkout |"
+    names = [line.split("|")[1].strip() for line in lines[2:]]
+    assert names == [
+        "mean save ms",
+        "save p50 ms",
+        "checkpointing saves",
+        "checkpointing save median ms",
+        "checkpointing saves' share of the time",
+    ]
