@@ -164,21 +164,33 @@ class PgFacts(PgPart):
             return []
         phrases = [full_text.phrase_tokens(term) for term in terms]
         hits, params = full_text.hits_sql(full_text.FACT_INDEX, phrases)
+        # What bm25 reads of the whole index, in the same statement (one round trip, one
+        # snapshot): the rows each phrase occurs in (``full_text.phrase_counts``), as parallel
+        # arrays of phrase and count, and the index's rows and tokens, on every matching row.
         sql = (
-            f"WITH h AS ({hits}) SELECT h.i, h.col, h.hits, d.tokens,"
+            f"WITH h AS ({hits}), n AS (SELECT array_agg(i) AS i, array_agg(n) AS n FROM"
+            " (SELECT i, count(DISTINCT doc) AS n FROM h GROUP BY i) AS c),"
+            " t AS (SELECT coalesce(sum(docs), 0) AS docs, coalesce(sum(tokens), 0) AS tokens"
+            " FROM full_text_counts WHERE index_name = %s)"
+            " SELECT h.i, h.col, h.hits, d.tokens,"
             " f.id, f.uid, f.project, f.subject, f.predicate, f.object, f.valid_from,"
-            " f.valid_to, f.recorded_at, f.superseded_by, f.source, f.memory_id, f.dismissed_at"
-            " FROM h JOIN facts f ON f.id = h.doc JOIN fact_docs d ON d.fact_id = h.doc"
+            " f.valid_to, f.recorded_at, f.superseded_by, f.source, f.memory_id, f.dismissed_at,"
+            " n.i, n.n, t.docs, t.tokens"
+            " FROM h JOIN facts f ON f.id = h.doc JOIN fact_docs d ON d.fact_id = h.doc, n, t"
             " WHERE f.valid_to IS NULL AND f.dismissed_at IS NULL"
         )
+        params.append(full_text.FACT_INDEX.name)
         if projects is not None:
             sql += " AND f.project = ANY (%s)"
             params.append(list(projects))
         with self._db.read() as conn:
             rows = conn.execute(sql, params).fetchall()
-            if not rows:
-                return []
-            counts, totals = full_text.counts_and_totals(conn, full_text.FACT_INDEX, phrases)
+        if not rows:
+            return []
+        counts = [0] * len(phrases)
+        for i, count in zip(rows[0][17], rows[0][18], strict=True):
+            counts[int(i)] = int(count)
+        totals = (int(rows[0][19]), int(rows[0][20]))
         bm25 = full_text.Bm25.with_totals(counts, FACT_WEIGHTS, *totals)
         found: dict[int, tuple[Fact, int, list[list[tuple[int, int]]]]] = {}
         for row in rows:

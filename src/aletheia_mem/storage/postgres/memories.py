@@ -23,6 +23,12 @@ from aletheia_mem.storage.uids import new_uid
 _COLUMNS = ", ".join(field.name for field in fields(Memory))
 _M_COLUMNS = ", ".join(f"m.{field.name}" for field in fields(Memory))
 _LAST = "\U0010ffff"  # above every character: the end of a prefix range
+# A memory by its dedupe key (parameters: the key, the project). The project is compared under
+# the database's collation, not the column's "C": equality of text is byte equality under either
+# (both deterministic), but no index on the project can serve it, so the planner takes the
+# key's unique index (migration 0008) even when its statistics have not seen the project yet.
+KEY_MATCH = 'dedupe_key = %s AND project = %s COLLATE "default"'
+_NEW_KEY_MATCH = KEY_MATCH % ("%(key)s", "%(project)s")  # with the save's named parameters
 
 
 def _json_list(values: Iterable[Any]) -> str:
@@ -135,8 +141,8 @@ class PgMemories(PgPart):
                 row = conn.execute(
                     "UPDATE memories SET title = %s, text = %s, tool = %s, updated_at = %s,"
                     " dismissed_at = NULL, dismiss_reason = NULL"
-                    " WHERE project = %s AND dedupe_key = %s RETURNING id",
-                    (new.title, new.text, new.tool, new.created_at, new.project, new.dedupe_key),
+                    f" WHERE {KEY_MATCH} RETURNING id",
+                    (new.title, new.text, new.tool, new.created_at, new.dedupe_key, new.project),
                 ).fetchone()
                 memory_id = int(_one(row)[0])
                 index_memory(conn, memory_id, new, totals)
@@ -168,8 +174,7 @@ class PgMemories(PgPart):
 
     def find_memory(self, project: str, dedupe_key: str) -> Memory | None:
         found = self._memories(
-            f"SELECT {_COLUMNS} FROM memories WHERE project = %s AND dedupe_key = %s",
-            (project, dedupe_key),
+            f"SELECT {_COLUMNS} FROM memories WHERE {KEY_MATCH}", (dedupe_key, project)
         )
         return found[0] if found else None
 
@@ -353,8 +358,7 @@ def _insert_new_memory(
         " facts, files, tool, pinned, created_at, updated_at, dedupe_key)"
         " SELECT %(uid)s, %(project)s, %(type)s, %(kind)s, %(title)s, %(text)s, %(narrative)s,"
         " %(facts)s, %(files)s, %(tool)s, %(pinned)s, %(at)s, %(at)s, %(key)s"
-        " WHERE NOT EXISTS (SELECT 1 FROM memories"
-        " WHERE project = %(project)s AND dedupe_key = %(key)s)"
+        f" WHERE NOT EXISTS (SELECT 1 FROM memories WHERE {_NEW_KEY_MATCH})"
         " ON CONFLICT (project, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
         f" RETURNING {_COLUMNS}),"
         " d AS (INSERT INTO memory_docs (memory_id, tokens) SELECT id, %(count)s FROM m),"
@@ -401,8 +405,7 @@ def _keyed_id(conn: psycopg.Connection[Row], new: NewMemory) -> int | None:
     if new.dedupe_key is None:
         return None
     row = conn.execute(
-        "SELECT id FROM memories WHERE project = %s AND dedupe_key = %s",
-        (new.project, new.dedupe_key),
+        f"SELECT id FROM memories WHERE {KEY_MATCH}", (new.dedupe_key, new.project)
     ).fetchone()
     return None if row is None else int(row[0])
 
