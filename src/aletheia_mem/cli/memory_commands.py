@@ -17,7 +17,7 @@ from aletheia_mem.cli.common import (
     table,
 )
 from aletheia_mem.cli.terminal import one_line_safe, terminal_safe
-from aletheia_mem.domain import dismissals, memories, recall
+from aletheia_mem.domain import memories, recall
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.domain.formatting import fact_line, observation_block
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES
@@ -26,6 +26,7 @@ from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+from aletheia_mem.tools.write_tools import memory_input, set_dismissed
 
 PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
 
@@ -73,16 +74,9 @@ def save(
     """Save one memory (secrets are redacted first; the same text twice is saved once)."""
     if not text.strip():
         raise InvalidInputError("text is required.")
+    arguments = {"text": text, "title": title, "project": project, "type": kind, "pinned": pin}
     with open_cli_app() as app:
-        item = memories.MemoryInput(
-            text=text,
-            project=target_project(app, project),
-            tool=app.caller,
-            title=title if title and title.strip() else None,
-            type=kind,
-            pinned=pin,
-            files=[path.strip() for path in files if path.strip()],
-        )
+        item = memory_input(app, {**arguments, "files": list(files)})
         memory, created = memories.save_memory(app.store, app.clock, item)
     if as_json:
         emit_json({"created": created, "memory": memory_json(memory)})
@@ -256,6 +250,11 @@ def _item_options(function: Any) -> Any:
     return click.argument("item_id", metavar="ID", type=click.IntRange(1))(function)
 
 
+def _set_dismissed(item_type: Any, item_id: int, *, dismiss: bool, reason: str | None) -> str:
+    with open_cli_app(create=False) as app:
+        return set_dismissed(app, item_type, item_id, dismiss=dismiss, reason=reason)
+
+
 @click.command()
 @_item_options
 @click.option("--reason", help="Why (kept in the audit trail, cut to 300 characters).")
@@ -263,16 +262,7 @@ def _item_options(function: Any) -> Any:
 @handles_errors
 def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> None:
     """Hide an item from search and context without deleting it (restore undoes it)."""
-    with open_cli_app(create=False) as app:
-        project = dismissals.set_dismissed(
-            app.store,
-            item_type=item_type,
-            item_id=item_id,
-            dismiss=True,
-            reason=reason,
-            actor=app.caller,
-            now=app.clock(),
-        )
+    project = _set_dismissed(item_type, item_id, dismiss=True, reason=reason)
     if as_json:
         emit_json({"dismissed": True, "type": item_type, "id": item_id, "project": project})
     else:
@@ -288,16 +278,7 @@ def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> 
 @handles_errors
 def restore(item_id: int, item_type: Any, as_json: bool) -> None:
     """Bring back an item hidden by dismiss."""
-    with open_cli_app(create=False) as app:
-        project = dismissals.set_dismissed(
-            app.store,
-            item_type=item_type,
-            item_id=item_id,
-            dismiss=False,
-            reason=None,
-            actor=app.caller,
-            now=app.clock(),
-        )
+    project = _set_dismissed(item_type, item_id, dismiss=False, reason=None)
     if as_json:
         emit_json({"restored": True, "type": item_type, "id": item_id, "project": project})
     else:

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from aletheia_mem.domain import dismissals, facts, memories, recall, rules, worklists
+from aletheia_mem.domain import facts, memories, recall, rules, worklists
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError, NotFoundError
@@ -20,6 +20,7 @@ from aletheia_mem.storage.entries import Rule
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import AppContext, readable_projects, target_project
 from aletheia_mem.tools.memory_tools import search_request
+from aletheia_mem.tools.write_tools import memory_input, set_dismissed
 
 MAX_LIST_JSON = 100_000
 MAX_LISTS = 100
@@ -126,39 +127,13 @@ def get_memory(app: AppContext, args: dict[str, Any]) -> Reply:
 
 def save_memory(app: AppContext, args: dict[str, Any]) -> Reply:
     """Store one memory: 201 when new, 200 with the existing one when saved before."""
-    text = args["text"]
-    if not text.strip():
-        raise InvalidInputError("text is required.")
-    title = args.get("title")
-    item = memories.MemoryInput(
-        text=text,
-        project=target_project(app, args.get("project")),
-        tool=app.caller,
-        title=title if title and title.strip() else None,
-        type=args["type"],
-        pinned=args["pinned"],
-        facts=memories.parse_fact_inputs(args.get("facts", [])),
-        files=[path.strip() for path in args.get("files", []) if path.strip()],
-    )
-    memory, created = memories.save_memory(app.store, app.clock, item)
+    memory, created = memories.save_memory(app.store, app.clock, memory_input(app, args))
     return (201 if created else 200), {"memory": memory_json(memory), "created": created}
 
 
 def _set_dismissed(app: AppContext, item_type: ItemType, args: dict[str, Any]) -> Reply:
     item_id, dismiss = args["item_id"], args["dismiss"]
-    if app.allowed_projects is not None:
-        project = app.store.project_of(dismissals.table_for(item_type), item_id)
-        if project is not None:
-            target_project(app, project)
-    project = dismissals.set_dismissed(
-        app.store,
-        item_type=item_type,
-        item_id=item_id,
-        dismiss=dismiss,
-        reason=args.get("reason"),
-        actor=app.caller,
-        now=app.clock(),
-    )
+    project = set_dismissed(app, item_type, item_id, dismiss=dismiss, reason=args.get("reason"))
     return _ok({"type": item_type, "id": item_id, "project": project, "dismissed": dismiss})
 
 

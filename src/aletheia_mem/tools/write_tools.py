@@ -1,7 +1,8 @@
 """The tools that change memories: save, dismiss and restore.
 
 Apart from ``memory_tools`` (search and reading), so that a session that only recalls never loads
-the saving path (its checks, redaction of named values, hashing).
+the saving path (its checks, redaction of named values, hashing). The JSON API and the CLI build
+their saves and dismissals here too, so that every door checks them the same way.
 """
 
 from __future__ import annotations
@@ -9,20 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from aletheia_mem.domain import dismissals, memories
+from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools.app import AppContext, target_project
 
 
-def save_memory(app: AppContext, args: dict[str, Any]) -> str:
-    """Store one memory; the same project, title and text again returns the existing id."""
+def memory_input(app: AppContext, args: dict[str, Any]) -> memories.MemoryInput:
+    """A save's checked arguments, in the project the caller may write to."""
     text = args["text"]
     if not text.strip():
         raise InvalidInputError("text is required.")
-    project = target_project(app, args.get("project"))
     title = args.get("title")
-    item = memories.MemoryInput(
+    return memories.MemoryInput(
         text=text,
-        project=project,
+        project=target_project(app, args.get("project")),
         tool=app.caller,
         title=title if title and title.strip() else None,
         type=args["type"],
@@ -30,25 +31,39 @@ def save_memory(app: AppContext, args: dict[str, Any]) -> str:
         facts=memories.parse_fact_inputs(args.get("facts", [])),
         files=[path.strip() for path in args.get("files", []) if path.strip()],
     )
-    memory, created = memories.save_memory(app.store, app.clock, item)
+
+
+def save_memory(app: AppContext, args: dict[str, Any]) -> str:
+    """Store one memory; the same project, title and text again returns the existing id."""
+    memory, created = memories.save_memory(app.store, app.clock, memory_input(app, args))
     if not created:
         return f"Already saved as #{memory.id}."
     return f"Saved as #{memory.id} in {memory.project}."
 
 
-def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
-    """Hide an item from search and context without deleting it."""
-    item_type, item_id = args["type"], args["id"]
-    _check_item_project(app, item_type, item_id)
-    dismissals.set_dismissed(
+def set_dismissed(
+    app: AppContext, item_type: ItemType, item_id: int, *, dismiss: bool, reason: str | None
+) -> str:
+    """Dismiss or restore one item the caller may touch; returns the item's project."""
+    if app.allowed_projects is not None:
+        project = app.store.project_of(dismissals.table_for(item_type), item_id)
+        if project is not None:
+            target_project(app, project)
+    return dismissals.set_dismissed(
         app.store,
         item_type=item_type,
         item_id=item_id,
-        dismiss=True,
-        reason=args.get("reason"),
+        dismiss=dismiss,
+        reason=reason,
         actor=app.caller,
         now=app.clock(),
     )
+
+
+def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
+    """Hide an item from search and context without deleting it."""
+    item_type, item_id = args["type"], args["id"]
+    set_dismissed(app, item_type, item_id, dismiss=True, reason=args.get("reason"))
     return (
         f"Dismissed {item_type} #{item_id}. It is hidden from search and context;"
         " restore_memory undoes this."
@@ -58,23 +73,5 @@ def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
 def restore_memory(app: AppContext, args: dict[str, Any]) -> str:
     """Undo dismiss_memory."""
     item_type, item_id = args["type"], args["id"]
-    _check_item_project(app, item_type, item_id)
-    dismissals.set_dismissed(
-        app.store,
-        item_type=item_type,
-        item_id=item_id,
-        dismiss=False,
-        reason=None,
-        actor=app.caller,
-        now=app.clock(),
-    )
+    set_dismissed(app, item_type, item_id, dismiss=False, reason=None)
     return f"Restored {item_type} #{item_id}."
-
-
-def _check_item_project(app: AppContext, item_type: str, item_id: int) -> None:
-    """A project-limited caller may only touch items of its projects."""
-    if app.allowed_projects is None:
-        return
-    project = app.store.project_of(dismissals.table_for(item_type), item_id)
-    if project is not None:
-        target_project(app, project)
