@@ -104,17 +104,44 @@ _AUTHOR = {
 }
 
 
-def _with_author(ctx: _Context, record: Record) -> Record:
+def _with_author(ctx: _Context, record: Record, stored: dict[str, Any] | None = None) -> Record:
     """The record as the receiver keeps it: its author stays what the receiver has, else it is
-    the sender (``ctx.author``, a hub token's name); a sender never names someone else."""
+    the sender (``ctx.author``, a hub token's name); a sender never names someone else.
+
+    ``stored``: the authors of memories already read (``_memory_authors``), by the record's key.
+    """
     if ctx.author is None:
         return record
     field, sql = _AUTHOR[record["kind"]]
+    if stored is not None and record["kind"] == "memory":
+        if record["key"] in stored and stored[record["key"]] == record["data"][field]:
+            return record
+        return {**record, "data": {**record["data"], field: ctx.author}}
     key = _canonical(ctx.conn, record["key"]) if record["kind"] == "memory" else record["key"]
     row = ctx.conn.execute(sql, (key,)).fetchone()
     if row is not None and row[0] == record["data"][field]:
         return record
     return {**record, "data": {**record["data"], field: ctx.author}}
+
+
+def _chunks(values: list[str], size: int = 500) -> list[list[str]]:
+    return [values[start : start + size] for start in range(0, len(values), size)]
+
+
+def _memory_authors(conn: SyncConn, uids: list[str]) -> dict[str, Any]:
+    """Record key -> the ``tool`` of the memory it names here (through its alias), for the keys
+    that name one: a page's lookups in a few statements instead of two each."""
+    canonical = {uid: uid for uid in uids}
+    for chunk in _chunks(uids):
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT uid, canonical FROM sync_aliases WHERE uid IN ({marks})"
+        canonical.update((row[0], row[1]) for row in conn.execute(sql, chunk))
+    tools: dict[str, Any] = {}
+    for chunk in _chunks(sorted(set(canonical.values()))):
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT uid, tool FROM memories WHERE uid IN ({marks})"
+        tools.update((row[0], row[1]) for row in conn.execute(sql, chunk))
+    return {uid: tools[known] for uid, known in canonical.items() if known in tools}
 
 
 def _canonical(conn: SyncConn, uid: str) -> str:
@@ -191,8 +218,10 @@ def _indexed(data: dict[str, Any]) -> NewMemory:
     )
 
 
-def _insert_new_memories(ctx: _Context, records: list[Record]) -> set[int]:
+def _insert_new_memories(ctx: _Context, records: list[Record], reauthored: set[int]) -> set[int]:
     """Insert, in bulk, the memory records that are new here and collide with nothing.
+
+    ``reauthored``: the positions whose author the receiver set.
 
     Returns the positions (in ``records``) it took care of; the rest go the careful way.
     """
@@ -217,19 +246,15 @@ def _insert_new_memories(ctx: _Context, records: list[Record]) -> set[int]:
     for _, record in candidates:
         key = (record["data"]["project"], record["data"]["dedupe_key"])
         keys[key] = keys.get(key, 0) + 1
+    taken = _taken_dedupe_keys(conn, [key for key, count in keys.items() if count == 1])
     fresh = []
     for position, record in candidates:
         data = record["data"]
         if record["key"] in known:
             continue
-        if data["dedupe_key"] is not None:
-            if keys[(data["project"], data["dedupe_key"])] > 1:
-                continue
-            if conn.execute(
-                "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ?",
-                (data["project"], data["dedupe_key"]),
-            ).fetchone():
-                continue
+        key = (data["project"], data["dedupe_key"])
+        if data["dedupe_key"] is not None and (keys[key] > 1 or key in taken):
+            continue
         _check_project(ctx, data["project"])
         fresh.append((position, record))
     if not fresh:
@@ -245,11 +270,36 @@ def _insert_new_memories(ctx: _Context, records: list[Record]) -> set[int]:
     )
     indexed = [_indexed(record["data"]) for _, record in fresh]
     ctx.dialect.index_new_memories(conn, list(zip(ids, indexed, strict=True)))
+    # A record whose author the receiver set gets a version of the receiver's own at once (what
+    # ``_bump`` would make of the version just received).
     conn.executemany(
         ctx.dialect.log_version,
-        [("memory", record["key"], *_incoming(record), 1) for _, record in fresh],
+        [
+            ("memory", record["key"], max(ctx.now, _incoming(record)[0] + 1), ctx.self_id, 0)
+            if position in reauthored
+            else ("memory", record["key"], *_incoming(record), 1)
+            for position, record in fresh
+        ],
     )
     return {position for position, _ in fresh}
+
+
+def _taken_dedupe_keys(conn: SyncConn, keys: list[tuple[str, str | None]]) -> set[tuple[str, str]]:
+    """Of ``(project, dedupe_key)`` pairs, those a memory here already has."""
+    by_project: dict[str, list[str]] = {}
+    for project, dedupe_key in keys:
+        if dedupe_key is not None:
+            by_project.setdefault(project, []).append(dedupe_key)
+    taken: set[tuple[str, str]] = set()
+    for project, dedupe_keys in by_project.items():
+        for chunk in _chunks(dedupe_keys):
+            marks = ",".join("?" * len(chunk))
+            sql = (
+                "SELECT dedupe_key FROM memories WHERE project = ? AND dedupe_key IS NOT NULL"
+                f" AND dedupe_key IN ({marks})"
+            )
+            taken.update((project, row[0]) for row in conn.execute(sql, [project, *chunk]))
+    return taken
 
 
 def _alias(conn: SyncConn, uid: str, canonical: str) -> None:
@@ -596,17 +646,21 @@ def apply_records(
     for record in records:
         if record["kind"] == "rule":
             _check_rule(ctx, record["data"]["scope_tier"], record["data"]["scope_name"])
-    authored = [_with_author(ctx, record) for record in records]
+    stored = None
+    if ctx.author is not None:
+        stored = _memory_authors(conn, [r["key"] for r in records if r["kind"] == "memory"])
+    authored = [_with_author(ctx, record, stored) for record in records]
     # Positions whose author the receiver set: the result gets a version of the receiver's
     # own, so it travels back to the sender too and every store ends the same.
     reauthored = {n for n, record in enumerate(records) if authored[n] is not record}
     records = authored
-    inserted = _insert_new_memories(ctx, records)
+    inserted = _insert_new_memories(ctx, records, reauthored)
     for position, record in enumerate(records):
         project = record_project(record)
         _check_project(ctx, project)
         outcome = "applied" if position in inserted else _APPLIERS[record["kind"]](ctx, record)
-        if position in reauthored and outcome != "skipped":
+        # (an inserted memory was logged with its final version already)
+        if position in reauthored and outcome != "skipped" and position not in inserted:
             key = record["key"]
             _bump(ctx, record["kind"], _canonical(conn, key) if record["kind"] == "memory" else key)
         setattr(stats, outcome, getattr(stats, outcome) + 1)

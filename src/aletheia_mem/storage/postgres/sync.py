@@ -116,12 +116,15 @@ def index_fresh_memories(
         ([doc[0] for doc in docs], [doc[1] for doc in docs]),
     )
     if terms:
-        conn.execute(
-            f"INSERT INTO {index.terms} (term, {index.key}, col, positions)"
-            " SELECT t, k, c, p::integer[]"
-            " FROM unnest(%s::text[], %s::bigint[], %s::smallint[], %s::text[]) AS u (t, k, c, p)",
-            [list(values) for values in zip(*terms, strict=True)],
-        )
+        # COPY: psycopg writes rows in C, where array parameters are built in Python.
+        with (
+            conn.cursor() as cursor,
+            cursor.copy(
+                f"COPY {index.terms} (term, {index.key}, col, positions) FROM STDIN"
+            ) as copy,
+        ):
+            for row in terms:
+                copy.write_row(row)
     files = [(memory_id, path) for memory_id, new in rows for path in new.files]
     if files:
         conn.execute(
