@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from tests.hub.helpers import Hub, running_hub, stateless_post
+from tests.stores import rows_at
 
 pytestmark = pytest.mark.e2e
 CLI_SECONDS = 60
@@ -200,6 +201,11 @@ def test_a_process_killed_mid_burst_loses_no_acknowledged_save(pg_url: str, tmp_
             if title not in text:
                 missing.append(title)
     assert len(acknowledged) >= 40 and not missing, missing
+    [(audited,)] = rows_at(
+        pg_url, "SELECT count(*) FROM audit WHERE actor = 'burst' AND tool = 'save_memory'"
+        " AND result = 'ok'",
+    )  # fmt: skip
+    assert audited >= len(acknowledged)  # each acknowledged save has its row
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:

@@ -68,15 +68,12 @@ def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
         problem = argument_problem(arguments)  # before anything reads them, the audit included
         refused = refusal(spec, token) if problem is None else None
         result = ToolResult(problem, True) if problem is not None else refused
+        riding = None if result is not None else audit_riding_store(store, spec)
+        project = None if riding is None else audit.call_project(app, spec.name, arguments)
         written: WrittenAudit | None = None
-        riding = audit_riding_store(store, spec)
         if result is None and riding is not None:
             entry = audit.call_entry(
-                at=app.clock(),
-                actor=token.name,
-                tool=spec.name,
-                project=audit.call_project(app, spec.name, arguments),
-                outcome="ok",
+                at=app.clock(), actor=token.name, tool=spec.name, project=project, outcome="ok"
             )
             with writes, riding.audit_with_next_write(entry) as written:
                 result = run_tool(app, spec, arguments)
@@ -85,10 +82,11 @@ def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
                 result = run_tool(app, spec, arguments)
         outcome = audit.outcome_of(result, refused is not None)
         if riding is not None and written is not None and written.result is not None:
-            if outcome != "ok":
+            if outcome != "ok":  # the call failed after its write committed
                 riding.set_audit_result(written.result, outcome)
             return result
-        project = None if problem is not None else audit.call_project(app, spec.name, arguments)
+        if riding is None and problem is None:
+            project = audit.call_project(app, spec.name, arguments)
         with writes:
             audit.record_call(
                 store, at=app.clock(), actor=token.name, tool=spec.name, project=project,
