@@ -11,6 +11,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -92,6 +93,18 @@ class Hub:
         )
         assert reply.status == 200, reply.body
         return reply.headers["mcp-session-id"]
+
+    def statuses_until_refused(
+        self, body: Any, token: str, session: str | None = None, seconds: float = 2.0
+    ) -> tuple[list[int], float]:
+        """POST ``body`` again and again until a 401 (or ``seconds`` pass): the statuses seen,
+        and the seconds from the first POST to the 401 (a revocation's delay, at most)."""
+        begun, statuses = time.monotonic(), []
+        while time.monotonic() - begun < seconds:
+            statuses.append(self.post(path="/mcp", body=body, token=token, session=session).status)
+            if statuses[-1] == 401:
+                break
+        return statuses, time.monotonic() - begun
 
     def call_tool(self, token: str, session: str, name: str, **arguments: Any) -> tuple[str, bool]:
         reply = self.post(

@@ -8,7 +8,13 @@ import pytest
 
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.hub.ratelimit import RateLimiter, SharedRateLimiter
-from aletheia_mem.hub.tokens import create_token, hash_secret, parse_projects, verify_token
+from aletheia_mem.hub.tokens import (
+    TokenCache,
+    create_token,
+    hash_secret,
+    parse_projects,
+    verify_token,
+)
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 from tests.stores import dump
@@ -34,6 +40,37 @@ def test_unknown_and_revoked_tokens_do_not_verify(store: SqliteStore, clock: Fak
     assert revoked is not None and revoked.id == token.id
     assert verify_token(store, secret) is None
     assert store.revoke_token("ops", clock()) is None
+
+
+def test_a_remembered_token_is_refused_once_its_seconds_pass_after_a_revocation(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    now = [100.0]
+    cache = TokenCache(store, 0.5, monotonic=lambda: now[0])
+    secret, token = create_token(store, clock, scope="sync", projects=("shop",), name="ci")
+    assert cache.remembered(secret) is None  # never read yet
+    assert cache.verify(secret) == token
+    assert store.revoke_token("ci", clock()) is not None  # by another process, say
+    now[0] += 0.49
+    assert cache.remembered(secret) == token
+    now[0] += 0.01
+    assert cache.remembered(secret) is None
+    assert cache.verify(secret) is None
+    now[0] -= 0.5  # a revoked token is not remembered: it is refused at once again
+    assert cache.remembered(secret) is None
+
+
+def test_unknown_tokens_are_never_remembered_and_no_seconds_means_no_memory(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    secret, token = create_token(store, clock, scope="sync", projects=("shop",), name="ci")
+    remembering = TokenCache(store, 60.0)
+    wrong = secret[:-1] + ("A" if secret[-1] != "A" else "B")
+    assert remembering.verify(wrong) is None and remembering.remembered(wrong) is None
+    assert remembering.remembered("x" * 500) is None
+    forgetting = TokenCache(store, 0.0)
+    assert forgetting.verify(secret) == token
+    assert forgetting.remembered(secret) is None
 
 
 def test_token_names_are_unique_and_scopes_are_checked(

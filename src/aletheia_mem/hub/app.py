@@ -22,7 +22,7 @@ from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, token_app
 from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.hub.sync_api import SyncApi
-from aletheia_mem.hub.tokens import verify_token
+from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
 from aletheia_mem.server.http import McpEndpoint
@@ -84,9 +84,11 @@ class TokenAuth:
         limiter: Limiter,
         refusals: audit.RefusalLog,
         failures: AuthFailures,
+        tokens: TokenCache,
     ) -> None:
         self.app = app
         self.hub = hub
+        self.tokens = tokens
         self.limiter = limiter
         self.refusals = refusals
         self.failures = failures
@@ -99,11 +101,9 @@ class TokenAuth:
             await self.app(scope, receive, send)
             return
         secret = _bearer(_header(scope, b"authorization"))
-        token = (
-            None
-            if secret is None
-            else await to_thread.run_sync(verify_token, hub_store(self.hub), secret)
-        )
+        token = None if secret is None else self.tokens.remembered(secret)
+        if token is None and secret is not None:
+            token = await to_thread.run_sync(self.tokens.verify, secret)
         if token is None:
             await _send_json_refusal(scope, send, await self._unauthorized(scope, secret))
             return
@@ -173,6 +173,7 @@ def create_hub_app(
     allowed_origins: Iterable[str] = (),
     failures: AuthFailures | None = None,
     writes: WriteTurns | None = None,
+    token_seconds: float = 0.0,
 ) -> ASGIApp:
     """The whole hub: token check, rate limit, guard, then ``/mcp`` and ``/sync/``.
 
@@ -183,6 +184,8 @@ def create_hub_app(
         allowed_origins: browser origins allowed besides loopback ones.
         failures: failed authentications per client address (default: 20 per minute).
         writes: how writing threads take turns (default: one at a time, as SQLite needs).
+        token_seconds: how long a live token is remembered between reads of the store (0:
+            every request reads it, and a revocation holds at once).
     """
     writes = writes or write_turns(serial=True)  # see make_gate
     endpoint = hub_mcp_endpoint(hub, writes)
@@ -191,4 +194,5 @@ def create_hub_app(
     routes = [Route("/mcp", endpoint=metered), *SyncApi(hub, writes).routes(), *hub_routes(hub)]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
     guarded = Guard(Starlette(routes=routes), policy)
-    return TokenAuth(guarded, hub, limiter, refusals, failures or AuthFailures())
+    tokens = TokenCache(hub_store(hub), token_seconds)
+    return TokenAuth(guarded, hub, limiter, refusals, failures or AuthFailures(), tokens)

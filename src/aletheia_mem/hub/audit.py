@@ -110,10 +110,15 @@ def record_call(
     """Write the call's audit row; a successful dismiss or restore already wrote its own."""
     if outcome == "ok" and tool in SELF_AUDITED_TOOLS:
         return
-    store.add_audit(
-        AuditEntry(
-            at=at, actor=actor, tool=_safe(tool) or "", project=_safe(project), result=outcome
-        )
+    store.add_audit(call_entry(at=at, actor=actor, tool=tool, project=project, outcome=outcome))
+
+
+def call_entry(
+    *, at: int, actor: str, tool: str, project: str | None, outcome: Outcome
+) -> AuditEntry:
+    """The audit row of one tools/call."""
+    return AuditEntry(
+        at=at, actor=actor, tool=_safe(tool) or "", project=_safe(project), result=outcome
     )
 
 

@@ -16,6 +16,7 @@ from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.mcp import ToolGate, argument_problem
 from aletheia_mem.server.wiring import hub_store
+from aletheia_mem.storage.contracts import AuditsWithWrites, WrittenAudit
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import WRITE_TOOLS, ToolResult, ToolSpec, call_tool
@@ -35,37 +36,62 @@ def refusal(spec: ToolSpec, token: HubToken) -> ToolResult | None:
     return None
 
 
+def audit_riding_store(store: object, spec: ToolSpec) -> AuditsWithWrites | None:
+    """The store when a call's audit row goes in the call's own write transaction: a write
+    tool (one not writing its own row) on a store that can (PostgreSQL); else None."""
+    if spec.read_only or spec.name in audit.SELF_AUDITED_TOOLS:
+        return None
+    return store if isinstance(store, AuditsWithWrites) else None
+
+
+def run_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
+    """The tool's result; an unexpected failure becomes an error result (and a log entry)."""
+    try:
+        return call_tool(app, spec, arguments)
+    except Exception:
+        logger.exception("tool %s failed", spec.name)
+        return ToolResult(f"{spec.name} failed with an internal error; see the server log.", True)
+
+
 def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
     """A gate for the MCP sessions of one token.
 
     ``writes`` makes the hub's writing threads take turns where the store needs it (SQLite; see
-    ``write_turns``).
+    ``write_turns``). On PostgreSQL a write call's audit row is committed with its write, as
+    "ok", and corrected in the rare case the call fails after that commit; a call that commits
+    no write gets its row afterwards, as on SQLite.
     """
     app = token_app(hub, token)
+    store = hub_store(app)
 
     def gate(spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
         problem = argument_problem(arguments)  # before anything reads them, the audit included
         refused = refusal(spec, token) if problem is None else None
         result = ToolResult(problem, True) if problem is not None else refused
-        if result is None:
-            try:
-                with nullcontext() if spec.read_only else writes:
-                    result = call_tool(app, spec, arguments)
-            except Exception:
-                logger.exception("tool %s failed", spec.name)
-                result = ToolResult(
-                    f"{spec.name} failed with an internal error; see the server log.", True
-                )
-        project = None if problem is not None else audit.call_project(app, spec.name, arguments)
+        riding = None if result is not None else audit_riding_store(store, spec)
+        project = None if riding is None else audit.call_project(app, spec.name, arguments)
+        written: WrittenAudit | None = None
+        if result is None and riding is not None:
+            entry = audit.call_entry(
+                at=app.clock(), actor=token.name, tool=spec.name, project=project, outcome="ok"
+            )
+            with writes, riding.audit_with_next_write(entry) as written:
+                result = run_tool(app, spec, arguments)
+        elif result is None:
+            with nullcontext() if spec.read_only else writes:
+                result = run_tool(app, spec, arguments)
+        outcome = audit.outcome_of(result, refused is not None)
+        if riding is not None and written is not None and written.result is not None:
+            if outcome != "ok":  # the call failed after its write committed
+                riding.set_audit_result(written.result, outcome)
+            return result
+        if riding is None and problem is None:
+            project = audit.call_project(app, spec.name, arguments)
         with writes:
             audit.record_call(
-                hub_store(app),
-                at=app.clock(),
-                actor=token.name,
-                tool=spec.name,
-                project=project,
-                outcome=audit.outcome_of(result, refused is not None),
-            )
+                store, at=app.clock(), actor=token.name, tool=spec.name, project=project,
+                outcome=outcome,
+            )  # fmt: skip
         return result
 
     return gate

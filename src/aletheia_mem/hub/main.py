@@ -34,6 +34,7 @@ from aletheia_mem.hub import connections
 from aletheia_mem.hub.app import create_hub_app
 from aletheia_mem.hub.log_bounds import bound_every_handler
 from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
+from aletheia_mem.hub.tokens import TOKEN_CACHE_SECONDS
 from aletheia_mem.hub.write_turns import write_turns
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import hub_store, open_hub_app
@@ -177,6 +178,8 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
         allowed_hosts=hosts,
         allowed_origins=args.allow_origin,
         writes=write_turns(serial=isinstance(hub_db, Path)),  # PostgreSQL: no turns
+        # PostgreSQL: several processes, each reading a client's token twice a second at most
+        token_seconds=0.0 if isinstance(hub_db, Path) else TOKEN_CACHE_SECONDS,
     )
     try:
         run_until_signal(

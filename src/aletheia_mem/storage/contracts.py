@@ -118,6 +118,22 @@ class AuditLog(Protocol):
     def last_audit_by_actor(self) -> dict[str, int]: ...
 
 
+class WrittenAudit(Protocol):
+    """An audit row waiting for a write to commit it: ``result`` is its id once committed."""
+
+    @property
+    def result(self) -> int | None: ...
+
+
+@runtime_checkable
+class AuditsWithWrites(Protocol):
+    """A store that commits a call's audit row in the call's own write transaction (one commit
+    where there were two; PostgreSQL, where each commit is a round trip and a WAL flush)."""
+
+    def audit_with_next_write(self, entry: AuditEntry) -> AbstractContextManager[WrittenAudit]: ...
+    def set_audit_result(self, audit_id: int, result: str) -> None: ...
+
+
 class Store(MemoryStore, FactStore, RuleStore, WorkStore, AuditLog, Protocol):
     """Everything the 13 tools, the JSON API and the web UI need."""
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import psycopg
+import pytest
+
 from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.postgres.store import PostgresStore
 
@@ -38,3 +41,40 @@ def test_last_audit_by_actor_is_each_actors_latest_time(pg_store: PostgresStore)
     assert pg_store.last_audit_by_actor() == {}
     _fill(pg_store)
     assert pg_store.last_audit_by_actor() == {"alice": 3_000, "bob": 2_000, "carol": 3_000}
+
+
+ROW = AuditEntry(5_000, "dave", "save_memory", "web", "ok")
+
+
+def _audit_tx(store: PostgresStore) -> list[tuple[str, str]]:
+    with store._db.read() as conn:
+        rows = conn.execute("SELECT actor, xmin::text FROM audit ORDER BY id").fetchall()
+    return [(row[0], row[1]) for row in rows]
+
+
+def test_an_audit_row_rides_the_first_write_that_commits_and_only_that_one(
+    pg_store: PostgresStore,
+) -> None:
+    with pg_store.audit_with_next_write(ROW) as written:
+        assert written.result is None
+        with pytest.raises(psycopg.errors.UndefinedTable), pg_store._db.write() as conn:
+            conn.execute("INSERT INTO audit (at, actor, tool, result) VALUES (1, 'x', 't', 'ok')")
+            conn.execute("SELECT * FROM no_such_table")  # fails: all rolled back
+        assert written.result is None and pg_store.list_audit(10) == []
+        with pg_store._db.write() as conn:
+            [row] = conn.execute("SELECT txid_current()::text").fetchall()
+        with pg_store._db.write() as conn:  # a later write carries nothing more
+            conn.execute("SELECT 1")
+    assert pg_store.list_audit(10) == [ROW]
+    assert _audit_tx(pg_store) == [("dave", row[0])]
+    assert written.result is not None
+    pg_store.set_audit_result(written.result, "error")
+    assert pg_store.list_audit(10)[0].result == "error"
+
+
+def test_an_audit_row_with_no_write_in_its_block_is_not_written(pg_store: PostgresStore) -> None:
+    with pg_store.audit_with_next_write(ROW) as written:
+        pg_store.add_audit(ENTRIES[0])  # one statement in autocommit: not a write transaction
+    with pg_store._db.write() as conn:  # after the block
+        conn.execute("SELECT 1")
+    assert written.result is None and pg_store.list_audit(10) == [ENTRIES[0]]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 
 from aletheia_mem.storage.entries import AuditEntry
-from aletheia_mem.storage.postgres.database import PgPart
+from aletheia_mem.storage.postgres.database import PgPart, Rider, riding_next_write
 
 _SELECT = "SELECT at, actor, tool, project, result, detail FROM audit"
 
@@ -21,6 +23,15 @@ def insert_audit(conn: psycopg.Connection[Any], entry: AuditEntry) -> None:
     )
 
 
+def _insert_audit_returning_id(conn: psycopg.Connection[Any], entry: AuditEntry) -> int:
+    [row] = conn.execute(
+        "INSERT INTO audit (at, actor, tool, project, result, detail)"
+        " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
+        (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail),
+    ).fetchall()
+    return int(row[0])
+
+
 def _entry(row: Any) -> AuditEntry:
     return AuditEntry(int(row[0]), row[1], row[2], row[3], row[4], row[5])
 
@@ -31,6 +42,21 @@ class PgAudit(PgPart):
     def add_audit(self, entry: AuditEntry) -> None:
         with self._db.statement() as conn:
             insert_audit(conn, entry)
+
+    @contextmanager
+    def audit_with_next_write(self, entry: AuditEntry) -> Iterator[Rider]:
+        """Within the block, ``entry`` is written by the first write transaction that commits
+        in this thread (one commit for a call and its audit row); the rider's ``result`` is then
+        the row's id, for ``set_audit_result``. Nothing written when no write commits."""
+        rider = Rider(lambda conn: _insert_audit_returning_id(conn, entry))
+        with riding_next_write(rider):
+            yield rider
+
+    def set_audit_result(self, audit_id: int, result: str) -> None:
+        """Correct the outcome of a row written before its call ended (the call failed after
+        its write committed)."""
+        with self._db.statement() as conn:
+            conn.execute("UPDATE audit SET result = %s WHERE id = %s", (result, audit_id))
 
     def list_audit(self, limit: int) -> list[AuditEntry]:
         with self._db.read() as conn:

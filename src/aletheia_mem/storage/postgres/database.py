@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import select
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +115,30 @@ def _readable(fd: int) -> bool:
     return bool(select.select([fd], [], [], 0)[0])
 
 
+@dataclass
+class Rider:
+    """One more statement for the next transaction ``write()`` commits in this context (a
+    hub call's audit row, committed with the call's own write): ``done`` once committed."""
+
+    run: Callable[[psycopg.Connection[Any]], int]
+    result: int | None = None
+    done: bool = False
+
+
+_RIDER: ContextVar[Rider | None] = ContextVar("aletheia_pg_rider", default=None)
+
+
+@contextmanager
+def riding_next_write(rider: Rider) -> Iterator[Rider]:
+    """Within the block (this thread or task), the first ``write()`` that commits runs the
+    rider's statement just before its COMMIT; a transaction rolled back leaves it for the next."""
+    token = _RIDER.set(rider)
+    try:
+        yield rider
+    finally:
+        _RIDER.reset(token)
+
+
 class PgDatabase:
     """A pool of connections to one database, migrated on open."""
 
@@ -156,9 +182,17 @@ class PgDatabase:
 
     @contextmanager
     def write(self) -> Iterator[psycopg.Connection[Row]]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
-        with self._as_clear_errors(), self._pool.connection() as conn, conn.transaction():
-            yield conn
+        """One transaction: committed when the block ends, rolled back if it raises (with the
+        statement of a ``riding_next_write`` block's rider, if none rode before)."""
+        rider = _RIDER.get()
+        if rider is not None and rider.done:
+            rider = None
+        with self._as_clear_errors(), self._pool.connection() as conn:
+            with conn.transaction():
+                yield conn
+                result = None if rider is None else rider.run(conn)
+            if rider is not None:
+                rider.result, rider.done = result, True
 
     def snapshot(self) -> AbstractContextManager[None]:
         """Several reads as the SQLite store's ``snapshot`` groups them: here each read borrows
