@@ -79,3 +79,17 @@ def test_save_stalls_benchmark_prints_a_row_per_measurement() -> None:
         "checkpointing save median ms",
         "checkpointing saves' share of the time",
     ]
+
+
+def test_lockstep_benchmark_prints_both_checkouts_and_their_ratio() -> None:
+    lines = run_bench(
+        ROOT / "bench" / "stdio_lockstep.py",
+        *("--baseline-src", str(ROOT / "src"), "--memories", "200", "--rounds", "2"),
+        *("--searches", "5", "--saves", "10"),
+    )
+    assert lines[0] == "| Measurement | this checkout | baseline | Ratio |"
+    names = [line.split("|")[1].strip() for line in lines[2:-1]]
+    assert names[:2] == ["saves/s", "save mean ms"]
+    assert "search p50 ms" in names
+    assert lines[-1].startswith("mean save ratio per round: ")
+    assert len(lines[-1].split(":")[1].split(",")) == 2

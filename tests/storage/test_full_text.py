@@ -170,3 +170,17 @@ def test_the_count_carries_over_from_a_store_made_before_migration_13(tmp_path: 
         assert len(search_ids(store, "note")) == 6
     finally:
         store.close()
+
+
+def test_a_full_merge_waits_for_a_quarter_of_the_store_to_be_indexed_since_the_last(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(full_text, "MIN_CHANGES", 4)
+    merged_at = [n for n in range(1, 121) if _saved_and_merged(store, n)]
+    # From 38 memories on, each full merge comes a quarter of the store after the last one.
+    assert merged_at[merged_at.index(38) :] == [38, 38 + 9, 47 + 11, 58 + 14, 72 + 18, 90 + 22]
+
+
+def _saved_and_merged(store: SqliteStore, n: int) -> bool:
+    store.add_memory(_memory(f"note number {n}"))
+    return upkeep(store.path)[0] == 0

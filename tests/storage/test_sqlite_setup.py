@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
 import pytest
 
 from aletheia_mem.storage.entries import NewMemory
-from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.storage.sqlite.database import WAL_FLUSH_COMMITS
+from aletheia_mem.storage.sqlite import SqliteStore, database
+from aletheia_mem.storage.sqlite.database import (
+    WAL_AUTOCHECKPOINT_PAGES,
+    WAL_FLUSH_COMMITS,
+    WAL_SIZE_LIMIT_BYTES,
+)
 from tests.storage.test_match_counts import NOW
 
 # About SQLite's own connection settings (PRAGMAs): SQLite alone.
@@ -92,3 +97,60 @@ def test_a_closed_store_starts_no_flusher(tmp_path: Path) -> None:
     for _ in range(WAL_FLUSH_COMMITS):
         store._wal_flusher.committed()
     assert store._wal_flusher._thread is None
+
+
+def test_every_connection_bounds_the_wal_file_past_what_it_reaches_between_checkpoints(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "setup.db")
+    try:
+        seen: list[tuple[int, ...]] = []
+
+        def settings() -> None:
+            conn = store._conn
+            seen.append(
+                tuple(
+                    conn.execute(f"PRAGMA {name}").fetchone()[0]
+                    for name in ("wal_autocheckpoint", "journal_size_limit")
+                )
+            )
+
+        settings()
+        worker = threading.Thread(target=settings)
+        worker.start()
+        worker.join()
+        assert seen == [(WAL_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES)] * 2
+        assert WAL_SIZE_LIMIT_BYTES > WAL_AUTOCHECKPOINT_PAGES * (4096 + 24)  # no shrink-and-grow
+    finally:
+        store.close()
+
+
+def test_a_wal_grown_past_its_limit_is_cut_back_once_it_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database, "WAL_AUTOCHECKPOINT_PAGES", 50)
+    monkeypatch.setattr(database, "WAL_SIZE_LIMIT_BYTES", 100 * 4120)
+    path = tmp_path / "bounded.db"
+    wal = Path(f"{path}-wal")
+    store = SqliteStore(path)
+    reader = sqlite3.connect(path, isolation_level=None)  # another process's long read
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM memories").fetchone()
+        n = 0
+        while wal.stat().st_size <= 3 * database.WAL_SIZE_LIMIT_BYTES:
+            store.add_memory(_note(n))  # no checkpoint gets past the reader's snapshot
+            n += 1
+        reader.execute("COMMIT")
+        for _ in range(40):  # a checkpoint copies it all; a later save starts the WAL over
+            store.add_memory(_note(n))
+            n += 1
+        assert wal.stat().st_size <= database.WAL_SIZE_LIMIT_BYTES
+    finally:
+        reader.close()
+        store.close()
+    again = SqliteStore(path)
+    try:
+        assert again.count_memories(None) == n
+    finally:
+        again.close()

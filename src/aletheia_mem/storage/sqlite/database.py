@@ -27,6 +27,11 @@ from aletheia_mem.storage.store_file import (
 
 T = TypeVar("T")
 WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's default: 1000)
+# What the WAL file is cut back to when a checkpoint lets it start over: twice what it reaches
+# between checkpoints, so that it is not shrunk and grown again each time, while a WAL grown
+# long behind a reader (another process's read transaction holds a checkpoint back) does not
+# keep its size until the store is closed.
+WAL_SIZE_LIMIT_BYTES = 2 * WAL_AUTOCHECKPOINT_PAGES * (4096 + 24)  # a frame: page and header
 WAL_FLUSH_COMMITS = 32  # ~3.5 MB of WAL at ~28 pages a save
 _flush_file: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)  # none on macOS
 
@@ -38,6 +43,7 @@ def _configure(conn: sqlite3.Connection) -> None:
     # A save dirties ~25 pages; checkpointing every 1000 (the default) costs two fsyncs
     # per ~40 saves. The WAL is checkpointed and removed when the last connection closes.
     conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
     conn.execute("PRAGMA foreign_keys = ON")
     # Statement journals (a full-text merge's can pass 64 KiB) and temporary b-trees in memory,
     # not in files under /var/tmp that are created, written and deleted within a save.
