@@ -1,5 +1,5 @@
-"""The SQLite rank and count statements, rewritten for fewer instructions, against their old
-definitions: the same pages in the same order, the same counts."""
+"""The SQLite search statements, rewritten for fewer instructions, against their old
+definitions: the same pages in the same order, the same counts, the same facts."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from aletheia_mem.search.query import fts_match_expression
 from aletheia_mem.search.rank import DAY_MS, DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import MemoryQuery
-from aletheia_mem.storage.entries import NewMemory
+from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite.rows import fact_from_row, in_clause
 
 # About the SQLite store's own statements: SQLite alone.
 pytestmark = pytest.mark.sqlite_only
@@ -138,3 +139,83 @@ def test_match_counts_are_the_old_ones(
     expression = fts_match_expression(terms, operator)
     old = filled._conn.execute(_OLD_COUNT, (expression, budget + 1)).fetchone()[0]
     assert filled._count_matches({}, expression, budget) == old
+
+
+def _old_search_facts(
+    store: SqliteStore, terms: list[str], projects: tuple[str, ...] | None, limit: int
+) -> list[Any]:
+    """search_facts as it was: every column (``f.*``), read by name."""
+    sql = (
+        "SELECT f.* FROM fact_fts JOIN facts f ON f.id = fact_fts.rowid"
+        " WHERE fact_fts MATCH ? AND f.valid_to IS NULL AND f.dismissed_at IS NULL"
+    )
+    params: list[Any] = [fts_match_expression(terms)]
+    if projects is not None:
+        sql += " AND " + in_clause("f.project", projects)
+        params.extend(projects)
+    sql += " ORDER BY bm25(fact_fts, 2.0, 1.0, 1.0), f.recorded_at DESC LIMIT ?"
+    return [fact_from_row(row) for row in store._conn.execute(sql, [*params, limit]).fetchall()]
+
+
+@pytest.fixture(scope="module")
+def with_facts(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Facts about a few subjects, some superseded (a new object) or dismissed."""
+    store = SqliteStore(tmp_path_factory.mktemp("facts") / "aletheia.db")
+    rng = random.Random(5)
+    for n in range(200):
+        memory_id = None
+        if rng.random() < 0.3:
+            memory, _ = store.add_memory(
+                NewMemory(
+                    project="shop",
+                    type="note",
+                    kind="note",
+                    title=f"note {n}",
+                    text="a note",
+                    tool="cli",
+                    created_at=NOW,
+                    dedupe_key=None,
+                )
+            )
+            memory_id = memory.id
+        fact, _ = store.add_fact(
+            NewFact(
+                project=rng.choice(["shop", "ops"]),
+                subject=" ".join(rng.choices(WORDS, k=rng.randint(1, 2))),
+                predicate=rng.choice(["uses", "runs on", "owner"]),
+                object=" ".join(rng.choices(WORDS, k=rng.randint(1, 3))),
+                valid_from=NOW + n,
+                recorded_at=NOW + rng.randint(0, 50),
+                source="cli",
+            ),
+            memory_id,
+        )
+        if rng.random() < 0.05:
+            with store._write() as conn:
+                conn.execute("UPDATE facts SET dismissed_at = ? WHERE id = ?", (NOW, fact.id))
+    yield store
+    store.close()
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    terms=st.lists(st.sampled_from([*WORDS, "uses", "owner", "absent"]), min_size=1, max_size=4),
+    projects=st.sampled_from([None, ("shop",), ("ops", "shop"), ("none",)]),
+    limit=st.integers(1, 30),
+)
+def test_fact_search_is_the_old_one(
+    with_facts: SqliteStore, terms: list[str], projects: tuple[str, ...] | None, limit: int
+) -> None:
+    found = with_facts.search_facts(terms, projects, limit)
+    assert found == _old_search_facts(with_facts, terms, projects, limit)
+
+
+def test_the_fact_store_has_current_superseded_and_dismissed_facts(with_facts: SqliteStore) -> None:
+    """What the comparison above runs on: facts found, and facts the filters hide."""
+    assert len(with_facts.search_facts(["cache"], None, 30)) > 5
+    counts = with_facts._conn.execute(
+        "SELECT sum(valid_to IS NOT NULL), sum(dismissed_at IS NOT NULL) FROM facts"
+    ).fetchone()
+    assert counts[0] > 0 and counts[1] > 0
