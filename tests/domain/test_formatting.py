@@ -50,3 +50,11 @@ def test_one_line_of_every_character_between_words_is_as_by_words() -> None:
 @given(st.text(alphabet=st.sampled_from("ab <>/\t\n\u00a0\u3000\x1c\u0085-aletheiamory")))
 def test_one_line_is_as_by_words(text: str) -> None:
     assert one_line(text) == _by_words(text)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab \t\n\u00a0<>/-aletheiamory")), max_size=8))
+def test_one_line_kept_from_an_earlier_call_is_as_by_words(texts: list[str]) -> None:
+    for text in texts + texts:  # each again, as an equal but new string: from the kept ones
+        again = "".join(list(text))
+        assert one_line(text) == one_line(again) == _by_words(text)

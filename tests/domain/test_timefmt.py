@@ -109,3 +109,10 @@ def test_every_clock_digit_formats_as_datetime_prints_it() -> None:
     for n in range(1000):
         ms = MIDNIGHT + (n % 24) * 3_600_000 + (n % 60) * 60_000 + ((n * 7) % 60) * 1000 + n
         assert format_instant(ms) == _instant_by_datetime(ms)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(min_value=-_FLOAT_EXACT_MS, max_value=_FLOAT_EXACT_MS), max_size=6))
+def test_an_instant_formatted_again_is_the_same(instants: list[int]) -> None:
+    for ms in instants + instants:  # the second time from the kept ones
+        assert format_instant(ms) == _instant_by_datetime(ms)

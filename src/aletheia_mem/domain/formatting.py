@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead
@@ -38,12 +39,14 @@ def neutralize(text: str) -> str:
     return _RECALL_TAG.sub(r"&lt;\1", text)
 
 
+@lru_cache(maxsize=4096)
 def one_line(text: str) -> str:
     """``text`` with each run of whitespace one space, none at the ends, and neutralized.
 
     Most titles, projects and tools are one line already: printable text (no whitespace but
     the ASCII space is printable) without a double or outer space is returned as it is, not
-    split into words and joined again.
+    split into words and joined again. The last few thousand are kept: a search shows the
+    titles, projects and tools of earlier searches again, and a kept one costs a sixth.
     """
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
         return neutralize(text)

@@ -25,7 +25,9 @@ def _reject_constant(name: str) -> Any:
 # Built once: ``json.loads`` and ``json.dumps`` with a keyword build a new decoder or encoder
 # on every call.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# Replies are trees the server builds, never cyclic: no bookkeeping of each dict and list
+# against cycles (``check_circular``), the same text.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 def parse_line(line: bytes) -> tuple[Any, bool]:

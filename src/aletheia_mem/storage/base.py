@@ -4,7 +4,7 @@ storage dialect (the other rows are in ``entries.py``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Order = Literal["relevance", "date_desc", "date_asc"]
 DismissTable = Literal["memories", "facts", "episodes"]
@@ -32,9 +32,13 @@ class Memory:
     dismiss_reason: str | None
 
 
-@dataclass(frozen=True)
-class MemoryHead:
-    """A memory as one line of a search index shows it, read without its text."""
+class MemoryHead(NamedTuple):
+    """A memory as one line of a search index shows it, read without its text.
+
+    A named tuple, not a frozen dataclass: as immutable, and a page of results builds twenty,
+    each a third of the instructions (a frozen dataclass sets each field through
+    ``object.__setattr__``).
+    """
 
     id: int
     project: str

@@ -11,6 +11,7 @@ from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import Fact
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
+    F_FACT_COLUMNS,
     fact_from_row,
     fact_key,
     in_clause,
@@ -92,7 +93,7 @@ class SqliteFacts(SqliteDatabase):
     ) -> list[Fact]:
         """Current live facts matching any term, best first."""
         sql = (
-            "SELECT f.* FROM fact_fts JOIN facts f ON f.id = fact_fts.rowid"
+            f"SELECT {F_FACT_COLUMNS} FROM fact_fts JOIN facts f ON f.id = fact_fts.rowid"
             " WHERE fact_fts MATCH ? AND f.valid_to IS NULL AND f.dismissed_at IS NULL"
         )
         params: list[Any] = [fts_match_expression(list(terms))]
@@ -100,7 +101,8 @@ class SqliteFacts(SqliteDatabase):
             sql += " AND " + in_clause("f.project", projects)
             params.extend(projects)
         sql += " ORDER BY bm25(fact_fts, 2.0, 1.0, 1.0), f.recorded_at DESC LIMIT ?"
-        return [fact_from_row(row) for row in self._conn.execute(sql, [*params, limit]).fetchall()]
+        rows = self._conn.execute(sql, [*params, limit]).fetchall()
+        return [Fact(*row) for row in rows]  # by position: the columns are Fact's fields
 
     def current_facts(self, project: str, limit: int) -> list[Fact]:
         rows = self._conn.execute(

@@ -13,6 +13,8 @@ from aletheia_mem.storage.base import Fact, Memory
 # What memory_from_row reads, in this order: the fields of Memory are named after the columns.
 MEMORY_COLUMNS = ", ".join(field.name for field in fields(Memory))
 M_MEMORY_COLUMNS = ", ".join(f"m.{field.name}" for field in fields(Memory))
+# The fields of Fact as columns of ``facts f``, in order: a search reads its rows by position.
+F_FACT_COLUMNS = ", ".join(f"f.{field.name}" for field in fields(Fact))
 
 
 # Built once: ``json.dumps`` with a keyword builds a new encoder on every call.
