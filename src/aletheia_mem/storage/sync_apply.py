@@ -114,11 +114,10 @@ def _with_author(ctx: _Context, record: Record, stored: dict[str, Any] | None = 
         return record
     field, sql = _AUTHOR[record["kind"]]
     if stored is not None and record["kind"] == "memory":
-        if record["key"] in stored and stored[record["key"]] == record["data"][field]:
-            return record
-        return {**record, "data": {**record["data"], field: ctx.author}}
-    key = _canonical(ctx.conn, record["key"]) if record["kind"] == "memory" else record["key"]
-    row = ctx.conn.execute(sql, (key,)).fetchone()
+        row = (stored[record["key"]],) if record["key"] in stored else None
+    else:
+        key = _canonical(ctx.conn, record["key"]) if record["kind"] == "memory" else record["key"]
+        row = ctx.conn.execute(sql, (key,)).fetchone()
     if row is not None and row[0] == record["data"][field]:
         return record
     return {**record, "data": {**record["data"], field: ctx.author}}
@@ -231,8 +230,7 @@ def _insert_new_memories(ctx: _Context, records: list[Record], reauthored: set[i
         return set()
     uids = [record["key"] for _, record in candidates]
     known: set[str] = set()
-    for start in range(0, len(uids), 500):
-        chunk = uids[start : start + 500]
+    for chunk in _chunks(uids):
         marks = ",".join("?" * len(chunk))
         known.update(
             row[0]
