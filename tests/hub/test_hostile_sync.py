@@ -120,6 +120,25 @@ def test_the_hub_names_the_author_from_the_token_and_redacts_pushed_secrets(hub:
     assert "hunter2" not in stored["text"] and "[REDACTED]" in stored["text"]
 
 
+def test_a_page_of_new_memories_can_neither_name_an_author_nor_slip_in_another_project(
+    hub: Hub,
+) -> None:
+    """Pages of several new memories go through the bulk insert, which checks as one does."""
+    token = hub.token("sync", ("shop",), "page-sender")
+    page = [memory_record(key=f"page-{n}", tool="admin", text=f"Page note {n}") for n in range(3)]
+    assert _push(hub, token, *page).status == 200
+    stored = items_at(hub.db)
+    assert {stored[("memory", f"page-{n}")]["tool"] for n in range(3)} == {"page-sender"}
+    smuggled = [
+        memory_record(key="smuggle-0", text="Smuggled shop note"),
+        memory_record(key="smuggle-1", text="Smuggled billing note", project="billing"),
+        memory_record(key="smuggle-2", text="Another smuggled shop note"),
+    ]
+    reply = _push(hub, token, *smuggled)
+    assert reply.status == 403, reply.body
+    assert not {("memory", f"smuggle-{n}") for n in range(3)} & set(items_at(hub.db))
+
+
 def test_a_teammate_still_syncs_after_a_future_version_was_pushed(hub: Hub, tmp_path: Path) -> None:
     attacker = hub.token("sync", ("shop",), "time-traveller")
     assert _push(hub, attacker, memory_record(v=[2**62 - 1, ORIGIN])).status == 400
