@@ -70,6 +70,10 @@ HOSTILE = {
         {"type": "memory", "data": _memory(title="evil\x00title")},
         'memory field "title" must not contain NUL characters',
     ),
+    "a lone surrogate in the title": (
+        {"type": "memory", "data": _memory(title="evil\ud800title")},
+        'memory field "title" must not contain lone surrogate characters',
+    ),
     "a 20 MB text": (
         {"type": "memory", "data": _memory(text="A" * 20_000_000)},
         'memory field "text" must be at most 100000 characters (it has 20000000)',
@@ -151,6 +155,16 @@ def test_a_hostile_record_is_refused_by_line_and_field_and_nothing_is_imported(
     assert _row_counts(tmp_path / "home") == [0, 0, 0, 0, 0, 0]
 
 
+def test_a_line_nested_deeper_than_the_parser_goes_is_refused_without_a_traceback(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    lines = [*export_lines, "[" * 100_000 + "]" * 100_000]
+    result = _import(tmp_path / "home", lines)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == f"Error: Line {len(lines)} is not JSON. Nothing was imported.\n"
+    assert _row_counts(tmp_path / "home") == [0, 0, 0, 0, 0, 0]
+
+
 def test_a_header_with_bad_sequences_is_refused_without_a_traceback(
     tmp_path: Path, export_lines: list[str]
 ) -> None:
@@ -205,3 +219,38 @@ def test_a_clean_export_still_imports_and_exports_the_same(
     assert _import(home, export_lines).returncode == 0
     again = run_command(home, "aletheia", "export")
     assert again.stdout.splitlines()[1:] == export_lines[1:]
+
+
+def test_import_keys_projects_and_redacts_names_like_a_tool_call(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    secret = "AKIA" + "Z7QWERTYUIOP1234"
+    memory = _memory(project=f" ACME-{secret} ", tool=f"bot-{secret}")
+    work = _memory(
+        id=901, uid="e" * 32, kind="work_state", text="[]", dedupe_key=f"list:deploy {secret}"
+    )
+    rule = {
+        "id": "r_0123456789", "then_text": "Run the tests", "when_text": "always",
+        "scope_tier": "situation", "scope_name": f"on {secret}", "evidence_memory_ids": [],
+        "evidence_fact_ids": [], "source": f"bot-{secret}", "added_at": 1,
+        "last_confirmed_at": 1, "enabled": 1, "updated_at": 1,
+    }  # fmt: skip
+    lines = [*export_lines, *(json.dumps({"type": "memory", "data": m}) for m in (memory, work))]
+    lines.append(json.dumps({"type": "rule", "data": rule}))
+    home = tmp_path / "home"
+    assert _import(home, lines).returncode == 0
+    conn = sqlite3.connect(home / ".aletheia" / "aletheia.db")
+    try:
+        stored = conn.execute("SELECT project, tool, dedupe_key FROM memories WHERE id >= 900")
+        rules = conn.execute("SELECT scope_name, source FROM rules WHERE id = 'r_0123456789'")
+        assert [*stored.fetchall(), *rules.fetchall()] == [
+            ("acme-[redacted]", "bot-[REDACTED]", None),
+            ("shop", "import", "list:deploy [REDACTED]"),
+            ("on [REDACTED]", "bot-[REDACTED]"),
+        ]
+    finally:
+        conn.close()
+    found = run_command(home, "aletheia", "search", "Imported", "-p", "acme-[redacted]")
+    assert "#900" in found.stdout, found.stdout
+    raw = b"".join(path.read_bytes() for path in (home / ".aletheia").glob("aletheia.db*"))
+    assert secret.encode() not in raw
