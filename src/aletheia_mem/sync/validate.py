@@ -17,6 +17,7 @@ from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.projects import normalize_project
 
 # How far in the future a version or a time of change may be: the clocks of a team's machines
 # differ by seconds; a later time would win every conflict for as long as it stays ahead.
@@ -99,6 +100,13 @@ class _Checker:
         self.name("project", MAX_PROJECT_LENGTH)
         if value != value.strip().lower():
             raise self.fail("project must be a project key (lower-case, trimmed).")
+        self.data["project"] = normalize_project(value)  # a secret in it redacted, as a tool's
+
+    def caller(self, field: str) -> None:
+        """A tool's or token's name: checked as a name, a secret in it redacted."""
+        self.name(field)
+        if self.data[field] is not None:
+            self.data[field] = redact_secrets(self.data[field])
 
 
 def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
@@ -114,7 +122,7 @@ def _memory(check: _Checker) -> None:
     check.project()
     check.choice("type", MEMORY_TYPES)
     check.choice("kind", MEMORY_KINDS)
-    check.name("tool")
+    check.caller("tool")
     check.text("title", MAX_TITLE)
     check.text("text", MAX_TEXT)
     check.text("narrative", MAX_TEXT)
@@ -129,7 +137,7 @@ def _fact(check: _Checker) -> None:
     check.project()
     for field in ("subject", "predicate", "object"):
         check.text(field, MAX_FACT_PART)
-    check.name("source")
+    check.caller("source")
     check.text("dismiss_reason", MAX_REASON)
     for field in ("superseded_by", "memory"):
         if check.data[field] is not None:
@@ -140,7 +148,7 @@ def _fact(check: _Checker) -> None:
 def _rule(check: _Checker, key: str) -> None:
     data = check.data
     check.choice("scope_tier", SCOPE_TIERS)
-    check.name("source")
+    check.caller("source")
     check.name("scope_name", MAX_RULE_TEXT, empty=True)
     check.keys("evidence_memories", 100)
     check.keys("evidence_facts", 100)
@@ -158,7 +166,7 @@ def _rule(check: _Checker, key: str) -> None:
 
 def _episode(check: _Checker) -> None:
     check.project()
-    check.name("tool")
+    check.caller("tool")
     check.text("summary", MAX_TEXT)
     check.text("dismiss_reason", MAX_REASON)
     check.past("started_at", "ended_at", "dismissed_at")
