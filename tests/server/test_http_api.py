@@ -238,6 +238,22 @@ def test_work_state_lists_are_written_listed_and_read(server: RunningServer) -> 
     )
 
 
+def test_a_list_with_a_number_json_cannot_hold_is_refused_and_nothing_is_stored(
+    server: RunningServer,
+) -> None:
+    for number in ("1e309", "-1e309"):  # valid JSON that parses to an infinite float
+        body = '{"items": ["ship", ' + number + '], "project": "api-inf"}'
+        reply = server.request(
+            "PUT", "/api/work-state/inf", body, {"Content-Type": "application/json"}
+        )
+        assert reply.status == 400, reply.body
+        assert reply.json()["error"] == {
+            "code": "invalid_input",
+            "message": "items must hold only finite numbers.",
+        }
+    assert get(server, "/api/work-state", project="api-inf")["lists"] == []
+
+
 def test_context_preview_is_the_session_start_block(server: RunningServer) -> None:
     empty = get(server, "/api/context", project="api-empty")["markdown"]
     assert empty.startswith("# Memory for api-empty\nNothing saved for this project yet.")

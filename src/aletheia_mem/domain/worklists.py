@@ -7,10 +7,12 @@ from collections.abc import Sequence
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import NewMemory
 
 WORK_STATE_KIND = "work_state"
+MAX_LIST_JSON = 100_000
 
 
 def list_name(name: str) -> str:
@@ -25,7 +27,13 @@ def list_key(name: str) -> str:
 def write_list(
     store: Store, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> int:
-    """Replace the list's items; returns the list's memory id (stable across rewrites)."""
+    """Replace the list's items; returns the list's memory id (stable across rewrites).
+
+    Raises:
+        InvalidInputError: an item is not a string, number, boolean or plain object, a number
+            is not finite (JSON has no Infinity or NaN), or the items are too long as JSON.
+    """
+    check_items(items)
     text = redacted_json(list(items))
     new = NewMemory(
         project=project,
@@ -38,6 +46,21 @@ def write_list(
         dedupe_key=list_key(name),
     )
     return store.put_work_state(new)
+
+
+def check_items(items: Sequence[object]) -> None:
+    """Refuse what a list cannot hold: see ``write_list``."""
+    for item in items:
+        if item is None or isinstance(item, list):
+            raise InvalidInputError(
+                "items must hold only strings, numbers, booleans or plain objects."
+            )
+    try:
+        size = len(json.dumps(items, ensure_ascii=False, allow_nan=False))
+    except ValueError:
+        raise InvalidInputError("items must hold only finite numbers.") from None
+    if size > MAX_LIST_JSON:
+        raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
 
 
 def _redact_strings(item: object) -> object:
