@@ -91,3 +91,14 @@ def test_a_secret_in_a_project_key_or_an_author_name_is_redacted(
     assert {kind for kind, _, _ in names} == {"memory", "fact", "rule", "episode"}
     assert all(token.lower() not in str(value).lower() for _, _, value in names), names
     assert {value for _, field, value in names if field == "project"} == {"acme-[redacted]"}
+
+
+@pytest.mark.parametrize("text", ["[Infinity]", '["ship", 1e309]', "[NaN]", "{not json", '"ship"'])
+def test_a_list_whose_text_a_read_could_not_give_back_is_refused(
+    store: SqliteStore, clock: FakeClock, text: str
+) -> None:
+    records = _every_kind(store, clock)
+    [work] = [r for r in records if r["data"].get("kind") == worklists.WORK_STATE_KIND]
+    work["data"]["text"] = text
+    with pytest.raises(InvalidInputError, match=r"text of a list must be a JSON list without"):
+        validate_records([work], system_clock())

@@ -134,6 +134,10 @@ HOSTILE = {
         },
         'rule field "scope_tier" must be one of: everywhere, project, situation',
     ),
+    "a list holding a number JSON has no place for": (
+        {"type": "memory", "data": _memory(kind="work_state", text='["ship", 1e309]')},
+        'memory field "text" of a list must be a JSON list without Infinity or NaN',
+    ),
     "a list whose text is not JSON": (
         {"type": "memory", "data": _memory(kind="work_state", text="not json")},
         'memory field "text" of a list must be a JSON list',

@@ -15,7 +15,7 @@ from typing import Any
 
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES, SCOPE_TIERS
-from aletheia_mem.domain.worklists import WORK_STATE_KIND, redacted_json
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import normalize_project
 
@@ -193,12 +193,12 @@ def _memory_text(memory: dict[str, Any], line: int) -> str:
                 f" (it has {len(value)})."
             )
         return redact_secrets(value)
-    try:
-        items = json.loads(value)
-    except ValueError:
-        items = None
-    if not isinstance(items, list):
-        raise InvalidInputError(f'Line {line}: memory field "text" of a list must be a JSON list.')
+    items = parse_items(value)
+    if items is None:
+        raise InvalidInputError(
+            f'Line {line}: memory field "text" of a list must be a JSON list'
+            " without Infinity or NaN."
+        )
     return value if redacted_json(items) == _compact(items) else redacted_json(items)
 
 

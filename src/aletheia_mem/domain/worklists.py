@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_secrets
@@ -82,6 +83,17 @@ def redacted_json(items: list[object]) -> str:
     except ValueError:  # a redaction cut through a JSON escape: keep the per-string result
         return text
     return paired
+
+
+def parse_items(text: str) -> list[Any] | None:
+    """A list's items from their JSON text (a synced or imported list's); None when the text is
+    not a JSON list or holds a number JSON has no place for (Infinity, NaN, 1e309)."""
+    try:
+        items = json.loads(text)
+        json.dumps(items, allow_nan=False)
+    except (ValueError, RecursionError):
+        return None
+    return items if isinstance(items, list) else None
 
 
 def read_list(store: Store, *, project: str, name: str) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import normalize_project
 
@@ -71,6 +72,13 @@ class _Checker:
             raise self.fail(f"{field} must not contain NUL or lone surrogate characters.")
         return redact_secrets(value) if redact else value
 
+    def items(self, field: str) -> None:
+        """A work-state list's text: a JSON list, redacted as ``work_state_write`` stores it."""
+        items = parse_items(self._text(field, self.data[field], MAX_TEXT, False))
+        if items is None:
+            raise self.fail(f"{field} of a list must be a JSON list without Infinity or NaN.")
+        self.data[field] = redacted_json(items)
+
     def texts(self, field: str, limit: int, count: int = MAX_ITEMS) -> None:
         values = self.data[field]
         if len(values) > count:
@@ -124,7 +132,10 @@ def _memory(check: _Checker) -> None:
     check.choice("kind", MEMORY_KINDS)
     check.caller("tool")
     check.text("title", MAX_TITLE)
-    check.text("text", MAX_TEXT)
+    if check.data["kind"] == WORK_STATE_KIND:
+        check.items("text")
+    else:
+        check.text("text", MAX_TEXT)
     check.text("narrative", MAX_TEXT)
     check.texts("facts", MAX_FACT_PART)
     check.texts("files", MAX_TITLE)
