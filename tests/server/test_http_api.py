@@ -108,8 +108,9 @@ def test_search_errors_carry_the_tool_messages(server: RunningServer) -> None:
     assert (status, code, message) == (400, "invalid_input", "limit must be from 1 to 100.")
     status, (code, message) = error(server, "GET", "/api/memories?query=x&since=yesterday")
     assert message == "since must be an ISO 8601 date, date-time or epoch milliseconds."
-    status, (code, message) = error(server, "GET", "/api/memories?query=x&until=9999-12-31")
+    status, (code, message) = error(server, "GET", "/api/memories?query=x&until=10000-01-01")
     assert (status, code) == (400, "invalid_input")
+    assert get(server, "/api/memories", query="x", until="9999-12-31")["memories"] == []
 
 
 def test_dismissed_memory_is_hidden_from_search_until_restored(server: RunningServer) -> None:
