@@ -52,6 +52,7 @@ ADVERSARIAL = {
     "backslashes": "\\",
     "weak name chain": "key=",
     "openai prefixes": "sk-",
+    "short flags": " -p",
 }
 
 

@@ -118,8 +118,15 @@ _SPACED_A = re.compile(r"\bredis-cli\b")
 _OPENSSL_PASS = re.compile(r"-(?<!\S-)pass(?:in|out)?[ \t]++pass:(?P<secret>[^\s\"']{1,256}+)")
 
 
+# How far back on its line a short flag looks for its program ("mysql ... -pS3cret"): a line of
+# many flags would otherwise be searched again, whole, for each of them.
+_PROGRAM_WINDOW = 256
+
+
 def _line_start(text: str, index: int) -> str:
-    return text[text.rfind("\n", 0, index) + 1 : index]
+    """The line before ``index``: its last ``_PROGRAM_WINDOW`` characters at most."""
+    floor = max(0, index - _PROGRAM_WINDOW)
+    return text[text.rfind("\n", floor, index) + 1 or floor : index]
 
 
 def _short_flag_is_secret(match: re.Match[str]) -> bool:
