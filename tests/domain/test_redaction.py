@@ -36,6 +36,18 @@ def pem(kind: str, body: str = PEM_BODY) -> str:
 
 
 SECRETS = [
+    # Two URLs with no blank between them: neither password may hide the other's
+    pytest.param(
+        "postgres://a:Bigpass9@h/x=https://u:Pw2secret@host/",
+        f"postgres://a:{R}@h/x=https://u:{R}@host/",
+        id="url-then-url",
+    ),
+    pytest.param(
+        "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/prod"
+        "spring.datasource.password=sprIng2024https://user@example.com/path",
+        f"DATABASE_URL=postgres://app:{R}@db.internal:5432/prodspring.datasource.password={R}",
+        id="url-run-into-an-assignment-and-a-url",
+    ),
     # AWS
     pytest.param(
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = " + R, id="aws-key-id"

@@ -39,14 +39,24 @@ _WEBHOOK = re.compile(
 )
 
 
+def _url_passwords(text: str) -> Iterator[tuple[int, int]]:
+    """The password of each URL, read up to the next "://": a password cannot run into the
+    next URL ("postgres://app:pw@db/x=https://u@host"), nor hide that URL's own password."""
+    start = text.find("://")
+    while start != -1:
+        following = text.find("://", start + 3)
+        match = _URL_USERINFO.match(text, start, len(text) if following == -1 else following)
+        secret = "" if match is None else match["secret"]
+        if match and not (is_placeholder(secret) or _PORT_AND_PATH.fullmatch(secret)):
+            yield match.span("secret")
+        start = following
+
+
 def redact_urls(text: str) -> str:
     """Passwords in URLs and DSNs, and the secret part of webhook URLs."""
     spans: list[tuple[int, int]] = []
     if "://" in text:
-        for match in _URL_USERINFO.finditer(text):
-            secret = match["secret"]
-            if not (is_placeholder(secret) or _PORT_AND_PATH.fullmatch(secret) or "://" in secret):
-                spans.append(match.span("secret"))
+        spans += _url_passwords(text)
         spans += (match.span("secret") for match in _WEBHOOK.finditer(text))
     if "@tcp(" in text or "@unix(" in text:
         spans += (m.span("secret") for m in _GO_DSN.finditer(text) if not is_placeholder(m[1]))
