@@ -30,6 +30,7 @@ MAX_ID = 2**63 - 1
 MAX_INSTANT = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z in epoch milliseconds
 _WORD = re.compile(r"[a-z][a-z0-9_\-]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_RULE_ID = re.compile(r"r_[0-9a-f]{10}")
 
 Check = Callable[[Any], Any]
 
@@ -114,6 +115,13 @@ NAME = text(MAX_NAME, redact=False)
 CALLER = text(MAX_NAME)  # a tool's or token's name: redacted like the caller of a tool call
 
 
+def rule_key(value: Any) -> str:
+    """A rule's id as ``add_rule`` makes it: shown in list_rules, so nothing else gets in."""
+    if not _RULE_ID.fullmatch(NAME(value)):
+        raise _Bad("must be r_ and 10 hexadecimal digits")
+    return str(value)
+
+
 def project(value: Any) -> str:
     """A project as the tools key it: trimmed, lower-case, any secret in it redacted."""
     return normalize_project(NAME(value))
@@ -139,7 +147,7 @@ FIELDS: dict[str, dict[str, Check]] = {
         "dismiss_reason": REASON,
     },
     "rule": {
-        "id": NAME, "then_text": text(MAX_RULE), "when_text": text(MAX_RULE),
+        "id": rule_key, "then_text": text(MAX_RULE), "when_text": text(MAX_RULE),
         "scope_tier": one_of(SCOPE_TIERS), "scope_name": text(MAX_NAME),
         "evidence_memory_ids": list_of(ID), "evidence_fact_ids": list_of(ID), "source": CALLER,
         "added_at": INSTANT, "last_confirmed_at": INSTANT, "enabled": flag,
