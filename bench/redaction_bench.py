@@ -50,6 +50,9 @@ ADVERSARIAL = {
     "private tags": "<private>",
     "kubernetes": "kind: Secret\ndata:\n  k: v\n",
     "backslashes": "\\",
+    "weak name chain": "key=",
+    "openai prefixes": "sk-",
+    "short flags": " -p",
 }
 
 

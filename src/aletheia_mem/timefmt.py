@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import lru_cache
 
 from aletheia_mem.errors import InvalidInputError
@@ -89,11 +89,12 @@ def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     try:
-        if end_of_day and _DATE_ONLY.match(text):
-            parsed += timedelta(days=1)
-        return _checked_ms(int(parsed.timestamp() * 1000), problem)
+        ms = _checked_ms(int(parsed.timestamp() * 1000), problem)
     except OverflowError:  # past the years datetime can hold
         raise InvalidInputError(problem) from None
+    if end_of_day and _DATE_ONLY.match(text):
+        return ms + DAY_MS  # the next day's start: an exclusive bound (so 9999-12-31 is one too)
+    return ms
 
 
 def _checked_ms(value: float, problem: str) -> int:

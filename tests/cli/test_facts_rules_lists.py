@@ -126,3 +126,11 @@ def test_lists_write_then_read(run: Invoke) -> None:
     assert missing.stderr == 'Error: No list named "nope".\n'
     bad = run("lists", "write", "todo", "--items-json", "[null]")
     assert bad.exit_code == 2
+    for number in ("NaN", "Infinity", "1e309"):  # Python's JSON reads them; JSON has none
+        infinite = run("lists", "write", "todo", "--items-json", f'["ship", {number}]')
+        assert infinite.exit_code == 2
+        assert infinite.stderr == "Error: items must hold only finite numbers.\n"
+    assert json_of(run("lists", "read", "todo", "--json")) == [
+        "ship docs",
+        {"task": "b", "done": False},
+    ]

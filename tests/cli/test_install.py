@@ -172,17 +172,27 @@ def test_hosts_without_a_project_file_refuse_project_scope(run: Invoke) -> None:
     assert "Windsurf has no project-scope config file" in result.stderr
 
 
-def test_broken_config_file_is_reported_not_overwritten(run: Invoke, workspace: Workspace) -> None:
+@pytest.mark.parametrize(
+    ("broken", "problem"),
+    [
+        ('{"mcpServers": {', "expected a member name at line 1, column 17"),
+        (
+            "[" * 100_000 + "]" * 100_000,
+            "value nested more than 100 levels deep at line 1, column 101",
+        ),
+    ],
+    ids=["cut-short", "nested-past-the-parser"],
+)
+def test_broken_config_file_is_reported_not_overwritten(
+    run: Invoke, workspace: Workspace, broken: str, problem: str
+) -> None:
     target = workspace.home / ".gemini" / "settings.json"
     target.parent.mkdir(parents=True)
-    target.write_text('{"mcpServers": {', encoding="utf-8")
+    target.write_text(broken, encoding="utf-8")
     result = run("install", "gemini-cli", "--write")
     assert result.exit_code == 1
-    assert (
-        result.stderr
-        == f"Error: {target} is not valid JSON: expected a member name at line 1, column 17\n"
-    )
-    assert target.read_text(encoding="utf-8") == '{"mcpServers": {'
+    assert result.stderr == f"Error: {target} is not valid JSON: {problem}\n"
+    assert target.read_text(encoding="utf-8") == broken
 
 
 def test_json_report_lists_each_change(run: Invoke, workspace: Workspace) -> None:

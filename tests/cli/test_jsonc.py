@@ -78,3 +78,9 @@ def test_broken_text_is_an_error_with_a_place(bad: str) -> None:
 def test_parsed_values_match_the_json_module_on_plain_json() -> None:
     text = json.dumps({"a": [1, 2.5, -3e2, True, None, 'é\\n"q"'], "b": {"c": {}}}, indent=2)
     assert parse(text).value == json.loads(text)
+
+
+def test_a_hundred_levels_parse_and_one_more_is_a_named_error() -> None:
+    assert parse("[" * 100 + "]" * 100).end == 200
+    with pytest.raises(JsoncError, match="nested more than 100 levels deep at line 1, column 101"):
+        parse("[" * 101 + "]" * 101)

@@ -6,6 +6,8 @@ scanners do not flag this file; the values are random and were never valid crede
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,6 +36,18 @@ def pem(kind: str, body: str = PEM_BODY) -> str:
 
 
 SECRETS = [
+    # Two URLs with no blank between them: neither password may hide the other's
+    pytest.param(
+        "postgres://a:Bigpass9@h/x=https://u:Pw2secret@host/",
+        f"postgres://a:{R}@h/x=https://u:{R}@host/",
+        id="url-then-url",
+    ),
+    pytest.param(
+        "DATABASE_URL=postgres://app:s3cr3t-Pa55@db.internal:5432/prod"
+        "spring.datasource.password=sprIng2024https://user@example.com/path",
+        f"DATABASE_URL=postgres://app:{R}@db.internal:5432/prodspring.datasource.password={R}",
+        id="url-run-into-an-assignment-and-a-url",
+    ),
     # AWS
     pytest.param(
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = " + R, id="aws-key-id"
@@ -322,6 +336,25 @@ def test_innocent_text_survives_byte_for_byte(text: str) -> None:
 def test_redacting_twice_gives_the_same_result(text: str) -> None:
     once = redact_secrets(text)
     assert redact_secrets(once) == once
+
+
+def _best_seconds(text: str, runs: int = 5) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        redact_secrets(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize("unit", ["key=", "auth=", "sk-", " -p"])
+def test_a_chain_of_candidates_costs_linear_time(unit: str) -> None:
+    """Each "key=" (a weak name) or "sk-" (a token prefix) of one long word was judged against
+    the rest of the word, each "-p" flag against the whole line before it: 4 times the text took
+    15 times as long."""
+    small, large = (unit * (size // len(unit)) for size in (5_000, 20_000))
+    ratio = _best_seconds(large) / _best_seconds(small)
+    assert ratio < 8, f"{ratio:.1f} x (linear: 4 x; quadratic: 16 x)"
 
 
 @pytest.mark.parametrize("text", ADVERSARIAL)

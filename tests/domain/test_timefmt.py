@@ -59,6 +59,12 @@ def test_a_bare_date_as_an_end_bound_includes_that_whole_day():
     assert parse_instant("2026-10-29", "until", end_of_day=True) == MIDNIGHT + DAY_MS
 
 
+def test_the_last_day_shown_is_a_valid_end_bound_that_includes_its_last_instant():
+    end = parse_instant("9999-12-31", "until", end_of_day=True)
+    assert end == _LAST_MS + 1
+    assert parse_instant("9999-12-31", "since") == end - DAY_MS
+
+
 def test_a_date_time_as_an_end_bound_is_that_instant():
     assert parse_instant("2026-10-29T19:46:45.563Z", "until", end_of_day=True) == REFERENCE_NOW
     assert parse_instant(str(REFERENCE_NOW), "until", end_of_day=True) == REFERENCE_NOW

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -175,6 +177,20 @@ class _HostileHub(BaseHTTPRequestHandler):
         """Quiet."""
 
 
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free 127.0.0.1 port while the block runs; yields its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
 @pytest.mark.parametrize(
     "poison",
     [
@@ -185,20 +201,16 @@ class _HostileHub(BaseHTTPRequestHandler):
 )
 def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[str, Any]) -> None:
     _HostileHub.page = [memory_record(key="fine"), memory_record(**poison)]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _HostileHub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     store = SqliteStore(tmp_path / "local.db")
     try:
-        client = HubClient(f"http://127.0.0.1:{server.server_address[1]}", "alt_x")
-        with pytest.raises(AletheiaError, match="sent a bad pull page: record 1: "):
-            sync_store(store, client, system_clock)
+        with (
+            _serving(_HostileHub) as url,
+            pytest.raises(AletheiaError, match="sent a bad pull page: record 1: "),
+        ):
+            sync_store(store, HubClient(url, "alt_x"), system_clock)
         assert store.sync_cursors("b" * 32, 1) == (0, 0)
     finally:
         store.close()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
     assert counts_at(tmp_path / "local.db")["memories"] == 0
 
 
@@ -231,3 +243,44 @@ def test_a_sync_body_nested_too_deep_for_the_parser_gets_400(hub: Hub) -> None:
         urllib.request.urlopen(request, timeout=10)  # noqa: S310
     with refused.value as answer:
         assert answer.code == 400 and b"JSON object" in answer.read()
+
+
+class _NotAHub(BaseHTTPRequestHandler):
+    """A server that is no hub: a login page, a proxy, a JSON bomb."""
+
+    status: ClassVar[int] = 200
+    body: ClassVar[bytes] = b""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.send_response(self.status)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "problem"),
+    [
+        (200, b"<html><body>Sign in to the Wi-Fi</body></html>", "sent something that is not"),
+        (200, b"[" * 100_000 + b"]" * 100_000, "sent something that is not sync JSON"),
+        (502, b"[" * 100_000 + b"]" * 100_000, "refused the request (502)"),
+    ],
+)
+def test_a_server_that_is_no_hub_gets_a_clear_error_not_a_traceback(
+    tmp_path: Path, status: int, body: bytes, problem: str
+) -> None:
+    _NotAHub.status, _NotAHub.body = status, body
+    store = SqliteStore(tmp_path / "local.db")
+    try:
+        with (
+            _serving(_NotAHub) as url,
+            pytest.raises(AletheiaError, match=re.escape(problem)),
+        ):
+            sync_store(store, HubClient(url, "alt_x"), system_clock)
+    finally:
+        store.close()

@@ -69,3 +69,36 @@ def test_a_rule_whose_text_holds_a_secret_is_refused_even_with_a_matching_id(
     key = rules.rule_id(then, data["when"], data["scope_tier"], data["scope_name"])
     with pytest.raises(InvalidInputError, match="holds what looks like a secret"):
         validate_records([{**rule, "key": key, "data": data}], system_clock())
+
+
+def test_a_secret_in_a_project_key_or_an_author_name_is_redacted(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    token = "ghp_" + "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
+    records = _every_kind(store, clock)
+    for record in records:
+        data = record["data"]
+        for field in ("project", "tool", "source"):
+            if field in data:
+                data[field] = f"acme-{token}".lower() if field == "project" else f"bot {token}"
+    checked = validate_records(records, system_clock())
+    names = [
+        (record["kind"], field, record["data"][field])
+        for record in checked
+        for field in ("project", "tool", "source")
+        if field in record["data"]
+    ]
+    assert {kind for kind, _, _ in names} == {"memory", "fact", "rule", "episode"}
+    assert all(token.lower() not in str(value).lower() for _, _, value in names), names
+    assert {value for _, field, value in names if field == "project"} == {"acme-[redacted]"}
+
+
+@pytest.mark.parametrize("text", ["[Infinity]", '["ship", 1e309]', "[NaN]", "{not json", '"ship"'])
+def test_a_list_whose_text_a_read_could_not_give_back_is_refused(
+    store: SqliteStore, clock: FakeClock, text: str
+) -> None:
+    records = _every_kind(store, clock)
+    [work] = [r for r in records if r["data"].get("kind") == worklists.WORK_STATE_KIND]
+    work["data"]["text"] = text
+    with pytest.raises(InvalidInputError, match=r"text of a list must be a JSON list without"):
+        validate_records([work], system_clock())

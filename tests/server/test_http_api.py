@@ -108,8 +108,9 @@ def test_search_errors_carry_the_tool_messages(server: RunningServer) -> None:
     assert (status, code, message) == (400, "invalid_input", "limit must be from 1 to 100.")
     status, (code, message) = error(server, "GET", "/api/memories?query=x&since=yesterday")
     assert message == "since must be an ISO 8601 date, date-time or epoch milliseconds."
-    status, (code, message) = error(server, "GET", "/api/memories?query=x&until=9999-12-31")
+    status, (code, message) = error(server, "GET", "/api/memories?query=x&until=10000-01-01")
     assert (status, code) == (400, "invalid_input")
+    assert get(server, "/api/memories", query="x", until="9999-12-31")["memories"] == []
 
 
 def test_dismissed_memory_is_hidden_from_search_until_restored(server: RunningServer) -> None:
@@ -236,6 +237,22 @@ def test_work_state_lists_are_written_listed_and_read(server: RunningServer) -> 
         404,
         ("not_found", 'No list named "nope".'),
     )
+
+
+def test_a_list_with_a_number_json_cannot_hold_is_refused_and_nothing_is_stored(
+    server: RunningServer,
+) -> None:
+    for number in ("1e309", "-1e309"):  # valid JSON that parses to an infinite float
+        body = '{"items": ["ship", ' + number + '], "project": "api-inf"}'
+        reply = server.request(
+            "PUT", "/api/work-state/inf", body, {"Content-Type": "application/json"}
+        )
+        assert reply.status == 400, reply.body
+        assert reply.json()["error"] == {
+            "code": "invalid_input",
+            "message": "items must hold only finite numbers.",
+        }
+    assert get(server, "/api/work-state", project="api-inf")["lists"] == []
 
 
 def test_context_preview_is_the_session_start_block(server: RunningServer) -> None:

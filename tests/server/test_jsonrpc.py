@@ -528,6 +528,29 @@ def test_client_info_name_is_the_source_of_new_rules(session, app):
     assert app.store.get_rule(match.group(1)).source == "gemini-cli"
 
 
+def test_a_secret_in_a_client_name_is_redacted_before_its_writes_record_it(session, app):
+    token = "ghp_" + "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
+    single(session, request("initialize", initialize_params(name=f"bot {token}")))
+    first = saved_id(call_tool(session, "save_memory", {"text": "saved by a leaky name"}))
+    reply = call_tool(session, "add_rule", {"then": "Name clients without secrets"})
+    rule_id = re.search(r"r_[0-9a-f]{10}", reply["result"]["content"][0]["text"])
+    assert rule_id is not None, reply
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": f"stateless {token}", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    stateless = McpSession(app=app)
+    params = {"name": "save_memory", "arguments": {"text": "saved statelessly"}, "_meta": meta}
+    second = saved_id(single(stateless, request("tools/call", params)))
+    assert [app.store.get_memory(i).tool for i in (first, second)] == [
+        "bot [REDACTED]",
+        "stateless [REDACTED]",
+    ]
+    assert app.store.get_rule(rule_id.group(0)).source == "bot [REDACTED]"
+    assert session.client_name == "bot [REDACTED]"  # as an HTTP session would keep it
+
+
 @pytest.mark.parametrize(
     "params",
     [

@@ -35,12 +35,16 @@ class Member:
 
 
 _LITERALS = {"true": True, "false": False, "null": None}
+# Objects and arrays in each other, as deep as tomlkit reads TOML: deeper ones would exhaust
+# Python's recursion (a traceback instead of the config file's name and the problem).
+MAX_DEPTH = 100
 
 
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
 
     def fail(self, problem: str) -> JsoncError:
         line = self.text.count("\n", 0, self.pos) + 1
@@ -70,15 +74,22 @@ class _Parser:
         if self.pos >= len(self.text):
             raise self.fail("unexpected end of text")
         char = self.text[self.pos]
-        if char == "{":
-            return self.object()
-        if char == "[":
-            return self.array()
+        if char in "{[":
+            return self.nested(char)
         if char == '"':
             start = self.pos
             text = self.string()
             return Node(start, self.pos, text)
         return self.scalar()
+
+    def nested(self, char: str) -> Node:
+        """An object or an array, at most ``MAX_DEPTH`` levels deep."""
+        if self.depth >= MAX_DEPTH:
+            raise self.fail(f"value nested more than {MAX_DEPTH} levels deep")
+        self.depth += 1
+        node = self.object() if char == "{" else self.array()
+        self.depth -= 1
+        return node
 
     def string(self) -> str:
         start = self.pos

@@ -15,8 +15,9 @@ from typing import Any
 
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES, SCOPE_TIERS
-from aletheia_mem.domain.worklists import WORK_STATE_KIND, redacted_json
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.projects import normalize_project
 
 MAX_TEXT = 20_000  # the tools' cap on a memory's text
 MAX_LIST_TEXT = 100_000  # a work-state list's items as JSON
@@ -28,6 +29,8 @@ MAX_ITEMS = 100
 MAX_ID = 2**63 - 1
 MAX_INSTANT = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z in epoch milliseconds
 _WORD = re.compile(r"[a-z][a-z0-9_\-]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_RULE_ID = re.compile(r"r_[0-9a-f]{10}")
 
 Check = Callable[[Any], Any]
 
@@ -63,6 +66,8 @@ def text(limit: int, *, redact: bool = True, word: bool = False) -> Check:
             raise _Bad(f"must be a string, not {_kind(value)}")
         if "\x00" in value:
             raise _Bad("must not contain NUL characters")
+        if _SURROGATE.search(value):  # SQLite stores UTF-8, which has no place for them
+            raise _Bad("must not contain lone surrogate characters")
         if len(value) > limit:
             raise _Bad(f"must be at most {limit} characters (it has {len(value)})")
         if word and not _WORD.fullmatch(value):
@@ -107,40 +112,55 @@ def _kind(value: Any) -> str:
 
 
 NAME = text(MAX_NAME, redact=False)
+CALLER = text(MAX_NAME)  # a tool's or token's name: redacted like the caller of a tool call
+
+
+def rule_key(value: Any) -> str:
+    """A rule's id as ``add_rule`` makes it: shown in list_rules, so nothing else gets in."""
+    if not _RULE_ID.fullmatch(NAME(value)):
+        raise _Bad("must be r_ and 10 hexadecimal digits")
+    return str(value)
+
+
+def project(value: Any) -> str:
+    """A project as the tools key it: trimmed, lower-case, any secret in it redacted."""
+    return normalize_project(NAME(value))
+
+
 UID = text(64, redact=False)
 REASON = optional(text(300))
 FIELDS: dict[str, dict[str, Check]] = {
     "memory": {
-        "id": ID, "uid": UID, "project": NAME, "type": one_of(MEMORY_TYPES),
+        "id": ID, "uid": UID, "project": project, "type": one_of(MEMORY_TYPES),
         "kind": text(40, redact=False, word=True), "title": text(MAX_TITLE),
         "text": text(MAX_LIST_TEXT, redact=False), "narrative": optional(text(MAX_TEXT)),
-        "facts": list_of(text(MAX_ITEM)), "files": list_of(text(MAX_ITEM)), "tool": NAME,
+        "facts": list_of(text(MAX_ITEM)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
         "pinned": flag, "created_at": INSTANT, "updated_at": INSTANT,
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
-        "dedupe_key": optional(text(MAX_ITEM, redact=False)),
+        "dedupe_key": optional(text(MAX_ITEM)),
     },
     "fact": {
-        "id": ID, "uid": UID, "project": NAME, "subject": text(MAX_TITLE),
+        "id": ID, "uid": UID, "project": project, "subject": text(MAX_TITLE),
         "predicate": text(MAX_TITLE), "object": text(MAX_TEXT), "valid_from": INSTANT,
         "valid_to": optional(INSTANT), "recorded_at": INSTANT, "superseded_by": optional(ID),
-        "source": NAME, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
+        "source": CALLER, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
         "dismiss_reason": REASON,
     },
     "rule": {
-        "id": NAME, "then_text": text(MAX_RULE), "when_text": text(MAX_RULE),
-        "scope_tier": one_of(SCOPE_TIERS), "scope_name": text(MAX_NAME, redact=False),
-        "evidence_memory_ids": list_of(ID), "evidence_fact_ids": list_of(ID), "source": NAME,
+        "id": rule_key, "then_text": text(MAX_RULE), "when_text": text(MAX_RULE),
+        "scope_tier": one_of(SCOPE_TIERS), "scope_name": text(MAX_NAME),
+        "evidence_memory_ids": list_of(ID), "evidence_fact_ids": list_of(ID), "source": CALLER,
         "added_at": INSTANT, "last_confirmed_at": INSTANT, "enabled": flag,
         "updated_at": INSTANT,
     },
     "episode": {
-        "id": ID, "uid": text(MAX_NAME, redact=False), "project": NAME, "tool": NAME,
+        "id": ID, "uid": text(MAX_NAME, redact=False), "project": project, "tool": CALLER,
         "started_at": INSTANT, "ended_at": optional(INSTANT), "summary": optional(text(MAX_TEXT)),
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
     },
     "request": {"id": ID, "episode_id": ID, "at": INSTANT, "text": text(MAX_TEXT)},
     "audit": {
-        "id": ID, "at": INSTANT, "actor": NAME, "tool": NAME, "project": optional(NAME),
+        "id": ID, "at": INSTANT, "actor": CALLER, "tool": NAME, "project": optional(project),
         "result": NAME, "detail": optional(text(MAX_TEXT)),
     },
 }  # fmt: skip
@@ -181,12 +201,12 @@ def _memory_text(memory: dict[str, Any], line: int) -> str:
                 f" (it has {len(value)})."
             )
         return redact_secrets(value)
-    try:
-        items = json.loads(value)
-    except ValueError:
-        items = None
-    if not isinstance(items, list):
-        raise InvalidInputError(f'Line {line}: memory field "text" of a list must be a JSON list.')
+    items = parse_items(value)
+    if items is None:
+        raise InvalidInputError(
+            f'Line {line}: memory field "text" of a list must be a JSON list'
+            " without Infinity or NaN."
+        )
     return value if redacted_json(items) == _compact(items) else redacted_json(items)
 
 

@@ -39,14 +39,24 @@ _WEBHOOK = re.compile(
 )
 
 
+def _url_passwords(text: str) -> Iterator[tuple[int, int]]:
+    """The password of each URL, read up to the next "://": a password cannot run into the
+    next URL ("postgres://app:pw@db/x=https://u@host"), nor hide that URL's own password."""
+    start = text.find("://")
+    while start != -1:
+        following = text.find("://", start + 3)
+        match = _URL_USERINFO.match(text, start, len(text) if following == -1 else following)
+        secret = "" if match is None else match["secret"]
+        if match and not (is_placeholder(secret) or _PORT_AND_PATH.fullmatch(secret)):
+            yield match.span("secret")
+        start = following
+
+
 def redact_urls(text: str) -> str:
     """Passwords in URLs and DSNs, and the secret part of webhook URLs."""
     spans: list[tuple[int, int]] = []
     if "://" in text:
-        for match in _URL_USERINFO.finditer(text):
-            secret = match["secret"]
-            if not (is_placeholder(secret) or _PORT_AND_PATH.fullmatch(secret) or "://" in secret):
-                spans.append(match.span("secret"))
+        spans += _url_passwords(text)
         spans += (match.span("secret") for match in _WEBHOOK.finditer(text))
     if "@tcp(" in text or "@unix(" in text:
         spans += (m.span("secret") for m in _GO_DSN.finditer(text) if not is_placeholder(m[1]))
@@ -118,8 +128,15 @@ _SPACED_A = re.compile(r"\bredis-cli\b")
 _OPENSSL_PASS = re.compile(r"-(?<!\S-)pass(?:in|out)?[ \t]++pass:(?P<secret>[^\s\"']{1,256}+)")
 
 
+# How far back on its line a short flag looks for its program ("mysql ... -pS3cret"): a line of
+# many flags would otherwise be searched again, whole, for each of them.
+_PROGRAM_WINDOW = 256
+
+
 def _line_start(text: str, index: int) -> str:
-    return text[text.rfind("\n", 0, index) + 1 : index]
+    """The line before ``index``: its last ``_PROGRAM_WINDOW`` characters at most."""
+    floor = max(0, index - _PROGRAM_WINDOW)
+    return text[text.rfind("\n", floor, index) + 1 or floor : index]
 
 
 def _short_flag_is_secret(match: re.Match[str]) -> bool:

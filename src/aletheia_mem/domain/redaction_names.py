@@ -110,6 +110,9 @@ _ASSIGNMENT = re.compile(
 _BARE_VALUE = re.compile(r"[^\s\"'`,;&()\[\]{}<>]++")
 _NAME_CHARS = string.ascii_letters + string.digits + "_.-"
 _MAX_NAME_LENGTH = 80
+# A value is judged by its first characters (the whole of it is redacted): each of the many
+# separators of one run ("key=key=key=...") would otherwise scan the rest of the run again.
+_MAX_JUDGED_LENGTH = 256
 # What may follow a bare value after ":" (YAML, headers), as opposed to running prose.
 _VALUE_END = re.compile(r"[ \t]*+(?:[,;)}\]#(\"'`]|//|\r?\n|\Z)")
 
@@ -155,7 +158,7 @@ def redact_assignments(text: str) -> str:
             if start >= run_end:  # a new run; positions inside a run share its end
                 run_end = _BARE_VALUE.match(text, start).end()  # type: ignore[union-attr]
             end = run_end
-        value = text[start:end]
+        value = text[start : min(end, start + _MAX_JUDGED_LENGTH)]
         if (
             start >= done
             and name

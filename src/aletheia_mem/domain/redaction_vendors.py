@@ -18,7 +18,9 @@ from aletheia_mem.domain.redaction_values import is_masked, redact_span
 # from the names they are assigned to ("GITHUB_TOKEN=ghp_...", "x-access-token:ghp_...@").
 _MIN_RUN = 20
 _RUN = re.compile(r"(?<![A-Za-z0-9_.~\-])[A-Za-z0-9_.~\-]{20,}+")
-_DIGIT = r"(?=[A-Za-z_\-]*[0-9])"  # a lookahead: the body holds a digit
+# A lookahead: the body holds a digit within its first 256 characters (a random body always
+# does; unbounded, "sk-sk-sk-..." made each part scan to the end of the run: quadratic).
+_DIGIT = r"(?=[A-Za-z_\-]{0,255}+[0-9])"
 _MIXED = r"(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])"  # the body mixes cases
 
 # Each shape must match at the start of a run; the first two characters of every alternative

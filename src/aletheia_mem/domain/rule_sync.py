@@ -88,7 +88,11 @@ def render_block(rules: Sequence[Rule]) -> str:
         " replaced on every `aletheia rules sync`).",
         "",
     ]
-    lines += [f"- {rule_text(rule)}" for rule in rules] or ["- (no enabled rules)"]
+    # A rule's text cannot hold a marker: "<!--" is shown as "&lt;!--", so the next sync still
+    # finds the block's own end and leaves nothing of it behind.
+    lines += [f"- {rule_text(rule)}".replace("<!--", "&lt;!--") for rule in rules] or [
+        "- (no enabled rules)"
+    ]
     lines.append(BLOCK_END)
     return "\n".join(lines)
 

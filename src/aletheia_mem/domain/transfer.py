@@ -83,7 +83,7 @@ def write_export(store: SqliteStore, out: IO[str], progress: Progress | None = N
 def _parse(line: str, number: int) -> dict[str, Any]:
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested past the parser
         raise InvalidInputError(f"Line {number} is not JSON.") from None
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
         raise InvalidInputError(f"Line {number} is not an export record (no type).")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import NewMemory
 
 WORK_STATE_KIND = "work_state"
+MAX_LIST_JSON = 100_000
 
 
 def list_name(name: str) -> str:
@@ -25,7 +28,13 @@ def list_key(name: str) -> str:
 def write_list(
     store: Store, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> int:
-    """Replace the list's items; returns the list's memory id (stable across rewrites)."""
+    """Replace the list's items; returns the list's memory id (stable across rewrites).
+
+    Raises:
+        InvalidInputError: an item is not a string, number, boolean or plain object, a number
+            is not finite (JSON has no Infinity or NaN), or the items are too long as JSON.
+    """
+    check_items(items)
     text = redacted_json(list(items))
     new = NewMemory(
         project=project,
@@ -38,6 +47,21 @@ def write_list(
         dedupe_key=list_key(name),
     )
     return store.put_work_state(new)
+
+
+def check_items(items: Sequence[object]) -> None:
+    """Refuse what a list cannot hold: see ``write_list``."""
+    for item in items:
+        if item is None or isinstance(item, list):
+            raise InvalidInputError(
+                "items must hold only strings, numbers, booleans or plain objects."
+            )
+    try:
+        size = len(json.dumps(items, ensure_ascii=False, allow_nan=False))
+    except ValueError:
+        raise InvalidInputError("items must hold only finite numbers.") from None
+    if size > MAX_LIST_JSON:
+        raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
 
 
 def _redact_strings(item: object) -> object:
@@ -59,6 +83,17 @@ def redacted_json(items: list[object]) -> str:
     except ValueError:  # a redaction cut through a JSON escape: keep the per-string result
         return text
     return paired
+
+
+def parse_items(text: str) -> list[Any] | None:
+    """A list's items from their JSON text (a synced or imported list's); None when the text is
+    not a JSON list or holds a number JSON has no place for (Infinity, NaN, 1e309)."""
+    try:
+        items = json.loads(text)
+        json.dumps(items, allow_nan=False)
+    except (ValueError, RecursionError):
+        return None
+    return items if isinstance(items, list) else None
 
 
 def read_list(store: Store, *, project: str, name: str) -> str | None:

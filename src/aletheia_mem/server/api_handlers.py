@@ -22,7 +22,6 @@ from aletheia_mem.tools.app import AppContext, readable_projects, target_project
 from aletheia_mem.tools.memory_tools import search_request
 from aletheia_mem.tools.write_tools import memory_input, set_dismissed
 
-MAX_LIST_JSON = 100_000
 MAX_LISTS = 100
 
 
@@ -323,13 +322,6 @@ def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     name, items = args["name"].strip(), args["items"]
     if not name:
         raise InvalidInputError("list is required.")
-    for item in items:
-        if item is None or isinstance(item, list):
-            raise InvalidInputError(
-                "items must hold only strings, numbers, booleans or plain objects."
-            )
-    if len(json.dumps(items, ensure_ascii=False)) > MAX_LIST_JSON:
-        raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
     project = target_project(app, args.get("project"))
     written = worklists.write_list(
         app.store, app.clock, project=project, name=name, items=items, tool=app.caller

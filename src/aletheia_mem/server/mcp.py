@@ -10,8 +10,10 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
+from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.server import modern
 from aletheia_mem.server.handshake import (
     INSTRUCTIONS,
@@ -163,7 +165,7 @@ def _dispatch_modern(
     request = replace(
         session,
         protocol_version=envelope.protocol_version,
-        client_name=client_name(envelope.client_name),
+        client_name=stored_name(client_name(envelope.client_name)),
     )
     reply = _dispatch(request, request_id, method, params, False)
     if "result" in reply:
@@ -206,10 +208,17 @@ def _dispatch(
 def initialize(session: McpSession, params: dict[str, Any]) -> dict[str, Any]:
     """Negotiate the version and learn the client's name (the caller, unless fixed)."""
     session.protocol_version = negotiate_version(params.get("protocolVersion"))
-    session.client_name = reported_name(params) or session.client_name
+    session.client_name = stored_name(reported_name(params)) or session.client_name
     session.initialized = True
     session.era = "legacy"
     return greeting(session.protocol_version)
+
+
+@lru_cache(maxsize=256)
+def stored_name(name: str | None) -> str | None:
+    """A client's self-reported name as its writes record it (and its session keeps it): any
+    secret in it redacted, like every other string a client sends."""
+    return None if name is None else redact_secrets(name)
 
 
 def argument_problem(arguments: dict[str, Any]) -> str | None:

@@ -71,7 +71,7 @@ class HubClient:
                 with urllib.request.urlopen(  # noqa: S310
                     request, timeout=TIMEOUT_SECONDS, context=self._context
                 ) as response:
-                    answer = json.loads(response.read())
+                    answer = _json_of(response.read())
             except urllib.error.HTTPError as error:
                 if error.code == 429:
                     wait = error.headers.get("Retry-After", "1")
@@ -81,17 +81,27 @@ class HubClient:
             except (urllib.error.URLError, OSError) as error:
                 reason = getattr(error, "reason", error)
                 raise AletheiaError(f"Cannot reach the hub at {self.url}: {reason}") from None
-            if not isinstance(answer, dict):
+            if answer is None:
                 raise AletheiaError(f"The hub at {self.url} sent something that is not sync JSON.")
             return answer
         raise RateLimitedError("The hub kept answering 429 (rate limit); try again later.")
 
 
-def _error_of(error: urllib.error.HTTPError) -> AletheiaError:
+def _json_of(body: bytes) -> dict[str, Any] | None:
+    """A reply's JSON object; None when it is none (an HTML page, bytes nested past the
+    parser: whatever a server that is no hub sends)."""
     try:
-        body = json.loads(error.read())
-        message = body["error"]["message"]
-    except (ValueError, KeyError, TypeError):
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+def _error_of(error: urllib.error.HTTPError) -> AletheiaError:
+    body = _json_of(error.read())
+    try:
+        message = body["error"]["message"] if body is not None else error.reason
+    except (KeyError, TypeError):
         message = error.reason
     text = f"The hub refused the request ({error.code}): {message}"
     if error.code in (401, 403):

@@ -16,7 +16,9 @@ from typing import Any
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.projects import normalize_project
 
 # How far in the future a version or a time of change may be: the clocks of a team's machines
 # differ by seconds; a later time would win every conflict for as long as it stays ahead.
@@ -70,6 +72,13 @@ class _Checker:
             raise self.fail(f"{field} must not contain NUL or lone surrogate characters.")
         return redact_secrets(value) if redact else value
 
+    def items(self, field: str) -> None:
+        """A work-state list's text: a JSON list, redacted as ``work_state_write`` stores it."""
+        items = parse_items(self._text(field, self.data[field], MAX_TEXT, False))
+        if items is None:
+            raise self.fail(f"{field} of a list must be a JSON list without Infinity or NaN.")
+        self.data[field] = redacted_json(items)
+
     def texts(self, field: str, limit: int, count: int = MAX_ITEMS) -> None:
         values = self.data[field]
         if len(values) > count:
@@ -99,6 +108,13 @@ class _Checker:
         self.name("project", MAX_PROJECT_LENGTH)
         if value != value.strip().lower():
             raise self.fail("project must be a project key (lower-case, trimmed).")
+        self.data["project"] = normalize_project(value)  # a secret in it redacted, as a tool's
+
+    def caller(self, field: str) -> None:
+        """A tool's or token's name: checked as a name, a secret in it redacted."""
+        self.name(field)
+        if self.data[field] is not None:
+            self.data[field] = redact_secrets(self.data[field])
 
 
 def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
@@ -114,9 +130,12 @@ def _memory(check: _Checker) -> None:
     check.project()
     check.choice("type", MEMORY_TYPES)
     check.choice("kind", MEMORY_KINDS)
-    check.name("tool")
+    check.caller("tool")
     check.text("title", MAX_TITLE)
-    check.text("text", MAX_TEXT)
+    if check.data["kind"] == WORK_STATE_KIND:
+        check.items("text")
+    else:
+        check.text("text", MAX_TEXT)
     check.text("narrative", MAX_TEXT)
     check.texts("facts", MAX_FACT_PART)
     check.texts("files", MAX_TITLE)
@@ -129,7 +148,7 @@ def _fact(check: _Checker) -> None:
     check.project()
     for field in ("subject", "predicate", "object"):
         check.text(field, MAX_FACT_PART)
-    check.name("source")
+    check.caller("source")
     check.text("dismiss_reason", MAX_REASON)
     for field in ("superseded_by", "memory"):
         if check.data[field] is not None:
@@ -140,7 +159,7 @@ def _fact(check: _Checker) -> None:
 def _rule(check: _Checker, key: str) -> None:
     data = check.data
     check.choice("scope_tier", SCOPE_TIERS)
-    check.name("source")
+    check.caller("source")
     check.name("scope_name", MAX_RULE_TEXT, empty=True)
     check.keys("evidence_memories", 100)
     check.keys("evidence_facts", 100)
@@ -158,7 +177,7 @@ def _rule(check: _Checker, key: str) -> None:
 
 def _episode(check: _Checker) -> None:
     check.project()
-    check.name("tool")
+    check.caller("tool")
     check.text("summary", MAX_TEXT)
     check.text("dismiss_reason", MAX_REASON)
     check.past("started_at", "ended_at", "dismissed_at")

@@ -54,7 +54,7 @@ def list_rules(app: AppContext, args: dict[str, Any]) -> Output:
     lines, items = [], []
     for rule in enabled:
         line = (
-            f"- {rule_text(rule)}  {rule_scope(rule)}  (id {rule.id}, added"
+            f"- {rule_text(rule)}  {rule_scope(rule)}  (id {one_line(rule.id)}, added"
             f" {format_date(rule.added_at)}, source: {one_line(rule.source)}, last confirmed"
             f" {format_date(rule.last_confirmed_at)})"
         )

@@ -13,8 +13,6 @@ from aletheia_mem.tools import structured
 from aletheia_mem.tools.app import AppContext, target_project
 from aletheia_mem.tools.structured import Output
 
-MAX_LIST_JSON = 100_000
-
 
 def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
     """The session-start block for a project."""
@@ -41,17 +39,6 @@ def work_state_write(app: AppContext, args: dict[str, Any]) -> str:
     items = args["items"]
     if not isinstance(items, list):
         raise InvalidInputError("items must be an array.")
-    for item in items:
-        if item is None or isinstance(item, list):
-            raise InvalidInputError(
-                "items must hold only strings, numbers, booleans or plain objects."
-            )
-    try:
-        size = len(json.dumps(items, ensure_ascii=False, allow_nan=False))
-    except ValueError:
-        raise InvalidInputError("items must hold only finite numbers.") from None
-    if size > MAX_LIST_JSON:
-        raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
     project = target_project(app, args.get("project"))
     written = worklists.write_list(
         app.store, app.clock, project=project, name=name, items=items, tool=app.caller

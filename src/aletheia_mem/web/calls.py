@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.server.api import OPERATIONS
+from aletheia_mem.server.mcp import argument_problem
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 
@@ -33,4 +35,7 @@ def call(
     for schema, given in ((op.query, query), (op.body, body), (op.path_params, path)):
         if schema is not None:
             args.update(check_arguments(schema, given or {}))
+    problem = argument_problem(body or {})  # as /api/ checks a body: no deep nests, surrogates
+    if problem is not None:
+        raise InvalidInputError(f"The form is refused: {problem}")
     return op.handler(app, args)[1]

@@ -38,7 +38,7 @@ def parse_lines(text: str) -> list[Any]:
         if stripped.startswith("{"):
             try:
                 value = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested past the parser: text, as any other
                 value = stripped
             items.append(value if isinstance(value, dict) else stripped)
         else:

@@ -82,7 +82,9 @@ def key_gate(api_key: str | None) -> Gate:
         if bearer is not None and key_matches(key, bearer):
             return True
         nonce, _, signature = request.cookies.get(SESSION_COOKIE, "").partition(".")
-        return bool(nonce) and hmac.compare_digest(signature, _signature(key, nonce))
+        # As bytes: compare_digest refuses str with non-ASCII characters (a 500 on a forged cookie).
+        expected = _signature(key, nonce).encode()
+        return bool(nonce) and hmac.compare_digest(signature.encode("utf-8"), expected)
 
     def session_for(given: str) -> str | None:
         return new_session_cookie(key) if key_matches(key, given) else None
