@@ -36,13 +36,6 @@ def outcome_of(result: ToolResult, refused: bool) -> Outcome:
     return "error" if result.is_error else "ok"
 
 
-def outside_token(app: AppContext, project: str | None) -> bool:
-    """Whether a call acted on an item of a project the token may not see: its error reads as
-    for a missing item, and its audit row says refused."""
-    allowed = app.allowed_projects
-    return allowed is not None and project is not None and project not in allowed
-
-
 def call_project(app: AppContext, tool: str, arguments: dict[str, Any]) -> str | None:
     """The project a call acted on, for its audit row: the one named, else the item's (a rule's
     scope, a dismissed item's project), else the caller's default one, ``*`` for every project.

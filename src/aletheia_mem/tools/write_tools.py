@@ -11,7 +11,7 @@ from typing import Any
 
 from aletheia_mem.domain import dismissals, memories
 from aletheia_mem.domain.vocabulary import ItemType
-from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools.app import AppContext, target_project
 
 
@@ -44,15 +44,11 @@ def save_memory(app: AppContext, args: dict[str, Any]) -> str:
 def set_dismissed(
     app: AppContext, item_type: ItemType, item_id: int, *, dismiss: bool, reason: str | None
 ) -> str:
-    """Dismiss or restore one item the caller may touch; returns the item's project.
-
-    An item of a project a token may not see is as unknown to it as a missing one: ids are
-    sequential, so naming its project would tell the token every other project's name.
-    """
+    """Dismiss or restore one item the caller may touch; returns the item's project."""
     if app.allowed_projects is not None:
         project = app.store.project_of(dismissals.table_for(item_type), item_id)
-        if project is not None and project not in app.allowed_projects:
-            raise NotFoundError(f"No {item_type} #{item_id}.")
+        if project is not None:
+            target_project(app, project)
     return dismissals.set_dismissed(
         app.store,
         item_type=item_type,
