@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -121,12 +122,18 @@ def worker(database: str, saves: int, threads: int) -> dict[str, float]:
             ]
         each = saves // threads
         trips_before, cpu_before = round_trips(), backend_cpu_ns(pids)
+        own_before = time.process_time()
         run_all(0, each)
         cpu = backend_cpu_ns(pids) - cpu_before
+        own = time.process_time() - own_before
     finally:
         store.close()
     done = each * threads
-    return {"cpu_ms": cpu / done / 1e6, "round_trips": (round_trips() - trips_before) / done}
+    return {
+        "cpu_ms": cpu / done / 1e6,
+        "client_ms": own / done * 1e3,
+        "round_trips": (round_trips() - trips_before) / done,
+    }
 
 
 def run_variant(src: Path, database: str, saves: int, threads: int) -> dict[str, float]:
@@ -177,12 +184,15 @@ def main() -> None:
         f" {args.saves} saves x {args.rounds} rounds"
     )
     print(
-        "| variant | backend CPU ms/save (median) | min | round trips/save |\n|---|---:|---:|---:|"
+        "| variant | backend CPU ms/save (median) | min | client CPU ms/save | round trips/save |"
+        "\n|---|---:|---:|---:|---:|"
     )
     for label, runs in results.items():
         cpu = [run["cpu_ms"] for run in runs]
         trips = statistics.median(run["round_trips"] for run in runs)
-        print(f"| {label} | {statistics.median(cpu):.3f} | {min(cpu):.3f} | {trips:.1f} |")
+        client = statistics.median(run["client_ms"] for run in runs)
+        line = f"{statistics.median(cpu):.3f} | {min(cpu):.3f} | {client:.3f} | {trips:.1f}"
+        print(f"| {label} | {line} |")
 
 
 if __name__ == "__main__":
