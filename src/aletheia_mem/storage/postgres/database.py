@@ -2,7 +2,8 @@
 
 Every store part on PostgreSQL reads and writes through one ``PgDatabase``: ``read()`` lends a
 connection for a few statements, ``write()`` runs one transaction (committed on success, rolled
-back on any error). Connection problems become ``StoreUnavailableError``, one line for the user.
+back on any error), ``write_with()`` one transaction of one statement (a save without facts).
+Connection problems become ``StoreUnavailableError``, one line for the user.
 
 The pool's connections are in autocommit: a read is one round trip per statement, with no
 BEGIN/COMMIT (and no ROLLBACK when the pool takes the connection back), and ``write()`` opens

@@ -76,7 +76,6 @@ class PgMemories(PgPart):
     def add_memory(self, new: NewMemory, facts: Sequence[NewFact] = ()) -> tuple[Memory, bool]:
         """Insert a memory, and the facts it states, unless its dedupe key exists (then the
         facts still count, for the memory found). Returns the memory and whether it is new."""
-
         if not facts:
             return self._add_memory_alone(new)
 
