@@ -37,7 +37,7 @@ ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 _round_trips = 0
 
 
-def _count_waits() -> None:
+def count_waits() -> None:
     """Count every wait of a psycopg connection on the server that goes to the network (a
     COMMIT on an idle connection does not): one per round trip."""
     original = psycopg.Connection.wait
@@ -81,6 +81,11 @@ def fill(store: Any, count: int) -> float:
     for index, note in enumerate(writer.notes(count)):
         memories.save_memory(store, system_clock, _input(note, index))
     return time.perf_counter() - started
+
+
+def round_trips() -> int:
+    """The waits counted since ``count_waits``: round trips, of every connection."""
+    return _round_trips
 
 
 def measure(operation: Callable[[int], object], runs: int) -> tuple[float, float, float]:
@@ -155,7 +160,7 @@ def main() -> None:
     parser.add_argument("--pg", default=ADMIN_URL, help="an admin URL: a database is made")
     parser.add_argument("--keep", help="a database name: made and filled once, kept, reused")
     args = parser.parse_args()
-    _count_waits()
+    count_waits()
     name = args.keep or f"aletheia_bench_{secrets.token_hex(4)}"
     url = f"{args.pg.rsplit('/', 1)[0]}/{name}"
     with psycopg.connect(args.pg, autocommit=True) as admin:

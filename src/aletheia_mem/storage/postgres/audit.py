@@ -23,13 +23,21 @@ def insert_audit(conn: psycopg.Connection[Any], entry: AuditEntry) -> None:
     )
 
 
-def _insert_audit_returning_id(conn: psycopg.Connection[Any], entry: AuditEntry) -> int:
-    [row] = conn.execute(
-        "INSERT INTO audit (at, actor, tool, project, result, detail)"
-        " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
-        (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail),
-    ).fetchall()
-    return int(row[0])
+def _audit_rider(entry: AuditEntry) -> Rider:
+    """The audit row as a rider: parameters named apart from any statement's it joins."""
+    return Rider(
+        "INSERT INTO audit (at, actor, tool, project, result, detail) VALUES (%(audit_at)s,"
+        " %(audit_actor)s, %(audit_tool)s, %(audit_project)s, %(audit_result)s,"
+        " %(audit_detail)s)",
+        {
+            "audit_at": entry.at,
+            "audit_actor": entry.actor,
+            "audit_tool": entry.tool,
+            "audit_project": entry.project,
+            "audit_result": entry.result,
+            "audit_detail": entry.detail,
+        },
+    )
 
 
 def _entry(row: Any) -> AuditEntry:
@@ -48,7 +56,7 @@ class PgAudit(PgPart):
         """Within the block, ``entry`` is written by the first write transaction that commits
         in this thread (one commit for a call and its audit row); the rider's ``result`` is then
         the row's id, for ``set_audit_result``. Nothing written when no write commits."""
-        rider = Rider(lambda conn: _insert_audit_returning_id(conn, entry))
+        rider = _audit_rider(entry)
         with riding_next_write(rider):
             yield rider
 

@@ -2,7 +2,8 @@
 
 Every store part on PostgreSQL reads and writes through one ``PgDatabase``: ``read()`` lends a
 connection for a few statements, ``write()`` runs one transaction (committed on success, rolled
-back on any error). Connection problems become ``StoreUnavailableError``, one line for the user.
+back on any error), ``write_with()`` one transaction of one statement (a save without facts).
+Connection problems become ``StoreUnavailableError``, one line for the user.
 
 The pool's connections are in autocommit: a read is one round trip per statement, with no
 BEGIN/COMMIT (and no ROLLBACK when the pool takes the connection back), and ``write()`` opens
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import select
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -84,6 +85,11 @@ class Row(tuple[Any, ...]):
     def keys(self) -> list[str]:
         return list(self._index)
 
+    def without_first(self) -> Row:
+        """The row without its first column (whose name no other column may have)."""
+        index = {name: i - 1 for name, i in self._index.items() if i > 0}
+        return Row(self[1:], index)
+
 
 def row_factory(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
     names = [column.name for column in cursor.description or ()]
@@ -118,11 +124,20 @@ def _readable(fd: int) -> bool:
 @dataclass
 class Rider:
     """One more statement for the next transaction ``write()`` commits in this context (a
-    hub call's audit row, committed with the call's own write): ``done`` once committed."""
+    hub call's audit row, committed with the call's own write): ``done`` once committed.
 
-    run: Callable[[psycopg.Connection[Any]], int]
+    ``sql`` is an INSERT of one row, with named parameters ``params`` (named apart from any
+    statement's it may join: ``write_with`` makes it one of a statement's CTEs), returning the
+    row's id: the ``result``."""
+
+    sql: str
+    params: dict[str, Any]
     result: int | None = None
     done: bool = False
+
+    def run(self, conn: psycopg.Connection[Any]) -> int:
+        [row] = conn.execute(self.sql + " RETURNING id", self.params).fetchall()
+        return int(row[0])
 
 
 _RIDER: ContextVar[Rider | None] = ContextVar("aletheia_pg_rider", default=None)
@@ -193,6 +208,31 @@ class PgDatabase:
                 result = None if rider is None else rider.run(conn)
             if rider is not None:
                 rider.result, rider.done = result, True
+
+    def write_with(self, ctes: Sequence[str], select: str, params: dict[str, Any]) -> Row | None:
+        """``WITH <ctes> <select>`` as one transaction of one statement, committed on its own
+        (autocommit: no BEGIN and COMMIT round trips), and its row (``select`` gives at most
+        one, and its first column is never NULL). A pending rider (``riding_next_write``)
+        joins the statement as one more CTE, and so commits with it."""
+        rider = _RIDER.get()
+        if rider is not None and rider.done:
+            rider = None
+        sql = "WITH " + ", ".join(ctes)
+        if rider is not None:  # the rider's one row, and the select's row if there is one
+            sql += f", rider AS ({rider.sql} RETURNING id)"
+            sql += " SELECT rider.id AS rider_id, s.* FROM rider"
+            sql += f" LEFT JOIN ({select}) AS s ON true"
+            params = {**params, **rider.params}
+        else:
+            sql += " " + select
+        with self.statement() as conn:
+            row = conn.execute(sql, params).fetchone()
+        if rider is None:
+            return row
+        if row is None:
+            raise RuntimeError("a rider's statement returned no row")
+        rider.result, rider.done = int(row[0]), True
+        return None if row[1] is None else row.without_first()
 
     def snapshot(self) -> AbstractContextManager[None]:
         """Several reads as the SQLite store's ``snapshot`` groups them: here each read borrows

@@ -46,10 +46,19 @@ def fact_from_row(row: Row) -> Fact:
 
 def write_retrying(db: PgDatabase, work: Callable[[psycopg.Connection[Row]], T]) -> T:
     """Run ``work`` in one transaction, again if it lost a deadlock to another writer."""
+
+    def transaction() -> T:
+        with db.write() as conn:
+            return work(conn)
+
+    return retrying(transaction)
+
+
+def retrying(transaction: Callable[[], T]) -> T:
+    """Run a transaction, again if it lost a deadlock to another writer."""
     for attempt in range(_WRITE_ATTEMPTS):
         try:
-            with db.write() as conn:
-                return work(conn)
+            return transaction()
         except (errors.DeadlockDetected, errors.SerializationFailure):
             if attempt == _WRITE_ATTEMPTS - 1:
                 raise

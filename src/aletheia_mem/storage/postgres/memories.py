@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import psycopg
@@ -17,7 +17,7 @@ from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery
 from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.storage.postgres import full_text, memory_search
 from aletheia_mem.storage.postgres.database import PgPart, Row
-from aletheia_mem.storage.postgres.facts import put_fact, write_retrying
+from aletheia_mem.storage.postgres.facts import put_fact, retrying, write_retrying
 from aletheia_mem.storage.uids import new_uid
 
 _COLUMNS = ", ".join(field.name for field in fields(Memory))
@@ -76,11 +76,12 @@ class PgMemories(PgPart):
     def add_memory(self, new: NewMemory, facts: Sequence[NewFact] = ()) -> tuple[Memory, bool]:
         """Insert a memory, and the facts it states, unless its dedupe key exists (then the
         facts still count, for the memory found). Returns the memory and whether it is new."""
+        if not facts:
+            return self._add_memory_alone(new)
 
         def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
             with full_text.indexing(conn) as totals:
-                # Without facts the save's one statement adds to the totals itself.
-                memory = _insert_new_memory(conn, new, totals if facts else None)
+                memory = _insert_new_memory(conn, new, totals)
                 # None: the key is taken (maybe by a racing writer, committed by now)
                 memory_id = _taken_id(conn, new) if memory is None else memory.id
                 for fact in facts:  # facts sent again still count: new ones supersede
@@ -90,6 +91,20 @@ class PgMemories(PgPart):
                 return memory, True
 
         return write_retrying(self._db, work)
+
+    def _add_memory_alone(self, new: NewMemory) -> tuple[Memory, bool]:
+        """A memory without facts: its one statement is the whole transaction, committed on
+        its own (no BEGIN and COMMIT round trips), with the index totals (the only totals row
+        it locks, so no lock order to keep) and a hub call's audit row (the rider). Its key
+        taken, the memory holding it is read after that commit, as the transaction read it."""
+        statement = _new_memory_statement(new, add_totals=True)
+        row = retrying(
+            lambda: self._db.write_with(statement.ctes, statement.select, statement.params)
+        )
+        if row is not None:
+            return memory_from_row(row), True
+        with self._db.read() as conn:  # the key is taken (maybe by a racing writer, committed)
+            return self._read_memory(conn, _taken_id(conn, new)), False
 
     def _insert_memory(
         self, conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals
@@ -337,63 +352,83 @@ class PgMemories(PgPart):
             return memory_search.rank_memory_ids(conn, query, now, ranking)
 
 
-def _insert_new_memory(
-    conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals | None
-) -> Memory | None:
+@dataclass(frozen=True)
+class _NewMemoryStatement:
+    """The one statement that inserts and indexes a memory, as CTEs and a final select."""
+
+    ctes: list[str]
+    select: str
+    params: dict[str, Any]
+    tokens: int
+
+
+def _new_memory_statement(new: NewMemory, add_totals: bool) -> _NewMemoryStatement:
     """Insert and index a memory in one statement (one round trip): the row, its token count,
-    its terms and its files, and with no ``totals`` to add to later, the index totals too (the
-    only totals row the transaction then locks, so no lock order to keep). None when its
-    dedupe key is taken; then no id is drawn from the sequence (the ``#N`` users see stay
-    dense), as when SQLite looks the key up first."""
+    its terms and its files (the files' CTE only when it has some), and with ``add_totals``
+    the index totals too. It returns the new row, none when the memory's dedupe key is taken:
+    then no id is drawn from the sequence (the ``#N`` users see stay dense), as when SQLite
+    looks the key up first."""
     count, terms, cols, positions = full_text.row_terms(memory_texts(new))
-    add_totals = (
-        ""
-        if totals is not None
-        else ", c AS (UPDATE full_text_counts SET docs = docs + 1, tokens = tokens + %(count)s"
-        f" WHERE index_name = 'memories' AND {full_text.OWN_SLOT}"
-        " AND EXISTS (SELECT FROM m))"
-    )
-    row = conn.execute(
-        "WITH m AS (INSERT INTO memories (uid, project, type, kind, title, text, narrative,"
+    ctes = [
+        "m AS (INSERT INTO memories (uid, project, type, kind, title, text, narrative,"
         " facts, files, tool, pinned, created_at, updated_at, dedupe_key)"
         " SELECT %(uid)s, %(project)s, %(type)s, %(kind)s, %(title)s, %(text)s, %(narrative)s,"
         " %(facts)s, %(files)s, %(tool)s, %(pinned)s, %(at)s, %(at)s, %(key)s"
         f" WHERE NOT EXISTS (SELECT 1 FROM memories WHERE {_NEW_KEY_MATCH})"
         " ON CONFLICT (project, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"
-        f" RETURNING {_COLUMNS}),"
-        " d AS (INSERT INTO memory_docs (memory_id, tokens) SELECT id, %(count)s FROM m),"
-        " t AS (INSERT INTO memory_terms (term, memory_id, col, positions)"
+        f" RETURNING {_COLUMNS})",
+        "d AS (INSERT INTO memory_docs (memory_id, tokens) SELECT id, %(count)s FROM m)",
+        "t AS (INSERT INTO memory_terms (term, memory_id, col, positions)"
         " SELECT u.t, m.id, u.c, u.p::integer[] FROM m,"
-        " unnest(%(terms)s::text[], %(cols)s::smallint[], %(positions)s::text[]) AS u (t, c, p)),"
-        " f AS (INSERT INTO memory_files (memory_id, path, path_reversed)"
-        " SELECT m.id, u.p, reverse(u.p) FROM m, unnest(%(paths)s::text[]) AS u (p)"
-        f" ON CONFLICT DO NOTHING){add_totals}"
-        " SELECT * FROM m",
-        {
-            "uid": new_uid(),
-            "project": new.project,
-            "type": new.type,
-            "kind": new.kind,
-            "title": new.title,
-            "text": new.text,
-            "narrative": new.narrative,
-            "facts": _json_list(new.facts),
-            "files": _json_list(new.files),
-            "tool": new.tool,
-            "pinned": int(new.pinned),
-            "at": new.created_at,
-            "key": new.dedupe_key,
-            "count": count,
-            "terms": terms,
-            "cols": cols,
-            "positions": positions,
-            "paths": list(new.files),
-        },
+        " unnest(%(terms)s::text[], %(cols)s::smallint[], %(positions)s::text[]) AS u (t, c, p))",
+    ]
+    if new.files:
+        ctes.append(
+            "f AS (INSERT INTO memory_files (memory_id, path, path_reversed)"
+            " SELECT m.id, u.p, reverse(u.p) FROM m, unnest(%(paths)s::text[]) AS u (p)"
+            " ON CONFLICT DO NOTHING)"
+        )
+    if add_totals:
+        ctes.append(
+            "c AS (UPDATE full_text_counts SET docs = docs + 1, tokens = tokens + %(count)s"
+            f" WHERE index_name = 'memories' AND {full_text.OWN_SLOT}"
+            " AND EXISTS (SELECT FROM m))"
+        )
+    params = {
+        "uid": new_uid(),
+        "project": new.project,
+        "type": new.type,
+        "kind": new.kind,
+        "title": new.title,
+        "text": new.text,
+        "narrative": new.narrative,
+        "facts": _json_list(new.facts),
+        "files": _json_list(new.files),
+        "tool": new.tool,
+        "pinned": int(new.pinned),
+        "at": new.created_at,
+        "key": new.dedupe_key,
+        "count": count,
+        "terms": terms,
+        "cols": cols,
+        "positions": positions,
+        "paths": list(new.files),
+    }
+    return _NewMemoryStatement(ctes, "SELECT * FROM m", params, count)
+
+
+def _insert_new_memory(
+    conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals
+) -> Memory | None:
+    """Insert and index a memory in the caller's transaction (``_new_memory_statement``),
+    adding to ``totals``; None when its dedupe key is taken."""
+    statement = _new_memory_statement(new, add_totals=False)
+    row = conn.execute(
+        "WITH " + ", ".join(statement.ctes) + " " + statement.select, statement.params
     ).fetchone()
     if row is None:
         return None
-    if totals is not None:
-        totals.add(full_text.MEMORY_INDEX, 1, count)
+    totals.add(full_text.MEMORY_INDEX, 1, statement.tokens)
     return memory_from_row(row)
 
 
