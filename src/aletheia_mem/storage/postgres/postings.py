@@ -1,0 +1,219 @@
+"""What relevance search reads of the database, kept in this process's memory and brought up to
+date from the change feed of migration 0009 before every search.
+
+A search on PostgreSQL matched and scored in SQL cost the database more CPU than the hub process
+that asked, so hub processes on one machine could not share it. Here each store keeps the
+narrow ``memory_rank`` rows of every memory, and the postings (per memory, each column's
+positions) of the terms searches used, so the database answers a search with a few index
+probes that find nothing changed, and Python does the rest (``memory_search.rank_in_memory``).
+
+Exactness: a refresh runs in one ``REPEATABLE READ`` snapshot S. It reads back every
+``memory_rank`` and ``memory_docs`` row and every tombstone whose ``changed`` (the writing
+transaction's id) is at least the horizon H, the ``xmin`` of the previous refresh's snapshot,
+and then takes S's ``xmin`` as H. A transaction the previous snapshot did not see has an id of
+at least its ``xmin`` (ids below it had ended), whatever order transactions commit in, so no
+change is missed; reading a row twice is harmless. The totals and any term not held yet are
+read in S too, so everything a search computes is what S holds. A reader whose horizon is not
+above ``memory_feed.purged`` (old tombstones purged, or a table truncated) loads afresh.
+
+Memory: the rank rows are a tuple of eight small values per memory (about 2 MB at 10,000
+memories). The postings are bounded by ``max_postings``, counted as (term, memory) pairs: past
+it, the terms least recently searched are dropped whole (a search's own terms are kept even if
+they alone pass the bound). One pair costs about 200 bytes (a dict slot, a tuple per column,
+the positions list), so the default of 400,000 pairs holds about 80 MB.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg.rows import tuple_row
+
+from aletheia_mem.storage.postgres.database import PgDatabase
+
+DEFAULT_MAX_POSTINGS = 400_000
+# Tombstones older than this are purged (readers idle longer load afresh), once an hour.
+PURGE_AFTER = "1 day"
+PURGE_EVERY_S = 3600.0
+
+# tokens, created_at, pinned, stale, dismissed_at, project, type, kind
+RankRow = tuple[int, int, int, int, int | None, str, str, str]
+# A term in one memory: per column holding it, in column order, (col, occurrences) (what bm25
+# reads), and beside them each column's positions (what phrases match by).
+Entries = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, ...], ...]]
+
+_RANK_COLUMNS = "id, tokens, created_at, pinned, stale, dismissed_at, project, type, kind"
+_HEAD = (
+    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, f.purged::text, t.docs, t.tokens"
+    " FROM memory_feed f, (SELECT coalesce(sum(docs), 0) AS docs,"
+    " coalesce(sum(tokens), 0) AS tokens FROM full_text_counts"
+    " WHERE index_name = 'memories') AS t"
+)
+_ALL_RANK = f"SELECT {_RANK_COLUMNS} FROM memory_rank"
+_CHANGED_RANK = f"SELECT {_RANK_COLUMNS} FROM memory_rank WHERE changed >= %s::xid8"
+# The memories whose terms may have changed, and whether each still has a rank row.
+_CHANGED_DOCS = (
+    "SELECT c.memory_id, EXISTS (SELECT FROM memory_rank r WHERE r.id = c.memory_id)"
+    " FROM (SELECT memory_id FROM memory_docs WHERE changed >= %s::xid8"
+    " UNION SELECT memory_id FROM memory_tombstones WHERE changed >= %s::xid8) AS c"
+)
+_CHANGED_TERMS = (
+    "SELECT term, memory_id, col, positions FROM memory_terms WHERE memory_id IN"
+    " (SELECT memory_id FROM memory_docs WHERE changed >= %s::xid8)"
+)
+_TERMS = "SELECT term, memory_id, col, positions FROM memory_terms WHERE term = ANY (%s)"
+_PURGE = (
+    "WITH d AS (DELETE FROM memory_tombstones"
+    f" WHERE deleted_at < now() - interval '{PURGE_AFTER}' RETURNING changed)"
+    " UPDATE memory_feed SET purged = greatest(purged, (SELECT max(changed) FROM d))"
+    " WHERE EXISTS (SELECT FROM d)"
+)
+
+
+class Postings:
+    """One store's copy of the rank rows and of the postings of recently searched terms.
+
+    Thread-safe: ``fresh`` holds a lock while it refreshes and while the caller reads, so a
+    search reads one snapshot's state."""
+
+    def __init__(self, max_postings: int = DEFAULT_MAX_POSTINGS) -> None:
+        self.max_postings = max_postings
+        self.rank: dict[int, RankRow] = {}
+        self.totals = (0, 0)
+        self._terms: OrderedDict[str, dict[int, Entries]] = OrderedDict()
+        self._size = 0
+        self._shared: dict[Entries, Entries] = {}  # equal entries held once
+        self._horizon: int | None = None
+        self._next_purge = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        """The (term, memory) pairs held."""
+        return self._size
+
+    def held_terms(self) -> list[str]:
+        return list(self._terms)
+
+    def term(self, term: str) -> dict[int, Entries]:
+        """The postings of a term of the current search (``fresh`` loaded them)."""
+        return self._terms[term]
+
+    @contextmanager
+    def fresh(self, db: PgDatabase, terms: Collection[str]) -> Iterator[Postings]:
+        """The postings brought up to date, with ``terms`` loaded, for the block's reads."""
+        with self._lock:
+            with db.read() as conn:
+                if not self._refresh(conn, terms):  # tombstones were purged: load afresh
+                    self._horizon = None
+                    self._refresh(conn, terms)
+                if self._horizon is not None and time.monotonic() >= self._next_purge:
+                    self._next_purge = time.monotonic() + PURGE_EVERY_S
+                    conn.execute(_PURGE)
+            try:
+                yield self
+            finally:
+                self._evict(terms)
+
+    def _refresh(self, conn: psycopg.Connection[Any], terms: Collection[str]) -> bool:
+        """Read the changes since the horizon and the missing terms in one snapshot (one round
+        trip: pipelined), and apply them. False (nothing applied): this reader must reload."""
+        full = self._horizon is None
+        missing = list(terms) if full else [t for t in terms if t not in self._terms]
+        horizon = str(self._horizon)
+        with conn.pipeline():
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            head = conn.cursor(row_factory=tuple_row).execute(_HEAD)
+            rank = conn.cursor(row_factory=tuple_row)
+            docs = changed = None
+            if full:
+                rank.execute(_ALL_RANK)
+            else:
+                rank.execute(_CHANGED_RANK, (horizon,))
+                docs = conn.cursor(row_factory=tuple_row).execute(_CHANGED_DOCS, [horizon] * 2)
+                changed = conn.cursor(row_factory=tuple_row).execute(_CHANGED_TERMS, (horizon,))
+            loaded = conn.cursor(row_factory=tuple_row)
+            if missing:
+                loaded.execute(_TERMS, (missing,))
+            conn.execute("COMMIT")
+        [(xmin, purged, doc_count, token_count)] = head.fetchall()
+        if not full and int(purged) >= int(horizon):
+            return False
+        if full:
+            self.rank = {row[0]: row[1:] for row in rank.fetchall()}
+            self._terms.clear()
+            self._size = 0
+        else:
+            assert docs is not None and changed is not None  # noqa: S101 (set when not full)
+            self._apply(rank.fetchall(), docs.fetchall(), changed.fetchall())
+        for term, postings in self._grouped(loaded.fetchall() if missing else [], missing).items():
+            self._size += len(postings) - len(self._terms.get(term, ()))
+            self._terms[term] = postings
+        for term in terms:
+            self._terms.move_to_end(term)
+        self.totals = (int(doc_count), int(token_count))
+        self._horizon = int(xmin)
+        return True
+
+    def _apply(
+        self,
+        rank: list[tuple[Any, ...]],
+        docs: list[tuple[int, bool]],
+        changed: list[tuple[str, int, int, list[int]]],
+    ) -> None:
+        """Changed rank rows replace the held ones, deleted ones go; the memories whose terms
+        may have changed leave every held term and join again from their fresh rows."""
+        for row in rank:
+            self.rank[row[0]] = row[1:]
+        for memory_id, live in docs:
+            if not live:
+                self.rank.pop(memory_id, None)
+        if not docs or not self._terms:
+            return
+        ids = [memory_id for memory_id, _ in docs]
+        for postings in self._terms.values():
+            for memory_id in ids:
+                if postings.pop(memory_id, None) is not None:
+                    self._size -= 1
+        held = [row for row in changed if row[0] in self._terms]
+        for term, postings in self._grouped(held, ()).items():
+            self._terms[term].update(postings)
+            self._size += len(postings)
+
+    def _evict(self, keep: Collection[str]) -> None:
+        """Drop the least recently searched terms (not ``keep``) while past the bound."""
+        for term in list(self._terms):
+            if self._size <= self.max_postings:
+                return
+            if term not in keep:
+                self._size -= len(self._terms.pop(term))
+
+    def _grouped(
+        self, rows: Iterable[tuple[str, int, int, list[int]]], terms: Iterable[str]
+    ) -> dict[str, dict[int, Entries]]:
+        """``memory_terms`` rows as postings: per term (each of ``terms`` at least, if empty),
+        per memory, its entries. Equal entries are one object (most are alike: a term once
+        in a title...), which holds the postings in a third of the memory."""
+        found: dict[str, dict[int, list[tuple[int, list[int]]]]] = {term: {} for term in terms}
+        for term, memory_id, col, positions in rows:
+            found.setdefault(term, {}).setdefault(memory_id, []).append((col, positions))
+        if len(self._shared) > self.max_postings:  # many entries held no more
+            self._shared.clear()
+        shared = self._shared
+        grouped: dict[str, dict[int, Entries]] = {}
+        for term, postings in found.items():
+            held = grouped[term] = {}
+            for memory_id, columns in postings.items():
+                columns.sort()
+                entries = (
+                    tuple((col, len(positions)) for col, positions in columns),
+                    tuple(tuple(positions) for _, positions in columns),
+                )
+                held[memory_id] = shared.setdefault(entries, entries)
+        return grouped
