@@ -209,3 +209,21 @@ def test_terms_past_the_bound_are_dropped_and_searches_stay_exact(two_stores) ->
         assert held >= own  # a search keeps its own terms
         assert postings.size <= 40 or held == own
     assert len(postings.held_terms()) < len(WORDS)
+
+
+def test_a_reader_behind_purged_tombstones_loads_afresh(two_stores, pg_store_url: str) -> None:
+    writer, reader = two_stores
+    kept, _ = writer.add_memory(_lychee("one"))
+    gone, _ = writer.add_memory(_lychee("two"))
+    assert _search(reader, "lychee") == [gone.id, kept.id]
+    with writer._db.write() as conn:
+        conn.execute("DELETE FROM memories WHERE id = %s", (gone.id,))
+        conn.execute("UPDATE memory_tombstones SET deleted_at = now() - interval '2 days'")
+    third = open_postgres_store(pg_store_url, pool_size=1)
+    try:
+        _search(third, "lychee")  # a store's first search purges the tombstones a day old
+    finally:
+        third.close()
+    with writer._db.read() as conn:
+        assert conn.execute("SELECT count(*) FROM memory_tombstones").fetchone() == (0,)
+    assert _search(reader, "lychee") == [kept.id]

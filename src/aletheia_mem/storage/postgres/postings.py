@@ -7,7 +7,7 @@ narrow ``memory_rank`` rows of every memory, and the postings (per memory, each 
 positions) of the terms searches used, so the database answers a search with a few index
 probes that find nothing changed, and Python does the rest (``memory_search.rank_in_memory``).
 
-Exactness: a refresh runs in one ``REPEATABLE READ`` snapshot S. It reads back every
+Exactness: a refresh is one statement, so it reads one snapshot S. It reads back every
 ``memory_rank`` and ``memory_docs`` row and every tombstone whose ``changed`` (the writing
 transaction's id) is at least the horizon H, the ``xmin`` of the previous refresh's snapshot,
 and then takes S's ``xmin`` as H. A transaction the previous snapshot did not see has an id of
@@ -16,11 +16,12 @@ change is missed; reading a row twice is harmless. The totals and any term not h
 read in S too, so everything a search computes is what S holds. A reader whose horizon is not
 above ``memory_feed.purged`` (old tombstones purged, or a table truncated) loads afresh.
 
-Memory: the rank rows are a tuple of eight small values per memory (about 2 MB at 10,000
-memories). The postings are bounded by ``max_postings``, counted as (term, memory) pairs: past
-it, the terms least recently searched are dropped whole (a search's own terms are kept even if
-they alone pass the bound). One pair costs about 200 bytes (a dict slot, a tuple per column,
-the positions list), so the default of 400,000 pairs holds about 80 MB.
+Memory: the rank rows are a tuple of eight small values per memory. The postings are bounded by
+``max_postings``, counted as (term, memory) pairs: past it, the terms least recently searched
+are dropped whole (a search's own terms are kept even if they alone pass the bound). Equal
+entries are held once, so a pair costs about 100 bytes: measured at 10,000 memories
+(bench/pg_postings_bench.py), 10,000 rank rows and 188,161 pairs of 384 terms took 18 MB, and
+the default bound of 500,000 pairs holds about 50 MB.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from psycopg.rows import tuple_row
 
 from aletheia_mem.storage.postgres.database import PgDatabase
 
-DEFAULT_MAX_POSTINGS = 400_000
+DEFAULT_MAX_POSTINGS = 500_000
 # Tombstones older than this are purged (readers idle longer load afresh), once an hour.
 PURGE_AFTER = "1 day"
 PURGE_EVERY_S = 3600.0
@@ -48,26 +49,43 @@ RankRow = tuple[int, int, int, int, int | None, str, str, str]
 # reads), and beside them each column's positions (what phrases match by).
 Entries = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, ...], ...]]
 
-_RANK_COLUMNS = "id, tokens, created_at, pinned, stale, dismissed_at, project, type, kind"
+# One statement reads everything a refresh needs (one snapshot, one round trip), as rows of one
+# shape whose first column says what each is:
+#   0  the snapshot's xmin (term), memory_feed.purged (project), the index's rows and tokens
+#   1  a rank row: id, tokens, created_at, pinned, stale, dismissed_at, project, type, kind
+#   2  a memory whose terms may have changed (id), and whether it has a rank row (pinned)
+#   3  a term row of such a memory: id, col (pinned), term, positions
+#   4  a term row of a term not held yet, the same
 _HEAD = (
-    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text, f.purged::text, t.docs, t.tokens"
-    " FROM memory_feed f, (SELECT coalesce(sum(docs), 0) AS docs,"
-    " coalesce(sum(tokens), 0) AS tokens FROM full_text_counts"
-    " WHERE index_name = 'memories') AS t"
+    "SELECT 0::smallint AS part, NULL::bigint AS id,"
+    " (SELECT coalesce(sum(docs), 0) FROM full_text_counts"
+    " WHERE index_name = 'memories')::bigint AS tokens,"
+    " (SELECT coalesce(sum(tokens), 0) FROM full_text_counts"
+    " WHERE index_name = 'memories')::bigint AS created_at,"
+    " NULL::smallint AS pinned, NULL::smallint AS stale, NULL::bigint AS dismissed_at,"
+    " (SELECT purged::text FROM memory_feed) AS project, NULL::text AS type,"
+    " NULL::text AS kind, pg_snapshot_xmin(pg_current_snapshot())::text AS term,"
+    " NULL::integer[] AS positions"
 )
-_ALL_RANK = f"SELECT {_RANK_COLUMNS} FROM memory_rank"
-_CHANGED_RANK = f"SELECT {_RANK_COLUMNS} FROM memory_rank WHERE changed >= %s::xid8"
-# The memories whose terms may have changed, and whether each still has a rank row.
-_CHANGED_DOCS = (
-    "SELECT c.memory_id, EXISTS (SELECT FROM memory_rank r WHERE r.id = c.memory_id)"
-    " FROM (SELECT memory_id FROM memory_docs WHERE changed >= %s::xid8"
-    " UNION SELECT memory_id FROM memory_tombstones WHERE changed >= %s::xid8) AS c"
+_RANK = (
+    " UNION ALL SELECT 1, id, tokens, created_at, pinned, stale, dismissed_at, project, type,"
+    " kind, NULL, NULL FROM memory_rank"
 )
-_CHANGED_TERMS = (
-    "SELECT term, memory_id, col, positions FROM memory_terms WHERE memory_id IN"
-    " (SELECT memory_id FROM memory_docs WHERE changed >= %s::xid8)"
+_CHANGED = (
+    " WHERE changed >= %(horizon)s::xid8"
+    " UNION ALL SELECT 2, c.memory_id, NULL, NULL,"
+    " (EXISTS (SELECT FROM memory_rank r WHERE r.id = c.memory_id))::integer::smallint,"
+    " NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+    " FROM (SELECT memory_id FROM memory_docs WHERE changed >= %(horizon)s::xid8"
+    " UNION SELECT memory_id FROM memory_tombstones WHERE changed >= %(horizon)s::xid8) AS c"
+    " UNION ALL SELECT 3, memory_id, NULL, NULL, col, NULL, NULL, NULL, NULL, NULL, term,"
+    " positions FROM memory_terms WHERE memory_id IN"
+    " (SELECT memory_id FROM memory_docs WHERE changed >= %(horizon)s::xid8)"
 )
-_TERMS = "SELECT term, memory_id, col, positions FROM memory_terms WHERE term = ANY (%s)"
+_TERMS = (
+    " UNION ALL SELECT 4, memory_id, NULL, NULL, col, NULL, NULL, NULL, NULL, NULL, term,"
+    " positions FROM memory_terms WHERE term = ANY (%(terms)s)"
+)
 _PURGE = (
     "WITH d AS (DELETE FROM memory_tombstones"
     f" WHERE deleted_at < now() - interval '{PURGE_AFTER}' RETURNING changed)"
@@ -122,49 +140,38 @@ class Postings:
                 self._evict(terms)
 
     def _refresh(self, conn: psycopg.Connection[Any], terms: Collection[str]) -> bool:
-        """Read the changes since the horizon and the missing terms in one snapshot (one round
-        trip: pipelined), and apply them. False (nothing applied): this reader must reload."""
+        """Read the changes since the horizon and the missing terms in one statement (one
+        snapshot), and apply them. False (nothing applied): this reader must load afresh."""
         full = self._horizon is None
         missing = list(terms) if full else [t for t in terms if t not in self._terms]
-        horizon = str(self._horizon)
-        with conn.pipeline():
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            head = conn.cursor(row_factory=tuple_row).execute(_HEAD)
-            rank = conn.cursor(row_factory=tuple_row)
-            docs = changed = None
-            if full:
-                rank.execute(_ALL_RANK)
-            else:
-                rank.execute(_CHANGED_RANK, (horizon,))
-                docs = conn.cursor(row_factory=tuple_row).execute(_CHANGED_DOCS, [horizon] * 2)
-                changed = conn.cursor(row_factory=tuple_row).execute(_CHANGED_TERMS, (horizon,))
-            loaded = conn.cursor(row_factory=tuple_row)
-            if missing:
-                loaded.execute(_TERMS, (missing,))
-            conn.execute("COMMIT")
-        [(xmin, purged, doc_count, token_count)] = head.fetchall()
-        if not full and int(purged) >= int(horizon):
+        sql = _HEAD + _RANK + ("" if full else _CHANGED) + (_TERMS if missing else "")
+        params = {"horizon": str(self._horizon), "terms": missing}
+        parts: list[list[tuple[Any, ...]]] = [[], [], [], [], []]
+        for row in conn.cursor(row_factory=tuple_row).execute(sql, params):
+            parts[row[0]].append(row)
+        [(_, _, docs, tokens, _, _, _, purged, _, _, xmin, _)] = parts[0]
+        if not full and int(purged) >= int(str(self._horizon)):
             return False
+        rank = [row[1:10] for row in parts[1]]
         if full:
-            self.rank = {row[0]: row[1:] for row in rank.fetchall()}
+            self.rank = {row[0]: row[1:] for row in rank}
             self._terms.clear()
             self._size = 0
         else:
-            assert docs is not None and changed is not None  # noqa: S101 (set when not full)
-            self._apply(rank.fetchall(), docs.fetchall(), changed.fetchall())
-        for term, postings in self._grouped(loaded.fetchall() if missing else [], missing).items():
+            self._apply(rank, [(row[1], row[4]) for row in parts[2]], _term_rows(parts[3]))
+        for term, postings in self._grouped(_term_rows(parts[4]), missing).items():
             self._size += len(postings) - len(self._terms.get(term, ()))
             self._terms[term] = postings
         for term in terms:
             self._terms.move_to_end(term)
-        self.totals = (int(doc_count), int(token_count))
+        self.totals = (int(docs), int(tokens))
         self._horizon = int(xmin)
         return True
 
     def _apply(
         self,
         rank: list[tuple[Any, ...]],
-        docs: list[tuple[int, bool]],
+        docs: list[tuple[int, int]],
         changed: list[tuple[str, int, int, list[int]]],
     ) -> None:
         """Changed rank rows replace the held ones, deleted ones go; the memories whose terms
@@ -199,7 +206,7 @@ class Postings:
     ) -> dict[str, dict[int, Entries]]:
         """``memory_terms`` rows as postings: per term (each of ``terms`` at least, if empty),
         per memory, its entries. Equal entries are one object (most are alike: a term once
-        in a title...), which holds the postings in a third of the memory."""
+        in a title...): the postings take a third of the memory they took unshared."""
         found: dict[str, dict[int, list[tuple[int, list[int]]]]] = {term: {} for term in terms}
         for term, memory_id, col, positions in rows:
             found.setdefault(term, {}).setdefault(memory_id, []).append((col, positions))
@@ -217,3 +224,8 @@ class Postings:
                 )
                 held[memory_id] = shared.setdefault(entries, entries)
         return grouped
+
+
+def _term_rows(rows: list[tuple[Any, ...]]) -> list[tuple[str, int, int, list[int]]]:
+    """Rows of parts 3 and 4 as ``memory_terms`` rows: term, memory, column, positions."""
+    return [(row[10], row[1], row[4], row[11]) for row in rows]
