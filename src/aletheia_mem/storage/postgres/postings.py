@@ -57,30 +57,32 @@ Entries = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, ...], ...]]
 #   3  a term row of such a memory: id, col (pinned), term, positions
 #   4  a term row of a term not held yet, the same
 _HEAD = (
-    "SELECT 0::smallint AS part, NULL::bigint AS id,"
-    " (SELECT coalesce(sum(docs), 0) FROM full_text_counts"
-    " WHERE index_name = 'memories')::bigint AS tokens,"
-    " (SELECT coalesce(sum(tokens), 0) FROM full_text_counts"
-    " WHERE index_name = 'memories')::bigint AS created_at,"
+    "SELECT 0::smallint AS part, NULL::bigint AS id, t.docs AS tokens, t.tokens AS created_at,"
     " NULL::smallint AS pinned, NULL::smallint AS stale, NULL::bigint AS dismissed_at,"
     " (SELECT purged::text FROM memory_feed) AS project, NULL::text AS type,"
     " NULL::text AS kind, pg_snapshot_xmin(pg_current_snapshot())::text AS term,"
     " NULL::integer[] AS positions"
+    " FROM (SELECT coalesce(sum(docs), 0)::bigint AS docs,"
+    " coalesce(sum(tokens), 0)::bigint AS tokens FROM full_text_counts"
+    " WHERE index_name = 'memories') AS t"
 )
 _RANK = (
     " UNION ALL SELECT 1, id, tokens, created_at, pinned, stale, dismissed_at, project, type,"
     " kind, NULL, NULL FROM memory_rank"
 )
+# ``changed`` from the horizon up to the highest id: a range, which a generic plan (the statement
+# is prepared) takes for a few rows, and so reads by index, as a custom plan does.
+_SINCE = "changed BETWEEN %(horizon)s::xid8 AND '18446744073709551615'::xid8"
 _CHANGED = (
-    " WHERE changed >= %(horizon)s::xid8"
-    " UNION ALL SELECT 2, c.memory_id, NULL, NULL,"
-    " (EXISTS (SELECT FROM memory_rank r WHERE r.id = c.memory_id))::integer::smallint,"
+    f" WHERE {_SINCE}"
+    " UNION ALL SELECT 2, c.memory_id, NULL, NULL, (r.id IS NOT NULL)::integer::smallint,"
     " NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-    " FROM (SELECT memory_id FROM memory_docs WHERE changed >= %(horizon)s::xid8"
-    " UNION SELECT memory_id FROM memory_tombstones WHERE changed >= %(horizon)s::xid8) AS c"
+    f" FROM (SELECT memory_id FROM memory_docs WHERE {_SINCE}"
+    f" UNION SELECT memory_id FROM memory_tombstones WHERE {_SINCE}) AS c"
+    " LEFT JOIN memory_rank r ON r.id = c.memory_id"
     " UNION ALL SELECT 3, memory_id, NULL, NULL, col, NULL, NULL, NULL, NULL, NULL, term,"
     " positions FROM memory_terms WHERE memory_id IN"
-    " (SELECT memory_id FROM memory_docs WHERE changed >= %(horizon)s::xid8)"
+    f" (SELECT memory_id FROM memory_docs WHERE {_SINCE})"
 )
 _TERMS = (
     " UNION ALL SELECT 4, memory_id, NULL, NULL, col, NULL, NULL, NULL, NULL, NULL, term,"
@@ -147,7 +149,7 @@ class Postings:
         sql = _HEAD + _RANK + ("" if full else _CHANGED) + (_TERMS if missing else "")
         params = {"horizon": str(self._horizon), "terms": missing}
         parts: list[list[tuple[Any, ...]]] = [[], [], [], [], []]
-        for row in conn.cursor(row_factory=tuple_row).execute(sql, params):
+        for row in conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall():
             parts[row[0]].append(row)
         [(_, _, docs, tokens, _, _, _, purged, _, _, xmin, _)] = parts[0]
         if not full and int(purged) >= int(str(self._horizon)):
@@ -158,8 +160,8 @@ class Postings:
             self._terms.clear()
             self._size = 0
         else:
-            self._apply(rank, [(row[1], row[4]) for row in parts[2]], _term_rows(parts[3]))
-        for term, postings in self._grouped(_term_rows(parts[4]), missing).items():
+            self._apply(rank, [(row[1], row[4]) for row in parts[2]], parts[3])
+        for term, postings in self._grouped(parts[4], missing).items():
             self._size += len(postings) - len(self._terms.get(term, ()))
             self._terms[term] = postings
         for term in terms:
@@ -172,7 +174,7 @@ class Postings:
         self,
         rank: list[tuple[Any, ...]],
         docs: list[tuple[int, int]],
-        changed: list[tuple[str, int, int, list[int]]],
+        changed: list[tuple[Any, ...]],
     ) -> None:
         """Changed rank rows replace the held ones, deleted ones go; the memories whose terms
         may have changed leave every held term and join again from their fresh rows."""
@@ -188,7 +190,7 @@ class Postings:
             for memory_id in ids:
                 if postings.pop(memory_id, None) is not None:
                     self._size -= 1
-        held = [row for row in changed if row[0] in self._terms]
+        held = [row for row in changed if row[10] in self._terms]
         for term, postings in self._grouped(held, ()).items():
             self._terms[term].update(postings)
             self._size += len(postings)
@@ -202,30 +204,25 @@ class Postings:
                 self._size -= len(self._terms.pop(term))
 
     def _grouped(
-        self, rows: Iterable[tuple[str, int, int, list[int]]], terms: Iterable[str]
+        self, rows: list[tuple[Any, ...]], terms: Iterable[str]
     ) -> dict[str, dict[int, Entries]]:
-        """``memory_terms`` rows as postings: per term (each of ``terms`` at least, if empty),
-        per memory, its entries. Equal entries are one object (most are alike: a term once
-        in a title...): the postings take a third of the memory they took unshared."""
-        found: dict[str, dict[int, list[tuple[int, list[int]]]]] = {term: {} for term in terms}
-        for term, memory_id, col, positions in rows:
-            found.setdefault(term, {}).setdefault(memory_id, []).append((col, positions))
+        """Term rows of the refresh (parts 3 and 4) as postings: per term (each of ``terms``
+        at least, if empty), per memory, its entries. Equal entries are one object (most are
+        alike: a term once in a title...): the postings take a third of the memory they took
+        unshared."""
         if len(self._shared) > self.max_postings:  # many entries held no more
             self._shared.clear()
         shared = self._shared
-        grouped: dict[str, dict[int, Entries]] = {}
-        for term, postings in found.items():
-            held = grouped[term] = {}
-            for memory_id, columns in postings.items():
-                columns.sort()
-                entries = (
-                    tuple((col, len(positions)) for col, positions in columns),
-                    tuple(tuple(positions) for _, positions in columns),
-                )
-                held[memory_id] = shared.setdefault(entries, entries)
+        grouped: dict[str, dict[int, Entries]] = {term: {} for term in terms}
+        for row in rows:
+            term, memory_id, col, positions = row[10], row[1], row[4], row[11]
+            postings = grouped.get(term)
+            if postings is None:
+                postings = grouped[term] = {}
+            entries: Entries = (((col, len(positions)),), (tuple(positions),))
+            held = postings.get(memory_id)
+            if held is not None:  # the term in another column too: columns in order
+                columns = sorted(zip(held[0] + entries[0], held[1] + entries[1], strict=True))
+                entries = (tuple(c[0] for c in columns), tuple(c[1] for c in columns))
+            postings[memory_id] = shared.setdefault(entries, entries)
         return grouped
-
-
-def _term_rows(rows: list[tuple[Any, ...]]) -> list[tuple[str, int, int, list[int]]]:
-    """Rows of parts 3 and 4 as ``memory_terms`` rows: term, memory, column, positions."""
-    return [(row[10], row[1], row[4], row[11]) for row in rows]
