@@ -4,7 +4,8 @@
 own (dropped afterwards) through ``domain.memories.save_memory``, then runs the same queries
 through both paths of ``PgMemories.rank_memory_ids`` on a pool of one connection: the SQL path
 (``memory_search.rank_memory_ids``) and the held postings (``memory_search.rank_in_memory``),
-cold (the first pass loads each term) and warm, in alternating passes. Backend CPU is read from
+cold (the first pass loads each term) and warm, in alternating passes; then the whole of what
+the search tool asks of the store (``recall.search``) on either path. Backend CPU is read from
 ``/proc/<pid>/stat`` of the one backend; the bench's own CPU from ``os.times``. Both paths give
 the same ids (checked on every query). Last, the memory the postings hold after one pass over
 the queries (``tracemalloc``, on a fresh ``Postings``).
@@ -18,11 +19,13 @@ import secrets
 import time
 import tracemalloc
 from collections.abc import Callable
+from typing import TypeVar
 
 import psycopg
 
+from aletheia_mem.domain import recall
 from aletheia_mem.search.query import query_terms
-from aletheia_mem.search.rank import DEFAULT_RANKING
+from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import memory_search
 from aletheia_mem.storage.postgres.postings import Postings
@@ -31,6 +34,7 @@ from corpus import queries
 from pg_store_bench import ADMIN_URL, PROJECT, fill
 
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+T = TypeVar("T")
 
 
 def backend_cpu_seconds(pid: int) -> float:
@@ -45,8 +49,8 @@ def own_cpu_seconds() -> float:
 
 
 def run_pass(
-    search: Callable[[MemoryQuery], list[int]], asked: list[MemoryQuery], pid: int
-) -> tuple[float, float, float, list[list[int]]]:
+    search: Callable[[T], object], asked: list[T], pid: int
+) -> tuple[float, float, float, list[object]]:
     """Backend CPU, own CPU and wall time per query (ms), and the answers."""
     backend, own, wall = backend_cpu_seconds(pid), own_cpu_seconds(), time.perf_counter()
     answers = [search(query) for query in asked]
@@ -59,8 +63,11 @@ def run_pass(
     )
 
 
-def compare(store: PostgresStore, asked: list[MemoryQuery], passes: int) -> None:
+def compare(store: PostgresStore, texts: list[str], passes: int) -> None:
     now = int(time.time() * 1000)
+    asked = [
+        MemoryQuery(terms=tuple(query_terms(text)), projects=(PROJECT,), limit=10) for text in texts
+    ]
     with store._db.read() as conn:
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
     assert row is not None
@@ -84,6 +91,7 @@ def compare(store: PostgresStore, asked: list[MemoryQuery], passes: int) -> None
         label = "cold" if n == 0 else "warm"
         print(f"| SQL, pass {n + 1} | {old[0]:.3f} | {old[1]:.3f} | {old[2]:.3f} |")
         print(f"| held ({label}), pass {n + 1} | {new[0]:.3f} | {new[1]:.3f} | {new[2]:.3f} |")
+    whole_search(store, texts, now, pid, passes)
     tracemalloc.start()
     fresh = Postings()
     for query in asked:
@@ -94,6 +102,29 @@ def compare(store: PostgresStore, asked: list[MemoryQuery], passes: int) -> None
         f"\nheld after one pass: {len(fresh.rank):,} rank rows, {len(fresh.held_terms()):,}"
         f" terms, {fresh.size:,} (term, memory) pairs, {used / 1e6:.1f} MB (tracemalloc)"
     )
+
+
+def whole_search(store: PostgresStore, texts: list[str], now: int, pid: int, passes: int) -> None:
+    """What the search tool asks of the store (``recall.search``: ranking, rows, facts), with
+    the store's relevance ranking on either path (the store's own postings: cold in pass 1)."""
+    requests = [recall.SearchRequest(query=text, projects=(PROJECT,), limit=10) for text in texts]
+    held = store.rank_memory_ids
+
+    def by_sql(query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING) -> list[int]:
+        with store._db.read() as conn:
+            return memory_search.rank_memory_ids(conn, query, now, ranking)
+
+    print("\n| recall.search | backend CPU ms/call | bench CPU ms/call | wall ms/call |")
+    print("|---|---:|---:|---:|")
+    for n in range(passes):
+        for label, rank in (("SQL", by_sql), ("held", held)):
+            store.rank_memory_ids = rank  # type: ignore[method-assign]
+            backend, own, wall, _ = run_pass(
+                lambda request: recall.search(store, request, now), requests, pid
+            )
+            state = "" if label == "SQL" else (" (cold)" if n == 0 else " (warm)")
+            print(f"| {label}{state}, pass {n + 1} | {backend:.3f} | {own:.3f} | {wall:.3f} |")
+    store.rank_memory_ids = held  # type: ignore[method-assign]
 
 
 def main() -> None:
@@ -114,11 +145,8 @@ def main() -> None:
             print(f"filled {args.memories:,} memories in {seconds:.0f} s")
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute("VACUUM (ANALYZE)")
-            asked = [
-                MemoryQuery(terms=tuple(query_terms(text)), projects=(PROJECT,), limit=10)
-                for text in queries(args.queries)
-            ]
-            compare(store, [query for query in asked if query.terms], args.passes)
+            texts = [text for text in queries(args.queries) if query_terms(text)]
+            compare(store, texts, args.passes)
         finally:
             store.close()
     finally:
