@@ -23,7 +23,7 @@ from aletheia_mem.search.rank import DAY_MS, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, Row
-from aletheia_mem.storage.postgres.postings import Entries, Postings, RankRow
+from aletheia_mem.storage.postgres.postings import Entries, Postings, RankRow, positions
 
 
 @dataclass(frozen=True)
@@ -110,15 +110,17 @@ def _adjacent(
     """Per memory, per column, how often the tokens occur adjacent and in order."""
     found: dict[int, tuple[tuple[int, int], ...]] = {}
     for doc in set(first).intersection(*rest):
-        later = [dict(zip((col for col, _ in pairs), positions, strict=True))
-                 for pairs, positions in (postings[doc] for postings in rest)]  # fmt: skip
-        pairs, positions = first[doc]
+        later = [dict(zip((col for col, _ in pairs), arrays, strict=True))
+                 for pairs, arrays in (postings[doc] for postings in rest)]  # fmt: skip
+        pairs, arrays = first[doc]
         per_col = []
-        for (col, _), starts in zip(pairs, positions, strict=True):
-            following = [set(columns[col]) for columns in later if col in columns]
-            if len(following) < len(later):
+        for (col, _), array in zip(pairs, arrays, strict=True):
+            if any(col not in columns for columns in later):
                 continue
-            hits = sum(all(p + i in at for i, at in enumerate(following, 1)) for p in starts)
+            following = [set(positions(columns[col])) for columns in later]
+            hits = sum(
+                all(p + i in at for i, at in enumerate(following, 1)) for p in positions(array)
+            )
             if hits:
                 per_col.append((col, hits))
         if per_col:
