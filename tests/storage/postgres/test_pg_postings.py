@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import psycopg
@@ -227,3 +228,23 @@ def test_a_reader_behind_purged_tombstones_loads_afresh(two_stores, pg_store_url
     with writer._db.read() as conn:
         assert conn.execute("SELECT count(*) FROM memory_tombstones").fetchone() == (0,)
     assert _search(reader, "lychee") == [kept.id]
+
+
+def test_threads_searching_one_store_at_once_each_get_the_exact_ranking(two_stores) -> None:
+    writer, reader = two_stores
+    rng = random.Random(5)
+    _fill(writer, rng, 150)
+    asked = [_query(rng) for _ in range(160)]
+    expected = [_by_sql(writer, query, ranking) for query, ranking in asked]
+    postings = Postings(max_postings=30)  # terms dropped all the time, by one thread or another
+
+    def search(n: int) -> list[list[int]]:
+        return [
+            memory_search.rank_in_memory(reader._db, postings, query, NOW, ranking)
+            for query, ranking in asked[n::4]
+        ]
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(search, range(4)))
+    for n, found in enumerate(answers):
+        assert found == expected[n::4]
