@@ -16,8 +16,9 @@ from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery
 from aletheia_mem.storage.entries import NewFact, NewMemory
 from aletheia_mem.storage.postgres import full_text, memory_search
-from aletheia_mem.storage.postgres.database import PgPart, Row
+from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
 from aletheia_mem.storage.postgres.facts import put_fact, retrying, write_retrying
+from aletheia_mem.storage.postgres.postings import Postings
 from aletheia_mem.storage.uids import new_uid
 
 _COLUMNS = ", ".join(field.name for field in fields(Memory))
@@ -70,6 +71,10 @@ def index_memory(
 
 class PgMemories(PgPart):
     """The ``MemoryStore`` of the PostgreSQL store, with the work-state lists' two methods."""
+
+    def __init__(self, db: PgDatabase) -> None:
+        super().__init__(db)
+        self._postings = Postings()
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -347,7 +352,10 @@ class PgMemories(PgPart):
     def rank_memory_ids(
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
     ) -> list[int]:
-        """The ids of one page of live memories matching ``query.terms``, best first."""
+        """The ids of one page of live memories matching ``query.terms``, best first (scored
+        in this process from held postings, for a relevance search)."""
+        if query.terms and query.order == "relevance":
+            return memory_search.rank_in_memory(self._db, self._postings, query, now, ranking)
         with self._db.read() as conn:
             return memory_search.rank_memory_ids(conn, query, now, ranking)
 

@@ -1,7 +1,9 @@
 """Relevance search of memories on PostgreSQL, as the SQLite store ranks them.
 
-``SqliteStore.rank_memory_ids`` step by step: the score budget picks the phrases (rarest first
-while their matches fit, else all of them, cut to the newest matches), FTS5's bm25 scores them
+``SqliteStore.rank_memory_ids`` step by step, in SQL (``rank_memory_ids``) or, the same steps
+on postings held in memory (``rank_in_memory``, see ``postings``): the score budget picks the
+phrases (rarest first while their matches fit, else all of them, cut to the newest matches),
+FTS5's bm25 scores them
 with the column weights of ``search.rank`` (``full_text.Bm25``), the priors of
 ``SqliteStore._order`` scale the score in the same order of operations, and ties go to the
 newest, then the highest id: both stores return the same ids in the same order.
@@ -9,6 +11,8 @@ newest, then the highest id: both stores return the same ids in the same order.
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +22,8 @@ from psycopg.rows import tuple_row
 from aletheia_mem.search.rank import DAY_MS, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import full_text
-from aletheia_mem.storage.postgres.database import Row
+from aletheia_mem.storage.postgres.database import PgDatabase, Row
+from aletheia_mem.storage.postgres.postings import Entries, Postings, RankRow, positions
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,132 @@ def rank_memory_ids(
     bm25 = full_text.Bm25.with_totals(chosen, ranking.bm25_weights(), docs, tokens)
     hits, rows = _scored_rows(conn, query, selection)
     return _page(_rank(hits, rows, bm25, now, ranking), query)
+
+
+def rank_in_memory(
+    db: PgDatabase, postings: Postings, query: MemoryQuery, now: int, ranking: Ranking
+) -> list[int]:
+    """``rank_memory_ids`` for a relevance search, computed from ``postings`` brought up to
+    date in one snapshot: the same counts, selection, hits and rows, so the same scores."""
+    phrases = [full_text.phrase_tokens(term) for term in query.terms]
+    with postings.fresh(db, {token for tokens in phrases for token in tokens}) as held:
+        matches = [_PhraseMatches(held, tokens) for tokens in phrases]
+        budget = ranking.score_budget
+        counts = [len(match.docs) for match in matches]
+        if budget > 0:  # counted no further than budget + 1, as in SQL
+            counts = [min(count, budget + 1) for count in counts]
+        selection = _select_in_memory(matches, counts, budget)
+        if selection is None:
+            return []
+        if selection.match_all:
+            counts = [len(match.docs) for match in matches]
+        chosen = [counts[i] for i in selection.indexes]
+        bm25 = full_text.Bm25.with_totals(chosen, ranking.bm25_weights(), *held.totals)
+        scored = [matches[i] for i in selection.indexes]
+        hits, rows = _rows_in_memory(held, query, scored, selection)
+    return _page(_rank(hits, rows, bm25, now, ranking), query)
+
+
+class _PhraseMatches:
+    """Where one phrase occurs, from held postings: ``docs`` holds a key per matching memory;
+    ``hits`` gives a memory's ``(col, hits)`` in column order (``full_text.phrase_sql``)."""
+
+    def __init__(self, held: Postings, tokens: list[str]) -> None:
+        self.docs: dict[int, Any] = {}
+        self._single = len(tokens) == 1
+        if self._single:
+            self.docs = held.term(tokens[0])
+        elif tokens:
+            self.docs = _adjacent(held.term(tokens[0]), [held.term(token) for token in tokens[1:]])
+
+    def hits(self, doc: int) -> Sequence[tuple[int, int]]:
+        found = self.docs.get(doc)
+        if found is None:
+            return ()
+        return found[0] if self._single else found  # type: ignore[no-any-return]
+
+
+def _adjacent(
+    first: dict[int, Entries], rest: list[dict[int, Entries]]
+) -> dict[int, tuple[tuple[int, int], ...]]:
+    """Per memory, per column, how often the tokens occur adjacent and in order."""
+    found: dict[int, tuple[tuple[int, int], ...]] = {}
+    for doc in set(first).intersection(*rest):
+        later = [dict(zip((col for col, _ in pairs), arrays, strict=True))
+                 for pairs, arrays in (postings[doc] for postings in rest)]  # fmt: skip
+        pairs, arrays = first[doc]
+        per_col = []
+        for (col, _), array in zip(pairs, arrays, strict=True):
+            if any(col not in columns for columns in later):
+                continue
+            following = [set(positions(columns[col])) for columns in later]
+            hits = sum(
+                all(p + i in at for i, at in enumerate(following, 1)) for p in positions(array)
+            )
+            if hits:
+                per_col.append((col, hits))
+        if per_col:
+            found[doc] = tuple(per_col)
+    return found
+
+
+def _select_in_memory(
+    matches: list[_PhraseMatches], counts: list[int], budget: int
+) -> _Selection | None:
+    """``_select`` on held postings."""
+    if not any(counts):
+        return None
+    everything = list(range(len(matches)))
+    if budget <= 0:
+        return _Selection([], everything)
+    chosen = rarest_within_budget(counts, budget)
+    if chosen:
+        return _Selection([], chosen)
+    docs = set(matches[0].docs).intersection(*(match.docs for match in matches[1:]))
+    newest = heapq.nlargest(budget + 1, docs)
+    cut = newest[budget] if len(newest) > budget else None
+    return _Selection([], everything, match_all=True, newest=cut)
+
+
+def _rows_in_memory(
+    held: Postings, query: MemoryQuery, matches: list[_PhraseMatches], selection: _Selection
+) -> tuple[dict[int, list[Sequence[tuple[int, int]]]], dict[int, tuple[int, int, int, int]]]:
+    """``_scored_rows`` on held postings and rank rows."""
+    if selection.match_all:
+        docs = set(matches[0].docs).intersection(*(match.docs for match in matches[1:]))
+        if selection.newest is not None:
+            docs = {doc for doc in docs if doc >= selection.newest}
+    else:
+        docs = set().union(*(match.docs for match in matches))
+    keeps = _kept_by(query)
+    hits: dict[int, list[Sequence[tuple[int, int]]]] = {}
+    rows: dict[int, tuple[int, int, int, int]] = {}
+    for doc in docs:
+        row = held.rank.get(doc)
+        if row is not None and keeps(row):
+            hits[doc] = [match.hits(doc) for match in matches]
+            rows[doc] = row[:4]
+    return hits, rows
+
+
+def _kept_by(query: MemoryQuery) -> Callable[[RankRow], bool]:
+    """``filters(query)`` as a test of a held rank row."""
+    projects = None if query.projects is None else set(query.projects)
+    excluded = set(query.exclude_kinds)
+
+    def keeps(row: RankRow) -> bool:
+        _, created_at, _, _, dismissed_at, project, type_, kind = row
+        return (
+            (dismissed_at is not None) == query.dismissed
+            and (projects is None or project in projects)
+            and (query.type is None or type_ == query.type)
+            and (query.kind is None or kind == query.kind)
+            and kind not in excluded
+            and (query.since is None or created_at >= query.since)
+            and (query.until is None or created_at < query.until)
+        )
+
+    return keeps
 
 
 def filters(query: MemoryQuery) -> tuple[list[str], list[Any]]:
@@ -162,7 +293,7 @@ def _scored_rows(
 
 
 def _rank(
-    hits: dict[int, list[list[tuple[int, int]]]],
+    hits: Mapping[int, Sequence[Sequence[tuple[int, int]]]],
     rows: dict[int, tuple[int, int, int, int]],
     bm25: full_text.Bm25,
     now: int,
