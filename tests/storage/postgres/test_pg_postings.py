@@ -8,14 +8,15 @@ import random
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Any
 
 import psycopg
 import pytest
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
-from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.base import Memory, MemoryQuery
 from aletheia_mem.storage.entries import NewFact, NewMemory
-from aletheia_mem.storage.postgres import memory_search
+from aletheia_mem.storage.postgres import full_text, memory_search
 from aletheia_mem.storage.postgres.full_text import phrase_tokens
 from aletheia_mem.storage.postgres.memories import _insert_new_memory
 from aletheia_mem.storage.postgres.postings import Postings
@@ -179,6 +180,14 @@ def test_a_memory_whose_fact_is_superseded_ranks_stale_at_the_next_search(two_st
     assert _search(reader, "lychee") == [older.id, newer.id]
 
 
+def _insert_counted(conn: psycopg.Connection[Any], new: NewMemory) -> Memory | None:
+    """A memory inserted and counted in the index totals, in ``conn``'s open transaction."""
+    totals = full_text.Totals()
+    inserted = _insert_new_memory(conn, new, totals)
+    totals.write(conn)
+    return inserted
+
+
 def test_a_commit_that_started_before_a_later_one_is_not_missed(
     two_stores, pg_store_url: str
 ) -> None:
@@ -187,8 +196,8 @@ def test_a_commit_that_started_before_a_later_one_is_not_missed(
     writer.add_memory(base)
     _search(reader, "durian")
     with psycopg.connect(pg_store_url) as slow, psycopg.connect(pg_store_url) as fast:
-        late = _insert_new_memory(slow, replace(base, text="durian late"), None)  # type: ignore[arg-type]
-        early = _insert_new_memory(fast, replace(base, text="durian early"), None)  # type: ignore[arg-type]
+        late = _insert_counted(slow, replace(base, text="durian late"))
+        early = _insert_counted(fast, replace(base, text="durian early"))
         fast.commit()  # a later transaction commits first
         assert early is not None and late is not None
         assert early.id in _search(reader, "durian")
