@@ -50,6 +50,11 @@ def test_an_item_nested_deeper_than_a_tool_takes_is_refused_like_the_api_refuses
 
 def test_an_item_nested_past_the_parser_is_kept_as_the_text_it_is(server: RunningServer) -> None:
     line = _nested(5000)
-    assert _save_list(server, "deeper", line).status == 303
+    reply = _save_list(server, "deeper", line)
+    if reply.status == 400:  # a parser that reaches this depth (Python 3.13's): refused as nested
+        assert b"must not nest more than 32 levels deep" in reply.body
+        assert server.api("GET", "/api/work-state/deeper?project=shop").status == 404
+        return
+    assert reply.status == 303
     saved = server.api("GET", "/api/work-state/deeper?project=shop").json()
     assert saved["items"] == [line]
