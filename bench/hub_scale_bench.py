@@ -6,11 +6,11 @@ is real and on 127.0.0.1: a local store of 10,000 memories (``store_builder``) i
 (both timed). The hubs so filled serve the throughput runs: N ``aletheia-sync`` processes on one
 database (``ALETHEIA_HUB_DB``, ``--rate-limit 0``, each on its own port) and 8 asyncio clients,
 one keep-alive connection, session and token each, spread round-robin over the processes (no
-proxy), calling ``search`` (project shop) and then ``save_memory`` (project scratch, so the
-searches of later runs see the same store). Server CPU is read from /proc: the hub processes'
-and the PostgreSQL backends' serving the bench's database. The bench makes its own database on
-``--pg`` (trust auth) and drops it at the end; it prints the size of the database at 10,000
-memories.
+proxy), calling ``search`` (project shop), then ``save_memory`` (project scratch, so the
+searches of later runs see the same store), then both at once (half the clients each). Server
+CPU is read from /proc: the hub processes' and the PostgreSQL backends' serving the bench's
+database. The bench makes its own database on ``--pg`` (trust auth) and drops it at the end; it
+prints the size of the database at 10,000 memories.
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ CLIENTS = 8
 WARMUP_S = 1.0
 START_TIMEOUT_S = 60.0
 LISTENING = re.compile(r"listening on http://[^:\s]+:(\d+)")
+# Half the clients search while the others save: each search then reads back the saves made
+# since the last one (postings.py), as when a team's agents work at once.
+MIXED = "search + save_memory"
+TOOLS = ("search", "save_memory", MIXED)
 TARGET_RATIO = 1.5  # the issue: two PostgreSQL hub processes serve >= 1.5x one
 ADMIN_URL = os.environ.get("ALETHEIA_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
@@ -209,6 +213,14 @@ class Run:
         return len(self.latencies) / self.seconds
 
 
+def client_tool(tool: str, number: int) -> str:
+    """The tool client ``number`` calls: ``tool``, or for MIXED, search and save_memory in turn
+    over the clients (each process serves both)."""
+    if tool != MIXED:
+        return tool
+    return "search" if number // max(1, CLIENTS // 4) % 2 == 0 else "save_memory"
+
+
 def measure(
     label: str,
     tool: str,
@@ -220,7 +232,7 @@ def measure(
     """8 clients round-robin over the processes for ``seconds`` after a warm-up."""
     words = queries(400)
     clients = [
-        Client(procs[i % len(procs)][1], tokens[i], tool, i, words[i::CLIENTS])
+        Client(procs[i % len(procs)][1], tokens[i], client_tool(tool, i), i, words[i::CLIENTS])
         for i in range(CLIENTS)
     ]
     begin = time.perf_counter()
@@ -318,7 +330,7 @@ def bench_throughput(
     found = []
     for count in counts:
         with hubs(hub_db, data, count) as procs:
-            for tool in ("search", "save_memory"):
+            for tool in TOOLS:
                 found.append(measure(label, tool, procs, tokens, seconds, db_pids))
                 print(f"  {label} x{count} {tool}: {found[-1].rate:,.0f} calls/s", flush=True)
     return found
@@ -350,7 +362,7 @@ def throughput_table(runs: list[Run]) -> str:
 def verdicts(runs: list[Run]) -> list[str]:
     rates = {(r.tool, r.processes): r.rate for r in runs if r.label == "postgresql"}
     lines = []
-    for tool in ("search", "save_memory"):
+    for tool in TOOLS:
         for count in (2, 3):
             ratio = rates[(tool, count)] / rates[(tool, 1)]
             verdict = ("pass" if ratio >= TARGET_RATIO else "MISS") if count == 2 else "-"
