@@ -98,6 +98,14 @@ def test_a_query_term_becomes_the_phrase_fts5_makes_of_it() -> None:
     assert full_text.phrase_tokens("—") == []
 
 
+def test_a_term_tokenized_again_comes_from_the_cache_as_a_fresh_list() -> None:
+    first = full_text.phrase_tokens("parseHTTPRequest src/app")
+    first.append("changed by the caller")
+    assert full_text.phrase_tokens("parseHTTPRequest src/app") == ["parsehttprequest", "src", "app"]
+    long_term = "word " * 100  # past the cached length: tokenized each time, the same way
+    assert full_text.phrase_tokens(long_term) == ["word"] * 100
+
+
 def test_the_totals_bm25_reads_follow_replaced_rows_and_facts(pg_store_url: str) -> None:
     db = PgDatabase(pg_store_url)
     try:
