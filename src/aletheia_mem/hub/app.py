@@ -107,7 +107,9 @@ class TokenAuth:
         if token is None:
             await _send_json_refusal(scope, send, await self._unauthorized(scope, secret))
             return
-        wait = await to_thread.run_sync(self.limiter.hit, token.id)
+        # A limiter turned off (0) answers at once: no thread to wait for.
+        limited = self.limiter.limit > 0
+        wait = await to_thread.run_sync(self.limiter.hit, token.id) if limited else None
         if wait is not None:
             await self.refusals.limited(token, wait)
             message = (
