@@ -324,24 +324,46 @@ def bench_sync(built: Path, hub_db: str, folder: Path, label: str) -> dict[str, 
 
 
 def bench_throughput(
-    label: str, hub_db: str, data: Path, counts: list[int], seconds: float, db_pids: Any
+    label: str,
+    hub_db: str,
+    data: Path,
+    counts: list[int],
+    seconds: float,
+    db_pids: Any,
+    rounds: int = 1,
 ) -> list[Run]:
+    """Every tool on 1, 2 ... processes, and again for each round (1, 2, 3, 1, 2, 3 ...), so
+    that a burst of other load on the machine falls on every process count alike."""
     tokens = [make_token(data, hub_db, "shop,scratch", f"bench-{i}") for i in range(CLIENTS)]
     found = []
-    for count in counts:
-        with hubs(hub_db, data, count) as procs:
-            for tool in TOOLS:
-                found.append(measure(label, tool, procs, tokens, seconds, db_pids))
-                print(f"  {label} x{count} {tool}: {found[-1].rate:,.0f} calls/s", flush=True)
+    for _ in range(rounds):
+        for count in counts:
+            with hubs(hub_db, data, count) as procs:
+                for tool in TOOLS:
+                    found.append(measure(label, tool, procs, tokens, seconds, db_pids))
+                    rate = found[-1].rate
+                    print(f"  {label} x{count} {tool}: {rate:,.0f} calls/s", flush=True)
     return found
 
 
-def throughput_table(runs: list[Run]) -> str:
+def medians(runs: list[Run]) -> tuple[list[Run], dict[tuple[str, str, int], list[float]]]:
+    """Per hub, tool and process count, the run of median throughput (the lower of the middle
+    two for an even number), and every round's calls/s."""
+    groups: dict[tuple[str, str, int], list[Run]] = {}
+    for run in runs:
+        groups.setdefault((run.label, run.tool, run.processes), []).append(run)
+    chosen = [
+        sorted(group, key=lambda r: r.rate)[(len(group) - 1) // 2] for group in groups.values()
+    ]
+    return chosen, {key: [run.rate for run in group] for key, group in groups.items()}
+
+
+def throughput_table(runs: list[Run], rates: dict[tuple[str, str, int], list[float]]) -> str:
     lines = [
-        "| hub | tool | processes | calls/s | p50 ms | p95 ms | hub CPU ms/call"
-        " | PG CPU ms/call | client CPU ms/call | cores used (hub+PG+clients) | machine busy"
-        " | vs 1 PG process |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| hub | tool | processes | calls/s (median) | every round | p50 ms | p95 ms"
+        " | hub CPU ms/call | PG CPU ms/call | client CPU ms/call"
+        " | cores used (hub+PG+clients) | machine busy | vs 1 PG process |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     one = {run.tool: run.rate for run in runs if run.label == "postgresql" and run.processes == 1}
     for run in runs:
@@ -349,8 +371,10 @@ def throughput_table(runs: list[Run]) -> str:
         db = "-" if run.db_cpu_s is None else f"{run.db_cpu_s / calls * 1000:.2f}"
         ratio = f"{run.rate / one[run.tool]:.2f}" if run.label == "postgresql" else "-"
         cores = (run.hub_cpu_s + (run.db_cpu_s or 0.0) + run.client_cpu_s) / run.seconds
+        spread = rates.get((run.label, run.tool, run.processes), [run.rate])
+        every = ", ".join(f"{rate:,.0f}" for rate in spread)
         lines.append(
-            f"| {run.label} | {run.tool} | {run.processes} | {run.rate:,.0f}"
+            f"| {run.label} | {run.tool} | {run.processes} | {run.rate:,.0f} | {every}"
             f" | {percentile(run.latencies, 0.5) * 1000:.1f}"
             f" | {percentile(run.latencies, 0.95) * 1000:.1f}"
             f" | {run.hub_cpu_s / calls * 1000:.2f} | {db} | {run.client_cpu_s / calls * 1000:.2f}"
@@ -386,6 +410,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=8.0, help="measured time per run")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="throughput runs per cell; the median is shown"
+    )
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)", flush=True)
     with (
@@ -406,16 +433,20 @@ def main() -> int:
         ]
         sizes = database_size(pg_url)
         runs = bench_throughput(
-            "sqlite", sqlite_hub, folder / "sqlite-admin", [1], args.seconds, None
+            "sqlite", sqlite_hub, folder / "sqlite-admin", [1], args.seconds, None, args.rounds
         )
         runs += bench_throughput(
             "postgresql", pg_url, folder / "postgresql-admin", [1, 2, 3], args.seconds,
-            lambda: backend_pids(admin, database),
+            lambda: backend_pids(admin, database), args.rounds,
         )  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    scale = f"{CLIENTS} clients, {args.memories:,} memories, {args.seconds:.0f} s each"
+    scale = (
+        f"{CLIENTS} clients, {args.memories:,} memories, {args.seconds:.0f} s each,"
+        f" {args.rounds} round(s)"
+    )
     print(f"\n## tools/call, {scale}\n")
-    print(throughput_table(runs))
+    runs, rates = medians(runs)
+    print(throughput_table(runs, rates))
     print()
     print("\n".join(verdicts(runs)))
     print(f"\n## aletheia sync, {args.memories:,} memories\n")
