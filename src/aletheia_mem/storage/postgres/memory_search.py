@@ -110,22 +110,40 @@ def _adjacent(
     """Per memory, per column, how often the tokens occur adjacent and in order."""
     found: dict[int, tuple[tuple[int, int], ...]] = {}
     for doc in set(first).intersection(*rest):
-        later = [dict(zip((col for col, _ in pairs), arrays, strict=True))
-                 for pairs, arrays in (postings[doc] for postings in rest)]  # fmt: skip
         pairs, arrays = first[doc]
+        later = [postings[doc] for postings in rest]
         per_col = []
         for (col, _), array in zip(pairs, arrays, strict=True):
-            if any(col not in columns for columns in later):
-                continue
-            following = [set(positions(columns[col])) for columns in later]
-            hits = sum(
-                all(p + i in at for i, at in enumerate(following, 1)) for p in positions(array)
-            )
-            if hits:
+            following = _arrays_in_column(later, col)
+            if following is not None and (hits := _adjacent_hits(array, following)):
                 per_col.append((col, hits))
         if per_col:
             found[doc] = tuple(per_col)
     return found
+
+
+def _arrays_in_column(entries: list[Entries], col: int) -> list[str] | None:
+    """Each entry's positions in column ``col``; None when one of them is not in it."""
+    found = []
+    for pairs, arrays in entries:
+        for (entry_col, _), array in zip(pairs, arrays, strict=True):
+            if entry_col == col:
+                found.append(array)
+                break
+        else:
+            return None
+    return found
+
+
+def _adjacent_hits(array: str, following: list[str]) -> int:
+    """How many positions of ``array`` each following token takes the next position after."""
+    if len(following) == 1:
+        if "," not in array and "," not in following[0]:  # once each, the usual case
+            return int(int(following[0][1:-1]) == int(array[1:-1]) + 1)
+        after = set(positions(following[0]))
+        return sum(1 for p in positions(array) if p + 1 in after)
+    later = [set(positions(at)) for at in following]
+    return sum(all(p + i in at for i, at in enumerate(later, 1)) for p in positions(array))
 
 
 def _select_in_memory(
