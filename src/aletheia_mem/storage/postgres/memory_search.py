@@ -29,12 +29,14 @@ from aletheia_mem.storage.postgres.postings import Entries, Postings, RankRow, p
 @dataclass(frozen=True)
 class _Selection:
     """The phrases a search matches rows with (all of them, or any), their indexes among the
-    query's, and the lowest id it scores (None: all)."""
+    query's, and the lowest id it scores (None: all); from held postings, when it matches all
+    phrases, the ids it scores (``matched``)."""
 
     phrases: list[list[str]]
     indexes: list[int]
     match_all: bool = False
     newest: int | None = None
+    matched: set[int] | None = None
 
 
 def rank_memory_ids(
@@ -160,18 +162,17 @@ def _select_in_memory(
         return _Selection([], chosen)
     docs = set(matches[0].docs).intersection(*(match.docs for match in matches[1:]))
     newest = heapq.nlargest(budget + 1, docs)
-    cut = newest[budget] if len(newest) > budget else None
-    return _Selection([], everything, match_all=True, newest=cut)
+    if len(newest) <= budget:
+        return _Selection([], everything, match_all=True, matched=docs)
+    return _Selection([], everything, match_all=True, newest=newest[budget], matched=set(newest))
 
 
 def _rows_in_memory(
     held: Postings, query: MemoryQuery, matches: list[_PhraseMatches], selection: _Selection
 ) -> tuple[dict[int, list[Sequence[tuple[int, int]]]], dict[int, tuple[int, int, int, int]]]:
     """``_scored_rows`` on held postings and rank rows."""
-    if selection.match_all:
-        docs = set(matches[0].docs).intersection(*(match.docs for match in matches[1:]))
-        if selection.newest is not None:
-            docs = {doc for doc in docs if doc >= selection.newest}
+    if selection.matched is not None:
+        docs = selection.matched
     else:
         docs = set().union(*(match.docs for match in matches))
     keeps = _kept_by(query)
