@@ -68,6 +68,7 @@ class HttpSettings:
 
 MAX_WORKERS = 32
 MAX_POOL_SIZE = 200  # PostgreSQL connections of one hub process
+MAX_SEARCH_CACHE_MB = 65_536  # postings one PostgreSQL hub process holds for search
 
 
 def default_workers() -> int:
@@ -158,20 +159,33 @@ def hub_db_path(env: Mapping[str, str] | None = None) -> Path | str:
     return hub_target(named) if named else data_dir(env) / HUB_DB_RELATIVE
 
 
+def hub_search_cache_mb(env: Mapping[str, str] | None = None) -> int | None:
+    """``ALETHEIA_HUB_SEARCH_CACHE_MB``: the postings a PostgreSQL hub process holds for
+    relevance search, in MB, or None.
+
+    Raises:
+        InvalidInputError: not a whole number from 1 to ``MAX_SEARCH_CACHE_MB``.
+    """
+    return _whole_number(env, "ALETHEIA_HUB_SEARCH_CACHE_MB", MAX_SEARCH_CACHE_MB)
+
+
 def hub_pool_size(env: Mapping[str, str] | None = None) -> int | None:
     """``ALETHEIA_HUB_POOL_SIZE``: a PostgreSQL hub process's connections at most, or None.
 
     Raises:
         InvalidInputError: not a whole number from 1 to ``MAX_POOL_SIZE``.
     """
+    return _whole_number(env, "ALETHEIA_HUB_POOL_SIZE", MAX_POOL_SIZE)
+
+
+def _whole_number(env: Mapping[str, str] | None, name: str, top: int) -> int | None:
+    """Variable ``name``, a whole number from 1 to ``top``, or None when unset or blank."""
     env = os.environ if env is None else env
-    value = env.get("ALETHEIA_HUB_POOL_SIZE", "").strip()
+    value = env.get(name, "").strip()
     if not value:
         return None
-    if not value.isdigit() or not 1 <= int(value) <= MAX_POOL_SIZE:
-        raise InvalidInputError(
-            f"ALETHEIA_HUB_POOL_SIZE must be a whole number from 1 to {MAX_POOL_SIZE}."
-        )
+    if not value.isdigit() or not 1 <= int(value) <= top:
+        raise InvalidInputError(f"{name} must be a whole number from 1 to {top}.")
     return int(value)
 
 

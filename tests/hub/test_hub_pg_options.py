@@ -14,6 +14,8 @@ import psycopg
 import pytest
 
 from aletheia_mem.hub.main import main
+from aletheia_mem.storage.open import open_hub_store
+from aletheia_mem.storage.postgres.store import PostgresStore
 from tests.hub.helpers import Hub, running_hub
 from tests.pg import FIXTURE_APPLICATION
 
@@ -72,6 +74,11 @@ def test_without_a_pool_size_a_busy_hub_process_opens_more_than_two(
     [
         (["--pool-size", "3"], "--pool-size is for a postgresql:// hub, not a SQLite file."),
         (["--pool-size", "0"], "--pool-size must be from 1 to 200."),
+        (
+            ["--search-cache-mb", "64"],
+            "--search-cache-mb is for a postgresql:// hub, not a SQLite file.",
+        ),
+        (["--search-cache-mb", "0"], "--search-cache-mb must be from 1 to 65536."),
     ],
 )
 def test_a_pool_size_for_a_file_or_out_of_range_is_refused_in_one_line(
@@ -84,14 +91,57 @@ def test_a_pool_size_for_a_file_or_out_of_range_is_refused_in_one_line(
     assert capsys.readouterr().err == f"aletheia-sync: {message}\n"
 
 
-def test_a_bad_pool_size_in_the_environment_is_refused_in_one_line(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("ALETHEIA_HUB_POOL_SIZE", "many", "a whole number from 1 to 200."),
+        ("ALETHEIA_HUB_SEARCH_CACHE_MB", "-5", "a whole number from 1 to 65536."),
+    ],
+)
+def test_a_bad_number_in_the_environment_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    value: str,
+    message: str,
 ) -> None:
-    monkeypatch.setenv("ALETHEIA_HUB_POOL_SIZE", "many")
+    monkeypatch.setenv(name, value)
     with pytest.raises(SystemExit) as stopped:
         main(["--hub-db", "postgresql://nobody@127.0.0.1:1/none"])
     assert stopped.value.code == 2
-    assert "ALETHEIA_HUB_POOL_SIZE must be a whole number from 1 to 200." in capsys.readouterr().err
+    assert capsys.readouterr().err == f"aletheia-sync: {name} must be {message}\n"
+
+
+@pytest.mark.parametrize(("mb", "pairs"), [(None, 500_000), (3, 30_000), (2048, 20_480_000)])
+def test_the_search_cache_holds_as_many_postings_as_its_megabytes_allow(
+    pg_url: str, mb: int | None, pairs: int
+) -> None:
+    store = open_hub_store(pg_url, search_cache_mb=mb)
+    try:
+        assert isinstance(store, PostgresStore)
+        assert store._postings.max_postings == pairs
+    finally:
+        store.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_a_hub_process_given_a_search_cache_size_serves_searches(
+    pg_url: str, tmp_path: Path, how: str
+) -> None:
+    extra = ("--search-cache-mb", "1") if how == "flag" else ()
+    env = {"ALETHEIA_HUB_SEARCH_CACHE_MB": "1"} if how == "environment" else {}
+    with running_hub(pg_url, *extra, "--rate-limit", "0", env=env) as hub:
+        token = hub.token("sync", ("shop",), "cache")
+        session = hub.initialize(token)
+        for n in range(30):
+            text = f"Deploy note {n}: the term{n} cache keeps its postings bounded."
+            hub.call_tool(token, session, "save_memory", text=text, project="shop")
+        for n in range(30):
+            reply, failed = hub.call_tool(
+                token, session, "search", query=f"term{n}", project="shop"
+            )
+            assert not failed and f"Deploy note {n}:" in reply, reply
 
 
 def test_an_unreachable_database_stops_the_hub_in_one_line_without_the_password(

@@ -18,8 +18,10 @@ from typing import Any
 from aletheia_mem import __version__
 from aletheia_mem.config import (
     MAX_POOL_SIZE,
+    MAX_SEARCH_CACHE_MB,
     hub_db_path,
     hub_pool_size,
+    hub_search_cache_mb,
     hub_target,
     load_settings,
     parse_port,
@@ -50,7 +52,8 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
         description="Serve the team hub: MCP at /mcp and the sync API at /sync/, for tokens"
         " made with `aletheia mcp-link create`.",
         epilog="Environment: ALETHEIA_HUB_DB (instead of --hub-db), ALETHEIA_DATA_DIR,"
-        " ALETHEIA_HUB_POOL_SIZE (instead of --pool-size), ALETHEIA_CWD.",
+        " ALETHEIA_HUB_POOL_SIZE (instead of --pool-size), ALETHEIA_HUB_SEARCH_CACHE_MB"
+        " (instead of --search-cache-mb), ALETHEIA_CWD.",
     )
     parser.add_argument("--version", action="version", version=f"{prog}, version {__version__}")
     parser.add_argument(
@@ -100,6 +103,13 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
         " hub only): every process's N together must stay under the server's max_connections",
     )
     parser.add_argument(
+        "--search-cache-mb",
+        type=int,
+        metavar="MB",
+        help="postings of recently searched terms this process holds (default 50; a"
+        " postgresql:// hub only): raise it when searches slow down on a large hub",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -123,17 +133,12 @@ def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
         InvalidInputError: a bad port, half a TLS pair, a missing file, a pool for a file.
     """
     hub_db = hub_target(args.hub_db) if args.hub_db else hub_db_path()
-    if args.pool_size is None:
-        args.pool_size = hub_pool_size()
-    if args.pool_size is not None and not isinstance(hub_db, str):
-        raise InvalidInputError("--pool-size is for a postgresql:// hub, not a SQLite file.")
+    _check_database_options(args, hub_db)
     if bool(args.tls_cert) != bool(args.tls_key):
         raise InvalidInputError("--tls-cert and --tls-key go together.")
     for name, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
         if value and not Path(value).is_file():
             raise InvalidInputError(f"{name}: no file at {value}.")
-    if args.pool_size is not None and not 1 <= args.pool_size <= MAX_POOL_SIZE:
-        raise InvalidInputError(f"--pool-size must be from 1 to {MAX_POOL_SIZE}.")
     if args.rate_limit < 0:
         raise InvalidInputError("--rate-limit must be 0 or more.")
     if args.max_connections < 1 or args.max_client_connections < 1:
@@ -141,6 +146,27 @@ def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
     if not 0 < args.header_timeout <= 3600:
         raise InvalidInputError("--header-timeout must be more than 0 and at most 3600 seconds.")
     return hub_db, parse_port(args.port, "--port")
+
+
+def _check_database_options(args: argparse.Namespace, hub_db: Path | str) -> None:
+    """``--pool-size`` and ``--search-cache-mb`` (or their variables): for a PostgreSQL hub
+    only, and in range.
+
+    Raises:
+        InvalidInputError: either one for a SQLite file, or out of range.
+    """
+    if args.pool_size is None:
+        args.pool_size = hub_pool_size()
+    if args.search_cache_mb is None:
+        args.search_cache_mb = hub_search_cache_mb()
+    for flag, value, top in (
+        ("--pool-size", args.pool_size, MAX_POOL_SIZE),
+        ("--search-cache-mb", args.search_cache_mb, MAX_SEARCH_CACHE_MB),
+    ):
+        if value is not None and not isinstance(hub_db, str):
+            raise InvalidInputError(f"{flag} is for a postgresql:// hub, not a SQLite file.")
+        if value is not None and not 1 <= value <= top:
+            raise InvalidInputError(f"{flag} must be from 1 to {top}.")
 
 
 def _server_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -165,7 +191,9 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
     if isinstance(hub_db, Path):
         settings = replace(settings, db_path=hub_db)
     try:
-        app = open_hub_app(settings, hub_db, pool_size=args.pool_size)
+        app = open_hub_app(
+            settings, hub_db, pool_size=args.pool_size, search_cache_mb=args.search_cache_mb
+        )
     except (StoreBrokenError, StoreReadOnlyError):
         raise  # exits_on_store_problem tells these, with their own exit codes
     except AletheiaError as error:  # PostgreSQL unreachable, or refusing the role: one line

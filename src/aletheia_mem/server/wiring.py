@@ -27,11 +27,16 @@ def open_app(settings: Settings) -> AppContext:
 
 
 def open_hub_app(
-    settings: Settings, target: str | Path, *, pool_size: int | None = None
+    settings: Settings,
+    target: str | Path,
+    *,
+    pool_size: int | None = None,
+    search_cache_mb: int | None = None,
 ) -> AppContext:
     """Open (and migrate) a hub's store: a SQLite file or a ``postgresql://`` database (with
-    ``pool_size`` connections at most; None keeps the store's default)."""
-    store = open_hub_store(target, pool_size=pool_size)
+    ``pool_size`` connections at most and ``search_cache_mb`` of postings held for search; None
+    keeps the store's default)."""
+    store = open_hub_store(target, pool_size=pool_size, search_cache_mb=search_cache_mb)
     return _context(settings, store, target if isinstance(target, Path) else None)
 
 

@@ -77,9 +77,12 @@ def hub_store_exists(target: str | Path) -> bool:
     return Path(target).is_file()
 
 
-def open_hub_store(target: str | Path, *, pool_size: int | None = None) -> HubStore:
+def open_hub_store(
+    target: str | Path, *, pool_size: int | None = None, search_cache_mb: int | None = None
+) -> HubStore:
     """A hub's store: a SQLite file, or a PostgreSQL database for a ``postgresql://`` URL
-    (``pool_size``: its connections at most; None keeps the default).
+    (``pool_size``: its connections at most; ``search_cache_mb``: the postings search holds;
+    None keeps each default).
 
     Raises:
         InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
@@ -91,10 +94,6 @@ def open_hub_store(target: str | Path, *, pool_size: int | None = None) -> HubSt
         except ImportError:
             raise InvalidInputError(_NO_POSTGRES_EXTRA) from None
 
-        store: HubStore = (
-            open_postgres_store(target)
-            if pool_size is None
-            else open_postgres_store(target, pool_size)
-        )
+        store: HubStore = open_postgres_store(target, pool_size, search_cache_mb)
         return store
     return SqliteStore(Path(target))

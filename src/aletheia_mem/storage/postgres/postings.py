@@ -39,6 +39,7 @@ from psycopg.rows import tuple_row
 from aletheia_mem.storage.postgres.database import PgDatabase
 
 DEFAULT_MAX_POSTINGS = 500_000
+PAIRS_PER_MB = 10_000  # a held pair costs about 100 bytes
 # Tombstones older than this are purged (readers idle longer load afresh), once an hour.
 PURGE_AFTER = "1 day"
 PURGE_EVERY_S = 3600.0

@@ -15,6 +15,7 @@ from aletheia_mem.storage.postgres.audit import PgAudit
 from aletheia_mem.storage.postgres.database import DEFAULT_POOL_SIZE, PgDatabase
 from aletheia_mem.storage.postgres.facts import PgFacts
 from aletheia_mem.storage.postgres.memories import PgMemories
+from aletheia_mem.storage.postgres.postings import DEFAULT_MAX_POSTINGS, PAIRS_PER_MB
 from aletheia_mem.storage.postgres.rate_windows import PgRateWindows
 from aletheia_mem.storage.postgres.rules import PgRules
 from aletheia_mem.storage.postgres.sessions import PgSessionRows
@@ -26,8 +27,9 @@ from aletheia_mem.storage.postgres.work import PgWork
 class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens, PgSync):
     """A hub's whole state on PostgreSQL: one base class per concern, all on one pool."""
 
-    def __init__(self, db: PgDatabase) -> None:
+    def __init__(self, db: PgDatabase, max_postings: int = DEFAULT_MAX_POSTINGS) -> None:
         super().__init__(db)
+        self._postings.max_postings = max_postings
         self._sessions = PgSessionRows(db)
         self._rate_windows = PgRateWindows(db)
 
@@ -70,9 +72,15 @@ class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens, PgS
         }
 
 
-def open_postgres_store(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> PostgresStore:
-    """Connect to the database at ``url`` (a ``postgresql://`` URL) and migrate it."""
-    return PostgresStore(PgDatabase(url, pool_size))
+def open_postgres_store(
+    url: str, pool_size: int | None = None, search_cache_mb: int | None = None
+) -> PostgresStore:
+    """Connect to the database at ``url`` (a ``postgresql://`` URL) and migrate it, with
+    ``pool_size`` connections at most. Relevance search holds the postings of recently searched
+    terms in about ``search_cache_mb`` MB. None keeps each default (8 connections, 50 MB)."""
+    pairs = DEFAULT_MAX_POSTINGS if search_cache_mb is None else search_cache_mb * PAIRS_PER_MB
+    connections = DEFAULT_POOL_SIZE if pool_size is None else pool_size
+    return PostgresStore(PgDatabase(url, connections), pairs)
 
 
 # Checked by mypy: it is everything a hub asks of its store.
