@@ -98,6 +98,15 @@ def test_a_query_term_becomes_the_phrase_fts5_makes_of_it() -> None:
     assert full_text.phrase_tokens("—") == []
 
 
+def test_a_flood_of_distinct_query_terms_keeps_the_term_cache_bounded() -> None:
+    # a hostile client searching ever new terms, long ones included, only evicts older terms
+    for n in range(10_000):  # about 8,200 of them short enough to be cached
+        full_text.phrase_tokens(f"flood{n} " + "x" * (n % 300))
+    cached = full_text._cached_phrase_tokens.cache_info()
+    assert cached.currsize <= 4096
+    assert full_text.phrase_tokens("flood9999 " + "x" * 399) == ["flood9999", "x" * 399]
+
+
 def test_a_term_tokenized_again_comes_from_the_cache_as_a_fresh_list() -> None:
     first = full_text.phrase_tokens("parseHTTPRequest src/app")
     first.append("changed by the caller")
