@@ -129,12 +129,30 @@ def test_searches_without_terms_and_by_file_list_the_same_memories(stores) -> No
         assert _without_uids(got) == _without_uids(sqlite.search_memories(query, NOW))
 
 
+def _fact_searches() -> Iterator[tuple[list[str], tuple[str, ...] | None, int]]:
+    """Every benchmark query, with and without projects, and phrases of several tokens."""
+    for n, text in enumerate(_queries()):
+        terms = query_terms(text)
+        yield terms, None, 10
+        if n % 2 == 0:
+            yield terms, ("beta",), 5
+        if n % 3 == 0:
+            yield terms, ("alpha", "gamma"), 40
+    for phrase in ("new upstream release", "debian version", "asyncio.tasks", "x"):
+        yield [phrase], None, 20
+
+
 def test_fact_search_and_reads_give_the_same_facts(stores) -> None:
     sqlite, _, facts = stores
-    for text in _queries()[::3]:
-        terms = query_terms(text)
-        expected = sqlite.search_facts(terms, None, 10)
-        assert _without_uids(facts.search_facts(terms, None, 10)) == _without_uids(expected)
+    runs = found = 0
+    for terms, projects, limit in _fact_searches():
+        expected = sqlite.search_facts(terms, projects, limit)
+        got = facts.search_facts(terms, projects, limit)
+        assert _without_uids(got) == _without_uids(expected), (terms, projects, limit)
+        runs += 1
+        found += bool(expected)
+    assert runs > 500
+    assert found > 100
     for project in ("alpha", "beta"):
         expected = sqlite.current_facts(project, 40)
         assert _without_uids(facts.current_facts(project, 40)) == _without_uids(expected)

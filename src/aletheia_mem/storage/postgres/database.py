@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg.rows import RowMaker
+from psycopg.rows import RowMaker, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from aletheia_mem.errors import AletheiaError, ConflictError, InvalidInputError
@@ -99,6 +99,22 @@ def row_factory(cursor: psycopg.Cursor[Any]) -> RowMaker[Row]:
         return Row(values, index)
 
     return make
+
+
+def rows_on_generic_plan(
+    conn: psycopg.Connection[Any], sql: str, params: dict[str, Any]
+) -> list[tuple[Any, ...]]:
+    """The rows of one read statement (one snapshot) run on its generic plan, in one round trip.
+
+    For a statement whose plan does not depend on its parameters' values, which PostgreSQL would
+    otherwise plan again at nearly every run (a custom plan looked cheaper): once prepared (psycopg
+    does it after 5 runs), the plan is made once per connection."""
+    with conn.pipeline():
+        conn.execute("BEGIN")
+        conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor = conn.cursor(row_factory=tuple_row).execute(sql, params)
+        conn.execute("COMMIT")
+    return cursor.fetchall()
 
 
 def check_idle_connection(conn: psycopg.Connection[Any]) -> None:

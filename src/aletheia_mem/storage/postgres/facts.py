@@ -20,7 +20,8 @@ from psycopg import errors
 from aletheia_mem.storage.base import Fact
 from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.postgres import full_text
-from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
+from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row, rows_on_generic_plan
+from aletheia_mem.storage.postgres.phrases import PhraseMatches, grouped
 from aletheia_mem.storage.sqlite import fact_key
 from aletheia_mem.storage.uids import new_uid
 
@@ -36,6 +37,39 @@ FACT_WEIGHTS = (2.0, 1.0, 1.0)
 _FACT_COLUMNS = (
     "id, uid, project, subject, predicate, object, valid_from, valid_to, recorded_at,"
     " superseded_by, source, memory_id, dismissed_at"
+)
+
+
+# Fact search reads, in one statement (one snapshot), rows whose first column says what each is:
+#   2  a current live fact holding a token of the query: its columns (from the 7th) and tokens
+#   1  a term row of a query token: term, fact id, col, positions
+#   0  the index's rows (third column) and tokens (sixth)
+# The facts come first: their columns type the rows below them. FTS5 counts a phrase's rows in
+# the whole index, superseded facts included, so the term rows are every fact's.
+_FACT_NAMES = [name.strip() for name in _FACT_COLUMNS.split(",")]
+_NO_FACT = ", NULL" * len(_FACT_NAMES)
+_FACT_OF_F = ", ".join("f." + name for name in _FACT_NAMES)
+_SEARCH_TERMS = (
+    "r AS MATERIALIZED (SELECT term, fact_id, col, positions FROM fact_terms"
+    " WHERE term = ANY (%(tokens)s))"
+)
+_SEARCH_FACTS = (
+    "SELECT 2::smallint AS part, NULL::text AS term, NULL::bigint AS doc, NULL::smallint AS col,"
+    f" NULL::text AS positions, d.tokens::bigint AS tokens, {_FACT_OF_F}"
+    " FROM (SELECT DISTINCT fact_id FROM r) AS c"
+    " CROSS JOIN LATERAL (SELECT * FROM facts WHERE id = c.fact_id OFFSET 0) AS f"
+    " CROSS JOIN LATERAL (SELECT tokens FROM fact_docs WHERE fact_id = c.fact_id OFFSET 0) AS d"
+    " WHERE f.valid_to IS NULL AND f.dismissed_at IS NULL"
+)
+_SEARCH_REST = (
+    f" UNION ALL SELECT 1, term, fact_id, col, positions::text, NULL{_NO_FACT} FROM r"
+    " UNION ALL SELECT 0, NULL, coalesce(sum(docs), 0)::bigint, NULL, NULL,"
+    f" coalesce(sum(tokens), 0)::bigint{_NO_FACT}"
+    " FROM full_text_counts WHERE index_name = 'facts'"
+)
+_SEARCH = f"WITH {_SEARCH_TERMS} {_SEARCH_FACTS}{_SEARCH_REST}"
+_SEARCH_IN_PROJECTS = (
+    f"WITH {_SEARCH_TERMS} {_SEARCH_FACTS} AND f.project = ANY (%(projects)s){_SEARCH_REST}"
 )
 
 
@@ -168,50 +202,38 @@ class PgFacts(PgPart):
     def search_facts(
         self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int
     ) -> list[Fact]:
-        """Current live facts matching any term, best first (bm25, then newest)."""
-        if not terms:
-            return []
+        """Current live facts matching any term, best first (bm25, then newest): the term rows
+        of the query's tokens, the candidate facts and the index's totals in one statement of
+        one shape (prepared once, whatever the query), phrases matched and scored here."""
         phrases = [full_text.phrase_tokens(term) for term in terms]
-        hits, params = full_text.hits_sql(full_text.FACT_INDEX, phrases)
-        # What bm25 reads of the whole index, in the same statement (one round trip, one
-        # snapshot): the rows each phrase occurs in (``full_text.phrase_counts``), as parallel
-        # arrays of phrase and count, and the index's rows and tokens, on every matching row.
-        sql = (
-            f"WITH h AS ({hits}), n AS (SELECT array_agg(i) AS i, array_agg(n) AS n FROM"
-            " (SELECT i, count(DISTINCT doc) AS n FROM h GROUP BY i) AS c),"
-            " t AS (SELECT coalesce(sum(docs), 0) AS docs, coalesce(sum(tokens), 0) AS tokens"
-            " FROM full_text_counts WHERE index_name = %s)"
-            " SELECT h.i, h.col, h.hits, d.tokens,"
-            " f.id, f.uid, f.project, f.subject, f.predicate, f.object, f.valid_from,"
-            " f.valid_to, f.recorded_at, f.superseded_by, f.source, f.memory_id, f.dismissed_at,"
-            " n.i, n.n, t.docs, t.tokens"
-            " FROM h JOIN facts f ON f.id = h.doc JOIN fact_docs d ON d.fact_id = h.doc, n, t"
-            " WHERE f.valid_to IS NULL AND f.dismissed_at IS NULL"
-        )
-        params.append(full_text.FACT_INDEX.name)
-        if projects is not None:
-            sql += " AND f.project = ANY (%s)"
-            params.append(list(projects))
-        with self._db.read() as conn:
-            rows = conn.execute(sql, params).fetchall()
-        if not rows:
+        tokens = sorted({token for tokens in phrases for token in tokens})
+        if not tokens:
             return []
-        counts = [0] * len(phrases)
-        for i, count in zip(rows[0][17], rows[0][18], strict=True):
-            counts[int(i)] = int(count)
-        totals = (int(rows[0][19]), int(rows[0][20]))
-        bm25 = full_text.Bm25.with_totals(counts, FACT_WEIGHTS, *totals)
-        found: dict[int, tuple[Fact, int, list[list[tuple[int, int]]]]] = {}
+        sql = _SEARCH if projects is None else _SEARCH_IN_PROJECTS
+        params = {"tokens": tokens, "projects": list(projects or ())}
+        with self._db.read() as conn:
+            rows = rows_on_generic_plan(conn, sql, params)
+        term_rows, candidates, totals = [], [], (0, 0)
         for row in rows:
-            fact_id = int(row[4])
-            if fact_id not in found:
-                found[fact_id] = (Fact(*row[4:17]), int(row[3]), [[] for _ in phrases])
-            found[fact_id][2][int(row[0])].append((int(row[1]), int(row[2])))
+            if row[0] == 2:
+                candidates.append((Fact(*row[6:19]), int(row[5])))
+            elif row[0] == 1:
+                term_rows.append((str(row[1]), int(row[2]), int(row[3]), str(row[4])))
+            else:
+                totals = (int(row[2]), int(row[5]))
+        if not candidates:
+            return []
+        postings = grouped(term_rows)
+        matches = [PhraseMatches(lambda t: postings.get(t, {}), tokens) for tokens in phrases]
+        bm25 = full_text.Bm25.with_totals(
+            [len(match.docs) for match in matches], FACT_WEIGHTS, *totals
+        )
         scored = []
-        for fact, tokens, per_phrase in found.values():
-            for phrase_hits in per_phrase:
-                phrase_hits.sort()
-            scored.append((bm25.score(per_phrase, tokens), -fact.recorded_at, fact.id, fact))
+        for fact, fact_tokens in candidates:
+            per_phrase = [match.hits(fact.id) for match in matches]
+            if any(per_phrase):  # not only tokens of a phrase that is not in it
+                score = bm25.score(per_phrase, fact_tokens)
+                scored.append((score, -fact.recorded_at, fact.id, fact))
         scored.sort(key=lambda item: item[:3])
         return [item[3] for item in scored[:limit]]
 

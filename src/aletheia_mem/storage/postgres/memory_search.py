@@ -23,7 +23,8 @@ from aletheia_mem.search.rank import DAY_MS, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, Row
-from aletheia_mem.storage.postgres.postings import Entries, Postings, RankRow, positions
+from aletheia_mem.storage.postgres.phrases import PhraseMatches
+from aletheia_mem.storage.postgres.postings import Postings, RankRow
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def rank_in_memory(
     date in one snapshot: the same counts, selection, hits and rows, so the same scores."""
     phrases = [full_text.phrase_tokens(term) for term in query.terms]
     with postings.fresh(db, {token for tokens in phrases for token in tokens}) as held:
-        matches = [_PhraseMatches(held, tokens) for tokens in phrases]
+        matches = [PhraseMatches(held.term, tokens) for tokens in phrases]
         budget = ranking.score_budget
         counts = [len(match.docs) for match in matches]
         if budget > 0:  # counted no further than budget + 1, as in SQL
@@ -87,69 +88,8 @@ def rank_in_memory(
     return _page(_rank(hits, rows, bm25, now, ranking), query)
 
 
-class _PhraseMatches:
-    """Where one phrase occurs, from held postings: ``docs`` holds a key per matching memory;
-    ``hits`` gives a memory's ``(col, hits)`` in column order (``full_text.phrase_sql``)."""
-
-    def __init__(self, held: Postings, tokens: list[str]) -> None:
-        self.docs: dict[int, Any] = {}
-        self._single = len(tokens) == 1
-        if self._single:
-            self.docs = held.term(tokens[0])
-        elif tokens:
-            self.docs = _adjacent(held.term(tokens[0]), [held.term(token) for token in tokens[1:]])
-
-    def hits(self, doc: int) -> Sequence[tuple[int, int]]:
-        found = self.docs.get(doc)
-        if found is None:
-            return ()
-        return found[0] if self._single else found  # type: ignore[no-any-return]
-
-
-def _adjacent(
-    first: dict[int, Entries], rest: list[dict[int, Entries]]
-) -> dict[int, tuple[tuple[int, int], ...]]:
-    """Per memory, per column, how often the tokens occur adjacent and in order."""
-    found: dict[int, tuple[tuple[int, int], ...]] = {}
-    for doc in set(first).intersection(*rest):
-        pairs, arrays = first[doc]
-        later = [postings[doc] for postings in rest]
-        per_col = []
-        for (col, _), array in zip(pairs, arrays, strict=True):
-            following = _arrays_in_column(later, col)
-            if following is not None and (hits := _adjacent_hits(array, following)):
-                per_col.append((col, hits))
-        if per_col:
-            found[doc] = tuple(per_col)
-    return found
-
-
-def _arrays_in_column(entries: list[Entries], col: int) -> list[str] | None:
-    """Each entry's positions in column ``col``; None when one of them is not in it."""
-    found = []
-    for pairs, arrays in entries:
-        for (entry_col, _), array in zip(pairs, arrays, strict=True):
-            if entry_col == col:
-                found.append(array)
-                break
-        else:
-            return None
-    return found
-
-
-def _adjacent_hits(array: str, following: list[str]) -> int:
-    """How many positions of ``array`` each following token takes the next position after."""
-    if len(following) == 1:
-        if "," not in array and "," not in following[0]:  # once each, the usual case
-            return int(int(following[0][1:-1]) == int(array[1:-1]) + 1)
-        after = set(positions(following[0]))
-        return sum(1 for p in positions(array) if p + 1 in after)
-    later = [set(positions(at)) for at in following]
-    return sum(all(p + i in at for i, at in enumerate(later, 1)) for p in positions(array))
-
-
 def _select_in_memory(
-    matches: list[_PhraseMatches], counts: list[int], budget: int
+    matches: list[PhraseMatches], counts: list[int], budget: int
 ) -> _Selection | None:
     """``_select`` on held postings."""
     if not any(counts):
@@ -168,7 +108,7 @@ def _select_in_memory(
 
 
 def _rows_in_memory(
-    held: Postings, query: MemoryQuery, matches: list[_PhraseMatches], selection: _Selection
+    held: Postings, query: MemoryQuery, matches: list[PhraseMatches], selection: _Selection
 ) -> tuple[dict[int, list[Sequence[tuple[int, int]]]], dict[int, tuple[int, int, int, int]]]:
     """``_scored_rows`` on held postings and rank rows."""
     if selection.matched is not None:

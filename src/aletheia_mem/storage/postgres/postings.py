@@ -34,9 +34,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.rows import tuple_row
 
-from aletheia_mem.storage.postgres.database import PgDatabase
+from aletheia_mem.storage.postgres.database import PgDatabase, rows_on_generic_plan
+from aletheia_mem.storage.postgres.phrases import Entries, with_column
 
 DEFAULT_MAX_POSTINGS = 500_000
 PAIRS_PER_MB = 10_000  # a held pair costs about 100 bytes
@@ -46,11 +46,6 @@ PURGE_EVERY_S = 3600.0
 
 # tokens, created_at, pinned, stale, dismissed_at, project, type, kind
 RankRow = tuple[int, int, int, int, int | None, str, str, str]
-# A term in one memory: per column holding it, in column order, (col, occurrences) (what bm25
-# reads), and beside them each column's positions (what phrases match by) as PostgreSQL writes
-# an array, "{3,17}": parsed only for a phrase of several tokens (``positions``). Parsing every
-# array as it loads took four times the rest of a term row's load.
-Entries = tuple[tuple[tuple[int, int], ...], tuple[str, ...]]
 
 # One statement reads everything a refresh needs (one snapshot, one round trip), as rows of one
 # shape whose first column says what each is:
@@ -169,12 +164,7 @@ class Postings:
         sql = refresh_statement(full, bool(missing))
         params = {"horizon": str(self._horizon), "terms": missing}
         parts: list[list[tuple[Any, ...]]] = [[], [], [], [], []]
-        with conn.pipeline():  # one round trip
-            conn.execute("BEGIN")
-            conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-            cursor = conn.cursor(row_factory=tuple_row).execute(sql, params)
-            conn.execute("COMMIT")
-        for row in cursor.fetchall():
+        for row in rows_on_generic_plan(conn, sql, params):
             parts[row[0]].append(row)
         [(_, _, docs, tokens, _, _, _, purged, _, _, xmin, _)] = parts[0]
         if not full and int(purged) >= int(str(self._horizon)):
@@ -240,19 +230,10 @@ class Postings:
         shared = self._shared
         grouped: dict[str, dict[int, Entries]] = {term: {} for term in terms}
         for row in rows:
-            term, memory_id, col, positions = row[10], row[1], row[4], row[11]
+            term, memory_id, col, array = row[10], row[1], row[4], row[11]
             postings = grouped.get(term)
             if postings is None:
                 postings = grouped[term] = {}
-            entries: Entries = (((col, positions.count(",") + 1),), (positions,))
-            held = postings.get(memory_id)
-            if held is not None:  # the term in another column too: columns in order
-                columns = sorted(zip(held[0] + entries[0], held[1] + entries[1], strict=True))
-                entries = (tuple(c[0] for c in columns), tuple(c[1] for c in columns))
+            entries = with_column(postings.get(memory_id), col, array)
             postings[memory_id] = shared.setdefault(entries, entries)
         return grouped
-
-
-def positions(array: str) -> list[int]:
-    """The positions of an entry (PostgreSQL's text of an ``integer[]``, "{3,17}")."""
-    return [int(position) for position in array[1:-1].split(",")]
