@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -390,10 +390,8 @@ def snapshot(hub_db: str) -> Iterator[Callable[[], None]]:
 
 
 def _sqlite_copy(source: Path, target: Path) -> None:
-    with sqlite3.connect(source) as src, sqlite3.connect(target) as dst:
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
         src.backup(dst)
-    src.close()
-    dst.close()
 
 
 def medians(runs: list[Run]) -> tuple[list[Run], dict[tuple[str, str, int], list[float]]]:

@@ -33,12 +33,20 @@ def with_column(held: Entries | None, col: int, array: str) -> Entries:
     return tuple(c[0] for c in columns), tuple(c[1] for c in columns)
 
 
-def grouped(rows: Iterable[tuple[str, int, int, str]]) -> dict[str, dict[int, Entries]]:
-    """Term rows ``(term, row id, col, positions)`` as postings: per term, per row."""
-    found: dict[str, dict[int, Entries]] = {}
+def grouped(
+    rows: Iterable[tuple[str, int, int, str]],
+    found: dict[str, dict[int, Entries]] | None = None,
+    shared: dict[Entries, Entries] | None = None,
+) -> dict[str, dict[int, Entries]]:
+    """Term rows ``(term, row id, col, positions)`` as postings, per term, per row, added to
+    ``found``; with ``shared``, equal entries are one object, the one ``shared`` holds."""
+    found = {} if found is None else found
     for term, row_id, col, array in rows:
-        postings = found.setdefault(term, {})
-        postings[row_id] = with_column(postings.get(row_id), col, array)
+        postings = found.get(term)
+        if postings is None:
+            postings = found[term] = {}
+        entries = with_column(postings.get(row_id), col, array)
+        postings[row_id] = entries if shared is None else shared.setdefault(entries, entries)
     return found
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import psycopg
 
 from aletheia_mem.storage.postgres.database import PgDatabase, rows_on_generic_plan
-from aletheia_mem.storage.postgres.phrases import Entries, with_column
+from aletheia_mem.storage.postgres.phrases import Entries, grouped
 
 DEFAULT_MAX_POSTINGS = 500_000
 PAIRS_PER_MB = 10_000  # a held pair costs about 100 bytes
@@ -227,13 +227,5 @@ class Postings:
         unshared."""
         if len(self._shared) > self.max_postings:  # many entries held no more
             self._shared.clear()
-        shared = self._shared
-        grouped: dict[str, dict[int, Entries]] = {term: {} for term in terms}
-        for row in rows:
-            term, memory_id, col, array = row[10], row[1], row[4], row[11]
-            postings = grouped.get(term)
-            if postings is None:
-                postings = grouped[term] = {}
-            entries = with_column(postings.get(memory_id), col, array)
-            postings[memory_id] = shared.setdefault(entries, entries)
-        return grouped
+        term_rows = ((row[10], row[1], row[4], row[11]) for row in rows)
+        return grouped(term_rows, {term: {} for term in terms}, self._shared)
