@@ -140,3 +140,25 @@ def test_processes_saving_one_key_at_once_keep_one_current_fact(
             process.kill()
             process.communicate()
     _assert_one_consistent_chain(pg_facts, pg_db, 60)
+
+
+def test_fact_search_takes_hostile_terms_as_words(pg_facts: PgFacts) -> None:
+    """The terms reach the statement as one array parameter: placeholders, quotes, NUL bytes,
+    LIKE wildcards and huge terms are words to look for, or nothing, never SQL."""
+    injected, _ = pg_facts.add_fact(_fact("%(tokens)s'); DROP TABLE facts; --", subject="Probe"))
+    plain, _ = pg_facts.add_fact(_fact("k8s"))
+    hostile = [
+        ["%(tokens)s"],
+        ["%(projects)s", "%s", "$1"],
+        ["'); DROP TABLE facts; --"],
+        ["%", "_", "*"],
+        ["a\x00b", "\x00"],
+        ["x" * 100_000],
+        ["\U0001f642" * 50] * 32,
+    ]
+    for terms in hostile:
+        found = pg_facts.search_facts(terms, None, 10)
+        assert plain.id not in {fact.id for fact in found}, terms
+    assert [f.id for f in pg_facts.search_facts(["drop", "table"], ("shop",), 10)] == [injected.id]
+    assert [f.id for f in pg_facts.search_facts(["tokens"], None, 10)] == [injected.id]
+    assert [f.id for f in pg_facts.search_facts(["k8s"], None, 10)] == [plain.id]
