@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
@@ -113,6 +114,19 @@ def test_a_term_tokenized_again_comes_from_the_cache_as_a_fresh_list() -> None:
     assert full_text.phrase_tokens("parseHTTPRequest src/app") == ["parsehttprequest", "src", "app"]
     long_term = "word " * 100  # past the cached length: tokenized each time, the same way
     assert full_text.phrase_tokens(long_term) == ["word"] * 100
+
+
+def test_totals_behind_the_counts_score_with_the_least_idf_instead_of_failing() -> None:
+    # a count read after a save the totals were read before, or no tokens at all
+    weights = (4.0, 1.0, 0.8, 0.7, 0.5)
+    behind = full_text.Bm25.with_totals([3, 1], weights, docs=2, tokens=0)
+    assert behind.idf == (full_text.MIN_IDF, full_text.MIN_IDF)
+    assert behind.avgdl == 0.5
+    assert behind.score([[(0, 1)], [(1, 2)]], doc_tokens=7) < 0.0
+    empty = full_text.Bm25.with_totals([1], weights, docs=0, tokens=0)
+    assert empty.idf == (full_text.MIN_IDF,) and empty.avgdl == 1.0
+    usual = full_text.Bm25.with_totals([1], weights, docs=100, tokens=1000)
+    assert usual.idf[0] == math.log(99.5 / 1.5) and usual.avgdl == 10.0
 
 
 def test_the_totals_bm25_reads_follow_replaced_rows_and_facts(pg_store_url: str) -> None:

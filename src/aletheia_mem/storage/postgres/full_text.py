@@ -331,13 +331,15 @@ class Bm25:
     def with_totals(
         cls, counts: Sequence[int], weights: Sequence[float], docs: int, tokens: int
     ) -> Bm25:
-        """From the index's rows and tokens, read already (``counts_and_totals``)."""
+        """From the index's rows and tokens, read already (``counts_and_totals``). Totals
+        behind the counts (read in another snapshot) give the least idf, not a math error;
+        no tokens at all give an average length of one."""
         rows = max(docs, 1)
         idf = []
         for hits in counts:
-            value = math.log((rows - hits + 0.5) / (hits + 0.5))
+            value = math.log((rows - hits + 0.5) / (hits + 0.5)) if hits < rows else 0.0
             idf.append(value if value > 0.0 else MIN_IDF)
-        return cls(tuple(idf), float(tokens) / float(rows), tuple(weights))
+        return cls(tuple(idf), max(float(tokens), 1.0) / float(rows), tuple(weights))
 
     def score(self, hits: Sequence[Sequence[tuple[int, int]]], doc_tokens: int) -> float:
         """bm25 (negative: lower is better) of a row, given per phrase its ``(col, hits)``
