@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import pytest
 
 from aletheia_mem.clock import system_clock
-from aletheia_mem.domain import rules
+from aletheia_mem.domain import memories, rules
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.client import HubClient
@@ -158,11 +158,12 @@ class _HostileHub(BaseHTTPRequestHandler):
     """A hub that answers hello as a real one and pulls with one poisoned record."""
 
     page: ClassVar[list[dict[str, Any]]] = []
+    projects: ClassVar[list[str] | None] = None
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", "0")))
         if self.path == "/sync/hello":
-            token = {"id": 1, "name": "x", "scope": "sync", "projects": None}
+            token = {"id": 1, "name": "x", "scope": "sync", "projects": self.projects}
             body: dict[str, Any] = {"hub_id": "b" * 32, "token": token, "max_records": 1000}
         else:
             body = {"records": self.page, "cursor": 5, "more": False}
@@ -212,6 +213,46 @@ def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[s
     finally:
         store.close()
     assert counts_at(tmp_path / "local.db")["memories"] == 0
+
+
+def _everywhere_rule_record(tmp_path: Path) -> dict[str, Any]:
+    """A rule for every project, as a hub's pull page carries it to every token."""
+    source = SqliteStore(tmp_path / "source.db")
+    try:
+        wide = rules.RuleInput("Never force-push main", "always", "everywhere", "", [], [], "admin")
+        rules.add_rule(source, wide, system_clock())
+        page = source.export_changes(
+            after=0, limit=10, max_bytes=10**6, local_only=True, exclude_origin=None, projects=None
+        )
+    finally:
+        source.close()
+    return next(record for record in page.records if record["kind"] == "rule")
+
+
+def test_a_hub_cannot_pull_into_a_project_outside_the_token(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "local.db")
+    try:
+        item = memories.MemoryInput(text="my private diary note", project="personal", tool="t")
+        memories.save_memory(store, system_clock, item)
+        _HostileHub.projects = ["shop"]
+        planted = memory_record(key="planted", project="personal", pinned=True, title="Injected")
+        _HostileHub.page = [memory_record(key="fine"), planted]
+        refused = 'sent a bad pull page: Project "personal" is not allowed for this token.'
+        with _serving(_HostileHub) as url, pytest.raises(AletheiaError, match=refused):
+            sync_store(store, HubClient(url, "alt_x"), system_clock)
+        assert store.sync_cursors("b" * 32, 1)[1] == 0  # the pull cursor stayed
+        # rules for every project are what a hub shares with every token: they come
+        _HostileHub.page = [_everywhere_rule_record(tmp_path), memory_record(key="fine")]
+        with _serving(_HostileHub) as url:
+            report = sync_store(store, HubClient(url, "alt_x"), system_clock)
+        assert report.applied == 2
+    finally:
+        _HostileHub.projects = None
+        store.close()
+    held = items_at(tmp_path / "local.db")
+    assert [key for kind, key in held if kind == "memory"].count("planted") == 0
+    assert sum(1 for kind, _ in held if kind == "rule") == 1
+    assert counts_at(tmp_path / "local.db")["memories"] == 2
 
 
 @pytest.mark.parametrize(

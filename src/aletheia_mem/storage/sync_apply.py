@@ -38,6 +38,7 @@ class _Context:
     now: int
     projects: tuple[str, ...] | None
     author: str | None = None
+    shared_rules: bool = False  # rules wider than a project may come (a hub's pull page)
 
 
 def fact_key(text: str) -> str:
@@ -89,8 +90,9 @@ def _check_project(ctx: _Context, project: str | None) -> None:
 
 
 def _check_rule(ctx: _Context, scope_tier: str, scope_name: str) -> None:
-    """A project-limited sender writes only its projects' rules, never wider ones."""
-    if ctx.projects is not None and scope_tier != "project":
+    """A project-limited sender writes only its projects' rules, never wider ones (but a hub,
+    which shares those with every token)."""
+    if ctx.projects is not None and scope_tier != "project" and not ctx.shared_rules:
         raise ForbiddenError(f'scope_tier "{scope_tier}" is not allowed for this token.')
     _check_project(ctx, scope_name if scope_tier == "project" else None)
 
@@ -629,16 +631,18 @@ def apply_records(
     now: int,
     projects: tuple[str, ...] | None,
     author: str | None = None,
+    shared_rules: bool = False,
 ) -> ApplyStats:
     """Apply checked records in order; call inside a write transaction.
 
     ``author``: who sends them (a hub token's name); it becomes the author of every item it
-    creates or whose author it changes. None keeps the authors as sent.
+    creates or whose author it changes. None keeps the authors as sent. ``shared_rules``: rules
+    for every project or a situation may come whatever ``projects`` says.
 
     Raises:
         ForbiddenError: a record (or the item it would change) is outside ``projects``.
     """
-    ctx = _Context(conn, dialect, self_id, now, projects, author)
+    ctx = _Context(conn, dialect, self_id, now, projects, author, shared_rules)
     stats = ApplyStats()
     dialect.set_quiet(conn, True)
     for record in records:
@@ -679,6 +683,7 @@ def apply_page(
     now: int,
     pull_cursor: tuple[str, int, int] | None,
     author: str | None,
+    shared_rules: bool = False,
 ) -> ApplyStats:
     """``apply_records`` with this store's id, then the pull cursor if one is given (in the
     caller's write transaction: the page and its cursor are kept together or not at all)."""
@@ -690,6 +695,7 @@ def apply_page(
         now=now,
         projects=projects,
         author=author,
+        shared_rules=shared_rules,
     )
     if pull_cursor is not None:
         hub_id, token_id, cursor = pull_cursor

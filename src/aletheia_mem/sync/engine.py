@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.errors import AletheiaError, InvalidInputError
+from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.storage.contracts import SyncLog
-from aletheia_mem.storage.sync_records import ExportPage
+from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
@@ -72,7 +72,7 @@ def sync_store(
         store, client, report, token_id, push_cursor, projects, page_size, clock, progress
     )
     merged_before = report.merged
-    _pull(store, client, report, token_id, pull_cursor, page_size, clock, progress)
+    _pull(store, client, report, token_id, pull_cursor, projects, page_size, clock, progress)
     if report.merged > merged_before:  # what this store merged is a change of its own: send it
         _push(store, client, report, token_id, push_cursor, projects, page_size, clock, progress)
     return report
@@ -137,6 +137,28 @@ def _validated(client: HubClient, records: list[dict[str, Any]], now: int) -> li
         raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
 
 
+def _apply_pulled(
+    store: SyncLog,
+    client: HubClient,
+    records: list[dict[str, Any]],
+    projects: tuple[str, ...] | None,
+    now: int,
+    pull_cursor: tuple[str, int, int],
+) -> ApplyStats:
+    """A pulled page applied with its cursor; one reaching outside the token's projects (a
+    hub that is not what it says, or a page changed on the way) is refused, nothing kept."""
+    try:
+        return store.apply_changes(
+            records,
+            projects=projects,
+            now=now,
+            pull_cursor=pull_cursor,
+            shared_rules=True,
+        )
+    except ForbiddenError as error:
+        raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
+
+
 def writable(record: dict[str, Any], projects: tuple[str, ...] | None) -> bool:
     """Whether a token of ``projects`` may push the record: a project-limited one pushes no
     rule for every project or a situation (the hub would refuse the page)."""
@@ -149,11 +171,13 @@ def _pull(
     report: SyncReport,
     token_id: int,
     cursor: int,
+    projects: tuple[str, ...] | None,
     page_size: int,
     clock: Clock,
     progress: Progress,
 ) -> None:
-    """Apply everyone else's changes after ``cursor``, each page with its cursor.
+    """Apply everyone else's changes after ``cursor``, each page with its cursor, within the
+    token's ``projects`` as a push is: a page holding anything else is refused whole.
 
     The next page is fetched while this one is applied.
     """
@@ -180,9 +204,8 @@ def _pull(
             records = _validated(client, records, clock())
             if more:
                 coming = fetcher.submit(fetch, cursor)
-            stats = store.apply_changes(
-                records, projects=None, now=clock(), pull_cursor=(report.hub_id, token_id, cursor)
-            )
+            at = (report.hub_id, token_id, cursor)
+            stats = _apply_pulled(store, client, records, projects, clock(), at)
             report.pulled += len(records)
             report.applied += stats.applied
             report.merged += stats.merged

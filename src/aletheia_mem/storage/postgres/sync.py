@@ -178,6 +178,7 @@ class PgSync(PgPart):
         now: int,
         pull_cursor: tuple[str, int, int] | None = None,
         author: str | None = None,
+        shared_rules: bool = False,
     ) -> ApplyStats:
         """Apply remote records in one transaction, with the pull cursor when one is given
         (see ``SqliteStore.apply_changes``). Pages take turns, and other writes of synced
@@ -195,6 +196,7 @@ class PgSync(PgPart):
                     now=now,
                     pull_cursor=pull_cursor,
                     author=author,
+                    shared_rules=shared_rules,
                 )
 
         return write_retrying(self._db, work)

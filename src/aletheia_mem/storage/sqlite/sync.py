@@ -60,6 +60,7 @@ class SqliteSync(SqliteDatabase):
         now: int,
         pull_cursor: tuple[str, int, int] | None = None,
         author: str | None = None,
+        shared_rules: bool = False,
     ) -> ApplyStats:
         """Apply remote records in one transaction, with the pull cursor when one is given.
 
@@ -69,6 +70,8 @@ class SqliteSync(SqliteDatabase):
             now: the time new local versions start from.
             pull_cursor: ``(hub_id, token_id, cursor)`` to store with the page.
             author: the sender's name, recorded as the author of what it makes (a hub token).
+            shared_rules: rules for every project or a situation may come whatever
+                ``projects`` says (a pull: a hub shares those with every token).
         """
         from aletheia_mem.storage.sqlite.sync_hooks import SQLITE_DIALECT
         from aletheia_mem.storage.sync_apply import apply_page
@@ -82,6 +85,7 @@ class SqliteSync(SqliteDatabase):
                 now=now,
                 pull_cursor=pull_cursor,
                 author=author,
+                shared_rules=shared_rules,
             )
 
     def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]:
