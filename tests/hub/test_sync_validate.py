@@ -102,3 +102,24 @@ def test_a_list_whose_text_a_read_could_not_give_back_is_refused(
     work["data"]["text"] = text
     with pytest.raises(InvalidInputError, match=r"text of a list must be a JSON list without"):
         validate_records([work], system_clock())
+
+
+@pytest.mark.parametrize(
+    ("predicate", "value"),
+    [
+        ("password", "Tr0ub4dor3x"),
+        ("api_key", "k9Zq2Lm8Pw4Rt6Yu"),
+        ("db password", "hunter2hunter2"),
+    ],
+)
+def test_a_synced_facts_value_is_redacted_by_its_predicate_as_a_save_redacts_it(
+    store: SqliteStore, clock: FakeClock, predicate: str, value: str
+) -> None:
+    record = next(r for r in _every_kind(store, clock) if r["kind"] == "fact")
+    record["data"] = {**record["data"], "predicate": predicate, "object": value}
+    [checked] = validate_records([record], system_clock())
+    saved, _ = facts.record_fact(
+        store, project="shop", subject="prod-db", predicate=predicate, object=value,
+        valid_from=None, source="cli", now=clock.now,
+    )  # fmt: skip
+    assert checked["data"]["object"] == saved.object == "[REDACTED]"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
@@ -148,6 +148,8 @@ def _fact(check: _Checker) -> None:
     check.project()
     for field in ("subject", "predicate", "object"):
         check.text(field, MAX_FACT_PART)
+    # as a save stores it: a literal under a secret-looking predicate is replaced whole
+    check.data["object"] = redact_named_value(check.data["predicate"], check.data["object"])
     check.caller("source")
     check.text("dismiss_reason", MAX_REASON)
     for field in ("superseded_by", "memory"):
