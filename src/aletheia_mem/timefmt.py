@@ -67,11 +67,23 @@ def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
     Args:
         value: what the caller sent (string or number).
         name: the argument's name, for the error message.
-        end_of_day: a bare date then means the end of that day (exclusive bound).
+        end_of_day: read it as an exclusive end bound that includes what it names: a bare date
+            gives the next day's start, an instant the millisecond after it ("up to" includes
+            the instant itself, as ``since`` does).
 
     Raises:
         InvalidInputError: the value is none of the accepted forms.
     """
+    start = _start_instant(value, name)
+    if not end_of_day:
+        return start
+    if isinstance(value, str) and _DATE_ONLY.match(value.strip()):
+        return start + DAY_MS  # so 9999-12-31 is a bound too
+    return start + 1
+
+
+def _start_instant(value: object, name: str) -> int:
+    """``parse_instant`` of a start: a bare date is its midnight (UTC)."""
     problem = f"{name} must be an ISO 8601 date, date-time or epoch milliseconds."
     if isinstance(value, bool):
         raise InvalidInputError(problem)
@@ -89,12 +101,9 @@ def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     try:
-        ms = _checked_ms(int(parsed.timestamp() * 1000), problem)
+        return _checked_ms(int(parsed.timestamp() * 1000), problem)
     except OverflowError:  # past the years datetime can hold
         raise InvalidInputError(problem) from None
-    if end_of_day and _DATE_ONLY.match(text):
-        return ms + DAY_MS  # the next day's start: an exclusive bound (so 9999-12-31 is one too)
-    return ms
 
 
 def _checked_ms(value: float, problem: str) -> int:

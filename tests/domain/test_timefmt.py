@@ -65,9 +65,11 @@ def test_the_last_day_shown_is_a_valid_end_bound_that_includes_its_last_instant(
     assert parse_instant("9999-12-31", "since") == end - DAY_MS
 
 
-def test_a_date_time_as_an_end_bound_is_that_instant():
-    assert parse_instant("2026-10-29T19:46:45.563Z", "until", end_of_day=True) == REFERENCE_NOW
-    assert parse_instant(str(REFERENCE_NOW), "until", end_of_day=True) == REFERENCE_NOW
+def test_a_date_time_as_an_end_bound_includes_that_instant():
+    after = REFERENCE_NOW + 1  # the exclusive bound just past it
+    assert parse_instant("2026-10-29T19:46:45.563Z", "until", end_of_day=True) == after
+    assert parse_instant(str(REFERENCE_NOW), "until", end_of_day=True) == after
+    assert parse_instant(REFERENCE_NOW, "until", end_of_day=True) == after
 
 
 @pytest.mark.parametrize(

@@ -206,12 +206,14 @@ def test_a_bare_until_date_includes_that_whole_day(call, clock):
     assert _ids(result) == ["#1", "#2"]
 
 
-def test_until_date_time_is_an_exclusive_instant(call, clock):
+def test_until_date_time_includes_that_instant_as_since_does(call, clock):
     _three_days(call, clock)
 
-    result = call("search", query="pnpm", until="2026-10-30T19:46:45.563Z")
+    at = call("search", query="pnpm", until="2026-10-30T19:46:45.563Z", order="date_asc")
+    before = call("search", query="pnpm", until="2026-10-30T19:46:45.562Z", order="date_asc")
 
-    assert _ids(result) == ["#1"]
+    assert _ids(at) == ["#1", "#2"]
+    assert _ids(before) == ["#1"]
 
 
 def test_since_and_until_accept_epoch_milliseconds(call, clock):
