@@ -7,10 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aletheia_mem.search.query import (
+    MAX_QUERY_CHARS,
     MAX_TERMS,
     STOPWORDS,
     _compound_terms,
     fts_match_expression,
+    is_prose,
     query_terms,
 )
 from aletheia_mem.search.text import COMPOUND, index_extras, index_text
@@ -84,3 +86,12 @@ def test_plain_words_give_their_lower_case_as_the_definition_does(text: str) -> 
 @given(st.text(alphabet=st.sampled_from("aAbBzZ09éÉß_-./:\\ \tǅΣς"), max_size=40))
 def test_query_terms_are_the_definitions_on_any_text(text: str) -> None:
     assert query_terms(text) == _terms_by_compounds(text)
+
+
+def test_a_query_is_read_to_its_first_ten_thousand_characters():
+    start = "deploy checklist " * 1_000
+    assert len(start) > MAX_QUERY_CHARS
+    huge = start + "zebra " * 1_000_000
+    assert query_terms(huge) == query_terms(start) == ["deploy", "checklist"]
+    assert query_terms("a " * 2_000_000 + "zebra") == ["a"]  # only function words were read
+    assert is_prose("word " * 2_000_000 + "v1.2")  # the identifier is past what is read

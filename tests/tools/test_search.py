@@ -372,6 +372,16 @@ def test_query_with_only_punctuation_explains_why_nothing_matches(call):
     assert result.text == 'No matches. The query "\'*():-" has no words to search for.'
 
 
+def test_a_query_of_megabytes_is_read_to_its_start_and_quoted_short(call):
+    save(call, PNPM)
+    tail = " pnpm"  # past what a query is read to: it does not count
+
+    result = call("search", query="zyxwv " * 2_000_000 + tail)
+
+    quoted = '"' + ("zyxwv " * 40)[:200] + '…"'
+    assert result.text == f"No matches. Nothing in project \"shop\" matches {quoted}."
+
+
 def test_limit_defaults_to_20(call):
     for number in range(1, 26):
         save(call, f"pnpm note {number}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from aletheia_mem.domain import hybrid
-from aletheia_mem.search.query import query_terms
+from aletheia_mem.search.query import query_start, query_terms
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path
@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import Store
 
 MAX_FACT_HITS = 5
+QUOTED_CHARS = 200  # of a query or path quoted in a reason line
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def _search_in(
         limit=request.limit,
         offset=request.offset,
     )
-    memories = page(store, query, request.query or "", semantic, now)
+    memories = page(store, query, query_start(request.query or ""), semantic, now)
     facts: list[Fact] = []
     if request.offset == 0 and request.type is None and request.kind is None:
         facts = [
@@ -133,7 +134,11 @@ def _within(at: int, since: int | None, until: int | None) -> bool:
 
 
 def _quoted(text: str | None) -> str:
-    return '"' + (text or "").replace('"', "'") + '"'
+    """``text`` in quotes for a reason line, its start only when it is long."""
+    shown = text or ""
+    if len(shown) > QUOTED_CHARS:
+        shown = shown[:QUOTED_CHARS] + "…"
+    return '"' + shown.replace('"', "'") + '"'
 
 
 def _scope(projects: tuple[str, ...] | None) -> str:

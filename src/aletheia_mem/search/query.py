@@ -24,6 +24,9 @@ from aletheia_mem.search.text import (
 )
 
 MAX_TERMS = 32
+# How much of a query is read: its first 32 terms count, so a pasted log of megabytes costs no
+# more than its start (splitting 10 MB of words took 10 s, blocking the stdio server).
+MAX_QUERY_CHARS = 10_000
 _STOPWORD_TEXT = """
     a about above after again against am an and are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
@@ -34,6 +37,15 @@ _STOPWORD_TEXT = """
     you your yours yourself yourselves s t don doesn isn wasn
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def query_start(text: str) -> str:
+    """What a search reads of ``text``: up to ``MAX_QUERY_CHARS``, cut at white space."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    start = text[:MAX_QUERY_CHARS]
+    space = max(start.rfind(" "), start.rfind("\n"), start.rfind("\t"))
+    return start[:space] if space > 0 else start
 
 
 def _compound_terms(compound: str) -> list[str]:
@@ -57,6 +69,7 @@ def _compound_terms(compound: str) -> list[str]:
 def query_terms(text: str) -> list[str]:
     """The distinct search terms of ``text``: words, identifier parts, joined and whole forms."""
     seen: dict[str, None] = {}
+    text = query_start(text)
     for compound in (ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
         if is_plain(compound):  # a plain word ("Caddy") is its one term: most query words are
             seen.setdefault(compound.lower(), None)
@@ -74,7 +87,7 @@ def is_prose(text: str) -> bool:
     finds look-alike strings similar (``qx7k2m8`` to ``qx7k2m9``: 0.67, more than most
     paraphrases), so such a query is ranked by its words alone.
     """
-    words = [match.group() for match in COMPOUND.finditer(text)]
+    words = [match.group() for match in COMPOUND.finditer(query_start(text))]
     return bool(words) and all(word.isalpha() and word[1:] == word[1:].lower() for word in words)
 
 
