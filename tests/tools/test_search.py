@@ -364,6 +364,19 @@ def test_fts_syntax_in_the_query_never_raises(call, query, has_word):
         assert result.text.startswith("No matches. ")
 
 
+def test_a_project_whose_every_memory_is_dismissed_says_so_not_that_it_is_empty(call):
+    for text in ("pnpm note one", "pnpm note two"):
+        save(call, text)
+    for memory_id in (1, 2):
+        call("dismiss_memory", id=memory_id, type="memory", reason="obsolete")
+
+    shop = call("search", query="omega")
+    everywhere = call("search", query="omega", project="*")
+
+    assert shop.text == 'No matches. Every memory in project "shop" is dismissed.'
+    assert everywhere.text == "No matches. Every memory is dismissed."
+
+
 def test_query_with_only_punctuation_explains_why_nothing_matches(call):
     save(call, PNPM)
 
@@ -379,7 +392,7 @@ def test_a_query_of_megabytes_is_read_to_its_start_and_quoted_short(call):
     result = call("search", query="zyxwv " * 2_000_000 + tail)
 
     quoted = '"' + ("zyxwv " * 40)[:200] + '…"'
-    assert result.text == f"No matches. Nothing in project \"shop\" matches {quoted}."
+    assert result.text == f'No matches. Nothing in project "shop" matches {quoted}.'
 
 
 def test_limit_defaults_to_20(call):

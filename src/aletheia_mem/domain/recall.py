@@ -156,6 +156,9 @@ def _file_reason(request: SearchRequest) -> str:
 
 def _empty_reason(store: Store, request: SearchRequest, query: MemoryQuery, now: int) -> str:
     if not store.has_memories(request.projects):
+        if store.has_memories(request.projects, dismissed=True):
+            where = "" if request.projects is None else f" in {_scope(request.projects)}"
+            return f"Every memory{where} is dismissed."
         if request.projects is None:
             return "There are no memories yet."
         return f"{_scope(request.projects).capitalize()} has no memories yet."

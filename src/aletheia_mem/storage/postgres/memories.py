@@ -248,9 +248,10 @@ class PgMemories(PgPart):
             "SELECT id FROM memory_rank WHERE stale = 1 AND id = ANY (%s)", (list(ids),)
         )
 
-    def has_memories(self, projects: tuple[str, ...] | None) -> bool:
-        """Whether any live memory exists (in these projects)."""
-        sql, params = "SELECT 1 FROM memories WHERE dismissed_at IS NULL", []
+    def has_memories(self, projects: tuple[str, ...] | None, *, dismissed: bool = False) -> bool:
+        """Whether any live memory (any at all with ``dismissed``) exists (in these projects)."""
+        live = "true" if dismissed else "dismissed_at IS NULL"
+        sql, params = f"SELECT 1 FROM memories WHERE {live}", []
         if projects is not None:
             sql += " AND project = ANY (%s)"
             params.append(list(projects))

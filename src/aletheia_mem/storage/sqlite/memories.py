@@ -172,9 +172,11 @@ class SqliteMemories(SqliteDatabase):
             ).fetchone()
         return None if row is None else memory_from_row(row)
 
-    def has_memories(self, projects: tuple[str, ...] | None) -> bool:
-        """Whether any live memory exists (in these projects); stops at the first one."""
-        sql, params = "SELECT 1 FROM memories WHERE dismissed_at IS NULL", []
+    def has_memories(self, projects: tuple[str, ...] | None, *, dismissed: bool = False) -> bool:
+        """Whether any live memory (any at all with ``dismissed``) exists (in these projects);
+        stops at the first one."""
+        live = "1" if dismissed else "dismissed_at IS NULL"
+        sql, params = f"SELECT 1 FROM memories WHERE {live}", []
         if projects is not None:
             sql += " AND " + in_clause("project", projects)
             params = list(projects)
