@@ -220,13 +220,19 @@ def test_dismiss_reason_is_redacted_before_storage(call, app):
     ]
 
 
-def test_a_project_limited_caller_cannot_dismiss_other_projects_items(call, app, as_caller):
+def test_a_project_limited_caller_cannot_dismiss_other_projects_items_or_learn_they_exist(
+    call, app, as_caller
+):
     call("save_memory", text="billing memory", project="billing")
+    call("dismiss_memory", id=1)
     limited = as_caller(allowed_projects=("shop",))
 
-    result = call("dismiss_memory", _app=limited, id=1)
+    other = call("restore_memory", _app=limited, id=1)
+    missing = call("restore_memory", _app=limited, id=7)
+    dismissed = call("dismiss_memory", _app=limited, id=1, type="memory")
 
-    assert result.is_error
-    assert result.text == 'Project "billing" is not allowed for this token.'
-    assert db_rows(app, "SELECT dismissed_at FROM memories") == [(None,)]
-    assert db_rows(app, "SELECT count(*) FROM audit") == [(0,)]
+    assert other.is_error and missing.is_error and dismissed.is_error
+    assert (other.text, missing.text) == ("No memory #1.", "No memory #7.")
+    assert dismissed.text == "No memory #1."
+    assert db_rows(app, "SELECT dismissed_at IS NOT NULL FROM memories") == [(1,)]
+    assert db_rows(app, "SELECT count(*) FROM audit") == [(1,)]  # the owner's dismissal only

@@ -50,5 +50,10 @@ def set_dismissed(
         _TABLES[item_type], item_id, now if dismiss else None, reason, audit
     )
     if project is None:
-        raise NotFoundError(f"No {item_type} #{item_id}.")
+        raise no_such_item(item_type, item_id)
     return project
+
+
+def no_such_item(item_type: ItemType, item_id: int) -> NotFoundError:
+    """The answer for an id that names nothing the caller may see."""
+    return NotFoundError(f"No {item_type} #{item_id}.")

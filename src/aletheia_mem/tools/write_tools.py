@@ -44,11 +44,13 @@ def save_memory(app: AppContext, args: dict[str, Any]) -> str:
 def set_dismissed(
     app: AppContext, item_type: ItemType, item_id: int, *, dismiss: bool, reason: str | None
 ) -> str:
-    """Dismiss or restore one item the caller may touch; returns the item's project."""
+    """Dismiss or restore one item the caller may touch; returns the item's project. Another
+    project's item is answered as a missing one: a project-limited token cannot learn that an
+    id exists, nor the name of the project holding it."""
     if app.allowed_projects is not None:
         project = app.store.project_of(dismissals.table_for(item_type), item_id)
-        if project is not None:
-            target_project(app, project)
+        if project is not None and project not in app.allowed_projects:
+            raise dismissals.no_such_item(item_type, item_id)
     return dismissals.set_dismissed(
         app.store,
         item_type=item_type,
