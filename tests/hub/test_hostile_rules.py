@@ -164,3 +164,30 @@ def test_an_unrestricted_token_may_add_an_everywhere_rule(
     session = hub.initialize(token)
     text, is_error = hub.call_tool(token, session, "add_rule", then="Write tests first")
     assert not is_error and text.startswith("Rule saved")
+
+
+def test_pushing_a_rule_that_cites_another_projects_memory_is_refused(
+    seeded: tuple[Hub, dict[str, object]],
+) -> None:
+    hub, _ = seeded
+    token = hub.token("sync", ("shop",), "citer")
+    [billing_uid] = [
+        key for (kind, key), data in items_at(hub.db).items()
+        if kind == "memory" and data["project"] == "billing"
+    ]  # fmt: skip
+    then = "Check invoices before deploys"
+    record = _rule_record(
+        hub, str(rules.rule_id("Never force-push main", "always", "everywhere", ""))
+    )
+    key = rules.rule_id(then, "always", "project", "shop")
+    data = {**record["data"], "then": then, "scope_tier": "project", "scope_name": "shop"}  # type: ignore[dict-item]
+    data["evidence_memories"] = [billing_uid]
+    before = _rule_rows(hub.db)
+    reply = hub.post(
+        "/sync/push",
+        {"store_id": "e" * 32, "records": [{**record, "key": key, "data": data}]},
+        token,
+    )
+    assert reply.status == 403
+    assert reply.body["error"]["message"] == "A rule's evidence must be in the token's projects."
+    assert _rule_rows(hub.db) == before

@@ -164,6 +164,15 @@ def _fact_id(conn: SyncConn, uid: str | None) -> int | None:
     return None if row is None else int(row[0])
 
 
+def _check_evidence(ctx: _Context, table: str, item_id: int) -> None:
+    """A project-limited sender cites only its projects' items, as ``add_rule`` lets a tool."""
+    if ctx.projects is None:
+        return
+    row = ctx.conn.execute(f"SELECT project FROM {table} WHERE id = ?", (item_id,)).fetchone()
+    if row is not None and row[0] not in ctx.projects:
+        raise ForbiddenError("A rule's evidence must be in the token's projects.")
+
+
 def _set_pending(ctx: _Context, kind: str, key: str, waiting: list[tuple[str, str]]) -> None:
     ctx.conn.execute("DELETE FROM sync_pending WHERE kind = ? AND key = ?", (kind, key))
     ctx.conn.executemany(
@@ -475,12 +484,14 @@ def _apply_rule(ctx: _Context, record: Record) -> str:
         if found is None:
             waiting.append(("evidence_memory", target))
         elif found not in memory_ids:
+            _check_evidence(ctx, "memories", found)
             memory_ids.append(found)
     for target in data["evidence_facts"]:
         found = _fact_id(conn, target)
         if found is None:
             waiting.append(("evidence_fact", target))
         elif found not in fact_ids:
+            _check_evidence(ctx, "facts", found)
             fact_ids.append(found)
     conn.execute(
         "INSERT INTO rules (id, then_text, when_text, scope_tier, scope_name,"
