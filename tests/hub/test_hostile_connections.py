@@ -4,7 +4,9 @@ and a log that a client cannot flood."""
 from __future__ import annotations
 
 import contextlib
+import http.client
 import logging
+import re
 import socket
 import sqlite3
 import sys
@@ -116,6 +118,60 @@ def test_token_guessing_is_slowed_per_address_with_bounded_audit_rows(tmp_path: 
     finally:
         conn.close()
     assert rows == 20
+
+
+def _ui_request(
+    hub: Hub, method: str, path: str, body: str = "", headers: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """One request to the hub's pages: status, body and the Set-Cookie header."""
+    parts = urlsplit(hub.url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    try:
+        conn.request(method, path, body, headers or {})
+        reply = conn.getresponse()
+        return reply.status, reply.read().decode(), reply.getheader("set-cookie") or ""
+    finally:
+        conn.close()
+
+
+def _wrong_sign_in(hub: Hub, n: int) -> int:
+    """A sign-in with a guessed token, its CSRF cookie and field as a browser sends them."""
+    _, form, cookie = _ui_request(hub, "GET", "/sign-in")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+    assert csrf is not None
+    headers = {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Origin": hub.url,
+        "Cookie": cookie.split(";", 1)[0],
+    }
+    body = f"csrf={csrf.group(1)}&next=%2F&key=alt_guess{n:04d}"
+    return _ui_request(hub, "POST", "/sign-in", body, headers)[0]
+
+
+def test_token_guessing_on_the_hub_pages_counts_with_the_rest(tmp_path: Path) -> None:
+    with running_hub(tmp_path / "hub.db") as hub:
+        bearers = [
+            _ui_request(hub, "GET", "/tokens", headers={"Authorization": f"Bearer alt_g{n}"})[0]
+            for n in range(10)
+        ]
+        sign_ins = [_wrong_sign_in(hub, n) for n in range(11)]
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        over_mcp = hub.post("/mcp", ping, "alt_guess_mcp").status
+        admin = hub.token("admin", None, "same-address-admin")
+        served = _ui_request(hub, "GET", "/tokens", headers={"Authorization": f"Bearer {admin}"})
+    assert bearers == [303] * 10  # off to the sign-in page, each counted
+    assert sign_ins == [401] * 10 + [429]
+    assert over_mcp == 429  # one count per address, whatever the door
+    assert served[0] == 200  # a real admin token from the same address is still served
+    conn = sqlite3.connect(tmp_path / "hub.db")
+    try:
+        details = conn.execute("SELECT detail FROM audit WHERE tool = 'auth'").fetchall()
+    finally:
+        conn.close()
+    assert (
+        sorted(details)
+        == [("no admin token (web UI)",)] * 10 + [("no admin token (web sign-in)",)] * 10
+    )
 
 
 def test_poisoned_requests_leave_only_a_bounded_log(tmp_path: Path) -> None:

@@ -190,11 +190,21 @@ def create_hub_app(
             every request reads it, and a revocation holds at once).
     """
     writes = writes or write_turns(serial=True)  # see make_gate
+    failures = failures or AuthFailures()
     endpoint = hub_mcp_endpoint(hub, writes)
     refusals = audit.RefusalLog(hub, writes)
     metered = BatchMeter(endpoint, limiter, refusals.limited)
-    routes = [Route("/mcp", endpoint=metered), *SyncApi(hub, writes).routes(), *hub_routes(hub)]
+
+    def failed_credential(client: str, detail: str) -> int | None:
+        """A wrong token on the hub's pages, counted and audited as one on ``/mcp`` is."""
+        wait, audited = failures.fail(client)
+        if audited:
+            refusals.write(ANONYMOUS, "auth", detail, audit.NO_TOKEN)
+        return wait
+
+    ui_routes = hub_routes(hub, failed_credential)
+    routes = [Route("/mcp", endpoint=metered), *SyncApi(hub, writes).routes(), *ui_routes]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
     guarded = Guard(Starlette(routes=routes), policy)
     tokens = TokenCache(hub_store(hub), token_seconds)
-    return TokenAuth(guarded, hub, limiter, refusals, failures or AuthFailures(), tokens)
+    return TokenAuth(guarded, hub, limiter, refusals, failures, tokens)

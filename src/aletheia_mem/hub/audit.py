@@ -157,19 +157,22 @@ class RefusalLog:
     async def refused(
         self, actor: str, event: str, detail: str, projects: tuple[str, ...] | _NoToken | None
     ) -> None:
-        def write() -> None:
-            with self.writes:
-                record_event(
-                    hub_store(self.hub),
-                    at=self.hub.clock(),
-                    actor=actor,
-                    event=event,
-                    outcome="refused",
-                    detail=detail,
-                    project=None if isinstance(projects, _NoToken) else token_scope(projects),
-                )
+        await to_thread.run_sync(self.write, actor, event, detail, projects)
 
-        await to_thread.run_sync(write)
+    def write(
+        self, actor: str, event: str, detail: str, projects: tuple[str, ...] | _NoToken | None
+    ) -> None:
+        """``refused`` from a worker thread."""
+        with self.writes:
+            record_event(
+                hub_store(self.hub),
+                at=self.hub.clock(),
+                actor=actor,
+                event=event,
+                outcome="refused",
+                detail=detail,
+                project=None if isinstance(projects, _NoToken) else token_scope(projects),
+            )
 
     async def limited(self, token: HubToken, wait: int) -> None:
         """The row of a request (or batch) the rate limit refused."""

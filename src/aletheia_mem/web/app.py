@@ -18,9 +18,17 @@ from aletheia_mem.projects import project_root
 from aletheia_mem.server.api import status_of
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web import hub_pages, knowledge_pages, memory_pages, work_pages
-from aletheia_mem.web.base import Handler, Ui, error_page, redirect, safe_next
+from aletheia_mem.web.base import (
+    Handler,
+    Ui,
+    credential_refusal,
+    error_page,
+    redirect,
+    safe_next,
+)
 from aletheia_mem.web.render import STATIC, page, secure
 from aletheia_mem.web.security import (
+    bearer_of,
     csrf_problem,
     key_gate,
     parse_form,
@@ -37,6 +45,10 @@ def _guarded(
 ) -> Response:
     """Sign-in, then for a write the CSRF check, then the handler (in a worker thread)."""
     if not ui.gate.admits(request):
+        presented = bearer_of(request) or request.cookies.get(ui.gate.cookie)
+        refusal = credential_refusal(ui, request, "no admin token (web UI)") if presented else None
+        if refusal is not None:
+            return refusal
         if writes:
             return error_page(request, 401, "Sign in first.")
         return redirect("/sign-in?" + urlencode({"next": request.url.path}))
@@ -100,6 +112,10 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
             return redirect(target)
         session = await to_thread.run_sync(ui.gate.session_for, form.get("key", ""))
         if session is None:
+            detail = "no admin token (web sign-in)"
+            refusal = await to_thread.run_sync(credential_refusal, ui, request, detail)
+            if refusal is not None:
+                return refusal
             return page(request, "sign_in.html", 401, next=target, failed=True, hub=ui.hub)
         response = redirect(target)
         set_session(request, response, ui.gate.cookie, session)
@@ -125,7 +141,11 @@ def routes(app: AppContext, api_key: str | None) -> list[BaseRoute]:
     return _build(ui, PAGES)
 
 
-def hub_routes(hub: AppContext) -> list[BaseRoute]:
-    """The hub's UI (Tokens, Audit) for admin tokens, to mount beside the hub's ``/mcp``."""
-    ui = Ui(hub, hub_pages.admin_gate(hub), Path.cwd(), Path.home(), hub=True)
+def hub_routes(
+    hub: AppContext, failed_credential: Callable[[str, str], int | None] | None = None
+) -> list[BaseRoute]:
+    """The hub's UI (Tokens, Audit) for admin tokens, to mount beside the hub's ``/mcp``;
+    ``failed_credential`` counts wrong tokens as the hub's other endpoints do."""
+    gate = hub_pages.admin_gate(hub)
+    ui = Ui(hub, gate, Path.cwd(), Path.home(), hub=True, failed_credential=failed_credential)
     return _build(ui, hub_pages.PAGES)

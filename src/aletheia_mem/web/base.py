@@ -24,6 +24,27 @@ class Ui:
     root: Path
     home: Path
     hub: bool = False  # the hub's pages (Tokens, Audit) instead of the owner's
+    # A failed credential from a client address (``detail`` says which kind), counted and
+    # audited as the hub's other endpoints do: the seconds the address must wait, or None.
+    failed_credential: Callable[[str, str], int | None] | None = None
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+def credential_refusal(ui: Ui, request: Request, detail: str) -> Response | None:
+    """Count a wrong key, token or cookie from the request's address (in a worker thread);
+    past the limit the answer is 429, else None (answer as usual)."""
+    if ui.failed_credential is None:
+        return None
+    wait = ui.failed_credential(client_address(request), detail)
+    if wait is None:
+        return None
+    message = f"Too many failed sign-ins from this address. Retry in {wait} s."
+    response = error_page(request, 429, message)
+    response.headers["retry-after"] = str(wait)
+    return response
 
 
 def safe_next(value: str | None, fallback: str = "/") -> str:
