@@ -161,6 +161,28 @@ def test_neighbours_come_from_the_anchor_project_only(call, clock):
     ]
 
 
+def test_every_project_gives_neighbours_from_every_project_the_caller_reads(call, clock, as_caller):
+    save(call, "shop note 1")
+    clock.advance(MINUTE_MS)
+    save(call, "billing note", project="billing")
+    clock.advance(MINUTE_MS)
+    save(call, "hr note", project="hr")
+    clock.advance(MINUTE_MS)
+    save(call, "shop note 2")
+    limited = as_caller(allowed_projects=("shop", "billing"))
+
+    everywhere = body_lines(call("timeline", anchor=1, project="*"))
+    as_limited = body_lines(call("timeline", _app=limited, anchor=1, project="*"))
+
+    assert everywhere == [
+        "→ #1 2026-10-29T19:46 [note] shop note 1",
+        "  #2 2026-10-29T19:47 [note] billing note",
+        "  #3 2026-10-29T19:48 [note] hr note",
+        "  #4 2026-10-29T19:49 [note] shop note 2",
+    ]
+    assert as_limited == [everywhere[0], everywhere[1], everywhere[3]]
+
+
 def test_project_limits_the_anchor_lookup(call, clock):
     save(call, "shop note about pnpm")
     save(call, "billing note about pnpm", project="billing")

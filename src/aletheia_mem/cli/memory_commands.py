@@ -25,7 +25,12 @@ from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
-from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+from aletheia_mem.tools.app import (
+    AppContext,
+    neighbour_projects,
+    readable_projects,
+    target_project,
+)
 from aletheia_mem.tools.write_tools import memory_input, set_dismissed
 
 PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
@@ -210,7 +215,8 @@ def timeline(
             else:
                 echo("Nothing to anchor on.")
             return
-        line = recall.timeline(app.store, found, found.project, before, after)
+        neighbours = neighbour_projects(app, project, found.project)
+        line = recall.timeline(app.store, found, neighbours, before, after)
     items = [*line.before, line.anchor, *line.after]
     if as_json:
         emit_json([{**memory_json(m), "anchor": m.id == found.id} for m in items])

@@ -215,9 +215,14 @@ def find_anchor(
 
 
 def timeline(
-    store: Store, anchor: Memory, neighbour_project: str | None, before: int, after: int
+    store: Store,
+    anchor: Memory,
+    neighbour_projects: tuple[str, ...] | None,
+    before: int,
+    after: int,
 ) -> Timeline:
-    """The anchor with its neighbours in time, oldest first."""
-    earlier = store.neighbours(anchor, neighbour_project, before, later=False) if before else []
-    later = store.neighbours(anchor, neighbour_project, after, later=True) if after else []
+    """The anchor with its neighbours in time (from ``neighbour_projects``, None: any), oldest
+    first."""
+    earlier = store.neighbours(anchor, neighbour_projects, before, later=False) if before else []
+    later = store.neighbours(anchor, neighbour_projects, after, later=True) if after else []
     return Timeline(list(reversed(earlier)), anchor, later)

@@ -18,7 +18,12 @@ from aletheia_mem.server.openapi import Reply
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.storage.entries import Rule
 from aletheia_mem.timefmt import parse_instant
-from aletheia_mem.tools.app import AppContext, readable_projects, target_project
+from aletheia_mem.tools.app import (
+    AppContext,
+    neighbour_projects,
+    readable_projects,
+    target_project,
+)
 from aletheia_mem.tools.memory_tools import search_request
 from aletheia_mem.tools.write_tools import memory_input, set_dismissed
 
@@ -166,7 +171,8 @@ def timeline(app: AppContext, args: dict[str, Any]) -> Reply:
     anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
     if anchor is None:
         raise NotFoundError("Nothing to anchor on.")
-    found = recall.timeline(app.store, anchor, anchor.project, args["before"], args["after"])
+    neighbours = neighbour_projects(app, project, anchor.project)
+    found = recall.timeline(app.store, anchor, neighbours, args["before"], args["after"])
     return _ok(
         {
             "anchor": memory_json(found.anchor),

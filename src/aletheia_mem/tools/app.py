@@ -49,6 +49,16 @@ def target_project(app: AppContext, value: str | None) -> str:
     return _named_project(app, value)
 
 
+def neighbour_projects(
+    app: AppContext, value: str | None, anchor_project: str
+) -> tuple[str, ...] | None:
+    """The projects a timeline's neighbours come from: the anchor's, or with ``*`` every
+    project the caller reads (the project argument limits the lookup and the neighbours)."""
+    if value is not None and value.strip() == ALL_PROJECTS:
+        return app.allowed_projects
+    return (anchor_project,)
+
+
 def readable_projects(app: AppContext, value: str | None) -> tuple[str, ...] | None:
     """The projects a search covers: the working directory's, a named one, or ``*`` for all."""
     if value is not None and value.strip() == ALL_PROJECTS:

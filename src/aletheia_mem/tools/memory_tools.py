@@ -15,7 +15,7 @@ from aletheia_mem.domain.formatting import (
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.timefmt import DAY_MS, parse_instant
 from aletheia_mem.tools import structured
-from aletheia_mem.tools.app import AppContext, readable_projects
+from aletheia_mem.tools.app import AppContext, neighbour_projects, readable_projects
 from aletheia_mem.tools.structured import Output
 
 
@@ -86,7 +86,8 @@ def timeline(app: AppContext, args: dict[str, Any]) -> Output:
     anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
     if anchor is None:
         return Output("Nothing to anchor on.", structured.recall(memories=[]))
-    found = recall.timeline(app.store, anchor, anchor.project, args["before"], args["after"])
+    neighbours = neighbour_projects(app, project, anchor.project)
+    found = recall.timeline(app.store, anchor, neighbours, args["before"], args["after"])
     lines = [timeline_line(memory, False) for memory in found.before]
     lines.append(timeline_line(found.anchor, True))
     lines += [timeline_line(memory, False) for memory in found.after]

@@ -115,8 +115,16 @@ def test_neighbours_are_the_nearest_live_memories_in_time(contract_store: HubSto
     ids = [contract_store.add_memory(memory(f"m{n}", at=T0 + n))[0].id for n in range(5)]
     anchor = contract_store.get_memory(ids[2])
     assert anchor is not None
-    assert [m.id for m in contract_store.neighbours(anchor, "shop", 2, False)] == [ids[1], ids[0]]
-    assert [m.id for m in contract_store.neighbours(anchor, None, 5, True)] == [ids[3], ids[4]]
+    other, _ = contract_store.add_memory(memory("billing note", at=T0 + 3, project="billing"))
+
+    def near(projects: tuple[str, ...] | None, count: int, later: bool) -> list[int]:
+        return [m.id for m in contract_store.neighbours(anchor, projects, count, later)]
+
+    assert near(("shop",), 2, False) == [ids[1], ids[0]]
+    assert near(("shop",), 5, True) == [ids[3], ids[4]]
+    assert near(None, 5, True) == [ids[3], other.id, ids[4]]
+    assert near(("shop", "billing"), 2, True) == [ids[3], other.id]
+    assert near(("billing",), 5, False) == []
 
 
 def test_recent_memories_split_pinned_from_unpinned_and_leave_out_kinds(

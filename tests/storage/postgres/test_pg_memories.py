@@ -156,7 +156,7 @@ def test_neighbours_and_recent_memories_go_by_time(pg_memories: PgMemories) -> N
     note, _ = pg_memories.add_memory(_new("note", NOW + 200, kind="note"))
     anchor = pg_memories.get_memory(ids[2])
     assert anchor is not None
-    earlier = pg_memories.neighbours(anchor, "shop", 2, later=False)
+    earlier = pg_memories.neighbours(anchor, ("shop",), 2, later=False)
     later = pg_memories.neighbours(anchor, None, 2, later=True)
     assert [m.id for m in earlier] == [ids[1], ids[0]]
     assert [m.id for m in later] == [ids[3], ids[4]]

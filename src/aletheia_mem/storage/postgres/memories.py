@@ -290,18 +290,19 @@ class PgMemories(PgPart):
         )
 
     def neighbours(
-        self, anchor: Memory, project: str | None, count: int, later: bool
+        self, anchor: Memory, projects: tuple[str, ...] | None, count: int, later: bool
     ) -> list[Memory]:
-        """Live memories just before (or after) the anchor in time, nearest first."""
+        """Live memories just before (or after) the anchor in time, nearest first, in
+        ``projects`` (None: any)."""
         sign, direction = (">", "ASC") if later else ("<", "DESC")
         sql = (
             f"SELECT {_COLUMNS} FROM memories WHERE dismissed_at IS NULL AND id != %s"
             f" AND (created_at, id) {sign} (%s, %s)"
         )
         params: list[Any] = [anchor.id, anchor.created_at, anchor.id]
-        if project is not None:
-            sql += " AND project = %s"
-            params.append(project)
+        if projects is not None:
+            sql += " AND project = ANY (%s)"
+            params.append(list(projects))
         sql += f" ORDER BY created_at {direction}, id {direction} LIMIT %s"
         return self._memories(sql, [*params, count])
 
