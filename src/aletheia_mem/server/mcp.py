@@ -138,7 +138,8 @@ def handle_message(session: McpSession, message: Any, *, in_batch: bool = False)
         return error_response(
             request_id, INVALID_PARAMS, "Invalid params: params must be an object."
         )
-    if modern.is_modern(params) and method != "initialize":
+    # After initialize the connection is legacy: an envelope then is ignored like any _meta.
+    if method != "initialize" and session.era != "legacy" and modern.is_modern(params):
         return _dispatch_modern(session, request_id, method, params or {})
     return _dispatch(session, request_id, method, params or {}, in_batch)
 
@@ -150,13 +151,6 @@ def _dispatch_modern(
     envelope = modern.read_envelope(params, SUPPORTED_VERSIONS)
     if isinstance(envelope, modern.Rejection):
         return _rejected(request_id, envelope)
-    if session.era == "legacy":
-        return error_response(
-            request_id,
-            INVALID_REQUEST,
-            f"Invalid request: this connection speaks {session.protocol_version} since"
-            " initialize; requests with the 2026-07-28 _meta envelope are not accepted on it.",
-        )
     if method == "server/discover":
         return _result(request_id, modern.discover(SUPPORTED_VERSIONS, INSTRUCTIONS))
     if method not in ("tools/list", "tools/call"):
@@ -181,16 +175,12 @@ def _dispatch(
             return error_response(
                 request_id, INVALID_REQUEST, "Invalid request: initialize must not be in a batch."
             )
-        if session.era == "modern":
-            requested = params.get("protocolVersion")
-            rejection = modern.unsupported(requested if isinstance(requested, str) else "", ())
-            return _rejected(
+        if session.era == "modern":  # not -32022: that would mark the server modern only
+            return error_response(
                 request_id,
-                replace(
-                    rejection,
-                    message="This connection already speaks 2026-07-28 (stateless);"
-                    " initialize is not accepted on it.",
-                ),
+                INVALID_REQUEST,
+                "Invalid request: this connection already speaks 2026-07-28 (stateless);"
+                " initialize is not accepted on it.",
             )
         return _result(request_id, initialize(session, params))
     if method == "ping":

@@ -22,7 +22,6 @@ PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-_ENVELOPE_KEYS = (PROTOCOL_VERSION_KEY, CLIENT_INFO_KEY, CLIENT_CAPABILITIES_KEY)
 HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION = -32020, -32022
 VERSION_HEADER, METHOD_HEADER, NAME_HEADER = "mcp-protocol-version", "mcp-method", "mcp-name"
 # The methods whose subject the Mcp-Name header mirrors, and which params field holds it.
@@ -59,11 +58,13 @@ class Rejection:
 
 
 def is_modern(params: Any) -> bool:
-    """Whether a request's params carry any key of the 2026-07-28 envelope."""
+    """Whether a request's params carry the 2026-07-28 envelope: its protocol version names it.
+    Other ``io.modelcontextprotocol/`` keys alone are ``_meta`` a legacy request may carry, and
+    are ignored."""
     if not isinstance(params, dict):
         return False
     meta = params.get("_meta")
-    return isinstance(meta, dict) and any(key in meta for key in _ENVELOPE_KEYS)
+    return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
 
 
 def unsupported(requested: str, legacy_versions: tuple[str, ...]) -> Rejection:
