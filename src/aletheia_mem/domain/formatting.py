@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead
 from aletheia_mem.timefmt import DAY_MS, day_date, format_date, format_instant, format_minute
 
@@ -28,37 +28,6 @@ TYPE_MARKS = {
     "discovery": "I",
     "note": "N",
 }
-# What a reader may skip inside a tag without seeing it: white space, soft hyphens, zero-width
-# and other invisible format characters.
-_GAP = "[\\s\u00ad\u034f\u180e\u200b-\u200f\u2060-\u2064\ufeff]*"
-# The look-alikes of "<", "/" and "-" that read as the tag: full-width and small forms, the
-# Unicode hyphens and dashes, the fraction and division slashes.
-_LESS_THAN = "<\ufe64\uff1c"
-_SLASH = "[/\u2044\u2215\uff0f]?"
-_DASH = "[-\u2010-\u2015\u2212\ufe58\ufe63\uff0d]"
-
-
-def _letters(word: str) -> str:
-    """``word`` in either case, each letter also in its full-width form, gaps between."""
-    return _GAP.join(
-        f"[{c}{c.upper()}{chr(ord(c) + 0xFEE0)}{chr(ord(c.upper()) + 0xFEE0)}]" for c in word
-    )
-
-
-# Any spelling of the recall tag inside stored text: case, spaces, a slash, attributes, and the
-# look-alikes a model reads as the same tag (full-width forms, other dashes, invisible characters).
-_RECALL_TAG = re.compile(
-    f"[{_LESS_THAN}]({_GAP}{_SLASH}{_GAP}{_letters('aletheia')}{_GAP}{_DASH}{_GAP}"
-    f"{_letters('memory')})",
-    re.IGNORECASE,
-)
-
-
-def neutralize(text: str) -> str:
-    """Stored text can neither close nor open the recall block."""
-    if "<" not in text and "\uff1c" not in text and "\ufe64" not in text:  # skip the regex
-        return text
-    return _RECALL_TAG.sub(r"&lt;\1", text)
 
 
 @lru_cache(maxsize=4096)

@@ -7,7 +7,8 @@ from typing import Any
 
 from aletheia_mem.domain import worklists
 from aletheia_mem.domain.context import MAX_REQUEST_LENGTH, build_context_parts
-from aletheia_mem.domain.formatting import neutralize, one_line, rule_text, wrap_recall
+from aletheia_mem.domain.formatting import one_line, rule_text, wrap_recall
+from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools import structured
 from aletheia_mem.tools.app import AppContext, target_project

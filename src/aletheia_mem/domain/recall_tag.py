@@ -1,0 +1,118 @@
+"""The recall tag neutralised in stored text: whatever a reader would take for
+``<aletheia-memory>`` or its closing tag, in any spelling, stops being one."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# The characters a reader takes for "<": the ASCII one, its full-width and small forms, and the
+# angle brackets and arrowheads drawn like it.
+_LESS_THAN = "<\ufe64\uff1c\u02c2\u1438\u2039\u2329\u276c\u276e\u27e8\u3008"
+_TAG = "aletheia-memory"
+# In the regex below: a character ASCII text may skip (white space and controls), and one
+# that is not ASCII, whose reading is left to Python.
+_ASCII_GAP = "[\\x00-\\x20\\x7f]*"
+_NOT_ASCII = "[^\\x00-\\x7f]"
+
+
+def _ascii_start(word: str) -> str:
+    """A regex for text whose ASCII part before its first non-ASCII character reads as ``word``
+    or a start of it."""
+    pattern = ""
+    for letter in reversed(word):
+        pattern = f"{_ASCII_GAP}(?:{_NOT_ASCII}|[{re.escape(letter + letter.upper())}]{pattern})"
+    return pattern
+
+
+# Where a tag may start: a "<" that what follows can complete, a "/" first or not. Most "<" in
+# code and markup ("a < b", "List<T>", "</div>", "<a href>") are passed over here, in C.
+_TAG_START = re.compile(
+    f"[{_LESS_THAN}](?={_ASCII_GAP}(?:{_NOT_ASCII}|/{_ascii_start(_TAG)}|"
+    f"[aA]{_ascii_start(_TAG[1:])}))"
+)
+
+# Default-ignorable code points (Unicode DerivedCoreProperties) that are not in a category the
+# gap test skips already: Hangul fillers, unassigned ones in 2060-206F, FFF0-FFF8 and E0000-E0FFF
+# (TAG characters, variation selectors); and the braille blank, drawn as a space.
+_IGNORABLE = (
+    (0x115F, 0x1160),
+    (0x2060, 0x206F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0xE0000, 0xE0FFF),
+)
+# Letters drawn like those of the tag (and slashes and a minus), as casefolded: from Cyrillic,
+# Greek, Armenian, Georgian, Hebrew, Arabic and Lisu, Latin small capitals and IPA letters. Only
+# the tag's letters matter: Cyrillic es or ze cannot spell it.
+_LOOKALIKES = {
+    **dict.fromkeys("\u0430\u03b1\u0251\u1d00", "a"),
+    **dict.fromkeys("\u04cf\u01c0\u029f\u0627\u05d5\u05df\ua4f2", "l"),
+    **dict.fromkeys("\u0435\u03b5\u0454\u04bd\u1d07", "e"),
+    **dict.fromkeys("\u0442\u03c4\u1d1b", "t"),
+    **dict.fromkeys("\u04bb\u043d\u03b7\u029c\u0570", "h"),
+    **dict.fromkeys("\u0456\u03b9\u0131\u0269", "i"),
+    **dict.fromkeys("\u043c\u03bc\u1d0d", "m"),
+    **dict.fromkeys("\u043e\u03bf\u03c3\u1d0f\u0585", "o"),
+    **dict.fromkeys("\u0433\u0280", "r"),
+    **dict.fromkeys("\u0443\u04af\u03b3\u03c5\u028f\u10e7\u0263", "y"),
+    **dict.fromkeys("\u2044\u2215\u29f8", "/"),
+    "\u2212": "-",
+}
+
+
+def _is_gap(char: str) -> bool:
+    """Whether a reader skips ``char`` inside a tag: white space, invisible and combining."""
+    if char.isspace() or unicodedata.category(char) in {"Cc", "Cf", "Mn", "Me"}:
+        return True
+    code = ord(char)
+    return any(low <= code <= high for low, high in _IGNORABLE)
+
+
+@lru_cache(maxsize=4096)
+def _reading(char: str) -> str:
+    """What a reader takes ``char`` for: its compatibility form casefolded, marks dropped,
+    dashes read as "-" and look-alikes as the letter; "" for a character not seen."""
+    if _is_gap(char):
+        return ""
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", char).casefold())
+    letters = [part for part in folded if unicodedata.category(part) not in {"Mn", "Me"}]
+    if not letters:  # a spacing form of a mark, as the half-width voiced sound mark: seen
+        return folded
+    return "".join(
+        "-" if unicodedata.category(part) == "Pd" else _LOOKALIKES.get(part, part)
+        for part in letters
+    )
+
+
+def _reads_as_tag(text: str, start: int) -> bool:
+    """Whether ``text`` from ``start`` reads as ``aletheia-memory``, a "/" before it or not."""
+    read = ""
+    for index in range(start, len(text)):
+        read += _reading(text[index])
+        wanted = read[1:] if read[:1] == "/" else read
+        if wanted.startswith(_TAG):
+            return True
+        if not _TAG.startswith(wanted):
+            return False
+    return False
+
+
+def _defuse(match: re.Match[str]) -> str:
+    return "&lt;" if _reads_as_tag(match.string, match.end()) else match.group()
+
+
+def neutralize(text: str) -> str:
+    """Stored text can neither close nor open the recall block.
+
+    Each "<" (or a look-alike) that a reader takes with what follows for the recall tag, open or
+    close, becomes "&lt;". What follows is read a character at a time: case, compatibility forms
+    (full-width, mathematical letters), accents, invisible characters and white space, other
+    dashes and slashes, and Cyrillic or Greek look-alike letters all read as the tag.
+    """
+    if "<" not in text and text.isascii():  # most text: skip the scan
+        return text
+    return _TAG_START.sub(_defuse, text)
