@@ -12,6 +12,8 @@ from aletheia_mem.errors import InvalidInputError
 
 DB_FILE_NAME = "aletheia.db"
 HUB_DB_RELATIVE = Path("hub") / "hub.db"
+DATA_DIR_VARIABLE = "ALETHEIA_DATA_DIR"
+STORE_VARIABLE = "ALETHEIA_HUB_DB"  # a store used instead of the data folder's (DESIGN §3)
 # A hub store named by one of these is a PostgreSQL database (storage.open opens it).
 DATABASE_URL_PREFIXES = ("postgresql://", "postgres://")
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -20,9 +22,15 @@ DEFAULT_HTTP_PORT = 8765  # claude-mem holds 37777
 
 @dataclass(frozen=True)
 class Settings:
-    """What the process was configured with, read once at start."""
+    """What the process was configured with, read once at start.
 
-    db_path: Path
+    ``store`` is the store in use: the file or ``postgresql://`` URL ``ALETHEIA_HUB_DB`` names,
+    else ``<data dir>/aletheia.db``; ``store_variable`` is the variable that chose it.
+    """
+
+    store: Path | str
+    store_variable: str
+    data_dir: Path
     tool: str | None
     cwd: Path
     api_key: str | None
@@ -41,13 +49,18 @@ def semantic_enabled(env: Mapping[str, str] | None = None) -> bool:
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from the environment (``os.environ`` by default).
 
-    The store is always the local one, ``<data dir>/aletheia.db``: ``ALETHEIA_HUB_DB`` names
-    the hub's store and only the hub-side commands read it (:func:`hub_db_path`).
+    The one place the store is chosen: ``ALETHEIA_HUB_DB`` (a file, or a ``postgresql://``
+    URL) wins over ``ALETHEIA_DATA_DIR``'s ``aletheia.db``, for the servers, the CLI and the
+    hooks alike.
     """
     env = os.environ if env is None else env
     cwd = env.get("ALETHEIA_CWD", "").strip()
+    named = env.get(STORE_VARIABLE, "").strip()
+    folder = data_dir(env)
     return Settings(
-        db_path=data_dir(env) / DB_FILE_NAME,
+        store=hub_target(named) if named else folder / DB_FILE_NAME,
+        store_variable=STORE_VARIABLE if named else DATA_DIR_VARIABLE,
+        data_dir=folder,
         tool=env.get("ALETHEIA_TOOL", "").strip() or None,
         cwd=Path(cwd).expanduser() if cwd else Path.cwd(),
         api_key=env.get("ALETHEIA_API_KEY") or None,
@@ -132,11 +145,11 @@ CONFIG_FILE_NAME = "config.json"
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The data folder (``ALETHEIA_DATA_DIR``, default ``~/.aletheia``)."""
     env = os.environ if env is None else env
-    return Path(env.get("ALETHEIA_DATA_DIR", "").strip() or "~/.aletheia").expanduser()
+    return Path(env.get(DATA_DIR_VARIABLE, "").strip() or "~/.aletheia").expanduser()
 
 
 def is_database_url(target: str) -> bool:
-    """Whether a hub store names a PostgreSQL database rather than a SQLite file."""
+    """Whether a store names a PostgreSQL database rather than a SQLite file."""
     return target.startswith(DATABASE_URL_PREFIXES)
 
 
@@ -151,11 +164,11 @@ def hub_db_path(env: Mapping[str, str] | None = None) -> Path | str:
     """The team hub's store: ``ALETHEIA_HUB_DB``, default ``<data dir>/hub/hub.db``; a
     ``postgresql://`` URL is returned as a string (see :func:`hub_target`).
 
-    Read by ``aletheia-sync`` (``aletheia hub``), ``aletheia mcp-link`` and ``aletheia audit``
-    only; every other entry point uses the local store.
+    Read by ``aletheia-sync`` (``aletheia hub``), ``aletheia mcp-link`` and ``aletheia audit``;
+    the other entry points take ``ALETHEIA_HUB_DB`` from :func:`load_settings`.
     """
     env = os.environ if env is None else env
-    named = env.get("ALETHEIA_HUB_DB", "").strip()
+    named = env.get(STORE_VARIABLE, "").strip()
     return hub_target(named) if named else data_dir(env) / HUB_DB_RELATIVE
 
 

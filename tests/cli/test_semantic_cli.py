@@ -64,7 +64,7 @@ def test_cli_search_finds_a_paraphrase_from_stored_vectors_and_embeds_only_the_q
 ) -> None:
     for text in TEXTS:
         run("save", text)
-    db_path = load_settings().db_path
+    db_path = Path(load_settings().store)
     _embed_all(db_path)
     run("save", "Saved after the server stopped: no vector yet.")
     monkeypatch.setenv("ALETHEIA_SEMANTIC", "on")
@@ -88,7 +88,7 @@ def test_doctor_reports_the_model_and_how_many_memories_have_vectors(
 ) -> None:
     for text in TEXTS[:2]:
         run("save", text)
-    _embed_all(load_settings().db_path)
+    _embed_all(Path(load_settings().store))
     run("save", TEXTS[2])
     monkeypatch.setenv("ALETHEIA_SEMANTIC", "on")
 

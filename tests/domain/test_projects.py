@@ -89,7 +89,7 @@ def test_aletheia_cwd_picks_the_default_project_of_the_server(tmp_path):
         app.store.close()
 
 
-def test_aletheia_tool_names_the_caller_and_the_hub_db_is_not_the_local_store(tmp_path):
+def test_aletheia_tool_names_the_caller_and_aletheia_hub_db_names_the_store(tmp_path):
     env = {
         "ALETHEIA_CWD": str(tmp_path),
         "ALETHEIA_DATA_DIR": str(tmp_path / "data"),
@@ -100,6 +100,6 @@ def test_aletheia_tool_names_the_caller_and_the_hub_db_is_not_the_local_store(tm
     app = open_app(load_settings(env))
     try:
         assert app.caller == "cursor"
-        assert app.store.path == tmp_path / "data" / "aletheia.db"
+        assert app.store.path == tmp_path / "hub" / "hub.db"
     finally:
         app.store.close()

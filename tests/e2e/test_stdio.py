@@ -320,17 +320,17 @@ def test_aletheia_mcp_refuses_flags_and_arguments(tmp_path, argv):
     assert not (tmp_path / "data").exists()
 
 
-def test_aletheia_hub_db_in_the_environment_leaves_the_local_store_in_use(tmp_path):
+def test_aletheia_hub_db_in_the_environment_is_the_store_instead_of_the_data_dir(tmp_path):
     hub_db = tmp_path / "hub" / "shared.db"
     env = server_env(tmp_path, ALETHEIA_HUB_DB=str(hub_db))
     with running_server(env, tmp_path) as server:
         server.initialize()
-        assert text_of(server.call(1, "save_memory", {"text": "not in the hub"})) == (
+        assert text_of(server.call(1, "save_memory", {"text": "in the named store"})) == (
             "Saved as #1 in shop."
         )
         assert server.close() == 0
-    assert [row[3] for row in memory_rows(tmp_path / "data" / "aletheia.db")] == ["not in the hub"]
-    assert not hub_db.exists()
+    assert [row[3] for row in memory_rows(hub_db)] == ["in the named store"]
+    assert not (tmp_path / "data" / "aletheia.db").exists()
 
 
 def test_aletheia_data_dir_selects_the_store_folder(tmp_path):

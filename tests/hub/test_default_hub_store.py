@@ -1,6 +1,7 @@
 """The reference's ``aletheia mcp-link create --projects shop`` needs no ``--hub-db``: it and
-``aletheia-sync`` / ``aletheia hub`` share a default hub store, and ``ALETHEIA_HUB_DB`` moves
-only the hub side, never the local store of the CLI, the hooks or ``aletheia-mcp``."""
+``aletheia-sync`` / ``aletheia hub`` share a default hub store. ``ALETHEIA_HUB_DB`` moves the hub
+side and, as DESIGN §3 says ("a store file used instead"), the store of the CLI, the hooks and
+``aletheia-mcp`` too."""
 
 from __future__ import annotations
 
@@ -61,14 +62,16 @@ def test_the_reference_command_makes_a_token_the_default_hub_accepts(
     assert audit.returncode == 0 and "list_rules" in audit.stdout
 
 
-def test_aletheia_hub_db_moves_the_hub_side_only(env: dict[str, str], tmp_path: Path) -> None:
+def test_aletheia_hub_db_is_the_store_of_the_hub_side_and_of_every_other_command(
+    env: dict[str, str], tmp_path: Path
+) -> None:
     hub_db = tmp_path / "team" / "hub.db"
     env = {**env, "ALETHEIA_HUB_DB": str(hub_db)}
     assert (
         aletheia("mcp-link", "create", "--projects", "shop", "--name", "a", env=env).returncode == 0
     )
     assert hub_db.is_file()
-    assert aletheia("save", "a local memory", "-p", "shop", env=env).returncode == 0
+    assert aletheia("save", "a saved memory", "-p", "shop", env=env).returncode == 0
     payload = json.dumps({"session_id": "s", "cwd": str(Path(env["HOME"]) / "code" / "shop")})
     hook = subprocess.run(
         [str(BIN / "aletheia-hook"), "user-prompt"],
@@ -97,14 +100,13 @@ def test_aletheia_hub_db_moves_the_hub_side_only(env: dict[str, str], tmp_path: 
         timeout=30, check=False,
     )  # fmt: skip
     assert served.returncode == 0 and '"id":2' in served.stdout
-    local = SqliteStore(Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db")
+    assert not (Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db").exists()
     hub = SqliteStore(hub_db)
     try:
-        assert sorted(m.text for m in local.get_memories([1, 2])) == ["a local memory", "from mcp"]
-        assert [r.text for r in local.recent_requests("shop", 5)] == ["a prompt"]
-        assert hub.get_memories([1, 2]) == [] and [t.name for t in hub.list_tokens()] == ["a"]
+        assert sorted(m.text for m in hub.get_memories([1, 2])) == ["a saved memory", "from mcp"]
+        assert [r.text for r in hub.recent_requests("shop", 5)] == ["a prompt"]
+        assert [t.name for t in hub.list_tokens()] == ["a"]
     finally:
-        local.close()
         hub.close()
 
 

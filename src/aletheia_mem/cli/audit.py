@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from aletheia_mem.cli.common import (
@@ -28,10 +30,19 @@ def shown(text: str | None) -> str | None:
     return None if text is None else one_line_safe(text)
 
 
+def _store_in_use() -> Path | str:
+    """``--local``: the store the CLI and the servers use (``ALETHEIA_HUB_DB``, else the data
+    folder's), which must exist."""
+    settings = load_settings()
+    if isinstance(settings.store, Path):
+        return require_store(settings.store, local_store_hint(settings))
+    return settings.store
+
+
 @click.command("audit")
 @hub_db_option
 @click.option(
-    "--local", is_flag=True, help="Read this machine's store instead (its dismiss and restore)."
+    "--local", is_flag=True, help="Read the store the CLI uses instead (its dismiss and restore)."
 )
 @click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
 @click.option("--token", "actor", help="Only this token's (or caller's) rows.")
@@ -52,7 +63,7 @@ def audit(
     escaped.
     """
     if local:
-        store: Store = open_store(require_store(load_settings().db_path, local_store_hint()))
+        store: Store = open_store(_store_in_use())
     else:
         store = open_hub_store(hub_db_of(hub_db, create=False))
     try:

@@ -56,9 +56,11 @@ def require_store(path: Path, hint: str) -> Path:
     return path
 
 
-def local_store_hint() -> str:
-    named = os.environ.get("ALETHEIA_DATA_DIR", "").strip()
-    where = f'ALETHEIA_DATA_DIR is "{named}"' if named else "ALETHEIA_DATA_DIR is not set"
+def local_store_hint(settings: Settings) -> str:
+    """Where a missing store's path came from: ``ALETHEIA_HUB_DB`` or ``ALETHEIA_DATA_DIR``."""
+    variable = settings.store_variable
+    named = os.environ.get(variable, "").strip()
+    where = f'{variable} is "{named}"' if named else f"{variable} is not set"
     return f"{where}; check it, or save something first to start a store there."
 
 
@@ -107,7 +109,8 @@ def handles_errors(function: F) -> F:
         try:
             return function(*args, **kwargs)
         except sqlite3.Error as error:  # a store damaged or made read-only while in use
-            problem = store_problem(cli_settings().db_path, error)
+            store = cli_settings().store
+            problem = store_problem(store, error) if isinstance(store, Path) else None
             if problem is None:
                 raise
             fail_with(problem, as_json=bool(kwargs.get("as_json")))
@@ -123,17 +126,19 @@ def cli_settings() -> Settings:
 
 @contextmanager
 def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
-    """The local store as the CLI sees it: every project, caller ``ALETHEIA_TOOL`` or ``cli``.
+    """The store in use as the CLI sees it (``ALETHEIA_HUB_DB``, else the data folder's): every
+    project, caller ``ALETHEIA_TOOL`` or ``cli``.
 
-    Commands that only read (or change existing items) pass ``create=False``: a store that does
-    not exist is then an error instead of a new empty one.
+    Commands that only read (or change existing items) pass ``create=False``: a store file that
+    does not exist is then an error instead of a new empty one (a PostgreSQL database must exist
+    already; its tables are made as on any open).
 
     Raises:
-        NoStoreError: ``create`` is False and there is no store.
+        NoStoreError: ``create`` is False and there is no store file.
     """
     settings = cli_settings()
-    if not create:
-        require_store(settings.db_path, local_store_hint())
+    if not create and isinstance(settings.store, Path):
+        require_store(settings.store, local_store_hint(settings))
     app = open_app(settings)
     try:
         yield replace(app, caller=settings.tool or CLI_CALLER)

@@ -28,7 +28,8 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
 from aletheia_mem.cli.hosts import HOSTS, Host, Scope
 from aletheia_mem.cli.hub_doctor import check_hub_store, hub_exit_code, print_hub_report
-from aletheia_mem.config import hub_target, semantic_enabled
+from aletheia_mem.config import STORE_VARIABLE as HUB_DB
+from aletheia_mem.config import Settings, hub_target, semantic_enabled
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.search.semantic.status import semantic_status
 from aletheia_mem.storage.open import open_local_store
@@ -75,11 +76,29 @@ def _versions(store_info: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def check_store(db_path: Path) -> dict[str, Any]:
+def check_store_in_use(settings: Settings) -> dict[str, Any]:
+    """The store the commands and servers use, checked; ``chosen_by`` names the variable that
+    chose it (``ALETHEIA_HUB_DB`` wins over ``ALETHEIA_DATA_DIR``)."""
+    if isinstance(settings.store, Path):
+        report = check_store(settings.store, local_store_hint(settings))
+    else:
+        report = check_database(settings.store)
+    return {**report, "chosen_by": settings.store_variable}
+
+
+def check_database(url: str) -> dict[str, Any]:
+    """A PostgreSQL store: reachable, migrated, its row counts (as ``doctor --hub-db``)."""
+    report = check_hub_store(url)
+    if report.get("missing"):
+        report["detail"] = "the database has no store yet; save something first to start one."
+    return {**report, "path": report["target"]}
+
+
+def check_store(db_path: Path, hint: str) -> dict[str, Any]:
     """Open the store (migrating it), run SQLite's integrity check and count its contents;
-    never create one."""
+    never create one (``hint``: where a missing store's path came from)."""
     if not db_path.is_file():
-        return {"path": str(db_path), "ok": False, "missing": True, "detail": local_store_hint()}
+        return {"path": str(db_path), "ok": False, "missing": True, "detail": hint}
     try:
         store = open_local_store(db_path)  # SQLite's own checks: integrity, journal, tables
     except AletheiaError as error:
@@ -222,11 +241,12 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
             print_hub_report(report)
         raise SystemExit(hub_exit_code(report))
     settings = cli_settings()
-    store = check_store(settings.db_path)
+    store = check_store_in_use(settings)
     versions = _versions(store)
     hosts = check_hosts(Path.cwd())
     hooks = check_hooks(Path.cwd())
-    semantic = semantic_status(settings.db_path if store["ok"] else None, semantic_enabled())
+    db_path = settings.store if store["ok"] and isinstance(settings.store, Path) else None
+    semantic = semantic_status(db_path, semantic_enabled())
     healthy = store["ok"] and not any(check.problem for check in hosts)
     code = EXIT_CODES["no_store"] if store.get("missing") else 0 if healthy else 1
     if as_json:
@@ -250,10 +270,16 @@ def _print_report(
     store: dict[str, Any], versions: dict[str, str], hosts: list[HostCheck], hooks: dict[str, bool]
 ) -> None:
     mark = style("ok", fg="green") if store["ok"] else style("PROBLEM", fg="red", bold=True)
-    echo(style("Store", bold=True) + f"  {store['path']}  {mark}")
+    chosen = f" (from {HUB_DB})" if store["chosen_by"] == HUB_DB else ""
+    echo(style("Store", bold=True) + f"  {store['path']}{chosen}  {mark}")
     if store["ok"]:
         counts = ", ".join(f"{n} {table}" for table, n in store["counts"].items())
-        echo(f"  integrity ok; schema {store['schema']}, {store['journal_mode']} journal; {counts}")
+        engine = (
+            f"integrity ok; schema {store['schema']}, {store['journal_mode']} journal"
+            if "journal_mode" in store
+            else f"PostgreSQL {store['server_version']}; schema {store['schema']}"
+        )
+        echo(f"  {engine}; {counts}")
     else:
         echo(f"  {'no store here: ' if store.get('missing') else ''}{store['detail']}")
     for item in store.get("open_to_others", []):

@@ -61,7 +61,7 @@ def stdio_server(settings: Settings, tool: str) -> Server:
 
 def server_env(settings: Settings, tool: str) -> dict[str, str]:
     """``ALETHEIA_TOOL`` and the absolute store location: hosts start servers anywhere."""
-    return {"ALETHEIA_DATA_DIR": str(settings.db_path.absolute().parent), "ALETHEIA_TOOL": tool}
+    return {"ALETHEIA_DATA_DIR": str(settings.data_dir.absolute()), "ALETHEIA_TOOL": tool}
 
 
 def http_server(url: str, token_env: str | None) -> Server:

@@ -17,7 +17,8 @@ def mcp() -> None:
     """Serve MCP over stdio for the coding tool that starts it (as aletheia-mcp).
 
     Configured by the environment: ALETHEIA_DATA_DIR (the store's folder, default
-    ~/.aletheia), ALETHEIA_TOOL (the caller's name recorded with writes), ALETHEIA_CWD (the
+    ~/.aletheia), ALETHEIA_HUB_DB (a store file or postgresql:// URL used instead),
+    ALETHEIA_TOOL (the caller's name recorded with writes), ALETHEIA_CWD (the
     folder whose project is the default), ALETHEIA_SEMANTIC=on (semantic recall).
     """
     from aletheia_mem.server.stdio import run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -53,6 +54,9 @@ def sync(
 ) -> None:
     """Push this store's new and changed items to the hub and pull everyone else's.
 
+    This store is the one every command uses: the file ALETHEIA_HUB_DB names, else aletheia.db
+    in ALETHEIA_DATA_DIR (a postgresql:// ALETHEIA_HUB_DB is a hub's store: refused).
+
     Memories, facts and their history, rules, work-state lists, episodes, dismissals and
     restores travel; only the token's projects. Safe to repeat and to interrupt: the next run
     goes on where this one stopped. The hub and token are remembered (the token in a file
@@ -60,8 +64,7 @@ def sync(
     """
     if token_stdin:
         token = sys.stdin.readline().strip() or None
-    # The local SQLite store: the remembered hub and its token file are local-only features.
-    store = open_local_store(load_settings().db_path)
+    store = open_local_store(_sqlite_store_in_use())
     try:
         remembered = store.remembered_hub()
         if url is None and remembered is not None:
@@ -108,6 +111,22 @@ def sync(
         f"Synced with {report.hub_url} ({scope}): pushed {report.pushed} item(s), pulled"
         f" {report.pulled} ({report.applied} new or changed here, {report.merged} merged)."
     )
+
+
+def _sqlite_store_in_use() -> Path:
+    """The store the CLI uses (``ALETHEIA_HUB_DB``'s file, else the data folder's): SQLite only,
+    as the remembered hub and its token file are.
+
+    Raises:
+        InvalidInputError: ``ALETHEIA_HUB_DB`` names a PostgreSQL database, a hub's store.
+    """
+    store = load_settings().store
+    if not isinstance(store, Path):
+        raise InvalidInputError(
+            "aletheia sync exchanges a SQLite store with a hub; ALETHEIA_HUB_DB names a"
+            " PostgreSQL database (a hub's own store). Unset it to sync the data folder's store."
+        )
+    return store
 
 
 def _progress(message: str) -> None:

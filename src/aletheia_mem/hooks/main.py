@@ -68,7 +68,7 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
     from aletheia_mem.domain import episodes
     from aletheia_mem.storage.open import open_store
 
-    store = open_store(settings.db_path, busy_timeout_ms=STORE_WAIT_MS)
+    store = open_store(settings.store, busy_timeout_ms=STORE_WAIT_MS)
     try:
         now = system_clock()
         common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}

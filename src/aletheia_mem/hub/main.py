@@ -189,7 +189,7 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
     """Run the hub until SIGINT or SIGTERM; returns the exit code."""
     settings = load_settings()
     if isinstance(hub_db, Path):
-        settings = replace(settings, db_path=hub_db)
+        settings = replace(settings, store=hub_db)
     try:
         app = open_hub_app(
             settings, hub_db, pool_size=args.pool_size, search_cache_mb=args.search_cache_mb

@@ -77,11 +77,11 @@ def serve(settings: Settings, http: HttpSettings) -> int:
         if http.workers == 1:
             run_app(lambda asgi: serve_on(asgi, sock, lambda: announce(line)))
             return 0
-        open_store(settings.db_path).close()  # migrate once, before the workers open it
+        open_store(settings.store).close()  # migrate once, before the workers open it
         code = WorkerPool(sock, worker, http.workers).run(lambda: announce(line))
         # Workers closing at the same moment each leave the WAL to the other; as the last
         # connection, this one checkpoints it and removes it.
-        open_store(settings.db_path).close()
+        open_store(settings.store).close()
         return code
     finally:
         sock.close()
@@ -92,7 +92,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="aletheia-server",
         description="Serve MCP over Streamable HTTP at /mcp and the JSON API at /api/.",
         epilog="Environment: ALETHEIA_PORT, ALETHEIA_API_KEY (bearer key for every request),"
-        " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR,"
+        " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR, ALETHEIA_HUB_DB,"
         " ALETHEIA_TOOL, ALETHEIA_CWD, ALETHEIA_WORKERS.",
     )
     parser.add_argument(

@@ -54,6 +54,7 @@ USAGE = """Usage: aletheia-mcp   (also: aletheia mcp)
   It takes no arguments; the environment configures it:
 
   ALETHEIA_DATA_DIR  the store's folder (default ~/.aletheia)
+  ALETHEIA_HUB_DB    a store file or postgresql:// URL used instead
   ALETHEIA_TOOL      the caller's name recorded with what it writes
   ALETHEIA_CWD       the folder whose project is the default (default: the working folder)
   ALETHEIA_SEMANTIC  on: semantic recall too (needs the semantic extra)

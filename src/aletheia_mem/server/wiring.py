@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, semantic_enabled
 from aletheia_mem.domain.repositories import note_repository, repository_log
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import is_excluded, project_for_directory
 from aletheia_mem.storage.open import open_hub_store, open_store
 from aletheia_mem.storage.sqlite import SqliteStore
@@ -21,9 +22,15 @@ if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the s
 
 
 def open_app(settings: Settings) -> AppContext:
-    """Open (and migrate) the configured store for a local, all-projects caller."""
-    store = open_store(settings.db_path)  # first: a broken store stops here, in one line
-    return _context(settings, store, settings.db_path)
+    """Open (and migrate) the store in use (``settings.store``: ``ALETHEIA_HUB_DB``, else the
+    data folder's) for a local, all-projects caller.
+
+    Raises:
+        InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+        StoreUnavailableError: the PostgreSQL database cannot be reached (one line).
+    """
+    store = open_store(settings.store)  # first: a broken store stops here, in one line
+    return _context(settings, store, settings.store if isinstance(settings.store, Path) else None)
 
 
 def open_hub_app(
@@ -109,8 +116,11 @@ def sqlite_store(app: AppContext) -> SqliteStore:
     the file's rows as they are stored).
 
     Raises:
-        TypeError: the app runs on another kind of store.
+        InvalidInputError: the store in use is a PostgreSQL database (``ALETHEIA_HUB_DB``).
     """
     if not isinstance(app.store, SqliteStore):
-        raise TypeError("This feature needs the local SQLite store.")
+        raise InvalidInputError(
+            "Export and import copy a SQLite store; ALETHEIA_HUB_DB names a PostgreSQL"
+            " database: back it up with pg_dump instead."
+        )
     return app.store

@@ -2,7 +2,8 @@
 
 Everything else asks for the protocols of ``storage.contracts``; only the SQLite-only local
 features (export and import of a local store, the remembered hub, ``aletheia doctor``) use
-``open_local_store`` and the concrete ``SqliteStore``.
+``open_local_store`` and the concrete ``SqliteStore``. ``open_store`` and ``open_hub_store`` take
+a file path or a ``postgresql://`` URL alike; psycopg is imported only for a URL.
 """
 
 from __future__ import annotations
@@ -35,15 +36,22 @@ def open_local_store(path: Path) -> SqliteStore:
     return SqliteStore(path)
 
 
-def open_store(path: Path, *, busy_timeout_ms: int | None = None) -> Store:
-    """The local store at ``path``, opened and migrated (made whole if there is none).
+def open_store(target: Path | str, *, busy_timeout_ms: int | None = None) -> Store:
+    """The store in use (``Settings.store``), opened and migrated: a SQLite file (made whole if
+    there is none) or, for a ``postgresql://`` URL, a PostgreSQL database.
 
     Args:
-        path: the store's file.
+        target: the store's file or URL.
         busy_timeout_ms: how long to wait for another writer (hooks wait little); None keeps
-            the default.
+            the default. SQLite only: PostgreSQL writers do not wait on a file lock.
+
+    Raises:
+        InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+        StoreUnavailableError: the PostgreSQL database cannot be reached (one line).
     """
-    store = SqliteStore(path)
+    if isinstance(target, str) and is_database_url(target):
+        return _open_postgres(target)
+    store = SqliteStore(Path(target))
     if busy_timeout_ms is not None:
         store.set_busy_timeout(busy_timeout_ms)
     return store
@@ -88,12 +96,17 @@ def open_hub_store(
         InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
     """
     if isinstance(target, str) and is_database_url(target):
-        # Imported only here: psycopg is the optional ``postgres`` extra.
-        try:
-            from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            raise InvalidInputError(_NO_POSTGRES_EXTRA) from None
-
-        store: HubStore = open_postgres_store(target, pool_size, search_cache_mb)
-        return store
+        return _open_postgres(target, pool_size, search_cache_mb)
     return SqliteStore(Path(target))
+
+
+def _open_postgres(
+    url: str, pool_size: int | None = None, search_cache_mb: int | None = None
+) -> HubStore:
+    # Imported only here: psycopg is the optional ``postgres`` extra, and off the start path.
+    try:
+        from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise InvalidInputError(_NO_POSTGRES_EXTRA) from None
+    store: HubStore = open_postgres_store(url, pool_size, search_cache_mb)
+    return store

@@ -42,12 +42,17 @@ def foreign(path: Path) -> StoreBrokenError:
 @contextmanager
 def exits_on_store_problem(program: str) -> Iterator[None]:
     """For an entry point: a broken or read-only store ends it with one line on stderr and
-    the exit code of its kind (8 broken, 9 read-only), never a traceback."""
+    the exit code of its kind (8 broken, 9 read-only), never a traceback; so does any other
+    expected failure to open it (a PostgreSQL store unreachable, or without the postgres
+    extra), with exit code 1."""
     try:
         yield
     except (StoreBrokenError, StoreReadOnlyError) as error:
         sys.stderr.write(f"{program}: {error.message}\n")
         sys.exit(error.exit_code)
+    except AletheiaError as error:
+        sys.stderr.write(f"{program}: {error.message}\n")
+        sys.exit(1)
 
 
 def read_only(path: Path) -> StoreReadOnlyError:
