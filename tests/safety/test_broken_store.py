@@ -118,6 +118,19 @@ def test_aletheia_mcp_refuses_a_broken_store_in_one_line_and_exits_8(
     _one_line_error(result, store, kind)
 
 
+@pytest.mark.parametrize("config", ["{nope", "[1, 2]", '{"exclude_projects": 5}'])
+def test_aletheia_mcp_names_a_bad_config_file_in_one_line_and_exits_1(
+    tmp_path: Path, config: str
+) -> None:
+    home = tmp_path / "home"
+    (home / ".aletheia").mkdir(parents=True)
+    (home / ".aletheia" / "config.json").write_text(config, encoding="utf-8")
+    result = run_command(home, "aletheia-mcp", stdin=mcp_lines())
+    assert result.returncode == 1
+    assert result.stderr.startswith("aletheia-mcp: ") and result.stderr.count("\n") == 1
+    assert "config.json" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_aletheia_server_refuses_a_broken_store_in_one_line_and_exits_8(
     damaged: tuple[Path, Path, str],
 ) -> None:

@@ -59,7 +59,7 @@ def serve_store(
     settings = load_settings()
     with exits_on_store_problem("aletheia-mcp"):
         app = open_app(settings)
-    note_working_repository(app, settings.cwd)
+        note_working_repository(app, settings.cwd)  # reads config.json: a bad one is one line
     session = McpSession(app=app, fixed_caller=settings.tool)
     if greeted is not None:
         initialize(session, greeted)  # the session as that reply left it; the reply is sent
