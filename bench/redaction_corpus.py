@@ -201,6 +201,9 @@ def _urls(pw: str) -> list[Case]:
         Case("jdbc", f"jdbc:postgresql://db/shop?user=app&password={pw}&ssl=true", (pw,)),
         Case("odbc", f"Server=db;Database=shop;User Id=sa;Password={pw};", (pw,)),
         Case("git-token-url", f"https://x-access-token:{pw}@github.com/acme/api", (pw,)),
+        Case("url-password-ipv6", f"postgres://admin:{pw}@[2001:db8::1]:5432/prod", (pw,)),
+        Case("url-password-ipv6", f"mysql://root:{pw}@[fe80::1%25eth0]/shop", (pw,)),
+        Case("query-password", f"https://app.example.com/login?password={pw}&user=bob", (pw,)),
     ]
 
 
@@ -223,6 +226,12 @@ def _commands(pw: str) -> list[Case]:
         Case("openssl-pass", f"openssl rsa -in key.pem -passin pass:{pw} -out plain.pem", (pw,)),
         Case("env-prefix", f"PGPASSWORD={pw} psql -h db -U app shop", (pw,)),
         Case("htpasswd", f"wget --http-password={pw} https://files.example.com/a.zip", (pw,)),
+        Case("password-stdin", f"echo {pw} | docker login -u bob --password-stdin", (pw,)),
+        Case(
+            "password-stdin",
+            f"echo -n '{pw}' | helm registry login ghcr.io -u bob --password-stdin",
+            (pw,),
+        ),
     ]
 
 
@@ -247,6 +256,12 @@ def _headers(pw: str, hex40: str, b64: str) -> list[Case]:
             (hex40,),
         ),
         Case("cookie-session", f"JSESSIONID={hex40[:32].upper()}", (hex40[:32].upper(),)),
+        Case(
+            "cookie-header",
+            f"Set-Cookie: session={hex40[:12]}; Path=/; HttpOnly; SameSite=Lax",
+            (hex40[:12],),
+        ),
+        Case("cookie-header", f"Cookie: theme=dark; sid={hex40[-12:]}", (hex40[-12:],)),
     ]
 
 
@@ -293,6 +308,24 @@ def _configs(pw: str, hex64: str) -> list[Case]:
         Case("totp-seed", "mfa_secret: KRSXG5CTMVRXEZLUKN2XAZ3F", ("KRSXG5CTMVRXEZLUKN2XAZ3F",)),
         Case("salt", f"AUTH_SALT={hex64[:30]}", (hex64[:30],)),
         Case("weak-key-entropy", f"key={hex64[:24]}", (hex64[:24],)),
+        Case("subscript", f'os.environ["DB_PASSWORD"] = "{pw}"', (pw,)),
+        Case("subscript", f"$creds['password'] = '{pw}';", (pw,)),
+        Case("subscript", f'config["apiKey"] = "{hex64[:28]}"', (hex64[:28],)),
+        Case("passphrase", f'{{"password": "correct horse {pw[:6]} staple"}}', (pw[:6],)),
+        Case("passphrase", f'DB_PASSWORD="My Dog {pw[:6]} 2019!"', (pw[:6],)),
+        Case("passphrase", f"passphrase: 'battery {pw[:6]} staple'", (pw[:6],)),
+        # the end of the password must not survive either: secrets list both halves
+        Case("password-ampersand", f"password={pw[:7]}&{pw[7:]}", (pw[:7], "&" + pw[7:])),
+        Case("password-ampersand", f"DB_PASSWORD={pw[:7]};{pw[7:]}\n", (pw[:7], ";" + pw[7:])),
+        Case("terraform", f'variable "db_password" {{ default = "{pw}" }}', (pw,)),
+        Case(
+            "terraform",
+            f'variable "api_token" {{\n  type      = string\n  default   = "{pw}"\n'
+            "  sensitive = true\n}",
+            (pw,),
+        ),
+        Case("pgpass", f"db.example.com:5432:shop:app:{pw}", (pw,)),
+        Case("pgpass", f"# ~/.pgpass\n*:*:*:postgres:{pw}\n", (pw,)),
     ]
 
 
@@ -304,6 +337,8 @@ def _prose(pw: str) -> list[Case]:
         Case("prose-password", f"The wifi passphrase was {pw}, changed since.", (pw,)),
         Case("prose-password", f"token is now `{pw}`", (pw,)),
         Case("prose-password", f"root pwd is {pw}", (pw,)),
+        Case("prompt-password", f"Password for admin: {pw}", (pw,)),
+        Case("prompt-password", f"$ psql -U app\nPassword for user app: {pw}\n", (pw,)),
     ]
 
 
@@ -419,6 +454,11 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("placeholder", "client_secret: null"),
     ("placeholder", "--password <password>"),
     ("placeholder", "https://user:password@host/db is the format"),
+    ("placeholder", 'echo "$CR_PAT" | docker login ghcr.io -u bob --password-stdin'),
+    ("placeholder", "cat ~/.docker/token | docker login -u bob --password-stdin"),
+    ("placeholder", 'variable "db_password" {\n  type      = string\n  sensitive = true\n}'),
+    ("placeholder", 'variable "db_password" { default = "${var.fallback}" }'),
+    ("placeholder", "localhost:5432:*:postgres:*"),
     ("prose", "Reset the password in the admin panel, then log in again."),
     ("prose", "The token bucket refills 100 tokens per second."),
     ("prose", "Password is required and must be at least 12 characters."),
@@ -434,6 +474,11 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("prose", "AKIA marks long-term access keys and ASIA temporary ones."),
     ("prose", "GitHub tokens start with ghp_, gho_ or github_pat_."),
     ("prose", "Der Schlüssel liegt im Tresor — パスワードを忘れた 🙂"),
+    ("prose", "the password: must be rotated monthly"),
+    ("prose", "Password for admin: see the vault"),
+    ("prose", "[sudo] password for ada: Sorry, try again."),
+    ("i18n", '{"password": "Mot de passe", "password_hint": "At least 12 characters."}'),
+    ("i18n", 'password: "Your password is too weak"'),
     ("code", "def check_password(password: str, hashed: bytes) -> bool:"),
     ("code", "password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())"),
     ("code", "if token == expected_token:\n    return True"),
@@ -448,6 +493,11 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("code", "class PasswordResetTokenGenerator(PasswordResetTokenGeneratorBase):"),
     ("code", "export function useAuthToken(): string | undefined {"),
     ("code", "password = getpass.getpass('Password: ')"),
+    ("code", 'os.environ["HOME"] = "/tmp"'),
+    ("code", "password = get_password()"),
+    ("code", 'creds["password"] = getpass.getpass()'),
+    ("code", 'if creds["password"] == expected_password:'),
+    ("code", 'variable "region" { default = "eu-west-1" }'),
     ("code", "token_type: bearer\nexpires_in: 3600"),
     ("code", "from django.contrib.auth.hashers import make_password"),
     ("code", "auth_header = f'Bearer {token}'"),
@@ -495,6 +545,16 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("url", "https://localhost:3000/users/@alice"),
     ("url", "https://registry.npmjs.org:443/@scope/pkg"),
     ("url", "https://en.wikipedia.org/wiki/Password#History"),
+    ("url", "http://[2001:db8::1]:8080/path"),
+    ("url", "postgres://admin@[2001:db8::1]:5432/prod"),
+    ("url", "https://app.example.com/search?q=password&sort=desc"),
+    ("cookie", "Set-Cookie: SameSite=Strict"),
+    ("cookie", "Set-Cookie: theme=dark; Path=/; Secure; HttpOnly; SameSite=Lax"),
+    ("cookie", "Set-Cookie: session=deleted; Expires=Thu, 01 Jan 1970 00:00:00 GMT"),
+    ("cookie", "Cookie: lang=en-US; theme=dark"),
+    ("colons", "a:1:b:c:d"),
+    ("colons", "WARNING:1234:main:worker:Restarting"),
+    ("colons", "2024:05:01:12:30"),
     ("url", "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"),
     ("log", "2024-05-01T12:00:00Z INFO auth: token refreshed for user 42 in 12ms"),
     ("log", "WARN password policy: 3 users have passwords older than 90 days"),

@@ -237,6 +237,108 @@ SECRETS = [
         f"DB_USER=app\nDB_PASSWORD={R}\nDEBUG=true\nAPI_TOKEN='{R}'\n",
         id="env-file",
     ),
+    # Subscript assignments
+    pytest.param(
+        'os.environ["DB_PASSWORD"] = "S3cr3tP4ss"',
+        f'os.environ["DB_PASSWORD"] = "{R}"',
+        id="subscript-environ",
+    ),
+    pytest.param(
+        'creds["password"] = "Hunt3rPass99"', f'creds["password"] = "{R}"', id="subscript-dict"
+    ),
+    pytest.param(
+        "config['apiKey'] = 'Gx7kP2mQ9rTs4vWy8zAb3cDe5fGh'",
+        f"config['apiKey'] = '{R}'",
+        id="subscript-single-quotes",
+    ),
+    pytest.param("ENV['API_TOKEN']='t0k3n-v4lue'", f"ENV['API_TOKEN']='{R}'", id="subscript-tight"),
+    # Quoted passphrases given to password names
+    pytest.param(
+        '{"password": "correct horse battery staple"}',
+        f'{{"password": "{R}"}}',
+        id="passphrase-json",
+    ),
+    pytest.param('DB_PASSWORD="My Dog Rex 2019!"', f'DB_PASSWORD="{R}"', id="passphrase-dotenv"),
+    pytest.param(
+        "password: 'correct horse battery staple'", f"password: '{R}'", id="passphrase-yaml"
+    ),
+    # Unquoted passwords run to the blank; a query string's "&" starts the next parameter
+    pytest.param("password=Tr0ub4dor&3", "password=" + R, id="password-ampersand"),
+    pytest.param("password=Tr0ub4dor&3 was leaked", f"password={R} was leaked", id="amp-prose"),
+    pytest.param("DB_PASSWORD=Tr0ub;4dor)x\n", f"DB_PASSWORD={R}\n", id="password-semicolon"),
+    pytest.param("key=Xq7Lm2Pz9Rt4Vw8K&3", "key=" + R, id="weak-key-ampersand"),
+    pytest.param(
+        "https://app.example.com/login?password=Tr0ub4dor3&user=bob",
+        f"https://app.example.com/login?password={R}&user=bob",
+        id="query-password-then-parameter",
+    ),
+    pytest.param(
+        "Server=db;Password=Tr0ub4dor3;Database=shop",
+        f"Server=db;Password={R};Database=shop",
+        id="odbc-password-then-parameter",
+    ),
+    # IPv6 hosts
+    pytest.param(
+        "postgres://admin:S3cr3tP4ss@[2001:db8::1]:5432/prod",
+        f"postgres://admin:{R}@[2001:db8::1]:5432/prod",
+        id="url-ipv6",
+    ),
+    pytest.param(
+        "mysql://root:S3cr3tP4ss@[fe80::1%25eth0]/shop",
+        f"mysql://root:{R}@[fe80::1%25eth0]/shop",
+        id="url-ipv6-zone",
+    ),
+    # Cookie headers: the cookies, not their attributes
+    pytest.param(
+        "Set-Cookie: session=abc123def456; Path=/; HttpOnly; SameSite=Strict",
+        f"Set-Cookie: session={R}; Path=/; HttpOnly; SameSite=Strict",
+        id="set-cookie",
+    ),
+    pytest.param(
+        "Cookie: theme=dark; sessionid=abc123def; csrftoken=Xq7Lm2Pz9Rt4Vw8KpQ",
+        f"Cookie: theme=dark; sessionid={R}; csrftoken={R}",
+        id="cookie",
+    ),
+    pytest.param(
+        'curl -H "Cookie: sid=s%3Aabc123.xyz" https://a.example.com',
+        f'curl -H "Cookie: sid={R}" https://a.example.com',
+        id="cookie-curl",
+    ),
+    pytest.param(
+        'document.cookie = "session=abc123def; path=/"',
+        f'document.cookie = "session={R}; path=/"',
+        id="cookie-javascript",
+    ),
+    # .pgpass lines, prompts, Terraform, --password-stdin
+    pytest.param("host:5432:db:user:S3cr3tP4ssw0rd", f"host:5432:db:user:{R}", id="pgpass"),
+    pytest.param(
+        "# ~/.pgpass\n*:*:*:postgres:S3cr3t\\:P4ss\n",
+        f"# ~/.pgpass\n*:*:*:postgres:{R}\n",
+        id="pgpass-wildcards-escaped-colon",
+    ),
+    pytest.param(
+        "Password for admin: S3cr3tP4ssw0rd", f"Password for admin: {R}", id="prompt-password"
+    ),
+    pytest.param(
+        'variable "db_password" { default = "S3cr3tP4ss" }',
+        f'variable "db_password" {{ default = "{R}" }}',
+        id="terraform-default",
+    ),
+    pytest.param(
+        'variable "api_token" {\n  type    = string\n  default = "t0k3n-v4lue"\n}',
+        f'variable "api_token" {{\n  type    = string\n  default = "{R}"\n}}',
+        id="terraform-block",
+    ),
+    pytest.param(
+        "echo S3cr3tP4ssw0rd | docker login --password-stdin",
+        f"echo {R} | docker login --password-stdin",
+        id="password-stdin",
+    ),
+    pytest.param(
+        "printf '%s' 'S3cr3tP4ss' | helm registry login ghcr.io -u bob --password-stdin",
+        f"printf '%s' {R} | helm registry login ghcr.io -u bob --password-stdin",
+        id="password-stdin-printf",
+    ),
 ]
 
 INNOCENT = [
@@ -300,6 +402,30 @@ INNOCENT = [
     ),
     pytest.param("Der Schlüssel liegt im Tresor — パスワードを忘れた 🙂", id="non-ascii"),
     pytest.param("| user | password |\n|------|----------|\n| admin | in vault |", id="table"),
+    pytest.param('os.environ["HOME"] = "/tmp"', id="subscript-innocent-name"),
+    pytest.param('os.environ["DB_PASSWORD"] = get_password()', id="subscript-call"),
+    pytest.param('if creds["password"] == "Hunt3rPass99":', id="subscript-comparison"),
+    pytest.param("password = get_password()", id="call-result"),
+    pytest.param('{"password": "Mot de passe"}', id="passphrase-label"),
+    pytest.param('password: "Your password is too weak"', id="passphrase-message"),
+    pytest.param('{"password": "Must be at least 12 characters."}', id="passphrase-sentence"),
+    pytest.param("the password: must be rotated monthly", id="prose-password-colon"),
+    pytest.param("Password for admin: see the vault", id="prompt-prose"),
+    pytest.param("[sudo] password for ada: Sorry, try again.", id="prompt-sudo-retry"),
+    pytest.param("Enter password for admin: ********", id="prompt-masked"),
+    pytest.param("Set-Cookie: SameSite=Strict", id="set-cookie-attribute"),
+    pytest.param("Set-Cookie: session=deleted; Expires=Thu, 01 Jan 1970 00:00:00 GMT", id="logout"),
+    pytest.param("Cookie: lang=en-US; theme=dark", id="cookie-preferences"),
+    pytest.param("http://[2001:db8::1]:8080/path", id="url-ipv6"),
+    pytest.param("postgres://admin@[2001:db8::1]:5432/prod", id="url-ipv6-user"),
+    pytest.param("https://app.example.com/search?q=password&sort=desc", id="query-word-password"),
+    pytest.param("a:1:b:c:d", id="colons-short"),
+    pytest.param("WARNING:1234:main:worker:Restarting", id="colons-log"),
+    pytest.param("localhost:5432:*:postgres:*", id="pgpass-wildcard-password"),
+    pytest.param('variable "region" { default = "eu-west-1" }', id="terraform-innocent-name"),
+    pytest.param('variable "db_password" {\n  sensitive = true\n}', id="terraform-no-default"),
+    pytest.param('echo "$CR_PAT" | docker login -u bob --password-stdin', id="stdin-variable"),
+    pytest.param("cat ~/.docker/token | docker login --password-stdin", id="stdin-file"),
 ]
 
 ADVERSARIAL = [
@@ -317,6 +443,13 @@ ADVERSARIAL = [
     pytest.param("Bearer " * 2_800, id="bearer"),
     pytest.param("\\" * 20_000, id="backslashes"),
     pytest.param(" " * 20_000, id="blanks"),
+    pytest.param("password=a&" * 1_800, id="ampersand-chain"),
+    pytest.param('["password"]=' * 1_500, id="subscript-chain"),
+    pytest.param("Cookie: a=bbbbbb1; " * 1_000, id="cookie-pairs"),
+    pytest.param("a:1:b:c:" * 2_500, id="pgpass-fields"),
+    pytest.param("Password for " * 1_500, id="prompts"),
+    pytest.param("echo x | --password-stdin " * 750, id="stdin-flags"),
+    pytest.param('variable "password" { default = "x' * 600, id="terraform-blocks"),
 ]
 
 
@@ -347,7 +480,9 @@ def _best_seconds(text: str, runs: int = 5) -> float:
     return best
 
 
-@pytest.mark.parametrize("unit", ["key=", "auth=", "sk-", " -p"])
+@pytest.mark.parametrize(
+    "unit", ["key=", "auth=", "sk-", " -p", "password=a&", "Cookie: a=bbbbbb1; ", ":1:"]
+)
 def test_a_chain_of_candidates_costs_linear_time(unit: str) -> None:
     """Each "key=" (a weak name) or "sk-" (a token prefix) of one long word was judged against
     the rest of the word, each "-p" flag against the whole line before it: 4 times the text took
@@ -432,3 +567,27 @@ FRAGMENTS = [
 def test_redaction_is_idempotent_on_mixed_text(parts: list[str]) -> None:
     once = redact_secrets("".join(parts))
     assert redact_secrets(once) == once
+
+
+def test_an_unquoted_password_is_redacted_up_to_the_blank_not_to_its_ampersand() -> None:
+    redacted = redact_secrets("DB_PASSWORD=Tr0ub4dor&3 psql -h db")
+    assert redacted == f"DB_PASSWORD={R} psql -h db"
+    assert "&3" not in redacted
+
+
+def test_a_query_string_password_ends_at_the_next_parameter() -> None:
+    text = "GET /login?user=bob&password=hunter22&remember=1 HTTP/1.1"
+    assert redact_secrets(text) == f"GET /login?user=bob&password={R}&remember=1 HTTP/1.1"
+
+
+def test_set_cookie_redacts_its_cookie_and_keeps_its_attributes() -> None:
+    text = "Set-Cookie: session=abc123def456; Path=/; Max-Age=3600; Secure; SameSite=Strict"
+    expected = f"Set-Cookie: session={R}; Path=/; Max-Age=3600; Secure; SameSite=Strict"
+    assert redact_secrets(text) == expected
+
+
+def test_a_passphrase_is_redacted_only_under_a_password_name() -> None:
+    assert redact_secrets('passphrase = "correct horse battery staple"') == f'passphrase = "{R}"'
+    assert redact_secrets('title = "correct horse battery staple"') == (
+        'title = "correct horse battery staple"'
+    )

@@ -8,15 +8,18 @@ The rules, each in its own module:
 
 * blocks (:mod:`~aletheia_mem.domain.redaction_blocks`): PEM and PuTTY private keys, the
   ``data:`` values of Kubernetes Secrets;
-* lines (:mod:`~aletheia_mem.domain.redaction_lines`): URL and DSN passwords, webhook URLs,
-  ``Authorization`` headers and ``Bearer`` tokens, command-line options (``--password X``,
-  ``curl -u user:pass``, ``mysql -pX``, ``sshpass -p X``), passwords written in sentences;
+* lines (:mod:`~aletheia_mem.domain.redaction_lines`): URL and DSN passwords (IPv6 hosts too),
+  webhook URLs, ``Authorization`` and ``Cookie`` headers and ``Bearer`` tokens, command-line
+  options (``--password X``, ``curl -u user:pass``, ``mysql -pX``, ``sshpass -p X``,
+  ``echo X | docker login --password-stdin``), passwords written in sentences and prompts,
+  ``.pgpass`` lines;
 * vendors (:mod:`~aletheia_mem.domain.redaction_vendors`): 80 token formats with a documented
   shape (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, Hugging Face, Vault,
   DigitalOcean, Databricks, Doppler, SendGrid, Twilio, age...);
 * names (:mod:`~aletheia_mem.domain.redaction_names`): literal values given to secret-looking
-  names in code, YAML, INI, dotenv, JSON, XML, cookies and query strings, with an entropy check
-  for weak names (``key``, ``session``, ``seed``).
+  names in code, subscripts, YAML, INI, dotenv, JSON, XML, Terraform variables, cookies and
+  query strings, with an entropy check for weak names (``key``, ``session``, ``seed``), and
+  quoted passphrases given to password names.
 
 Kept: placeholders (``${DB_PASSWORD}``, ``<your-token>``, ``xxxx``), code expressions, paths,
 git SHAs, UUIDs, digests, public keys and certificates. Every pattern is bounded or possessive,
@@ -35,7 +38,12 @@ from aletheia_mem.domain.redaction_lines import (
     redact_prose,
     redact_urls,
 )
-from aletheia_mem.domain.redaction_names import is_literal_secret, redact_assignments, redact_xml
+from aletheia_mem.domain.redaction_names import (
+    is_literal_secret,
+    redact_assignments,
+    redact_terraform_variables,
+    redact_xml,
+)
 from aletheia_mem.domain.redaction_values import REDACTED
 from aletheia_mem.domain.redaction_vendors import redact_vendor_tokens
 
@@ -49,6 +57,7 @@ _RULES: tuple[Callable[[str], str], ...] = (
     redact_authorization,
     redact_command_lines,
     redact_assignments,
+    redact_terraform_variables,
     redact_xml,
     redact_prose,
 )

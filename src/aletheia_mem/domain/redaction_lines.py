@@ -1,8 +1,10 @@
 """Secrets recognised by the line around them: URLs, HTTP headers, command lines and prose.
 
-``postgres://app:p@ss/w#rd@db/prod``, ``Authorization: token 0f3a...``, ``curl -u me:pw``,
-``mysql -pS3cret``, ``sshpass -p S3cret``, ``--password S3cret``, "the password is hunter22".
-Assignments (``password: ...``) are :mod:`aletheia_mem.domain.redaction_names`' job.
+``postgres://app:p@ss/w#rd@db/prod``, ``Authorization: token 0f3a...``, ``Cookie: sid=...``,
+``curl -u me:pw``, ``mysql -pS3cret``, ``sshpass -p S3cret``, ``--password S3cret``,
+``echo S3cret | docker login --password-stdin``, "the password is hunter22",
+"Password for admin: S3cret", ``.pgpass`` lines. Assignments (``password: ...``) are
+:mod:`aletheia_mem.domain.redaction_names`' job.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from aletheia_mem.domain.redaction_names import Strength, is_literal_secret, name_strength
 from aletheia_mem.domain.redaction_values import (
     character_kinds,
+    is_high_entropy,
     is_placeholder,
     looks_like_code,
     looks_like_password,
@@ -24,10 +27,12 @@ from aletheia_mem.domain.redaction_values import (
 
 # The password runs to the last "@" that is followed by a host, so that it may hold "@", "/"
 # or "#" itself (postgres://app:p@ss/w#rd@db/prod). Anchored on "://", a fast literal scan.
+# The host is a name, an IPv4 address or a bracketed IPv6 literal ([2001:db8::1], [fe80::1%25en0]).
 _URL_USERINFO = re.compile(
     r"://(?P<user>[^\s:/?#@\[\]]{0,128}+):"
     r"(?P<secret>[^\s@]{0,256}+(?:@[^\s@]{0,256}+){0,8})"  # backtracks by "@", not by character
-    r"@(?=[A-Za-z0-9\-.\[\]]++(?::\d{1,5})?(?:[/?#\s\"'`<>),;]|$))"
+    r"@(?=(?:\[[0-9A-Fa-f:.]{2,45}+(?:%25[\w.~\-]{1,32}+)?\]|[A-Za-z0-9\-.\[\]]++)"
+    r"(?::\d{1,5})?(?:[/?#\s\"'`<>),;]|$))"
 )
 _PORT_AND_PATH = re.compile(r"\d{1,5}(?:/.*)?", re.DOTALL)  # https://host:8080/path/@user
 # Go MySQL DSNs: app:s3cret@tcp(db:3306)/shop
@@ -84,8 +89,43 @@ def _starts(lower: str, word: str, back: int) -> Iterator[int]:
         index = lower.find(word, index + 1)
 
 
+# Cookie: a=1; b=2 (every pair a cookie); Set-Cookie: a=1; Path=/ (the first pair only);
+# document.cookie = "a=1".
+_COOKIE_HEADER = re.compile(r"(?i:cookie)[\"']?[ \t]*+[:=][ \t]*+[\"']?")
+_COOKIE_PAIR = re.compile(
+    r"(?P<name>[^=;\s\"',]{1,128}+)=(?P<secret>\"[^\"\n]{0,4096}+\"|[^;\s\"',]{0,4096}+)"
+    r"(?P<more>[ \t]*+;[ \t]*+)?"
+)
+
+
+def _is_cookie_secret(name: str, value: str) -> bool:
+    """Whether a cookie's ``value`` is a credential: any literal of a session-like name
+    (``session=abc123``), a random value of any other (``_gh_sess``, ``__Host-id``)."""
+    value = value.strip('"')
+    if len(value) < 6 or is_placeholder(value) or value.isalpha():  # "deleted", "expired"
+        return False
+    if name_strength(name) is Strength.NONE:
+        return is_high_entropy(value)
+    return True
+
+
+def _cookie_spans(text: str, lower: str) -> Iterator[tuple[int, int]]:
+    for start in _starts(lower, "cookie", 0):
+        if start and lower[start - 1].isalnum():
+            continue
+        header = _COOKIE_HEADER.match(text, start)
+        pair = _COOKIE_PAIR.match(text, header.end()) if header else None
+        every_pair = lower[max(0, start - 4) : start] != "set-"  # Set-Cookie: then attributes
+        while pair is not None:
+            if _is_cookie_secret(pair["name"], pair["secret"]):
+                yield pair.span("secret")
+            more = every_pair and pair["more"] is not None
+            pair = _COOKIE_PAIR.match(text, pair.end()) if more else None
+
+
 def redact_authorization(text: str) -> str:
-    """``Bearer`` tokens anywhere, and the credentials of ``Authorization`` headers."""
+    """``Bearer`` tokens anywhere, and the credentials of ``Authorization`` and ``Cookie``
+    headers."""
     lower = lower_same_length(text)
     spans: list[tuple[int, int]] = []
     for start in _starts(lower, "earer", 1):
@@ -101,6 +141,7 @@ def redact_authorization(text: str) -> str:
             continue
         if scheme == "basic" or character_kinds(secret) >= 2:
             spans.append(match.span("secret"))
+    spans += _cookie_spans(text, lower)
     spans.sort()
     return redact_span(text, spans)
 
@@ -126,6 +167,13 @@ _SPACED_P = re.compile(
 )
 _SPACED_A = re.compile(r"\bredis-cli\b")
 _OPENSSL_PASS = re.compile(r"-(?<!\S-)pass(?:in|out)?[ \t]++pass:(?P<secret>[^\s\"']{1,256}+)")
+# echo S3cret | docker login --password-stdin; printf '%s' 'S3cret' | helm registry login ...
+_STDIN_FLAG = "--password-stdin"
+_ECHOED = re.compile(
+    r"\b(?:echo|printf)(?:[ \t]++-[neE]{1,3}+)?"
+    r"(?:[ \t]++(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"))?"
+    rf"[ \t]++(?P<secret>{_VALUE})[ \t]*+\|(?!\|)"
+)
 
 
 # How far back on its line a short flag looks for its program ("mysql ... -pS3cret"): a line of
@@ -150,6 +198,19 @@ def _short_flag_is_secret(match: re.Match[str]) -> bool:
 
 def _flag_value(value: str) -> str:
     return value[1:-1] if value[:1] in "\"'" and len(value) > 1 else value
+
+
+def _piped_passwords(text: str) -> Iterator[tuple[int, int]]:
+    """The value echoed into each ``--password-stdin`` command on its line."""
+    index = text.find(_STDIN_FLAG)
+    while index != -1:
+        echoes = list(_ECHOED.finditer(text, index - len(_line_start(text, index)), index))
+        if echoes:  # the last echo before the flag is the one piped into it
+            echoed = echoes[-1]
+            value = _flag_value(echoed["secret"])
+            if len(value) >= 3 and not is_placeholder(value):
+                yield echoed.span("secret")
+        index = text.find(_STDIN_FLAG, index + 1)
 
 
 def redact_command_lines(text: str) -> str:
@@ -177,6 +238,8 @@ def redact_command_lines(text: str) -> str:
         spans += (
             m.span("secret") for m in _OPENSSL_PASS.finditer(text) if not is_placeholder(m[1])
         )
+    if _STDIN_FLAG in text:
+        spans += _piped_passwords(text)
     spans.sort()
     return redact_span(text, spans)
 
@@ -184,17 +247,42 @@ def redact_command_lines(text: str) -> str:
 # -- Prose and other line shapes ----------------------------------------------------------
 
 _PROSE_NAMES = ("password", "passphrase", "passwd", "pwd", "pw", "secret", "token", "api key")
-# "the password for the staging db is Tr0ub4dor&3", "passphrase: Tr0ub4dor&3", "password x9"
+# "the password for the staging db is Tr0ub4dor&3", "passphrase: Tr0ub4dor&3", "password x9",
+# "Password for admin: Tr0ub4dor&3" (a prompt and what was typed)
 _PROSE = re.compile(
     r"(?i:password|passphrase|passwd|pwd|pw|secret|token|api key)s?"
-    r"(?:(?P<gap>[ \t](?i:for|of|on|to|in)[ \t][^\n.;:=]{1,30}?)?[ \t]+(?i:is|was)"
-    r"(?:[ \t]+(?i:now|still|set to))?"
-    r"[ \t]*+:?|[ \t]*+:|[ \t]++)"
+    r"(?:(?:[ \t](?i:for|of|on|to|in)[ \t][^\n.;:=]{1,30}?)?"
+    r"[ \t]+(?i:is|was)(?:[ \t]+(?i:now|still|set to))?[ \t]*+:?"
+    r"|[ \t](?i:for|of|on|to|in)[ \t][^\n.;:=]{1,30}+:"  # a prompt: "Password for admin:"
+    r"|[ \t]*+:|[ \t]++)"
     r"[ \t]*+[`\"']?(?P<secret>[^\s`\"'<>]{6,200}+)"
 )
 _TRAILING = ".,;:!?)]}"
 # Telegram bot tokens: 123456789:AAH...
 _TELEGRAM = re.compile(r"(?<!\d)\d{8,10}:(?P<secret>AA[A-Za-z0-9_\-]{33})(?![\w\-])")
+# A .pgpass line, alone on its line: hostname:port:database:username:password, ":" escaped "\:".
+# Found by its port field (a fast scan for ":"), then matched from the start of its line.
+_PGPASS_HOST_LENGTH = 128
+_PGPASS_FIELD = r"(?:[^\s:\\]|\\.){1,128}+"
+_PGPASS_PORT = re.compile(r":(?:\d{1,5}|\*):")
+_PGPASS = re.compile(
+    rf"[ \t]{{0,8}}+{_PGPASS_FIELD}:(?:\d{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}:"
+    r"(?P<secret>(?:[^\s:\\]|\\.){1,256}+)[ \t]*+(?=\r?\n|\Z)"
+)
+_PGPASS_MIN_COLONS = 4
+
+
+def _pgpass_passwords(text: str) -> Iterator[tuple[int, int]]:
+    """The password of each line shaped like a .pgpass entry, each line read once."""
+    port = _PGPASS_PORT.search(text)
+    while port is not None:
+        floor = max(0, port.start() - _PGPASS_HOST_LENGTH - 8)
+        line = text.rfind("\n", floor, port.start()) + 1
+        match = _PGPASS.match(text, line) if line or not floor else None  # else: host too long
+        if match and looks_like_password(match["secret"]):
+            yield match.span("secret")
+        line_end = text.find("\n", port.end())
+        port = _PGPASS_PORT.search(text, line_end) if line_end != -1 else None
 
 
 def _prose_starts(lower: str) -> list[int]:
@@ -210,7 +298,8 @@ def _prose_starts(lower: str) -> list[int]:
 
 
 def redact_prose(text: str) -> str:
-    """Passwords written in sentences, netrc lines and Telegram bot tokens."""
+    """Passwords written in sentences and prompts, netrc and .pgpass lines, Telegram bot
+    tokens."""
     spans: list[tuple[int, int]] = []
     for start in _prose_starts(lower_same_length(text)):
         match = _PROSE.match(text, start)
@@ -222,5 +311,7 @@ def redact_prose(text: str) -> str:
             spans.append((begin, begin + len(secret)))
     if ":AA" in text:
         spans += (match.span("secret") for match in _TELEGRAM.finditer(text))
+    if text.count(":") >= _PGPASS_MIN_COLONS:
+        spans += _pgpass_passwords(text)
     spans.sort()
     return redact_span(text, spans)

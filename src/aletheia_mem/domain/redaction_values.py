@@ -12,6 +12,7 @@ import string
 from collections import Counter
 
 REDACTED = "[REDACTED]"
+_REDACTED_LOWER = REDACTED.lower()
 
 # Values that stand for a secret without being one. Matched against the whole value.
 _PLACEHOLDER = re.compile(
@@ -49,7 +50,9 @@ def is_placeholder(value: str) -> bool:
     return (
         _PLACEHOLDER.fullmatch(value) is not None
         or _TEMPLATE.search(value) is not None
-        or REDACTED in value  # redacted already: a second pass leaves it alone
+        # redacted already, maybe then lower-cased (project keys): a second pass leaves it alone
+        or REDACTED in value
+        or _REDACTED_LOWER in value
     )
 
 
