@@ -36,6 +36,15 @@ def outcome_of(result: ToolResult, refused: bool) -> Outcome:
     return "error" if result.is_error else "ok"
 
 
+def outside_token(project: str | None, projects: tuple[str, ...] | None) -> bool:
+    """Whether a call's project (``call_project``) is one the token may not touch: a failed
+    call there is a refusal, whatever the caller was told (another project's id is answered as
+    a missing one)."""
+    if project is None or projects is None:
+        return False
+    return project not in (*projects, ",".join(projects), ALL_PROJECTS)  # see _scope
+
+
 def call_project(app: AppContext, tool: str, arguments: dict[str, Any]) -> str | None:
     """The project a call acted on, for its audit row: the one named, else the item's (a rule's
     scope, a dismissed item's project), else the caller's default one, ``*`` for every project.

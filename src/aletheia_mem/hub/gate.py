@@ -87,6 +87,8 @@ def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
             return result
         if riding is None and problem is None:
             project = audit.call_project(app, spec.name, arguments)
+        if outcome == "error" and audit.outside_token(project, token.projects):
+            outcome = "refused"  # answered as a missing item, audited as the refusal it is
         with writes:
             audit.record_call(
                 store, at=app.clock(), actor=token.name, tool=spec.name, project=project,
