@@ -171,3 +171,43 @@ def test_unreadable_as_of_is_an_error(call):
 
     assert result.is_error
     assert result.text == "as_of must be an ISO 8601 date, date-time or epoch milliseconds."
+
+
+def _db(call, value, valid_from):
+    return call(
+        "save_memory",
+        text=f"svc now uses {value}",
+        facts=[{"subject": "svc", "predicate": "db", "object": value, "valid_from": valid_from}],
+    )
+
+
+def test_a_write_before_a_future_fact_splits_the_timeline_without_overlap(call, app):
+    _db(call, "B", "2026-01-01")
+    _db(call, "C", "2030-01-01")
+    _db(call, "A", "2026-12-04")
+
+    rows = db_rows(app, "SELECT id, object, valid_from, valid_to, superseded_by FROM facts")
+    as_of = body_lines(call("fact_history", subject="svc", as_of="2027-01-01"))
+    before = body_lines(call("fact_history", subject="svc", as_of="2026-06-01"))
+    later = body_lines(call("fact_history", subject="svc", as_of="2030-01-01"))
+
+    jan_2026, dec_2026, jan_2030 = 1_767_225_600_000, 1_796_342_400_000, 1_893_456_000_000
+    assert sorted(rows) == [
+        (1, "B", jan_2026, dec_2026, 3),
+        (2, "C", jan_2030, None, None),
+        (3, "A", dec_2026, jan_2030, 2),
+    ]
+    assert [line.split("  ")[0] for line in as_of[1:]] == ["- fact #3 svc · db = A"]
+    assert [line.split("  ")[0] for line in before[1:]] == ["- fact #1 svc · db = B"]
+    assert [line.split("  ")[0] for line in later[1:]] == ["- fact #2 svc · db = C"]
+
+
+def test_a_backdated_write_keeps_the_later_fact_visible_as_of_its_start(call):
+    _db(call, "A", "2026-06-01")
+    _db(call, "B", "2026-01-01")
+
+    june = body_lines(call("fact_history", subject="svc", as_of="2026-06-01"))
+    march = body_lines(call("fact_history", subject="svc", as_of="2026-03-01"))
+
+    assert [line.split("  ")[0] for line in june[1:]] == ["- fact #1 svc · db = A"]
+    assert [line.split("  ")[0] for line in march[1:]] == ["- fact #2 svc · db = B"]

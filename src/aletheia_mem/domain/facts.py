@@ -19,9 +19,11 @@ def record_fact(
     source: str,
     now: int,
 ) -> tuple[Fact, bool]:
-    """Write ``(project, subject, predicate) = object``; a different object supersedes the old.
+    """Write ``(project, subject, predicate) = object`` into the key's timeline at ``valid_from``.
 
-    Returns the fact and whether it is new (the same object again changes nothing).
+    A different object than the fact valid then supersedes that fact from ``valid_from`` on, up
+    to where it ended. Returns the fact and whether it is new (the same object as the fact valid
+    at ``valid_from`` changes nothing).
     """
     new = NewFact(
         project=project,
@@ -46,7 +48,8 @@ def fact_history(
 ) -> list[Fact]:
     """Current facts by default; the whole history, or the facts valid at ``as_of``.
 
-    ``as_of`` wins over ``include_superseded``. Newest validity first.
+    Current means open (no ``valid_to``): the last value of each key, even when its valid_from
+    is still ahead. ``as_of`` wins over ``include_superseded``. Newest validity first.
     """
     facts = store.facts_about(subject, project, predicate)
     if as_of is not None:

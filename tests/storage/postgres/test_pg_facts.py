@@ -36,13 +36,13 @@ def test_a_new_value_supersedes_the_current_fact_and_the_same_value_does_not(
     assert pg_facts.superseded_fact_ids([]) == set() == pg_facts.existing_fact_ids([])
 
 
-def test_a_value_valid_before_the_current_one_closes_it_at_its_own_start(
+def test_a_value_valid_before_every_other_ends_where_the_first_one_starts(
     pg_facts: PgFacts,
 ) -> None:
     current, _ = pg_facts.add_fact(_fact("k8s", NOW))
-    pg_facts.add_fact(_fact("nomad", NOW - 100))
-    closed = pg_facts.get_fact(current.id)
-    assert closed is not None and closed.valid_to == NOW  # greatest(valid_from, new start)
+    earlier, created = pg_facts.add_fact(_fact("nomad", NOW - 100))
+    assert created and earlier.valid_to == NOW and earlier.superseded_by == current.id
+    assert pg_facts.get_fact(current.id) == current  # still open
 
 
 def test_facts_about_and_current_facts_list_newest_first(pg_facts: PgFacts) -> None:

@@ -1,12 +1,12 @@
-"""Facts on PostgreSQL: a new value for a subject and predicate supersedes the current one.
+"""Facts on PostgreSQL: per subject and predicate, a timeline of values, none overlapping.
 
 Several processes may save a fact for one key at once. Writers of one key take turns under a
-transaction-scoped advisory lock on the key's hash, so each reads the current fact only after the
-previous writer committed: no writer can lose the race again and again (with row locks alone, one
-of eight threads once lost 50 times running). The partial unique index ``facts_current`` still
-keeps one current fact per key; a unique violation (only possible if the lock were bypassed) is
-retried in a savepoint. A deadlock between two multi-row transactions is retried as a whole: the
-user never sees the race.
+transaction-scoped advisory lock on the key's hash, so each reads the key's timeline only after
+the previous writer committed: no writer can lose the race again and again (with row locks alone,
+one of eight threads once lost 50 times running). The partial unique index ``facts_current``
+still keeps one open fact per key; a unique violation (only possible if the lock were bypassed)
+is retried in a savepoint. A deadlock between two multi-row transactions is retried as a whole:
+the user never sees the race.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def put_fact(
     memory_id: int | None,
     totals: full_text.Totals,
 ) -> tuple[Fact, bool]:
-    """Save a fact in the caller's transaction: the same value again returns the current fact
-    (False); a new one closes the current fact and supersedes it (True)."""
+    """Save a fact in the caller's transaction at its valid_from: the same object as the fact
+    valid then returns that fact (False); another one splits the timeline there (True)."""
     for _ in range(_FACT_ATTEMPTS):
         try:
             with conn.transaction():  # a savepoint: a lost race is undone alone
@@ -122,50 +122,77 @@ def _put_fact_once(
     memory_id: int | None,
     totals: full_text.Totals,
 ) -> tuple[Fact, bool]:
-    subject_key, predicate_key = fact_key(new.subject), fact_key(new.predicate)
+    key = (new.project, fact_key(new.subject), fact_key(new.predicate))
     conn.execute(
-        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-        (_FACT_LOCK_CLASS, f"{new.project}\x1f{subject_key}\x1f{predicate_key}"),
+        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_FACT_LOCK_CLASS, "\x1f".join(key))
     )
-    current = conn.execute(
-        f"SELECT {_FACT_COLUMNS} FROM facts WHERE project = %s AND subject_key = %s"
-        " AND predicate_key = %s AND valid_to IS NULL FOR UPDATE",
-        (new.project, subject_key, predicate_key),
-    ).fetchone()
-    if current is not None:
-        if current["object"] == new.object:
-            return fact_from_row(current), False
-        conn.execute(
-            "UPDATE facts SET valid_to = greatest(%s, valid_from) WHERE id = %s",
-            (new.valid_from, current["id"]),
-        )
+    holder = conn.execute(_FACT_AT, (*key, new.valid_from, new.valid_from)).fetchone()
+    if holder is not None and holder["object"] == new.object:
+        return fact_from_row(holder), False
+    if holder is not None:
+        # Closed before the insert: the unique index allows one open fact per key.
+        conn.execute("UPDATE facts SET valid_to = %s WHERE id = %s", (new.valid_from, holder["id"]))
+        valid_to, successor = holder["valid_to"], holder["superseded_by"]
+    else:
+        after = conn.execute(_FACT_AFTER, (*key, new.valid_from)).fetchone()
+        valid_to, successor = (None, None) if after is None else (after["valid_from"], after["id"])
+    fact = _insert_fact(conn, new, key, valid_to, successor, memory_id)
+    if holder is not None:
+        conn.execute("UPDATE facts SET superseded_by = %s WHERE id = %s", (fact.id, holder["id"]))
+    full_text.index_row(
+        conn, full_text.FACT_INDEX, fact.id, (new.subject, new.predicate, new.object), totals
+    )
+    return fact, True
+
+
+# A key's facts tile its timeline: each holds from its valid_from up to its valid_to (open when
+# NULL), where its superseded_by starts; one written at the same valid_from later empties it.
+# The fact valid at an instant (the latest one, should old rows overlap):
+_FACT_AT = (
+    f"SELECT {_FACT_COLUMNS} FROM facts WHERE project = %s AND subject_key = %s"
+    " AND predicate_key = %s AND valid_from <= %s AND (valid_to IS NULL OR valid_to > %s)"
+    " ORDER BY valid_from DESC, id DESC LIMIT 1 FOR UPDATE"
+)
+# The first fact after an instant no fact is valid at: a fact put there ends where it starts.
+_FACT_AFTER = (
+    "SELECT id, valid_from FROM facts WHERE project = %s AND subject_key = %s"
+    " AND predicate_key = %s AND valid_from > %s ORDER BY valid_from, id LIMIT 1"
+)
+
+
+def _insert_fact(
+    conn: psycopg.Connection[Row],
+    new: NewFact,
+    key: tuple[str, str, str],
+    valid_to: int | None,
+    successor: int | None,
+    memory_id: int | None,
+) -> Fact:
+    """Insert ``new`` under ``key``, valid up to ``valid_to``, superseded by ``successor``."""
+    project, subject_key, predicate_key = key
     row = conn.execute(
         "INSERT INTO facts (uid, project, subject, subject_key, predicate, predicate_key,"
-        " object, valid_from, recorded_at, source, memory_id)"
-        f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_FACT_COLUMNS}",
+        " object, valid_from, valid_to, recorded_at, superseded_by, source, memory_id)"
+        f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_FACT_COLUMNS}",
         (
             new_uid(),
-            new.project,
+            project,
             new.subject,
             subject_key,
             new.predicate,
             predicate_key,
             new.object,
             new.valid_from,
+            valid_to,
             new.recorded_at,
+            successor,
             new.source,
             memory_id,
         ),
     ).fetchone()
     if row is None:
         raise RuntimeError("INSERT ... RETURNING gave no row")
-    fact = fact_from_row(row)
-    if current is not None:
-        conn.execute("UPDATE facts SET superseded_by = %s WHERE id = %s", (fact.id, current["id"]))
-    full_text.index_row(
-        conn, full_text.FACT_INDEX, fact.id, (new.subject, new.predicate, new.object), totals
-    )
-    return fact, True
+    return fact_from_row(row)
 
 
 class PgFacts(PgPart):

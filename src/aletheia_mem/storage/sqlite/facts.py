@@ -1,4 +1,4 @@
-"""Facts of the SQLite store: one current value per subject and predicate, older ones superseded."""
+"""Facts of the SQLite store: per subject and predicate, a timeline of values, none overlapping."""
 
 from __future__ import annotations
 
@@ -23,49 +23,78 @@ if TYPE_CHECKING:  # the rows a search does not read: off the start path
 
 
 def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> tuple[Fact, bool]:
-    subject_key, predicate_key = fact_key(new.subject), fact_key(new.predicate)
-    current = conn.execute(
-        "SELECT * FROM facts WHERE project = ? AND subject_key = ? AND predicate_key = ?"
-        " AND valid_to IS NULL",
-        (new.project, subject_key, predicate_key),
-    ).fetchone()
-    if current is not None:
-        if current["object"] == new.object:
-            return fact_from_row(current), False
-        # One current fact per key (a unique index): close the old one before the insert.
-        conn.execute(
-            "UPDATE facts SET valid_to = max(?, valid_from) WHERE id = ?",
-            (new.valid_from, current["id"]),
-        )
-    cursor = conn.execute(
-        "INSERT INTO facts (uid, project, subject, subject_key, predicate, predicate_key,"
-        " object, valid_from, recorded_at, source, memory_id)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            new_uid(),
-            new.project,
-            new.subject,
-            subject_key,
-            new.predicate,
-            predicate_key,
-            new.object,
-            new.valid_from,
-            new.recorded_at,
-            new.source,
-            memory_id,
-        ),
-    )
-    fact_id = int(cursor.lastrowid or 0)
-    if current is not None:
-        conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (fact_id, current["id"]))
+    """Put ``new`` into its key's timeline at ``valid_from`` (see ``_FACT_AT``): the same object
+    as the fact valid then returns that fact (False); another one splits the timeline (True)."""
+    key = (new.project, fact_key(new.subject), fact_key(new.predicate))
+    holder = conn.execute(_FACT_AT, (*key, new.valid_from, new.valid_from)).fetchone()
+    if holder is not None and holder["object"] == new.object:
+        return fact_from_row(holder), False
+    if holder is not None:
+        # Closed before the insert: the unique index allows one open fact per key.
+        conn.execute("UPDATE facts SET valid_to = ? WHERE id = ?", (new.valid_from, holder["id"]))
+        valid_to, successor = holder["valid_to"], holder["superseded_by"]
+    else:
+        after = conn.execute(_FACT_AFTER, (*key, new.valid_from)).fetchone()
+        valid_to, successor = (None, None) if after is None else (after["valid_from"], after["id"])
+    fact_id = _insert_fact(conn, new, key, valid_to, successor, memory_id)
+    if holder is not None:
+        conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (fact_id, holder["id"]))
     full_text.index_fact(conn, fact_id, new.subject, new.predicate, new.object)
     return fact_from_row(
         conn.execute("SELECT * FROM facts WHERE id = ?", (fact_id,)).fetchone()
     ), True
 
 
+# A key's facts tile its timeline: each holds from its valid_from up to its valid_to (open when
+# NULL), where its superseded_by starts; one written at the same valid_from later empties it.
+# The fact valid at an instant (the latest one, should old rows overlap):
+_FACT_AT = (
+    "SELECT * FROM facts WHERE project = ? AND subject_key = ? AND predicate_key = ?"
+    " AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+    " ORDER BY valid_from DESC, id DESC LIMIT 1"
+)
+# The first fact after an instant no fact is valid at: a fact put there ends where it starts.
+_FACT_AFTER = (
+    "SELECT id, valid_from FROM facts WHERE project = ? AND subject_key = ? AND predicate_key = ?"
+    " AND valid_from > ? ORDER BY valid_from, id LIMIT 1"
+)
+
+
+def _insert_fact(
+    conn: sqlite3.Connection,
+    new: NewFact,
+    key: tuple[str, str, str],
+    valid_to: int | None,
+    successor: int | None,
+    memory_id: int | None,
+) -> int:
+    """Insert ``new`` under ``key``, valid up to ``valid_to``, superseded by ``successor``."""
+    project, subject_key, predicate_key = key
+    cursor = conn.execute(
+        "INSERT INTO facts (uid, project, subject, subject_key, predicate, predicate_key,"
+        " object, valid_from, valid_to, recorded_at, superseded_by, source, memory_id)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            new_uid(),
+            project,
+            new.subject,
+            subject_key,
+            new.predicate,
+            predicate_key,
+            new.object,
+            new.valid_from,
+            valid_to,
+            new.recorded_at,
+            successor,
+            new.source,
+            memory_id,
+        ),
+    )
+    return int(cursor.lastrowid or 0)
+
+
 class SqliteFacts(SqliteDatabase):
-    """Facts over time: a new value supersedes the current one."""
+    """Facts over time: a new value supersedes the one valid at its valid_from."""
 
     def add_fact(self, new: NewFact, memory_id: int | None = None) -> tuple[Fact, bool]:
         with self._write() as conn:

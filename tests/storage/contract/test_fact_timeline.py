@@ -1,0 +1,125 @@
+"""FactStore timelines: a fact goes in at its valid_from, and a key's intervals never overlap."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aletheia_mem.storage.base import Fact
+from aletheia_mem.storage.contracts import HubStore
+from tests.storage.contract.rows import T0, fact
+
+DAY = 86_400_000
+INSTANTS = [T0 + n * DAY for n in range(4)]
+OBJECTS = ["alpha", "beta", "gamma"]
+# Probes: each instant, just before and after it, and far on both sides.
+PROBES = sorted({T0 - DAY, T0 + 10 * DAY, *(at + d for at in INSTANTS for d in (-1, 0, 1))})
+_subjects = itertools.count()
+
+
+def _timeline(store: HubStore, subject: str) -> list[Fact]:
+    return sorted(store.facts_about(subject, "shop", "host"), key=lambda f: f.id)
+
+
+def _valid_at(facts: list[Fact], at: int) -> list[Fact]:
+    return [f for f in facts if f.valid_from <= at and (f.valid_to is None or at < f.valid_to)]
+
+
+def _spans(store: HubStore, subject: str) -> list[tuple[str, int, int | None, int | None]]:
+    """(object, valid_from, valid_to, superseded_by) of each fact of ``subject``, by id."""
+    return [
+        (f.object, f.valid_from, f.valid_to, f.superseded_by) for f in _timeline(store, subject)
+    ]
+
+
+def test_a_backdated_value_ends_where_the_first_one_starts(contract_store: HubStore) -> None:
+    june, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0 + 150 * DAY))
+    january, created = contract_store.add_fact(fact("db", "host", "beta", at=T0))
+    assert created
+    assert _spans(contract_store, "db") == [
+        ("alpha", T0 + 150 * DAY, None, None),
+        ("beta", T0, T0 + 150 * DAY, june.id),
+    ]
+    assert [f.id for f in _valid_at(_timeline(contract_store, "db"), T0 + DAY)] == [january.id]
+    assert [f.id for f in contract_store.current_facts("shop", 10)] == [june.id]
+
+
+def test_a_value_between_two_splits_the_interval_it_falls_in(contract_store: HubStore) -> None:
+    first, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0))
+    future, _ = contract_store.add_fact(fact("db", "host", "gamma", at=T0 + 30 * DAY))
+    middle, _ = contract_store.add_fact(fact("db", "host", "beta", at=T0 + 10 * DAY))
+    assert _spans(contract_store, "db") == [
+        ("alpha", T0, T0 + 10 * DAY, middle.id),
+        ("gamma", T0 + 30 * DAY, None, None),
+        ("beta", T0 + 10 * DAY, T0 + 30 * DAY, future.id),
+    ]
+    facts = _timeline(contract_store, "db")
+    assert [f.id for f in _valid_at(facts, T0 + 20 * DAY)] == [middle.id]
+    assert [f.id for f in _valid_at(facts, T0 + 5 * DAY)] == [first.id]
+
+
+def test_a_later_write_at_the_same_valid_from_wins(contract_store: HubStore) -> None:
+    earlier, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0))
+    later, created = contract_store.add_fact(fact("db", "host", "beta", at=T0))
+    assert created
+    assert _spans(contract_store, "db") == [("alpha", T0, T0, later.id), ("beta", T0, None, None)]
+    assert _valid_at(_timeline(contract_store, "db"), T0) == [later]
+    assert contract_store.superseded_fact_ids([earlier.id, later.id]) == {earlier.id}
+
+
+def test_the_same_value_inside_its_interval_changes_nothing(contract_store: HubStore) -> None:
+    first, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0))
+    contract_store.add_fact(fact("db", "host", "beta", at=T0 + 10 * DAY))
+    before = _timeline(contract_store, "db")
+    again, created = contract_store.add_fact(fact("db", "host", "alpha", at=T0 + 5 * DAY))
+    assert not created and again.id == first.id and again == before[0]
+    assert _timeline(contract_store, "db") == before
+
+
+Write = tuple[int, str]  # valid_from, object
+
+
+def _expected(writes: list[Write], at: int) -> str | None:
+    """The object of the write with the greatest valid_from <= ``at``, the last one on ties."""
+    starts = [(start, n, obj) for n, (start, obj) in enumerate(writes) if start <= at]
+    return max(starts)[2] if starts else None
+
+
+def _check_tiling(facts: list[Fact]) -> None:
+    """One open fact, and each closed one superseded by the fact that starts where it ends."""
+    by_id = {f.id: f for f in facts}
+    assert len([f for f in facts if f.valid_to is None]) == 1
+    for f in facts:
+        if f.valid_to is None:
+            assert f.superseded_by is None
+        else:
+            assert f.valid_from <= f.valid_to
+            assert f.superseded_by is not None
+            assert by_id[f.superseded_by].valid_from == f.valid_to
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(st.tuples(st.sampled_from(INSTANTS), st.sampled_from(OBJECTS)), min_size=1))
+def test_any_sequence_of_writes_gives_one_value_per_instant(
+    contract_store: HubStore, writes: list[Write]
+) -> None:
+    subject = f"svc-{next(_subjects)}"  # a key of its own: the store outlives one example
+    kept: list[Write] = []
+    for start, obj in writes:
+        saved, created = contract_store.add_fact(fact(subject, "host", obj, at=start))
+        assert created == (_expected(kept, start) != obj)
+        assert saved.object == obj and saved in _valid_at(_timeline(contract_store, subject), start)
+        if created:
+            kept.append((start, obj))
+    facts = _timeline(contract_store, subject)
+    _check_tiling(facts)
+    for at in PROBES:
+        valid = [f.object for f in _valid_at(facts, at)]
+        expected = _expected(kept, at)
+        assert valid == ([] if expected is None else [expected]), at
