@@ -205,6 +205,31 @@ def test_superseded_evidence_fact_flags_the_rule_for_a_re_check(call, clock):
     ]
 
 
+def test_confirming_a_rule_clears_its_evidence_flags_until_its_evidence_changes_again(call, clock):
+    fact = {"subject": "ci", "predicate": "runner", "object": "GitHub Actions"}
+    call("save_memory", text="CI runs on GitHub Actions", facts=[fact])
+    call("save_memory", text="A .env file was committed once")
+    evidence = {"evidence_fact_ids": [1], "evidence_memory_ids": [2]}
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE, **evidence))
+    clock.advance(DAY_MS)
+    call("save_memory", text="CI moved to Buildkite", facts=[{**fact, "object": "Buildkite"}])
+    call("dismiss_memory", id=2)
+    flagged = body_lines(call("list_rules"))
+
+    clock.advance(DAY_MS)
+    call("confirm_rule", id=rule_id)
+    confirmed = body_lines(call("list_rules"))
+    clock.advance(DAY_MS)
+    call("restore_memory", id=2)
+    call("dismiss_memory", id=2)
+    dismissed_again = body_lines(call("list_rules"))
+
+    assert flagged == [_line(rule_id) + "  [re-check: evidence memory #2 was dismissed]"]
+    line = _line(rule_id, confirmed="2026-10-31")
+    assert confirmed == [line]
+    assert dismissed_again == [line + "  [re-check: evidence memory #2 was dismissed]"]
+
+
 def test_rule_not_confirmed_for_90_days_is_flagged_and_stays_enabled(call, clock):
     rule_id = rule_id_of(call("add_rule", **COMMIT_RULE))
 

@@ -122,11 +122,13 @@ def check_rule_tier(scope_tier: str, projects: tuple[str, ...] | None) -> None:
 
 
 def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:
-    """Why an enabled rule should be looked at again, or None."""
-    dismissed = sorted(store.dismissed_memory_ids(rule.evidence_memory_ids))
+    """Why an enabled rule should be looked at again, or None. Evidence that changed before
+    the rule was last confirmed was seen by whoever confirmed it: ``confirm_rule`` clears it."""
+    since = rule.last_confirmed_at
+    dismissed = sorted(store.dismissed_memory_ids(rule.evidence_memory_ids, since))
     if dismissed:
         return f"evidence memory #{dismissed[0]} was dismissed"
-    superseded = sorted(store.superseded_fact_ids(rule.evidence_fact_ids))
+    superseded = sorted(store.superseded_fact_ids(rule.evidence_fact_ids, since))
     if superseded:
         return f"evidence fact #{superseded[0]} was superseded"
     days = (now - rule.last_confirmed_at) // DAY_MS

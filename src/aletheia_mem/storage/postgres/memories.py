@@ -233,11 +233,13 @@ class PgMemories(PgPart):
             return set()
         return self._ids("SELECT id FROM memories WHERE id = ANY (%s)", (list(ids),))
 
-    def dismissed_memory_ids(self, ids: Sequence[int]) -> set[int]:
+    def dismissed_memory_ids(self, ids: Sequence[int], since: int = 0) -> set[int]:
+        """Those of ``ids`` dismissed at ``since`` or later."""
         if not ids:
             return set()
         return self._ids(
-            "SELECT id FROM memories WHERE dismissed_at IS NOT NULL AND id = ANY (%s)", (list(ids),)
+            "SELECT id FROM memories WHERE dismissed_at >= %s AND id = ANY (%s)",
+            (since, list(ids)),
         )
 
     def stale_memory_ids(self, ids: Sequence[int]) -> set[int]:

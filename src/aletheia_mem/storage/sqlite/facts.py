@@ -149,12 +149,14 @@ class SqliteFacts(SqliteDatabase):
         ).fetchall()
         return {int(row[0]) for row in rows}
 
-    def superseded_fact_ids(self, ids: Sequence[int]) -> set[int]:
+    def superseded_fact_ids(self, ids: Sequence[int], since: int = 0) -> set[int]:
+        """Those of ``ids`` superseded (by a value recorded) or dismissed at ``since`` or later."""
         if not ids:
             return set()
         rows = self._conn.execute(
-            "SELECT id FROM facts WHERE (superseded_by IS NOT NULL OR dismissed_at IS NOT NULL)"
-            f" AND {in_clause('id', ids)}",
-            list(ids),
+            "SELECT f.id FROM facts f LEFT JOIN facts s ON s.id = f.superseded_by"
+            " WHERE ((f.superseded_by IS NOT NULL AND coalesce(s.recorded_at, 0) >= ?)"
+            f" OR f.dismissed_at >= ?) AND {in_clause('f.id', ids)}",
+            [since, since, *ids],
         ).fetchall()
         return {int(row[0]) for row in rows}

@@ -243,12 +243,13 @@ class SqliteMemories(SqliteDatabase):
         ).fetchall()
         return {int(row[0]) for row in rows}
 
-    def dismissed_memory_ids(self, ids: Sequence[int]) -> set[int]:
+    def dismissed_memory_ids(self, ids: Sequence[int], since: int = 0) -> set[int]:
+        """Those of ``ids`` dismissed at ``since`` or later."""
         if not ids:
             return set()
         rows = self._conn.execute(
-            f"SELECT id FROM memories WHERE dismissed_at IS NOT NULL AND {in_clause('id', ids)}",
-            list(ids),
+            f"SELECT id FROM memories WHERE dismissed_at >= ? AND {in_clause('id', ids)}",
+            [since, *ids],
         ).fetchall()
         return {int(row[0]) for row in rows}
 
