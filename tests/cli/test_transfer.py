@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from aletheia_mem.domain import transfer
+from aletheia_mem.clock import system_clock
+from aletheia_mem.domain import memories, transfer
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.cli.conftest import Invoke, Workspace, json_of
 
@@ -139,3 +140,41 @@ def test_progress_callback_counts_every_record(store: SqliteStore, tmp_path: Pat
     with (tmp_path / "x.jsonl").open("w", encoding="utf-8") as out:
         count = transfer.write_export(store, out, seen.append)
     assert count == 1 == len(seen) == transfer.count_records(store)
+
+
+def test_whatever_a_writer_accepts_at_its_limits_exports_and_imports_again(
+    run: Invoke, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI refuses what a tool would (one past each limit), and what it takes at the limits
+    round-trips: a store's own export never fails its import."""
+    part, text, title = "s" * 2000, "t " * 10_000, "T" * 400
+    too_long = [
+        ("save", "t" * 20_001),
+        ("save", "ok", "--title", "T" * 401),
+        ("save", "ok", "--file", "f" * 1001),
+        ("facts", "add", part + "s", "is", "x"),
+        ("rules", "add", "Run the tests", "--when", "w" * 801),
+        ("lists", "write", "l" * 201, "a"),
+    ]
+    for args in too_long:
+        refused = run(*args)
+        assert refused.exit_code == 2 and "must be at most" in refused.stderr, args
+    assert run("save", text, "--title", title, "--file", "f" * 1000).exit_code == 0
+    assert run("facts", "add", part, "p" * 2000, "o" * 2000).exit_code == 0
+    store = SqliteStore(workspace.data_dir / "aletheia.db")
+    try:  # a memory stating a fact at its limits, as save_memory's facts argument takes it
+        stated = memories.FactInput("u" * 2000, "p" * 2000, "o" * 2000)
+        item = memories.MemoryInput("States a long fact", "shop", "codex", facts=[stated])
+        memories.save_memory(store, system_clock, item)
+    finally:
+        store.close()
+    assert run("rules", "add", "r" * 800, "--when", "w" * 800).exit_code == 0
+    assert run("lists", "write", "l" * 200, "a").exit_code == 0
+    dump = tmp_path / "limits.jsonl"
+    assert run("export", "-o", str(dump)).exit_code == 0
+    assert "u" * 2000 in dump.read_text(encoding="utf-8")
+
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "fresh"))
+    imported = run("import", str(dump))
+    assert imported.exit_code == 0, imported.stderr
+    assert run("export").stdout == dump.read_text(encoding="utf-8")

@@ -13,19 +13,25 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from aletheia_mem.domain.limits import (
+    MAX_FACT_PART,
+    MAX_IDS,
+    MAX_NAME,
+    MAX_PATH,
+    MAX_RULE,
+    MAX_STATEMENT,
+    MAX_TEXT,
+    MAX_TITLE,
+)
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import normalize_project
 
-MAX_TEXT = 20_000  # the tools' cap on a memory's text
 MAX_LIST_TEXT = 100_000  # a work-state list's items as JSON
-MAX_TITLE = 400
-MAX_RULE = 800
-MAX_NAME = 200
-MAX_ITEM = 1000
-MAX_ITEMS = 100
+MAX_ITEM = MAX_PATH
+MAX_ITEMS = MAX_IDS
 MAX_ID = 2**63 - 1
 MAX_INSTANT = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z in epoch milliseconds
 _WORD = re.compile(r"[a-z][a-z0-9_\-]*")
@@ -134,14 +140,14 @@ FIELDS: dict[str, dict[str, Check]] = {
         "id": ID, "uid": UID, "project": project, "type": one_of(MEMORY_TYPES),
         "kind": text(40, redact=False, word=True), "title": text(MAX_TITLE),
         "text": text(MAX_LIST_TEXT, redact=False), "narrative": optional(text(MAX_TEXT)),
-        "facts": list_of(text(MAX_ITEM)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
+        "facts": list_of(text(MAX_STATEMENT)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
         "pinned": flag, "created_at": INSTANT, "updated_at": INSTANT,
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
         "dedupe_key": optional(text(MAX_ITEM)),
     },
     "fact": {
-        "id": ID, "uid": UID, "project": project, "subject": text(MAX_TITLE),
-        "predicate": text(MAX_TITLE), "object": text(MAX_TEXT), "valid_from": INSTANT,
+        "id": ID, "uid": UID, "project": project, "subject": text(MAX_FACT_PART),
+        "predicate": text(MAX_FACT_PART), "object": text(MAX_TEXT), "valid_from": INSTANT,
         "valid_to": optional(INSTANT), "recorded_at": INSTANT, "superseded_by": optional(ID),
         "source": CALLER, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
         "dismiss_reason": REASON,

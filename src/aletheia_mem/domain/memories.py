@@ -7,6 +7,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.clock import Clock
+from aletheia_mem.domain.limits import (
+    MAX_TEXT,
+    MAX_TITLE,
+    check_fact_parts,
+    check_length,
+    check_paths,
+)
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Memory
@@ -62,6 +69,10 @@ def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, 
 
     Returns the memory and whether it is new (False: the same one was saved before).
     """
+    check_length("text", item.text, MAX_TEXT)
+    if item.title:
+        check_length("title", item.title, MAX_TITLE)
+    check_paths(item.files)
     now = clock()
     text = redact_secrets(item.text)
     title = redact_secrets(item.title) if item.title else default_title(text)
@@ -118,8 +129,7 @@ def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
         parts = [entry.get(key) for key in ("subject", "predicate", "object")]
         if not all(isinstance(part, str) and part.strip() for part in parts):
             raise InvalidInputError("each fact needs subject, predicate and object as text.")
-        if any(len(str(part)) > 2000 for part in parts):
-            raise InvalidInputError("each part of a fact must be at most 2000 characters.")
+        check_fact_parts(*(str(part) for part in parts))
         valid_from = entry.get("valid_from")
         facts.append(
             FactInput(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
 from aletheia_mem.storage.base import DismissTable
@@ -57,6 +58,9 @@ def add_rule(
 
     ``projects`` limits the evidence a caller may cite (None: every project).
     """
+    check_length("then", item.then, MAX_RULE)
+    check_length("when", item.when, MAX_RULE)
+    check_length("scopeName", item.scope_name, MAX_NAME)
     memory_ids = list(dict.fromkeys(item.evidence_memory_ids))
     fact_ids = list(dict.fromkeys(item.evidence_fact_ids))
     missing_memories = sorted(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aletheia_mem.domain.limits import MAX_NAME, MAX_TITLE
 from aletheia_mem.server import api_handlers as h
 from aletheia_mem.server.openapi import Operation, Schema
 from aletheia_mem.tools import schemas
@@ -17,8 +18,8 @@ def _whole_id(name: str) -> Schema:
 
 _MEMORY_ID = _whole_id("memory_id")
 _FACT_ID = _whole_id("fact_id")
-_RULE_ID = _params(rule_id={"type": "string", "maxLength": schemas.MAX_NAME})
-_LIST_NAME = _params(name={"type": "string", "maxLength": schemas.MAX_NAME})
+_RULE_ID = _params(rule_id={"type": "string", "maxLength": MAX_NAME})
+_LIST_NAME = _params(name={"type": "string", "maxLength": MAX_NAME})
 _PROJECT_ONLY: Schema = {
     "type": "object",
     "properties": {"project": schemas.WORK_STATE_READ["properties"]["project"]},
@@ -34,8 +35,8 @@ _PIN_BODY: Schema = {
 _ADD_FACT: Schema = {
     "type": "object",
     "properties": {
-        "subject": {"type": "string", "maxLength": schemas.MAX_TITLE},
-        "predicate": {"type": "string", "maxLength": schemas.MAX_TITLE},
+        "subject": {"type": "string", "maxLength": MAX_TITLE},
+        "predicate": {"type": "string", "maxLength": MAX_TITLE},
         "object": {"type": "string", "maxLength": 2000},
         "project": schemas.SAVE_MEMORY["properties"]["project"],
         "valid_from": {

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from aletheia_mem.domain.limits import MAX_IDS, MAX_NAME, MAX_PATH, MAX_RULE, MAX_TEXT, MAX_TITLE
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
 
 Schema = dict[str, Any]
 
-MAX_TEXT = 20_000
-MAX_TITLE = 400
-MAX_RULE = 800
-MAX_IDS = 100
-MAX_NAME = 200
 
 _PROJECT = {
     "type": "string",
@@ -213,7 +209,7 @@ SAVE_MEMORY: Schema = {
         "files": {
             "type": "array",
             "maxItems": MAX_IDS,
-            "items": {"type": "string", "maxLength": 1000},
+            "items": {"type": "string", "maxLength": MAX_PATH},
             "description": "Optional file paths this memory is about, so search with file finds it.",
         },
     },

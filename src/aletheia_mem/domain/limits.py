@@ -1,0 +1,38 @@
+"""How much one item may hold, whoever writes it (a tool, the CLI, the JSON API, the web UI), so
+that everything a store holds can be exported, imported and synced again."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aletheia_mem.errors import InvalidInputError
+
+MAX_TEXT = 20_000  # a memory's text
+MAX_TITLE = 400
+MAX_RULE = 800  # a rule's then and when
+MAX_NAME = 200  # a project, a list, a situation
+MAX_IDS = 100  # ids, facts or files in one call
+MAX_PATH = 1000  # one file path
+MAX_FACT_PART = 2000  # a fact's subject, predicate or object
+# A memory keeps each fact it states as "subject predicate object".
+MAX_STATEMENT = 3 * MAX_FACT_PART + 2
+
+
+def check_length(name: str, value: str, limit: int) -> None:
+    """Raises InvalidInputError when ``value`` is longer than ``limit`` characters."""
+    if len(value) > limit:
+        raise InvalidInputError(f"{name} must be at most {limit} characters.")
+
+
+def check_paths(files: Sequence[str]) -> None:
+    """At most ``MAX_IDS`` paths of at most ``MAX_PATH`` characters each."""
+    if len(files) > MAX_IDS:
+        raise InvalidInputError(f"files must hold at most {MAX_IDS} items.")
+    for path in files:
+        check_length("each of files", path, MAX_PATH)
+
+
+def check_fact_parts(*parts: str) -> None:
+    """A fact's subject, predicate and object, each at most ``MAX_FACT_PART`` characters."""
+    if any(len(part) > MAX_FACT_PART for part in parts):
+        raise InvalidInputError(f"each part of a fact must be at most {MAX_FACT_PART} characters.")
