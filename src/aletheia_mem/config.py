@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.errors import ConfigError, InvalidInputError
 
 DB_FILE_NAME = "aletheia.db"
 HUB_DB_RELATIVE = Path("hub") / "hub.db"
@@ -209,7 +209,7 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
     ``ALETHEIA_EXCLUDE`` (comma-separated).
 
     Raises:
-        InvalidInputError: the config file exists but is not valid.
+        ConfigError: the config file exists but is not valid.
     """
     env = os.environ if env is None else env
     entries = [part.strip() for part in env.get("ALETHEIA_EXCLUDE", "").split(",")]
@@ -222,8 +222,8 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
         try:
             listed = json.loads(raw).get("exclude_projects", [])
         except (ValueError, AttributeError):
-            raise InvalidInputError(f"{path} is not a JSON object.") from None
+            raise ConfigError(f"{path} is not a JSON object.") from None
         if not isinstance(listed, list) or not all(isinstance(e, str) for e in listed):
-            raise InvalidInputError(f"exclude_projects in {path} must be a list of strings.")
+            raise ConfigError(f"exclude_projects in {path} must be a list of strings.")
         entries += listed
     return tuple(entry for entry in entries if entry.strip())

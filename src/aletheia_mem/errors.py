@@ -17,6 +17,12 @@ class InvalidInputError(AletheiaError):
     code = "invalid_input"
 
 
+class ConfigError(InvalidInputError):
+    """The config file (``<data dir>/config.json``) cannot be read as one."""
+
+    code = "config"
+
+
 class NotFoundError(AletheiaError):
     code = "not_found"
 

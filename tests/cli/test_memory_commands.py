@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 
@@ -113,3 +115,17 @@ def test_another_project_by_name_and_every_project_with_a_star(
 def test_store_location_follows_aletheia_data_dir(run: Invoke, workspace: Workspace) -> None:
     run("save", "where am I")
     assert (workspace.data_dir / "aletheia.db").exists()
+
+
+@pytest.mark.parametrize("config", ["not json", '{"exclude_projects": "billing"}'])
+def test_a_bad_config_file_is_a_one_line_error_with_exit_1(
+    run: Invoke, workspace: Workspace, config: str
+) -> None:
+    workspace.data_dir.mkdir(parents=True, exist_ok=True)
+    (workspace.data_dir / "config.json").write_text(config, encoding="utf-8")
+    for args in (("save", "a note"), ("search", "note"), ("context",)):
+        result = run(*args)
+        assert result.exit_code == 1, args
+        assert result.stderr.startswith("Error: ") and "config.json" in result.stderr
+        assert result.stderr.count("\n") == 1
+    assert not (workspace.data_dir / "aletheia.db").exists()  # nothing was saved

@@ -18,7 +18,7 @@ import click
 
 from aletheia_mem.cli.terminal import json_safe, one_line_safe, terminal_safe
 from aletheia_mem.cli.textwidth import cut, display_width, pad
-from aletheia_mem.config import Settings, load_settings
+from aletheia_mem.config import Settings, load_excluded_projects, load_settings
 from aletheia_mem.errors import AletheiaError, StoreBrokenError, StoreReadOnlyError
 from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.store_file import store_problem
@@ -137,6 +137,7 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
         NoStoreError: ``create`` is False and there is no store file.
     """
     settings = cli_settings()
+    load_excluded_projects()  # a bad config.json is an error here too, not only when saving
     if not create and isinstance(settings.store, Path):
         require_store(settings.store, local_store_hint(settings))
     app = open_app(settings)
