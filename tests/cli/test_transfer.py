@@ -104,7 +104,7 @@ def test_import_rejects_what_is_not_an_export(run: Invoke, tmp_path: Path) -> No
     )
 
 
-def test_a_failed_import_leaves_the_store_empty(
+def test_a_failed_import_leaves_no_store_it_made(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:
     header = json.dumps({"type": "header", "format": "aletheia-export", "version": 1})
@@ -115,9 +115,13 @@ def test_a_failed_import_leaves_the_store_empty(
     bad.write_text(header + "\n" + orphan + "\n", encoding="utf-8")
     result = run("import", str(bad))
     assert result.exit_code == 2
+    assert not (workspace.data_dir / "aletheia.db").exists()  # the store it made is gone again
+    assert run("search", "x").exit_code == 7  # so a mistyped folder still has "no store"
+    run("save", "kept")  # a store that was there before a failed import stays, with its data
+    assert run("import", str(bad)).exit_code == 4
     store = SqliteStore(workspace.data_dir / "aletheia.db")
     try:
-        assert store.is_empty()
+        assert not store.is_empty()
     finally:
         store.close()
 

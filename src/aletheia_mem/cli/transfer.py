@@ -5,12 +5,20 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 import click
 
-from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
+from aletheia_mem.cli.common import (
+    cli_settings,
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    open_cli_app,
+)
 from aletheia_mem.domain import transfer as store_transfer
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.files import private_writer
@@ -59,13 +67,15 @@ def _lines(stream: IO[str]) -> Iterator[str]:
 @handles_errors
 def import_command(source: IO[str], progress: bool | None, as_json: bool) -> None:
     """Load an export (a file, or - for standard input) into an empty store, exactly as it was."""
-    with open_cli_app() as app:
+    target = cli_settings().store
+    with _no_store_left_on_failure(target), open_cli_app() as app:
         size = _size_of(source)
         if _show_progress(progress) and size:
             with click.progressbar(length=size, label="Importing", file=sys.stderr) as bar:
-                count = store_transfer.import_lines(sqlite_store(app), _lines(source), bar.update)
-                # The bar counts the records' bytes; the header line and any CRLF line ends are
-                # read too, so a finished import fills what is left.
+                lines = _lines(source)
+                count = store_transfer.import_lines(sqlite_store(app), lines, bar.update)
+                # The bar counts the records' bytes; the header line and any CRLF line ends
+                # are read too, so a finished import fills what is left.
                 bar.update(max(0, size - bar.pos))
         else:
             count = store_transfer.import_lines(sqlite_store(app), _lines(source))
@@ -74,6 +84,20 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
         emit_json({"imported": count, "store": str(path)})
     else:
         echo(f"Imported {count} records into {path}.")
+
+
+@contextmanager
+def _no_store_left_on_failure(target: Path | str) -> Iterator[None]:
+    """A failed import into a store it had to create removes that store again, so that the
+    folder holds nothing (a mistyped one still answers "no store" afterwards)."""
+    fresh = isinstance(target, Path) and not target.exists()
+    try:
+        yield
+    except BaseException:
+        if isinstance(target, Path) and fresh:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{target}{suffix}").unlink(missing_ok=True)
+        raise
 
 
 def _size_of(stream: IO[str]) -> int:
