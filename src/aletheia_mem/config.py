@@ -41,9 +41,24 @@ def semantic_enabled(env: Mapping[str, str] | None = None) -> bool:
 
     Opt-in because catching up on a large store embeds every memory in a background thread
     that competes with the server for the CPU (and the GIL) until it is done.
+
+    Raises:
+        InvalidInputError: a value that is neither on nor off (a typo is not silently off).
     """
     env = os.environ if env is None else env
-    return env.get("ALETHEIA_SEMANTIC", "").strip().lower() in {"on", "1", "true", "yes"}
+    value = env.get("ALETHEIA_SEMANTIC", "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    raise InvalidInputError(
+        "ALETHEIA_SEMANTIC must be on or off (also 1/0, true/false, yes/no), not"
+        f" {value[:40]!r}."
+    )
+
+
+_ON = frozenset({"on", "1", "true", "yes"})
+_OFF = frozenset({"", "off", "0", "false", "no"})
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.config import semantic_enabled
+from aletheia_mem.errors import InvalidInputError
+
 HEAVY = ("numpy", "torch", "onnxruntime", "aletheia_mem.search.semantic.minilm")
 
 
@@ -126,3 +129,29 @@ def test_semantic_is_off_unless_asked_for(tmp_path: Path, setting: str | None) -
         check=True,
     )
     assert out.stdout.strip() == "None"
+
+
+@pytest.mark.parametrize(
+    ("setting", "enabled"),
+    [("on", True), ("TRUE", True), (" 1 ", True), ("yes", True), ("off", False), ("0", False)],
+)
+def test_semantic_reads_on_and_off_in_their_usual_spellings(setting: str, enabled: bool) -> None:
+    assert semantic_enabled({"ALETHEIA_SEMANTIC": setting}) is enabled
+
+
+@pytest.mark.parametrize("setting", ["maybe", "onn", "2"])
+def test_a_semantic_value_that_is_neither_on_nor_off_is_an_error_not_silently_off(
+    tmp_path: Path, setting: str
+) -> None:
+    with pytest.raises(InvalidInputError, match="ALETHEIA_SEMANTIC must be on or off"):
+        semantic_enabled({"ALETHEIA_SEMANTIC": setting})
+    result = subprocess.run(
+        [sys.executable, "-m", "aletheia_mem", "save", "a note"],
+        env=_env(tmp_path, ALETHEIA_SEMANTIC=setting),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("Error: ALETHEIA_SEMANTIC must be on or off")
