@@ -52,8 +52,7 @@ def semantic_enabled(env: Mapping[str, str] | None = None) -> bool:
     if value in _OFF:
         return False
     raise InvalidInputError(
-        "ALETHEIA_SEMANTIC must be on or off (also 1/0, true/false, yes/no), not"
-        f" {value[:40]!r}."
+        f"ALETHEIA_SEMANTIC must be on or off (also 1/0, true/false, yes/no), not {value[:40]!r}."
     )
 
 
