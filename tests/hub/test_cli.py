@@ -52,6 +52,20 @@ def test_create_prints_the_token_once_with_the_connect_snippets(
     assert secret[:10] + "…" in listed.output
 
 
+@pytest.mark.parametrize("url", ["https://hub.example.com/mcp", "https://hub.example.com/mcp/"])
+def test_create_takes_the_hubs_mcp_url_as_its_address(
+    runner: CliRunner, hub_db: Path | str, url: str
+) -> None:
+    args = ["mcp-link", "create", "--hub-db", str(hub_db), "--projects", "*", "--scope", "sync"]
+    args += ["--url", url]
+    result = runner.invoke(cli, [*args, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    created = json.loads(result.stdout)
+    assert created["url"] == "https://hub.example.com/mcp"
+    assert "/mcp/mcp" not in result.stdout
+    assert created["sync"].startswith("aletheia sync --hub https://hub.example.com --token ")
+
+
 def test_create_reads_the_hub_db_from_the_environment_and_speaks_json(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,6 +23,7 @@ from aletheia_mem.config import hub_db_path, hub_target
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.hub.tokens import SCOPES, can_write, create_token, parse_projects
 from aletheia_mem.storage.open import open_hub_store
+from aletheia_mem.sync.client import hub_base_url
 from aletheia_mem.timefmt import format_instant
 
 DEFAULT_HUB_URL = "http://127.0.0.1:8787"
@@ -104,7 +105,7 @@ def mcp_link() -> None:
     "--url",
     default=DEFAULT_HUB_URL,
     show_default=True,
-    help="The hub's address as clients reach it, for the connect snippets.",
+    help="The hub's address as clients reach it (or its /mcp URL), for the connect snippets.",
 )
 @json_option
 @handles_errors
@@ -115,6 +116,7 @@ def create(
 
     Only a hash of the token is stored: copy it now.
     """
+    url = hub_base_url(url)  # the hub's /mcp URL names it too
     store = open_hub_store(hub_db_of(hub_db, create=True))
     try:
         secret, token = create_token(
