@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aletheia_mem.domain.limits import MAX_NAME
 from aletheia_mem.domain.redaction import redact_secrets
 
 DEFAULT_PROJECT = "default"
@@ -44,17 +45,27 @@ def project_for_directory(directory: Path, home: Path | None = None) -> str:
 def _key_of(folder: Path, home: Path) -> str:
     if folder == Path(folder.anchor) or folder == home.absolute():
         return DEFAULT_PROJECT
-    return normalize_project(folder.name) or DEFAULT_PROJECT
+    return normalize_project(folder.name)[:MAX_NAME] or DEFAULT_PROJECT
 
 
 def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool:
-    """Whether a project key or a folder in ``entries`` covers this directory."""
-    folder = directory.expanduser().absolute()
+    """Whether a project key or a folder in ``entries`` covers this directory, reached as
+    written or through symbolic links (an alias of an excluded folder is excluded too)."""
+    folders = _both_forms(directory)
     for entry in entries:
         if "/" in entry or "\\" in entry or entry.startswith("~"):
-            excluded = Path(entry).expanduser().absolute()
-            if folder == excluded or excluded in folder.parents:
-                return True
+            for excluded in _both_forms(Path(entry)):
+                if any(folder == excluded or excluded in folder.parents for folder in folders):
+                    return True
         elif normalize_project(entry) == project:
             return True
     return False
+
+
+def _both_forms(path: Path) -> set[Path]:
+    """``path`` made absolute as written, and with its symbolic links resolved."""
+    written = path.expanduser().absolute()
+    try:
+        return {written, written.resolve()}
+    except (OSError, RuntimeError):  # a link loop: the written form only
+        return {written}

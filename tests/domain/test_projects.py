@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from aletheia_mem.config import load_settings
-from aletheia_mem.projects import DEFAULT_PROJECT, normalize_project, project_for_directory
+from aletheia_mem.projects import (
+    DEFAULT_PROJECT,
+    is_excluded,
+    normalize_project,
+    project_for_directory,
+)
 from aletheia_mem.server.wiring import open_app
 
 
@@ -103,3 +108,28 @@ def test_aletheia_tool_names_the_caller_and_aletheia_hub_db_names_the_store(tmp_
         assert app.store.path == tmp_path / "hub" / "hub.db"
     finally:
         app.store.close()
+
+
+def test_an_excluded_folder_is_excluded_through_a_symbolic_link_and_the_other_way(tmp_path):
+    real = tmp_path / "proj" / "secretrepo"
+    (real / "sub").mkdir(parents=True)
+    alias = tmp_path / "proj" / "alias"
+    alias.symlink_to(real)
+
+    assert is_excluded(alias, "alias", (str(real),))
+    assert is_excluded(alias / "sub", "alias", (str(real),))
+    assert is_excluded(real / "sub", "secretrepo", (str(alias),))
+    assert not is_excluded(tmp_path / "proj", "proj", (str(alias),))
+
+
+def test_a_symbolic_link_loop_is_compared_as_written(tmp_path):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert is_excluded(loop, "loop", (str(loop),))
+    assert not is_excluded(tmp_path, "x", (str(loop),))
+
+
+def test_a_folder_name_past_the_project_limit_makes_a_key_at_the_limit(tmp_path):
+    folder = tmp_path / ("n" * 250)
+    folder.mkdir()
+    assert project_for_directory(folder) == "n" * 200
