@@ -13,6 +13,7 @@ from aletheia_mem.errors import ConfigError, InvalidInputError
 DB_FILE_NAME = "aletheia.db"
 HUB_DB_RELATIVE = Path("hub") / "hub.db"
 DATA_DIR_VARIABLE = "ALETHEIA_DATA_DIR"
+MAX_CALLER = 100  # characters of a caller's name
 STORE_VARIABLE = "ALETHEIA_HUB_DB"  # a store used instead of the data folder's (DESIGN §3)
 # A hub store named by one of these is a PostgreSQL database (storage.open opens it).
 DATABASE_URL_PREFIXES = ("postgresql://", "postgres://")
@@ -75,7 +76,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         store=hub_target(named) if named else folder / DB_FILE_NAME,
         store_variable=STORE_VARIABLE if named else DATA_DIR_VARIABLE,
         data_dir=folder,
-        tool=env.get("ALETHEIA_TOOL", "").strip() or None,
+        tool=caller_name(env.get("ALETHEIA_TOOL", "")),
         cwd=Path(cwd).expanduser() if cwd else Path.cwd(),
         api_key=env.get("ALETHEIA_API_KEY") or None,
     )
@@ -154,6 +155,12 @@ def load_http_settings(env: Mapping[str, str] | None = None) -> HttpSettings:
 
 
 CONFIG_FILE_NAME = "config.json"
+
+
+def caller_name(value: str) -> str | None:
+    """``ALETHEIA_TOOL`` as a caller's name is stored: one line, at most 100 characters (as a
+    client's self-reported name is), None when blank."""
+    return " ".join(value.split())[:MAX_CALLER] or None
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -133,3 +133,9 @@ def test_a_folder_name_past_the_project_limit_makes_a_key_at_the_limit(tmp_path)
     folder = tmp_path / ("n" * 250)
     folder.mkdir()
     assert project_for_directory(folder) == "n" * 200
+
+
+def test_aletheia_tool_is_one_line_of_at_most_100_characters(tmp_path):
+    assert load_settings({"ALETHEIA_TOOL": "  my\ttool \n"}).tool == "my tool"
+    assert load_settings({"ALETHEIA_TOOL": "t" * 300}).tool == "t" * 100
+    assert load_settings({"ALETHEIA_TOOL": "   "}).tool is None

@@ -154,6 +154,10 @@ def test_private_blocks_are_removed_in_any_case_and_across_lines() -> None:
     assert clean_request("  <private>all</private>  ") == ""
 
 
+def test_a_prompt_keeps_no_nul_or_lone_surrogate_so_its_store_exports_and_imports() -> None:
+    assert clean_request("fix\x00 the \ud800build") == "fix the ?build"
+
+
 def test_session_start_records_the_repository_for_write_to_tools(env: dict[str, str]) -> None:
     (Path(project_dir(env)) / "src").mkdir()
     hook(env, "session-start", {"session_id": "s1", "cwd": project_dir(env) + "/src"})

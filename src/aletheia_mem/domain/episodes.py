@@ -40,8 +40,10 @@ def strip_private(text: str) -> str:
 
 
 def clean_request(text: str) -> str:
-    """What may be stored of a prompt: private parts removed, secrets redacted, trimmed."""
-    return redact_secrets(strip_private(text)).strip()[:MAX_REQUEST_LENGTH]
+    """What may be stored of a prompt: private parts removed, secrets redacted, trimmed, and
+    no NUL or lone surrogate (what a store could not export and import again)."""
+    storable = text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    return redact_secrets(strip_private(storable)).strip()[:MAX_REQUEST_LENGTH]
 
 
 def episode_uid(tool: str, project: str, session_id: str | None, now: int) -> str:
