@@ -129,3 +129,12 @@ def test_a_bad_config_file_is_a_one_line_error_with_exit_1(
         assert result.stderr.startswith("Error: ") and "config.json" in result.stderr
         assert result.stderr.count("\n") == 1
     assert not (workspace.data_dir / "aletheia.db").exists()  # nothing was saved
+
+
+def test_a_project_or_list_name_with_terminal_escapes_is_echoed_made_visible(
+    run: Invoke,
+) -> None:
+    saved = run("save", "a note", "--project", "shop\x1b[2J")
+    listed = run("lists", "write", "todo\x1b]0;pwned\x07", "a")
+    assert "\x1b" not in saved.stdout and "\\x1b" in saved.stdout
+    assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout

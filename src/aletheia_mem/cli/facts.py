@@ -59,7 +59,7 @@ def add_fact(
     if as_json:
         emit_json({"created": created, "fact": fact_json(fact)})
     elif created:
-        echo(f"Recorded fact #{fact.id} in {fact.project}.")
+        echo(f"Recorded fact #{fact.id} in {one_line_safe(fact.project)}.")
     else:
         echo(f"Already recorded as fact #{fact.id}.")
 

@@ -82,4 +82,4 @@ def write(
     if as_json:
         emit_json({"id": written, "list": stored, "items": len(items)})
     else:
-        echo(f'Saved list "{stored}" with {len(items)} item(s) as #{written}.')
+        echo(f'Saved list "{one_line_safe(stored)}" with {len(items)} item(s) as #{written}.')

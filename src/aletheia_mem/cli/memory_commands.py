@@ -86,7 +86,7 @@ def save(
     if as_json:
         emit_json({"created": created, "memory": memory_json(memory)})
     elif created:
-        echo(f"Saved as #{memory.id} in {memory.project}.")
+        echo(f"Saved as #{memory.id} in {one_line_safe(memory.project)}.")
     else:
         echo(f"Already saved as #{memory.id}.")
 
