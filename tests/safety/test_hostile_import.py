@@ -59,7 +59,11 @@ def _import(home: Path, lines: list[str]) -> Any:
 
 
 def _row_counts(home: Path) -> list[int]:
-    conn = sqlite3.connect(home / ".aletheia" / "aletheia.db")
+    """The rows of each table; none at all when the failed import left no store behind."""
+    path = home / ".aletheia" / "aletheia.db"
+    if not path.exists():
+        return [0, 0, 0, 0, 0, 0]
+    conn = sqlite3.connect(path)
     try:
         tables = ("memories", "facts", "rules", "episodes", "episode_requests", "audit")
         return [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables]
