@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import select
+import stat
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, transfer
+from aletheia_mem.domain.import_check import MAX_ID
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.cli.conftest import Invoke, Workspace, json_of
 
@@ -31,7 +37,7 @@ def _fill(run: Invoke) -> None:
 def _episode(store_dir: Path) -> None:
     store = SqliteStore(store_dir / "aletheia.db")
     try:
-        episode = store.open_episode("u1", "shop", "claude-code", 1_000)
+        episode = store.open_episode("e" * 32, "shop", "claude-code", 1_000)
         store.add_request(episode, "fix the login bug", 2_000)
         store.end_episode(episode, 3_000, "done")
     finally:
@@ -182,3 +188,185 @@ def test_whatever_a_writer_accepts_at_its_limits_exports_and_imports_again(
     imported = run("import", str(dump))
     assert imported.exit_code == 0, imported.stderr
     assert run("export").stdout == dump.read_text(encoding="utf-8")
+
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/fd and ptys")
+HEADER = {"type": "header", "format": "aletheia-export", "version": 1}
+
+
+def _ready(fd: int) -> bytes:
+    """What ``fd`` holds now, waiting at most 5 s for the first byte."""
+    readable, _, _ = select.select([fd], [], [], 5)
+    return os.read(fd, 1 << 20) if readable else b""
+
+
+def test_export_into_a_fifo_writes_through_it_and_leaves_it_a_fifo(
+    run: Invoke, tmp_path: Path
+) -> None:
+    run("save", "piped")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the export's open returns
+    try:
+        assert run("export", "-o", str(fifo)).exit_code == 0
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+        assert b'"text":"piped"' in _ready(reader)
+    finally:
+        os.close(reader)
+
+
+@linux_only
+def test_export_through_a_link_to_a_terminal_writes_to_it_and_keeps_the_link(
+    run: Invoke, tmp_path: Path
+) -> None:
+    """As ``-o /dev/stdout`` on a terminal: the link is followed, never replaced."""
+    run("save", "to the terminal")
+    master, slave = os.openpty()
+    link = tmp_path / "stdout"
+    link.symlink_to(os.ttyname(slave))
+    try:
+        assert run("export", "-o", str(link)).exit_code == 0
+        assert link.is_symlink()
+        assert b'"text":"to the terminal"' in _ready(master)
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+@linux_only
+def test_export_into_a_pipe_descriptor_writes_through_it(run: Invoke) -> None:
+    """As ``-o >(gzip > x)``, which the shell passes as /dev/fd/63."""
+    run("save", "to the pipe")
+    read_end, write_end = os.pipe()
+    try:
+        exported = run("export", "-o", f"/dev/fd/{write_end}")
+    finally:
+        os.close(write_end)
+    try:
+        assert exported.exit_code == 0, exported.stderr
+        assert b'"text":"to the pipe"' in _ready(read_end)
+    finally:
+        os.close(read_end)
+
+
+@linux_only
+def test_export_through_a_link_to_a_descriptor_of_a_file_appends_to_that_file(
+    run: Invoke, tmp_path: Path
+) -> None:
+    """As ``aletheia export -o /dev/stdout >> backup``: the link to /proc/self/fd/N stays."""
+    run("save", "redirected")
+    backup = tmp_path / "backup.jsonl"
+    with backup.open("a", encoding="utf-8") as held:
+        held.write("before\n")
+        held.flush()
+        link = tmp_path / "stdout"
+        link.symlink_to(f"/proc/self/fd/{held.fileno()}")
+        assert run("export", "-o", str(link)).exit_code == 0
+    assert link.is_symlink()
+    text = backup.read_text(encoding="utf-8")
+    assert text.startswith("before\n{") and '"text":"redirected"' in text
+
+
+def test_export_replaces_a_link_to_a_file_and_never_writes_through_it(
+    run: Invoke, tmp_path: Path
+) -> None:
+    run("save", "kept apart")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched", encoding="utf-8")
+    link = tmp_path / "dump.jsonl"
+    link.symlink_to(victim)
+    assert run("export", "-o", str(link)).exit_code == 0
+    assert victim.read_text(encoding="utf-8") == "untouched"
+    assert not link.is_symlink() and stat.S_IMODE(link.stat().st_mode) == 0o600
+
+
+def test_export_into_a_missing_folder_is_one_line_and_no_traceback(
+    run: Invoke, tmp_path: Path
+) -> None:
+    run("save", "x")
+    target = tmp_path / "nodir" / "x.jsonl"
+    result = run("export", "-o", str(target))
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: Cannot write {target}: no folder {target.parent}.\n"
+
+
+def _import_text(run: Invoke, tmp_path: Path, records: list[dict[str, Any]], **header: Any) -> Any:
+    source = tmp_path / "in.jsonl"
+    lines = [json.dumps({**HEADER, **header}), *(json.dumps(r) for r in records)]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return run("import", str(source))
+
+
+def _memory(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": 1, "uid": "01a2425ff6ef7382bb09249d805783e6", "project": "shop", "type": "note",
+        "kind": "note", "title": "t", "text": "x", "facts": [], "files": [], "tool": "cli",
+        "pinned": 0, "created_at": 1, "updated_at": 1,
+    }  # fmt: skip
+    data.update(changes)
+    return {"type": "memory", "data": data}
+
+
+def test_import_refuses_ids_and_sequences_that_leave_no_room_to_grow(
+    run: Invoke, tmp_path: Path
+) -> None:
+    refused = _import_text(run, tmp_path, [_memory(id=2**63 - 1)])
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f'Error: Line 2: memory field "id" must be from 1 to {MAX_ID}. Nothing was imported.\n'
+    )
+    refused = _import_text(run, tmp_path, [_memory()], sequences={"memories": 2**63 - 1})
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f'Error: The header\'s "sequences" must be from 0 to {MAX_ID}. Nothing was imported.\n'
+    )
+    at_cap = _import_text(run, tmp_path, [_memory(id=MAX_ID)], sequences={"memories": MAX_ID})
+    assert at_cap.exit_code == 0, at_cap.stderr
+    assert run("save", "after the cap").stdout == f"Saved as #{MAX_ID + 1} in shop.\n"
+
+
+def test_import_redacts_an_audit_rows_tool_and_result(run: Invoke, tmp_path: Path) -> None:
+    secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    row = {
+        "id": 1, "at": 1, "actor": "me", "tool": secret, "project": "shop",
+        "result": "password=hunter2Secret99", "detail": None,
+    }  # fmt: skip
+    assert _import_text(run, tmp_path, [{"type": "audit", "data": row}]).exit_code == 0
+    exported = run("export").stdout
+    assert secret not in exported and "hunter2Secret99" not in exported
+    assert '"result":"password=[REDACTED]"' in exported
+
+
+def test_import_refuses_a_uid_the_store_would_not_make(run: Invoke, tmp_path: Path) -> None:
+    result = _import_text(run, tmp_path, [_memory(uid="password=hunter2Secret99")])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        'Error: Line 2: memory field "uid" must be 32 lowercase hexadecimal digits.'
+        " Nothing was imported.\n"
+    )
+
+
+@linux_only
+def test_import_of_an_endless_stream_is_refused_by_line(run: Invoke) -> None:
+    result = run("import", "--no-progress", "/dev/zero")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: Line 1 is longer than 8,000,000 characters. Nothing was imported.\n"
+    )
+    piped = run("import", "-", input=json.dumps(HEADER) + "\n" + "x" * (transfer.MAX_LINE + 1))
+    assert piped.exit_code == 2
+    assert piped.stderr.startswith("Error: Line 2 is longer than 8,000,000 characters.")
+
+
+def test_import_skips_a_byte_order_mark_and_names_a_line_that_is_not_utf8(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    source = tmp_path / "bom.jsonl"
+    header = json.dumps(HEADER).encode()
+    source.write_bytes(b"\xef\xbb\xbf" + header + b"\n" + json.dumps(_memory()).encode() + b"\n")
+    assert run("import", str(source)).exit_code == 0
+    (workspace.data_dir / "aletheia.db").unlink()
+    source.write_bytes(header + b"\n" + b'{"type": "memory\xff"}\n')
+    result = run("import", str(source))
+    assert result.exit_code == 2
+    assert result.stderr == "Error: Line 2 is not UTF-8 text. Nothing was imported.\n"

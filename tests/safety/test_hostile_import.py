@@ -88,9 +88,9 @@ HOSTILE = {
         {"type": "memory", "data": _memory(title="evil\ud800title")},
         'memory field "title" must not contain lone surrogate characters',
     ),
-    "a 20 MB text": (
-        {"type": "memory", "data": _memory(text="A" * 20_000_000)},
-        'memory field "text" must be at most 100000 characters (it has 20000000)',
+    "a 2 MB text": (
+        {"type": "memory", "data": _memory(text="A" * 2_000_000)},
+        'memory field "text" must be at most 100000 characters (it has 2000000)',
     ),
     "a text just over the tools' cap": (
         {"type": "memory", "data": _memory(text="A" * 20_001)},
@@ -158,6 +158,19 @@ def test_a_hostile_record_is_refused_by_line_and_field_and_nothing_is_imported(
     assert result.stderr.startswith(f"Error: Line {len(lines)}: {problem}")
     assert result.stderr.endswith(" Nothing was imported.\n")
     assert "Traceback" not in result.stderr
+    assert _row_counts(tmp_path / "home") == [0, 0, 0, 0, 0, 0]
+
+
+def test_a_line_of_20_mb_is_refused_by_its_length_before_it_is_parsed(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    record = {"type": "memory", "data": _memory(text="A" * 20_000_000)}
+    lines = [*export_lines, json.dumps(record)]
+    result = _import(tmp_path / "home", lines)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"Error: Line {len(lines)} is longer than 8,000,000 characters. Nothing was imported.\n"
+    )
     assert _row_counts(tmp_path / "home") == [0, 0, 0, 0, 0, 0]
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +22,7 @@ from aletheia_mem.cli.common import (
     open_cli_app,
 )
 from aletheia_mem.domain import transfer as store_transfer
+from aletheia_mem.errors import AletheiaError
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.files import private_writer
 
@@ -46,8 +49,7 @@ def export_command(output: Path | None, progress: bool | None) -> None:
             store_transfer.write_export(sqlite_store(app), sys.stdout)
             return
         total = store_transfer.count_records(sqlite_store(app))
-        # 0600, made with O_EXCL under a random name beside the target, renamed once complete.
-        with private_writer(output) as out:
+        with _export_target(output) as out:
             if _show_progress(progress):
                 with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
                     count = store_transfer.write_export(sqlite_store(app), out, bar.update)
@@ -56,12 +58,67 @@ def export_command(output: Path | None, progress: bool | None) -> None:
     echo(f"Exported {count} records to {output}.", err=True)
 
 
-def _lines(stream: IO[str]) -> Iterator[str]:
-    yield from stream
+# A device, FIFO or descriptor opened as the shell's ``>>`` would (appending, so a file behind
+# /dev/stdout keeps what is before), never created (a target gone since it was looked at is an
+# error, not a new file) nor made a controlling terminal.
+_STREAM_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+# The links that name an open file descriptor (/dev/stdout leads to /proc/self/fd/1).
+_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/(?:self|thread-self|[0-9]+)/fd)/[0-9]+")
+_MAX_HOPS = 40  # as Linux follows symlinks
+
+
+@contextmanager
+def _export_target(output: Path) -> Iterator[IO[str]]:
+    """Where ``-o`` writes: straight into a descriptor, device or FIFO (``/dev/stdout``,
+    ``>(gzip > x)``); anything else through a new 0600 file renamed over ``output`` once
+    complete (a symlink to a file is replaced, never followed).
+
+    Raises:
+        AletheiaError: the target cannot be written (no such folder, no permission, disk full).
+    """
+    try:
+        stream = _open_stream(output)
+        with stream or private_writer(output) as out:
+            yield out
+    except OSError as error:
+        if not output.parent.is_dir():
+            raise AletheiaError(f"Cannot write {output}: no folder {output.parent}.") from None
+        raise AletheiaError(f"Cannot write {output}: {error.strerror or error}.") from None
+
+
+def _open_stream(path: Path) -> IO[str] | None:
+    """``path`` open for writing if it names an open descriptor, or is there and is not a
+    regular file (links followed); None when a new file should replace it."""
+    descriptor = _names_descriptor(path)
+    if not descriptor:
+        try:
+            if stat.S_ISREG(os.stat(path).st_mode):
+                return None
+        except FileNotFoundError:
+            return None  # nothing there, or a dangling link: a new file replaces it
+    handle = os.open(path, _STREAM_FLAGS)
+    if not descriptor and stat.S_ISREG(os.fstat(handle).st_mode):  # made a file since
+        os.close(handle)
+        return None
+    return os.fdopen(handle, "w", encoding="utf-8", newline="\n")
+
+
+def _names_descriptor(path: Path) -> bool:
+    """Whether ``path``, or a link it leads through, is ``/dev/fd/N`` or ``/proc/*/fd/N``."""
+    current = Path(os.path.abspath(path))
+    for _ in range(_MAX_HOPS):
+        if _DESCRIPTOR.fullmatch(str(current)):
+            return True
+        if not current.is_symlink():
+            return False
+        current = Path(os.path.abspath(current.parent / current.readlink()))
+    return False
 
 
 @click.command("import")
-@click.argument("source", type=click.File("r", encoding="utf-8"))
+# utf-8-sig: a byte order mark before the header is skipped. surrogateescape: bytes that are
+# not UTF-8 reach read_lines, which refuses them by line number.
+@click.argument("source", type=click.File("r", encoding="utf-8-sig", errors="surrogateescape"))
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
 @json_option
 @handles_errors
@@ -72,13 +129,15 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
         size = _size_of(source)
         if _show_progress(progress) and size:
             with click.progressbar(length=size, label="Importing", file=sys.stderr) as bar:
-                lines = _lines(source)
+                lines = store_transfer.read_lines(source)
                 count = store_transfer.import_lines(sqlite_store(app), lines, bar.update)
                 # The bar counts the records' bytes; the header line and any CRLF line ends
                 # are read too, so a finished import fills what is left.
                 bar.update(max(0, size - bar.pos))
         else:
-            count = store_transfer.import_lines(sqlite_store(app), _lines(source))
+            count = store_transfer.import_lines(
+                sqlite_store(app), store_transfer.read_lines(source)
+            )
         path = sqlite_store(app).path
     if as_json:
         emit_json({"imported": count, "store": str(path)})

@@ -32,11 +32,14 @@ from aletheia_mem.projects import normalize_project
 MAX_LIST_TEXT = 100_000  # a work-state list's items as JSON
 MAX_ITEM = MAX_PATH
 MAX_ITEMS = MAX_IDS
-MAX_ID = 2**63 - 1
+# Ids and next-id sequences: 2^53, the largest integer every JSON reader keeps exactly, and far
+# below SQLite's 2^63 - 1, so that a store imported at the cap still has ids to give.
+MAX_ID = 2**53
 MAX_INSTANT = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z in epoch milliseconds
 _WORD = re.compile(r"[a-z][a-z0-9_\-]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RULE_ID = re.compile(r"r_[0-9a-f]{10}")
+_UID = re.compile(r"[0-9a-f]{32}")
 
 Check = Callable[[Any], Any]
 
@@ -133,11 +136,18 @@ def project(value: Any) -> str:
     return normalize_project(NAME(value))
 
 
-UID = text(64, redact=False)
+def uid(value: Any) -> str:
+    """A uid as a store makes it (storage/uids.py, an episode's hash, an older store's uuid4):
+    32 lowercase hex digits. Never redacted, so nothing else may get in."""
+    if not _UID.fullmatch(NAME(value)):
+        raise _Bad("must be 32 lowercase hexadecimal digits")
+    return str(value)
+
+
 REASON = optional(text(300))
 FIELDS: dict[str, dict[str, Check]] = {
     "memory": {
-        "id": ID, "uid": UID, "project": project, "type": one_of(MEMORY_TYPES),
+        "id": ID, "uid": uid, "project": project, "type": one_of(MEMORY_TYPES),
         "kind": text(40, redact=False, word=True), "title": text(MAX_TITLE),
         "text": text(MAX_LIST_TEXT, redact=False), "narrative": optional(text(MAX_TEXT)),
         "facts": list_of(text(MAX_STATEMENT)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
@@ -146,7 +156,7 @@ FIELDS: dict[str, dict[str, Check]] = {
         "dedupe_key": optional(text(MAX_ITEM)),
     },
     "fact": {
-        "id": ID, "uid": UID, "project": project, "subject": text(MAX_FACT_PART),
+        "id": ID, "uid": uid, "project": project, "subject": text(MAX_FACT_PART),
         "predicate": text(MAX_FACT_PART), "object": text(MAX_TEXT), "valid_from": INSTANT,
         "valid_to": optional(INSTANT), "recorded_at": INSTANT, "superseded_by": optional(ID),
         "source": CALLER, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
@@ -160,14 +170,14 @@ FIELDS: dict[str, dict[str, Check]] = {
         "updated_at": INSTANT,
     },
     "episode": {
-        "id": ID, "uid": text(MAX_NAME, redact=False), "project": project, "tool": CALLER,
+        "id": ID, "uid": uid, "project": project, "tool": CALLER,
         "started_at": INSTANT, "ended_at": optional(INSTANT), "summary": optional(text(MAX_TEXT)),
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
     },
     "request": {"id": ID, "episode_id": ID, "at": INSTANT, "text": text(MAX_TEXT)},
     "audit": {
-        "id": ID, "at": INSTANT, "actor": CALLER, "tool": NAME, "project": optional(project),
-        "result": NAME, "detail": optional(text(MAX_TEXT)),
+        "id": ID, "at": INSTANT, "actor": CALLER, "tool": CALLER, "project": optional(project),
+        "result": CALLER, "detail": optional(text(MAX_TEXT)),
     },
 }  # fmt: skip
 

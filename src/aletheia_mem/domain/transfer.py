@@ -10,6 +10,7 @@ store and exporting again gives the same text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
@@ -33,6 +34,14 @@ RECORD_TYPES = {
 TABLES_BY_TYPE = {kind: table for table, kind in RECORD_TYPES.items()}
 # Columns stored as JSON text; exported as real lists, stored again exactly as written.
 JSON_COLUMNS = frozenset({"facts", "files", "evidence_memory_ids", "evidence_fact_ids"})
+
+# The longest line an import reads (in characters). A memory at every limit holds about 822,000
+# characters (100 facts of 6,002, 100 files of 1,000, a list's 100,000, a narrative's 20,000);
+# JSON escapes a control character as 6 (\u0001), so its line stays under 5 million. 8 million
+# leaves room and still bounds what an endless line (/dev/zero) can take in memory.
+MAX_LINE = 8_000_000
+# What the import stream (opened with errors="surrogateescape") made of bytes that are not UTF-8.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
 
 Progress = Callable[[int], None]
 
@@ -78,6 +87,25 @@ def write_export(store: SqliteStore, out: IO[str], progress: Progress | None = N
         if progress is not None and count:
             progress(1)
     return count
+
+
+def read_lines(stream: IO[str]) -> Iterator[str]:
+    """The lines of an export, read at most :data:`MAX_LINE` characters at a time.
+
+    ``stream`` decodes with ``errors="surrogateescape"``, so that bytes that are not UTF-8 are
+    refused here by line number, not wherever the decoder's chunk happened to end.
+
+    Raises:
+        InvalidInputError: a line is longer than ``MAX_LINE`` or is not UTF-8.
+    """
+    number = 0
+    while line := stream.readline(MAX_LINE + 1):
+        number += 1
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            raise InvalidInputError(f"Line {number} is longer than {MAX_LINE:,} characters.")
+        if _UNDECODABLE.search(line):
+            raise InvalidInputError(f"Line {number} is not UTF-8 text.")
+        yield line
 
 
 def _parse(line: str, number: int) -> dict[str, Any]:
@@ -131,15 +159,13 @@ def _records(
 def _sequences(header: dict[str, Any]) -> dict[str, int]:
     """The header's next ids per table, checked like any field."""
     raw = header.get("sequences") or {}
-    if (
-        not isinstance(raw, dict)
-        or not all(
-            name in RECORD_TYPES and isinstance(value, int) and not isinstance(value, bool)
-            for name, value in raw.items()
-        )
-        or not all(0 <= value <= MAX_ID for value in raw.values())
+    if not isinstance(raw, dict) or not all(
+        name in RECORD_TYPES and isinstance(value, int) and not isinstance(value, bool)
+        for name, value in raw.items()
     ):
         raise InvalidInputError('The header\'s "sequences" must map table names to whole numbers.')
+    if not all(0 <= value <= MAX_ID for value in raw.values()):
+        raise InvalidInputError(f'The header\'s "sequences" must be from 0 to {MAX_ID}.')
     return dict(raw)
 
 
