@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import tempfile
 import tomllib
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any, Literal
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import InlineTable
 
 from aletheia_mem.cli import jsonc
 
@@ -53,7 +55,15 @@ class Change:
 
 
 def read_text(path: Path) -> str:
+    """The file's text ("" when there is none).
+
+    Raises:
+        ConfigFileError: it cannot be read, or is no regular file (a FIFO would block).
+    """
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            raise ConfigFileError(f"Cannot read {path}: not a regular file; move it away.")
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
@@ -81,7 +91,17 @@ def _toml_table(value: dict[str, Any]) -> Any:
     return table
 
 
+def _toml_inline(value: dict[str, Any]) -> Any:
+    """``value`` as an inline table: what an inline table may hold."""
+    table = tomlkit.inline_table()
+    for key, item in value.items():
+        table.append(key, _toml_inline(item) if isinstance(item, dict) else item)
+    return table
+
+
 def _tomlkit_set(text: str, path: tuple[str, ...], value: dict[str, Any]) -> str:
+    """Set ``path`` through tomlkit; inside an inline table (``mcp_servers = {}``) the entry is
+    inline too. The result must read as the old document plus the entry, else it is refused."""
     try:
         document = tomlkit.parse(text)
     except TOMLKitError as error:
@@ -89,15 +109,37 @@ def _tomlkit_set(text: str, path: tuple[str, ...], value: dict[str, Any]) -> str
     node: Any = document
     for key in path[:-1]:
         if key not in node:
-            node.add(key, tomlkit.table(is_super_table=True))
+            inline = isinstance(node, InlineTable)
+            node.add(key, tomlkit.inline_table() if inline else tomlkit.table(is_super_table=True))
         node = node[key]
         if not isinstance(node, dict):
             raise ConfigFileError(f"{key} is not a table")
-    if path[-1] in node:
-        node[path[-1]] = _toml_table(value)
-    else:
-        node.add(path[-1], _toml_table(value))
-    return tomlkit.dumps(document)
+    item = _toml_inline(value) if isinstance(node, InlineTable) else _toml_table(value)
+    try:
+        if path[-1] in node:
+            node[path[-1]] = item
+        else:
+            node.add(path[-1], item)
+        new = tomlkit.dumps(document)
+    except (ValueError, TOMLKitError) as error:
+        raise ConfigFileError(f"cannot add the entry to this TOML: {error}") from None
+    if not _sets_only(text, new, path, value):
+        raise ConfigFileError(f"cannot add the entry to this TOML layout; add {path} by hand")
+    return new
+
+
+def _sets_only(old: str, new: str, path: tuple[str, ...], value: dict[str, Any]) -> bool:
+    """Whether ``new`` reads as ``old`` with only ``path`` set to ``value``."""
+    try:
+        wanted: dict[str, Any] = tomllib.loads(old)
+        found = tomllib.loads(new)
+    except tomllib.TOMLDecodeError:
+        return False
+    node = wanted
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    return found == wanted
 
 
 _HEADER = re.compile(r"^\s*\[(?!\[)(?P<key>[^\]]+)\]\s*(?:#.*)?$")

@@ -39,6 +39,10 @@ EXIT_CODES = {
 }
 
 
+# An item's id, as SQLite's INTEGER holds it: a larger one is bad input, not a crash.
+ITEM_ID = click.IntRange(1, 2**63 - 1)
+
+
 class NoStoreError(AletheiaError):
     """A command that only reads found no store where it was told to look."""
 
@@ -54,6 +58,23 @@ def require_store(path: Path, hint: str) -> Path:
     if not path.is_file():
         raise NoStoreError(f"No store at {path}: {hint}")
     return path
+
+
+def misplaced_store(settings: Settings) -> NoStoreError | None:
+    """The error when a file stands where the store's folder should be, else None."""
+    store = settings.store
+    if not isinstance(store, Path):
+        return None
+    try:
+        os.stat(store)
+    except NotADirectoryError:
+        return NoStoreError(
+            f"No store at {store}: a file stands where the folder {store.parent} (or one above"
+            f" it) should be; point {settings.store_variable} at a folder."
+        )
+    except OSError:
+        return None
+    return None
 
 
 def local_store_hint(settings: Settings) -> str:
@@ -114,6 +135,11 @@ def handles_errors(function: F) -> F:
             if problem is None:
                 raise
             fail_with(problem, as_json=bool(kwargs.get("as_json")))
+        except NotADirectoryError:  # met on the way to a store whose folder is a file
+            problem = misplaced_store(cli_settings())
+            if problem is None:
+                raise
+            fail_with(problem, as_json=bool(kwargs.get("as_json")))
         except AletheiaError as error:
             fail_with(error, as_json=bool(kwargs.get("as_json")))
 
@@ -134,9 +160,13 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
     already; its tables are made as on any open).
 
     Raises:
-        NoStoreError: ``create`` is False and there is no store file.
+        NoStoreError: ``create`` is False and there is no store file, or a file stands where
+            the store's folder should be.
     """
     settings = cli_settings()
+    problem = misplaced_store(settings)
+    if problem is not None:
+        raise problem
     load_excluded_projects()  # a bad config.json is an error here too, not only when saving
     if not create and isinstance(settings.store, Path):
         require_store(settings.store, local_store_hint(settings))

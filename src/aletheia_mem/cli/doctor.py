@@ -210,7 +210,10 @@ def check_hooks(cwd: Path) -> dict[str, bool]:
     found: dict[str, bool] = {}
     scopes: tuple[Scope, ...] = ("user", "project")
     for scope in scopes:
-        text = read_text(claude_settings_path(scope, cwd))
+        try:
+            text = read_text(claude_settings_path(scope, cwd))
+        except ConfigFileError:  # told with the hosts' checks; no hooks can be read there
+            text = ""
         found[scope] = any(mark in text for mark in HOOK_MARKS)
     return found
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from aletheia_mem.cli.common import (
+    ITEM_ID,
     echo,
     emit_json,
     handles_errors,
@@ -170,7 +171,7 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
 
 
 @click.command()
-@click.argument("ids", nargs=-1, required=True, type=click.IntRange(1))
+@click.argument("ids", nargs=-1, required=True, type=ITEM_ID)
 @json_option
 @handles_errors
 def show(ids: tuple[int, ...], as_json: bool) -> None:
@@ -186,7 +187,7 @@ def show(ids: tuple[int, ...], as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("anchor", required=False, type=click.IntRange(1))
+@click.argument("anchor", required=False, type=ITEM_ID)
 @click.option("--query", "-q", help="Find the anchor by search instead of by id.")
 @click.option("--project", "-p", help=PROJECT_HELP)
 @click.option("--before", type=click.IntRange(0, 50), default=5, show_default=True)
@@ -253,7 +254,7 @@ def _item_options(function: Any) -> Any:
         show_default=True,
         help="What the id names.",
     )(function)
-    return click.argument("item_id", metavar="ID", type=click.IntRange(1))(function)
+    return click.argument("item_id", metavar="ID", type=ITEM_ID)(function)
 
 
 def _set_dismissed(item_type: Any, item_id: int, *, dismiss: bool, reason: str | None) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from aletheia_mem.cli.common import (
+    ITEM_ID,
     echo,
     emit_json,
     handles_errors,
@@ -75,8 +76,8 @@ def list_rules(show_all: bool, as_json: bool) -> None:
     show_default=True,
 )
 @click.option("--scope-name", help="The project or situation name for that tier.")
-@click.option("--evidence-memory", "memory_ids", multiple=True, type=int, help="Memory id.")
-@click.option("--evidence-fact", "fact_ids", multiple=True, type=int, help="Fact id.")
+@click.option("--evidence-memory", "memory_ids", multiple=True, type=ITEM_ID, help="Memory id.")
+@click.option("--evidence-fact", "fact_ids", multiple=True, type=ITEM_ID, help="Fact id.")
 @json_option
 @handles_errors
 def add_rule(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -66,8 +67,11 @@ def check_header(path: Path) -> bool:
     """Whether ``path`` exists; raises when it does but is no whole SQLite file.
 
     Raises:
-        StoreBrokenError: an empty file, another kind of file, or one cut short.
+        StoreBrokenError: an empty file, another kind of file, one cut short, or no file at all
+            (see :func:`check_place`).
     """
+    if not check_place(path):
+        return False
     try:
         with path.open("rb") as handle:
             header = handle.read(_HEADER_SIZE)
@@ -83,6 +87,38 @@ def check_header(path: Path) -> bool:
     if size < _declared_size(header) and not _has_wal(path):
         raise broken(path, f"is cut short ({size} of {_declared_size(header)} bytes)")
     return True
+
+
+def check_place(path: Path) -> bool:
+    """Whether something is at ``path``; raises when it, or a folder above it, can never be a
+    store (a folder or a FIFO there, or a file where the data folder should be).
+
+    Raises:
+        StoreBrokenError: ``path`` is no regular file, or a part of its folder is a file.
+        StoreReadOnlyError: its folder cannot be entered by this user.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    except PermissionError:
+        raise read_only(path) from None
+    except NotADirectoryError:
+        raise not_in_folder(path) from None
+    if not stat.S_ISREG(mode):
+        raise broken(
+            path,
+            "is not a regular file (a folder or a special file), not an Aletheia store",
+            "Move it away, or point ALETHEIA_DATA_DIR at another folder.",
+        )
+    return True
+
+
+def not_in_folder(path: Path) -> StoreBrokenError:
+    return StoreBrokenError(
+        f"The store {path} cannot be opened or made: a file stands where the folder"
+        f" {path.parent} (or one above it) should be. Point ALETHEIA_DATA_DIR at a folder."
+    )
 
 
 def _declared_size(header: bytes) -> int:
