@@ -17,6 +17,7 @@ from aletheia_mem.domain import memories, transfer
 from aletheia_mem.domain.import_check import MAX_ID
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.domain.test_import_check import memory_data
 
 
 def _fill(run: Invoke) -> None:
@@ -298,13 +299,7 @@ def _import_text(run: Invoke, tmp_path: Path, records: list[dict[str, Any]], **h
 
 
 def _memory(**changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": 1, "uid": "01a2425ff6ef7382bb09249d805783e6", "project": "shop", "type": "note",
-        "kind": "note", "title": "t", "text": "x", "facts": [], "files": [], "tool": "cli",
-        "pinned": 0, "created_at": 1, "updated_at": 1,
-    }  # fmt: skip
-    data.update(changes)
-    return {"type": "memory", "data": data}
+    return {"type": "memory", "data": memory_data(**changes)}
 
 
 def test_import_refuses_ids_and_sequences_that_leave_no_room_to_grow(

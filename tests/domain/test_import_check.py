@@ -13,7 +13,7 @@ from aletheia_mem.errors import InvalidInputError
 SECRET = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
-def _memory(**changes: Any) -> dict[str, Any]:
+def memory_data(**changes: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": 1, "uid": "01a2425ff6ef7382bb09249d805783e6", "project": "shop", "type": "note",
         "kind": "note", "title": "t", "text": "x", "facts": [], "files": [], "tool": "cli",
@@ -33,10 +33,10 @@ def _episode(**changes: Any) -> dict[str, Any]:
 
 def test_ids_are_capped_at_two_to_the_53_so_a_store_keeps_ids_to_give() -> None:
     assert MAX_ID == 2**53
-    assert checked_record("memory", _memory(id=MAX_ID), 2)["id"] == MAX_ID
+    assert checked_record("memory", memory_data(id=MAX_ID), 2)["id"] == MAX_ID
     for big in (MAX_ID + 1, 2**63 - 1):
         with pytest.raises(InvalidInputError) as raised:
-            checked_record("memory", _memory(id=big), 2)
+            checked_record("memory", memory_data(id=big), 2)
         assert raised.value.message == (f'Line 2: memory field "id" must be from 1 to {MAX_ID}.')
     with pytest.raises(InvalidInputError, match='"superseded_by" must be from 1 to'):
         fact = {
@@ -60,7 +60,7 @@ def test_ids_are_capped_at_two_to_the_53_so_a_store_keeps_ids_to_give() -> None:
     ],
 )
 def test_a_uid_not_shaped_as_a_store_makes_it_is_refused(uid: str) -> None:
-    for kind, record in (("memory", _memory(uid=uid)), ("episode", _episode(uid=uid))):
+    for kind, record in (("memory", memory_data(uid=uid)), ("episode", _episode(uid=uid))):
         with pytest.raises(InvalidInputError) as raised:
             checked_record(kind, record, 4)
         assert raised.value.message == (
@@ -70,7 +70,7 @@ def test_a_uid_not_shaped_as_a_store_makes_it_is_refused(uid: str) -> None:
 
 def test_uids_a_store_makes_are_kept_exactly() -> None:
     for uid in ("01a2425ff6ef7382bb09249d805783e6", "f" * 32, "0123456789abcdef" * 2):
-        assert checked_record("memory", _memory(uid=uid), 1)["uid"] == uid
+        assert checked_record("memory", memory_data(uid=uid), 1)["uid"] == uid
         assert checked_record("episode", _episode(uid=uid), 1)["uid"] == uid
 
 
