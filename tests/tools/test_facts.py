@@ -211,3 +211,20 @@ def test_a_backdated_write_keeps_the_later_fact_visible_as_of_its_start(call):
 
     assert [line.split("  ")[0] for line in june[1:]] == ["- fact #1 svc · db = A"]
     assert [line.split("  ")[0] for line in march[1:]] == ["- fact #2 svc · db = B"]
+
+
+def test_a_value_for_a_time_still_ahead_is_not_current_yet(call, clock):
+    _db(call, "B", "2026-01-01")
+    _db(call, "C", "2030-01-01")  # the clock stands at 2026-10-29
+
+    current = body_lines(call("fact_history", subject="svc"))
+    history = body_lines(call("fact_history", subject="svc", include_superseded=True))
+    clock.advance(4 * 365 * DAY_MS)
+    in_2030 = body_lines(call("fact_history", subject="svc"))
+
+    assert [line.split("  ")[0] for line in current[1:]] == ["- fact #1 svc · db = B"]
+    assert [line.split("  ")[0] for line in history[1:]] == [
+        "- fact #2 svc · db = C",
+        "- fact #1 svc · db = B",
+    ]
+    assert [line.split("  ")[0] for line in in_2030[1:]] == ["- fact #2 svc · db = C"]

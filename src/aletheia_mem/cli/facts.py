@@ -106,6 +106,7 @@ def history(
             predicate=predicate,
             as_of=at,
             include_superseded=include_superseded,
+            now=app.clock(),
         )
     if as_json:
         emit_json([fact_json(fact) for fact in found])

@@ -47,19 +47,19 @@ def fact_history(
     predicate: str | None,
     as_of: int | None,
     include_superseded: bool,
+    now: int,
 ) -> list[Fact]:
     """Current facts by default; the whole history, or the facts valid at ``as_of``.
 
-    Current means open (no ``valid_to``): the last value of each key, even when its valid_from
-    is still ahead. ``as_of`` wins over ``include_superseded``. Newest validity first.
+    Current means valid ``now``: a value written for a time still ahead is not current yet
+    (the history shows it). ``as_of`` wins over ``include_superseded``. Newest validity first.
     """
     facts = store.facts_about(subject, project, predicate)
-    if as_of is not None:
-        return [
-            fact
-            for fact in facts
-            if fact.valid_from <= as_of and (fact.valid_to is None or as_of < fact.valid_to)
-        ]
-    if include_superseded:
+    if as_of is None and include_superseded:
         return facts
-    return [fact for fact in facts if fact.valid_to is None]
+    at = now if as_of is None else as_of
+    return [
+        fact
+        for fact in facts
+        if fact.valid_from <= at and (fact.valid_to is None or at < fact.valid_to)
+    ]

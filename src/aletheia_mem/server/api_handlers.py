@@ -195,6 +195,7 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> Reply:
         predicate=args.get("predicate"),
         as_of=parse_instant(args["as_of"], "as_of") if "as_of" in args else None,
         include_superseded=args["include_superseded"],
+        now=app.clock(),
     )
     if app.allowed_projects is not None:
         found = [fact for fact in found if fact.project in app.allowed_projects]

@@ -25,6 +25,7 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
         predicate=args.get("predicate"),
         as_of=as_of,
         include_superseded=args["include_superseded"],
+        now=app.clock(),
     )
     if app.allowed_projects is not None:
         found = [fact for fact in found if fact.project in app.allowed_projects]
