@@ -83,10 +83,10 @@ def test_a_different_server_named_aletheia_is_refused_without_force(
     target.write_text(original, encoding="utf-8")
     result = run("install", "cursor", "--write")
     assert result.exit_code == 4
-    assert result.stderr == (
-        f'Error: {target} already has a different server named "aletheia":\n'
-        '  {"command": "node", "args": ["other.js"]}\n'
-        "Use --force to replace it (the file is backed up first).\n"
+    assert result.stderr == (  # one line, as every error
+        f'Error: {target} already has a different server named "aletheia"'
+        ' ({"command": "node", "args": ["other.js"]}); use --force to replace it'
+        " (the file is backed up first).\n"
     )
     assert target.read_text(encoding="utf-8") == original
     assert _backups(target) == []

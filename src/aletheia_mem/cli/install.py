@@ -52,8 +52,8 @@ def _describe(change: Change, what: str, written: bool) -> str:
 def _conflict_message(change: Change) -> str:
     existing = json.dumps(change.existing, ensure_ascii=False)
     return (
-        f'{change.path} already has a different server named "{SERVER_NAME}":\n  {existing}\n'
-        "Use --force to replace it (the file is backed up first)."
+        f'{change.path} already has a different server named "{SERVER_NAME}" ({existing});'
+        " use --force to replace it (the file is backed up first)."
     )
 
 
