@@ -85,6 +85,28 @@ def test_a_bad_port_or_worker_count_is_refused_with_exit_code_2(
     assert done.stderr.startswith(message)
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path, workers: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = subprocess.run(
+            [str(SERVER), "--port", port, "--workers", workers],
+            env=server_env(tmp_path / "data", tmp_path, {}),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert (
+        done.stderr
+        == f"aletheia-server: Cannot listen on 127.0.0.1:{port}: Address already in use.\n"
+    )
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_stops_the_server_cleanly(tmp_path: Path, sig: int) -> None:
     with running_server(tmp_path) as server:

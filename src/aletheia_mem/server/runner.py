@@ -14,6 +14,8 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
+from aletheia_mem.errors import AletheiaError
+
 logger = logging.getLogger("aletheia")
 
 WILDCARDS = ("0.0.0.0", "::", "")  # noqa: S104  (names, not a bind)
@@ -137,8 +139,23 @@ def _config(
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port`` (port 0 takes a free one)."""
-    return _config("unused", host, port, NO_TLS).bind_socket()
+    """A socket bound to ``host:port`` (port 0 takes a free one), as uvicorn binds one.
+
+    Raises:
+        AletheiaError: the address cannot be bound (the port is taken, say): one line for the
+            caller to print, not uvicorn's log line and its exit code.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as error:
+        sock.close()
+        reason = error.strerror or str(error)
+        raise AletheiaError(f"Cannot listen on {host}:{port}: {reason}.") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def serve_on(
