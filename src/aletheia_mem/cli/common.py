@@ -135,11 +135,6 @@ def handles_errors(function: F) -> F:
             if problem is None:
                 raise
             fail_with(problem, as_json=bool(kwargs.get("as_json")))
-        except NotADirectoryError:  # met on the way to a store whose folder is a file
-            problem = misplaced_store(cli_settings())
-            if problem is None:
-                raise
-            fail_with(problem, as_json=bool(kwargs.get("as_json")))
         except AletheiaError as error:
             fail_with(error, as_json=bool(kwargs.get("as_json")))
 

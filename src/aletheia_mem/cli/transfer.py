@@ -7,7 +7,7 @@ import re
 import stat
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
@@ -155,7 +155,8 @@ def _no_store_left_on_failure(target: Path | str) -> Iterator[None]:
     except BaseException:
         if isinstance(target, Path) and fresh:
             for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{target}{suffix}").unlink(missing_ok=True)
+                with suppress(OSError):  # the import's own error is the one to tell
+                    Path(f"{target}{suffix}").unlink(missing_ok=True)
         raise
 
 

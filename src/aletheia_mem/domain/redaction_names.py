@@ -59,16 +59,21 @@ def compact(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "").replace(".", "").replace(" ", "")
 
 
+def _names(name: str, suffixes: tuple[str, ...], words: frozenset[str]) -> bool:
+    """Whether ``name`` ends with one of ``suffixes`` (case and separators aside) or its last
+    word is one of ``words``."""
+    if compact(name).endswith(suffixes):
+        return True
+    found = _NAME_WORD.findall(name)
+    return bool(found) and found[-1].lower() in words
+
+
 @functools.lru_cache(maxsize=4096)
 def name_strength(name: str) -> Strength:
     """How secret the values of ``name`` are: ``DB_PASSWORD`` strong, ``sort_key`` weak."""
-    flat = compact(name)
-    if flat.endswith(_STRONG_SUFFIXES):
+    if _names(name, _STRONG_SUFFIXES, _STRONG_WORDS):
         return Strength.STRONG
-    words = _NAME_WORD.findall(name)
-    if words and words[-1].lower() in _STRONG_WORDS:
-        return Strength.STRONG
-    return Strength.WEAK if flat.endswith(_WEAK_SUFFIXES) else Strength.NONE
+    return Strength.WEAK if compact(name).endswith(_WEAK_SUFFIXES) else Strength.NONE
 
 
 def is_literal_secret(name: str, value: str) -> bool:
@@ -100,10 +105,7 @@ _MAX_PASSPHRASE_WORDS = 8
 @functools.lru_cache(maxsize=4096)
 def is_password_name(name: str) -> bool:
     """Whether ``name`` holds a password (``DB_PASSWORD``, ``passphrase``, ``pwd``)."""
-    words = _NAME_WORD.findall(name)
-    return compact(name).endswith(_PASSWORD_SUFFIXES) or (
-        bool(words) and words[-1].lower() in _PASSWORD_WORDS
-    )
+    return _names(name, _PASSWORD_SUFFIXES, _PASSWORD_WORDS)
 
 
 def is_passphrase(name: str, value: str) -> bool:
