@@ -262,6 +262,17 @@ def _headers(pw: str, hex40: str, b64: str) -> list[Case]:
             (hex40[:12],),
         ),
         Case("cookie-header", f"Cookie: theme=dark; sid={hex40[-12:]}", (hex40[-12:],)),
+        Case(
+            "curl-cookie",
+            f"curl -b 'sessionid={hex40[:24]}' https://app.example.com/me",
+            (hex40[:24],),
+        ),
+        Case(
+            "curl-cookie",
+            f'curl --cookie "theme=dark; _gh_sess={b64[:24]}" https://gh',
+            (b64[:24],),
+        ),
+        Case("curl-cookie", f"curl -sS -b session={pw}{hex40[:6]} -X POST https://a.b/api", (pw,)),
     ]
 
 
@@ -552,6 +563,9 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("cookie", "Set-Cookie: theme=dark; Path=/; Secure; HttpOnly; SameSite=Lax"),
     ("cookie", "Set-Cookie: session=deleted; Expires=Thu, 01 Jan 1970 00:00:00 GMT"),
     ("cookie", "Cookie: lang=en-US; theme=dark"),
+    ("cookie", "curl -c cookies.txt -b cookies.txt https://app.example.com/login"),
+    ("cookie", 'curl -b "theme=dark; lang=en-US" https://app.example.com'),
+    ("cookie", 'curl -b "$COOKIE_JAR" https://app.example.com'),
     ("colons", "a:1:b:c:d"),
     ("colons", "WARNING:1234:main:worker:Restarting"),
     ("colons", "2024:05:01:12:30"),

@@ -109,18 +109,33 @@ def _is_cookie_secret(name: str, value: str) -> bool:
     return True
 
 
+# curl -b 'sid=...', curl --cookie "a=1; b=2" (a value without "=" names a cookie file)
+_CURL_COOKIE = re.compile(r"-(?<!\S-)(?:b|-cookie)(?:[ \t]++|=)[\"']?")
+_CURL = re.compile(r"\bcurl\b")
+
+
+def _cookie_pairs(text: str, at: int, every_pair: bool) -> Iterator[tuple[int, int]]:
+    """The secret values among the ``name=value`` pairs from ``at``."""
+    pair = _COOKIE_PAIR.match(text, at)
+    while pair is not None:
+        if _is_cookie_secret(pair["name"], pair["secret"]):
+            yield pair.span("secret")
+        more = every_pair and pair["more"] is not None
+        pair = _COOKIE_PAIR.match(text, pair.end()) if more else None
+
+
 def _cookie_spans(text: str, lower: str) -> Iterator[tuple[int, int]]:
     for start in _starts(lower, "cookie", 0):
         if start and lower[start - 1].isalnum():
             continue
         header = _COOKIE_HEADER.match(text, start)
-        pair = _COOKIE_PAIR.match(text, header.end()) if header else None
-        every_pair = lower[max(0, start - 4) : start] != "set-"  # Set-Cookie: then attributes
-        while pair is not None:
-            if _is_cookie_secret(pair["name"], pair["secret"]):
-                yield pair.span("secret")
-            more = every_pair and pair["more"] is not None
-            pair = _COOKIE_PAIR.match(text, pair.end()) if more else None
+        if header is not None:
+            every_pair = lower[max(0, start - 4) : start] != "set-"  # Set-Cookie: attributes
+            yield from _cookie_pairs(text, header.end(), every_pair)
+    if "curl" in lower:
+        for flag in _CURL_COOKIE.finditer(text):
+            if _CURL.search(_line_start(text, flag.start())):
+                yield from _cookie_pairs(text, flag.end(), every_pair=True)
 
 
 def redact_authorization(text: str) -> str:
