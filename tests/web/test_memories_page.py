@@ -216,3 +216,21 @@ def test_stored_xss_in_titles_texts_facts_and_files_is_rendered_inert(
         assert page.locator("main img, main script, main svg").count() == 0, path
     hrefs = page.locator("a").evaluate_all("links => links.map(a => a.href)")
     assert not [h for h in hrefs if not h.startswith(server.url)]
+
+
+def test_the_oldest_first_list_is_not_fed_the_newest_again_and_again(
+    server: RunningServer, page: Page
+) -> None:
+    first = save(server, text="Oldest-first view starts here", project="asc")
+    save(server, text="Oldest-first view goes on", project="asc")
+    page.goto(server.url + "/?project=asc&order=date_asc")
+    expect(row(page, first)).to_be_visible()
+    expect(page.locator("#memories")).not_to_have_attribute("data-live", "1")
+    rows = server.request("GET", f"/memories/rows?project=asc&order=date_asc&after={first}")
+    assert b"data-id" not in rows.body
+    page.goto(server.url + "/?project=asc")
+    expect(page.locator("#memories")).to_have_attribute("data-live", "1")
+    page.get_by_label("Order").select_option("date_asc")
+    expect(page.locator("body")).to_have_attribute("data-searched", re.compile("date_asc"))
+    expect(page.locator("#memories")).not_to_have_attribute("data-live", "1")
+    expect(page.locator("#results-label")).to_have_text("Oldest first.")

@@ -6,11 +6,12 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.http_server import RunningServer, running_server
+from tests.e2e.http_server import Reply, RunningServer, running_server
 from tests.web.browser import WAIT_MS, mcp_tool, memory_ids
 
 pytestmark = pytest.mark.e2e
@@ -137,3 +138,48 @@ def test_sign_in_refuses_a_wrong_key_and_accepts_the_right_one(
         assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
     finally:
         context.close()
+
+
+def form_post(server: RunningServer, path: str, fields: dict[str, str]) -> Reply:
+    """A same-origin form post carrying this client's CSRF cookie and token."""
+    cookie = server.request("GET", "/").header("set-cookie") or ""
+    token = cookie.split(";")[0].partition("=")[2]
+    body = urlencode({"csrf": token, **fields})
+    headers = {
+        "Origin": server.url,
+        "Cookie": f"aletheia_csrf={token}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    return server.request("POST", path, body, headers)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/?offset=%C2%B2",  # "²": str.isdigit() says yes, int() says no
+        "/?offset=-3",
+        "/?offset=1e9",
+        "/memories/%C2%B2",
+        "/memories/rows?after=%C2%B2",
+        "/memories/rows?after=-1&offset=x",
+    ],
+)
+def test_an_odd_number_in_the_address_gets_a_page_not_a_server_error(
+    server: RunningServer, path: str
+) -> None:
+    reply = server.request("GET", path)
+    assert reply.status in (200, 404), (path, reply.body[:200])
+    assert (reply.header("content-type") or "").startswith("text/html")
+
+
+def test_an_odd_evidence_id_in_the_rule_form_is_refused_as_invalid(server: RunningServer) -> None:
+    reply = form_post(server, "/rules/add", {"then": "Odd evidence", "evidence_memory_ids": "²"})
+    assert reply.status == 400
+    assert b"must be ids like 12, 15." in reply.body
+
+
+def test_sign_in_returns_to_the_page_asked_for_with_its_query(keyed: RunningServer) -> None:
+    reply = keyed.request("GET", "/facts?subject=billing&project=shop")
+    assert reply.status == 303
+    location = reply.header("location") or ""
+    assert parse_qs(urlsplit(location).query)["next"] == ["/facts?subject=billing&project=shop"]

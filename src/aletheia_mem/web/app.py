@@ -51,7 +51,9 @@ def _guarded(
             return refusal
         if writes:
             return error_page(request, 401, "Sign in first.")
-        return redirect("/sign-in?" + urlencode({"next": request.url.path}))
+        query = request.url.query
+        back = request.url.path + ("?" + query if query else "")
+        return redirect("/sign-in?" + urlencode({"next": back}))
     if writes:
         problem = csrf_problem(request, form)
         if problem is not None:

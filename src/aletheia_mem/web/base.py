@@ -56,6 +56,14 @@ def safe_next(value: str | None, fallback: str = "/") -> str:
     return value
 
 
+def whole_number(text: str, max_digits: int) -> int | None:
+    """``text`` as a number when it is 1 to ``max_digits`` ASCII digits, else None (``str.isdigit``
+    alone also takes ``²``, which ``int`` refuses)."""
+    if text.isascii() and text.isdigit() and len(text) <= max_digits:
+        return int(text)
+    return None
+
+
 def redirect(to: str) -> Response:
     return secure(RedirectResponse(to, 303))
 

@@ -16,6 +16,7 @@ from aletheia_mem.server.api_handlers import memory_json
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
+from aletheia_mem.web.base import whole_number
 from aletheia_mem.web.calls import call
 
 PAGE_SIZE = 50
@@ -36,16 +37,18 @@ class Filters:
     def of(cls, params: QueryParams) -> Filters:
         values = {name: params.get(name, "").strip() for name in FILTERS}
         values["project"] = values["project"] or ALL_PROJECTS
-        offset = params.get("offset", "0")
-        return cls(
-            values,
-            params.get("dismissed") == "1",
-            int(offset) if offset.isdigit() and len(offset) < 8 else 0,
-        )
+        offset = whole_number(params.get("offset", ""), 7)
+        return cls(values, params.get("dismissed") == "1", offset or 0)
 
     @property
     def searching(self) -> bool:
         return bool(self.values["q"] or self.values["file"])
+
+    @property
+    def live(self) -> bool:
+        """The newest-first list, which new memories join at the top as they are saved."""
+        oldest_first = self.values["order"] == "date_asc"
+        return not (self.searching or self.dismissed or self.offset or oldest_first)
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ def list_memories(app: AppContext, filters: Filters) -> Listing:
 
 def newer_than(app: AppContext, filters: Filters, after: int) -> list[dict[str, Any]]:
     """The newest memories above id ``after``, for the live feed (newest-first view only)."""
-    if filters.searching or filters.dismissed or filters.offset:
+    if not filters.live:
         return []
     return [row for row in _browse(app, filters)[:PAGE_SIZE] if row["id"] > after]
 

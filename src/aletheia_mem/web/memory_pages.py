@@ -10,7 +10,7 @@ from starlette.responses import Response
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.web import memories
-from aletheia_mem.web.base import Handler, Ui, redirect, safe_next
+from aletheia_mem.web.base import Handler, Ui, redirect, safe_next, whole_number
 from aletheia_mem.web.render import fragment, page
 
 DONE_NOTICES = {
@@ -23,9 +23,10 @@ DONE_NOTICES = {
 
 def _memory_id(request: Request) -> int:
     value = str(request.path_params["memory_id"])
-    if not value.isdigit() or len(value) > 15:
+    memory_id = whole_number(value, 15)
+    if memory_id is None:
         raise NotFoundError(f"No memory #{value}.")
-    return int(value)
+    return memory_id
 
 
 def _more_query(filters: memories.Filters) -> str:
@@ -41,6 +42,8 @@ def _results_label(filters: memories.Filters) -> str:
         return "Dismissed memories, newest first."
     if filters.searching:
         return "Search results."
+    if not filters.live:
+        return "Oldest first." if filters.values["order"] == "date_asc" else "Newest first."
     return "Newest first; new memories appear here as they are saved."
 
 
@@ -58,16 +61,16 @@ def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         orders=memories.ORDERS,
         more_query=_more_query(filters),
         results_label=_results_label(filters),
-        live=not (filters.searching or filters.dismissed or filters.offset),
+        live=filters.live,
     )
 
 
 def memory_rows(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     """Rows for the script: the live feed (``after``) or a search typed in the box."""
     filters = memories.Filters.of(request.query_params)
-    after = request.query_params.get("after", "")
-    if after.isdigit() and len(after) < 16:
-        rows = memories.newer_than(ui.app, filters, int(after))
+    after = whole_number(request.query_params.get("after", ""), 15)
+    if after is not None:
+        rows = memories.newer_than(ui.app, filters, after)
         return fragment(request, "memory_rows.html", rows=rows, facts=[], empty_reason=None)
     listing = memories.list_memories(ui.app, filters)
     response = fragment(

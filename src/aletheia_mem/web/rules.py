@@ -14,6 +14,7 @@ from aletheia_mem.domain.repositories import known_repositories, repository_log
 from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_for_directory
 from aletheia_mem.tools.app import AppContext
+from aletheia_mem.web.base import whole_number
 from aletheia_mem.web.calls import call
 
 MAX_EVIDENCE_TEXT = 2000
@@ -50,10 +51,11 @@ def all_rules(app: AppContext) -> list[dict[str, Any]]:
 def _ids(text: str, name: str) -> list[int]:
     if len(text) > MAX_EVIDENCE_TEXT:
         raise InvalidInputError(f"{name} is too long.")
-    parts = [part.strip().lstrip("#") for part in text.replace(",", " ").split()]
-    if not all(part.isdigit() and len(part) < 16 for part in parts):
+    ids = [whole_number(part.lstrip("#"), 15) for part in text.replace(",", " ").split()]
+    found = [n for n in ids if n is not None]
+    if len(found) < len(ids):
         raise InvalidInputError(f"{name} must be ids like 12, 15.")
-    return [int(part) for part in parts]
+    return found
 
 
 def add_rule(app: AppContext, form: dict[str, str]) -> dict[str, Any]:

@@ -79,7 +79,8 @@
 
   function show(query, html, headers) {
     list.innerHTML = html;
-    var browsing = !query.get("q") && !query.get("file") && !query.get("dismissed");
+    var browsing = !query.get("q") && !query.get("file") && !query.get("dismissed") &&
+      query.get("order") !== "date_asc";  // new memories join the newest-first list only
     if (browsing) list.setAttribute("data-live", "1");
     else list.removeAttribute("data-live");
     if (label) label.textContent = headers.get("x-results-label") || label.textContent;
