@@ -40,4 +40,24 @@ def test_the_list_editor_keeps_text_and_objects_line_by_line() -> None:
     items = ["plain", {"task": "x", "done": False}, "{not json"]
     text = "\n".join(item_line(item) for item in items)
     assert parse_lines(text + "\n\n  \n") == items
-    assert parse_lines("[1, 2]\n42") == ["[1, 2]", "42"]
+    assert parse_lines("[1, 2]\nnull\nNaN\n1e999") == ["[1, 2]", "null", "NaN", "1e999"]
+
+
+def test_the_list_editor_gives_back_every_item_as_it_was() -> None:
+    items = [
+        "first line\nsecond line",
+        "split\u2028here\x85too",
+        '{"looks": "like an object"}',
+        '"quoted"',
+        "  padded  ",
+        "",
+        "42",
+        42,
+        2.5,
+        True,
+        {"task": "x", "done": False},
+    ]
+    text = "\n".join(item_line(item) for item in items)
+    assert len(text.splitlines()) == len(items)
+    assert parse_lines(text) == items
+    assert [type(item) for item in parse_lines(text)] == [type(item) for item in items]

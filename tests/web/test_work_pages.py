@@ -74,3 +74,16 @@ def test_context_shows_exactly_the_tools_text_and_its_size_on_the_budget(
     page.get_by_role("button", name="Show").click()
     assert page.locator("#context-text").inner_text() == expected
     assert axe_violations(page) == []
+
+
+def test_saving_a_list_unchanged_keeps_every_item_as_the_agent_wrote_it(
+    server: RunningServer, page: Page
+) -> None:
+    items = ["line one\nline two", '{"a": 1}', 7, True, "  padded  ", "7"]
+    mcp_tool(server.mcp_url, "work_state_write", {"list": "exact", "items": items})
+    page.goto(server.url + "/lists")
+    page.get_by_role("link", name="exact").click()
+    page.get_by_role("button", name="Save list").click()
+    expect(page.get_by_role("status")).to_have_text("List saved.")
+    read = mcp_tool(server.mcp_url, "work_state_read", {"list": "exact"})
+    assert json.loads(read[read.index("[") : read.rindex("]") + 1]) == items

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from aletheia_mem.tools.app import AppContext
@@ -23,27 +24,41 @@ def read(app: AppContext, project: str, name: str) -> dict[str, Any]:
     return found
 
 
+# Breaks that ``str.splitlines`` honours but JSON leaves as they are: escaped when shown.
+_UNESCAPED_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _json_line(item: Any) -> str:
+    line = json.dumps(item, ensure_ascii=False)
+    for char, escaped in _UNESCAPED_BREAKS.items():
+        line = line.replace(char, escaped)
+    return line
+
+
+def _value_of(line: str) -> Any:
+    """A stripped line as an item: a JSON object, "text", number or true/false is that value;
+    anything else (an array, null, a line that is no JSON) is the text itself."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):  # nested past the parser: text, as any other
+        return line
+    if isinstance(value, float) and not math.isfinite(value):
+        return line
+    return value if isinstance(value, dict | str | int | float) else line
+
+
 def item_line(item: Any) -> str:
-    """An item as one line of the editor: text as is, anything else as JSON."""
-    return item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+    """An item as one line of the editor that ``parse_lines`` reads back as the same item: text
+    as is when it reads back as itself, anything else (objects, numbers, text on several lines
+    or looking like JSON) as JSON."""
+    one_line = isinstance(item, str) and item.splitlines() == [item] and item == item.strip()
+    return item if one_line and _value_of(item) == item else _json_line(item)
 
 
 def parse_lines(text: str) -> list[Any]:
-    """One item per non-blank line; a line holding a JSON object stays an object."""
-    items: list[Any] = []
-    for line in text.splitlines()[:MAX_LINES]:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("{"):
-            try:
-                value = json.loads(stripped)
-            except (ValueError, RecursionError):  # nested past the parser: text, as any other
-                value = stripped
-            items.append(value if isinstance(value, dict) else stripped)
-        else:
-            items.append(stripped)
-    return items
+    """One item per non-blank line (see ``_value_of``)."""
+    lines = (line.strip() for line in text.splitlines()[:MAX_LINES])
+    return [_value_of(line) for line in lines if line]
 
 
 def write(app: AppContext, project: str, name: str, text: str) -> dict[str, Any]:
