@@ -246,3 +246,21 @@ def test_write_to_tools_offers_the_repositories_hosts_worked_in_and_nothing_outs
     assert (outside / "secret.md").read_text(encoding="utf-8") == "not yours\n"
     assert sorted(os.listdir(outside)) == ["secret.md"]
     assert axe_violations(page) == []
+
+
+def test_a_fact_that_starts_in_the_future_is_drawn_on_the_axis(
+    server: RunningServer, page: Page
+) -> None:
+    facts = [
+        {"subject": "pricing", "predicate": "plan", "object": "v1", "valid_from": "2024-01-01"},
+        {"subject": "pricing", "predicate": "launch", "object": "v2", "valid_from": "2999-01-01"},
+    ]
+    mcp_tool(server.mcp_url, "save_memory", {"text": "Pricing v2 launches later", "facts": facts})
+    page.goto(server.url + "/facts?subject=pricing")
+    expect(page.locator("rect.bar")).to_have_count(2)
+    view_box = page.locator("svg.bars").first.get_attribute("viewBox") or ""
+    view_width = float(view_box.split()[2])
+    for bar in page.locator("rect.bar").all():
+        x, width = float(bar.get_attribute("x") or "-1"), float(bar.get_attribute("width") or "0")
+        assert x >= 0 and x + width <= view_width, (x, width, view_width)
+    expect(page.locator("main")).to_contain_text("to 2999-01-01")

@@ -51,7 +51,11 @@ def history(
     if as_of:
         held = {f["id"] for f in call(app, "factHistory", query={**query, "as_of": as_of})["facts"]}
     now = app.clock()
-    spans = [(f, _ms(f["valid_from"], now), _ms(f["valid_to"], now)) for f in found]
+    # A current fact that starts in the future (a planned change) ends where it starts.
+    spans = []
+    for fact in found:
+        begins = _ms(fact["valid_from"], now)
+        spans.append((fact, begins, max(_ms(fact["valid_to"], now), begins)))
     start = min((s for _, s, _ in spans), default=now)
     end = max([now, *(e for _, _, e in spans)])
     scale = AXIS_WIDTH / max(end - start, 1)
@@ -89,6 +93,7 @@ def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
     )
     if app.allowed_projects is not None:
         names = [name for name in names if name in app.allowed_projects]
-    found = [fact for name in names for fact in store.current_facts(name, INDEX_PER_PROJECT)]
+    now = app.clock()
+    found = [fact for name in names for fact in store.current_facts(name, INDEX_PER_PROJECT, now)]
     found.sort(key=lambda fact: -fact.recorded_at)
     return [fact_json(fact) for fact in found[:INDEX_PER_PROJECT]]
