@@ -26,6 +26,9 @@ OPEN = make_policy(None)
         ("Example.COM:80", "example.com"),
         ("::1", "::1"),
         ("[", None),
+        ("127.0.0.1:8765@evil.com", None),  # what follows the colon is no port
+        ("[::1]@evil.com", None),
+        ("localhost:80x", None),
     ],
 )
 def test_host_name_drops_the_port_and_brackets(value: str, name: str | None) -> None:

@@ -58,8 +58,14 @@ def host_name(value: str) -> str | None:
     value = value.strip().lower()
     if value.startswith("["):
         end = value.find("]")
-        return value[1:end] if end > 1 else None
-    name = value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+        name, port = (value[1:end], value[end + 1 :]) if end > 1 else ("", "")
+    elif value.count(":") == 1:
+        name, port = value[: value.index(":")], value[value.index(":") :]
+    else:
+        name, port = value, ""
+    digits = port[1:]
+    if port and not (port[0] == ":" and digits.isascii() and (digits.isdigit() or not digits)):
+        return None  # "127.0.0.1:80@evil.com", "[::1]x"
     return name or None
 
 
