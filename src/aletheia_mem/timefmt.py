@@ -11,7 +11,8 @@ from aletheia_mem.errors import InvalidInputError
 DAY_MS = 86_400_000
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _EPOCH_MS = re.compile(r"^-?\d{1,15}$")
-_FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
+FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
+LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 
 
 def to_datetime(ms: int) -> datetime:
@@ -108,6 +109,6 @@ def _start_instant(value: object, name: str) -> int:
 
 def _checked_ms(value: float, problem: str) -> int:
     # NaN, or outside years 1 to 9999 (such instants could not be shown)
-    if value != value or not _FIRST_MS <= value <= 253_402_300_799_999:
+    if value != value or not FIRST_MS <= value <= LAST_MS:
         raise InvalidInputError(problem)
     return int(value)

@@ -16,6 +16,7 @@ from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, transfer
 from aletheia_mem.domain.import_check import MAX_ID
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.timefmt import FIRST_MS
 from tests.cli.conftest import Invoke, Workspace, json_of
 from tests.domain.test_import_check import memory_data
 
@@ -365,3 +366,23 @@ def test_import_skips_a_byte_order_mark_and_names_a_line_that_is_not_utf8(
     result = run("import", str(source))
     assert result.exit_code == 2
     assert result.stderr == "Error: Line 2 is not UTF-8 text. Nothing was imported.\n"
+
+
+def test_a_fact_valid_from_before_1970_exports_and_imports_again(
+    run: Invoke, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """save_memory reads valid_from from year 1 on; the store's own export must import."""
+    store = SqliteStore(workspace.data_dir / "aletheia.db")
+    try:
+        stated = memories.FactInput("repo", "founded", "1969", valid_from=FIRST_MS)
+        item = memories.MemoryInput("The oldest fact", "shop", "codex", facts=[stated])
+        memories.save_memory(store, system_clock, item)
+    finally:
+        store.close()
+    dump = tmp_path / "old.jsonl"
+    assert run("export", "-o", str(dump)).exit_code == 0
+
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "fresh"))
+    imported = run("import", str(dump))
+    assert imported.exit_code == 0, imported.stderr
+    assert run("export").stdout == dump.read_text(encoding="utf-8")

@@ -28,6 +28,7 @@ from aletheia_mem.domain.vocabulary import MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import normalize_project
+from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
 MAX_LIST_TEXT = 100_000  # a work-state list's items as JSON
 MAX_ITEM = MAX_PATH
@@ -35,7 +36,6 @@ MAX_ITEMS = MAX_IDS
 # Ids and next-id sequences: 2^53, the largest integer every JSON reader keeps exactly, and far
 # below SQLite's 2^63 - 1, so that a store imported at the cap still has ids to give.
 MAX_ID = 2**53
-MAX_INSTANT = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z in epoch milliseconds
 _WORD = re.compile(r"[a-z][a-z0-9_\-]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RULE_ID = re.compile(r"r_[0-9a-f]{10}")
@@ -59,7 +59,9 @@ def whole(low: int = 1, high: int = MAX_ID) -> Check:
     return check
 
 
-INSTANT = whole(0, MAX_INSTANT)  # epoch milliseconds
+INSTANT = whole(0, LAST_MS)  # epoch milliseconds
+# A fact's validity may lie before 1970: any instant a save reads (years 1 to 9999).
+VALIDITY = whole(FIRST_MS, LAST_MS)
 ID = whole()
 
 
@@ -157,8 +159,8 @@ FIELDS: dict[str, dict[str, Check]] = {
     },
     "fact": {
         "id": ID, "uid": uid, "project": project, "subject": text(MAX_FACT_PART),
-        "predicate": text(MAX_FACT_PART), "object": text(MAX_TEXT), "valid_from": INSTANT,
-        "valid_to": optional(INSTANT), "recorded_at": INSTANT, "superseded_by": optional(ID),
+        "predicate": text(MAX_FACT_PART), "object": text(MAX_TEXT), "valid_from": VALIDITY,
+        "valid_to": optional(VALIDITY), "recorded_at": INSTANT, "superseded_by": optional(ID),
         "source": CALLER, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
         "dismiss_reason": REASON,
     },
