@@ -142,14 +142,15 @@ def test_match_counts_are_the_old_ones(
 
 
 def _old_search_facts(
-    store: SqliteStore, terms: list[str], projects: tuple[str, ...] | None, limit: int
+    store: SqliteStore, terms: list[str], projects: tuple[str, ...] | None, limit: int, now: int
 ) -> list[Any]:
-    """search_facts as it was: every column (``f.*``), read by name."""
+    """search_facts as it was: every column (``f.*``), read by name (the facts valid ``now``)."""
     sql = (
-        "SELECT f.* FROM fact_fts JOIN facts f ON f.id = fact_fts.rowid"
-        " WHERE fact_fts MATCH ? AND f.valid_to IS NULL AND f.dismissed_at IS NULL"
+        "SELECT f.* FROM fact_fts JOIN facts f ON f.id = fact_fts.rowid WHERE fact_fts MATCH ?"
+        " AND f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)"
+        " AND f.dismissed_at IS NULL"
     )
-    params: list[Any] = [fts_match_expression(terms)]
+    params: list[Any] = [fts_match_expression(terms), now, now]
     if projects is not None:
         sql += " AND " + in_clause("f.project", projects)
         params.extend(projects)
@@ -204,17 +205,23 @@ def with_facts(tmp_path_factory: pytest.TempPathFactory) -> Any:
     terms=st.lists(st.sampled_from([*WORDS, "uses", "owner", "absent"]), min_size=1, max_size=4),
     projects=st.sampled_from([None, ("shop",), ("ops", "shop"), ("none",)]),
     limit=st.integers(1, 30),
+    # the facts start at NOW + 0..199: some instants amid them (values not valid yet), one after
+    now=st.sampled_from([NOW + 50, NOW + 150, NOW + 1000]),
 )
 def test_fact_search_is_the_old_one(
-    with_facts: SqliteStore, terms: list[str], projects: tuple[str, ...] | None, limit: int
+    with_facts: SqliteStore,
+    terms: list[str],
+    projects: tuple[str, ...] | None,
+    limit: int,
+    now: int,
 ) -> None:
-    found = with_facts.search_facts(terms, projects, limit)
-    assert found == _old_search_facts(with_facts, terms, projects, limit)
+    found = with_facts.search_facts(terms, projects, limit, now)
+    assert found == _old_search_facts(with_facts, terms, projects, limit, now)
 
 
 def test_the_fact_store_has_current_superseded_and_dismissed_facts(with_facts: SqliteStore) -> None:
     """What the comparison above runs on: facts found, and facts the filters hide."""
-    assert len(with_facts.search_facts(["cache"], None, 30)) > 5
+    assert len(with_facts.search_facts(["cache"], None, 30, NOW + 1000)) > 5
     counts = with_facts._conn.execute(
         "SELECT sum(valid_to IS NOT NULL), sum(dismissed_at IS NOT NULL) FROM facts"
     ).fetchone()

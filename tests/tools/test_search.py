@@ -44,6 +44,26 @@ def test_matching_facts_are_listed_before_memories(call):
     ]
 
 
+def test_a_fact_written_for_a_later_time_is_not_listed_as_current_before_it(call, clock):
+    fact = {"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 15"}
+    save(call, "Payments run on PostgreSQL 15", facts=[fact])
+    upgrade = {**fact, "object": "PostgreSQL 16", "valid_from": "2026-11-05"}
+    save(call, "Payments move to PostgreSQL 16 next week", facts=[upgrade])
+
+    def facts_found() -> list[str]:
+        lines = body_lines(call("search", query="postgresql"))
+        return [line for line in lines if line.startswith("fact #")]
+
+    assert facts_found() == [
+        "fact #1 payments-api · database = PostgreSQL 15"
+        "  (shop, 2026-10-29 to 2026-11-05, superseded by #2)"
+    ]
+    clock.advance(7 * DAY_MS)
+    assert facts_found() == [
+        "fact #2 payments-api · database = PostgreSQL 16  (shop, since 2026-11-05)"
+    ]
+
+
 def test_search_without_query_or_file_is_an_error(call):
     for arguments in ({}, {"query": ""}, {"query": "   "}, {"file": " "}):
         result = call("search", **arguments)

@@ -191,6 +191,27 @@ def test_superseded_facts_are_not_listed(call, clock):
     ]
 
 
+def test_a_value_written_for_a_later_time_is_listed_from_that_time_on(call, clock):
+    fact = {"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 15"}
+    call("save_memory", text="payments on 15", facts=[fact])
+    upgrade = {**fact, "object": "PostgreSQL 16", "valid_from": "2026-11-05"}
+    call("save_memory", text="payments move to 16 next week", facts=[upgrade])
+
+    def listed() -> list[str]:
+        lines = body_lines(call("session_start_context"))
+        return [line for line in lines if line.startswith("- fact")]
+
+    # Until then the value it will replace stays the active one, though no longer open-ended.
+    assert listed() == [
+        "- fact #1 payments-api · database = PostgreSQL 15"
+        "  (shop, 2026-10-29 to 2026-11-05, superseded by #2)"
+    ]
+    clock.advance(7 * DAY_MS)
+    assert listed() == [
+        "- fact #2 payments-api · database = PostgreSQL 16  (shop, since 2026-11-05)"
+    ]
+
+
 def test_rules_section_lists_the_enabled_rules_that_apply_to_the_project(call, app, clock):
     rules = [
         {"then": "Run the tests before you commit", "when": "you are about to commit"},

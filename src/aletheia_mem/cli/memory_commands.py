@@ -238,7 +238,7 @@ def context(project: str | None, limit: int, as_json: bool) -> None:
     """Print the session-start context block an agent gets for a project."""
     with open_cli_app(create=False) as app:
         chosen = target_project(app, project)
-        block = build_context(app.store, chosen, limit)
+        block = build_context(app.store, chosen, limit, now=app.clock())
     if as_json:
         emit_json({"project": chosen, "context": block})
     else:

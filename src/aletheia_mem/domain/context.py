@@ -60,18 +60,21 @@ def _recent_lines(memories: list[Memory]) -> list[tuple[str, bool]]:
     return lines
 
 
-def build_context(store: Store, project: str, limit: int) -> str:
-    """Markdown for ``project``, cut to about 6000 characters without cutting a line."""
-    return build_context_parts(store, project, limit)[0]
+def build_context(store: Store, project: str, limit: int, *, now: int) -> str:
+    """Markdown for ``project``, cut to about 6000 characters without cutting a line; its
+    facts are the ones valid ``now``."""
+    return build_context_parts(store, project, limit, now=now)[0]
 
 
-def build_context_parts(store: Store, project: str, limit: int) -> tuple[str, ContextParts]:
+def build_context_parts(
+    store: Store, project: str, limit: int, *, now: int
+) -> tuple[str, ContextParts]:
     """``build_context`` and the items its block lists."""
     skip = (WORK_STATE_KIND,)
     pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=skip)
     recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
     requests = store.recent_requests(project, MAX_REQUESTS)
-    facts = store.current_facts(project, MAX_FACTS)
+    facts = store.current_facts(project, MAX_FACTS, now)
     rules = rules_for_project(store.list_rules(), project)
     sections = [
         _Section("## Pinned", [(_memory_line(m), True) for m in pinned], priority=1),

@@ -122,7 +122,7 @@ def _search_in(
     if request.offset == 0 and request.type is None and request.kind is None:
         facts = [
             fact
-            for fact in store.search_facts(terms, request.projects, MAX_FACT_HITS)
+            for fact in store.search_facts(terms, request.projects, MAX_FACT_HITS, now)
             if _within(fact.valid_from, request.since, request.until)
         ]
     reason = None if memories or facts else _empty_reason(store, request, query, now)

@@ -77,7 +77,7 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
             from aletheia_mem.domain.formatting import wrap_recall
 
             episodes.start_episode(store, now=now, **common)
-            context = wrap_recall(build_context(store, project, CONTEXT_LIMIT))
+            context = wrap_recall(build_context(store, project, CONTEXT_LIMIT, now=now))
             answer = {
                 "hookSpecificOutput": {
                     "hookEventName": "SessionStart",

@@ -340,4 +340,9 @@ def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
 def session_context(app: AppContext, args: dict[str, Any]) -> Reply:
     """The session-start block the session_start_context tool would give, as Markdown."""
     project = target_project(app, args.get("project"))
-    return _ok({"project": project, "markdown": build_context(app.store, project, args["limit"])})
+    return _ok(
+        {
+            "project": project,
+            "markdown": build_context(app.store, project, args["limit"], now=app.clock()),
+        }
+    )

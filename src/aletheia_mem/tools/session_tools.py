@@ -18,7 +18,7 @@ from aletheia_mem.tools.structured import Output
 def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
     """The session-start block for a project."""
     project = target_project(app, args.get("project"))
-    text, parts = build_context_parts(app.store, project, args["limit"])
+    text, parts = build_context_parts(app.store, project, args["limit"], now=app.clock())
     data = structured.recall(
         project=project,
         pinned=[structured.memory_head(memory) for memory in parts.pinned],

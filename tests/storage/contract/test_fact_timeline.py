@@ -43,7 +43,19 @@ def test_a_backdated_value_ends_where_the_first_one_starts(contract_store: HubSt
         ("beta", T0, T0 + 150 * DAY, june.id),
     ]
     assert [f.id for f in _valid_at(_timeline(contract_store, "db"), T0 + DAY)] == [january.id]
-    assert [f.id for f in contract_store.current_facts("shop", 10)] == [june.id]
+    assert [f.id for f in contract_store.current_facts("shop", 10, T0 + 150 * DAY)] == [june.id]
+
+
+def test_current_facts_and_fact_search_take_the_facts_valid_now(contract_store: HubStore) -> None:
+    """A value written for a later time is not current before it, and the one it will replace
+    is, though no longer open."""
+    first, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0))
+    later, _ = contract_store.add_fact(fact("db", "host", "beta", at=T0 + 2 * DAY))
+    ahead, _ = contract_store.add_fact(fact("cache", "host", "redis", at=T0 + 2 * DAY))
+    expected = {T0 - 1: set(), T0 + DAY: {first.id}, T0 + 3 * DAY: {later.id, ahead.id}}
+    for at, ids in expected.items():
+        assert {f.id for f in contract_store.current_facts("shop", 10, at)} == ids, at
+        assert {f.id for f in contract_store.search_facts(["host"], None, 10, at)} == ids, at
 
 
 def test_a_value_between_two_splits_the_interval_it_falls_in(contract_store: HubStore) -> None:

@@ -21,7 +21,7 @@ def test_a_new_value_supersedes_the_current_fact(contract_store: HubStore) -> No
     assert closed is not None and closed.valid_to == T0 + 10 and closed.superseded_by == new.id
     assert contract_store.superseded_fact_ids([old.id, new.id]) == {old.id}
     assert [f.id for f in contract_store.facts_about("DB", "shop", None)] == [new.id, old.id]
-    assert [f.id for f in contract_store.current_facts("shop", 10)] == [new.id]
+    assert [f.id for f in contract_store.current_facts("shop", 10, T0 + 10)] == [new.id]
 
 
 def test_facts_about_a_subject_filter_by_project_and_predicate(contract_store: HubStore) -> None:
@@ -37,10 +37,10 @@ def test_fact_search_finds_current_facts_by_their_words(contract_store: HubStore
     contract_store.add_fact(fact("cache", "backend", "redis", at=T0))
     current, _ = contract_store.add_fact(fact("cache", "backend", "memcached", at=T0 + 1))
     contract_store.add_fact(fact("queue", "backend", "rabbit", project="billing"))
-    found = contract_store.search_facts(["cache"], ("shop",), 10)
+    found = contract_store.search_facts(["cache"], ("shop",), 10, T0 + 10)
     assert [f.id for f in found] == [current.id]
-    assert contract_store.search_facts(["rabbit"], ("shop",), 10) == []
-    assert len(contract_store.search_facts(["backend"], None, 10)) == 2
+    assert contract_store.search_facts(["rabbit"], ("shop",), 10, T0 + 10) == []
+    assert len(contract_store.search_facts(["backend"], None, 10, T0 + 10)) == 2
 
 
 def test_facts_saved_with_a_memory_point_to_it(contract_store: HubStore) -> None:

@@ -51,12 +51,13 @@ def _copy_fact(conn: psycopg.Connection[Any], seed: int, count: int) -> None:
 def _plan(conn: psycopg.Connection[Any], statement: str) -> str:
     """The generic plan of a fact search for one rare and one absent token, run."""
     sql = statement.replace("%(tokens)s", "$1").replace("%(projects)s", "$2")
+    sql = sql.replace("%(now)s", "$3")
     conn.execute("SET plan_cache_mode = force_generic_plan")
-    conn.execute(f"PREPARE search (text[], text[]) AS {sql}")
+    conn.execute(f"PREPARE search (text[], text[], bigint) AS {sql}")
     try:
         explain = (
             "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF)"
-            " EXECUTE search (ARRAY['backend5', 'nowhere'], ARRAY['alpha'])"
+            f" EXECUTE search (ARRAY['backend5', 'nowhere'], ARRAY['alpha'], {NOW})"
         )
         rows = conn.execute(explain).fetchall()
     finally:
@@ -83,7 +84,7 @@ def test_fact_search_probes_the_facts_it_finds_by_key(
             "SELECT count(*) FROM facts WHERE id <> %s AND id %% 997 = 5", (seed.id,)
         )
     # What the plan serves: the copies whose term took the suffix 5, every one found.
-    found = pg_store.search_facts(["backend5"], ("alpha",), 100)
+    found = pg_store.search_facts(["backend5"], ("alpha",), 100, NOW)
     assert copies >= 8
     assert len(found) == copies
     assert all(f.id % 997 == 5 and f.object == "redis" for f in found)

@@ -57,8 +57,8 @@ def test_facts_about_and_current_facts_list_newest_first(pg_facts: PgFacts) -> N
         "k8s",
     ]
     assert pg_facts.facts_about("checkout service", "elsewhere", None) == []
-    assert [f.object for f in pg_facts.current_facts("shop", 10)] == ["team-a", "nomad"]
-    assert [f.object for f in pg_facts.current_facts("shop", 1)] == ["team-a"]
+    assert [f.object for f in pg_facts.current_facts("shop", 10, NOW + 10)] == ["team-a", "nomad"]
+    assert [f.object for f in pg_facts.current_facts("shop", 1, NOW + 10)] == ["team-a"]
 
 
 def test_fact_search_finds_current_facts_by_any_term_and_project(pg_facts: PgFacts) -> None:
@@ -66,12 +66,12 @@ def test_fact_search_finds_current_facts_by_any_term_and_project(pg_facts: PgFac
     current, _ = pg_facts.add_fact(_fact("nomad cluster", NOW + 1))
     db_fact = NewFact("ops", "database", "engine", "postgres", NOW, NOW, "test")
     database, _ = pg_facts.add_fact(db_fact)
-    assert [f.id for f in pg_facts.search_facts(["cluster"], None, 5)] == [current.id]
-    assert [f.id for f in pg_facts.search_facts(["k8s"], None, 5)] == []
-    both = pg_facts.search_facts(["postgres", "nomad"], ("shop", "ops"), 5)
+    assert [f.id for f in pg_facts.search_facts(["cluster"], None, 5, NOW + 10)] == [current.id]
+    assert [f.id for f in pg_facts.search_facts(["k8s"], None, 5, NOW + 10)] == []
+    both = pg_facts.search_facts(["postgres", "nomad"], ("shop", "ops"), 5, NOW + 10)
     assert {f.id for f in both} == {current.id, database.id}
-    assert pg_facts.search_facts(["postgres"], ("shop",), 5) == []
-    assert pg_facts.search_facts([], None, 5) == []
+    assert pg_facts.search_facts(["postgres"], ("shop",), 5, NOW + 10) == []
+    assert pg_facts.search_facts([], None, 5, NOW + 10) == []
 
 
 def _assert_one_consistent_chain(facts: PgFacts, db: PgDatabase, saved: int) -> None:
@@ -157,8 +157,10 @@ def test_fact_search_takes_hostile_terms_as_words(pg_facts: PgFacts) -> None:
         ["\U0001f642" * 50] * 32,
     ]
     for terms in hostile:
-        found = pg_facts.search_facts(terms, None, 10)
+        found = pg_facts.search_facts(terms, None, 10, NOW + 10)
         assert plain.id not in {fact.id for fact in found}, terms
-    assert [f.id for f in pg_facts.search_facts(["drop", "table"], ("shop",), 10)] == [injected.id]
-    assert [f.id for f in pg_facts.search_facts(["tokens"], None, 10)] == [injected.id]
-    assert [f.id for f in pg_facts.search_facts(["k8s"], None, 10)] == [plain.id]
+    assert [f.id for f in pg_facts.search_facts(["drop", "table"], ("shop",), 10, NOW + 10)] == [
+        injected.id
+    ]
+    assert [f.id for f in pg_facts.search_facts(["tokens"], None, 10, NOW + 10)] == [injected.id]
+    assert [f.id for f in pg_facts.search_facts(["k8s"], None, 10, NOW + 10)] == [plain.id]

@@ -146,17 +146,17 @@ def test_fact_search_and_reads_give_the_same_facts(stores) -> None:
     sqlite, _, facts = stores
     runs = found = 0
     for terms, projects, limit in _fact_searches():
-        expected = sqlite.search_facts(terms, projects, limit)
-        got = facts.search_facts(terms, projects, limit)
+        expected = sqlite.search_facts(terms, projects, limit, NOW)
+        got = facts.search_facts(terms, projects, limit, NOW)
         assert _without_uids(got) == _without_uids(expected), (terms, projects, limit)
         runs += 1
         found += bool(expected)
     assert runs > 500
     assert found > 100
     for project in ("alpha", "beta"):
-        expected = sqlite.current_facts(project, 40)
-        assert _without_uids(facts.current_facts(project, 40)) == _without_uids(expected)
-    subjects = {fact.subject for fact in sqlite.current_facts("alpha", 40)}
+        expected = sqlite.current_facts(project, 40, NOW)
+        assert _without_uids(facts.current_facts(project, 40, NOW)) == _without_uids(expected)
+    subjects = {fact.subject for fact in sqlite.current_facts("alpha", 40, NOW)}
     for subject in subjects:
         expected = sqlite.facts_about(subject, None, None)
         assert _without_uids(facts.facts_about(subject, None, None)) == _without_uids(expected)

@@ -41,7 +41,7 @@ _FACT_COLUMNS = (
 
 
 # Fact search reads, in one statement (one snapshot), rows whose first column says what each is:
-#   2  a current live fact holding a token of the query: its columns (from the 7th) and tokens
+#   2  a live fact valid at %(now)s holding a token of the query: its columns (from the 7th), tokens
 #   1  a term row of a query token: term, fact id, col, positions
 #   0  the index's rows (third column) and tokens (sixth)
 # The facts come first: their columns type the rows below them. FTS5 counts a phrase's rows in
@@ -59,7 +59,8 @@ _SEARCH_FACTS = (
     " FROM (SELECT DISTINCT fact_id FROM r) AS c"
     " CROSS JOIN LATERAL (SELECT * FROM facts WHERE id = c.fact_id OFFSET 0) AS f"
     " CROSS JOIN LATERAL (SELECT tokens FROM fact_docs WHERE fact_id = c.fact_id OFFSET 0) AS d"
-    " WHERE f.valid_to IS NULL AND f.dismissed_at IS NULL"
+    " WHERE f.valid_from <= %(now)s::bigint"
+    " AND (f.valid_to IS NULL OR f.valid_to > %(now)s::bigint) AND f.dismissed_at IS NULL"
 )
 _SEARCH_REST = (
     f" UNION ALL SELECT 1, term, fact_id, col, positions::text, NULL{_NO_FACT} FROM r"
@@ -123,9 +124,7 @@ def _put_fact_once(
     totals: full_text.Totals,
 ) -> tuple[Fact, bool]:
     key = (new.project, fact_key(new.subject), fact_key(new.predicate))
-    conn.execute(
-        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_FACT_LOCK_CLASS, "\x1f".join(key))
-    )
+    lock_fact_key(conn, key)
     holder = conn.execute(_FACT_AT, (*key, new.valid_from, new.valid_from)).fetchone()
     if holder is not None and holder["object"] == new.object:
         return fact_from_row(holder), False
@@ -143,6 +142,13 @@ def _put_fact_once(
         conn, full_text.FACT_INDEX, fact.id, (new.subject, new.predicate, new.object), totals
     )
     return fact, True
+
+
+def lock_fact_key(conn: psycopg.Connection[Row], key: tuple[str, str, str]) -> None:
+    """Wait for the turn of ``key``'s writers (a sync page's too), kept to the transaction's end."""
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_FACT_LOCK_CLASS, "\x1f".join(key))
+    )
 
 
 # A key's facts tile its timeline: each holds from its valid_from up to its valid_to (open when
@@ -227,9 +233,9 @@ class PgFacts(PgPart):
             return [fact_from_row(row) for row in conn.execute(sql, params).fetchall()]
 
     def search_facts(
-        self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int
+        self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int, now: int
     ) -> list[Fact]:
-        """Current live facts matching any term, best first (bm25, then newest): the term rows
+        """Live facts valid ``now`` matching any term, best first (bm25, then newest): the term rows
         of the query's tokens, the candidate facts and the index's totals in one statement of
         one shape (prepared once, whatever the query), phrases matched and scored here."""
         phrases = [full_text.phrase_tokens(term) for term in terms]
@@ -237,7 +243,7 @@ class PgFacts(PgPart):
         if not tokens:
             return []
         sql = _SEARCH if projects is None else _SEARCH_IN_PROJECTS
-        params = {"tokens": tokens, "projects": list(projects or ())}
+        params = {"tokens": tokens, "projects": list(projects or ()), "now": now}
         with self._db.read() as conn:
             rows = rows_on_generic_plan(conn, sql, params)
         term_rows, candidates, totals = [], [], (0, 0)
@@ -264,12 +270,14 @@ class PgFacts(PgPart):
         scored.sort(key=lambda item: item[:3])
         return [item[3] for item in scored[:limit]]
 
-    def current_facts(self, project: str, limit: int) -> list[Fact]:
+    def current_facts(self, project: str, limit: int, now: int) -> list[Fact]:
+        """The project's live facts valid ``now``, newest recorded first."""
         with self._db.read() as conn:
             rows = conn.execute(
-                f"SELECT {_FACT_COLUMNS} FROM facts WHERE project = %s AND valid_to IS NULL"
-                " AND dismissed_at IS NULL ORDER BY recorded_at DESC, id DESC LIMIT %s",
-                (project, limit),
+                f"SELECT {_FACT_COLUMNS} FROM facts WHERE project = %s AND valid_from <= %s"
+                " AND (valid_to IS NULL OR valid_to > %s) AND dismissed_at IS NULL"
+                " ORDER BY recorded_at DESC, id DESC LIMIT %s",
+                (project, now, now, limit),
             ).fetchall()
         return [fact_from_row(row) for row in rows]
 

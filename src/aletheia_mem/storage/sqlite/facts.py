@@ -53,6 +53,9 @@ _FACT_AT = (
     " AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
     " ORDER BY valid_from DESC, id DESC LIMIT 1"
 )
+# A fact ``f`` valid at an instant (two parameters, the instant twice): a value written for a
+# later time is not valid yet, and the one it will replace still is.
+_VALID_AT_F = "f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)"
 # The first fact after an instant no fact is valid at: a fact put there ends where it starts.
 _FACT_AFTER = (
     "SELECT id, valid_from FROM facts WHERE project = ? AND subject_key = ? AND predicate_key = ?"
@@ -118,14 +121,14 @@ class SqliteFacts(SqliteDatabase):
         return [fact_from_row(row) for row in self._conn.execute(sql, params).fetchall()]
 
     def search_facts(
-        self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int
+        self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int, now: int
     ) -> list[Fact]:
-        """Current live facts matching any term, best first."""
+        """Live facts valid ``now`` matching any term, best first."""
         sql = (
             f"SELECT {F_FACT_COLUMNS} FROM fact_fts JOIN facts f ON f.id = fact_fts.rowid"
-            " WHERE fact_fts MATCH ? AND f.valid_to IS NULL AND f.dismissed_at IS NULL"
+            f" WHERE fact_fts MATCH ? AND {_VALID_AT_F} AND f.dismissed_at IS NULL"
         )
-        params: list[Any] = [fts_match_expression(list(terms))]
+        params: list[Any] = [fts_match_expression(list(terms)), now, now]
         if projects is not None:
             sql += " AND " + in_clause("f.project", projects)
             params.extend(projects)
@@ -133,11 +136,13 @@ class SqliteFacts(SqliteDatabase):
         rows = self._conn.execute(sql, [*params, limit]).fetchall()
         return [Fact(*row) for row in rows]  # by position: the columns are Fact's fields
 
-    def current_facts(self, project: str, limit: int) -> list[Fact]:
+    def current_facts(self, project: str, limit: int, now: int) -> list[Fact]:
+        """The project's live facts valid ``now``, newest recorded first."""
         rows = self._conn.execute(
-            "SELECT * FROM facts WHERE project = ? AND valid_to IS NULL"
-            " AND dismissed_at IS NULL ORDER BY recorded_at DESC, id DESC LIMIT ?",
-            (project, limit),
+            "SELECT * FROM facts WHERE project = ? AND valid_from <= ?"
+            " AND (valid_to IS NULL OR valid_to > ?) AND dismissed_at IS NULL"
+            " ORDER BY recorded_at DESC, id DESC LIMIT ?",
+            (project, now, now, limit),
         ).fetchall()
         return [fact_from_row(row) for row in rows]
 
