@@ -7,6 +7,7 @@ writes every kind of item (``postgres``: which one).
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -233,6 +234,86 @@ def test_concurrent_fact_changes_leave_one_current_fact_everywhere(
         by_object = {fact.object: fact for fact in history}
         assert by_object["mysql"].superseded_by == by_object["postgres"].id
         assert by_object["mysql"].valid_to == 300
+
+
+def _put(store: Any, obj: str, valid_from: int, now: int) -> None:
+    facts.record_fact(
+        store, project="shop", subject="db", predicate="is", object=obj,
+        valid_from=valid_from, source="t", now=now,
+    )  # fmt: skip
+
+
+def _spans(store: Any) -> dict[str, tuple[int, int | None, str | None]]:
+    """Object -> (valid_from, valid_to, the object of the successor) of each fact of "db"."""
+    history = store.facts_about("db", "shop", None)
+    by_id = {fact.id: fact.object for fact in history}
+    return {
+        fact.object: (fact.valid_from, fact.valid_to, by_id.get(fact.superseded_by or 0))
+        for fact in history
+    }
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_facts_backdated_on_two_stores_tile_one_timeline_everywhere(
+    stores: dict[str, SqliteStore], first: str
+) -> None:
+    """Each store put its value inside the same interval; synced, in either order, neither
+    value overlaps the other: the later valid_from splits the earlier one's interval."""
+    _put(stores["a"], "sqlite", 1000, 1000)
+    settle(stores)
+    _put(stores["a"], "postgres", 500, 2000)
+    _put(stores["b"], "mysql", 700, 2100)
+    order = [first, *(name for name in ("a", "b", "c") if name != first)]
+    for _ in range(3):
+        for name in order:
+            exchange(stores[name], stores["hub"])
+    assert_identical(stores)
+    for name in ("a", "b", "c", "hub"):
+        assert _spans(stores[name]) == {
+            "postgres": (500, 700, "mysql"),
+            "mysql": (700, 1000, "sqlite"),
+            "sqlite": (1000, None, None),
+        }, name
+
+
+def test_fact_records_applied_in_any_order_give_one_timeline_and_again_change_nothing(
+    stores: dict[str, SqliteStore], tmp_path: Path
+) -> None:
+    for obj, valid_from, now in (("one", 100, 1000), ("two", 300, 1001), ("three", 200, 1002)):
+        _put(stores["a"], obj, valid_from, now)
+    for obj, valid_from, now in (("four", 250, 1003), ("five", 300, 1004), ("six", 50, 1005)):
+        _put(stores["b"], obj, valid_from, now)
+    records = []
+    for name in ("a", "b"):
+        page = stores[name].export_changes(
+            after=0, limit=100, max_bytes=10**6, local_only=True, exclude_origin=None,
+            projects=None,
+        )  # fmt: skip
+        records += page.records
+    rng = random.Random(7)
+    orders = [records, records[::-1], *(rng.sample(records, len(records)) for _ in range(4))]
+    targets = [stores["hub"], stores["c"]]
+    targets += [SqliteStore(tmp_path / f"order{n}.db") for n in range(len(orders) - 2)]
+    try:
+        for target, order in zip(targets, orders, strict=True):
+            for record in order:  # a page each: the timeline is whole after every one
+                target.apply_changes([record], projects=None, now=5000)
+            assert _spans(target) == {
+                "six": (50, 100, "one"),
+                "one": (100, 200, "three"),
+                "three": (200, 250, "four"),
+                "four": (250, 300, "two"),
+                "two": (300, 300, "five"),  # the same valid_from: the later recorded wins
+                "five": (300, None, None),
+            }
+        expected = items(targets[0])
+        assert all(items(target) == expected for target in targets[1:])
+        again = targets[0].apply_changes(records, projects=None, now=6000)
+        assert (again.applied, again.merged, again.skipped) == (0, 0, len(records))
+        assert items(targets[0]) == expected
+    finally:
+        for target in targets[2:]:
+            target.close()
 
 
 def test_dismissals_and_restores_travel(stores: dict[str, SqliteStore], clock: FakeClock) -> None:

@@ -3,9 +3,10 @@
 The version of an item is ``(changed_at, origin)``: the time of its last change and the id of
 the store that made it. A record is applied when its version is greater than the local one;
 equal versions are the same version and are skipped. Where applying would break a rule of the
-store (two current facts for one key, two memories with the same dedupe key), the outcome is
-decided by the data alone, so every store picks the same one; and a store that writes something
-other than what it received gives that a new version above both, so it travels on.
+store (two values of a fact valid at one instant, two memories with the same dedupe key), the
+outcome is decided by the data alone, so every store picks the same one (a fact's timeline:
+``sync_timeline``); and a store that writes something other than what it received gives that a
+new version above both, so it travels on.
 
 Everything here runs inside the caller's write transaction, with the change-log triggers
 silenced: this module writes the log itself. The SQL is the same on every database; what differs
@@ -17,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aletheia_mem.errors import ForbiddenError
@@ -26,6 +27,7 @@ from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id
 from aletheia_mem.storage.sync_export import read_items, store_id
 from aletheia_mem.storage.sync_peers import set_pull_cursor
 from aletheia_mem.storage.sync_records import ApplyStats, Record, record_project
+from aletheia_mem.storage.sync_timeline import PageTimelines, retile_key
 
 Version = tuple[int, str]
 
@@ -39,6 +41,7 @@ class _Context:
     projects: tuple[str, ...] | None
     author: str | None = None
     shared_rules: bool = False  # rules wider than a project may come (a hub's pull page)
+    timelines: PageTimelines = field(default_factory=PageTimelines)
 
 
 def fact_key(text: str) -> str:
@@ -376,51 +379,32 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
 # -- facts ---------------------------------------------------------------------------------------
 
 
-def _fact_rank(valid_from: int, recorded_at: int, uid: str) -> tuple[int, int, str]:
-    """Of two facts current for one key, the one ranked higher stays current."""
-    return (valid_from, recorded_at, uid)
-
-
 def _apply_fact(ctx: _Context, record: Record) -> str:
+    """Write the fact's fields, then place it in its key's timeline (``sync_timeline``)."""
     conn, uid, data = ctx.conn, record["key"], record["data"]
-    row = conn.execute("SELECT id, project FROM facts WHERE uid = ?", (uid,)).fetchone()
+    row = conn.execute(
+        "SELECT id, project, subject_key, predicate_key FROM facts WHERE uid = ?", (uid,)
+    ).fetchone()
     if row is not None:
         _check_project(ctx, row["project"])
     if row is not None and not _incoming_wins(ctx, record, uid, _version(ctx, "fact", uid)):
         return "skipped"
-    subject_key, predicate_key = fact_key(data["subject"]), fact_key(data["predicate"])
-    valid_to, superseded_uid = data["valid_to"], data["superseded_by"]
-    changed, closed = False, None
-    if valid_to is None:
-        other = conn.execute(
-            "SELECT id, uid, valid_from, recorded_at FROM facts WHERE project = ?"
-            " AND subject_key = ? AND predicate_key = ? AND valid_to IS NULL AND uid != ?",
-            (data["project"], subject_key, predicate_key, uid),
-        ).fetchone()
-        if other is not None:
-            mine = _fact_rank(data["valid_from"], data["recorded_at"], uid)
-            if mine > _fact_rank(other["valid_from"], other["recorded_at"], other["uid"]):
-                closed = other
-                conn.execute(
-                    "UPDATE facts SET valid_to = ? WHERE id = ?",
-                    (max(data["valid_from"], other["valid_from"]), other["id"]),
-                )
-            else:
-                valid_to = max(other["valid_from"], data["valid_from"])
-                superseded_uid, changed = other["uid"], True
-    superseded_id = _fact_id(conn, superseded_uid)
+    key = (data["project"], fact_key(data["subject"]), fact_key(data["predicate"]))
+    ctx.dialect.lock_fact_key(conn, key)
     memory_id = _memory_id(conn, data["memory"])
+    # Written closed and empty (valid_to = valid_from, no successor) until retile_key places it:
+    # the unique index allows one open fact per key.
     values = (
         data["project"],
         data["subject"],
-        subject_key,
+        key[1],
         data["predicate"],
-        predicate_key,
+        key[2],
         data["object"],
         data["valid_from"],
-        valid_to,
+        data["valid_from"],
         data["recorded_at"],
-        superseded_id,
+        None,
         data["source"],
         memory_id,
         data["dismissed_at"],
@@ -446,22 +430,28 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
         )
     words = (data["subject"], data["predicate"], data["object"])
     ctx.dialect.index_fact(conn, fact_id, *words, row is not None)
-    waiting = [("superseded_by", superseded_uid)] if superseded_uid and not superseded_id else []
-    if data["memory"] and memory_id is None:
-        waiting.append(("memory", data["memory"]))
+    waiting = [("memory", data["memory"])] if data["memory"] and memory_id is None else []
     _set_pending(ctx, "fact", uid, waiting)
-    if closed is not None:
-        conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (fact_id, closed["id"]))
-        conn.execute(
-            "DELETE FROM sync_pending WHERE kind = 'fact' AND key = ? AND field = 'superseded_by'",
-            (closed["uid"],),
-        )
-        _bump(ctx, "fact", closed["uid"], _incoming(record))
-    if changed:
-        _bump(ctx, "fact", uid, _incoming(record))
-        return "merged"
+    ctx.timelines.receive(uid, (data["valid_to"], data["superseded_by"]))
+    ctx.timelines.note(retile_key(conn, key))
+    old_key = None if row is None else (row["project"], row["subject_key"], row["predicate_key"])
+    if old_key is not None and old_key != key:  # the fact left a timeline: close its gap
+        ctx.dialect.lock_fact_key(conn, old_key)
+        ctx.timelines.note(retile_key(conn, old_key))
+    # Logged as received; ``_version_retiled_facts`` gives it a version of this store's own if
+    # the page leaves it with another valid_to or successor than the record's.
     _log(ctx, "fact", uid, _incoming(record), remote=True)
     return "applied"
+
+
+def _version_retiled_facts(ctx: _Context, stats: ApplyStats) -> None:
+    """A version of this store's own for each fact the page left with another tile than the
+    one it had or received: the change travels on, and the page's record counts as merged."""
+    for uid in ctx.timelines.changed(ctx.conn):
+        _bump(ctx, "fact", uid)
+        if uid in ctx.timelines.received:
+            stats.applied -= 1
+            stats.merged += 1
 
 
 # -- rules ---------------------------------------------------------------------------------------
@@ -679,6 +669,7 @@ def apply_records(
         setattr(stats, outcome, getattr(stats, outcome) + 1)
         if outcome != "skipped" and project is not None:
             stats.touched_projects.add(project)
+    _version_retiled_facts(ctx, stats)
     if conn.execute("SELECT 1 FROM sync_pending LIMIT 1").fetchone() is not None:
         _resolve_pending(conn)
     dialect.set_quiet(conn, False)

@@ -5,8 +5,9 @@ both databases read alike (``ON CONFLICT ... DO UPDATE``, ``RETURNING id``). The
 through a ``SyncConn``: a ``sqlite3.Connection`` is one as it is; a psycopg connection is
 wrapped so that its placeholders become ``%s``. What cannot be written alike is a hook of the
 ``SyncDialect``: how a version replaces an item's row in the log (and renews its ``seq``), how
-the change-log triggers are silenced, how ids are reserved for a bulk insert, and how a memory
-or a fact is indexed for search.
+the change-log triggers are silenced, how ids are reserved for a bulk insert, how a memory or a
+fact is indexed for search, and how a fact key's other writers are kept out while sync re-tiles
+its timeline.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ IndexNewMemories = Callable[[Any, list[tuple[int, NewMemory]]], None]
 # Index one fact's words (subject, predicate, object) under its id; the last argument says
 # whether it was indexed before (and that entry must go).
 IndexFact = Callable[[Any, int, str, str, str, bool], None]
+# Keep the other writers of a fact key (project, subject_key, predicate_key) out until the
+# transaction ends.
+LockFactKey = Callable[[Any, tuple[str, str, str]], None]
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class SyncDialect:
         index_memory: index a memory row (the store's indexer).
         index_new_memories: index many memories just inserted (a bulk insert's).
         index_fact: index a fact's words.
+        lock_fact_key: take the turn of a fact key's writers before reading its timeline.
 
     Every hook gets the ``SyncConn`` the engine was given.
     """
@@ -66,6 +71,7 @@ class SyncDialect:
     index_memory: IndexMemory
     index_new_memories: IndexNewMemories
     index_fact: IndexFact
+    lock_fact_key: LockFactKey
 
 
 def json_value(value: Any) -> Any:

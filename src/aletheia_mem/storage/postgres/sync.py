@@ -17,7 +17,7 @@ from aletheia_mem.search.text import index_text
 from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgPart, Row
-from aletheia_mem.storage.postgres.facts import write_retrying
+from aletheia_mem.storage.postgres.facts import lock_fact_key, write_retrying
 from aletheia_mem.storage.postgres.memories import index_memory, memory_texts
 from aletheia_mem.storage.sync_apply import apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
@@ -91,6 +91,7 @@ def pg_dialect(totals: full_text.Totals) -> SyncDialect:
         index_memory=index_one_memory,
         index_new_memories=index_new_memories,
         index_fact=index_fact,
+        lock_fact_key=lambda conn, key: lock_fact_key(conn.raw, key),
     )
 
 

@@ -45,6 +45,10 @@ def _index_fact(
     full_text.index_fact(conn, fact_id, subject, predicate, obj, fresh=not known)
 
 
+def _lock_fact_key(conn: sqlite3.Connection, key: tuple[str, str, str]) -> None:
+    """Nothing to do: the page's write transaction is the store's one writer."""
+
+
 SQLITE_DIALECT = SyncDialect(
     log_version=LOG_VERSION,
     set_quiet=_set_quiet,
@@ -52,4 +56,5 @@ SQLITE_DIALECT = SyncDialect(
     index_memory=index_memory,
     index_new_memories=_index_new_memories,
     index_fact=_index_fact,
+    lock_fact_key=_lock_fact_key,
 )
