@@ -191,6 +191,32 @@ def test_dismissed_evidence_memory_flags_the_rule_for_a_re_check(call):
     assert restored == [_line(rule_id)]
 
 
+def test_a_rule_citing_evidence_dismissed_before_it_was_added_is_flagged_until_confirmed(
+    call, clock
+):
+    fact = {"subject": "ci", "predicate": "runner", "object": "GitHub Actions"}
+    call("save_memory", text="A .env file was committed once")
+    call("save_memory", text="CI runs on GitHub Actions", facts=[fact])
+    call("save_memory", text="CI moved to Buildkite", facts=[{**fact, "object": "Buildkite"}])
+    call("dismiss_memory", id=1)
+    clock.advance(DAY_MS)
+    on_memory = rule_id_of(call("add_rule", **COMMIT_RULE, evidence_memory_ids=[1]))
+    on_fact = rule_id_of(call("add_rule", then="Use Buildkite", evidence_fact_ids=[1]))
+    flagged = body_lines(call("list_rules"))
+
+    clock.advance(DAY_MS)
+    call("confirm_rule", id=on_memory)
+    call("confirm_rule", id=on_fact)
+
+    assert flagged == [
+        _line(on_memory, added="2026-10-30", confirmed="2026-10-30")
+        + "  [re-check: evidence memory #1 was dismissed]",
+        f"- Always: Use Buildkite  [everywhere]  (id {on_fact}, added 2026-10-30, source: cli,"
+        " last confirmed 2026-10-30)  [re-check: evidence fact #1 was superseded]",
+    ]
+    assert "re-check" not in "\n".join(body_lines(call("list_rules")))
+
+
 def test_superseded_evidence_fact_flags_the_rule_for_a_re_check(call, clock):
     fact = {"subject": "ci", "predicate": "runner", "object": "GitHub Actions"}
     call("save_memory", text="CI runs on GitHub Actions", facts=[fact])

@@ -127,8 +127,9 @@ def check_rule_tier(scope_tier: str, projects: tuple[str, ...] | None) -> None:
 
 def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:
     """Why an enabled rule should be looked at again, or None. Evidence that changed before
-    the rule was last confirmed was seen by whoever confirmed it: ``confirm_rule`` clears it."""
-    since = rule.last_confirmed_at
+    the rule was last confirmed was seen by whoever confirmed it: ``confirm_rule`` clears it.
+    Adding a rule is no such check: evidence already dismissed or superseded then flags it."""
+    since = rule.last_confirmed_at if rule.last_confirmed_at > rule.added_at else 0
     dismissed = sorted(store.dismissed_memory_ids(rule.evidence_memory_ids, since))
     if dismissed:
         return f"evidence memory #{dismissed[0]} was dismissed"
