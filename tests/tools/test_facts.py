@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from aletheia_mem.timefmt import FIRST_MS
 from tests.conftest import REFERENCE_NOW
 from tests.tools.helpers import DAY_MS, body_lines, db_rows
 
@@ -127,6 +130,15 @@ def test_valid_from_sets_when_a_fact_starts(call, app):
     assert body_lines(call("fact_history", subject="payments-api"))[1:] == [
         "- fact #1 payments-api · database = PostgreSQL 14  (shop, since 2026-01-01)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("valid_from", "stored"),
+    [(-1, -1), ("1969-12-31T23:59:59.999Z", -1), ("0001-01-01", FIRST_MS), ("1970-01-01", 0)],
+)
+def test_a_fact_may_start_before_1970(call, app, valid_from, stored):
+    assert not _state(call, "PostgreSQL 9", valid_from=valid_from).is_error
+    assert db_rows(app, "SELECT valid_from FROM facts") == [(stored,)]
 
 
 def test_subject_matches_without_regard_to_case_or_spaces(call, clock):

@@ -194,6 +194,35 @@ def test_fact_without_an_object_is_an_error_and_nothing_is_saved(call, app):
     assert db_rows(app, "SELECT count(*) FROM memories") == [(0,)]
 
 
+NUL_IN_FACT = "each fact must not contain NUL characters."
+
+
+@pytest.mark.parametrize(
+    ("fact", "message"),
+    [
+        ("a\x00b", NUL_IN_FACT),
+        ({"subject": "a\x00b", "predicate": "is", "object": "o"}, NUL_IN_FACT),
+        ({"subject": "s", "predicate": "is", "object": "o\x00"}, NUL_IN_FACT),
+        ("x" * 6003, "each fact must be at most 6002 characters."),
+    ],
+)
+def test_a_fact_an_export_could_not_import_again_is_refused_and_nothing_is_saved(
+    call, app, fact, message
+):
+    result = call("save_memory", text="Facts that would break an import", facts=[fact])
+
+    assert result.is_error
+    assert result.text == message
+    assert db_rows(app, "SELECT count(*) FROM memories") == [(0,)]
+    assert db_rows(app, "SELECT count(*) FROM facts") == [(0,)]
+
+
+def test_a_statement_of_6002_characters_is_saved(call):
+    assert call("save_memory", text="A long statement", facts=["x" * 6002]).text == (
+        "Saved as #1 in shop."
+    )
+
+
 def test_secrets_are_redacted_before_they_are_stored(call, app):
     text = f"Deploy with DB_PASSWORD=hunter2hunter2 and GITHUB_TOKEN={GITHUB_TOKEN}"
 

@@ -33,6 +33,14 @@ def check_paths(files: Sequence[str]) -> None:
 
 
 def check_fact_parts(*parts: str) -> None:
-    """A fact's subject, predicate and object, each at most ``MAX_FACT_PART`` characters."""
+    """A fact's subject, predicate and object (or its statement), each at most
+    ``MAX_FACT_PART`` characters and without NUL."""
     if any(len(part) > MAX_FACT_PART for part in parts):
         raise InvalidInputError(f"each part of a fact must be at most {MAX_FACT_PART} characters.")
+    check_fact_text(*parts)
+
+
+def check_fact_text(*parts: str) -> None:
+    """No NUL in a fact: a store holding one could not be exported and imported again."""
+    if any("\x00" in part for part in parts):
+        raise InvalidInputError("each fact must not contain NUL characters.")

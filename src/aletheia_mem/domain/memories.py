@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
+    MAX_STATEMENT,
     MAX_TEXT,
     MAX_TITLE,
     check_fact_parts,
+    check_fact_text,
     check_length,
     check_paths,
 )
@@ -122,6 +124,8 @@ def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
     facts: list[FactInput | str] = []
     for entry in raw:
         if isinstance(entry, str) and entry.strip():
+            check_fact_text(entry)
+            check_length("each fact", entry.strip(), MAX_STATEMENT)
             facts.append(entry.strip())
             continue
         if not isinstance(entry, dict):
