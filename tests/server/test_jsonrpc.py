@@ -403,6 +403,14 @@ def test_tools_call_with_an_unknown_tool_is_invalid_params(session):
     assert reply["error"]["message"] == "Unknown tool: drop_tables"
 
 
+def test_an_error_repeats_at_most_100_characters_of_a_long_method_or_tool_name(session):
+    tool = single(session, request("tools/call", {"name": "t" * 100_000}))
+    method = single(session, request("m" * 100_000))
+
+    assert tool["error"]["message"] == "Unknown tool: " + "t" * 100 + "..."
+    assert method["error"]["message"] == "Method not found: " + "m" * 100 + "..."
+
+
 @pytest.mark.parametrize("arguments", [[], ["text"], "text=x", 5, True])
 def test_tools_call_arguments_that_are_not_an_object_are_invalid_params(session, app, arguments):
     reply = call_tool(session, "save_memory", arguments, request_id=6)
@@ -549,6 +557,22 @@ def test_a_secret_in_a_client_name_is_redacted_before_its_writes_record_it(sessi
     ]
     assert app.store.get_rule(rule_id.group(0)).source == "bot [REDACTED]"
     assert session.client_name == "bot [REDACTED]"  # as an HTTP session would keep it
+
+
+@pytest.mark.parametrize(
+    ("name", "caller"),
+    [("claude\x00code", "claudecode"), ("\ud800codex", "codex"), ("\u202egemini\x07", "gemini")],
+)
+def test_a_client_name_keeps_only_printable_characters_so_its_writes_store_and_export(
+    session, app, name, caller
+):
+    single(session, request("initialize", initialize_params(name=name)))
+    saved = call_tool(session, "save_memory", {"text": "saved under an odd name"})
+    rule = call_tool(session, "add_rule", {"then": "Name clients plainly"})
+
+    assert saved["result"]["isError"] is False, saved
+    assert rule["result"]["isError"] is False, rule
+    assert app.store.get_memory(saved_id(saved)).tool == caller
 
 
 @pytest.mark.parametrize(

@@ -25,10 +25,12 @@ def negotiate_version(requested: object) -> str:
 
 
 def client_name(name: object) -> str | None:
-    """A client's self-reported name as a caller name: one line, at most 100 characters."""
-    if isinstance(name, str) and name.strip():
-        return " ".join(name.split())[:100]
-    return None
+    """A client's self-reported name as a caller name: one line, at most 100 characters, of
+    printable characters only (a NUL or a lone surrogate could be neither stored nor exported)."""
+    if not isinstance(name, str):
+        return None
+    printable = "".join(char for char in name if char.isprintable() or char.isspace())
+    return " ".join(printable.split())[:100] or None
 
 
 def reported_name(params: dict[str, object]) -> str | None:

@@ -40,6 +40,7 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
 STRUCTURED_VERSIONS = frozenset({"2025-06-18", "2025-11-25", *modern.MODERN_VERSIONS})
 _TOOL_LISTS = {flag: [tool.definition(flag) for tool in TOOLS] for flag in (False, True)}
 MAX_ARGUMENT_DEPTH = 32
+MAX_ECHO = 100  # characters of a client's method or tool name an error repeats
 _SURROGATE = re.compile("[\ud800-\udfff]")
 Message = dict[str, Any]
 # Decides, per tools/call, whether the caller may run this tool here (None: yes).
@@ -65,6 +66,11 @@ class McpSession:
 
 def error_response(request_id: Any, code: int, message: str) -> Message:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def echoed(name: str) -> str:
+    """A method or tool name as an error quotes it: at most ``MAX_ECHO`` characters."""
+    return name if len(name) <= MAX_ECHO else name[:MAX_ECHO] + "..."
 
 
 def _rejected(request_id: Any, rejection: modern.Rejection) -> Message:
@@ -154,7 +160,7 @@ def _dispatch_modern(
     if method == "server/discover":
         return _result(request_id, modern.discover(SUPPORTED_VERSIONS, INSTRUCTIONS))
     if method not in ("tools/list", "tools/call"):
-        return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+        return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {echoed(method)}")
     session.era = "modern"
     request = replace(
         session,
@@ -192,7 +198,7 @@ def _dispatch(
         return _result(request_id, {"tools": _TOOL_LISTS[structured]})
     if method == "tools/call":
         return _tools_call(session, request_id, params)
-    return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+    return error_response(request_id, METHOD_NOT_FOUND, f"Method not found: {echoed(method)}")
 
 
 def initialize(session: McpSession, params: dict[str, Any]) -> dict[str, Any]:
@@ -251,7 +257,7 @@ def _tools_call(session: McpSession, request_id: Any, params: dict[str, Any]) ->
         )
     spec = TOOLS_BY_NAME.get(name)
     if spec is None:
-        return error_response(request_id, INVALID_PARAMS, f"Unknown tool: {name}")
+        return error_response(request_id, INVALID_PARAMS, f"Unknown tool: {echoed(name)}")
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
