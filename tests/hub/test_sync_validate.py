@@ -11,6 +11,7 @@ from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
+from aletheia_mem.timefmt import FIRST_MS
 from tests.conftest import FakeClock
 
 
@@ -123,3 +124,22 @@ def test_a_synced_facts_value_is_redacted_by_its_predicate_as_a_save_redacts_it(
         valid_from=None, source="cli", now=clock.now,
     )  # fmt: skip
     assert checked["data"]["object"] == saved.object == "[REDACTED]"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("valid_from", 2**61), ("valid_from", -(2**61)), ("valid_to", 2**60)]
+)
+def test_a_fact_valid_at_an_instant_no_date_can_show_is_refused(
+    store: SqliteStore, clock: FakeClock, field: str, value: int
+) -> None:
+    """A peer's fact valid from the year 73 million broke every listing that showed it."""
+    record = next(r for r in _every_kind(store, clock) if r["kind"] == "fact")
+    record["data"] = {**record["data"], field: value}
+    with pytest.raises(InvalidInputError, match=f"record 0: {field} must be an instant of the"):
+        validate_records([record], system_clock())
+
+
+def test_a_fact_valid_from_year_1_passes(store: SqliteStore, clock: FakeClock) -> None:
+    record = next(r for r in _every_kind(store, clock) if r["kind"] == "fact")
+    record["data"] = {**record["data"], "valid_from": FIRST_MS}
+    assert validate_records([record], system_clock())[0]["data"]["valid_from"] == FIRST_MS

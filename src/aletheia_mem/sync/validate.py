@@ -19,6 +19,7 @@ from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIE
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import normalize_project
+from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
 # How far in the future a version or a time of change may be: the clocks of a team's machines
 # differ by seconds; a later time would win every conflict for as long as it stays ahead.
@@ -156,6 +157,10 @@ def _fact(check: _Checker) -> None:
         if check.data[field] is not None:
             check_key(check.data[field], check.fail, f"{field} must be a global id.")
     check.past("recorded_at", "dismissed_at")
+    for field in ("valid_from", "valid_to"):  # as a save reads them: years 1 to 9999
+        value = check.data[field]
+        if value is not None and not FIRST_MS <= value <= LAST_MS:
+            raise check.fail(f"{field} must be an instant of the years 1 to 9999.")
 
 
 def _rule(check: _Checker, key: str) -> None:
