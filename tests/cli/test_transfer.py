@@ -7,6 +7,7 @@ import os
 import select
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -196,10 +197,16 @@ linux_only = pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/fd a
 HEADER = {"type": "header", "format": "aletheia-export", "version": 1}
 
 
-def _ready(fd: int) -> bytes:
-    """What ``fd`` holds now, waiting at most 5 s for the first byte."""
-    readable, _, _ = select.select([fd], [], [], 5)
-    return os.read(fd, 1 << 20) if readable else b""
+def _read_until(fd: int, needle: bytes) -> bytes:
+    """What ``fd`` gives until ``needle`` arrives, waiting at most 5 s (a terminal or a pipe
+    may hand the export over in pieces: a line at a time)."""
+    got, deadline = b"", time.monotonic() + 5
+    while needle not in got and (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([fd], [], [], left)
+        if not readable:
+            break
+        got += os.read(fd, 1 << 20)
+    return got
 
 
 def test_export_into_a_fifo_writes_through_it_and_leaves_it_a_fifo(
@@ -212,7 +219,7 @@ def test_export_into_a_fifo_writes_through_it_and_leaves_it_a_fifo(
     try:
         assert run("export", "-o", str(fifo)).exit_code == 0
         assert stat.S_ISFIFO(fifo.lstat().st_mode)
-        assert b'"text":"piped"' in _ready(reader)
+        assert b'"text":"piped"' in _read_until(reader, b'"text":"piped"')
     finally:
         os.close(reader)
 
@@ -229,7 +236,7 @@ def test_export_through_a_link_to_a_terminal_writes_to_it_and_keeps_the_link(
     try:
         assert run("export", "-o", str(link)).exit_code == 0
         assert link.is_symlink()
-        assert b'"text":"to the terminal"' in _ready(master)
+        assert b'"text":"to the terminal"' in _read_until(master, b'"text":"to the terminal"')
     finally:
         os.close(slave)
         os.close(master)
@@ -246,7 +253,7 @@ def test_export_into_a_pipe_descriptor_writes_through_it(run: Invoke) -> None:
         os.close(write_end)
     try:
         assert exported.exit_code == 0, exported.stderr
-        assert b'"text":"to the pipe"' in _ready(read_end)
+        assert b'"text":"to the pipe"' in _read_until(read_end, b'"text":"to the pipe"')
     finally:
         os.close(read_end)
 
