@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
 
 from aletheia_mem.clock import system_clock
-from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
+from aletheia_mem.domain import dismissals, facts, memories, rules, transfer, worklists
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
@@ -143,3 +144,39 @@ def test_a_fact_valid_from_year_1_passes(store: SqliteStore, clock: FakeClock) -
     record = next(r for r in _every_kind(store, clock) if r["kind"] == "fact")
     record["data"] = {**record["data"], "valid_from": FIRST_MS}
     assert validate_records([record], system_clock())[0]["data"]["valid_from"] == FIRST_MS
+
+
+def test_what_sync_takes_at_its_limits_exports_and_imports_again(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    """A peer's record may hold more than this version's writers take (a peer of another
+    version wrote it); the store that took it must still export what import takes."""
+    source = SqliteStore(tmp_path / "source.db")
+    try:
+        records = {r["kind"]: r for r in _every_kind(source, clock)}
+    finally:
+        source.close()
+    memory, fact, rule = records["memory"], records["fact"], records["rule"]
+    memory["data"].update(
+        title="T" * 1000, text="t " * 100_000, narrative="n" * 200_000,
+        facts=["f" * 10_000] * 1000, files=["p" * 1000] * 1000, dismiss_reason="r" * 1000,
+    )  # fmt: skip
+    fact["data"].update(subject="s" * 10_000, predicate="p" * 10_000, object="o" * 10_000)
+    rule["data"].update(then="w" * 1000, when="w" * 1000, scope_name="n" * 1000)
+    parts = ("then", "when", "scope_tier", "scope_name")
+    rule["key"] = rules.rule_id(*(rule["data"][part] for part in parts))
+    checked = validate_records([memory, fact, rule], system_clock())
+    receiver = SqliteStore(tmp_path / "receiver.db")
+    dump = tmp_path / "receiver.jsonl"
+    try:
+        receiver.apply_changes(checked, projects=None, now=clock.now)
+        with dump.open("w", encoding="utf-8") as out:
+            transfer.write_export(receiver, out)
+    finally:
+        receiver.close()
+    fresh = SqliteStore(tmp_path / "fresh.db")
+    try:
+        with dump.open(encoding="utf-8") as lines:
+            assert transfer.import_lines(fresh, lines) > 0
+    finally:
+        fresh.close()

@@ -14,6 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from aletheia_mem.domain.limits import (
+    HELD_FACT_PART,
+    HELD_ITEMS,
+    HELD_REASON,
+    HELD_RULE,
+    HELD_TEXT,
+    HELD_TITLE,
     MAX_FACT_PART,
     MAX_IDS,
     MAX_NAME,
@@ -30,9 +36,15 @@ from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
-MAX_LIST_TEXT = 100_000  # a work-state list's items as JSON
-MAX_ITEM = MAX_PATH
-MAX_ITEMS = MAX_IDS
+# Whatever a store may hold, from its own writers or a synced peer (``limits.HELD_*``).
+LONG_TEXT = max(MAX_TEXT, HELD_TEXT)  # a memory's text and narrative, a list, a summary
+TITLE = max(MAX_TITLE, HELD_TITLE)
+MAX_ITEM = max(MAX_PATH, HELD_TITLE)  # a file path, a dedupe key
+MAX_ITEMS = max(MAX_IDS, HELD_ITEMS)
+FACT_PART = max(MAX_FACT_PART, HELD_FACT_PART)
+STATEMENT = max(MAX_STATEMENT, HELD_FACT_PART)
+RULE_TEXT = max(MAX_RULE, HELD_RULE)
+SCOPE_NAME = max(MAX_NAME, HELD_RULE)
 # Ids and next-id sequences: 2^53, the largest integer every JSON reader keeps exactly, and far
 # below SQLite's 2^63 - 1, so that a store imported at the cap still has ids to give.
 MAX_ID = 2**53
@@ -146,34 +158,34 @@ def uid(value: Any) -> str:
     return str(value)
 
 
-REASON = optional(text(300))
+REASON = optional(text(HELD_REASON))
 FIELDS: dict[str, dict[str, Check]] = {
     "memory": {
         "id": ID, "uid": uid, "project": project, "type": one_of(MEMORY_TYPES),
-        "kind": text(40, redact=False, word=True), "title": text(MAX_TITLE),
-        "text": text(MAX_LIST_TEXT, redact=False), "narrative": optional(text(MAX_TEXT)),
-        "facts": list_of(text(MAX_STATEMENT)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
+        "kind": text(40, redact=False, word=True), "title": text(TITLE),
+        "text": text(LONG_TEXT, redact=False), "narrative": optional(text(LONG_TEXT)),
+        "facts": list_of(text(STATEMENT)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
         "pinned": flag, "created_at": INSTANT, "updated_at": INSTANT,
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
         "dedupe_key": optional(text(MAX_ITEM)),
     },
     "fact": {
-        "id": ID, "uid": uid, "project": project, "subject": text(MAX_FACT_PART),
-        "predicate": text(MAX_FACT_PART), "object": text(MAX_TEXT), "valid_from": VALIDITY,
+        "id": ID, "uid": uid, "project": project, "subject": text(FACT_PART),
+        "predicate": text(FACT_PART), "object": text(MAX_TEXT), "valid_from": VALIDITY,
         "valid_to": optional(VALIDITY), "recorded_at": INSTANT, "superseded_by": optional(ID),
         "source": CALLER, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
         "dismiss_reason": REASON,
     },
     "rule": {
-        "id": rule_key, "then_text": text(MAX_RULE), "when_text": text(MAX_RULE),
-        "scope_tier": one_of(SCOPE_TIERS), "scope_name": text(MAX_NAME),
+        "id": rule_key, "then_text": text(RULE_TEXT), "when_text": text(RULE_TEXT),
+        "scope_tier": one_of(SCOPE_TIERS), "scope_name": text(SCOPE_NAME),
         "evidence_memory_ids": list_of(ID), "evidence_fact_ids": list_of(ID), "source": CALLER,
         "added_at": INSTANT, "last_confirmed_at": INSTANT, "enabled": flag,
         "updated_at": INSTANT,
     },
     "episode": {
         "id": ID, "uid": uid, "project": project, "tool": CALLER,
-        "started_at": INSTANT, "ended_at": optional(INSTANT), "summary": optional(text(MAX_TEXT)),
+        "started_at": INSTANT, "ended_at": optional(INSTANT), "summary": optional(text(LONG_TEXT)),
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
     },
     "request": {"id": ID, "episode_id": ID, "at": INSTANT, "text": text(MAX_TEXT)},
@@ -210,14 +222,9 @@ def checked_record(kind: str, data: dict[str, Any], line: int) -> dict[str, Any]
 
 
 def _memory_text(memory: dict[str, Any], line: int) -> str:
-    """A note's text within the tools' cap, or a work-state list's items as JSON."""
+    """A note's text, redacted, or a work-state list's items as JSON."""
     value: str = memory["text"]
     if memory["kind"] != WORK_STATE_KIND:
-        if len(value) > MAX_TEXT:
-            raise InvalidInputError(
-                f'Line {line}: memory field "text" must be at most {MAX_TEXT} characters'
-                f" (it has {len(value)})."
-            )
         return redact_secrets(value)
     items = parse_items(value)
     if items is None:

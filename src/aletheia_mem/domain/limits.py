@@ -17,6 +17,16 @@ MAX_FACT_PART = 2000  # a fact's subject, predicate or object
 # A memory keeps each fact it states as "subject predicate object".
 MAX_STATEMENT = 3 * MAX_FACT_PART + 2
 
+# What a store may hold, whoever wrote it: a synced record (``sync.validate``) may carry more
+# than this version's writers take, as a peer of another version wrote it. Import takes as much,
+# so that whatever a store holds imports again.
+HELD_TEXT = 200_000  # a memory's text and narrative, a list's items, an episode's summary
+HELD_TITLE = 1000  # a memory's title, a file path
+HELD_FACT_PART = 10_000  # a fact's subject, predicate or object; a memory's statement of one
+HELD_RULE = 1000  # a rule's then, when and scope name
+HELD_REASON = 1000  # why an item was dismissed
+HELD_ITEMS = 1000  # a memory's statements and files, a rule's evidence ids
+
 
 def check_length(name: str, value: str, limit: int) -> None:
     """Raises InvalidInputError when ``value`` is longer than ``limit`` characters."""

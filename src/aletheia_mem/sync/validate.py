@@ -13,6 +13,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from aletheia_mem.domain.limits import (
+    HELD_FACT_PART,
+    HELD_ITEMS,
+    HELD_REASON,
+    HELD_RULE,
+    HELD_TEXT,
+    HELD_TITLE,
+)
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
@@ -26,12 +34,12 @@ from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 MAX_SKEW_MS = 5 * 60 * 1000
 MAX_NAME = 200  # tool, source
 MAX_PROJECT_LENGTH = 200  # as a tool call's project argument
-MAX_TITLE = 1000
-MAX_RULE_TEXT = 1000
-MAX_FACT_PART = 10_000
-MAX_REASON = 1000
-MAX_ITEMS = 1000
-MAX_TEXT = 200_000
+MAX_TITLE = HELD_TITLE
+MAX_RULE_TEXT = HELD_RULE
+MAX_FACT_PART = HELD_FACT_PART
+MAX_REASON = HELD_REASON
+MAX_ITEMS = HELD_ITEMS
+MAX_TEXT = HELD_TEXT
 MAX_REQUEST = 20_000
 # Names: no control or format characters (newlines, escapes, bidi overrides).
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
