@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
+from aletheia_mem.clock import system_clock
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.hub.helpers import INIT_PARAMS, Hub, running_hub
 from tests.web.browser import axe_violations
@@ -115,3 +116,39 @@ def _token_names(hub: Hub) -> list[str]:
         return [token.name for token in store.list_tokens()]
     finally:
         store.close()
+
+
+def page_status(hub: Hub, path: str, cookie: str) -> int:
+    parts = urlsplit(hub.url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=5)
+    try:
+        conn.request("GET", path, headers={"Cookie": cookie})
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_the_sign_in_cookie_is_a_session_not_the_token_and_ends_with_it(
+    hub: Hub, page: Page
+) -> None:
+    """Browsers send a host's cookies to every port of it: the cookie must be no bearer."""
+    secret = hub.token("admin", None, "ops-cookie")
+    sign_in(page, hub, secret)
+    expect(page).to_have_url(hub.url + "/tokens")
+    [cookie] = [c for c in page.context.cookies() if c["name"] == "aletheia_hub"]
+    value = cookie["value"]
+    assert secret not in value and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert initialize_status(hub, value) == 401  # not a token for /mcp
+    assert initialize_status(hub, value.partition(":")[2]) == 401
+    assert page_status(hub, "/tokens", f"aletheia_hub={value}") == 200
+    forged = value.partition(":")[0] + ":" + "0" * 32
+    assert page_status(hub, "/tokens", f"aletheia_hub={forged}") == 303
+    assert page_status(hub, "/tokens", f"aletheia_hub={secret}") == 303  # the old cookie form
+
+    store = SqliteStore(hub.db)
+    try:
+        store.revoke_token("ops-cookie", system_clock())
+    finally:
+        store.close()
+    page.goto(hub.url + "/tokens")
+    expect(page).to_have_url(hub.url + "/sign-in?next=%2Ftokens")
