@@ -7,7 +7,13 @@ import pytest
 
 from aletheia_mem.web.base import safe_next
 from aletheia_mem.web.lists import item_line, parse_lines
-from aletheia_mem.web.security import MAX_FORM_FIELDS, parse_form
+from aletheia_mem.web.security import (
+    MAX_FORM_FIELDS,
+    SESSION_SECONDS,
+    new_session_cookie,
+    parse_form,
+    session_cookie_valid,
+)
 
 
 @pytest.mark.parametrize(
@@ -61,3 +67,16 @@ def test_the_list_editor_gives_back_every_item_as_it_was() -> None:
     assert len(text.splitlines()) == len(items)
     assert parse_lines(text) == items
     assert [type(item) for item in parse_lines(text)] == [type(item) for item in items]
+
+
+def test_a_sign_in_cookie_ends_after_its_days_even_when_copied() -> None:
+    now = 1_800_000_000.0
+    cookie = new_session_cookie("key-1", now)
+    assert session_cookie_valid("key-1", cookie, now + SESSION_SECONDS - 1)
+    assert not session_cookie_valid("key-1", cookie, now + SESSION_SECONDS)
+    assert not session_cookie_valid("key-2", cookie, now)  # another key signs all out
+    nonce, expires, signature = cookie.split(".")
+    later = f"{nonce}.{int(expires) + 10**6}.{signature}"
+    assert not session_cookie_valid("key-1", later, now)  # the expiry is signed
+    assert not session_cookie_valid("key-1", f"{nonce}.{signature}", now)  # the old form
+    assert not session_cookie_valid("key-1", "\udce9.1.x", now)

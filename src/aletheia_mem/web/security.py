@@ -5,8 +5,9 @@ The Guard in front of the server already refuses foreign Host and Origin headers
 * every page is sent with a Content-Security-Policy that allows scripts, styles and requests
   only from this origin (no inline script), ``nosniff`` and no framing;
 * with ``ALETHEIA_API_KEY`` set, a page is shown only to a browser holding the sign-in cookie
-  (or to a script sending the key as a bearer token); the cookie is a random nonce with its
-  HMAC under the key, so every worker process can check it and changing the key signs all out;
+  (or to a script sending the key as a bearer token); the cookie is a random nonce and its
+  expiry with their HMAC under the key, so every worker process can check it, it ends after 30
+  days even when copied, and changing the key signs all out;
 * every state-changing request must come from this origin (``Origin`` equal to ``Host``) and
   carry the per-browser CSRF token: a random value kept in a cookie and echoed in each form.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
@@ -42,13 +44,31 @@ SECURITY_HEADERS = {
 }
 
 
-def _signature(api_key: str, nonce: str) -> str:
-    return hmac.new(api_key.encode("utf-8"), f"ui:{nonce}".encode(), hashlib.sha256).hexdigest()
+def _signature(api_key: str, signed: str) -> str:
+    message = f"ui:{signed}".encode("utf-8", "surrogatepass")
+    return hmac.new(api_key.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
-def new_session_cookie(api_key: str) -> str:
+def new_session_cookie(api_key: str, now: float | None = None) -> str:
+    """``<nonce>.<expiry>.<signature>``: the expiry (epoch seconds) is signed with the nonce, so
+    a copied cookie stops working when the browser's would, whatever its holder sends."""
     nonce = secrets.token_urlsafe(24)
-    return f"{nonce}.{_signature(api_key, nonce)}"
+    expires = int(time.time() if now is None else now) + SESSION_SECONDS
+    signed = f"{nonce}.{expires}"
+    return f"{signed}.{_signature(api_key, signed)}"
+
+
+def session_cookie_valid(api_key: str, cookie: str, now: float | None = None) -> bool:
+    """Whether ``cookie`` is one ``new_session_cookie`` made with this key and not expired."""
+    signed, _, signature = cookie.rpartition(".")
+    expires = signed.rpartition(".")[2]
+    if not (expires.isascii() and expires.isdigit() and len(expires) <= 12):
+        return False
+    # As bytes: compare_digest refuses str with non-ASCII characters (a 500 on a forged cookie).
+    expected = _signature(api_key, signed).encode()
+    if not hmac.compare_digest(signature.encode("utf-8", "surrogatepass"), expected):
+        return False
+    return int(expires) > (time.time() if now is None else now)
 
 
 def key_matches(api_key: str, given: str) -> bool:
@@ -81,10 +101,7 @@ def key_gate(api_key: str | None) -> Gate:
         bearer = bearer_of(request)
         if bearer is not None and key_matches(key, bearer):
             return True
-        nonce, _, signature = request.cookies.get(SESSION_COOKIE, "").partition(".")
-        # As bytes: compare_digest refuses str with non-ASCII characters (a 500 on a forged cookie).
-        expected = _signature(key, nonce).encode()
-        return bool(nonce) and hmac.compare_digest(signature.encode("utf-8"), expected)
+        return session_cookie_valid(key, request.cookies.get(SESSION_COOKIE, ""))
 
     def session_for(given: str) -> str | None:
         return new_session_cookie(key) if key_matches(key, given) else None
