@@ -93,3 +93,16 @@ def test_lockstep_benchmark_prints_both_checkouts_and_their_ratio() -> None:
     assert "search p50 ms" in names
     assert lines[-1].startswith("mean save ratio per round: ")
     assert len(lines[-1].split(":")[1].split(",")) == 2
+
+
+def test_sync_timeline_benchmark_prints_both_checkouts_and_their_ratio() -> None:
+    lines = run_bench(
+        ROOT / "bench" / "sync_timeline_bench.py",
+        *("--baseline-src", str(ROOT / "src"), "--versions", "50", "--rounds", "1"),
+    )
+    assert lines[0] == "| 50 versions of one fact, applied by sync | seconds (median) |"
+    assert [line.split("|")[1].strip() for line in lines[2:]] == [
+        "this checkout",
+        "baseline",
+        "this checkout / baseline",
+    ]

@@ -392,8 +392,8 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
     key = (data["project"], fact_key(data["subject"]), fact_key(data["predicate"]))
     ctx.dialect.lock_fact_key(conn, key)
     memory_id = _memory_id(conn, data["memory"])
-    # Written closed and empty (valid_to = valid_from, no successor) until retile_key places it:
-    # the unique index allows one open fact per key.
+    # Written closed and empty (valid_to = valid_from, no successor) until retile_key places it
+    # at the page's end: the unique index allows one open fact per key.
     values = (
         data["project"],
         data["subject"],
@@ -433,11 +433,11 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
     waiting = [("memory", data["memory"])] if data["memory"] and memory_id is None else []
     _set_pending(ctx, "fact", uid, waiting)
     ctx.timelines.receive(uid, (data["valid_to"], data["superseded_by"]))
-    ctx.timelines.note(retile_key(conn, key))
+    ctx.timelines.keys.add(key)  # placed once the page is in (_version_retiled_facts)
     old_key = None if row is None else (row["project"], row["subject_key"], row["predicate_key"])
     if old_key is not None and old_key != key:  # the fact left a timeline: close its gap
         ctx.dialect.lock_fact_key(conn, old_key)
-        ctx.timelines.note(retile_key(conn, old_key))
+        ctx.timelines.keys.add(old_key)
     # Logged as received; ``_version_retiled_facts`` gives it a version of this store's own if
     # the page leaves it with another valid_to or successor than the record's.
     _log(ctx, "fact", uid, _incoming(record), remote=True)
@@ -445,8 +445,12 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
 
 
 def _version_retiled_facts(ctx: _Context, stats: ApplyStats) -> None:
-    """A version of this store's own for each fact the page left with another tile than the
-    one it had or received: the change travels on, and the page's record counts as merged."""
+    """Place the page's facts in their keys' timelines, each key once (a key's every fact is
+    read to tile it: once per fact would cost a page of one key's versions its square), then
+    give a version of this store's own to each fact left with another tile than the one it had
+    or received: the change travels on, and the page's record counts as merged."""
+    for key in sorted(ctx.timelines.keys):
+        ctx.timelines.note(retile_key(ctx.conn, key))
     for uid in ctx.timelines.changed(ctx.conn):
         _bump(ctx, "fact", uid)
         if uid in ctx.timelines.received:

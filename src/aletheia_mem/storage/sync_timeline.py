@@ -66,6 +66,7 @@ class PageTimelines:
 
     before: dict[str, Tile] = field(default_factory=dict)
     received: dict[str, Tile] = field(default_factory=dict)
+    keys: set[FactKey] = field(default_factory=set)  # to tile once the page is in
 
     def note(self, changed: dict[str, Tile]) -> None:
         for uid, tile in changed.items():
