@@ -390,7 +390,6 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
     if row is not None and not _incoming_wins(ctx, record, uid, _version(ctx, "fact", uid)):
         return "skipped"
     key = (data["project"], fact_key(data["subject"]), fact_key(data["predicate"]))
-    ctx.dialect.lock_fact_key(conn, key)
     memory_id = _memory_id(conn, data["memory"])
     # Written closed and empty (valid_to = valid_from, no successor) until retile_key places it
     # at the page's end: the unique index allows one open fact per key.
@@ -436,7 +435,6 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
     ctx.timelines.keys.add(key)  # placed once the page is in (_version_retiled_facts)
     old_key = None if row is None else (row["project"], row["subject_key"], row["predicate_key"])
     if old_key is not None and old_key != key:  # the fact left a timeline: close its gap
-        ctx.dialect.lock_fact_key(conn, old_key)
         ctx.timelines.keys.add(old_key)
     # Logged as received; ``_version_retiled_facts`` gives it a version of this store's own if
     # the page leaves it with another valid_to or successor than the record's.
@@ -449,7 +447,8 @@ def _version_retiled_facts(ctx: _Context, stats: ApplyStats) -> None:
     read to tile it: once per fact would cost a page of one key's versions its square), then
     give a version of this store's own to each fact left with another tile than the one it had
     or received: the change travels on, and the page's record counts as merged."""
-    for key in sorted(ctx.timelines.keys):
+    for key in sorted(ctx.timelines.keys):  # in one order, so that two pages never deadlock
+        ctx.dialect.lock_fact_key(ctx.conn, key)  # put_fact's turn: it read a settled timeline
         ctx.timelines.note(retile_key(ctx.conn, key))
     for uid in ctx.timelines.changed(ctx.conn):
         _bump(ctx, "fact", uid)
