@@ -7,7 +7,9 @@ its help, so ``aletheia --version`` and ``aletheia <one command>`` never pay for
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Mapping
+from typing import IO, Any
 
 import click
 
@@ -41,12 +43,57 @@ COMMANDS: Mapping[str, str] = {
 }
 
 
+JSON_FLAG = "aletheia.json"  # ctx.meta key: the command line asked for --json
+
+
+class OneLineUsageError(click.UsageError):
+    """Bad input caught by click (a wrong option, argument or value), told like every other
+    error: one ``Error: ...`` line on stderr and, with ``--json``, the error object on stdout."""
+
+    def __init__(self, error: click.UsageError, *, as_json: bool) -> None:
+        super().__init__(error.format_message(), error.ctx)
+        self.as_json = as_json
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        from aletheia_mem.cli.terminal import json_safe, one_line_safe
+
+        message = one_line_safe(self.format_message())
+        if self.as_json:
+            error = {"error": {"code": "invalid_input", "message": message}}
+            click.echo(json_safe(json.dumps(error, ensure_ascii=False, indent=2)))
+        if self.ctx is not None:
+            end = "" if message.endswith(".") else "."
+            message += f"{end} Try '{self.ctx.command_path} --help'."
+        click.echo(f"Error: {message}", err=True, color=False)
+
+
+def one_line(error: click.UsageError, ctx: click.Context) -> click.UsageError:
+    """``error`` as a one-line error; a group run without a command still shows its help."""
+    if isinstance(error, click.exceptions.NoArgsIsHelpError | OneLineUsageError):
+        return error
+    return OneLineUsageError(error, as_json=bool(ctx.meta.get(JSON_FLAG)))
+
+
 class LazyGroup(click.Group):
-    """A group that imports a command's module only when the command is looked up."""
+    """A group that imports a command's module only when the command is looked up, and tells
+    a usage error in one line."""
 
     def __init__(self, *args: object, lazy_commands: Mapping[str, str], **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.lazy_commands = dict(lazy_commands)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[JSON_FLAG] = "--json" in args
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            raise one_line(error, ctx) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            raise one_line(error, ctx) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_commands})
