@@ -39,8 +39,17 @@ EXIT_CODES = {
 }
 
 
-# An item's id, as SQLite's INTEGER holds it: a larger one is bad input, not a crash.
-ITEM_ID = click.IntRange(1, 2**63 - 1)
+class ItemId(click.IntRange):
+    """An item's id, as SQLite's INTEGER holds it: a larger one is bad input, not a crash.
+    Named "id" so that a word where an id belongs reads "'abc' is not a valid id."."""
+
+    name = "id"
+
+    def __init__(self) -> None:
+        super().__init__(1, 2**63 - 1)
+
+
+ITEM_ID = ItemId()
 
 
 class NoStoreError(AletheiaError):

@@ -52,7 +52,7 @@ def add_fact(
             subject=subject,
             predicate=predicate,
             object=object_,
-            valid_from=parse_instant(valid_from, "valid_from") if valid_from else None,
+            valid_from=parse_instant(valid_from, "--valid-from") if valid_from else None,
             source=app.caller,
             now=app.clock(),
         )
@@ -98,7 +98,7 @@ def history(
 ) -> None:
     """Show how the facts about a subject changed (current ones by default)."""
     with open_cli_app(create=False) as app:
-        at = parse_instant(as_of, "as_of") if as_of else None
+        at = parse_instant(as_of, "--as-of") if as_of else None
         found = fact_domain.fact_history(
             app.store,
             subject=subject.strip(),

@@ -94,8 +94,10 @@ def save(
 
 def _search(app: AppContext, query: str | None, file: str | None, **options: Any) -> Any:
     now = app.clock()
-    since = parse_instant(options["since"], "since") if options["since"] else None
-    until = parse_instant(options["until"], "until", end_of_day=True) if options["until"] else None
+    since = parse_instant(options["since"], "--since") if options["since"] else None
+    until = (
+        parse_instant(options["until"], "--until", end_of_day=True) if options["until"] else None
+    )
     request = recall.SearchRequest(
         query=query,
         projects=readable_projects(app, options["project"]),
@@ -212,7 +214,7 @@ def timeline(
         found = recall.find_anchor(app.store, anchor, query, lookup, app.clock())
         if found is None:
             if as_json:
-                emit_json(None)
+                emit_json([])  # the same shape as a timeline: a list, here empty
             else:
                 echo("Nothing to anchor on.")
             return

@@ -76,8 +76,20 @@ def list_rules(show_all: bool, as_json: bool) -> None:
     show_default=True,
 )
 @click.option("--scope-name", help="The project or situation name for that tier.")
-@click.option("--evidence-memory", "memory_ids", multiple=True, type=ITEM_ID, help="Memory id.")
-@click.option("--evidence-fact", "fact_ids", multiple=True, type=ITEM_ID, help="Fact id.")
+@click.option(
+    "--evidence-memory",
+    "memory_ids",
+    multiple=True,
+    type=ITEM_ID,
+    help="A memory id the rule rests on (repeatable).",
+)
+@click.option(
+    "--evidence-fact",
+    "fact_ids",
+    multiple=True,
+    type=ITEM_ID,
+    help="A fact id the rule rests on (repeatable).",
+)
 @json_option
 @handles_errors
 def add_rule(
@@ -113,8 +125,9 @@ def add_rule(
             source=rule_domain.OWNER_SOURCE,
         )
         rule, created = rule_domain.add_rule(app.store, item, app.clock())
-    if as_json:
-        emit_json({"created": created, "rule": asdict(rule)})
+        recheck = rule_domain.recheck_reason(app.store, rule, app.clock()) if rule.enabled else None
+    if as_json:  # the rule as rules list --json shows it
+        emit_json({"created": created, "rule": {**asdict(rule), "recheck": recheck}})
     elif created:
         echo(f"Rule saved ({rule.id}). aletheia rules sync writes it to your tools.")
     else:
@@ -161,7 +174,12 @@ def disable(rule_id: str, as_json: bool) -> None:
     help="Only this tool's file (claude-code, codex, gemini-cli, cursor, windsurf, vscode...).",
 )
 @click.option("--all-tools", is_flag=True, help="Write every tool's instruction file.")
-@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The repository to write to.  [default: this directory's]",
+)
 @click.option("--dry-run", is_flag=True, help="Show the changes without writing.")
 @json_option
 @handles_errors

@@ -1,0 +1,32 @@
+"""--json answers keep one shape per command, whatever the result, and match their siblings."""
+
+from __future__ import annotations
+
+from tests.cli.conftest import Invoke, json_of
+
+
+def test_timeline_with_nothing_to_anchor_on_is_an_empty_list_in_json(run: Invoke) -> None:
+    run("save", "a first memory")
+    assert json_of(run("timeline", "1", "--json"))[0]["anchor"] is True
+    result = run("timeline", "99", "--json")
+    assert result.exit_code == 0
+    assert json_of(result) == []
+    assert json_of(run("timeline", "--query", "nothing-like-it", "--json")) == []
+
+
+def test_rules_add_shows_the_rule_as_rules_list_does(run: Invoke) -> None:
+    added = json_of(run("rules", "add", "Run the tests before you commit", "--json"))
+    listed = json_of(run("rules", "list", "--json"))
+    assert added["created"] is True
+    assert added["rule"] == listed[0]
+    assert added["rule"]["recheck"] is None
+    again = json_of(run("rules", "add", "Run the tests before you commit", "--json"))
+    assert again == {"created": False, "rule": listed[0]}
+
+
+def test_every_option_of_rules_sync_and_rules_add_has_help(run: Invoke) -> None:
+    sync_help = " ".join(run("rules", "sync", "--help").stdout.split())
+    assert "--dir DIRECTORY The repository to write to." in sync_help
+    add_help = " ".join(run("rules", "add", "--help").stdout.split())
+    assert "--evidence-memory ID A memory id the rule rests on (repeatable)." in add_help
+    assert "--evidence-fact ID A fact id the rule rests on (repeatable)." in add_help
