@@ -63,7 +63,9 @@ def test_create_takes_the_hubs_mcp_url_as_its_address(
     created = json.loads(result.stdout)
     assert created["url"] == "https://hub.example.com/mcp"
     assert "/mcp/mcp" not in result.stdout
-    assert created["sync"].startswith("aletheia sync --hub https://hub.example.com --token ")
+    assert created["sync"] == (
+        f"ALETHEIA_HUB_TOKEN={created['token']} aletheia sync --hub https://hub.example.com"
+    )
 
 
 def test_create_reads_the_hub_db_from_the_environment_and_speaks_json(
@@ -77,7 +79,7 @@ def test_create_reads_the_hub_db_from_the_environment_and_speaks_json(
     created = json.loads(result.output)
     assert created["projects"] is None and created["scope"] == "sync"
     assert created["mcp_json"]["mcpServers"]["aletheia-hub"]["url"] == "http://127.0.0.1:8787/mcp"
-    assert created["sync"].endswith(created["token"])
+    assert created["sync"].startswith(f"ALETHEIA_HUB_TOKEN={created['token']} aletheia sync ")
     listed = json.loads(runner.invoke(cli, ["mcp-link", "list", "--json"]).output)
     assert [token["name"] for token in listed] == [created["name"]]
     assert "token" not in listed[0]
@@ -134,4 +136,4 @@ def test_every_hub_command_has_help(runner: CliRunner, command: list[str]) -> No
 def test_sync_without_a_hub_says_how_to_start(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(cli, ["sync"], env={"ALETHEIA_DATA_DIR": str(tmp_path / "data")})
     assert result.exit_code == 2
-    assert "No hub yet: run aletheia sync --hub URL --token TOKEN once" in result.output
+    assert "No hub yet: run ALETHEIA_HUB_TOKEN=TOKEN aletheia sync --hub URL once" in result.output

@@ -126,7 +126,8 @@ def create(
         store.close()
     snippets = connect_snippets(url, secret)
     shown_projects = "every project" if token.projects is None else ", ".join(token.projects)
-    sync_command = f"aletheia sync --hub {shlex.quote(url)} --token {secret}"
+    # In the environment, not in --token, which ps shows to every user of the machine.
+    sync_command = f"ALETHEIA_HUB_TOKEN={secret} aletheia sync --hub {shlex.quote(url)}"
     if as_json:
         emit_json(
             {

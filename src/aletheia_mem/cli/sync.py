@@ -71,7 +71,8 @@ def sync(
             url = remembered[0]
         if url is None:
             raise InvalidInputError(
-                "No hub yet: run aletheia sync --hub URL --token TOKEN once; it is remembered."
+                "No hub yet: run ALETHEIA_HUB_TOKEN=TOKEN aletheia sync --hub URL once;"
+                " it is remembered."
             )
         same_hub = remembered is not None and hub_base_url(remembered[0]) == hub_base_url(url)
         if not token and same_hub and remembered is not None:
