@@ -203,15 +203,27 @@ def _ids_by_date(
     conn: psycopg.Connection[Row], query: MemoryQuery, phrases: list[list[str]]
 ) -> list[int]:
     """A page of the memories any phrase occurs in, by date (nothing is scored)."""
+    sql, params = dated_page_sql(query, phrases)
+    return [int(row[0]) for row in conn.execute(sql, params).fetchall()]
+
+
+def dated_page_sql(query: MemoryQuery, phrases: list[list[str]]) -> tuple[str, list[Any]]:
+    """The statement of a date-ordered page, and its parameters.
+
+    The matching ids are gathered once (``MATERIALIZED``, ``DISTINCT``), then each memory is
+    probed by key. Written as ``m.id IN (SELECT doc FROM h)``, the planner inlined the hits, and
+    on row estimates from before the memories were analysed (a bulk import or sync push, or
+    autovacuum off) it re-read every term's postings once per memory of the project: 30 s at
+    7,000 memories where SQLite takes 10 ms.
+    """
     hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, phrases)
     where, values = filters(query)
-    rows = conn.execute(
-        f"WITH h AS ({hits}) SELECT m.id FROM memories m"
-        f" WHERE m.id IN (SELECT doc FROM h) AND {' AND '.join(where)}"
-        f" ORDER BY {date_order(query)} LIMIT %s OFFSET %s",
-        [*params, *values, query.limit, query.offset],
-    ).fetchall()
-    return [int(row[0]) for row in rows]
+    sql = (
+        f"WITH h AS MATERIALIZED (SELECT DISTINCT doc FROM ({hits}) AS u)"
+        f" SELECT m.id FROM h JOIN memories m ON m.id = h.doc WHERE {' AND '.join(where)}"
+        f" ORDER BY {date_order(query)} LIMIT %s OFFSET %s"
+    )
+    return sql, [*params, *values, query.limit, query.offset]
 
 
 def _scored_rows(
