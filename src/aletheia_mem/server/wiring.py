@@ -49,7 +49,11 @@ def open_hub_app(
 
 def _context(settings: Settings, store: Store, db_path: Path | None) -> AppContext:
     semantic: SemanticSource | None = None
-    if db_path is not None and semantic_enabled():
+    if db_path is None and semantic_enabled():
+        from aletheia_mem.search.semantic.status import tell_store_without_vectors
+
+        tell_store_without_vectors()  # not silently lexical: the same setting works on SQLite
+    elif db_path is not None and semantic_enabled():
         # Imported only when asked for: the engine and the vector store stay off the start path.
         from aletheia_mem.search.semantic.engine import open_semantic
 

@@ -9,6 +9,7 @@ from typing import Any
 from aletheia_mem.search.semantic.model import INSTALL_HINT, find_model
 
 _told = False
+_told_store = False
 
 
 def semantic_status(db_path: Path | None, enabled: bool) -> dict[str, Any]:
@@ -38,5 +39,18 @@ def tell_model_missing() -> None:
         print(
             "aletheia: ALETHEIA_SEMANTIC is on but the embedding model is not installed"
             f" ({INSTALL_HINT}); search is lexical only.",
+            file=sys.stderr,
+        )
+
+
+def tell_store_without_vectors() -> None:
+    """Say once per process, on stderr, that semantic search was asked for on a store that keeps
+    no vectors: a PostgreSQL database (vectors live beside a SQLite store only)."""
+    global _told_store
+    if not _told_store:
+        _told_store = True
+        print(
+            "aletheia: ALETHEIA_SEMANTIC is on but the store is a PostgreSQL database, which keeps"
+            " no vectors (semantic recall needs a SQLite store); search is lexical only.",
             file=sys.stderr,
         )
