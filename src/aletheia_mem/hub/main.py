@@ -59,7 +59,7 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
     parser.add_argument(
         "--hub-db",
         help="the hub's store file or postgresql:// URL (default: ALETHEIA_HUB_DB, else"
-        " ~/.aletheia/hub/hub.db in ALETHEIA_DATA_DIR)",
+        " hub/hub.db in the data folder: ALETHEIA_DATA_DIR, default ~/.aletheia)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
