@@ -101,6 +101,18 @@ def test_the_postgresql_store_serves_save_search_and_doctor_and_refuses_sync_and
     assert not workspace.data_dir.exists()
 
 
+def test_doctor_on_a_postgresql_store_gives_its_server_version_not_an_unknown_sqlite(
+    run: Invoke, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ALETHEIA_HUB_DB", pg_url)
+    run("save", "Use pnpm, not npm")
+    versions = json_of(run("doctor", "--json"))["versions"]
+    assert "sqlite" not in versions
+    assert versions["postgresql"].replace(".", "").isdigit()
+    line = next(text for text in run("doctor").stdout.splitlines() if text.startswith("Versions"))
+    assert "sqlite ?" not in line and f"postgresql {versions['postgresql']}" in line
+
+
 def test_a_postgresql_url_without_the_postgres_extra_is_one_line(
     run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -67,7 +67,11 @@ class HostCheck:
 
 def _versions(store_info: dict[str, Any]) -> dict[str, str]:
     found = {"aletheia": __version__, "python": platform.python_version()}
-    found["sqlite"] = str(store_info.get("sqlite_version", "?"))
+    server = store_info.get("server_version")
+    if server and "sqlite_version" not in store_info:  # a PostgreSQL store: no SQLite in use
+        found["postgresql"] = str(server).split()[0]
+    else:
+        found["sqlite"] = str(store_info.get("sqlite_version", "?"))
     for package in ("click", "tomlkit"):
         try:
             found[package] = version(package)
