@@ -90,11 +90,11 @@ HOSTILE = {
     ),
     "a 2 MB text": (
         {"type": "memory", "data": _memory(text="A" * 2_000_000)},
-        'memory field "text" must be at most 100000 characters (it has 2000000)',
+        'memory field "text" must be at most 200000 characters (it has 2000000)',
     ),
-    "a text just over the tools' cap": (
-        {"type": "memory", "data": _memory(text="A" * 20_001)},
-        'memory field "text" must be at most 20000 characters (it has 20001)',
+    "a text just over what a store may hold (a synced one included)": (
+        {"type": "memory", "data": _memory(text="A" * 200_001)},
+        'memory field "text" must be at most 200000 characters (it has 200001)',
     ),
     "an unknown memory type": (
         {"type": "memory", "data": _memory(type="malware")},
