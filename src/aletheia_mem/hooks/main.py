@@ -3,32 +3,41 @@
 Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``prompt``,
 ``hook_event_name``). Events:
 
-* ``session-start``: opens the session's episode and prints the session-start context as
-  Claude Code's ``additionalContext``;
+* ``session-start``: prints the session-start context as Claude Code's ``additionalContext``
+  (before any write, so a store another process is writing to still gives it), then opens
+  the session's episode;
 * ``user-prompt``: records the prompt as a request of the episode (``<private>`` parts
   removed, secrets redacted);
 * ``session-end`` (also ``stop``): closes the episode.
 
 It fails open: any error, a locked store or a slow disk ends it silently with exit 0, and a
 watchdog stops it after :data:`DEADLINE_SECONDS` whatever happens. Projects listed in
-``exclude_projects`` (``<data dir>/config.json``) or ``ALETHEIA_EXCLUDE`` are never touched.
+``exclude_projects`` (``<data dir>/config.json``) or ``ALETHEIA_EXCLUDE`` are never touched,
+whether the folder is named as written or through its links. Input and output are UTF-8.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, load_settings
 from aletheia_mem.projects import is_excluded, project_for_directory
 
+if TYPE_CHECKING:
+    from aletheia_mem.storage.contracts import Store
+
 DEADLINE_SECONDS = 1.0
 STORE_WAIT_MS = 100
+# Of a prompt, only this much is cleaned and stored (the store keeps 4,000 characters of it):
+# redacting megabytes would outlast the deadline and lose the prompt.
+PROMPT_READ_LIMIT = 100_000
 CONTEXT_LIMIT = 20
 DEFAULT_TOOL = "claude-code"
 EVENTS = {
@@ -59,7 +68,7 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
     cwd = payload.get("cwd")
     directory = Path(cwd) if isinstance(cwd, str) and cwd.strip() else settings.cwd
     project = project_for_directory(directory)
-    if is_excluded(directory, project, load_excluded_projects()):
+    if _excluded(directory, project):
         return
     session = payload.get("session_id")
     session_id = str(session) if session else None
@@ -73,32 +82,49 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
         now = system_clock()
         common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}
         if name == "session-start":
-            from aletheia_mem.domain.context import build_context
-            from aletheia_mem.domain.formatting import wrap_recall
-
-            episodes.start_episode(store, now=now, **common)
-            context = wrap_recall(build_context(store, project, CONTEXT_LIMIT, now=now))
-            answer = {
-                "hookSpecificOutput": {
-                    "hookEventName": "SessionStart",
-                    "additionalContext": context,
-                }
-            }
-            stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
-            stdout.flush()
-            from aletheia_mem.domain.repositories import note_repository, repository_log
-
-            log = repository_log(store)
-            if log is not None:
-                note_repository(log, directory, now)  # for Write to tools
+            _start_session(store, stdout, directory, common, now)
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):
-                episodes.record_request(store, prompt=prompt, now=now, **common)
+                text = prompt[:PROMPT_READ_LIMIT]
+                episodes.record_request(store, prompt=text, now=now, **common)
         else:
             episodes.end_episode(store, now=now, **common)
     finally:
         store.close()
+
+
+def _excluded(directory: Path, project: str) -> bool:
+    """Whether an exclusion covers the folder as written or where its links lead: a link of
+    another name (``~/work/current`` to ``~/code/billing``) has its own project key."""
+    entries = load_excluded_projects()
+    if is_excluded(directory, project, entries):
+        return True
+    try:
+        real = directory.expanduser().resolve()
+    except (OSError, RuntimeError):  # a link loop: the written form only
+        return False
+    return is_excluded(real, project_for_directory(real), entries)
+
+
+def _start_session(
+    store: Store, stdout: IO[str], directory: Path, common: dict[str, Any], now: int
+) -> None:
+    """Print the context first: it only reads, so another process's write does not keep it
+    from the host; then open the episode and note the repository (writes, which may wait)."""
+    from aletheia_mem.domain import episodes
+    from aletheia_mem.domain.context import build_context
+    from aletheia_mem.domain.formatting import wrap_recall
+    from aletheia_mem.domain.repositories import note_repository, repository_log
+
+    context = wrap_recall(build_context(store, common["project"], CONTEXT_LIMIT, now=now))
+    answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+    stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    stdout.flush()
+    episodes.start_episode(store, now=now, **common)
+    log = repository_log(store)
+    if log is not None:
+        note_repository(log, directory, now)  # for Write to tools
 
 
 def _give_up(signum: int, frame: Any) -> None:
@@ -136,8 +162,11 @@ def run_hook(event: str | None) -> None:
         signal.signal(signal.SIGALRM, _give_up)
         signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECONDS)
     try:
-        run(event, sys.stdin, sys.stdout, load_settings())
-        sys.stdout.flush()
+        # Hosts send and read UTF-8 whatever the console's code page (cp1252 on Windows pipes).
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n")
+        run(event, stdin, stdout, load_settings())
+        stdout.flush()
     except BaseException:  # noqa: S110 - a hook must never fail the host
         pass
     os._exit(0)
