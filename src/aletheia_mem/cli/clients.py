@@ -64,7 +64,8 @@ def read_text(path: Path) -> str:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
             raise ConfigFileError(f"Cannot read {path}: not a regular file; move it away.")
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as handle:  # CRLF stays CRLF
+            return handle.read()
     except FileNotFoundError:
         return ""
     except (OSError, UnicodeDecodeError) as error:
@@ -209,11 +210,22 @@ def _toml_set(text: str, path: tuple[str, ...], value: dict[str, Any]) -> str:
     return _tomlkit_set(text, path, value)
 
 
+def _toml_body(text: str) -> tuple[str, str, bool]:
+    """A TOML file's byte order mark, its text without it (with LF line ends where every line
+    ended in CRLF), and whether they did: tomllib and tomlkit read neither a mark nor write
+    CRLF lines, while Codex (toml_edit) accepts both."""
+    mark = "\ufeff" if text.startswith("\ufeff") else ""
+    body = text[len(mark) :]
+    crlf = "\r\n" in body and body.count("\n") == body.count("\r\n")
+    return mark, body.replace("\r\n", "\n") if crlf else body, crlf
+
+
 def get_entry(text: str, fmt: FileFormat, path: tuple[str, ...]) -> Any:
     """The value at ``path`` in a file's text, or None."""
     try:
         if fmt == "toml":
-            return _toml_get(tomlkit.parse(text), path) if text.strip() else None
+            body = _toml_body(text)[1]
+            return _toml_get(tomlkit.parse(body), path) if body.strip() else None
         return jsonc.get_member(text, path)
     except (jsonc.JsoncError, TOMLKitError) as error:
         raise ConfigFileError(f"not valid {fmt.upper()}: {error}") from None
@@ -222,7 +234,9 @@ def get_entry(text: str, fmt: FileFormat, path: tuple[str, ...]) -> Any:
 def set_entry(text: str, fmt: FileFormat, path: tuple[str, ...], value: Any) -> str:
     """The file's text with the value at ``path`` set, all else kept."""
     if fmt == "toml":
-        return _toml_set(text, path, value)
+        mark, body, crlf = _toml_body(text)
+        new = _toml_set(body, path, value)
+        return mark + (new.replace("\n", "\r\n") if crlf else new)
     try:
         return jsonc.set_member(text, path, value)
     except jsonc.JsoncError as error:
@@ -274,10 +288,21 @@ def _private_copy(source: Path, backup: Path) -> None:
 
 
 def write_change(change: Change) -> Path | None:
-    """Write the new text atomically, after a backup of the old file; returns the backup."""
+    """Write the new text atomically, after a backup of the old file; returns the backup.
+
+    Raises:
+        ConfigFileError: the folder or file cannot be written (permissions, a full disk).
+    """
     if change.action in ("unchanged", "conflict"):
         return None
     path = change.path
+    try:
+        return _replace_text(path, change.new_text)
+    except OSError as error:
+        raise ConfigFileError(f"Cannot write {path}: {error}") from None
+
+
+def _replace_text(path: Path, text: str) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     if path.exists():
@@ -287,7 +312,7 @@ def write_change(change: Change) -> Path | None:
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(change.new_text)
+            out.write(text)
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:

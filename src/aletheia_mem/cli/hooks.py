@@ -13,7 +13,14 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-from aletheia_mem.cli.clients import Action, Change, get_entry, read_text, set_entry
+from aletheia_mem.cli.clients import (
+    Action,
+    Change,
+    ConfigFileError,
+    get_entry,
+    read_text,
+    set_entry,
+)
 from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
 from aletheia_mem.projects import project_root
@@ -82,15 +89,25 @@ def merged_groups(existing: Any, command: str) -> list[Any]:
 
 
 def plan_claude_hooks(path: Path, env: dict[str, str]) -> list[Change]:
-    """One change per event; applied in order, each on the previous one's text."""
+    """One change per event; applied in order, each on the previous one's text.
+
+    Raises:
+        ConfigFileError: the settings file cannot be read or changed; the message names it.
+    """
     changes: list[Change] = []
     text = read_text(path)
     for event, name in CLAUDE_EVENTS.items():
-        existing = get_entry(text, "json", ("hooks", event))
+        try:
+            existing = get_entry(text, "json", ("hooks", event))
+        except ConfigFileError as error:
+            raise ConfigFileError(f"{path} is {error}") from None
         wanted = merged_groups(existing, hook_command(name, env))
         if existing == wanted:
             continue
-        new_text = set_entry(text, "json", ("hooks", event), wanted)
+        try:
+            new_text = set_entry(text, "json", ("hooks", event), wanted)
+        except ConfigFileError as error:
+            raise ConfigFileError(f"{path}: {error}") from None
         kind: Action = "add" if existing is None else "replace"
         changes.append(Change(path, kind, text, new_text, None))
         text = new_text

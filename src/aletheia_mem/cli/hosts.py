@@ -231,6 +231,8 @@ class Host:
     http: bool = True
     document_extra: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    # Where older shapes keep the servers; an entry found there is the one the host starts.
+    legacy_servers_keys: tuple[tuple[str, ...], ...] = ()
 
     def config_path(self, scope: Scope, cwd: Path) -> Path:
         if scope == "project":
@@ -323,6 +325,7 @@ HOSTS: tuple[Host, ...] = (
         "opencode.json",
         _opencode_entry,
         document_extra={"$schema": "https://opencode.ai/config.json"},
+        legacy_servers_keys=(("mcp",),),
     ),
     Host(
         "vscode",

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from aletheia_mem.cli.clients import Change, ConfigFileError, plan_change, write_change
+from aletheia_mem.cli.clients import (
+    Change,
+    ConfigFileError,
+    get_entry,
+    plan_change,
+    read_text,
+    write_change,
+)
 from aletheia_mem.cli.common import (
     cli_settings,
     echo,
@@ -66,7 +73,7 @@ def _plans(
     entry = chosen.entry(server)
     plans = [
         (
-            plan_change(path, chosen.fmt, chosen.entry_path(), entry, force=force),
+            plan_change(path, chosen.fmt, _entry_path(chosen, path), entry, force=force),
             "the aletheia entry",
         )
     ]
@@ -75,6 +82,19 @@ def _plans(
         env = server_env(cli_settings(), chosen.name)
         plans.append((combined(settings_path, plan_claude_hooks(settings_path, env)), "the hooks"))
     return plans
+
+
+def _entry_path(host: Host, path: Path) -> tuple[str, ...]:
+    """Where the entry goes: where an older shape already has one (OpenCode's ``mcp.aletheia``
+    wins over ``mcp.servers.aletheia``), else the current shape's place."""
+    try:
+        text = read_text(path)
+        for servers in host.legacy_servers_keys:
+            if get_entry(text, host.fmt, (*servers, SERVER_NAME)) is not None:
+                return (*servers, SERVER_NAME)
+    except ConfigFileError:
+        pass  # plan_change reports it, naming the file
+    return host.entry_path()
 
 
 def _writable_target(path: Path, scope: Scope, cwd: Path) -> Path:
@@ -137,7 +157,10 @@ def install(
     conflicts = [change for change, _ in plans if change.action == "conflict"]
     if conflicts:
         fail(_conflict_message(conflicts[0]), EXIT_CONFLICT, as_json=as_json, kind="conflict")
-    report = _apply(plans, write, as_json)
+    try:
+        report = _apply(plans, write, as_json)
+    except ConfigFileError as error:
+        fail(str(error), 1, as_json=as_json, kind="config_file")
     note = launcher_note(url)
     if as_json:
         emit_json(
