@@ -1,9 +1,12 @@
-"""Each tools/call through the hub's gate leaves one audit row with its outcome; on PostgreSQL a
-write call's row is committed in the call's own write transaction (one commit, not two)."""
+"""Each tools/call through the hub's gate leaves one audit row with its outcome; a write call's
+row is committed in the call's own write transaction (one commit, not two), on either store."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
+
+import pytest
 
 from aletheia_mem.hub.gate import make_gate
 from aletheia_mem.hub.tokens import create_token
@@ -51,3 +54,26 @@ def test_calls_that_commit_no_write_still_leave_their_row(
         ("search", "shop", "ok"),
         ("confirm_rule", None, "error"),
     ]
+
+
+class _Died(BaseException):
+    """The hub process ending at the point a test picks (a kill -9 between two commits)."""
+
+
+def test_a_save_and_its_audit_row_commit_together_so_a_kill_never_splits_them(
+    app: AppContext, store: HubStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen with hub processes on one SQLite file, one killed with SIGKILL mid-burst: 204
+    # memories saved, 203 save_memory audit rows (the write committed, its row never did).
+    _, token = create_token(store, app.clock, scope="sync", projects=("shop",), name=None)
+    gate = make_gate(app, token, write_turns(serial=True))
+
+    def die(entry: object) -> None:  # the process ends before a separate audit commit
+        raise _Died
+
+    monkeypatch.setattr(store, "add_audit", die)
+    with contextlib.suppress(_Died):
+        gate(TOOLS_BY_NAME["save_memory"], {"text": "Decided: zstd for the ledger"})
+    [(saved,)] = rows_at(target_of(store), "SELECT count(*) FROM memories")
+    assert saved == 1
+    assert audit_rows(store) == [("save_memory", "shop", "ok")]

@@ -38,7 +38,7 @@ def refusal(spec: ToolSpec, token: HubToken) -> ToolResult | None:
 
 def audit_riding_store(store: object, spec: ToolSpec) -> AuditsWithWrites | None:
     """The store when a call's audit row goes in the call's own write transaction: a write
-    tool (one not writing its own row) on a store that can (PostgreSQL); else None."""
+    tool (one not writing its own row) on a store that can (both do); else None."""
     if spec.read_only or spec.name in audit.SELF_AUDITED_TOOLS:
         return None
     return store if isinstance(store, AuditsWithWrites) else None
@@ -57,9 +57,9 @@ def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
     """A gate for the MCP sessions of one token.
 
     ``writes`` makes the hub's writing threads take turns where the store needs it (SQLite; see
-    ``write_turns``). On PostgreSQL a write call's audit row is committed with its write, as
-    "ok", and corrected in the rare case the call fails after that commit; a call that commits
-    no write gets its row afterwards, as on SQLite.
+    ``write_turns``). A write call's audit row is committed with its write, as "ok" (so a kill
+    between two commits never leaves a write without its row), and corrected in the rare case
+    the call fails after that commit; a call that commits no write gets its row afterwards.
     """
     app = token_app(hub, token)
     store = hub_store(app)

@@ -130,8 +130,9 @@ class WrittenAudit(Protocol):
 
 @runtime_checkable
 class AuditsWithWrites(Protocol):
-    """A store that commits a call's audit row in the call's own write transaction (one commit
-    where there were two; PostgreSQL, where each commit is a round trip and a WAL flush)."""
+    """A store that commits a call's audit row in the call's own write transaction: one commit
+    where there were two (on PostgreSQL each is a round trip and a WAL flush), and no write
+    left without its row by a process killed between the two (either store)."""
 
     def audit_with_next_write(self, entry: AuditEntry) -> AbstractContextManager[WrittenAudit]: ...
     def set_audit_result(self, audit_id: int, result: str) -> None: ...

@@ -9,7 +9,8 @@ from typing import Any
 import psycopg
 
 from aletheia_mem.storage.entries import AuditEntry
-from aletheia_mem.storage.postgres.database import PgPart, Rider, riding_next_write
+from aletheia_mem.storage.postgres.database import PgPart
+from aletheia_mem.storage.riders import Rider, riding_next_write
 
 _SELECT = "SELECT at, actor, tool, project, result, detail FROM audit"
 

@@ -17,8 +17,6 @@ import select
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from psycopg.rows import RowMaker, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from aletheia_mem.errors import AletheiaError, ConflictError, InvalidInputError
+from aletheia_mem.storage.riders import Rider, pending_rider
 
 # Read as plain files, like the SQLite migrations.
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
@@ -137,37 +136,10 @@ def _readable(fd: int) -> bool:
     return bool(select.select([fd], [], [], 0)[0])
 
 
-@dataclass
-class Rider:
-    """One more statement for the next transaction ``write()`` commits in this context (a
-    hub call's audit row, committed with the call's own write): ``done`` once committed.
-
-    ``sql`` is an INSERT of one row, with named parameters ``params`` (named apart from any
-    statement's it may join: ``write_with`` makes it one of a statement's CTEs), returning the
-    row's id: the ``result``."""
-
-    sql: str
-    params: dict[str, Any]
-    result: int | None = None
-    done: bool = False
-
-    def run(self, conn: psycopg.Connection[Any]) -> int:
-        [row] = conn.execute(self.sql + " RETURNING id", self.params).fetchall()
-        return int(row[0])
-
-
-_RIDER: ContextVar[Rider | None] = ContextVar("aletheia_pg_rider", default=None)
-
-
-@contextmanager
-def riding_next_write(rider: Rider) -> Iterator[Rider]:
-    """Within the block (this thread or task), the first ``write()`` that commits runs the
-    rider's statement just before its COMMIT; a transaction rolled back leaves it for the next."""
-    token = _RIDER.set(rider)
-    try:
-        yield rider
-    finally:
-        _RIDER.reset(token)
+def run_rider(rider: Rider, conn: psycopg.Connection[Any]) -> int:
+    """The rider's INSERT in ``conn``'s transaction; the row's id."""
+    [row] = conn.execute(rider.sql + " RETURNING id", rider.params).fetchall()
+    return int(row[0])
 
 
 class PgDatabase:
@@ -215,13 +187,11 @@ class PgDatabase:
     def write(self) -> Iterator[psycopg.Connection[Row]]:
         """One transaction: committed when the block ends, rolled back if it raises (with the
         statement of a ``riding_next_write`` block's rider, if none rode before)."""
-        rider = _RIDER.get()
-        if rider is not None and rider.done:
-            rider = None
+        rider = pending_rider()
         with self._as_clear_errors(), self._pool.connection() as conn:
             with conn.transaction():
                 yield conn
-                result = None if rider is None else rider.run(conn)
+                result = None if rider is None else run_rider(rider, conn)
             if rider is not None:
                 rider.result, rider.done = result, True
 
@@ -230,9 +200,7 @@ class PgDatabase:
         (autocommit: no BEGIN and COMMIT round trips), and its row (``select`` gives at most
         one, and its first column is never NULL). A pending rider (``riding_next_write``)
         joins the statement as one more CTE, and so commits with it."""
-        rider = _RIDER.get()
-        if rider is not None and rider.done:
-            rider = None
+        rider = pending_rider()
         sql = "WITH " + ", ".join(ctes)
         if rider is not None:  # the rider's one row, and the select's row if there is one
             sql += f", rider AS ({rider.sql} RETURNING id)"

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from aletheia_mem.storage.riders import Rider, riding_next_write
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 
 if TYPE_CHECKING:  # the rows a search does not read: off the start path
     from aletheia_mem.storage.entries import AuditEntry
 
 
+_INSERT = "INSERT INTO audit (at, actor, tool, project, result, detail) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def _values(entry: AuditEntry) -> tuple[object, ...]:
+    return (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail)
+
+
 def insert_audit(conn: sqlite3.Connection, entry: AuditEntry) -> None:
-    conn.execute(
-        "INSERT INTO audit (at, actor, tool, project, result, detail) VALUES (?, ?, ?, ?, ?, ?)",
-        (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail),
-    )
+    conn.execute(_INSERT, _values(entry))
 
 
 class SqliteAudit(SqliteDatabase):
@@ -24,6 +31,21 @@ class SqliteAudit(SqliteDatabase):
     def add_audit(self, entry: AuditEntry) -> None:
         with self._write() as conn:
             insert_audit(conn, entry)
+
+    @contextmanager
+    def audit_with_next_write(self, entry: AuditEntry) -> Iterator[Rider]:
+        """Within the block, ``entry`` is written by the first write transaction that commits
+        in this thread (a call and its audit row in one commit: a kill between two commits
+        would leave the write without its row); the rider's ``result`` is then the row's id,
+        for ``set_audit_result``. Nothing written when no write commits."""
+        with riding_next_write(Rider(_INSERT, _values(entry))) as rider:
+            yield rider
+
+    def set_audit_result(self, audit_id: int, result: str) -> None:
+        """Correct the outcome of a row written before its call ended (the call failed after
+        its write committed)."""
+        with self._write() as conn:
+            conn.execute("UPDATE audit SET result = ? WHERE id = ?", (result, audit_id))
 
     def list_audit(self, limit: int) -> list[AuditEntry]:
         from aletheia_mem.storage.entries import AuditEntry

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.connections import ThreadConnections
 from aletheia_mem.storage.migrate import migrate
+from aletheia_mem.storage.riders import pending_rider
 from aletheia_mem.storage.store_file import (
     check_header,
     create_store,
@@ -186,7 +187,9 @@ class SqliteDatabase:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; the full-text index's upkeep runs in it before the commit."""
+        """One write transaction; the full-text index's upkeep runs in it before the commit
+        (with a ``riding_next_write`` block's rider, if none rode before)."""
+        rider = pending_rider()
         with self._pool.write() as conn:
             try:
                 yield conn
@@ -194,6 +197,9 @@ class SqliteDatabase:
                 full_text.forget_written(conn)
                 raise
             full_text.tidy(conn)
+            result = None if rider is None else conn.execute(rider.sql, rider.params).lastrowid
+        if rider is not None:
+            rider.result, rider.done = result, True
         self._wal_flusher.committed()
 
     @contextmanager
