@@ -200,3 +200,28 @@ def test_a_log_record_with_a_huge_message_and_traceback_is_cut_to_the_bound() ->
     text = logging.Formatter().format(record)
     assert text.startswith("failed xxx") and len(text) < 4100
     assert text.endswith("characters cut]")
+
+
+def test_a_client_turned_away_with_its_request_sent_reads_the_503_not_a_reset(
+    tmp_path: Path,
+) -> None:
+    """Closed with the request unread, the hub's socket answered with a reset that could reach
+    the client first: "connection reset" instead of the documented 503."""
+    args = ("--max-client-connections", "1", "--header-timeout", "30")
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "' + b"x" * 300_000 + b'"}'
+    with running_hub(tmp_path / "hub.db", *args) as hub, _open([_slow(hub, "127.0.0.5")]):
+        address = urlsplit(hub.url)
+        for _ in range(30):  # the reset won the race in two runs of three, before
+            conn = http.client.HTTPConnection(
+                address.hostname or "",
+                address.port,
+                timeout=WAIT_SECONDS,
+                source_address=("127.0.0.5", 0),
+            )
+            try:
+                conn.request("POST", "/mcp", body, {"Content-Type": "application/json"})
+                reply = conn.getresponse()
+                assert reply.status == 503
+                assert reply.getheader("retry-after") == "5"
+            finally:
+                conn.close()

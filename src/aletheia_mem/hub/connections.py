@@ -21,6 +21,7 @@ TOTAL = 2000
 HEADER_SECONDS = 10.0
 BODY_SECONDS = 60.0
 IDLE_SECONDS = 5  # keep-alive: an idle connection closes after this
+REFUSED_LINGER_SECONDS = 2.0  # a turned-away connection is read (and dropped) this long at most
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 5\r\n"
     b"connection: close\r\ncontent-length: 43\r\n\r\nToo many connections; retry in a moment.\r\n"
@@ -83,12 +84,25 @@ class GuardedProtocol(HttpToolsProtocol):
         peer = transport.get_extra_info("peername")
         self._client = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
         if not self.counts.admit(self._client, self.limits):
-            transport.write(_BUSY)
-            transport.close()
+            self._turn_away(transport)
             return
         self._admitted = True
         super().connection_made(transport)
         self._arm(self.limits.header_seconds)
+
+    def _turn_away(self, transport: asyncio.Transport) -> None:
+        """Send the 503, then read and drop what the client sends until it closes, at most
+        ``REFUSED_LINGER_SECONDS``: closed at once with its request unread, the socket would
+        answer with a reset, which can reach the client before the 503 and lose it. (The
+        client's end of the stream closes the transport: ``eof_received`` answers None.)"""
+        transport.write(_BUSY)
+        if transport.can_write_eof():
+            transport.write_eof()
+        self._deadline = self.loop.call_later(REFUSED_LINGER_SECONDS, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        if self._admitted:
+            super().data_received(data)  # a turned-away connection's bytes are dropped
 
     def on_headers_complete(self) -> None:
         self._arm(self.limits.body_seconds)
