@@ -33,3 +33,14 @@ def test_an_instruction_file_that_is_no_text_file_is_refused(tmp_path: Path, kin
         path.write_bytes(b"x" * (rule_sync.MAX_INSTRUCTIONS_BYTES + 1))
     with pytest.raises(InvalidInputError):
         rule_sync.plan_files([], tmp_path, CLAUDE)
+
+
+def test_the_default_files_are_listed_in_the_same_order_before_and_after_they_exist(
+    tmp_path: Path,
+) -> None:
+    """The first run listed AGENTS.md then CLAUDE.md, every later run the other way round."""
+    first = [target.path for target in rule_sync.resolve_targets([], tmp_path, False)]
+    for name in first:
+        (tmp_path / name).write_text("# notes\n", encoding="utf-8")
+    later = [target.path for target in rule_sync.resolve_targets([], tmp_path, False)]
+    assert first == later == ["CLAUDE.md", "AGENTS.md"]

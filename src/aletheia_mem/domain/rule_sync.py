@@ -54,6 +54,7 @@ USER_TARGETS: tuple[Target, ...] = (
 )
 TARGETS_BY_TOOL = {target.tool: target for target in TARGETS}
 TOOL_ALIASES = {"opencode": "codex", "command-code": "codex"}
+_DEFAULT_TOOLS = ("claude-code", "codex")  # written when no instruction file exists yet
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,8 @@ def resolve_targets(tools: Sequence[str], root: Path, everything: bool) -> list[
             chosen[name] = TARGETS_BY_TOOL[name]
         return list(chosen.values())
     existing = [target for target in TARGETS if (root / target.path).exists()]
-    return existing or [TARGETS_BY_TOOL["codex"], TARGETS_BY_TOOL["claude-code"]]
+    # In TARGETS' order, as the files are listed once they exist: every run lists them alike.
+    return existing or [target for target in TARGETS if target.tool in _DEFAULT_TOOLS]
 
 
 def plan_sync(
