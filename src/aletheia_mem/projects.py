@@ -50,14 +50,21 @@ def _key_of(folder: Path, home: Path) -> str:
 
 def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool:
     """Whether a project key or a folder in ``entries`` covers this directory, reached as
-    written or through symbolic links (an alias of an excluded folder is excluded too)."""
+    written or through symbolic links: an alias of an excluded folder is excluded too, and so
+    is a link of another name to an excluded project (``~/work/current`` to ``~/code/billing``,
+    whose key is ``billing``)."""
     folders = _both_forms(directory)
+    keys: set[str] | None = None  # the keys of the folders, found at the first key entry
     for entry in entries:
         if "/" in entry or "\\" in entry or entry.startswith("~"):
             for excluded in _both_forms(Path(entry)):
                 if any(folder == excluded or excluded in folder.parents for folder in folders):
                     return True
-        elif normalize_project(entry) == project:
+            continue
+        if keys is None:
+            written = directory.expanduser().absolute()
+            keys = {project, *(project_for_directory(f) for f in folders if f != written)}
+        if normalize_project(entry) in keys:
             return True
     return False
 

@@ -68,7 +68,7 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
     cwd = payload.get("cwd")
     directory = Path(cwd) if isinstance(cwd, str) and cwd.strip() else settings.cwd
     project = project_for_directory(directory)
-    if _excluded(directory, project):
+    if is_excluded(directory, project, load_excluded_projects()):
         return
     session = payload.get("session_id")
     session_id = str(session) if session else None
@@ -92,19 +92,6 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
             episodes.end_episode(store, now=now, **common)
     finally:
         store.close()
-
-
-def _excluded(directory: Path, project: str) -> bool:
-    """Whether an exclusion covers the folder as written or where its links lead: a link of
-    another name (``~/work/current`` to ``~/code/billing``) has its own project key."""
-    entries = load_excluded_projects()
-    if is_excluded(directory, project, entries):
-        return True
-    try:
-        real = directory.expanduser().resolve()
-    except (OSError, RuntimeError):  # a link loop: the written form only
-        return False
-    return is_excluded(real, project_for_directory(real), entries)
 
 
 def _start_session(
