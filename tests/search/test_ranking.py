@@ -7,6 +7,7 @@ import re
 from aletheia_mem.search.rank import DAY_MS, Ranking
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.timefmt import format_instant
 
 YEAR_MS = 365 * DAY_MS
 
@@ -115,6 +116,37 @@ def test_without_the_stale_penalty_the_older_memory_would_win(
     assert store.rank_memory_ids(query, clock()) == [new, old]
 
 
+def test_a_memory_whose_fact_is_replaced_later_ranks_as_current_until_then(
+    store: SqliteStore, call, clock
+) -> None:
+    """A value written for a later time makes the old memory stale from that time, not at once."""
+    old = _save(
+        call,
+        "Billing database: the billing database is MySQL.",
+        facts=[{"subject": "billing", "predicate": "database", "object": "MySQL"}],
+    )
+    clock.advance(DAY_MS)
+    starts = clock() + 2 * DAY_MS
+    new = _save(
+        call,
+        "Billing database is PostgreSQL now.",
+        facts=[
+            {
+                "subject": "billing",
+                "predicate": "database",
+                "object": "PostgreSQL",
+                "valid_from": format_instant(starts),
+            }
+        ],
+    )
+    query = MemoryQuery(terms=("billing", "database"), projects=("shop",))
+    assert store.stale_memory_ids([old], clock()) == set()
+    assert store.rank_memory_ids(query, clock()) == [old, new]
+    clock.advance(2 * DAY_MS)
+    assert store.stale_memory_ids([old], clock()) == {old}
+    assert store.rank_memory_ids(query, clock()) == [new, old]
+
+
 def test_facts_are_listed_before_memories(call) -> None:
     _save(
         call,
@@ -126,19 +158,21 @@ def test_facts_are_listed_before_memories(call) -> None:
     assert lines[-1].startswith("#")
 
 
-def test_superseding_a_fact_marks_its_memory_stale_and_only_then(store: SqliteStore, call) -> None:
+def test_superseding_a_fact_marks_its_memory_stale_and_only_then(
+    store: SqliteStore, call, clock
+) -> None:
     first = _save(
         call,
         "Payments use Stripe.",
         facts=[{"subject": "payments", "predicate": "provider", "object": "Stripe"}],
     )
-    assert store.stale_memory_ids([first]) == set()
+    assert store.stale_memory_ids([first], clock()) == set()
     _save(
         call,
         "Payments moved to Adyen.",
         facts=[{"subject": "payments", "predicate": "provider", "object": "Adyen"}],
     )
-    assert store.stale_memory_ids([first]) == {first}
+    assert store.stale_memory_ids([first], clock()) == {first}
 
 
 def test_common_words_are_left_out_when_they_would_blow_the_score_budget(

@@ -27,7 +27,7 @@ WORDS = ("cache", "retry", "queue", "token", "deploy", "schema", "index", "laten
 _OLD_ORDER = (
     "bm25(memory_fts, {weights}) * (1.0 + ? * m.pinned)"
     " * (1.0 + ? / (? + max(? - m.created_at, 0)))"
-    " * (CASE WHEN m.stale THEN ? ELSE 1.0 END), m.created_at DESC, m.id DESC"
+    " * (CASE WHEN m.stale_from <= ? THEN ? ELSE 1.0 END), m.created_at DESC, m.id DESC"
 )
 _OLD_COUNT = "SELECT count(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)"
 
@@ -71,7 +71,7 @@ def _old_rank(
     weights = ", ".join(repr(float(w)) for w in ranking.bm25_weights())
     scale = ranking.recency_scale_days * DAY_MS
     params += [ranking.pinned_boost, ranking.recency_boost * scale, scale, now]
-    params += [ranking.stale_factor, query.limit, query.offset]
+    params += [now, ranking.stale_factor, query.limit, query.offset]
     sql += " ORDER BY " + _OLD_ORDER.format(weights=weights) + " LIMIT ? OFFSET ?"
     return [int(row[0]) for row in store._conn.execute(sql, params).fetchall()]
 

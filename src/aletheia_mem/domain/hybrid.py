@@ -52,7 +52,7 @@ def search_memories(
     similarity = {
         i: value for i, value in similar if i in candidates and _passes(candidates[i], query)
     }
-    stale = store.stale_memory_ids(list(similarity))
+    stale = store.stale_memory_ids(list(similarity), now)
     priors = {
         i: ranking.prior(
             pinned=candidates[i].pinned, age_ms=now - candidates[i].created_at, stale=i in stale

@@ -143,7 +143,17 @@ def test_a_memory_whose_facts_are_all_superseded_is_stale(contract_store: HubSto
     saved, _ = contract_store.add_memory(
         memory("db host is alpha"), facts=[fact("db", "host", "alpha")]
     )
-    assert contract_store.stale_memory_ids([saved.id]) == set()
+    assert contract_store.stale_memory_ids([saved.id], T0 + 1) == set()
     contract_store.add_fact(fact("db", "host", "beta", at=T0 + 1))
-    assert contract_store.stale_memory_ids([saved.id]) == {saved.id}
-    assert contract_store.stale_memory_ids([]) == set()
+    assert contract_store.stale_memory_ids([saved.id], T0 + 1) == {saved.id}
+    assert contract_store.stale_memory_ids([], T0 + 1) == set()
+
+
+def test_a_memory_stays_current_until_its_fact_is_superseded(contract_store: HubStore) -> None:
+    """A value written for a later time ends the memory's fact then, not at once."""
+    saved, _ = contract_store.add_memory(
+        memory("db host is alpha"), facts=[fact("db", "host", "alpha")]
+    )
+    contract_store.add_fact(fact("db", "host", "beta", at=T0 + 1_000))
+    assert contract_store.stale_memory_ids([saved.id], T0 + 999) == set()
+    assert contract_store.stale_memory_ids([saved.id], T0 + 1_000) == {saved.id}

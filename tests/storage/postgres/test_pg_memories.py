@@ -84,10 +84,11 @@ def test_a_memory_whose_facts_are_all_superseded_is_stale(
     pg_memories: PgMemories, pg_facts: PgFacts
 ) -> None:
     old, _ = pg_memories.add_memory(_new("Runs on k8s"), [_fact("k8s")])
-    assert pg_memories.stale_memory_ids([old.id]) == set()
+    assert pg_memories.stale_memory_ids([old.id], NOW + 5) == set()
     pg_facts.add_fact(_fact("nomad", NOW + 5))
-    assert pg_memories.stale_memory_ids([old.id]) == {old.id}
-    assert pg_memories.stale_memory_ids([]) == set()
+    assert pg_memories.stale_memory_ids([old.id], NOW + 4) == set()
+    assert pg_memories.stale_memory_ids([old.id], NOW + 5) == {old.id}
+    assert pg_memories.stale_memory_ids([], NOW + 5) == set()
 
 
 def test_work_state_is_replaced_in_place_and_listed_by_key_prefix(

@@ -176,7 +176,7 @@ def test_a_memory_whose_fact_is_superseded_ranks_stale_at_the_next_search(two_st
     newer, _ = writer.add_memory(_lychee("two"), [_fact("alpha", "one")])
     assert _search(reader, "lychee") == [newer.id, older.id]
     writer.add_fact(_fact("alpha", "two"))
-    assert reader.stale_memory_ids([newer.id]) == {newer.id}
+    assert reader.stale_memory_ids([newer.id], NOW) == {newer.id}
     assert _search(reader, "lychee") == [older.id, newer.id]
 
 

@@ -146,7 +146,7 @@ def test_a_dismissed_fact_leaves_its_memory_stale(pg_store: PostgresStore) -> No
     assert pg_store.project_of("facts", fact_id) == "web"
     assert pg_store.set_dismissed("facts", fact_id, 9_000, None, DISMISS) == "web"
     assert pg_store.superseded_fact_ids([fact_id]) == {fact_id}
-    assert pg_store.stale_memory_ids([memory_id]) == {memory_id}
+    assert pg_store.stale_memory_ids([memory_id], 9_000) == {memory_id}
 
 
 def test_a_dismissal_whose_audit_row_fails_is_undone(pg_store: PostgresStore) -> None:

@@ -242,12 +242,13 @@ class PgMemories(PgPart):
             (since, list(ids)),
         )
 
-    def stale_memory_ids(self, ids: Sequence[int]) -> set[int]:
-        """Those of ``ids`` whose stated facts have all been superseded."""
+    def stale_memory_ids(self, ids: Sequence[int], now: int) -> set[int]:
+        """Those of ``ids`` whose stated facts have all ended (or been dismissed) by ``now``."""
         if not ids:
             return set()
         return self._ids(
-            "SELECT id FROM memory_rank WHERE stale = 1 AND id = ANY (%s)", (list(ids),)
+            "SELECT id FROM memory_rank WHERE stale_from <= %s AND id = ANY (%s)",
+            (now, list(ids)),
         )
 
     def has_memories(self, projects: tuple[str, ...] | None, *, dismissed: bool = False) -> bool:

@@ -109,7 +109,7 @@ def _select_in_memory(
 
 def _rows_in_memory(
     held: Postings, query: MemoryQuery, matches: list[PhraseMatches], selection: _Selection
-) -> tuple[dict[int, list[Sequence[tuple[int, int]]]], dict[int, tuple[int, int, int, int]]]:
+) -> tuple[dict[int, list[Sequence[tuple[int, int]]]], dict[int, tuple[int, int, int, int | None]]]:
     """``_scored_rows`` on held postings and rank rows."""
     if selection.matched is not None:
         docs = selection.matched
@@ -117,7 +117,7 @@ def _rows_in_memory(
         docs = set().union(*(match.docs for match in matches))
     keeps = _kept_by(query)
     hits: dict[int, list[Sequence[tuple[int, int]]]] = {}
-    rows: dict[int, tuple[int, int, int, int]] = {}
+    rows: dict[int, tuple[int, int, int, int | None]] = {}
     for doc in docs:
         row = held.rank.get(doc)
         if row is not None and keeps(row):
@@ -228,10 +228,10 @@ def dated_page_sql(query: MemoryQuery, phrases: list[list[str]]) -> tuple[str, l
 
 def _scored_rows(
     conn: psycopg.Connection[Row], query: MemoryQuery, selection: _Selection
-) -> tuple[dict[int, list[list[tuple[int, int]]]], dict[int, tuple[int, int, int, int]]]:
+) -> tuple[dict[int, list[list[tuple[int, int]]]], dict[int, tuple[int, int, int, int | None]]]:
     """In one statement, the matching memories the filters keep: per memory, each phrase's
     ``(col, hits)`` in column order (``full_text.phrase_hits``), and its token count,
-    creation time, pinned and stale flags (what ranking reads besides the hits), all read
+    creation time, pinned flag and stale_from (what ranking reads besides the hits), all read
     with the filtered columns from the narrow ``memory_rank`` (migration 0005), as ``m``: one
     index probe per match (``OFFSET 0`` keeps the planner from a hash join, which reads the
     whole table to score a few hundred matches)."""
@@ -246,26 +246,26 @@ def _scored_rows(
     cursor = conn.cursor(row_factory=tuple_row)  # plain tuples: rows by the thousand
     found = cursor.execute(
         f"WITH h AS ({sql}) SELECT h.doc, h.i, h.col, h.hits, m.tokens, m.created_at, m.pinned,"
-        " m.stale FROM h CROSS JOIN LATERAL"
+        " m.stale_from FROM h CROSS JOIN LATERAL"
         " (SELECT * FROM memory_rank m WHERE m.id = h.doc OFFSET 0) AS m"
         f" WHERE {' AND '.join(where)} ORDER BY h.doc, h.i, h.col",
         [*params, *values],
     ).fetchall()
     hits: dict[int, list[list[tuple[int, int]]]] = {}
-    rows: dict[int, tuple[int, int, int, int]] = {}
+    rows: dict[int, tuple[int, int, int, int | None]] = {}
     phrases = len(selection.phrases)
-    for doc, i, col, count, tokens, created_at, pinned, stale in found:
+    for doc, i, col, count, tokens, created_at, pinned, stale_from in found:
         per_phrase = hits.get(doc)
         if per_phrase is None:
             per_phrase = hits[doc] = [[] for _ in range(phrases)]
-            rows[doc] = (tokens, created_at, pinned, stale)
+            rows[doc] = (tokens, created_at, pinned, stale_from)
         per_phrase[i].append((col, count))
     return hits, rows
 
 
 def _rank(
     hits: Mapping[int, Sequence[Sequence[tuple[int, int]]]],
-    rows: dict[int, tuple[int, int, int, int]],
+    rows: dict[int, tuple[int, int, int, int | None]],
     bm25: full_text.Bm25,
     now: int,
     ranking: Ranking,
@@ -275,12 +275,12 @@ def _rank(
     scale = ranking.recency_scale_days * DAY_MS
     boost = ranking.recency_boost * scale
     keyed = []
-    for doc, (tokens, created_at, pinned, stale) in rows.items():
+    for doc, (tokens, created_at, pinned, stale_from) in rows.items():
         value = (
             bm25.score(hits[doc], tokens)
             * (1.0 + ranking.pinned_boost * pinned)
             * (1.0 + boost / (scale + max(now - created_at, 0)))
-            * (ranking.stale_factor if stale else 1.0)
+            * (ranking.stale_factor if stale_from is not None and stale_from <= now else 1.0)
         )
         keyed.append((value, -created_at, -doc))
     keyed.sort()

@@ -44,19 +44,19 @@ PAIRS_PER_MB = 10_000  # a held pair costs about 100 bytes
 PURGE_AFTER = "1 day"
 PURGE_EVERY_S = 3600.0
 
-# tokens, created_at, pinned, stale, dismissed_at, project, type, kind
-RankRow = tuple[int, int, int, int, int | None, str, str, str]
+# tokens, created_at, pinned, stale_from, dismissed_at, project, type, kind
+RankRow = tuple[int, int, int, int | None, int | None, str, str, str]
 
 # One statement reads everything a refresh needs (one snapshot, one round trip), as rows of one
 # shape whose first column says what each is:
 #   0  the snapshot's xmin (term), memory_feed.purged (project), the index's rows and tokens
-#   1  a rank row: id, tokens, created_at, pinned, stale, dismissed_at, project, type, kind
+#   1  a rank row: id, tokens, created_at, pinned, stale_from, dismissed_at, project, type, kind
 #   2  a memory whose terms may have changed (id), and whether it has a rank row (pinned)
 #   3  a term row of such a memory: id, col (pinned), term, positions
 #   4  a term row of a term not held yet, the same
 _HEAD = (
     "SELECT 0::smallint AS part, NULL::bigint AS id, t.docs AS tokens, t.tokens AS created_at,"
-    " NULL::smallint AS pinned, NULL::smallint AS stale, NULL::bigint AS dismissed_at,"
+    " NULL::smallint AS pinned, NULL::bigint AS stale_from, NULL::bigint AS dismissed_at,"
     " (SELECT purged::text FROM memory_feed) AS project, NULL::text AS type,"
     " NULL::text AS kind, pg_snapshot_xmin(pg_current_snapshot())::text AS term,"
     " NULL::text AS positions"
@@ -65,7 +65,7 @@ _HEAD = (
     " WHERE index_name = 'memories') AS t"
 )
 _RANK = (
-    " UNION ALL SELECT 1, id, tokens, created_at, pinned, stale, dismissed_at, project, type,"
+    " UNION ALL SELECT 1, id, tokens, created_at, pinned, stale_from, dismissed_at, project, type,"
     " kind, NULL, NULL FROM memory_rank"
 )
 # The statement is prepared (psycopg does it after 5 runs), and runs on its generic plan: planned

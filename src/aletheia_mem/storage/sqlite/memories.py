@@ -253,11 +253,12 @@ class SqliteMemories(SqliteDatabase):
         ).fetchall()
         return {int(row[0]) for row in rows}
 
-    def stale_memory_ids(self, ids: Sequence[int]) -> set[int]:
-        """Those of ``ids`` whose stated facts have all been superseded."""
+    def stale_memory_ids(self, ids: Sequence[int], now: int) -> set[int]:
+        """Those of ``ids`` whose stated facts have all ended (or been dismissed) by ``now``."""
         if not ids:
             return set()
         rows = self._conn.execute(
-            f"SELECT id FROM memory_rank WHERE stale AND {in_clause('id', ids)}", list(ids)
+            f"SELECT id FROM memory_rank WHERE stale_from <= ? AND {in_clause('id', ids)}",
+            [now, *ids],
         ).fetchall()
         return {int(row[0]) for row in rows}

@@ -143,7 +143,7 @@ class SqliteSearch(SqliteDatabase):
     def _relevance(self, params: list[Any], now: int, ranking: Ranking) -> str:
         """The relevance order: bm25 (negative, lower is better) scaled by the priors of
         search/rank.py, the same formula as Ranking.prior: a pinned lift, a smooth recency decay,
-        a stale penalty.
+        a stale penalty (every fact the memory stated had ended by ``now``).
 
         bm25 appears here only, not also as a result column: SQLite would compute it twice per
         matching row (once for the sort key, once for the column), and it is most of a search.
@@ -153,11 +153,11 @@ class SqliteSearch(SqliteDatabase):
         weights = ", ".join(repr(float(w)) for w in ranking.bm25_weights())
         scale = ranking.recency_scale_days * DAY_MS
         params += [ranking.pinned_boost, ranking.recency_boost * scale, scale, now, now]
-        params.append(ranking.stale_factor)
+        params += [now, ranking.stale_factor]
         return (
             f"bm25(memory_fts, {weights}) * (1.0 + ? * m.pinned)"
             " * (1.0 + ? / (? + CASE WHEN m.created_at < ? THEN ? - m.created_at ELSE 0 END))"
-            " * (CASE WHEN m.stale THEN ? ELSE 1.0 END), m.created_at DESC, m.id DESC"
+            " * (CASE WHEN m.stale_from <= ? THEN ? ELSE 1.0 END), m.created_at DESC, m.id DESC"
         )
 
     def _filters(self, query: MemoryQuery) -> tuple[list[str], list[Any]]:
