@@ -8,6 +8,7 @@ the header checks of the transport (version, Accept, Content-Type).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -23,6 +24,7 @@ from aletheia_mem.server import api, stateless_http
 from aletheia_mem.server.guard import Guard, GuardPolicy
 from aletheia_mem.server.handshake import LATEST_VERSION, SUPPORTED_VERSIONS
 from aletheia_mem.server.mcp import (
+    INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     McpSession,
@@ -36,6 +38,8 @@ from aletheia_mem.server.stdio import parse_line
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.app import routes as web_routes
+
+logger = logging.getLogger(__name__)
 
 JSON_TYPE = "application/json"
 SESSION_HEADER = "mcp-session-id"
@@ -69,6 +73,16 @@ def request_id_of(payload: Any) -> Any:
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
             return value
     return None
+
+
+def internal_error(request_id: Any = None) -> Response:
+    """500 with a JSON-RPC internal error: what a client gets when the store failed under it."""
+    return rpc_error(
+        500,
+        "Internal error: the server could not answer; see its log.",
+        code=INTERNAL_ERROR,
+        request_id=request_id,
+    )
 
 
 def is_initialize(payload: Any) -> bool:
@@ -179,6 +193,14 @@ class McpEndpoint:
         payload, ok = parse_line(await request.body())
         if not ok:
             return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
+        try:
+            return await self.answer_post(request, payload, stateless)
+        except Exception:  # the store failed (damaged, busy, gone): still a JSON-RPC answer
+            logger.exception("MCP request failed")
+            return internal_error(request_id_of(payload))
+
+    async def answer_post(self, request: Request, payload: Any, stateless: bool) -> Response:
+        """The answer to a POST whose body is read and whose headers passed."""
         if stateless or stateless_http.by_body(request.headers, payload):
             return await self.post_stateless(request, payload)
         if is_initialize(payload):
@@ -256,7 +278,11 @@ class McpEndpoint:
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
             return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
-        ended = await to_thread.run_sync(self.sessions.end, session_id, self.owner_of(request))
+        try:
+            ended = await to_thread.run_sync(self.sessions.end, session_id, self.owner_of(request))
+        except Exception:  # as in ``post``
+            logger.exception("MCP request failed")
+            return internal_error()
         if not ended:
             return rpc_error(404, "Session not found: it ended or expired.")
         return Response(status_code=204)
