@@ -13,10 +13,13 @@ from aletheia_mem.storage.entries import Rule, SessionRequest
 from aletheia_mem.timefmt import format_clock, format_date
 
 CHARACTER_BUDGET = 6000
-MAX_PINNED = 20
+# Every pinned memory is listed while the block has room: more than its shortest lines
+# ("- #1 19:46 [N] x") fill, so that the budget, not this, leaves pinned ones out (counted as cut).
+MAX_PINNED = CHARACTER_BUDGET // len("- #1 19:46 [N] x\n") + 1
 MAX_FACTS = 10
 MAX_REQUESTS = 10
 MAX_REQUEST_LENGTH = 200
+_MEMORY, _FACT, _RULE = ("memory", "memories"), ("fact", "facts"), ("rule", "rules")
 
 
 @dataclass
@@ -24,11 +27,16 @@ class _Section:
     heading: str
     lines: list[tuple[str, bool]]  # (line, counts as an item)
     priority: int
+    noun: tuple[str, str]  # what one item is, and more than one, as the cut is told
     kept: int = 0
 
     def shown(self) -> int:
         """How many items the kept lines show (the first ones of the section's list)."""
         return sum(1 for _, counts in self.lines[: self.kept] if counts)
+
+    def cut(self) -> int:
+        """How many of its items were left out to keep the block within the budget."""
+        return sum(1 for _, counts in self.lines if counts) - self.shown()
 
 
 @dataclass(frozen=True)
@@ -77,8 +85,8 @@ def build_context_parts(
     facts = store.current_facts(project, MAX_FACTS, now)
     rules = rules_for_project(store.list_rules(), project)
     sections = [
-        _Section("## Pinned", [(_memory_line(m), True) for m in pinned], priority=1),
-        _Section("## Recent", _recent_lines(recent), priority=3),
+        _Section("## Pinned", [(_memory_line(m), True) for m in pinned], 1, _MEMORY),
+        _Section("## Recent", _recent_lines(recent), 3, _MEMORY),
         _Section(
             "## Requests",
             [
@@ -89,10 +97,11 @@ def build_context_parts(
                 )
                 for r in requests
             ],
-            priority=4,
+            4,
+            ("request", "requests"),
         ),
-        _Section("## Facts", [("- " + fact_line(f), True) for f in facts], priority=2),
-        _Section("## Rules", [(f"- {rule_text(r)}", True) for r in rules], priority=0),
+        _Section("## Facts", [("- " + fact_line(f), True) for f in facts], 2, _FACT),
+        _Section("## Rules", [(f"- {rule_text(r)}", True) for r in rules], 0, _RULE),
     ]
     header = f"# Memory for {one_line(project)}"
     used = len(header) + 1
@@ -118,6 +127,24 @@ def build_context_parts(
     return _render(header, sections, cut), parts
 
 
+def _cut_outcome(sections: list[_Section]) -> str:
+    """What was cut, and which tool finds it: search the memories and facts, list_rules the
+    rules; the requests of sessions no tool lists."""
+    counts: dict[tuple[str, str], int] = {}
+    for section in sections:
+        counts[section.noun] = counts.get(section.noun, 0) + section.cut()
+    cut = {noun: count for noun, count in counts.items() if count}
+    outcome = f"{sum(cut.values())} items cut to stay near {CHARACTER_BUDGET} characters"
+    if set(cut) <= {_MEMORY, _FACT}:
+        return outcome + "; search finds them"
+    named = ", ".join(f"{count} {noun[count != 1]}" for noun, count in cut.items())
+    found = " and ".join(noun[1] for noun in (_MEMORY, _FACT) if noun in cut)
+    hints = [f"search finds the {found}"] if found else []
+    if _RULE in cut:
+        hints.append("list_rules lists the rules")
+    return "; ".join([f"{outcome} ({named})", *hints])
+
+
 def _render(header: str, sections: list[_Section], cut: int) -> str:
     out = [header]
     items = 0
@@ -134,9 +161,7 @@ def _render(header: str, sections: list[_Section], cut: int) -> str:
         out.append("Nothing saved for this project yet. Use save_memory to keep what matters.")
     body = "\n".join(out)
     tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
-    outcome = "nothing cut"
-    if cut:
-        outcome = f"{cut} items cut to stay near {CHARACTER_BUDGET} characters; search finds them"
+    outcome = _cut_outcome(sections) if cut else "nothing cut"
     return (
         f"{body}\nContext economics: {items} items listed; ~{tokens} tokens for this block"
         f" (estimate, chars/4); {outcome}."

@@ -71,8 +71,11 @@ def add_rule(
     missing_facts = sorted(set(fact_ids) - _visible_ids(store, "facts", fact_ids, projects))
     if missing_facts:
         raise InvalidInputError(f"Unknown evidence fact id #{missing_facts[0]}.")
-    then, when = redact_secrets(item.then), redact_secrets(item.when)
-    scope_name = redact_secrets(item.scope_name)
+    # "Always" is the default situation, and a name is the same name however it is spaced:
+    # one rule, one id, whichever door adds it.
+    when = "always" if item.when.strip().lower() == "always" else item.when
+    then, when = redact_secrets(item.then), redact_secrets(when)
+    scope_name = redact_secrets(" ".join(item.scope_name.split()))
     rule = Rule(
         id=rule_id(then, when, item.scope_tier, scope_name),
         then=then,

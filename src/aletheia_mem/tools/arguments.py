@@ -14,6 +14,7 @@ from aletheia_mem.errors import InvalidInputError
 
 Schema = dict[str, Any]
 MAX_WHOLE = 2**63 - 1
+MIN_WHOLE = -(2**63)
 _TYPE_NAMES = {"string": "a string", "number": "a number", "boolean": "true or false"}
 
 
@@ -96,6 +97,8 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
         raise InvalidInputError(f"{name} must be {bounds}.")
     if isinstance(number, int) and number > MAX_WHOLE:  # beyond SQLite's INTEGER range
         raise InvalidInputError(f"{name} must be at most {MAX_WHOLE}.")
+    if isinstance(number, int) and number < MIN_WHOLE:
+        raise InvalidInputError(f"{name} must be at least {MIN_WHOLE}.")
     return number
 
 

@@ -35,13 +35,14 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
     if "older_than_days" in args:
         cutoff = now - int(args["older_than_days"] * DAY_MS)
         until = cutoff if until is None else min(until, cutoff)
+    kind = (args.get("kind") or "").strip().lower()  # kinds are stored lower-case
     return recall.SearchRequest(
         query=query or None,
         projects=readable_projects(app, args.get("project")),
         file=file or None,
         file_suffix=args["file_suffix"],
         type=args.get("type"),
-        kind=args.get("kind"),
+        kind=kind or None,
         since=since,
         until=until,
         order=args["order"],

@@ -101,7 +101,6 @@ TIMELINE: Schema = {
     "properties": {
         "anchor": {
             "type": "integer",
-            "minimum": 1,
             "description": "Memory id from search. Takes priority over query.",
         },
         "query": {"type": "string", "description": "Finds the anchor when anchor is not given."},
@@ -113,7 +112,12 @@ TIMELINE: Schema = {
 
 GET_OBSERVATIONS: Schema = {
     "type": "object",
-    "properties": {"ids": _ids("Memory ids from search or timeline. Unknown ids are skipped.")},
+    "properties": {
+        "ids": {
+            **_ids("Memory ids from search or timeline. Unknown ids are skipped."),
+            "items": {"type": "integer"},  # an id no memory can have (0) is unknown: skipped
+        }
+    },
     "required": ["ids"],
 }
 
