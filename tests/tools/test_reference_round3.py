@@ -183,3 +183,16 @@ def test_a_situation_name_with_other_spacing_is_the_same_rule(call):
     assert body_lines(call("list_rules"))[0].startswith(
         "- Always: Ask for a review  [situation: reviewing PRs]  (id "
     )
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [("src/a.py", ["src/a.py"]), ("src/a.py, docs/b.md", ["src/a.py", "docs/b.md"])],
+)
+def test_files_as_one_string_are_read_as_a_list_of_paths(call, files, expected):
+    """As ids may come as "1,2", paths may come as one string, alone or comma-separated."""
+    result = call("save_memory", text="Paths sent as one string", files=files)
+    assert not result.is_error, result.text
+    for path in expected:
+        found = call("search", file=path).text
+        assert f"#{saved_id(result)} " in found, found

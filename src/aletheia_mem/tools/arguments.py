@@ -116,6 +116,8 @@ def _check_array(name: str, spec: Schema, value: Any) -> list[Any]:
     item_spec: Schema = spec.get("items", {})
     if isinstance(value, str) and item_spec.get("type") in ("number", "integer"):
         value = [part for part in value.replace(" ", ",").split(",") if part]
+    elif isinstance(value, str) and item_spec.get("type") == "string":  # "a.py" or "a.py, b.py"
+        value = [part.strip() for part in value.split(",") if part.strip()]
     elif isinstance(value, int | float) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, list):
