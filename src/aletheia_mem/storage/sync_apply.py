@@ -100,52 +100,59 @@ def _check_rule(ctx: _Context, scope_tier: str, scope_name: str) -> None:
     _check_project(ctx, scope_name if scope_tier == "project" else None)
 
 
-# The field that names who made an item, by kind, and where it is stored.
-_AUTHOR = {
-    "memory": ("tool", "SELECT tool FROM memories WHERE uid = ?"),
-    "fact": ("source", "SELECT source FROM facts WHERE uid = ?"),
-    "rule": ("source", "SELECT source FROM rules WHERE id = ?"),
-    "episode": ("tool", "SELECT tool FROM episodes WHERE uid = ?"),
+# The field that names who made an item, by kind.
+_AUTHOR = {"memory": "tool", "fact": "source", "rule": "source", "episode": "tool"}
+# What an author writes, by kind: a record changing any of it is the sender's work, whoever made
+# the item; one changing none of it (a dismissal, a confirmation) keeps the item's author.
+_AUTHORED = {
+    "memory": ("project", "title", "text", "narrative", "facts", "files"),
+    "fact": ("project", "subject", "predicate", "object", "valid_from"),
+    "rule": (),  # its text is its id
+    "episode": ("project", "summary"),
 }
 
 
-def _with_author(ctx: _Context, record: Record, stored: dict[str, Any] | None = None) -> Record:
-    """The record as the receiver keeps it: its author stays what the receiver has, else it is
-    the sender (``ctx.author``, a hub token's name); a sender never names someone else.
+def _with_author(ctx: _Context, record: Record, stored: dict[tuple[str, str], Any]) -> Record:
+    """The record as the receiver keeps it: its author stays what the receiver has when the
+    record changes nothing its author wrote, else it is the sender (``ctx.author``, a hub
+    token's name); a sender never names someone else, nor puts its words under their name.
 
-    ``stored``: the authors of memories already read (``_memory_authors``), by the record's key.
+    ``stored``: the items the page's records name here (``_stored_items``).
     """
     if ctx.author is None:
         return record
-    field, sql = _AUTHOR[record["kind"]]
-    if stored is not None and record["kind"] == "memory":
-        row = (stored[record["key"]],) if record["key"] in stored else None
-    else:
-        key = _canonical(ctx.conn, record["key"]) if record["kind"] == "memory" else record["key"]
-        row = ctx.conn.execute(sql, (key,)).fetchone()
-    if row is not None and row[0] == record["data"][field]:
+    kind, data = record["kind"], record["data"]
+    mine = stored.get((kind, record["key"]))
+    fields = (_AUTHOR[kind], *_AUTHORED[kind])
+    if mine is not None and all(mine[name] == data[name] for name in fields):
         return record
-    return {**record, "data": {**record["data"], field: ctx.author}}
+    return {**record, "data": {**data, _AUTHOR[kind]: ctx.author}}
 
 
 def _chunks(values: list[str], size: int = 500) -> list[list[str]]:
     return [values[start : start + size] for start in range(0, len(values), size)]
 
 
-def _memory_authors(conn: SyncConn, uids: list[str]) -> dict[str, Any]:
-    """Record key -> the ``tool`` of the memory it names here (through its alias), for the keys
-    that name one: a page's lookups in a few statements instead of two each."""
+def _stored_items(conn: SyncConn, records: list[Record]) -> dict[tuple[str, str], Any]:
+    """``(kind, record key)`` -> the data of the item it names here (a memory through its
+    alias), for the records that name one: a page's lookups in a few statements."""
+    found: dict[tuple[str, str], Any] = {}
+    for kind in _AUTHOR:
+        keys = list(dict.fromkeys(r["key"] for r in records if r["kind"] == kind))
+        named = _memory_uids(conn, keys) if kind == "memory" else {key: key for key in keys}
+        items = read_items(conn, kind, sorted(set(named.values())))
+        found.update(((kind, key), items[uid]) for key, uid in named.items() if uid in items)
+    return found
+
+
+def _memory_uids(conn: SyncConn, uids: list[str]) -> dict[str, str]:
+    """Each record key -> the uid of the memory it names here (itself, or through its alias)."""
     canonical = {uid: uid for uid in uids}
     for chunk in _chunks(uids):
         marks = ",".join("?" * len(chunk))
         sql = f"SELECT uid, canonical FROM sync_aliases WHERE uid IN ({marks})"
         canonical.update((row[0], row[1]) for row in conn.execute(sql, chunk))
-    tools: dict[str, Any] = {}
-    for chunk in _chunks(sorted(set(canonical.values()))):
-        marks = ",".join("?" * len(chunk))
-        sql = f"SELECT uid, tool FROM memories WHERE uid IN ({marks})"
-        tools.update((row[0], row[1]) for row in conn.execute(sql, chunk))
-    return {uid: tools[known] for uid, known in canonical.items() if known in tools}
+    return canonical
 
 
 def _canonical(conn: SyncConn, uid: str) -> str:
@@ -652,9 +659,7 @@ def apply_records(
     for record in records:
         if record["kind"] == "rule":
             _check_rule(ctx, record["data"]["scope_tier"], record["data"]["scope_name"])
-    stored = None
-    if ctx.author is not None:
-        stored = _memory_authors(conn, [r["key"] for r in records if r["kind"] == "memory"])
+    stored = {} if ctx.author is None else _stored_items(conn, records)
     authored = [_with_author(ctx, record, stored) for record in records]
     # Positions whose author the receiver set: the result gets a version of the receiver's
     # own, so it travels back to the sender too and every store ends the same.

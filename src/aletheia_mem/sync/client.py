@@ -11,9 +11,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aletheia_mem.errors import AletheiaError, ForbiddenError, RateLimitedError
+from aletheia_mem.errors import (
+    AletheiaError,
+    ForbiddenError,
+    InvalidInputError,
+    RateLimitedError,
+)
 
 TIMEOUT_SECONDS = 120.0
+# A reply's body: a pull page is about 4 MiB, and past that at most one record as large as a
+# push (16 MiB); a hub sending more, or taking longer, is not one.
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+REPLY_SECONDS = 600.0
+_CHUNK = 64 * 1024
 MAX_RATE_LIMIT_WAITS = 20
 MAX_WAIT_SECONDS = 60
 
@@ -24,7 +34,7 @@ def hub_base_url(url: str) -> str:
     if base.endswith("/mcp"):
         base = base[: -len("/mcp")]
     if not base.startswith(("http://", "https://")):
-        raise AletheiaError(f"The hub URL must start with http:// or https://: {url}")
+        raise InvalidInputError(f"The hub URL must start with http:// or https://: {url}")
     return base
 
 
@@ -71,13 +81,13 @@ class HubClient:
                 with urllib.request.urlopen(  # noqa: S310
                     request, timeout=TIMEOUT_SECONDS, context=self._context
                 ) as response:
-                    answer = _json_of(response.read())
+                    answer = _json_of(self._read(response))
             except urllib.error.HTTPError as error:
                 if error.code == 429:
                     wait = error.headers.get("Retry-After", "1")
                     self.sleep(min(MAX_WAIT_SECONDS, int(wait) if wait.isdigit() else 1))
                     continue
-                raise _error_of(error) from None
+                raise _error_of(error, self._read(error)) from None
             except (urllib.error.URLError, OSError) as error:
                 reason = getattr(error, "reason", error)
                 raise AletheiaError(f"Cannot reach the hub at {self.url}: {reason}") from None
@@ -85,6 +95,22 @@ class HubClient:
                 raise AletheiaError(f"The hub at {self.url} sent something that is not sync JSON.")
             return answer
         raise RateLimitedError("The hub kept answering 429 (rate limit); try again later.")
+
+    def _read(self, response: Any) -> bytes:
+        """A reply's body, given up once it passes ``MAX_REPLY_BYTES`` or ``REPLY_SECONDS``:
+        read a piece at a time, so that neither a huge reply nor a trickle holds the sync."""
+        deadline = time.monotonic() + REPLY_SECONDS
+        read_some = getattr(response, "read1", response.read)
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := read_some(_CHUNK):
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                raise AletheiaError(f"The hub at {self.url} sent a reply too large for sync.")
+            if time.monotonic() > deadline:
+                raise AletheiaError(f"The hub at {self.url} took too long to send its reply.")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
 
 def _json_of(body: bytes) -> dict[str, Any] | None:
@@ -97,8 +123,8 @@ def _json_of(body: bytes) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
-def _error_of(error: urllib.error.HTTPError) -> AletheiaError:
-    body = _json_of(error.read())
+def _error_of(error: urllib.error.HTTPError, raw: bytes) -> AletheiaError:
+    body = _json_of(raw)
     try:
         message = body["error"]["message"] if body is not None else error.reason
     except (KeyError, TypeError):

@@ -18,7 +18,7 @@ from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.storage.contracts import SyncLog
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 from aletheia_mem.sync.client import HubClient
-from aletheia_mem.sync.records import check_records
+from aletheia_mem.sync.replies import read_hello, read_pull_page
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
 
 DEFAULT_PAGE_SIZE = 1000
@@ -59,14 +59,11 @@ def sync_store(
         AletheiaError: the hub refused or could not be reached (what was applied stays).
     """
     store_id = store.sync_store_id()
-    hello = client.call("/sync/hello", {"store_id": store_id})
-    try:
-        hub_id, token = str(hello["hub_id"]), hello["token"]
-        token_id, page_size = int(token["id"]), min(page_size, int(hello["max_records"]))
-        projects = None if token["projects"] is None else tuple(token["projects"])
-    except (KeyError, TypeError, ValueError):
-        raise AletheiaError(f"{client.url} does not speak the Aletheia sync API.") from None
-    report = SyncReport(client.url, hub_id, str(token["name"]), token["projects"])
+    hello = read_hello(client.url, client.call("/sync/hello", {"store_id": store_id}))
+    hub_id, token_id, projects = hello.hub_id, hello.token_id, hello.projects
+    page_size = min(page_size, hello.max_records)
+    names = None if projects is None else list(projects)
+    report = SyncReport(client.url, hub_id, hello.token_name, names)
     push_cursor, pull_cursor = store.sync_cursors(hub_id, token_id)
     push_cursor = _push(
         store, client, report, token_id, push_cursor, projects, page_size, clock, progress
@@ -191,17 +188,9 @@ def _pull(
     with ThreadPoolExecutor(max_workers=1) as fetcher:
         coming = fetcher.submit(fetch, cursor)
         while True:
-            answer = coming.result()
-            try:
-                records = check_records(answer["records"], page_size)
-                cursor, more = int(answer["cursor"]), bool(answer["more"])
-            except (KeyError, TypeError, ValueError):
-                raise AletheiaError(
-                    f"{client.url} sent a pull page that is not sync JSON."
-                ) from None
-            except InvalidInputError as error:
-                raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
-            records = _validated(client, records, clock())
+            page = read_pull_page(client.url, coming.result(), cursor, page_size)
+            cursor, more = page.cursor, page.more
+            records = _validated(client, page.records, clock())
             if more:
                 coming = fetcher.submit(fetch, cursor)
             at = (report.hub_id, token_id, cursor)

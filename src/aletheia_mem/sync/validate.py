@@ -21,6 +21,7 @@ from aletheia_mem.domain.limits import (
     HELD_TEXT,
     HELD_TITLE,
 )
+from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
@@ -135,6 +136,16 @@ def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str
         raise fail(problem)
 
 
+def is_project_key(value: Any) -> bool:
+    """Whether ``value`` is a project key as a token lists it: 1 to 200 characters, no control
+    characters, already normalised (lower-case, trimmed)."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_PROJECT_LENGTH:
+        return False
+    if _BAD_NAME.search(value) or _SURROGATE.search(value):
+        return False
+    return value == normalize_project(value)
+
+
 def _memory(check: _Checker) -> None:
     check.project()
     check.choice("type", MEMORY_TYPES)
@@ -150,6 +161,10 @@ def _memory(check: _Checker) -> None:
     check.texts("files", MAX_TITLE)
     check.text("dismiss_reason", MAX_REASON)
     check.text("dedupe_key", 300, redact=False)
+    if check.data["kind"] != WORK_STATE_KIND and check.data["dedupe_key"] is not None:
+        # a save's key is the hash of its title and text: a key naming other words would
+        # answer the save of those words "Already saved" with this record's words
+        check.data["dedupe_key"] = dedupe_key(check.data["title"], check.data["text"])
     check.past("created_at", "updated_at", "dismissed_at")
 
 

@@ -1,0 +1,120 @@
+"""A hub's hello and pull pages, checked before a store acts on them.
+
+A hub that is not what it says must not make ``aletheia sync`` loop for ever (a cursor that
+never moves, a page size of 0), crash (numbers no store column holds) or print what a terminal
+would obey (control characters in a token's name or projects).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aletheia_mem.errors import AletheiaError, InvalidInputError
+from aletheia_mem.sync.records import check_records
+from aletheia_mem.sync.validate import check_key, is_project_key
+
+MAX_WHOLE = 2**62  # what every store's integer columns hold
+MAX_PROJECTS = 1000
+
+
+@dataclass(frozen=True)
+class Hello:
+    """What a hub says of itself and of the token."""
+
+    hub_id: str
+    token_id: int
+    token_name: str
+    projects: tuple[str, ...] | None
+    max_records: int
+
+
+@dataclass(frozen=True)
+class PullPage:
+    """One pull page, its records shape-checked."""
+
+    records: list[dict[str, Any]]
+    cursor: int
+    more: bool
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_WHOLE
+
+
+def _is_key(value: Any) -> bool:
+    try:
+        check_key(value, InvalidInputError, "")
+    except InvalidInputError:
+        return False
+    return True
+
+
+def _projects(value: Any) -> tuple[str, ...] | None:
+    """The token's projects: None (every project) or a list of project keys; else ValueError."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not 0 < len(value) <= MAX_PROJECTS:
+        raise ValueError("projects")
+    if not all(is_project_key(name) for name in value):
+        raise ValueError("projects")
+    return tuple(value)
+
+
+def _hello_of(answer: dict[str, Any]) -> Hello:
+    token = answer["token"]
+    if not isinstance(token, dict):
+        raise ValueError("token")
+    fields = {
+        "hub_id": (answer["hub_id"], _is_key),
+        "token id": (token["id"], _is_whole),
+        "token name": (token["name"], _is_key),
+        "max_records": (answer["max_records"], lambda value: _is_whole(value) and value > 0),
+    }
+    for name, (value, valid) in fields.items():
+        if not valid(value):
+            raise ValueError(name)
+    return Hello(
+        hub_id=answer["hub_id"],
+        token_id=token["id"],
+        token_name=token["name"],
+        projects=_projects(token["projects"]),
+        max_records=answer["max_records"],
+    )
+
+
+def read_hello(url: str, answer: dict[str, Any]) -> Hello:
+    """A hub's answer to ``/sync/hello``.
+
+    Raises:
+        AletheiaError: a field is missing or holds what no hub sends.
+    """
+    try:
+        return _hello_of(answer)
+    except (KeyError, TypeError, ValueError) as error:
+        detail = f" (its hello's {error.args[0]})" if isinstance(error, ValueError) else ""
+        raise AletheiaError(f"{url} does not speak the Aletheia sync API{detail}.") from None
+
+
+def read_pull_page(url: str, answer: dict[str, Any], after: int, page_size: int) -> PullPage:
+    """A hub's answer to ``/sync/pull`` from cursor ``after``: its cursor never goes back, and
+    moves on when more pages follow (else the next pull would ask for this one again).
+
+    Raises:
+        AletheiaError: not a pull page, or a bad one (nothing of it is applied).
+    """
+    try:
+        records, cursor, more = answer["records"], answer["cursor"], answer["more"]
+    except KeyError:
+        raise AletheiaError(f"{url} sent a pull page that is not sync JSON.") from None
+    if not _is_whole(cursor) or not isinstance(more, bool):
+        raise AletheiaError(f"{url} sent a pull page that is not sync JSON.")
+    if cursor < after or (more and cursor == after):
+        raise AletheiaError(
+            f"{url} sent a bad pull page: its cursor {cursor} does not move on from {after}."
+        )
+    try:
+        checked = check_records(records, page_size)
+    except InvalidInputError as error:
+        raise AletheiaError(f"{url} sent a bad pull page: {error.message}") from None
+    return PullPage(checked, cursor, more)
