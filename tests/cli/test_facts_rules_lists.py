@@ -44,7 +44,9 @@ def test_rules_add_list_confirm_disable(run: Invoke) -> None:
     confirmed = run("rules", "confirm", rule_id)
     assert confirmed.stdout.startswith(f"Confirmed rule {rule_id} on ")
     assert run("rules", "disable", rule_id).exit_code == 0
-    assert run("rules", "list").stdout == "No rules yet. aletheia rules add adds one.\n"
+    assert run("rules", "list").stdout == (
+        "No enabled rules (1 disabled: aletheia rules list --all shows it).\n"
+    )
     everything = json_of(run("rules", "list", "--all", "--json"))
     assert [(r["id"], r["enabled"]) for r in everything] == [(rule_id, False)]
     missing = run("rules", "disable", "r_0000000000")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import asdict, replace
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,9 +20,15 @@ import click
 from aletheia_mem.cli.terminal import json_safe, one_line_safe, terminal_safe
 from aletheia_mem.cli.textwidth import cut, display_width, pad
 from aletheia_mem.config import Settings, load_excluded_projects, load_settings
-from aletheia_mem.errors import AletheiaError, StoreBrokenError, StoreReadOnlyError
+from aletheia_mem.errors import (
+    AletheiaError,
+    InvalidInputError,
+    StoreBrokenError,
+    StoreReadOnlyError,
+)
 from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.store_file import store_problem
+from aletheia_mem.timefmt import format_instant
 from aletheia_mem.tools.app import AppContext
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,6 +118,34 @@ def emit_json(value: Any) -> None:
     click.echo(json_safe(json.dumps(value, ensure_ascii=False, indent=2)))
 
 
+# The fields of stored items that hold a time (epoch milliseconds in the store and in exports).
+TIME_FIELDS = (
+    "created_at",
+    "updated_at",
+    "dismissed_at",
+    "valid_from",
+    "valid_to",
+    "recorded_at",
+    "added_at",
+    "last_confirmed_at",
+)
+
+
+def instant_json(ms: int | None) -> str | None:
+    """A time as ``--json`` shows it: a UTC instant, ``2026-10-29T19:46:45.563Z``."""
+    return None if ms is None else format_instant(ms)
+
+
+def record_json(item: Any) -> dict[str, Any]:
+    """A stored item (memory, fact, rule) as ``--json`` shows it: its fields, every time as a
+    UTC instant."""
+    data: dict[str, Any] = asdict(item)
+    for key in TIME_FIELDS:
+        if key in data:
+            data[key] = instant_json(data[key])
+    return data
+
+
 def json_option(function: F) -> F:
     """``--json``: machine-readable output on stdout."""
     return click.option(
@@ -131,12 +166,44 @@ def fail_with(error: AletheiaError, *, as_json: bool = False) -> None:
     fail(error.message, EXIT_CODES.get(error.code, 1), as_json=as_json, kind=error.code)
 
 
+# What Python makes of argument bytes that are not UTF-8 (surrogateescape): such text can be
+# neither stored nor exported. A path (click.Path) is no str here and keeps its bytes.
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
+
+
+def check_utf8_arguments(arguments: dict[str, Any]) -> None:
+    """Refuse a text argument or option holding bytes that are not UTF-8, naming it.
+
+    Raises:
+        InvalidInputError: one does, shown with its bad bytes as ``\\xff`` escapes.
+    """
+    for name, value in arguments.items():
+        for text in value if isinstance(value, tuple) else (value,):
+            if isinstance(text, str) and not text.isascii() and _NOT_UTF8.search(text):
+                shown = text.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+                raise InvalidInputError(f"{_label(name)} is not UTF-8 text: {shown}")
+
+
+def _label(name: str) -> str:
+    """How the command line names a parameter: its longest option, or its metavar."""
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return name
+    for param in context.command.params:
+        if param.name == name:
+            if isinstance(param, click.Option):
+                return max(param.opts, key=len)
+            return param.make_metavar(context)
+    return name
+
+
 def handles_errors(function: F) -> F:
     """Turn an :class:`AletheiaError` into a message and an exit code by its ``code``."""
 
     @wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            check_utf8_arguments(kwargs)
             return function(*args, **kwargs)
         except sqlite3.Error as error:  # a store damaged or made read-only while in use
             store = cli_settings().store

@@ -10,7 +10,15 @@ from typing import Any, TypeVar
 import click
 
 from aletheia_mem.cli.clients import set_entry
-from aletheia_mem.cli.common import cli_settings, echo, emit_json, fail, json_option, style, table
+from aletheia_mem.cli.common import (
+    cli_settings,
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    style,
+    table,
+)
 from aletheia_mem.cli.hosts import (
     HOSTS,
     HOSTS_BY_NAME,
@@ -21,6 +29,7 @@ from aletheia_mem.cli.hosts import (
     stdio_server,
 )
 from aletheia_mem.cli.launcher import temporary_launcher
+from aletheia_mem.errors import InvalidInputError
 
 HOST_NAMES = [host.name for host in HOSTS]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,16 +66,29 @@ def remote_options(function: F) -> F:
 
 
 def server_for(host: Host, url: str | None, token_env: str | None) -> Server:
-    """The stdio server of this installation, or the remote endpoint."""
+    """The stdio server of this installation, or the remote endpoint.
+
+    Raises:
+        InvalidInputError: ``--token-env`` without ``--http``, a URL that is not HTTP, or a
+            host that takes no remote server.
+    """
     if token_env and not url:
-        fail("--token-env needs --http URL.", 2)
+        raise InvalidInputError("--token-env needs --http URL.")
     if url:
         if not host.http:
-            fail(f"{host.title} takes stdio servers only in its config file. {host.note}", 2)
+            raise InvalidInputError(
+                f"{host.title} takes stdio servers only in its config file. {host.note}"
+            )
         if not url.startswith(("http://", "https://")):
-            fail("--http needs an http:// or https:// URL.", 2)
+            raise InvalidInputError("--http needs an http:// or https:// URL.")
         return http_server(url, token_env)
     return stdio_server(cli_settings(), host.name)
+
+
+def check_scope(host: Host, scope: Scope) -> None:
+    """Raises InvalidInputError when ``host`` has no config file of that scope."""
+    if scope == "project" and host.project_file is None:
+        raise InvalidInputError(f"{host.title} has no project-scope config file; use --scope user.")
 
 
 def launcher_note(url: str | None) -> str | None:
@@ -140,6 +162,7 @@ def _host_table() -> str:
 @scope_option
 @remote_options
 @json_option
+@handles_errors
 def connect(
     host: str | None, scope: Scope, url: str | None, token_env: str | None, as_json: bool
 ) -> None:
@@ -158,8 +181,7 @@ def connect(
         echo("\nRun " + style("aletheia connect <host>", bold=True) + " for one of them.")
         return
     chosen = HOSTS_BY_NAME[host.lower()]
-    if scope == "project" and chosen.project_file is None:
-        fail(f"{chosen.title} has no project-scope config file; use --scope user.", 2)
+    check_scope(chosen, scope)
     server = server_for(chosen, url, token_env)
     path = chosen.config_path(scope, Path.cwd())
     if as_json:

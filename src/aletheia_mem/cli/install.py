@@ -21,10 +21,12 @@ from aletheia_mem.cli.common import (
     echo,
     emit_json,
     fail,
+    handles_errors,
     json_option,
     style,
 )
 from aletheia_mem.cli.connect import (
+    check_scope,
     host_argument,
     launcher_note,
     remote_options,
@@ -39,7 +41,7 @@ from aletheia_mem.cli.hosts import (
     Scope,
     server_env,
 )
-from aletheia_mem.errors import ForbiddenError
+from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_root
 from aletheia_mem.storage.files import real_target_inside
 
@@ -128,6 +130,7 @@ def _writable_target(path: Path, scope: Scope, cwd: Path) -> Path:
 )
 @remote_options
 @json_option
+@handles_errors
 def install(
     host: str,
     write: bool,
@@ -146,10 +149,9 @@ def install(
     alone unless --force.
     """
     chosen = HOSTS_BY_NAME[host.lower()]
-    if scope == "project" and chosen.project_file is None:
-        fail(f"{chosen.title} has no project-scope config file; use --scope user.", 2)
+    check_scope(chosen, scope)
     if hooks and chosen.name not in HOOK_HOSTS:
-        fail(f"Capture hooks are available for {', '.join(HOOK_HOSTS)} only.", 2)
+        raise InvalidInputError(f"Capture hooks are available for {', '.join(HOOK_HOSTS)} only.")
     try:
         plans = _plans(chosen, scope, force, hooks, url, token_env)
     except ConfigFileError as error:

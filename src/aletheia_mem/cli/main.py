@@ -51,7 +51,7 @@ class OneLineUsageError(click.UsageError):
     error: one ``Error: ...`` line on stderr and, with ``--json``, the error object on stdout."""
 
     def __init__(self, error: click.UsageError, *, as_json: bool) -> None:
-        super().__init__(error.format_message(), error.ctx)
+        super().__init__(_choices_in_line(error.format_message()), error.ctx)
         self.as_json = as_json
 
     def show(self, file: IO[Any] | None = None) -> None:
@@ -65,6 +65,14 @@ class OneLineUsageError(click.UsageError):
             end = "" if message.endswith(".") else "."
             message += f"{end} Try '{self.ctx.command_path} --help'."
         click.echo(f"Error: {message}", err=True, color=False)
+
+
+def _choices_in_line(message: str) -> str:
+    """Click lists a missing choice's values one per line (``Choose from:\\n\\tbash,``...):
+    here they follow on the same line."""
+    head, found, choices = message.partition("Choose from:\n\t")
+    listed = " ".join(choices.split()).rstrip(".")
+    return f"{head}Choose from: {listed}." if found else message
 
 
 def one_line(error: click.UsageError, ctx: click.Context) -> click.UsageError:

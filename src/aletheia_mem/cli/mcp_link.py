@@ -13,6 +13,7 @@ from aletheia_mem.cli.common import (
     echo,
     emit_json,
     handles_errors,
+    instant_json,
     json_option,
     require_store,
     style,
@@ -22,6 +23,7 @@ from aletheia_mem.clock import system_clock
 from aletheia_mem.config import hub_db_path, hub_target
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.hub.tokens import SCOPES, can_write, create_token, parse_projects
+from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.sync.client import hub_base_url
 from aletheia_mem.timefmt import format_instant
@@ -169,20 +171,7 @@ def list_links(hub_db: str | None, as_json: bool) -> None:
     finally:
         store.close()
     if as_json:
-        emit_json(
-            [
-                {
-                    "name": token.name,
-                    "scope": token.scope,
-                    "projects": None if token.projects is None else list(token.projects),
-                    "prefix": token.prefix,
-                    "created_at": format_instant(token.created_at),
-                    "last_used_at": _maybe_instant(last_used.get(token.name)),
-                    "revoked_at": _maybe_instant(token.revoked_at),
-                }
-                for token in tokens
-            ]
-        )
+        emit_json([token_json(token, last_used.get(token.name)) for token in tokens])
         return
     if not tokens:
         echo("No tokens yet. aletheia mcp-link create --projects <name> makes one.")
@@ -194,7 +183,7 @@ def list_links(hub_db: str | None, as_json: bool) -> None:
             "*" if token.projects is None else ",".join(token.projects),
             token.prefix + "…",
             format_instant(token.created_at)[:16],
-            (_maybe_instant(last_used.get(token.name)) or "never")[:16],
+            (instant_json(last_used.get(token.name)) or "never")[:16],
             "revoked" if token.revoked_at is not None else "live",
         ]
         for token in tokens
@@ -202,8 +191,17 @@ def list_links(hub_db: str | None, as_json: bool) -> None:
     echo(table(["NAME", "SCOPE", "PROJECTS", "TOKEN", "CREATED", "LAST USED", "STATUS"], rows))
 
 
-def _maybe_instant(value: int | None) -> str | None:
-    return None if value is None else format_instant(value)
+def token_json(token: HubToken, last_used: int | None) -> dict[str, Any]:
+    """A token as ``mcp-link list --json`` shows it (never its secret nor its hash)."""
+    return {
+        "name": token.name,
+        "scope": token.scope,
+        "projects": None if token.projects is None else list(token.projects),
+        "prefix": token.prefix,
+        "created_at": instant_json(token.created_at),
+        "last_used_at": instant_json(last_used),
+        "revoked_at": instant_json(token.revoked_at),
+    }
 
 
 @mcp_link.command("revoke")
@@ -216,11 +214,12 @@ def revoke(hub_db: str | None, name: str, as_json: bool) -> None:
     store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
         token = store.revoke_token(name.strip().rstrip("…"), system_clock())
+        last_used = None if token is None else store.last_audit_by_actor().get(token.name)
     finally:
         store.close()
     if token is None:
         raise NotFoundError(f'No live token named "{name}".')
-    if as_json:
-        emit_json({"name": token.name, "revoked": True})
+    if as_json:  # the token as mcp-link list --json shows it
+        emit_json({"revoked": True, "token": token_json(token, last_used)})
         return
     echo(f'Revoked token "{token.name}". Requests with it now get 401.')

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 import click
@@ -14,6 +13,7 @@ from aletheia_mem.cli.common import (
     handles_errors,
     json_option,
     open_cli_app,
+    record_json,
     style,
     table,
 )
@@ -25,7 +25,7 @@ from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.search.semantic.model import SemanticSource
 from aletheia_mem.storage.base import Fact, Memory
-from aletheia_mem.timefmt import format_date, format_instant, parse_instant
+from aletheia_mem.timefmt import format_date, parse_instant
 from aletheia_mem.tools.app import (
     AppContext,
     neighbour_projects,
@@ -38,14 +38,11 @@ PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every p
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
-    data = asdict(memory)
-    data["facts"], data["files"] = list(memory.facts), list(memory.files)
-    data["created"] = format_instant(memory.created_at)
-    return data
+    return record_json(memory)
 
 
 def fact_json(fact: Fact) -> dict[str, Any]:
-    return asdict(fact)
+    return record_json(fact)
 
 
 def memory_rows(found: list[Memory]) -> list[list[str]]:
@@ -134,8 +131,11 @@ def _query_only_semantic(app: AppContext) -> SemanticSource | None:
 @click.option("--project", "-p", help=PROJECT_HELP)
 @click.option("--type", "kind_filter", type=click.Choice(MEMORY_TYPES), help="Only this type.")
 @click.option("--kind", "memory_kind", help="Only this kind (note, observation, summary...).")
-@click.option("--since", help="From this ISO 8601 date or date-time on.")
-@click.option("--until", help="Up to this date (a bare date includes that day).")
+@click.option("--since", help="From this ISO 8601 date, date-time or epoch ms on.")
+@click.option(
+    "--until",
+    help="Up to this ISO 8601 date, date-time or epoch ms (a bare date includes that day).",
+)
 @click.option(
     "--order",
     type=click.Choice(["relevance", "date_desc", "date_asc"]),
@@ -143,7 +143,7 @@ def _query_only_semantic(app: AppContext) -> SemanticSource | None:
     show_default=True,
 )
 @click.option("--limit", "-n", type=click.IntRange(1, 100), default=20, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0, show_default=True)
+@click.option("--offset", type=click.IntRange(0, 1_000_000), default=0, show_default=True)
 @json_option
 @handles_errors
 def search(query: str | None, file: str | None, as_json: bool, **options: Any) -> None:
@@ -178,14 +178,23 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
 @handles_errors
 def show(ids: tuple[int, ...], as_json: bool) -> None:
     """Show memories in full by id: text, narrative, facts and files."""
+    wanted = list(dict.fromkeys(ids))
     with open_cli_app(create=False) as app:
-        found = app.store.get_memories(list(dict.fromkeys(ids)))
+        found = app.store.get_memories(wanted)
     if not found:
-        raise NotFoundError("No memories found for ids " + ", ".join(f"#{i}" for i in ids) + ".")
+        raise NotFoundError(_none_found(wanted))
     if as_json:
         emit_json([memory_json(memory) for memory in found])
-        return
-    echo(terminal_safe("\n---\n".join(observation_block(memory) for memory in found)))
+    else:
+        echo(terminal_safe("\n---\n".join(observation_block(memory) for memory in found)))
+    seen = {memory.id for memory in found}
+    missing = [memory_id for memory_id in wanted if memory_id not in seen]
+    if missing:  # the others were shown: a note, not an error
+        echo(_none_found(missing), err=True)
+
+
+def _none_found(ids: list[int]) -> str:
+    return "No memories found for ids " + ", ".join(f"#{i}" for i in ids) + "."
 
 
 @click.command()
@@ -266,7 +275,7 @@ def _set_dismissed(item_type: Any, item_id: int, *, dismiss: bool, reason: str |
 
 @click.command()
 @_item_options
-@click.option("--reason", help="Why (kept in the audit trail, cut to 300 characters).")
+@click.option("--reason", help="Why (kept with the item, shown by show; cut to 300 characters).")
 @json_option
 @handles_errors
 def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> None:

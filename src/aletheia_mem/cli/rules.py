@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,6 +14,7 @@ from aletheia_mem.cli.common import (
     handles_errors,
     json_option,
     open_cli_app,
+    record_json,
     table,
 )
 from aletheia_mem.cli.terminal import terminal_safe
@@ -21,10 +22,30 @@ from aletheia_mem.domain import rule_admin, rule_sync
 from aletheia_mem.domain import rules as rule_domain
 from aletheia_mem.domain.formatting import rule_scope, rule_text
 from aletheia_mem.domain.vocabulary import SCOPE_TIERS
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.projects import project_for_directory, project_root
+from aletheia_mem.storage.contracts import Store
+from aletheia_mem.storage.entries import Rule
 from aletheia_mem.timefmt import format_date
 from aletheia_mem.tools.app import target_project
+
+
+def rule_json(rule: Rule, recheck: str | None) -> dict[str, Any]:
+    """A rule as every ``rules`` command's ``--json`` shows it."""
+    return {**record_json(rule), "recheck": recheck}
+
+
+def stored_rule_json(store: Store, rule_id: str, now: int) -> dict[str, Any]:
+    """The rule with this id as ``rules list --json`` shows it, read after a change.
+
+    Raises:
+        NotFoundError: there is no rule with that id.
+    """
+    rule = store.get_rule(rule_id)
+    if rule is None:
+        raise NotFoundError(f'No rule with id "{rule_id}".')
+    recheck = rule_domain.recheck_reason(store, rule, now) if rule.enabled else None
+    return rule_json(rule, recheck)
 
 
 @click.group()
@@ -42,11 +63,12 @@ def list_rules(show_all: bool, as_json: bool) -> None:
         now = app.clock()
         found = app.store.list_rules(enabled_only=not show_all)
         checks = {r.id: rule_domain.recheck_reason(app.store, r, now) for r in found if r.enabled}
+        disabled = 0 if found or show_all else len(app.store.list_rules(enabled_only=False))
     if as_json:
-        emit_json([{**asdict(rule), "recheck": checks.get(rule.id)} for rule in found])
+        emit_json([rule_json(rule, checks.get(rule.id)) for rule in found])
         return
     if not found:
-        echo("No rules yet. aletheia rules add adds one.")
+        echo(_no_rules_line(disabled))
         return
     rows = []
     for rule in found:
@@ -64,6 +86,14 @@ def list_rules(show_all: bool, as_json: bool) -> None:
             ]
         )
     echo(table(["id", "scope", "added / confirmed", "source", "rule"], rows))
+
+
+def _no_rules_line(disabled: int) -> str:
+    """What rules list says when it lists nothing: disabled rules are there, or none at all."""
+    if not disabled:
+        return "No rules yet. aletheia rules add adds one."
+    them = "it" if disabled == 1 else "them"
+    return f"No enabled rules ({disabled} disabled: aletheia rules list --all shows {them})."
 
 
 @rules.command("add")
@@ -127,7 +157,7 @@ def add_rule(
         rule, created = rule_domain.add_rule(app.store, item, app.clock())
         recheck = rule_domain.recheck_reason(app.store, rule, app.clock()) if rule.enabled else None
     if as_json:  # the rule as rules list --json shows it
-        emit_json({"created": created, "rule": {**asdict(rule), "recheck": recheck}})
+        emit_json({"created": created, "rule": rule_json(rule, recheck)})
     elif created:
         echo(f"Rule saved ({rule.id}). aletheia rules sync writes it to your tools.")
     else:
@@ -143,8 +173,9 @@ def confirm(rule_id: str, as_json: bool) -> None:
     with open_cli_app(create=False) as app:
         now = app.clock()
         rule_domain.confirm_rule(app.store, rule_id.strip(), now)
-    if as_json:
-        emit_json({"confirmed": rule_id.strip(), "on": format_date(now)})
+        shown = stored_rule_json(app.store, rule_id.strip(), now)
+    if as_json:  # the rule as rules list --json shows it
+        emit_json({"confirmed": True, "rule": shown})
     else:
         echo(
             f"Confirmed rule {rule_id.strip()} on {format_date(now)}. It stays as it is; only"
@@ -159,9 +190,11 @@ def confirm(rule_id: str, as_json: bool) -> None:
 def disable(rule_id: str, as_json: bool) -> None:
     """Switch a rule off: it is kept, but no longer listed, shown in context or synced."""
     with open_cli_app(create=False) as app:
-        rule_admin.set_rule_enabled(app.store, rule_id.strip(), False, app.clock())
-    if as_json:
-        emit_json({"disabled": rule_id.strip()})
+        now = app.clock()
+        rule_admin.set_rule_enabled(app.store, rule_id.strip(), False, now)
+        shown = stored_rule_json(app.store, rule_id.strip(), now)
+    if as_json:  # the rule as rules list --all --json shows it
+        emit_json({"disabled": True, "rule": shown})
     else:
         echo(f"Disabled rule {rule_id.strip()}. Adding the same rule again brings it back.")
 
@@ -177,7 +210,7 @@ def disable(rule_id: str, as_json: bool) -> None:
 @click.option(
     "--dir",
     "directory",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The repository to write to.  [default: this directory's]",
 )
 @click.option("--dry-run", is_flag=True, help="Show the changes without writing.")

@@ -39,10 +39,13 @@ def _show_progress(flag: bool | None) -> bool:
     help="Write to this file (default: standard output).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
+@json_option
 @handles_errors
-def export_command(output: Path | None, progress: bool | None) -> None:
+def export_command(output: Path | None, progress: bool | None, as_json: bool) -> None:
     """Export everything as JSON Lines: memories, facts with their history, rules, episodes
     and their requests, dismissed items and the audit trail.
+
+    With --output and --json, the count and the file are printed as JSON.
     """
     with open_cli_app(create=False) as app:
         if output is None:
@@ -55,7 +58,10 @@ def export_command(output: Path | None, progress: bool | None) -> None:
                     count = store_transfer.write_export(sqlite_store(app), out, bar.update)
             else:
                 count = store_transfer.write_export(sqlite_store(app), out)
-    echo(f"Exported {count} records to {output}.", err=True)
+    if as_json:
+        emit_json({"exported": count, "file": str(output)})
+    else:
+        echo(f"Exported {count} records to {output}.", err=True)
 
 
 # A device, FIFO or descriptor opened as the shell's ``>>`` would (appending, so a file behind
