@@ -18,11 +18,13 @@ import pytest
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories
 from aletheia_mem.errors import AletheiaError
+from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync import client as sync_client
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
-from tests.hub.helpers import Hub, running_hub
+from tests.hub.helpers import Hub, running_hub, store_of
+from tests.hub.sync_helpers import items_at
 
 pytestmark = pytest.mark.e2e
 HUB_ID = "b" * 32
@@ -213,15 +215,15 @@ def hub(module_hub_db: Path | str) -> Iterator[Hub]:
 
 def _pulled(hub: Hub, token: str, kind: str) -> dict[str, Any]:
     """The latest record of ``kind`` a pull from the start gives ``token``."""
-    page = hub.post("/sync/pull", {"store_id": "c" * 32, "cursor": 0}, token).body
+    page = hub.post("/sync/pull", {"store_id": store_of(token), "cursor": 0}, token).body
     return [record for record in page["records"] if record["kind"] == kind][-1]
 
 
 def _push_edit(hub: Hub, token: str, record: dict[str, Any], **changes: Any) -> None:
     edited = copy.deepcopy(record)
     edited["data"].update(changes)
-    edited["v"] = [record["v"][0] + 1, "d" * 32]
-    reply = hub.post("/sync/push", {"store_id": "d" * 32, "records": [edited]}, token)
+    edited["v"] = [record["v"][0] + 1, store_of(token)]
+    reply = hub.push(token, [edited])
     assert reply.status == 200, reply.body
 
 
@@ -246,7 +248,7 @@ def test_a_peer_dismissing_a_teammates_note_keeps_its_author(hub: Hub) -> None:
     hub.call_tool(alice, session, "save_memory", text="Cache keys carry the region")
     note = _pulled(hub, bob, "memory")
     _push_edit(hub, bob, note, dismissed_at=note["v"][0], dismiss_reason="stale")
-    assert _pulled(hub, bob, "memory")["data"]["tool"] == "alice-r3b"
+    assert _pulled(hub, alice, "memory")["data"]["tool"] == "alice-r3b"
 
 
 def test_a_peer_changing_a_teammates_fact_signs_it_with_its_own_name(hub: Hub) -> None:
@@ -275,7 +277,7 @@ def test_a_pushed_note_cannot_squat_the_key_of_words_a_teammate_will_save(hub: H
         "dedupe_key": memories.dedupe_key("Release steps", "Release with make release"),
     }  # fmt: skip
     record = {"kind": "memory", "key": "squat-r3d", "v": [now, "d" * 32], "data": squat}
-    reply = hub.post("/sync/push", {"store_id": "d" * 32, "records": [record]}, mallory)
+    reply = hub.push(mallory, [record])
     assert reply.status == 200, reply.body
     session = hub.initialize(alice)
     text = "Release with make release"
@@ -284,3 +286,44 @@ def test_a_pushed_note_cannot_squat_the_key_of_words_a_teammate_will_save(hub: H
     memory_id = int(saved.split("#")[1].split()[0])
     shown, _ = hub.call_tool(alice, session, "get_observations", ids=[memory_id])
     assert text in shown and "evil.example" not in shown
+
+
+# -- a peer hiding its change from one store by naming that store ----------------------------------
+
+
+def test_a_push_naming_another_store_as_origin_is_refused(hub: Hub) -> None:
+    """A pull leaves out the puller's own versions: a version naming Alice's store as its
+    origin would never reach Alice."""
+    alice = hub.token("sync", ("shop",), "alice-r3e")
+    mallory = hub.token("sync", ("shop",), "mallory-r3e")
+    session = hub.initialize(alice)
+    hub.call_tool(alice, session, "save_memory", text="Rotate the signing key yearly")
+    assert hub.post("/sync/hello", {"store_id": store_of(alice)}, alice).status == 200
+    note = _pulled(hub, mallory, "memory")
+    hidden = copy.deepcopy(note)
+    hidden["data"]["text"] = "Never rotate the signing key"
+    hidden["v"] = [note["v"][0] + 1, store_of(alice)]
+    before = items_at(hub.db)[("memory", note["key"])]
+    as_mallory = {"store_id": store_of(mallory), "records": [hidden]}
+    reply = hub.post("/sync/push", as_mallory, mallory)
+    assert reply.status == 400 and "names another store as its origin" in str(reply.body)
+    as_alice = {"store_id": store_of(alice), "records": [hidden]}
+    reply = hub.post("/sync/push", as_alice, mallory)
+    assert reply.status == 403 and "syncs with another token" in str(reply.body)
+    assert hub.post("/sync/pull", {"store_id": store_of(alice)}, mallory).status == 403
+    assert items_at(hub.db)[("memory", note["key"])] == before
+
+
+def test_a_store_passes_to_a_new_token_once_its_old_one_is_revoked(hub: Hub) -> None:
+    old = hub.token("sync", ("shop",), "laptop-old-r3f")
+    new = hub.token("sync", ("shop",), "laptop-new-r3f")
+    store_id = store_of(old)
+    assert hub.post("/sync/hello", {"store_id": store_id}, old).status == 200
+    refused = hub.post("/sync/hello", {"store_id": store_id}, new)
+    assert refused.status == 403 and "revoke that token" in str(refused.body)
+    revoke = open_hub_store(hub.db)
+    try:
+        assert revoke.revoke_token("laptop-old-r3f", system_clock()) is not None
+    finally:
+        revoke.close()
+    assert hub.post("/sync/hello", {"store_id": store_id}, new).status == 200

@@ -136,7 +136,7 @@ def test_pushing_over_the_admins_everywhere_rule_is_refused(
     record = _rule_record(hub, everywhere.id)
     record["data"] = {**record["data"], "source": "admin", "enabled": False}  # type: ignore[dict-item]
     before = _rule_rows(hub.db)
-    reply = hub.post("/sync/push", {"store_id": "e" * 32, "records": [record]}, token)
+    reply = hub.push(token, [record])
     assert reply.status == 403 and reply.body["error"]["message"].endswith(REFUSED)
     assert _rule_rows(hub.db) == before
 
@@ -151,7 +151,7 @@ def test_pushing_a_disabled_copy_of_another_projects_rule_is_refused(
     record = _rule_record(hub, billing.id)
     record["data"] = {**record["data"], "enabled": False}  # type: ignore[dict-item]
     before = _rule_rows(hub.db)
-    reply = hub.post("/sync/push", {"store_id": "e" * 32, "records": [record]}, token)
+    reply = hub.push(token, [record])
     assert reply.status == 403
     assert _rule_rows(hub.db) == before
 
@@ -183,11 +183,7 @@ def test_pushing_a_rule_that_cites_another_projects_memory_is_refused(
     data = {**record["data"], "then": then, "scope_tier": "project", "scope_name": "shop"}  # type: ignore[dict-item]
     data["evidence_memories"] = [billing_uid]
     before = _rule_rows(hub.db)
-    reply = hub.post(
-        "/sync/push",
-        {"store_id": "e" * 32, "records": [{**record, "key": key, "data": data}]},
-        token,
-    )
+    reply = hub.push(token, [{**record, "key": key, "data": data}])
     assert reply.status == 403
     assert reply.body["error"]["message"] == "A rule's evidence must be in the token's projects."
     assert _rule_rows(hub.db) == before

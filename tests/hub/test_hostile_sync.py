@@ -61,7 +61,7 @@ def hub(module_hub_db: Path | str) -> Iterator[Hub]:
 
 
 def _push(hub: Hub, token: str, *records: dict[str, Any]) -> Any:
-    return hub.post("/sync/push", {"store_id": ORIGIN, "records": list(records)}, token)
+    return hub.push(token, list(records))
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,11 @@
 - ``POST /sync/push`` ``{"store_id", "records"}``: apply one page of a store's changes.
 - ``POST /sync/pull`` ``{"store_id", "cursor", "limit"}``: the changes after a cursor, without
   the versions the asking store made itself.
+
+A store syncs with one token: the first token to name a store id holds it until that token is
+revoked, and a push carries only versions of the pushing store. A pull leaves out a store's own
+versions by their origin, so a token naming another store as the origin of its versions would
+hide its changes from that store.
 """
 
 from __future__ import annotations
@@ -51,6 +56,16 @@ def _store_id(body: dict[str, Any]) -> str:
     value = body.get("store_id")
     check_key(value, InvalidInputError, "store_id must be the store's id.")
     return str(value)
+
+
+def _own_versions(records: list[dict[str, Any]], store_id: str) -> None:
+    """Refuse a push with a version another store made: a store pushes its own changes."""
+    for record in records:
+        if record["v"][1] != store_id:
+            raise InvalidInputError(
+                f"A store pushes its own changes only: {record['kind']} {record['key']!r}"
+                " names another store as its origin."
+            )
 
 
 def _whole(body: dict[str, Any], name: str, default: int) -> int:
@@ -110,10 +125,21 @@ class SyncApi:
     async def pull(self, request: Request) -> JSONResponse:
         return await self._run(request, "sync-pull", self._pull)
 
+    def _claimed_store_id(self, token: HubToken, body: dict[str, Any]) -> str:
+        """The store id the body names, once it is known to sync with this token."""
+        store_id = _store_id(body)
+        if not hub_store(self.hub).claim_sync_store(store_id, token.id, self.hub.clock()):
+            raise ForbiddenError(
+                "This store syncs with another token; revoke that token"
+                " (aletheia mcp-link revoke) to sync it with this one."
+            )
+        return store_id
+
     def _hello(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
         hub_id = hub_store(self.hub).sync_store_id()
         if _store_id(body) == hub_id:
             raise InvalidInputError("This is the hub's own store; sync another store with it.")
+        self._claimed_store_id(token, body)
         reply = {
             "protocol": PROTOCOL,
             "hub_id": hub_id,
@@ -129,9 +155,11 @@ class SyncApi:
         return reply, ""
 
     def _push(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        _store_id(body)
+        store_id = _store_id(body)
         now = self.hub.clock()
         records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
+        _own_versions(records, store_id)
+        self._claimed_store_id(token, body)
         stats = hub_store(self.hub).apply_changes(
             records, projects=token.projects, now=now, author=token.name
         )
@@ -139,8 +167,8 @@ class SyncApi:
         return reply, f"{len(records)} records"
 
     def _pull(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        store_id = _store_id(body)
         cursor, limit = _whole(body, "cursor", 0), _whole(body, "limit", MAX_RECORDS)
+        store_id = self._claimed_store_id(token, body)
         page = hub_store(self.hub).export_changes(
             after=cursor,
             limit=max(1, min(limit, MAX_RECORDS)),

@@ -33,6 +33,22 @@ def test_a_token_is_revoked_by_name_or_prefix_once(contract_store: HubStore) -> 
     assert by_prefix is not None and by_prefix.name == "deploy"
 
 
+def test_a_store_syncs_with_the_first_token_until_that_token_is_revoked(
+    contract_store: HubStore,
+) -> None:
+    ci = contract_store.add_token(token("ci"))
+    ops = contract_store.add_token(token("ops"))
+    assert ci is not None and ops is not None
+    store_id = "a" * 32
+    assert contract_store.claim_sync_store(store_id, ci.id, T0)
+    assert contract_store.claim_sync_store(store_id, ci.id, T0 + 1)  # again: still its own
+    assert not contract_store.claim_sync_store(store_id, ops.id, T0 + 2)
+    assert contract_store.claim_sync_store("b" * 32, ops.id, T0 + 2)  # another store is free
+    contract_store.revoke_token("ci", T0 + 3)
+    assert contract_store.claim_sync_store(store_id, ops.id, T0 + 4)  # passes on once revoked
+    assert not contract_store.claim_sync_store(store_id, ci.id, T0 + 5)
+
+
 def test_sessions_are_kept_touched_and_deleted(contract_store: HubStore) -> None:
     rows = contract_store.sessions()
     try:

@@ -8,6 +8,13 @@ from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.postgres.database import PgPart, Row
 
 _COLUMNS = "id, name, token_hash, prefix, scope, projects, created_at, revoked_at"
+# As SQLite's: a store held by a revoked (or deleted) token passes to the token that syncs it next.
+_CLAIM_STORE = (
+    "INSERT INTO sync_store_tokens (store_id, token_id, bound_at) VALUES (%s, %s, %s)"
+    " ON CONFLICT (store_id) DO UPDATE SET token_id = excluded.token_id,"
+    " bound_at = excluded.bound_at WHERE NOT EXISTS (SELECT 1 FROM hub_tokens t"
+    " WHERE t.id = sync_store_tokens.token_id AND t.revoked_at IS NULL)"
+)
 
 
 def _token(row: Row) -> HubToken:
@@ -62,3 +69,16 @@ class PgTokens(PgPart):
                 (at, name, name),
             ).fetchone()
         return None if row is None else _token(row)
+
+    def claim_sync_store(self, store_id: str, token_id: int, now: int) -> bool:
+        """Whether the store with this id syncs with this token: the first token to sync it
+        holds it until that token is revoked (every hub process sees the same rows)."""
+        held = "SELECT token_id FROM sync_store_tokens WHERE store_id = %s"
+        with self._db.read() as conn:
+            row = conn.execute(held, (store_id,)).fetchone()
+        if row is not None and int(row[0]) == token_id:
+            return True
+        with self._db.write() as conn:
+            conn.execute(_CLAIM_STORE, (store_id, token_id, now))
+            row = conn.execute(held, (store_id,)).fetchone()
+        return row is not None and int(row[0]) == token_id

@@ -14,6 +14,15 @@ if TYPE_CHECKING:  # a hub's rows: off the start path of a local server
     from aletheia_mem.storage.hub_rows import HubToken
 
 
+# A store held by a revoked (or deleted) token passes to the token that syncs it next.
+_CLAIM_STORE = (
+    "INSERT INTO sync_store_tokens (store_id, token_id, bound_at) VALUES (?, ?, ?)"
+    " ON CONFLICT (store_id) DO UPDATE SET token_id = excluded.token_id,"
+    " bound_at = excluded.bound_at WHERE NOT EXISTS (SELECT 1 FROM hub_tokens t"
+    " WHERE t.id = sync_store_tokens.token_id AND t.revoked_at IS NULL)"
+)
+
+
 def token_from_row(row: sqlite3.Row) -> HubToken:
     from aletheia_mem.storage.hub_rows import HubToken
 
@@ -71,3 +80,15 @@ class SqliteTokens(SqliteDatabase):
                 return None
             conn.execute("UPDATE hub_tokens SET revoked_at = ? WHERE id = ?", (at, row["id"]))
             return replace(token_from_row(row), revoked_at=at)
+
+    def claim_sync_store(self, store_id: str, token_id: int, now: int) -> bool:
+        """Whether the store with this id syncs with this token: the first token to sync it
+        holds it until that token is revoked."""
+        held = "SELECT token_id FROM sync_store_tokens WHERE store_id = ?"
+        row = self._conn.execute(held, (store_id,)).fetchone()
+        if row is not None and row[0] == token_id:
+            return True
+        with self._write() as conn:
+            conn.execute(_CLAIM_STORE, (store_id, token_id, now))
+            row = conn.execute(held, (store_id,)).fetchone()
+        return bool(row[0] == token_id)
