@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 import os
+import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -106,12 +108,36 @@ def test_doctor_reports_the_model_and_how_many_memories_have_vectors(
     assert "  2 of 3 memories have vectors" in text
 
 
-def _without_model(workspace: Workspace, script: str) -> subprocess.CompletedProcess[str]:
+@needs_model
+def test_doctor_says_who_embeds_the_memories_still_without_vectors(
+    run: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server's worker starts with its first search in words: memories saved before it (or by
+    # the CLI and hooks) have no vector until then, and a one-shot search cannot find them by
+    # meaning. doctor says so rather than leaving "0 of 2" unexplained.
+    for text in TEXTS[:2]:
+        run("save", text)
+    monkeypatch.setenv("ALETHEIA_SEMANTIC", "on")
+
+    text = run("doctor").stdout
+
+    assert "  0 of 2 memories have vectors" in text
+    assert "a server with ALETHEIA_SEMANTIC=on embeds the rest after its first search" in text
+
+
+_NO_NUMPY = "import sys\nsys.modules['numpy'] = None  # as if the extra were not installed\n"
+
+
+def _env_without_model(workspace: Workspace) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
     env.update(ALETHEIA_DATA_DIR=str(workspace.data_dir), ALETHEIA_SEMANTIC="on")
-    prelude = "import sys\nsys.modules['numpy'] = None  # as if the extra were not installed\n"
+    return env
+
+
+def _without_model(workspace: Workspace, script: str) -> subprocess.CompletedProcess[str]:
+    env = _env_without_model(workspace)
     return subprocess.run(
-        [sys.executable, "-c", prelude + script],
+        [sys.executable, "-c", _NO_NUMPY + script],
         env=env,
         capture_output=True,
         text=True,
@@ -141,3 +167,31 @@ def test_doctor_without_the_model_says_how_to_install_it(workspace: Workspace) -
         "from aletheia_mem.cli.main import main\nsys.argv = ['aletheia', 'doctor']\nmain()\n",
     )
     assert "Semantic  model not installed (pip install 'aletheia-mem[semantic]'); on" in out.stdout
+
+
+def test_a_server_with_several_workers_says_the_model_is_missing_once(workspace: Workspace) -> None:
+    script = (
+        "from aletheia_mem.server.http_main import main\nmain(['--port', '0', '--workers', '2'])\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", _NO_NUMPY + script],
+        env=_env_without_model(workspace),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    assert server.stderr is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in server.stderr])
+    reader.start()
+    told: list[str] = []
+    try:
+        while not told or not told[-1].startswith("Aletheia listening"):
+            told.append(lines.get(timeout=20))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        reader.join(timeout=5)
+        server.stderr.close()
+    assert "".join(told).count("the embedding model is not installed") == 1

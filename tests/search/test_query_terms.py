@@ -95,3 +95,17 @@ def test_a_query_is_read_to_its_first_ten_thousand_characters():
     assert query_terms(huge) == query_terms(start) == ["deploy", "checklist"]
     assert query_terms("a " * 2_000_000 + "zebra") == ["a"]  # only function words were read
     assert is_prose("word " * 2_000_000 + "v1.2")  # the identifier is past what is read
+
+
+@pytest.mark.parametrize(
+    "text", ["why does the API time out", "wipe out a folder over SSH", "CI: wipe out a folder"]
+)
+def test_a_sentence_with_an_acronym_is_prose(text: str) -> None:
+    assert is_prose(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["ENOSPC", "API SSH", "HTTP_PROXY", "OPS-99341", "parseHTTPRequest", "retry ETIMEDOUT"]
+)
+def test_a_code_alone_or_a_long_capital_run_is_not_prose(text: str) -> None:
+    assert not is_prose(text)

@@ -83,6 +83,15 @@ def test_paraphrase_finds_the_memory_that_shares_no_word_with_it(call, as_caller
     assert _ids(call("search", semantic_app, query="wipe out a folder").text)[0] == 1
 
 
+def test_a_paraphrase_naming_an_acronym_finds_its_memory(call, as_caller, engine) -> None:
+    # "CI" is no identifier: the sentence is still prose, and fused like one.
+    for text in ("shutil.rmtree removes a directory tree recursively.", "Use pnpm in the shop."):
+        call("save_memory", text=text)
+    assert engine.wait_caught_up(60)
+    found = call("search", as_caller(semantic=engine), query="CI: wipe out a folder").text
+    assert _ids(found)[:1] == [1]
+
+
 def test_exact_match_keeps_its_place_when_fused(call, as_caller, engine) -> None:
     for n in range(5):
         call("save_memory", text=f"Directory cleanup note {n}: temporary folders pile up.")

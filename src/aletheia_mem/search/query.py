@@ -80,15 +80,26 @@ def query_terms(text: str) -> list[str]:
     return (content or list(seen))[:MAX_TERMS]
 
 
+MAX_ACRONYM = 5  # longer capital runs are codes (ENOSPC, ETIMEDOUT)
+
+
 def is_prose(text: str) -> bool:
-    """Whether every word of ``text`` is a plain word (no digits, separators or inner capitals).
+    """Whether every word of ``text`` is a plain word (no digits, separators or inner capitals)
+    or an acronym (``CI``, ``API``: up to ``MAX_ACRONYM`` capitals), with one plain word at least.
 
     A query that names an identifier, a hash or a ticket asks for that thing: the embedding model
     finds look-alike strings similar (``qx7k2m8`` to ``qx7k2m9``: 0.67, more than most
-    paraphrases), so such a query is ranked by its words alone.
+    paraphrases), so such a query is ranked by its words alone. A sentence naming an acronym is
+    still a sentence; a capital run alone (``ENOSPC``, ``API SSH``) is a code.
     """
     words = [match.group() for match in COMPOUND.finditer(query_start(text))]
-    return bool(words) and all(word.isalpha() and word[1:] == word[1:].lower() for word in words)
+    plain = sum(1 for word in words if word.isalpha() and word[1:] == word[1:].lower())
+    acronyms = sum(1 for word in words if _is_acronym(word))
+    return plain > 0 and plain + acronyms == len(words)
+
+
+def _is_acronym(word: str) -> bool:
+    return 1 < len(word) <= MAX_ACRONYM and word.isalpha() and word.isupper()
 
 
 def fts_match_expression(terms: list[str], operator: str = "OR") -> str:

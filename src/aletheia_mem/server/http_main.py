@@ -37,7 +37,7 @@ from aletheia_mem.server.runner import (
     url_of,
 )
 from aletheia_mem.server.sessions import SessionStore
-from aletheia_mem.server.wiring import hub_store, open_app
+from aletheia_mem.server.wiring import hub_store, open_app, tell_semantic_unavailable
 from aletheia_mem.server.workers import WorkerPool
 from aletheia_mem.storage.open import open_store
 from aletheia_mem.storage.store_file import exits_on_store_problem
@@ -78,6 +78,7 @@ def serve(settings: Settings, http: HttpSettings) -> int:
             run_app(lambda asgi: serve_on(asgi, sock, lambda: announce(line)))
             return 0
         open_store(settings.store).close()  # migrate once, before the workers open it
+        tell_semantic_unavailable(settings)  # once here: the forked workers know it was said
         code = WorkerPool(sock, worker, http.workers).run(lambda: announce(line))
         # Workers closing at the same moment each leave the WAL to the other; as the last
         # connection, this one checkpoints it and removes it.

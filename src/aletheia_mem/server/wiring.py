@@ -47,21 +47,28 @@ def open_hub_app(
     return _context(settings, store, target if isinstance(target, Path) else None)
 
 
+def tell_semantic_unavailable(settings: Settings) -> None:
+    """Say on stderr, once per process, why semantic search that was asked for is lexical only
+    here (no model, or a store that keeps no vectors). A server calls it before forking its
+    workers: they inherit that it was said, so it is said once, not once per worker."""
+    if semantic_enabled():
+        # Imported only when asked for; imports no numpy.
+        from aletheia_mem.search.semantic.status import tell_unavailable
+
+        tell_unavailable(local_store=isinstance(settings.store, Path))
+
+
 def _context(settings: Settings, store: Store, db_path: Path | None) -> AppContext:
     semantic: SemanticSource | None = None
-    if db_path is None and semantic_enabled():
-        from aletheia_mem.search.semantic.status import tell_store_without_vectors
-
-        tell_store_without_vectors()  # not silently lexical: the same setting works on SQLite
-    elif db_path is not None and semantic_enabled():
+    if db_path is not None and semantic_enabled():
         # Imported only when asked for: the engine and the vector store stay off the start path.
         from aletheia_mem.search.semantic.engine import open_semantic
 
         semantic = open_semantic(db_path)
-        if semantic is None:
-            from aletheia_mem.search.semantic.status import tell_model_missing
+    if semantic is None and semantic_enabled():
+        from aletheia_mem.search.semantic.status import tell_unavailable
 
-            tell_model_missing()
+        tell_unavailable(local_store=db_path is not None)  # not silently lexical
     return AppContext(
         store=store,
         clock=system_clock,

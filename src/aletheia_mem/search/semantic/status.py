@@ -31,6 +31,15 @@ def semantic_status(db_path: Path | None, enabled: bool) -> dict[str, Any]:
     return status
 
 
+def tell_unavailable(local_store: bool) -> None:
+    """Say once per process, on stderr, why semantic search that was asked for is lexical only:
+    the store keeps no vectors (not ``local_store``), or the model is not installed."""
+    if not local_store:
+        tell_store_without_vectors()  # the same setting works on a SQLite store
+    elif find_model() is None:
+        tell_model_missing()
+
+
 def tell_model_missing() -> None:
     """Say once per process, on stderr, that semantic search was asked for without the model."""
     global _told
