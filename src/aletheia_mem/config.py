@@ -159,8 +159,26 @@ CONFIG_FILE_NAME = "config.json"
 
 def caller_name(value: str) -> str | None:
     """``ALETHEIA_TOOL`` as a caller's name is stored: one line, at most 100 characters (as a
-    client's self-reported name is), None when blank."""
-    return " ".join(value.split())[:MAX_CALLER] or None
+    client's self-reported name is), None when blank; bytes that are not UTF-8 written as
+    ``\\xff`` (see :func:`escape_undecodable`)."""
+    return " ".join(escape_undecodable(value).split())[:MAX_CALLER] or None
+
+
+def escape_undecodable(text: str) -> str:
+    """Text the system gave (an environment variable, a file name) with the bytes that are not
+    UTF-8 written as ``\\xff`` escapes, as the CLI shows them in its errors.
+
+    Python reads such bytes as lone surrogates, which no store can hold: a name made of them
+    would fail every write. Escaped, the name stays readable and one of a kind (``a\\xfe`` and
+    ``a\\xff`` remain two folders), and the same bytes give the same name every time.
+    """
+    if text.isascii():
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate no byte gave (a Windows name): escaped as is
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -39,6 +39,14 @@ class RateLimitedError(AletheiaError):
     code = "rate_limited"
 
 
+class NoStoreError(AletheiaError):
+    """No store where the settings point: no file where a command that only reads looks, a
+    file where the data folder should be, or a PostgreSQL database that does not exist."""
+
+    code = "no_store"
+    exit_code = 7
+
+
 class StoreBrokenError(AletheiaError):
     """The store file is damaged, empty or another program's: nothing can be read from it."""
 

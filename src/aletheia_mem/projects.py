@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aletheia_mem.config import escape_undecodable
 from aletheia_mem.domain.limits import MAX_NAME
 from aletheia_mem.domain.redaction import redact_secrets
 
@@ -45,7 +46,8 @@ def project_for_directory(directory: Path, home: Path | None = None) -> str:
 def _key_of(folder: Path, home: Path) -> str:
     if folder == Path(folder.anchor) or folder == home.absolute():
         return DEFAULT_PROJECT
-    return normalize_project(folder.name)[:MAX_NAME] or DEFAULT_PROJECT
+    name = escape_undecodable(folder.name)  # a name of bytes that are not UTF-8 (``\xff``)
+    return normalize_project(name)[:MAX_NAME] or DEFAULT_PROJECT
 
 
 def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool:

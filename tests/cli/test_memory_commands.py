@@ -96,6 +96,24 @@ def test_dismiss_hides_and_restore_brings_back(run: Invoke) -> None:
     assert "#1" in run("search", "yarn").stdout
 
 
+def test_saving_a_dismissed_memory_again_says_it_is_dismissed(run: Invoke) -> None:
+    run("save", "Use yarn in the shop repo")
+    run("dismiss", "1")
+    again = run("save", "Use yarn in the shop repo")
+    assert again.exit_code == 0
+    assert again.stdout == (
+        "Already saved as #1. It is dismissed: hidden from search and context;"
+        " aletheia restore 1 brings it back.\n"
+    )
+
+
+def test_restoring_an_item_that_is_not_dismissed_says_so(run: Invoke) -> None:
+    run("save", "Use yarn in the shop repo")
+    restored = run("restore", "1")
+    assert restored.exit_code == 0
+    assert restored.stdout == "Nothing to restore: memory #1 is not dismissed.\n"
+
+
 def test_dismissing_an_unknown_item_exits_not_found(run: Invoke) -> None:
     run("save", "a first memory")
     result = run("dismiss", "5", "--type", "fact")

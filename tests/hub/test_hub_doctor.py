@@ -46,7 +46,7 @@ def test_doctor_reports_a_hub_store_its_schema_and_counts(hub_db: Path | str) ->
     assert report["counts"]["audit"] == 0
     text = CliRunner().invoke(cli, ["doctor", "--hub-db", shown]).output
     assert text.splitlines()[0].endswith("  ok")
-    assert f"schema {schema}; 1 memories" in text
+    assert f"schema {schema}; 1 memory" in text
     assert "s3cret" not in result.output + text
     if isinstance(hub_db, str):
         assert report["url"].startswith("postgresql://postgres@127.0.0.1:")

@@ -179,6 +179,29 @@ def test_unknown_item_is_an_error(call, item_type, message):
     assert restored.text == message
 
 
+def test_restoring_an_item_that_is_not_dismissed_says_so(call, app):
+    _one_fact(call)
+    episode = app.store.start_episode("shop", "claude-code", app.clock())
+    call("dismiss_memory", id=1)
+    call("restore_memory", id=1)
+
+    answers = [
+        call("restore_memory", id=1),  # restored before
+        call("restore_memory", id=1, type="observation"),
+        call("restore_memory", id=1, type="fact"),  # never dismissed
+        call("restore_memory", id=episode, type="episode"),
+    ]
+
+    assert [answer.is_error for answer in answers] == [False] * 4
+    assert [answer.text for answer in answers] == [
+        "Nothing to restore: memory #1 is not dismissed.",
+        "Nothing to restore: observation #1 is not dismissed.",
+        "Nothing to restore: fact #1 is not dismissed.",
+        f"Nothing to restore: episode #{episode} is not dismissed.",
+    ]
+    assert "Payments run on PostgreSQL 16" in _context(call)
+
+
 def test_unknown_item_type_is_an_error(call):
     result = call("dismiss_memory", id=1, type="rule")
 

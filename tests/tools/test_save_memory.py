@@ -263,6 +263,19 @@ def test_same_text_without_a_title_is_saved_once(call):
     assert (first.text, again.text) == ("Saved as #1 in shop.", "Already saved as #1.")
 
 
+def test_saving_a_dismissed_memory_again_says_it_is_dismissed(call):
+    call("save_memory", text="Staging deploys need the VPN")
+    call("dismiss_memory", id=1)
+
+    again = call("save_memory", text="Staging deploys need the VPN")
+
+    assert not again.is_error
+    assert again.text == (
+        "Already saved as #1. It is dismissed: hidden from search and context;"
+        " restore_memory brings it back."
+    )
+
+
 def test_facts_sent_with_an_existing_memory_are_still_recorded(call):
     call("save_memory", text="Payments run on Postgres")
     fact = {"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 16"}

@@ -23,6 +23,7 @@ from aletheia_mem.config import Settings, load_excluded_projects, load_settings
 from aletheia_mem.errors import (
     AletheiaError,
     InvalidInputError,
+    NoStoreError,
     StoreBrokenError,
     StoreReadOnlyError,
 )
@@ -40,7 +41,7 @@ EXIT_CODES = {
     "conflict": 4,
     "forbidden": 5,  # the hub refused the token (aletheia sync)
     "rate_limited": 6,  # the hub's per-token limit (aletheia sync)
-    "no_store": 7,
+    NoStoreError.code: NoStoreError.exit_code,
     StoreBrokenError.code: StoreBrokenError.exit_code,
     StoreReadOnlyError.code: StoreReadOnlyError.exit_code,
 }
@@ -57,12 +58,6 @@ class ItemId(click.IntRange):
 
 
 ITEM_ID = ItemId()
-
-
-class NoStoreError(AletheiaError):
-    """A command that only reads found no store where it was told to look."""
-
-    code = "no_store"
 
 
 def require_store(path: Path, hint: str) -> Path:

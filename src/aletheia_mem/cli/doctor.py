@@ -27,7 +27,13 @@ from aletheia_mem.cli.common import (
 )
 from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
 from aletheia_mem.cli.hosts import HOSTS, Host, Scope
-from aletheia_mem.cli.hub_doctor import check_hub_store, hub_exit_code, print_hub_report
+from aletheia_mem.cli.hub_doctor import (
+    NO_HUB_STORE,
+    check_hub_store,
+    hub_exit_code,
+    print_hub_report,
+    row_counts,
+)
 from aletheia_mem.config import STORE_VARIABLE as HUB_DB
 from aletheia_mem.config import Settings, hub_target, semantic_enabled
 from aletheia_mem.errors import AletheiaError
@@ -93,7 +99,7 @@ def check_store_in_use(settings: Settings) -> dict[str, Any]:
 def check_database(url: str) -> dict[str, Any]:
     """A PostgreSQL store: reachable, migrated, its row counts (as ``doctor --hub-db``)."""
     report = check_hub_store(url)
-    if report.get("missing"):
+    if report["detail"] == NO_HUB_STORE:  # a database without a store's tables
         report["detail"] = "the database has no store yet; save something first to start one."
     return {**report, "path": report["target"]}
 
@@ -280,7 +286,7 @@ def _print_report(
     chosen = f" (from {HUB_DB})" if store["chosen_by"] == HUB_DB else ""
     echo(style("Store", bold=True) + f"  {store['path']}{chosen}  {mark}")
     if store["ok"]:
-        counts = ", ".join(f"{n} {table}" for table, n in store["counts"].items())
+        counts = row_counts(store["counts"])
         engine = (
             f"integrity ok; schema {store['schema']}, {store['journal_mode']} journal"
             if "journal_mode" in store
@@ -319,4 +325,10 @@ def _print_semantic(status: dict[str, Any]) -> None:
         return
     echo(style("Semantic", bold=True) + f"  model {status['model']} found; {switch}")
     if "memories" in status:
-        echo(f"  {status['memories_with_vectors']} of {status['memories']} memories have vectors")
+        with_vectors, memories = status["memories_with_vectors"], status["memories"]
+        echo(f"  {with_vectors} of {memories} memories have vectors")
+        if with_vectors < memories:  # the worker starts with a server's first search, not at once
+            echo(
+                "  (a server with ALETHEIA_SEMANTIC=on embeds the rest after its first search in"
+                " words; until then search finds them by their words only)"
+            )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aletheia_mem.cli.common import EXIT_CODES, echo, style
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, NoStoreError
 from aletheia_mem.storage.open import display_target, hub_store_exists, open_hub_store
 
 NO_HUB_STORE = "no hub store here (aletheia mcp-link create --hub-db starts one)"
@@ -26,6 +26,8 @@ def check_hub_store(target: Path | str) -> dict[str, Any]:
         if not hub_store_exists(target):  # never made here: a wrong URL gets no tables
             return {"target": shown, "ok": False, "missing": True, "detail": NO_HUB_STORE}
         store = open_hub_store(target)
+    except NoStoreError as error:  # a PostgreSQL database that does not exist
+        return {"target": shown, "ok": False, "missing": True, "detail": error.message}
     except AletheiaError as error:
         return {"target": shown, "ok": False, "detail": error.message}
     try:
@@ -47,6 +49,18 @@ def hub_exit_code(report: dict[str, Any]) -> int:
     return 0 if report["ok"] else 1
 
 
+def row_counts(counts: dict[str, int]) -> str:
+    """Rows per table as doctor prints them: ``2 memories, 1 rule, 0 episode_requests``."""
+    return ", ".join(f"{n} {_singular(table) if n == 1 else table}" for table, n in counts.items())
+
+
+def _singular(table: str) -> str:
+    """A table's name for one row: memories, memory; rules, rule; audit stays."""
+    if table.endswith("ies"):
+        return table[:-3] + "y"
+    return table.removesuffix("s")
+
+
 def print_hub_report(report: dict[str, Any]) -> None:
     """Two lines when the store opened; one line saying what is wrong when it did not."""
     title = style("Hub store", bold=True)
@@ -59,7 +73,6 @@ def print_hub_report(report: dict[str, Any]) -> None:
         engine = f"PostgreSQL {report['server_version']}, {report['database_size_bytes']} bytes"
     else:
         engine = f"SQLite {report['sqlite_version']}, {report['journal_mode']} journal"
-    counts = ", ".join(f"{n} {table}" for table, n in report["counts"].items())
-    echo(f"  {engine}; schema {report['schema']}; {counts}")
+    echo(f"  {engine}; schema {report['schema']}; {row_counts(report['counts'])}")
     if not report["ok"]:
         echo(f"  {report['detail']}")

@@ -32,7 +32,7 @@ from aletheia_mem.tools.app import (
     readable_projects,
     target_project,
 )
-from aletheia_mem.tools.write_tools import memory_input, set_dismissed
+from aletheia_mem.tools.write_tools import memory_input, restore_item, set_dismissed
 
 PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
 
@@ -85,6 +85,11 @@ def save(
         emit_json({"created": created, "memory": memory_json(memory)})
     elif created:
         echo(f"Saved as #{memory.id} in {one_line_safe(memory.project)}.")
+    elif memory.dismissed_at is not None:
+        echo(
+            f"Already saved as #{memory.id}. It is dismissed: hidden from search and context;"
+            f" aletheia restore {memory.id} brings it back."
+        )
     else:
         echo(f"Already saved as #{memory.id}.")
 
@@ -296,11 +301,12 @@ def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> 
 @handles_errors
 def restore(item_id: int, item_type: Any, as_json: bool) -> None:
     """Bring back an item hidden by dismiss."""
-    project = _set_dismissed(item_type, item_id, dismiss=False, reason=None)
+    with open_cli_app(create=False) as app:
+        project, message = restore_item(app, item_type, item_id)
     if as_json:
         emit_json({"restored": True, "type": item_type, "id": item_id, "project": project})
     else:
-        echo(f"Restored {item_type} #{item_id}.")
+        echo(message)
 
 
 COMMANDS = (save, search, show, timeline, context, dismiss, restore)

@@ -42,12 +42,25 @@ def work_tree_of(directory: Path) -> Path | None:
 
 
 def note_repository(repositories: RepositoryLog, directory: Path, now: int) -> Path | None:
-    """Record the work tree holding ``directory`` (if any) as seen now; returns it."""
+    """Record the work tree holding ``directory`` (if any) as seen now; returns it.
+
+    A path the store cannot hold as it is (longer than ``MAX_PATH_CHARS``, or with bytes that
+    are not UTF-8) is not recorded: written any other way it would not be read back.
+    """
     root = work_tree_of(directory)
-    if root is None or len(str(root)) > MAX_PATH_CHARS:
+    if root is None or len(str(root)) > MAX_PATH_CHARS or not _is_utf8(str(root)):
         return None
     repositories.remember(str(root), project_for_directory(root), now)
     return root
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` holds no lone surrogate (what Python makes of bytes that are not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def still_a_repository(path: str) -> Path | None:

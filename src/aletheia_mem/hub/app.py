@@ -8,6 +8,7 @@ then the route. The MCP handling is the HTTP server's, with each session bound t
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 
 from anyio import to_thread
@@ -25,7 +26,7 @@ from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
-from aletheia_mem.server.http import McpEndpoint
+from aletheia_mem.server.http import McpEndpoint, internal_error
 from aletheia_mem.server.mcp import McpSession
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store
@@ -39,6 +40,9 @@ _PROTECTED = ("/mcp", "/sync/")
 ANONYMOUS = "(no token)"
 # MCP sessions one token may hold; its least recently used one goes past that, never another's.
 SESSIONS_PER_TOKEN = 100
+_INTERNAL = Refusal(500, "internal_error", "Internal error: the hub could not answer; see its log.")
+
+logger = logging.getLogger(__name__)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -68,6 +72,15 @@ async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None
     ]
     await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _send_internal_error(scope: Scope, receive: Receive, send: Send) -> None:
+    """500 in JSON, nothing of the failure in it: a JSON-RPC error on ``/mcp`` (DESIGN §10),
+    the sync API's error object on ``/sync/``."""
+    if scope.get("path", "").startswith("/sync/"):
+        await _send_json_refusal(scope, send, _INTERNAL)
+    else:
+        await internal_error()(scope, receive, send)
 
 
 class TokenAuth:
@@ -100,13 +113,27 @@ class TokenAuth:
         ):
             await self.app(scope, receive, send)
             return
+        try:
+            checked = await self._check(scope)
+        except Exception:  # the store failed under the check (a table gone, damaged, busy)
+            logger.exception("Token check failed")
+            await _send_internal_error(scope, receive, send)
+            return
+        if isinstance(checked, Refusal):
+            await _send_json_refusal(scope, send, checked)
+            return
+        scope.setdefault("state", {})["token"] = checked
+        await self.app(scope, receive, send)
+
+    async def _check(self, scope: Scope) -> HubToken | Refusal:
+        """The request's live token within its rate limit, else why it is refused (reads and
+        audits in the store)."""
         secret = _bearer(_header(scope, b"authorization"))
         token = None if secret is None else self.tokens.remembered(secret)
         if token is None and secret is not None:
             token = await to_thread.run_sync(self.tokens.verify, secret)
         if token is None:
-            await _send_json_refusal(scope, send, await self._unauthorized(scope, secret))
-            return
+            return await self._unauthorized(scope, secret)
         # A limiter turned off (0) answers at once: no thread to wait for.
         limited = self.limiter.limit > 0
         wait = await to_thread.run_sync(self.limiter.hit, token.id) if limited else None
@@ -116,11 +143,8 @@ class TokenAuth:
                 f"Too many requests: this token may make {self.limiter.limit} requests per"
                 f" minute. Retry in {wait} s."
             )
-            refusal = Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
-            await _send_json_refusal(scope, send, refusal)
-            return
-        scope.setdefault("state", {})["token"] = token
-        await self.app(scope, receive, send)
+            return Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
+        return token
 
     async def _unauthorized(self, scope: Scope, secret: str | None) -> Refusal:
         """401, or 429 once the client's address has failed too often; audited while few."""

@@ -14,6 +14,9 @@ from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools.app import AppContext, target_project
 
+# After save_memory's "Already saved as #N." when that memory is dismissed.
+_DISMISSED = " It is dismissed: hidden from search and context; restore_memory brings it back."
+
 
 def memory_input(app: AppContext, args: dict[str, Any]) -> memories.MemoryInput:
     """A save's checked arguments, in the project the caller may write to."""
@@ -36,8 +39,9 @@ def memory_input(app: AppContext, args: dict[str, Any]) -> memories.MemoryInput:
 def save_memory(app: AppContext, args: dict[str, Any]) -> str:
     """Store one memory; the same project, title and text again returns the existing id."""
     memory, created = memories.save_memory(app.store, app.clock, memory_input(app, args))
-    if not created:
-        return f"Already saved as #{memory.id}."
+    if not created:  # the reference's line; a hidden memory is said to be one after it
+        hidden = memory.dismissed_at is not None
+        return f"Already saved as #{memory.id}." + (_DISMISSED if hidden else "")
     return f"Saved as #{memory.id} in {memory.project}."
 
 
@@ -72,8 +76,16 @@ def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
     )
 
 
+def restore_item(app: AppContext, item_type: ItemType, item_id: int) -> tuple[str, str]:
+    """Restore one item the caller may touch; returns its project and what to tell the user:
+    ``Restored memory #2.`` (the reference's line), or that it was not dismissed."""
+    hidden = app.store.is_dismissed(dismissals.table_for(item_type), item_id)
+    project = set_dismissed(app, item_type, item_id, dismiss=False, reason=None)
+    if hidden:
+        return project, f"Restored {item_type} #{item_id}."
+    return project, f"Nothing to restore: {item_type} #{item_id} is not dismissed."
+
+
 def restore_memory(app: AppContext, args: dict[str, Any]) -> str:
     """Undo dismiss_memory."""
-    item_type, item_id = args["type"], args["id"]
-    set_dismissed(app, item_type, item_id, dismiss=False, reason=None)
-    return f"Restored {item_type} #{item_id}."
+    return restore_item(app, args["type"], args["id"])[1]

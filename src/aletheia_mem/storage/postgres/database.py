@@ -9,6 +9,10 @@ The pool's connections are in autocommit: a read is one round trip per statement
 BEGIN/COMMIT (and no ROLLBACK when the pool takes the connection back), and ``write()`` opens
 its transaction explicitly. A connection lent out is not asked whether it still works (a round
 trip per request): its socket is polled instead, which finds one the server closed.
+
+A server that is down makes a request fail within ``POOL_WAIT_S`` (and the next ones at once,
+while a new connection is refused), never wait longer than a client does; the first request
+after it is back is served.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import psycopg
 from psycopg.rows import RowMaker, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from aletheia_mem.errors import AletheiaError, ConflictError, InvalidInputError
+from aletheia_mem.errors import AletheiaError, ConflictError, InvalidInputError, NoStoreError
 from aletheia_mem.storage.riders import Rider, pending_rider
 
 # Read as plain files, like the SQLite migrations.
@@ -39,12 +43,27 @@ _LOST_TO_ANOTHER_WRITER = (
     psycopg.errors.TransactionRollback,
 )
 CONNECT_TIMEOUT_S = 10
+# How long a request waits for a pooled connection, and how long the pool goes on trying to
+# replace a lost one before it leaves that to the next request that needs one: both well under
+# a client's timeout (the official MCP client's is 30 s, psycopg_pool's own wait 30 s too), and
+# the pool's retries, which back off up to minutes, never keep a server that is back unused.
+POOL_WAIT_S = 10.0
+# How long a statement waits for a lock another session holds (a `LOCK TABLE`, a long
+# transaction) before it fails, rather than keep the request and its connection waiting.
+LOCK_WAIT_S = 10.0
 # What the user connected may not do: the store is out of its reach, told as unavailable.
 _REFUSED_BY_RIGHTS = (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName)
 
 
 class StoreUnavailableError(AletheiaError):
     """The database cannot be reached, or refused us (told in one line, with no password)."""
+
+
+class NoSuchDatabaseError(StoreUnavailableError, NoStoreError):
+    """The server answered and has no database of that name: no store there, as a missing
+    store file (exit code 7)."""
+
+    code = NoStoreError.code
 
 
 def _first_line(error: BaseException) -> str:
@@ -128,6 +147,12 @@ def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
         ConnectionPool.check_connection(conn)
 
 
+def limit_lock_waits(conn: psycopg.Connection[Any]) -> None:
+    """A new connection's statements wait ``LOCK_WAIT_S`` at most for a lock (then fail with
+    "lock timeout", told as the store failing)."""
+    conn.execute(f"SET lock_timeout = {int(LOCK_WAIT_S * 1000)}")
+
+
 def _readable(fd: int) -> bool:
     if hasattr(select, "poll"):
         poller = select.poll()
@@ -158,10 +183,14 @@ class PgDatabase:
                 "autocommit": True,
             },
             check=check_idle_connection,
+            configure=limit_lock_waits,
             open=False,
             name="aletheia",
+            timeout=POOL_WAIT_S,
+            reconnect_timeout=POOL_WAIT_S,
         )
         self._closed = threading.Event()
+        self._unreachable = threading.Event()  # a request found no server answering
         with self._as_clear_errors():  # fail at once, not after the pool's retries
             psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
         try:
@@ -175,8 +204,41 @@ class PgDatabase:
     @contextmanager
     def read(self) -> Iterator[psycopg.Connection[Row]]:
         """A connection for reads (in autocommit: each statement is its own snapshot)."""
-        with self._as_clear_errors(), self._pool.connection() as conn:
+        with self._as_clear_errors(), self._lend() as conn:
             yield conn
+
+    @contextmanager
+    def _lend(self) -> Iterator[psycopg.Connection[Row]]:
+        """A pooled connection; while the server was last found unreachable, a new connection
+        is tried first, so that each request fails at once (saying why) until it answers.
+
+        Raises:
+            StoreUnavailableError: no connection within ``POOL_WAIT_S``, or none can be made.
+        """
+        if self._unreachable.is_set():
+            self._check_reachable()
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as error:
+            self._check_reachable()  # the server down says so, rather than "timed out"
+            raise StoreUnavailableError(unavailable(error, self.display_url)) from None
+
+    def _check_reachable(self) -> None:
+        """Return when a new connection can be made (the server answers); else raise why not,
+        remembering a server that does not answer at all.
+
+        Raises:
+            StoreUnavailableError: the server refused a new connection, or did not answer.
+        """
+        try:
+            with self._as_clear_errors():
+                psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S).close()
+        except StoreUnavailableError as error:
+            if error.message.startswith("Cannot reach"):  # not a refusal (no free slot...)
+                self._unreachable.set()
+            raise
+        self._unreachable.clear()
 
     def statement(self) -> AbstractContextManager[psycopg.Connection[Row]]:
         """A connection for one write statement, committed on its own (autocommit): a
@@ -188,7 +250,7 @@ class PgDatabase:
         """One transaction: committed when the block ends, rolled back if it raises (with the
         statement of a ``riding_next_write`` block's rider, if none rode before)."""
         rider = pending_rider()
-        with self._as_clear_errors(), self._pool.connection() as conn:
+        with self._as_clear_errors(), self._lend() as conn:
             with conn.transaction():
                 yield conn
                 result = None if rider is None else run_rider(rider, conn)
@@ -242,17 +304,20 @@ def clear_errors(display_url: str) -> Iterator[None]:
     except _LOST_TO_ANOTHER_WRITER:
         raise  # the caller may run its transaction again
     except (psycopg.OperationalError, *_REFUSED_BY_RIGHTS, PoolTimeout) as error:
-        raise StoreUnavailableError(unavailable(error, display_url)) from None
+        message = unavailable(error, display_url)
+        missing = message.startswith(_NO_SUCH_DATABASE)
+        raise (NoSuchDatabaseError if missing else StoreUnavailableError)(message) from None
     except psycopg.errors.UniqueViolation as error:
         raise ConflictError(f"Already stored: {_first_line(error)}") from None
     except (psycopg.DataError, psycopg.IntegrityError, UnicodeEncodeError) as error:
         raise InvalidInputError(f"The store refused a value: {_first_line(error)}") from None
 
 
+_NO_SUCH_DATABASE = "There is no such PostgreSQL database"
 # What a server that answered but refused a new connection says after "FATAL:", and how to
 # tell it: the first fragment found names the problem (libpq gives these errors no SQLSTATE).
 _REFUSALS = (
-    ("database", "does not exist", "There is no such PostgreSQL database at {where}: {reason}"),
+    ("database", "does not exist", _NO_SUCH_DATABASE + " at {where}: {reason}"),
     ("role", "does not exist", "PostgreSQL at {where} refused the login: {reason}"),
     ("authentication failed", "", "PostgreSQL at {where} refused the login: {reason}"),
     ("no pg_hba.conf entry", "", "PostgreSQL at {where} refused the login: {reason}"),
@@ -311,6 +376,7 @@ def _steps() -> list[tuple[int, str]]:
 def migrate(conn: psycopg.Connection[Any]) -> None:
     """Apply every step not applied yet, in the caller's transaction. An advisory lock makes
     processes that start together take turns; the last to get it finds nothing to do."""
+    conn.execute("SET LOCAL lock_timeout = 0")  # wait for another process's migrations
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations"

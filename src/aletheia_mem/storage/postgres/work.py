@@ -117,3 +117,10 @@ class PgWork(PgPart):
                 (item_id,),
             ).fetchone()
         return None if row is None else str(row[0])
+
+    def is_dismissed(self, table: DismissTable, item_id: int) -> bool:
+        """Whether the item is there and dismissed."""
+        query = sql.SQL("SELECT 1 FROM {} WHERE id = %s AND dismissed_at IS NOT NULL")
+        with self._db.read() as conn:
+            row = conn.execute(query.format(_table(table)), (item_id,)).fetchone()
+        return row is not None

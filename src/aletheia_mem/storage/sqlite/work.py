@@ -140,3 +140,8 @@ class SqliteWork(SqliteDatabase):
     def project_of(self, table: DismissTable, item_id: int) -> str | None:
         row = self._conn.execute(f"SELECT project FROM {table} WHERE id = ?", (item_id,)).fetchone()
         return None if row is None else str(row[0])
+
+    def is_dismissed(self, table: DismissTable, item_id: int) -> bool:
+        """Whether the item is there and dismissed."""
+        sql = f"SELECT 1 FROM {table} WHERE id = ? AND dismissed_at IS NOT NULL"
+        return self._conn.execute(sql, (item_id,)).fetchone() is not None
