@@ -26,7 +26,18 @@ def saved(call) -> dict[str, int]:
 
 @pytest.mark.parametrize(
     "query",
-    ["absentqx7k2m9", "qx7k2m8", "9c1e4b2", "deadbeef42", "OPS-99341", "k2m9", "zq9x", "4821x"],
+    [
+        "absentqx7k2m9",
+        "qx7k2m8",
+        "9c1e4b2",
+        "deadbeef42",
+        "OPS-99341",
+        "SHOP-4822",  # another ticket of a project that has one: not that one
+        "E1235",
+        "k2m9",
+        "zq9x",
+        "4821x",
+    ],
 )
 def test_an_unknown_id_gives_no_matches_with_its_reason(call, saved, query) -> None:
     result = call("search", query=query)
@@ -75,9 +86,16 @@ def test_a_short_or_numeric_query_word_still_matches_whole_words(call) -> None:
 
 def test_fragments_of_a_query_token_are_never_search_terms() -> None:
     assert query_terms("qx7k2m9") == ["qx7k2m9"]
-    assert query_terms("PROJ-4821") == ["proj-4821", "proj4821", "proj"]
+    assert query_terms("PROJ-4821") == ["proj-4821", "proj4821"]  # the id, never "proj" alone
     assert query_terms("3add9f0e1") == ["3add9f0e1"]
     assert query_terms("oauth2Client") == ["oauth2client", "oauth", "client"]
+
+
+def test_a_ticket_id_finds_its_ticket_not_others_of_its_name(call, saved) -> None:
+    other = _save(call, "SHOP-5120: coupons apply twice in the shop's basket")
+    assert _ids(call("search", query="SHOP-4821").text) == [saved["ticket"]]
+    assert _ids(call("search", query="SHOP-5120").text) == [other]
+    assert set(_ids(call("search", query="shop 4821").text)) == {saved["ticket"], other}
 
 
 def test_timeline_never_anchors_on_a_fragment(call, saved) -> None:

@@ -57,6 +57,8 @@ def _compound_terms(compound: str) -> list[str]:
         whole = joined(segment)
         if whole is not None:
             terms.append(whole)
+        if _numbered(segment):  # PAY-9999, gcc-12: the id as a whole, never its name alone
+            continue
         for word in segment:
             if single or not is_fragment(word, word):
                 terms.append(word.lower())
@@ -64,6 +66,12 @@ def _compound_terms(compound: str) -> list[str]:
                 part.lower() for part in split_identifier(word) if not is_fragment(part, word)
             )
     return terms
+
+
+def _numbered(segment: list[str]) -> bool:
+    """Whether a segment's words are a name and a number (a ticket, an error code, a versioned
+    name): its words alone would find every other ticket of that name."""
+    return len(segment) > 1 and any(word.isdigit() for word in segment)
 
 
 def query_terms(text: str) -> list[str]:
