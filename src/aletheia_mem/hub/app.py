@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from aletheia_mem.errors import StoreUnavailableError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.hub.batches import BatchMeter
@@ -26,7 +27,12 @@ from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
-from aletheia_mem.server.http import McpEndpoint, internal_error
+from aletheia_mem.server.http import (
+    RETRY_AFTER_S,
+    UNAVAILABLE,
+    McpEndpoint,
+    failure_response,
+)
 from aletheia_mem.server.mcp import McpSession
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store
@@ -41,6 +47,7 @@ ANONYMOUS = "(no token)"
 # MCP sessions one token may hold; its least recently used one goes past that, never another's.
 SESSIONS_PER_TOKEN = 100
 _INTERNAL = Refusal(500, "internal_error", "Internal error: the hub could not answer; see its log.")
+_UNAVAILABLE = Refusal(503, "unavailable", UNAVAILABLE, (("retry-after", str(RETRY_AFTER_S)),))
 
 logger = logging.getLogger(__name__)
 
@@ -74,13 +81,18 @@ async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None
     await send({"type": "http.response.body", "body": body})
 
 
-async def _send_internal_error(scope: Scope, receive: Receive, send: Send) -> None:
-    """500 in JSON, nothing of the failure in it: a JSON-RPC error on ``/mcp`` (DESIGN §10),
-    the sync API's error object on ``/sync/``."""
-    if scope.get("path", "").startswith("/sync/"):
-        await _send_json_refusal(scope, send, _INTERNAL)
+async def _send_failure(scope: Scope, receive: Receive, send: Send, error: Exception) -> None:
+    """503 while the store cannot be reached, else 500; in JSON with nothing of the failure in
+    it (logged): a JSON-RPC error on ``/mcp`` (DESIGN §10), the sync API's error object on
+    ``/sync/``."""
+    if not scope.get("path", "").startswith("/sync/"):
+        await failure_response(error)(scope, receive, send)
+    elif isinstance(error, StoreUnavailableError):
+        logger.warning("Token check failed: %s", error.message)
+        await _send_json_refusal(scope, send, _UNAVAILABLE)
     else:
-        await internal_error()(scope, receive, send)
+        logger.error("Token check failed", exc_info=error)
+        await _send_json_refusal(scope, send, _INTERNAL)
 
 
 class TokenAuth:
@@ -115,9 +127,8 @@ class TokenAuth:
             return
         try:
             checked = await self._check(scope)
-        except Exception:  # the store failed under the check (a table gone, damaged, busy)
-            logger.exception("Token check failed")
-            await _send_internal_error(scope, receive, send)
+        except Exception as error:  # the store failed under the check (gone, damaged, busy)
+            await _send_failure(scope, receive, send, error)
             return
         if isinstance(checked, Refusal):
             await _send_json_refusal(scope, send, checked)

@@ -14,6 +14,7 @@ hide its changes from that store.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from anyio import to_thread
@@ -21,15 +22,23 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
+from aletheia_mem.errors import (
+    AletheiaError,
+    ForbiddenError,
+    InvalidInputError,
+    StoreUnavailableError,
+)
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.hub.write_turns import WriteTurns
+from aletheia_mem.server.http import RETRY_AFTER_S, UNAVAILABLE
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import check_key, validate_records
 from aletheia_mem.tools.app import AppContext
+
+logger = logging.getLogger(__name__)
 
 PROTOCOL = 1
 MAX_RECORDS = 1000
@@ -108,6 +117,10 @@ class SyncApi:
                 raise ForbiddenError("This token cannot sync; it needs the sync or admin scope.")
             body = await _body(request)
             reply, detail = await to_thread.run_sync(work, token, body)
+        except StoreUnavailableError as error:  # nothing to audit in: said to the log
+            logger.warning("Sync request failed: %s", error.message)
+            body = {"error": {"code": "unavailable", "message": UNAVAILABLE}}
+            return JSONResponse(body, 503, headers={"retry-after": str(RETRY_AFTER_S)})
         except AletheiaError as error:
             outcome: audit.Outcome = "refused" if error.code == "forbidden" else "error"
             await to_thread.run_sync(self._audit, token, event, outcome, error.code)

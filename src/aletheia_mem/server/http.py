@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from aletheia_mem.errors import StoreUnavailableError
 from aletheia_mem.server import api, stateless_http
 from aletheia_mem.server.guard import Guard, GuardPolicy
 from aletheia_mem.server.handshake import LATEST_VERSION, SUPPORTED_VERSIONS
@@ -73,6 +74,22 @@ def request_id_of(payload: Any) -> Any:
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
             return value
     return None
+
+
+# Told to any client, signed in or not: the cause (with the database's address) goes to the log.
+UNAVAILABLE = "Service unavailable: the store cannot be reached; try again shortly."
+RETRY_AFTER_S = 5
+
+
+def failure_response(error: Exception, request_id: Any = None) -> Response:
+    """What a client gets when the store failed under its request: 503 while it cannot be
+    reached (a passing state), else 500; a JSON-RPC error either way, logged here."""
+    if isinstance(error, StoreUnavailableError):
+        logger.warning("MCP request failed: %s", error.message)
+        headers = {"retry-after": str(RETRY_AFTER_S)}
+        return rpc_error(503, UNAVAILABLE, code=INTERNAL_ERROR, request_id=request_id, **headers)
+    logger.error("MCP request failed", exc_info=error)
+    return internal_error(request_id)
 
 
 def internal_error(request_id: Any = None) -> Response:
@@ -195,9 +212,8 @@ class McpEndpoint:
             return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
         try:
             return await self.answer_post(request, payload, stateless)
-        except Exception:  # the store failed (damaged, busy, gone): still a JSON-RPC answer
-            logger.exception("MCP request failed")
-            return internal_error(request_id_of(payload))
+        except Exception as error:  # the store failed (damaged, busy, gone): still JSON-RPC
+            return failure_response(error, request_id_of(payload))
 
     async def answer_post(self, request: Request, payload: Any, stateless: bool) -> Response:
         """The answer to a POST whose body is read and whose headers passed."""
@@ -280,9 +296,8 @@ class McpEndpoint:
             return rpc_error(400, "Bad Request: the Mcp-Session-Id header is required.")
         try:
             ended = await to_thread.run_sync(self.sessions.end, session_id, self.owner_of(request))
-        except Exception:  # as in ``post``
-            logger.exception("MCP request failed")
-            return internal_error()
+        except Exception as error:  # as in ``post``
+            return failure_response(error)
         if not ended:
             return rpc_error(404, "Session not found: it ended or expired.")
         return Response(status_code=204)

@@ -28,7 +28,12 @@ import psycopg
 from psycopg.rows import RowMaker, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from aletheia_mem.errors import AletheiaError, ConflictError, InvalidInputError, NoStoreError
+from aletheia_mem.errors import (
+    ConflictError,
+    InvalidInputError,
+    NoStoreError,
+    StoreUnavailableError,
+)
 from aletheia_mem.storage.riders import Rider, pending_rider
 
 # Read as plain files, like the SQLite migrations.
@@ -53,10 +58,6 @@ POOL_WAIT_S = 10.0
 LOCK_WAIT_S = 10.0
 # What the user connected may not do: the store is out of its reach, told as unavailable.
 _REFUSED_BY_RIGHTS = (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName)
-
-
-class StoreUnavailableError(AletheiaError):
-    """The database cannot be reached, or refused us (told in one line, with no password)."""
 
 
 class NoSuchDatabaseError(StoreUnavailableError, NoStoreError):
