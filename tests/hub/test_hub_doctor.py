@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,14 @@ def test_a_hub_url_is_shown_without_any_secret_it_carries_even_when_it_cannot_be
     assert not [text for text in shown if "s3cret" in text]
     assert shown[0] == "postgresql://hub@127.0.0.1:1/db"
     assert shown[1] == "postgresql://…"
+
+
+def test_a_hub_store_missing_a_table_is_reported_damaged_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "hub.db"
+    open_target(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE episodes")
+    result = _doctor("--hub-db", str(path))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == "" and "Traceback" not in result.stdout
+    assert "the store is damaged: no such table: episodes" in result.stdout
