@@ -8,8 +8,8 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import suppress
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,6 +25,7 @@ from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
 from tests.hub.helpers import Hub, running_hub, store_of
 from tests.hub.sync_helpers import items_at
+from tests.hub.test_hostile_sync import _serving
 
 pytestmark = pytest.mark.e2e
 HUB_ID = "b" * 32
@@ -94,20 +95,6 @@ def _fresh_hub() -> Iterator[None]:
     yield
 
 
-@contextmanager
-def _serving() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
 def _sync_outcome(tmp_path: Path) -> BaseException | None:
     """What one sync of a store holding a note raised (None: it finished), within a few
     seconds: a sync still running then is a hang, and fails the test."""
@@ -123,7 +110,7 @@ def _sync_outcome(tmp_path: Path) -> BaseException | None:
         except BaseException as error:  # the test reports whatever it was
             outcome.append(error)
 
-    with _serving() as url:
+    with _serving(_Hub) as url:
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
         worker.join(WAIT_SECONDS)
