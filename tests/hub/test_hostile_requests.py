@@ -90,6 +90,28 @@ def test_poisoned_arguments_get_a_clean_error_and_an_audit_row(
     assert _audit(hub.db, name) == [("search", None, "error", None)]
 
 
+@pytest.mark.parametrize(
+    ("case", "params", "tool"),
+    [
+        ("unknown", {"name": "drop_everything", "arguments": {}}, "drop_everything"),
+        ("long", {"name": "x" * 5000}, "x" * 100 + "..."),
+        ("nameless", {"arguments": {}}, ""),
+        ("not-an-object", {"name": "search", "arguments": ["x"]}, "search"),
+    ],
+)
+def test_a_call_no_tool_runs_still_gets_its_audit_row(
+    hub: Hub, case: str, params: dict[str, Any], tool: str
+) -> None:
+    """DESIGN §11: one audit row per tools/call, those refused before a tool runs included."""
+    name = f"unrun-{case}"
+    token = hub.token("sync", ("shop",), name)
+    session = hub.initialize(token)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    reply = hub.post("/mcp", body, token, session)
+    assert reply.body["error"]["code"] == -32602
+    assert _audit(hub.db, name) == [(tool, None, "error", None)]
+
+
 def test_the_dismiss_reason_never_reaches_the_audit_trail(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "dismisser")
     session = hub.initialize(token)

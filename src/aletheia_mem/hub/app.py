@@ -21,7 +21,7 @@ from aletheia_mem.errors import StoreUnavailableError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.hub.batches import BatchMeter
-from aletheia_mem.hub.gate import make_gate, token_app
+from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import TokenCache
@@ -193,6 +193,7 @@ def hub_mcp_endpoint(hub: AppContext, writes: WriteTurns) -> McpEndpoint:
             app=token_app(hub, token),
             fixed_caller=token.name,
             gate=make_gate(hub, token, writes),
+            unrun=make_unrun_audit(hub, token, writes),
         )
 
     def owner_of(request: Request) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.hub.write_turns import WriteTurns
-from aletheia_mem.server.mcp import ToolGate, argument_problem
+from aletheia_mem.server.mcp import ToolGate, UnrunCall, argument_problem
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditsWithWrites, WrittenAudit
 from aletheia_mem.storage.hub_rows import HubToken
@@ -97,3 +97,17 @@ def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
         return result
 
     return gate
+
+
+def make_unrun_audit(hub: AppContext, token: HubToken, writes: WriteTurns) -> UnrunCall:
+    """The audit of one token's calls that no tool ran (an unknown tool, arguments that are
+    not an object): one row each, "error", as for any call."""
+    store = hub_store(hub)
+
+    def audit_unrun(name: str) -> None:
+        with writes:
+            audit.record_call(
+                store, at=hub.clock(), actor=token.name, tool=name, project=None, outcome="error"
+            )
+
+    return audit_unrun

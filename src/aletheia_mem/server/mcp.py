@@ -45,6 +45,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 Message = dict[str, Any]
 # Decides, per tools/call, whether the caller may run this tool here (None: yes).
 ToolGate = Callable[[ToolSpec, dict[str, Any]], ToolResult | None]
+# Told of a tools/call refused before any tool ran (no such tool, arguments not an object), with
+# the name it asked for: a hub audits every call.
+UnrunCall = Callable[[str], None]
 
 
 @dataclass
@@ -54,6 +57,7 @@ class McpSession:
     app: AppContext
     fixed_caller: str | None = None
     gate: ToolGate | None = None
+    unrun: UnrunCall | None = None
     protocol_version: str | None = None
     client_name: str | None = None
     initialized: bool = field(default=False)
@@ -251,19 +255,20 @@ def app_of(session: McpSession) -> AppContext:
 
 def _tools_call(session: McpSession, request_id: Any, params: dict[str, Any]) -> Message:
     name, arguments = params.get("name"), params.get("arguments")
-    if not isinstance(name, str) or not name:
-        return error_response(
-            request_id, INVALID_PARAMS, "Invalid params: a tool name is required."
-        )
-    spec = TOOLS_BY_NAME.get(name)
-    if spec is None:
-        return error_response(request_id, INVALID_PARAMS, f"Unknown tool: {echoed(name)}")
     if arguments is None:
         arguments = {}
-    if not isinstance(arguments, dict):
-        return error_response(
-            request_id, INVALID_PARAMS, "Invalid params: arguments must be an object."
-        )
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "Invalid params: a tool name is required."
+    elif name not in TOOLS_BY_NAME:
+        problem = f"Unknown tool: {echoed(name)}"
+    elif not isinstance(arguments, dict):
+        problem = "Invalid params: arguments must be an object."
+    if problem is not None:
+        if session.unrun is not None:
+            session.unrun(echoed(name) if isinstance(name, str) else "")
+        return error_response(request_id, INVALID_PARAMS, problem)
+    spec = TOOLS_BY_NAME[str(name)]
     result = session.gate(spec, arguments) if session.gate is not None else None
     if result is None and (problem := argument_problem(arguments)) is not None:
         result = ToolResult(problem, True)
