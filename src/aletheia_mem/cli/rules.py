@@ -231,6 +231,7 @@ def sync(
     with open_cli_app(create=False) as app:
         project = project_for_directory(root)
         changes = rule_sync.plan_sync(app.store, project, root, targets)
+    rule_sync.check_lengths(changes)  # a dry run says so too
     written = [] if dry_run else rule_sync.apply_sync(changes)
     if as_json:
         emit_json(

@@ -1,18 +1,26 @@
 """Writing the enabled rules into each coding tool's instruction file.
 
 The rules go inside a marked block that the next sync replaces; text outside the block is
-never touched. A file without the block gets it appended.
+never touched (its line ends and byte-order mark included). A file without the block gets it
+appended. The markers count only alone on their line, so a mention of them in the text is left
+as it is. A rule's text is stored data from any agent or peer: each rule is one bullet line with
+no invisible characters, no secret and nothing that opens an HTML comment.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
+import re
 import stat
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from aletheia_mem.domain.formatting import rule_text
+from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import RuleStore
@@ -22,6 +30,31 @@ from aletheia_mem.storage.files import real_target_inside
 BLOCK_START = "<!-- aletheia:rules:start -->"
 BLOCK_END = "<!-- aletheia:rules:end -->"
 MAX_INSTRUCTIONS_BYTES = 1_000_000
+# A marker counts alone on its line (white space after it allowed); the span replaced ends right
+# after the end marker, so what follows it on its line (a "\r" too) stays.
+_START_LINE = re.compile(f"^{re.escape(BLOCK_START)}(?=[ \t]*\r?$)", re.MULTILINE)
+_END_LINE = re.compile(f"^{re.escape(BLOCK_END)}(?=[ \t]*\r?$)", re.MULTILINE)
+_BOM = "\ufeff"
+# What opens an HTML comment to a reader: "<" or a look-alike, then "!" or a look-alike.
+_COMMENT_OPEN = re.compile(
+    "[<\ufe64\uff1c\u02c2\u1438\u2039\u2329\u276c\u276e\u27e8\u3008](?=\\s*[!\uff01\ufe57\u01c3])"
+)
+# Default-ignorable code points outside the control and format categories: Hangul fillers, the
+# Mongolian and other variation selectors, TAG characters and those reserved near them.
+_IGNORABLE = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +64,7 @@ class Target:
     tool: str
     path: str
     preamble: str = ""  # written once, when the file is new
+    max_chars: int | None = None  # what the tool reads of the file; the rest it drops
 
 
 TARGETS: tuple[Target, ...] = (
@@ -42,7 +76,8 @@ TARGETS: tuple[Target, ...] = (
         ".cursor/rules/aletheia.mdc",
         "---\ndescription: Standing rules from Aletheia\nalwaysApply: true\n---\n\n",
     ),
-    Target("windsurf", ".windsurf/rules/aletheia.md", "---\ntrigger: always_on\n---\n\n"),
+    # Windsurf reads the first 6,000 characters of a rule file (docs.windsurf.com, Memories).
+    Target("windsurf", ".windsurf/rules/aletheia.md", "---\ntrigger: always_on\n---\n\n", 6000),
     Target("vscode", ".github/copilot-instructions.md"),
 )
 # The user-level instruction files: every repository's sessions read them, so only the rules that
@@ -63,10 +98,21 @@ class SyncChange:
     old_text: str
     new_text: str
     link_to: Path | None = None  # the file written when ``path`` is a link (inside the repo)
+    max_chars: int | None = None  # what the tool reads of it
 
     @property
     def changed(self) -> bool:
         return self.old_text != self.new_text
+
+    @property
+    def problem(self) -> str | None:
+        """Why the new text must not be written: the tool would drop the end of it."""
+        if self.max_chars is None or len(self.new_text) <= self.max_chars:
+            return None
+        return (
+            f"{self.path} would be {len(self.new_text):,} characters, but its tool reads only"
+            f" the first {self.max_chars:,}; disable some rules, or leave that tool out."
+        )
 
     def diff(self) -> str:
         """The change as a unified diff (empty when nothing changes)."""
@@ -79,7 +125,7 @@ class SyncChange:
         return "".join(lines).rstrip("\n")
 
 
-def render_block(rules: Sequence[Rule]) -> str:
+def render_block(rules: Sequence[Rule], newline: str = "\n") -> str:
     """The marked block: a heading, one line per rule, and the end marker."""
     lines = [
         BLOCK_START,
@@ -89,40 +135,71 @@ def render_block(rules: Sequence[Rule]) -> str:
         " replaced on every `aletheia rules sync`).",
         "",
     ]
-    # A rule's text cannot hold a marker: "<!--" is shown as "&lt;!--", so the next sync still
-    # finds the block's own end and leaves nothing of it behind.
-    lines += [f"- {rule_text(rule)}".replace("<!--", "&lt;!--") for rule in rules] or [
-        "- (no enabled rules)"
-    ]
+    lines += [rule_line(rule) for rule in rules] or ["- (no enabled rules)"]
     lines.append(BLOCK_END)
-    return "\n".join(lines)
+    return newline.join(lines)
+
+
+def rule_line(rule: Rule) -> str:
+    """A rule as one bullet line that shows all it says and nothing more.
+
+    No invisible character (bidi overrides, zero-width and TAG characters, variation selectors:
+    text a reader of the file sees but the owner does not); then no secret (one split by an
+    invisible character is whole again here); and no "<!" that would hide what follows in an
+    HTML comment or read as one of the block's markers: it is shown as "&lt;!".
+    """
+    text = "".join(char for char in rule_text(rule) if not _invisible(char))
+    return "- " + _COMMENT_OPEN.sub("&lt;", redact_secrets(" ".join(text.split())))
+
+
+def _invisible(char: str) -> bool:
+    if char.isascii():
+        return not char.isprintable()
+    if unicodedata.category(char) in {"Cc", "Cf", "Cs", "Zl", "Zp"}:
+        return True
+    code = ord(char)
+    return any(low <= code <= high for low, high in _IGNORABLE)
 
 
 def replace_block(text: str, block: str, preamble: str = "") -> str:
     """``text`` with its marked block replaced by ``block`` (appended when absent).
 
     Raises:
-        InvalidInputError: the start marker is there without an end marker after it.
+        InvalidInputError: the start marker is there twice, or without an end marker after it.
     """
-    start = text.find(BLOCK_START)
-    if start < 0:
+    bom = _BOM if text.startswith(_BOM) else ""
+    text = text[len(bom) :]
+    starts = list(_START_LINE.finditer(text))
+    if not starts:
         if not text:
-            return preamble + block + "\n"
-        return _append(text, block)
-    end = text.find(BLOCK_END, start)
-    if end < 0:
+            return bom + preamble + block + "\n"
+        return bom + _append(text, block)
+    if len(starts) > 1:
+        raise InvalidInputError(
+            f"The file has {len(starts)} {BLOCK_START} lines; keep one block and sync again."
+        )
+    start = starts[0]
+    end = _END_LINE.search(text, start.end())
+    if end is None:
         raise InvalidInputError(
             f"The file has {BLOCK_START} but no {BLOCK_END} after it; fix the block by hand."
         )
-    return text[:start] + block + text[end + len(BLOCK_END) :]
+    return bom + text[: start.start()] + block + text[end.end() :]
+
+
+def newline_of(text: str) -> str:
+    """The line end a file uses: Windows' when its first line ends so, else "\n"."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def _append(text: str, block: str) -> str:
-    if text.endswith("\n\n"):
-        return text + block + "\n"
-    if text.endswith("\n"):
-        return text + "\n" + block + "\n"
-    return text + "\n\n" + block + "\n"
+    newline = newline_of(text)
+    if text.endswith(newline * 2):
+        return text + block + newline
+    if text.endswith(newline):
+        return text + newline + block + newline
+    return text + newline * 2 + block + newline
 
 
 def resolve_targets(tools: Sequence[str], root: Path, everything: bool) -> list[Target]:
@@ -158,49 +235,111 @@ def plan_user_sync(store: RuleStore, home: Path) -> list[SyncChange]:
 
 def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> list[SyncChange]:
     """The new text of each target file below ``root`` with the marked block of ``rules``."""
-    block = render_block(rules)
     changes = []
     for target in targets:
         path = root / target.path
         real = real_target_inside(path, root)  # refuses a link out of the repository
         old = _read_instructions(real)
         try:
-            new = replace_block(old, block, target.preamble)
+            new = replace_block(old, render_block(rules, newline_of(old)), target.preamble)
         except InvalidInputError as error:
             raise InvalidInputError(f"{path}: {error.message}") from None
+        if not rules and not _START_LINE.search(old.removeprefix(_BOM)):
+            new = old  # no rules: a block there is emptied, but none is added, no file made
         linked = real != root.resolve() / target.path
-        changes.append(SyncChange(path, old, new, real if linked else None))
+        changes.append(SyncChange(path, old, new, real if linked else None, target.max_chars))
     return changes
 
 
 def _read_instructions(path: Path) -> str:
-    """An instruction file's text ("" when there is none yet).
+    """An instruction file's text as it is, line ends too ("" when there is none yet).
 
     Raises:
         InvalidInputError: it is no regular file (a folder, a pipe that would never end), too
-            large to be one, or not UTF-8.
+            large to be one, not UTF-8, or cannot be read.
     """
     try:
         info = path.stat()
     except FileNotFoundError:
         return ""
+    except OSError as error:  # a file where a folder on its way should be, no permission
+        raise _file_error(path, "read", error) from None
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInputError(f"{path} is not a regular file; nothing is written to it.")
     if info.st_size > MAX_INSTRUCTIONS_BYTES:
         raise InvalidInputError(f"{path} is larger than {MAX_INSTRUCTIONS_BYTES:,} bytes.")
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as file:
+            return file.read()
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path} is not UTF-8 text; nothing is written to it.") from None
+    except OSError as error:
+        raise _file_error(path, "read", error) from None
+
+
+def _file_error(path: Path, doing: str, error: OSError) -> InvalidInputError:
+    reason = error.strerror or type(error).__name__
+    return InvalidInputError(f"{path} could not be {doing}: {reason}. Nothing was written to it.")
 
 
 def apply_sync(changes: Sequence[SyncChange]) -> list[Path]:
-    """Write the files that change (a link's target, never the link); returns their paths."""
+    """Write the files that change (a link's target, never the link); returns their paths.
+
+    Raises:
+        InvalidInputError: a file's tool would drop part of its text (nothing is written), or a
+            file could not be written (those before it were).
+    """
+    check_lengths(changes)
     written = []
     for change in changes:
         if change.changed:
             target = change.link_to or change.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(change.new_text, encoding="utf-8")
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _replace_file(target, change.new_text)
+            except OSError as error:
+                raise _file_error(target, "written", error) from None
             written.append(change.path)
     return written
+
+
+def check_lengths(changes: Sequence[SyncChange]) -> None:
+    """Refuse a change whose tool would drop the end of the file (see ``SyncChange.problem``).
+
+    Raises:
+        InvalidInputError: one would be too long for its tool.
+    """
+    for change in changes:
+        if change.changed and change.problem:
+            raise InvalidInputError(change.problem)
+
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+
+
+def _replace_file(target: Path, text: str) -> None:
+    """``target`` replaced by ``text`` at once: a new file beside it, renamed over it.
+
+    A write cut short (a full disk) leaves the old file whole; a hard link to a file elsewhere
+    keeps that file as it was. The file keeps its mode (and owner, where allowed).
+    """
+    try:
+        old: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        old = None
+    if old is not None and not os.access(target, os.W_OK):
+        raise PermissionError(13, "it is read-only")
+    temp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.partial")
+    handle = os.open(temp, _NEW_FILE, 0o666)  # the umask applies, as to any new file
+    try:
+        with os.fdopen(handle, "wb") as out:
+            if old is not None:
+                os.fchmod(out.fileno(), stat.S_IMODE(old.st_mode))
+                if old.st_uid != os.getuid():
+                    with contextlib.suppress(OSError):
+                        os.fchown(out.fileno(), old.st_uid, old.st_gid)
+            out.write(text.encode("utf-8"))
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
