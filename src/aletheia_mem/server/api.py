@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from anyio import to_thread
 from starlette.exceptions import HTTPException
@@ -112,8 +113,25 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     return args
 
 
+def _cross_site_write(request: Request) -> bool:
+    """A write sent by a browser page of another origin (another port of 127.0.0.1 passes the
+    Guard's loopback check). The API sends no CORS headers, so such a page can never read an
+    answer; but a POST with no body needs no preflight, and would dismiss or pin blindly."""
+    if request.method in ("GET", "HEAD"):
+        return False
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:
+        return site not in ("same-origin", "none")
+    origin = request.headers.get("origin")
+    host = request.headers.get("host", "").strip().lower()
+    return origin is not None and urlsplit(origin.strip()).netloc.lower() != host
+
+
 def _endpoint(op: Operation, app: AppContext) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
+        if _cross_site_write(request):
+            message = "A browser page of another origin may not change anything here."
+            return error_response(403, "forbidden_origin", message)
         try:
             args = await _inputs(op, request)
             status, body = await to_thread.run_sync(op.handler, app, args)

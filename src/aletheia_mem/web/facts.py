@@ -21,8 +21,9 @@ class Bar:
     fact: dict[str, Any]
     x: int
     width: int
-    current: bool
+    current: bool  # valid now, as fact_history's current facts
     at_as_of: bool
+    upcoming: bool  # written for a time still ahead: not current yet
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ def history(
     for fact in found:
         begins = _ms(fact["valid_from"], now)
         spans.append((fact, begins, max(_ms(fact["valid_to"], now), begins)))
+    # Valid now: the value a future one supersedes holds until that one starts.
+    valid_now = {f["id"] for f, begins, _ in spans if begins <= now < _ms(f["valid_to"], now + 1)}
     start = min((s for _, s, _ in spans), default=now)
     end = max([now, *(e for _, _, e in spans)])
     scale = AXIS_WIDTH / max(end - start, 1)
@@ -66,8 +69,9 @@ def history(
             fact,
             x,
             max(int((ends - begins) * scale), MIN_BAR),
-            fact["valid_to"] is None,
+            fact["id"] in valid_now,
             fact["id"] in held,
+            begins > now,
         )
         tracks.setdefault(fact["predicate"], []).append(bar)
     as_of_x = None

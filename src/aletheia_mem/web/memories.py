@@ -125,12 +125,16 @@ def memory_detail(app: AppContext, memory_id: int) -> dict[str, Any]:
     return {"memory": memory, "before": around["before"], "after": around["after"]}
 
 
-def act_on_memory(app: AppContext, memory_id: int, action: str, reason: str) -> None:
-    """Dismiss (with a reason), Restore, Pin or Unpin: the API's own operations."""
+def act_on_memory(app: AppContext, memory_id: int, action: str, reason: str) -> bool:
+    """Dismiss (with a reason), Restore, Pin or Unpin: the API's own operations. False when
+    Restore finds the memory not dismissed (restored meanwhile, from another page or a tool)."""
     path = {"memory_id": memory_id}
     if action == "dismiss":
         call(app, "dismissMemory", path=path, body={"reason": reason} if reason.strip() else {})
     elif action == "restore":
+        if call(app, "getMemory", path=path)["dismissed_at"] is None:
+            return False
         call(app, "restoreMemory", path=path)
     else:
         call(app, "pinMemory", path=path, body={"pinned": action == "pin"})
+    return True

@@ -19,6 +19,7 @@ DONE_NOTICES = {
     "pin": ("pinned", "unpin"),
     "unpin": ("unpinned", "pin"),
 }
+NOT_DISMISSED = "not-dismissed"
 
 
 def _memory_id(request: Request) -> int:
@@ -89,8 +90,17 @@ def memory_rows(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     memory_id = _memory_id(request)
     detail = memories.memory_detail(ui.app, memory_id)
-    done = DONE_NOTICES.get(request.query_params.get("done", ""))
-    return page(request, "memory.html", section="Memories", done=done, **detail)
+    done_key = request.query_params.get("done", "")
+    # The restore_memory tool's words for a memory that was not dismissed.
+    notice = f"Nothing to restore: memory #{memory_id} is not dismissed."
+    return page(
+        request,
+        "memory.html",
+        section="Memories",
+        done=DONE_NOTICES.get(done_key),
+        notice=notice if done_key == NOT_DISMISSED else None,
+        **detail,
+    )
 
 
 def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -98,10 +108,11 @@ def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     action = str(request.path_params["action"])
     if action not in memories.ACTIONS:
         raise NotFoundError(f"No action {action!r}.")
-    memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
+    changed = memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
+    done = action if changed else NOT_DISMISSED
     back = safe_next(form.get("next"), f"/memories/{memory_id}")
     separator = "&" if "?" in back else "?"
-    return redirect(f"{back}{separator}done={action}" if back.startswith("/memories/") else back)
+    return redirect(f"{back}{separator}done={done}" if back.startswith("/memories/") else back)
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (
