@@ -25,6 +25,7 @@ from aletheia_mem.domain import transfer as store_transfer
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.files import private_writer
+from aletheia_mem.storage.sqlite.transfer import remove_unused_store
 
 
 def _show_progress(flag: bool | None) -> bool:
@@ -154,15 +155,15 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
 @contextmanager
 def _no_store_left_on_failure(target: Path | str) -> Iterator[None]:
     """A failed import into a store it had to create removes that store again, so that the
-    folder holds nothing (a mistyped one still answers "no store" afterwards)."""
+    folder holds nothing (a mistyped one still answers "no store" afterwards); not when another
+    process (an agent's server) has opened it or saved to it meanwhile."""
     fresh = isinstance(target, Path) and not target.exists()
     try:
         yield
     except BaseException:
         if isinstance(target, Path) and fresh:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                with suppress(OSError):  # the import's own error is the one to tell
-                    Path(f"{target}{suffix}").unlink(missing_ok=True)
+            with suppress(OSError):  # the import's own error is the one to tell
+                remove_unused_store(target)
         raise
 
 

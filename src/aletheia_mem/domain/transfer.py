@@ -16,10 +16,11 @@ from typing import IO, Any
 
 from aletheia_mem import __version__
 from aletheia_mem.domain.import_check import MAX_ID, checked_record
-from aletheia_mem.errors import ConflictError, InvalidInputError
+from aletheia_mem.errors import InvalidInputError
 
 # Export and import copy a local store's rows as SQLite stores them: SQLite only.
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite.transfer import holds_data
 
 FORMAT = "aletheia-export"
 FORMAT_VERSION = 1
@@ -181,10 +182,7 @@ def import_lines(store: SqliteStore, lines: Iterable[str], progress: Progress | 
             (the message names its line and field).
     """
     if not store.is_empty():
-        raise ConflictError(
-            f"The store at {store.path} already holds data; import loads an export into an"
-            " empty store. Point ALETHEIA_DATA_DIR at a new folder and import there."
-        )
+        raise holds_data(store.path)
     numbered = enumerate(lines, start=1)
     try:
         sequences = _sequences(_read_header(numbered))

@@ -27,6 +27,7 @@ from aletheia_mem.errors import (
     RateLimitedError,
     StoreBrokenError,
     StoreReadOnlyError,
+    StoreUnavailableError,
 )
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
@@ -46,6 +47,7 @@ _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
     # The store cannot serve: the server is up, the fault is on this side, not in the request.
     (StoreBrokenError, 503),
     (StoreReadOnlyError, 503),
+    (StoreUnavailableError, 503),  # kept busy by another process (a large import) for too long
 )
 _CODE_BY_STATUS = {
     400: "invalid_input",

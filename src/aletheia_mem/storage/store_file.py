@@ -15,7 +15,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from aletheia_mem.errors import AletheiaError, NoStoreError, StoreBrokenError, StoreReadOnlyError
+from aletheia_mem.errors import (
+    AletheiaError,
+    NoStoreError,
+    StoreBrokenError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
 from aletheia_mem.storage.files import ensure_private_dir, new_private_file, tighten
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -26,6 +32,7 @@ RESTORE_HINT = (
 )
 _BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image")
 _READ_ONLY_MARKS = ("readonly", "read-only", "read only")
+_BUSY_MARKS = ("database is locked", "database is busy")
 
 
 def broken(path: Path, what: str, hint: str = RESTORE_HINT) -> StoreBrokenError:
@@ -191,8 +198,14 @@ def is_foreign(conn: sqlite3.Connection) -> bool:
 
 def store_problem(path: Path, error: sqlite3.Error) -> AletheiaError | None:
     """The one-line error a user should see for SQLite's ``error`` on ``path``, if it is a
-    store problem (a damaged or read-only store) rather than a bug or a busy store."""
+    store problem (a damaged or read-only store, or one another process kept busy for longer
+    than this one waits) rather than a bug."""
     text = str(error).lower()
+    if any(mark in text for mark in _BUSY_MARKS):
+        return StoreUnavailableError(
+            f"The store {path} is busy: another process kept it for longer than this one waits"
+            " (a large `aletheia import`, say); nothing was changed. Try again once it is done."
+        )
     if any(mark in text for mark in _READ_ONLY_MARKS):
         return read_only(path)
     if any(mark in text for mark in _BROKEN_MARKS):

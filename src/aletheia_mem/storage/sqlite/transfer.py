@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
+from contextlib import closing, suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aletheia_mem.errors import ConflictError
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory
@@ -52,10 +55,7 @@ class SqliteTransfer(SqliteDatabase):
 
     def is_empty(self) -> bool:
         """Whether no data table holds a row."""
-        return all(
-            self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None
-            for table in self.DATA_TABLES
-        )
+        return _is_empty(self._conn)
 
     def import_rows(
         self, rows: Iterable[tuple[str, dict[str, Any]]], sequences: dict[str, int]
@@ -64,9 +64,15 @@ class SqliteTransfer(SqliteDatabase):
 
         Search indexes and derived columns are rebuilt; references may point forward within
         the batch (foreign keys are checked at commit). Returns the number of rows.
+
+        Raises:
+            ConflictError: the store holds data (another process may have saved since the
+                caller's ``is_empty``: the transaction checks again).
         """
         count = 0
         with self._write() as conn:
+            if not _is_empty(conn):
+                raise holds_data(self.path)
             conn.execute("PRAGMA defer_foreign_keys = ON")
             for table, values in rows:
                 columns = self.data_columns(table)
@@ -118,3 +124,42 @@ class SqliteTransfer(SqliteDatabase):
             full_text.index_fact(
                 conn, record["id"], record["subject"], record["predicate"], record["object"]
             )
+
+
+def _is_empty(conn: sqlite3.Connection) -> bool:
+    return all(
+        conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None
+        for table in SqliteTransfer.DATA_TABLES
+    )
+
+
+def holds_data(path: Path) -> ConflictError:
+    return ConflictError(
+        f"The store at {path} already holds data; import loads an export into an"
+        " empty store. Point ALETHEIA_DATA_DIR at a new folder and import there."
+    )
+
+
+def remove_unused_store(path: Path) -> bool:
+    """Remove the store at ``path`` (with its ``-wal`` and ``-shm``), which this process made
+    and has closed, unless another process has it open or saved to it; returns whether it did.
+
+    SQLite removes the ``-wal`` file when the last connection to a store closes: one still there
+    once this process's connections are closed is another process's, and an agent's server
+    that opened the new store would go on writing into a removed file, its saves lost.
+    """
+    wal = Path(f"{path}-wal")
+    if wal.exists() or not path.exists():  # connecting would make an empty file
+        return False
+    try:
+        with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+            if not _is_empty(conn):
+                return False
+    except sqlite3.Error:
+        return False  # a store this check cannot read is left as it is
+    if wal.exists():  # opened by another process since: it is not the last connection here
+        return False
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with suppress(OSError):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return True
