@@ -82,9 +82,11 @@ def _log(ctx: _Context, kind: str, key: str, version: Version, *, remote: bool) 
 
 
 def _bump(ctx: _Context, kind: str, key: str, *above: Version | None) -> None:
-    """A new local version, later than every version given and than the item's own."""
+    """A new local version, just after every version given and the item's own: not the time
+    of the merge, which would beat an edit made elsewhere after those versions but before the
+    merge (a later list write, a dismissal), and keep the older words everywhere."""
     floor = max([v[0] for v in (*above, _version(ctx, kind, key)) if v is not None], default=0)
-    _log(ctx, kind, key, (max(ctx.now, floor + 1), ctx.self_id), remote=False)
+    _log(ctx, kind, key, (floor + 1, ctx.self_id), remote=False)
 
 
 def _check_project(ctx: _Context, project: str | None) -> None:
@@ -294,7 +296,7 @@ def _insert_new_memories(ctx: _Context, records: list[Record], reauthored: set[i
     conn.executemany(
         ctx.dialect.log_version,
         [
-            ("memory", record["key"], max(ctx.now, _incoming(record)[0] + 1), ctx.self_id, 0)
+            ("memory", record["key"], _incoming(record)[0] + 1, ctx.self_id, 0)
             if position in reauthored
             else ("memory", record["key"], *_incoming(record), 1)
             for position, record in fresh

@@ -130,18 +130,32 @@ def _put_fact_once(
         return fact_from_row(holder), False
     if holder is not None:
         # Closed before the insert: the unique index allows one open fact per key.
-        conn.execute("UPDATE facts SET valid_to = %s WHERE id = %s", (new.valid_from, holder["id"]))
+        _close(conn, "valid_to", new.valid_from, holder["id"])
         valid_to, successor = holder["valid_to"], holder["superseded_by"]
     else:
         after = conn.execute(_FACT_AFTER, (*key, new.valid_from)).fetchone()
         valid_to, successor = (None, None) if after is None else (after["valid_from"], after["id"])
     fact = _insert_fact(conn, new, key, valid_to, successor, memory_id)
     if holder is not None:
-        conn.execute("UPDATE facts SET superseded_by = %s WHERE id = %s", (fact.id, holder["id"]))
+        _close(conn, "superseded_by", fact.id, holder["id"])
     full_text.index_row(
         conn, full_text.FACT_INDEX, fact.id, (new.subject, new.predicate, new.object), totals
     )
     return fact, True
+
+
+_CLOSE = {
+    "valid_to": "UPDATE facts SET valid_to = %s WHERE id = %s",
+    "superseded_by": "UPDATE facts SET superseded_by = %s WHERE id = %s",
+}
+
+
+def _close(conn: psycopg.Connection[Row], column: str, value: int, fact_id: int) -> None:
+    """Set the tile of the fact a new one splits without a sync version (see the SQLite
+    store's ``_close``): the new fact is the whole change, and every store tiles a key itself."""
+    conn.execute("SELECT set_config('aletheia.sync_quiet', 'on', true)")
+    conn.execute(_CLOSE[column], (value, fact_id))
+    conn.execute("SELECT set_config('aletheia.sync_quiet', 'off', true)")
 
 
 def lock_fact_key(conn: psycopg.Connection[Row], key: tuple[str, str, str]) -> None:

@@ -31,18 +31,34 @@ def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> t
         return fact_from_row(holder), False
     if holder is not None:
         # Closed before the insert: the unique index allows one open fact per key.
-        conn.execute("UPDATE facts SET valid_to = ? WHERE id = ?", (new.valid_from, holder["id"]))
+        _close(conn, "valid_to", new.valid_from, holder["id"])
         valid_to, successor = holder["valid_to"], holder["superseded_by"]
     else:
         after = conn.execute(_FACT_AFTER, (*key, new.valid_from)).fetchone()
         valid_to, successor = (None, None) if after is None else (after["valid_from"], after["id"])
     fact_id = _insert_fact(conn, new, key, valid_to, successor, memory_id)
     if holder is not None:
-        conn.execute("UPDATE facts SET superseded_by = ? WHERE id = ?", (fact_id, holder["id"]))
+        _close(conn, "superseded_by", fact_id, holder["id"])
     full_text.index_fact(conn, fact_id, new.subject, new.predicate, new.object)
     return fact_from_row(
         conn.execute("SELECT * FROM facts WHERE id = ?", (fact_id,)).fetchone()
     ), True
+
+
+_CLOSE = {
+    "valid_to": "UPDATE facts SET valid_to = ? WHERE id = ?",
+    "superseded_by": "UPDATE facts SET superseded_by = ? WHERE id = ?",
+}
+
+
+def _close(conn: sqlite3.Connection, column: str, value: int, fact_id: int) -> None:
+    """Set the tile (``valid_to`` or ``superseded_by``) of the fact a new one splits, without
+    a sync version: every store tiles a key itself from its facts (``sync_timeline``), so the
+    new fact is the whole change. Logged, it would be an edit of the older fact, whose copy
+    here would win over a change made elsewhere meanwhile (a dismissal)."""
+    conn.execute("UPDATE sync_control SET quiet = 1")
+    conn.execute(_CLOSE[column], (value, fact_id))
+    conn.execute("UPDATE sync_control SET quiet = 0")
 
 
 # A key's facts tile its timeline: each holds from its valid_from up to its valid_to (open when
