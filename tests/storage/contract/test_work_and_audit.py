@@ -58,6 +58,27 @@ def test_dismissing_hides_an_item_audits_it_and_restoring_brings_it_back(
     assert len(contract_store.list_audit(10)) == 2
 
 
+def test_restoring_an_item_that_is_not_dismissed_changes_nothing_but_is_audited(
+    contract_store: HubStore,
+) -> None:
+    """No new sync version: it would undo an edit made elsewhere meanwhile (a dismissal)."""
+    saved, _ = contract_store.add_memory(memory("never hidden"))
+    before = _changes(contract_store)
+    entry = AuditEntry(T0 + 1, "cli", "restore", None, "ok")
+    assert contract_store.set_dismissed("memories", saved.id, None, None, entry) == "shop"
+    assert _changes(contract_store) == before
+    assert [row.tool for row in contract_store.list_audit(10)] == ["restore"]
+
+
+def _changes(store: HubStore) -> tuple[int, int]:
+    """The end of the store's change log, and how many changes it holds."""
+    page = store.export_changes(
+        after=0, limit=1000, max_bytes=10**7, local_only=False, exclude_origin=None,
+        projects=None,
+    )  # fmt: skip
+    return page.cursor, len(page.records)
+
+
 def test_a_dismissed_fact_counts_as_superseded(contract_store: HubStore) -> None:
     stated, _ = contract_store.add_fact(fact("db", "host", "alpha"))
     entry = AuditEntry(T0, "cli", "dismiss", None, "ok")

@@ -96,15 +96,22 @@ class PgWork(PgPart):
         audit: AuditEntry,
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
+        Restoring an item that is not dismissed changes nothing (see the SQLite store's).
 
         Returns the item's project, or None when there is no such item.
         """
         with self._db.write() as conn:
             row = conn.execute(
                 sql.SQL("UPDATE {} SET dismissed_at = %s, dismiss_reason = %s WHERE id = %s"
+                        " AND (%s::bigint IS NOT NULL OR dismissed_at IS NOT NULL)"
                         " RETURNING project").format(_table(table)),
-                (at, reason, item_id),
+                (at, reason, item_id, at),
             ).fetchone()  # fmt: skip
+            if row is None:
+                row = conn.execute(
+                    sql.SQL("SELECT project FROM {} WHERE id = %s").format(_table(table)),
+                    (item_id,),
+                ).fetchone()
             if row is None:
                 return None
             insert_audit(conn, replace(audit, project=row[0]))

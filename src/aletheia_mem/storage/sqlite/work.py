@@ -123,6 +123,8 @@ class SqliteWork(SqliteDatabase):
         audit: AuditEntry,
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
+        Restoring an item that is not dismissed changes nothing (no sync version that could
+        undo an edit made elsewhere meanwhile), and is audited all the same.
 
         Returns the item's project, or None when there is no such item.
         """
@@ -131,8 +133,9 @@ class SqliteWork(SqliteDatabase):
             if row is None:
                 return None
             conn.execute(
-                f"UPDATE {table} SET dismissed_at = ?, dismiss_reason = ? WHERE id = ?",
-                (at, reason, item_id),
+                f"UPDATE {table} SET dismissed_at = ?, dismiss_reason = ?"
+                " WHERE id = ? AND (? IS NOT NULL OR dismissed_at IS NOT NULL)",
+                (at, reason, item_id, at),
             )
             insert_audit(conn, replace(audit, project=row["project"]))
             return str(row["project"])
