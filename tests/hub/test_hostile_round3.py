@@ -17,7 +17,7 @@ import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, ForbiddenError
 from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync import client as sync_client
@@ -40,6 +40,7 @@ class _Hub(BaseHTTPRequestHandler):
     raw_pull: ClassVar[bytes | None] = None  # sent as is, without a length
     trickle: ClassVar[bool] = False  # the pull reply comes a byte at a time, forever
     pulls: ClassVar[int] = 0
+    pushes: ClassVar[int] = 0
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", "0")))
@@ -53,6 +54,7 @@ class _Hub(BaseHTTPRequestHandler):
                 return
         body = self.hello if self.path == "/sync/hello" else self.pull
         if self.path == "/sync/push":
+            type(self).pushes += 1
             body = {"applied": 0, "skipped": 0, "merged": 0}
         self._send(json.dumps(body).encode())
 
@@ -91,7 +93,7 @@ def _hello(**changes: Any) -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def _fresh_hub() -> Iterator[None]:
     _Hub.hello, _Hub.pull = _hello(), {"records": [], "cursor": 5, "more": False}
-    _Hub.raw_pull, _Hub.trickle, _Hub.pulls = None, False, 0
+    _Hub.raw_pull, _Hub.trickle, _Hub.pulls, _Hub.pushes = None, False, 0, 0
     yield
 
 
@@ -314,3 +316,35 @@ def test_a_store_passes_to_a_new_token_once_its_old_one_is_revoked(hub: Hub) -> 
     finally:
         revoke.close()
     assert hub.post("/sync/hello", {"store_id": store_id}, new).status == 200
+
+
+# -- a hub that widens a token's projects ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("wider", [None, ["shop", "ops", "diary"]])
+def test_a_hub_naming_more_projects_than_before_gets_nothing(
+    tmp_path: Path, wider: list[str] | None
+) -> None:
+    """A token's projects never change: a hub that names more later (every project, or one
+    more) is refused before anything is pushed; fewer are fine."""
+    store = SqliteStore(tmp_path / "local.db")
+    for project in ("shop", "diary"):
+        item = memories.MemoryInput(text=f"a {project} note", project=project, tool="t")
+        memories.save_memory(store, system_clock, item)
+    try:
+        with _serving(_Hub) as url:
+            _Hub.hello = _hello(token={"projects": ["shop", "ops"]})
+            sync_store(store, HubClient(url, "alt_x"), system_clock)
+            pushed = _Hub.pushes
+            _Hub.hello = _hello(token={"projects": wider})
+            with pytest.raises(ForbiddenError, match="a token's projects never change"):
+                sync_store(store, HubClient(url, "alt_x"), system_clock)
+            assert _Hub.pushes == pushed
+            _Hub.hello = _hello(token={"projects": ["shop"]})  # fewer: remembered, and synced
+            sync_store(store, HubClient(url, "alt_x"), system_clock)
+            _Hub.hello = _hello(token={"projects": ["ops", "shop"]})
+            with pytest.raises(ForbiddenError):
+                sync_store(store, HubClient(url, "alt_x"), system_clock)
+            sync_store(store, HubClient(url, "alt_y"), system_clock)  # another token: its own
+    finally:
+        store.close()

@@ -32,8 +32,9 @@ class DirectClient:
     """A HubClient whose calls reach the sync API's handlers without HTTP."""
 
     api: SyncApi
-    token: HubToken
+    hub_token: HubToken
     url: str = "https://hub.test"
+    token: str = "alt_direct"  # what a HubClient sends; the handlers get ``hub_token``
     calls: list[str] = field(default_factory=list)
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -41,7 +42,7 @@ class DirectClient:
         handler = {"/sync/hello": self.api._hello, "/sync/push": self.api._push}.get(
             path, self.api._pull
         )
-        return handler(self.token, body)[0]
+        return handler(self.hub_token, body)[0]
 
 
 def _token(projects: tuple[str, ...] | None = None, name: str = "team") -> HubToken:

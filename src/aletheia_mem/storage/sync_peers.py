@@ -1,11 +1,16 @@
-"""Where a store stands with each hub (and token): its push and pull cursors, in ``sync_peers``.
+"""Where a store stands with each hub (and token): its push and pull cursors, in ``sync_peers``,
+and the projects the hub named for the token, in ``sync_scopes``.
 
 Both cursors only move after a page is applied: the pull cursor in the page's own transaction.
 """
 
 from __future__ import annotations
 
+import json
+
 from aletheia_mem.storage.sync_dialect import SyncConn
+
+Projects = tuple[str, ...] | None  # a token's projects; None: every project
 
 
 def sync_cursors(conn: SyncConn, hub_id: str, token_id: int) -> tuple[int, int]:
@@ -36,4 +41,26 @@ def set_pull_cursor(conn: SyncConn, hub_id: str, token_id: int, cursor: int, now
         " VALUES (?, ?, ?, ?) ON CONFLICT (hub_id, token_id) DO UPDATE SET"
         " pull_cursor = excluded.pull_cursor, last_sync_at = excluded.last_sync_at",
         (hub_id, token_id, cursor, now),
+    )
+
+
+def sync_scope(conn: SyncConn, hub_url: str, token_digest: str) -> tuple[bool, Projects]:
+    """Whether this store synced with the hub and token before, and the projects it named then
+    (None: every project)."""
+    row = conn.execute(
+        "SELECT projects FROM sync_scopes WHERE hub_url = ? AND token_digest = ?",
+        (hub_url, token_digest),
+    ).fetchone()
+    if row is None:
+        return False, None
+    return True, None if row[0] is None else tuple(json.loads(row[0]))
+
+
+def set_sync_scope(conn: SyncConn, hub_url: str, token_digest: str, projects: Projects) -> None:
+    """Remember the projects a hub names for a token, in the caller's write transaction."""
+    named = None if projects is None else json.dumps(sorted(projects))
+    conn.execute(
+        "INSERT INTO sync_scopes (hub_url, token_digest, projects) VALUES (?, ?, ?)"
+        " ON CONFLICT (hub_url, token_digest) DO UPDATE SET projects = excluded.projects",
+        (hub_url, token_digest, named),
     )

@@ -8,6 +8,7 @@ the second time (equal versions are skipped).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,6 +46,29 @@ def _quiet(message: str) -> None:
     """Progress goes nowhere unless asked for."""
 
 
+def _check_scope(store: SyncLog, client: HubClient, projects: tuple[str, ...] | None) -> None:
+    """Refuse a hub that names more projects for a token than it did before: a token's projects
+    never change, so a hub doing so is not to be trusted with them (before anything is pushed).
+    Fewer (or the first time) are remembered.
+
+    Raises:
+        ForbiddenError: the hub now names projects it did not before.
+    """
+    digest = hashlib.sha256(client.token.encode("utf-8", "surrogateescape")).hexdigest()
+    known, before = store.sync_scope(client.url, digest)
+    wider = before is not None and (projects is None or not set(projects) <= set(before))
+    if known and wider:
+        asked = "every project" if projects is None else ", ".join(sorted(projects))
+        raise ForbiddenError(
+            f"{client.url} now names {asked} for this token, where it named"
+            f" {', '.join(before or ())} before; a token's projects never change, so nothing"
+            " was sent. If the hub's admin gave you a new token, sync with that one."
+        )
+    named = None if projects is None else tuple(sorted(set(projects)))
+    if not known or named != before:
+        store.set_sync_scope(client.url, digest, named)
+
+
 def sync_store(
     store: SyncLog,
     client: HubClient,
@@ -64,6 +88,7 @@ def sync_store(
     page_size = min(page_size, hello.max_records)
     names = None if projects is None else list(projects)
     report = SyncReport(client.url, hub_id, hello.token_name, names)
+    _check_scope(store, client, projects)
     push_cursor, pull_cursor = store.sync_cursors(hub_id, token_id)
     push_cursor = _push(
         store, client, report, token_id, push_cursor, projects, page_size, clock, progress

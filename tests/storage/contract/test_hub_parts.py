@@ -49,6 +49,17 @@ def test_a_store_syncs_with_the_first_token_until_that_token_is_revoked(
     assert not contract_store.claim_sync_store(store_id, ci.id, T0 + 5)
 
 
+def test_a_store_remembers_the_projects_a_hub_named_for_a_token(contract_store: HubStore) -> None:
+    url = "https://hub.example"
+    assert contract_store.sync_scope(url, "d1") == (False, None)
+    contract_store.set_sync_scope(url, "d1", ("ops", "shop"))
+    contract_store.set_sync_scope(url, "d2", None)
+    assert contract_store.sync_scope(url, "d1") == (True, ("ops", "shop"))
+    assert contract_store.sync_scope(url, "d2") == (True, None)
+    contract_store.set_sync_scope(url, "d1", ("shop",))
+    assert contract_store.sync_scope(url, "d1") == (True, ("shop",))
+
+
 def test_sessions_are_kept_touched_and_deleted(contract_store: HubStore) -> None:
     rows = contract_store.sessions()
     try:

@@ -22,7 +22,13 @@ from aletheia_mem.storage.postgres.memories import index_memory, memory_texts
 from aletheia_mem.storage.sync_apply import apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
 from aletheia_mem.storage.sync_export import export_page, store_id
-from aletheia_mem.storage.sync_peers import set_push_cursor, sync_cursors
+from aletheia_mem.storage.sync_peers import (
+    Projects,
+    set_push_cursor,
+    set_sync_scope,
+    sync_cursors,
+    sync_scope,
+)
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 
 # The sync lock (0003_sync.sql), held exclusive while a page is applied.
@@ -210,3 +216,12 @@ class PgSync(PgPart):
     def set_push_cursor(self, hub_id: str, token_id: int, cursor: int, now: int) -> None:
         with self._db.write() as conn:
             set_push_cursor(PgSyncConn(conn), hub_id, token_id, cursor, now)
+
+    def sync_scope(self, hub_url: str, token_digest: str) -> tuple[bool, Projects]:
+        """Whether this store synced with the hub and token before, and the projects named."""
+        with self._db.read() as conn:
+            return sync_scope(PgSyncConn(conn), hub_url, token_digest)
+
+    def set_sync_scope(self, hub_url: str, token_digest: str, projects: Projects) -> None:
+        with self._db.write() as conn:
+            set_sync_scope(PgSyncConn(conn), hub_url, token_digest, projects)

@@ -99,3 +99,17 @@ class SqliteSync(SqliteDatabase):
 
         with self._write() as conn:
             set_push_cursor(conn, hub_id, token_id, cursor, now)
+
+    def sync_scope(self, hub_url: str, token_digest: str) -> tuple[bool, tuple[str, ...] | None]:
+        """Whether this store synced with the hub and token before, and the projects named."""
+        from aletheia_mem.storage.sync_peers import sync_scope
+
+        return sync_scope(self._conn, hub_url, token_digest)
+
+    def set_sync_scope(
+        self, hub_url: str, token_digest: str, projects: tuple[str, ...] | None
+    ) -> None:
+        from aletheia_mem.storage.sync_peers import set_sync_scope
+
+        with self._write() as conn:
+            set_sync_scope(conn, hub_url, token_digest, projects)
