@@ -21,6 +21,18 @@ def test_a_new_fact_supersedes_the_old_and_history_shows_both(run: Invoke) -> No
     assert full[1]["valid_to"] == full[0]["valid_from"]
 
 
+def test_history_shows_a_value_written_for_a_later_time_as_upcoming(run: Invoke) -> None:
+    """As fact_history and the web's Facts page: the old value stays current until then."""
+    run("facts", "add", "checkout", "provider", "Stripe", "--valid-from", "2020-01-01")
+    run("facts", "add", "checkout", "provider", "Adyen", "--valid-from", "2999-01-01")
+    lines = run("facts", "history", "checkout", "--all").stdout.splitlines()
+    adyen = next(line for line in lines if "Adyen" in line)
+    stripe = next(line for line in lines if "Stripe" in line)
+    assert "2999-01-01 → open-ended" in adyen and "(upcoming)" in adyen
+    assert "2020-01-01 → 2999-01-01" in stripe and "(current; #2 from 2999-01-01)" in stripe
+    assert "superseded" not in stripe
+
+
 def test_unknown_subject_says_so(run: Invoke) -> None:
     run("facts", "add", "payments-api", "database", "PostgreSQL 16")
     assert run("facts", "history", "nothing").stdout == 'No facts found for subject "nothing".\n'

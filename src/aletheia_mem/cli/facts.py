@@ -64,11 +64,16 @@ def add_fact(
         echo(f"Already recorded as fact #{fact.id}.")
 
 
-def _rows(found: list[Fact]) -> list[list[str]]:
+def _rows(found: list[Fact], now: int) -> list[list[str]]:
     rows = []
     for fact in found:
         until = format_date(fact.valid_to) if fact.valid_to is not None else "now"
         note = f"  (superseded by #{fact.superseded_by})" if fact.superseded_by else ""
+        if fact.valid_from > now:  # written for a later time: not true yet
+            until = "open-ended" if fact.valid_to is None else until
+            note = "  (upcoming)"
+        elif fact.valid_to is not None and fact.valid_to > now and fact.superseded_by:
+            note = f"  (current; #{fact.superseded_by} from {format_date(fact.valid_to)})"
         rows.append(
             [
                 f"#{fact.id}",
@@ -99,6 +104,7 @@ def history(
     """Show how the facts about a subject changed (current ones by default)."""
     with open_cli_app(create=False) as app:
         at = parse_instant(as_of, "--as-of") if as_of else None
+        now = app.clock()
         found = fact_domain.fact_history(
             app.store,
             subject=subject.strip(),
@@ -106,7 +112,7 @@ def history(
             predicate=predicate,
             as_of=at,
             include_superseded=include_superseded,
-            now=app.clock(),
+            now=now,
         )
     if as_json:
         emit_json([fact_json(fact) for fact in found])
@@ -116,4 +122,4 @@ def history(
         return
     if at is not None:
         echo(one_line_safe(f'Facts about "{subject.strip()}" valid at {format_instant(at)}:'))
-    echo(table(["id", "project", "valid", "fact"], _rows(found)))
+    echo(table(["id", "project", "valid", "fact"], _rows(found, now)))
