@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 
 from tests.cli.conftest import Invoke, Workspace, json_of
@@ -77,3 +78,8 @@ def test_doctor_reports_remote_entries_and_hooks(run: Invoke, workspace: Workspa
     cursor = next(c for c in data["hosts"] if c["host"] == "cursor")
     assert (cursor["status"], cursor["detail"]) == ("remote", "remote https://hub.example.com/mcp")
     assert data["claude_code_hooks"] == {"user": True, "project": False}
+
+
+def test_doctor_names_sqlite_s_own_version_before_any_store_exists(run: Invoke) -> None:
+    versions = next(line for line in run("doctor").stdout.splitlines() if "Versions" in line)
+    assert f"sqlite {sqlite3.sqlite_version}," in versions and "?" not in versions

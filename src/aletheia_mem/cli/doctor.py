@@ -76,8 +76,9 @@ def _versions(store_info: dict[str, Any]) -> dict[str, str]:
     server = store_info.get("server_version")
     if server and "sqlite_version" not in store_info:  # a PostgreSQL store: no SQLite in use
         found["postgresql"] = str(server).split()[0]
-    else:
-        found["sqlite"] = str(store_info.get("sqlite_version", "?"))
+    elif not str(store_info.get("path", "")).startswith(("postgresql:", "postgres:")):
+        # the library's own version when no store file opened (none yet, or a damaged one)
+        found["sqlite"] = str(store_info.get("sqlite_version", sqlite3.sqlite_version))
     for package in ("click", "tomlkit"):
         try:
             found[package] = version(package)
