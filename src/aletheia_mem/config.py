@@ -259,9 +259,12 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
         raw = ""
     if raw.strip():
         try:
-            listed = json.loads(raw).get("exclude_projects", [])
-        except (ValueError, AttributeError):
-            raise ConfigError(f"{path} is not a JSON object.") from None
+            loaded = json.loads(raw)
+        except ValueError as error:  # JSONDecodeError: says where
+            raise ConfigError(f"{path} is not valid JSON: {error}.") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path} is not a JSON object.")
+        listed = loaded.get("exclude_projects", [])
         if not isinstance(listed, list) or not all(isinstance(e, str) for e in listed):
             raise ConfigError(f"exclude_projects in {path} must be a list of strings.")
         entries += listed

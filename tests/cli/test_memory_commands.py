@@ -149,6 +149,21 @@ def test_a_bad_config_file_is_a_one_line_error_with_exit_1(
     assert not (workspace.data_dir / "aletheia.db").exists()  # nothing was saved
 
 
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ('{"exclude_projects": [', "is not valid JSON: Expecting value: line 1 column 23"),
+        ('["billing"]', "is not a JSON object."),
+    ],
+)
+def test_a_bad_config_file_says_what_is_wrong_with_it(
+    run: Invoke, workspace: Workspace, config: str, said: str
+) -> None:
+    workspace.data_dir.mkdir(parents=True, exist_ok=True)
+    (workspace.data_dir / "config.json").write_text(config, encoding="utf-8")
+    assert said in run("search", "note").stderr
+
+
 def test_a_project_or_list_name_with_terminal_escapes_is_echoed_made_visible(
     run: Invoke,
 ) -> None:
