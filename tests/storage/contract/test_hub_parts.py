@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.contracts import HubStore, SessionRow
 from tests.storage.contract.conftest import MakeStore
@@ -19,6 +21,15 @@ def test_a_token_gets_an_id_and_its_name_is_unique(contract_store: HubStore) -> 
     everyone = contract_store.add_token(token("ops", projects=None))
     assert everyone is not None and everyone.projects is None
     assert [t.name for t in contract_store.list_tokens()] == ["ci", "ops"]
+
+
+def test_a_refused_token_uses_up_no_id(contract_store: HubStore) -> None:
+    first = contract_store.add_token(token("ci"))
+    assert contract_store.add_token(token("ci")) is None  # the name is taken
+    assert contract_store.add_token(replace(token("other"), token_hash="hash-of-ci")) is None
+    second = contract_store.add_token(token("ops"))
+    assert first is not None and second is not None
+    assert second.id == first.id + 1  # ids as on SQLite: no gap for the refused ones
 
 
 def test_a_token_is_revoked_by_name_or_prefix_once(contract_store: HubStore) -> None:

@@ -16,6 +16,14 @@ _CLAIM_STORE = (
     " WHERE t.id = sync_store_tokens.token_id AND t.revoked_at IS NULL)"
 )
 
+# A taken name or hash inserts no row, so it draws no id: ids follow SQLite's, gapless (ON
+# CONFLICT alone would draw one first); ON CONFLICT still covers a race between two hubs.
+_ADD_ROW = (
+    "INSERT INTO hub_tokens (name, token_hash, prefix, scope, projects, created_at)"
+    " SELECT %s, %s, %s, %s, %s, %s WHERE NOT EXISTS (SELECT 1 FROM hub_tokens"
+    " WHERE name = %s OR token_hash = %s) ON CONFLICT DO NOTHING RETURNING id"
+)
+
 
 def _token(row: Row) -> HubToken:
     projects = row["projects"]
@@ -39,10 +47,9 @@ class PgTokens(PgPart):
         projects = None if token.projects is None else list(token.projects)
         with self._db.write() as conn:
             row = conn.execute(
-                "INSERT INTO hub_tokens (name, token_hash, prefix, scope, projects, created_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                _ADD_ROW,
                 (token.name, token.token_hash, token.prefix, token.scope, projects,
-                 token.created_at),
+                 token.created_at, token.name, token.token_hash),
             ).fetchone()  # fmt: skip
         return None if row is None else replace(token, id=int(row[0]))
 
