@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from aletheia_mem.domain import hybrid
+from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.search.query import query_start, query_terms
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order
 
@@ -134,8 +135,9 @@ def _within(at: int, since: int | None, until: int | None) -> bool:
 
 
 def _quoted(text: str | None) -> str:
-    """``text`` in quotes for a reason line, its start only when it is long."""
-    shown = text or ""
+    """``text`` in quotes for a reason line, on one line and neutralized (the caller's text,
+    outside the recall block), its start only when it is long."""
+    shown = one_line(text or "")
     if len(shown) > QUOTED_CHARS:
         shown = shown[:QUOTED_CHARS] + "…"
     return '"' + shown.replace('"', "'") + '"'
@@ -144,7 +146,7 @@ def _quoted(text: str | None) -> str:
 def _scope(projects: tuple[str, ...] | None) -> str:
     if projects is None:
         return "any project"
-    return "project " + ", ".join(f'"{name}"' for name in projects)
+    return "project " + ", ".join(f'"{one_line(name)}"' for name in projects)
 
 
 def _file_reason(request: SearchRequest) -> str:

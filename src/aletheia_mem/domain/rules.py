@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
@@ -103,8 +104,8 @@ def confirm_rule(
         ForbiddenError: a rule for every project or a situation, and a project-limited caller.
     """
     rule = store.get_rule(rule_id)
-    if rule is None or not rule_visible(rule, projects):
-        raise NotFoundError(f'No rule with id "{rule_id}".')
+    if rule is None or not rule_visible(rule, projects):  # the id quoted on one line, neutralized
+        raise NotFoundError(f'No rule with id "{one_line(rule_id)}".')
     check_rule_tier(rule.scope_tier, projects)
     store.confirm_rule(rule_id, now)
 

@@ -8,6 +8,7 @@ with a message that names the argument.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from aletheia_mem.errors import InvalidInputError
@@ -16,6 +17,9 @@ Schema = dict[str, Any]
 MAX_WHOLE = 2**63 - 1
 MIN_WHOLE = -(2**63)
 _TYPE_NAMES = {"string": "a string", "number": "a number", "boolean": "true or false"}
+# A whole number written out: read exactly, not through a float that rounds past 2**53.
+_WHOLE_TEXT = re.compile(r"[+-]?[0-9]{1,40}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -28,12 +32,28 @@ def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]
             if "default" in spec:
                 clean[name] = spec["default"]
             continue
+        _check_encodable(name, value)
         clean[name] = _check_value(name, spec, value)
     for name in schema.get("required", []):
         value = clean.get(name)
         if _is_blank(value) and not (value == [] and properties[name].get("minItems") == 0):
             raise InvalidInputError(f"{name} is required.")
     return clean
+
+
+def _check_encodable(name: str, value: Any) -> None:
+    """No text anywhere in ``value`` (an item, a key) holds a lone surrogate, which no store
+    can encode as UTF-8; a loop, not recursion: a value may nest deep."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                raise InvalidInputError(f"{name} must not contain lone surrogate characters.")
+        elif isinstance(item, dict):
+            pending += [*item, *item.values()]
+        elif isinstance(item, list):
+            pending += item
 
 
 def _is_blank(value: Any) -> bool:
@@ -79,8 +99,9 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
     if isinstance(value, int | float):
         number = value
     elif isinstance(value, str):
+        text = value.strip()
         try:
-            number = float(value.strip())
+            number = int(text) if _WHOLE_TEXT.fullmatch(text) else float(text)
         except ValueError:
             raise InvalidInputError(f"{name} must be a number.") from None
     else:

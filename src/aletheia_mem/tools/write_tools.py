@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from aletheia_mem.domain import dismissals, memories
+from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools.app import AppContext, target_project
@@ -42,7 +43,7 @@ def save_memory(app: AppContext, args: dict[str, Any]) -> str:
     if not created:  # the reference's line; a hidden memory is said to be one after it
         hidden = memory.dismissed_at is not None
         return f"Already saved as #{memory.id}." + (_DISMISSED if hidden else "")
-    return f"Saved as #{memory.id} in {memory.project}."
+    return f"Saved as #{memory.id} in {one_line(memory.project)}."
 
 
 def set_dismissed(
