@@ -112,6 +112,9 @@ def test_restoring_an_item_that_is_not_dismissed_says_so(run: Invoke) -> None:
     restored = run("restore", "1")
     assert restored.exit_code == 0
     assert restored.stdout == "Nothing to restore: memory #1 is not dismissed.\n"
+    assert json_of(run("restore", "1", "--json"))["restored"] is False
+    run("dismiss", "1")
+    assert json_of(run("restore", "1", "--json"))["restored"] is True
 
 
 def test_dismissing_an_unknown_item_exits_not_found(run: Invoke) -> None:

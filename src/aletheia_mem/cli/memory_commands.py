@@ -302,9 +302,9 @@ def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> 
 def restore(item_id: int, item_type: Any, as_json: bool) -> None:
     """Bring back an item hidden by dismiss."""
     with open_cli_app(create=False) as app:
-        project, message = restore_item(app, item_type, item_id)
+        project, restored, message = restore_item(app, item_type, item_id)
     if as_json:
-        emit_json({"restored": True, "type": item_type, "id": item_id, "project": project})
+        emit_json({"restored": restored, "type": item_type, "id": item_id, "project": project})
     else:
         echo(message)
 

@@ -77,16 +77,19 @@ def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
     )
 
 
-def restore_item(app: AppContext, item_type: ItemType, item_id: int) -> tuple[str, str]:
-    """Restore one item the caller may touch; returns its project and what to tell the user:
-    ``Restored memory #2.`` (the reference's line), or that it was not dismissed."""
+def restore_item(
+    app: AppContext, item_type: ItemType, item_id: int
+) -> tuple[str, bool, str]:
+    """Restore one item the caller may touch; returns its project, whether it was dismissed,
+    and what to tell the user: ``Restored memory #2.`` (the reference's line), or that it was
+    not dismissed."""
     hidden = app.store.is_dismissed(dismissals.table_for(item_type), item_id)
     project = set_dismissed(app, item_type, item_id, dismiss=False, reason=None)
     if hidden:
-        return project, f"Restored {item_type} #{item_id}."
-    return project, f"Nothing to restore: {item_type} #{item_id} is not dismissed."
+        return project, True, f"Restored {item_type} #{item_id}."
+    return project, False, f"Nothing to restore: {item_type} #{item_id} is not dismissed."
 
 
 def restore_memory(app: AppContext, args: dict[str, Any]) -> str:
     """Undo dismiss_memory."""
-    return restore_item(app, args["type"], args["id"])[1]
+    return restore_item(app, args["type"], args["id"])[2]
