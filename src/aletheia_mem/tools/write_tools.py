@@ -77,9 +77,7 @@ def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
     )
 
 
-def restore_item(
-    app: AppContext, item_type: ItemType, item_id: int
-) -> tuple[str, bool, str]:
+def restore_item(app: AppContext, item_type: ItemType, item_id: int) -> tuple[str, bool, str]:
     """Restore one item the caller may touch; returns its project, whether it was dismissed,
     and what to tell the user: ``Restored memory #2.`` (the reference's line), or that it was
     not dismissed."""
