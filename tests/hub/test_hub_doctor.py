@@ -101,4 +101,4 @@ def test_a_hub_store_missing_a_table_is_reported_damaged_not_a_traceback(tmp_pat
     result = _doctor("--hub-db", str(path))
     assert result.returncode == 1, result.stderr
     assert result.stderr == "" and "Traceback" not in result.stdout
-    assert "the store is damaged: no such table: episodes" in result.stdout
+    assert "is damaged (no such table: episodes)" in result.stdout

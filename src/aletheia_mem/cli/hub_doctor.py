@@ -8,7 +8,6 @@ hub would on start).
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +35,6 @@ def check_hub_store(target: Path | str) -> dict[str, Any]:
         counts = store.row_counts()
     except AletheiaError as error:
         return {"target": shown, "ok": False, "detail": error.message}
-    except sqlite3.DatabaseError as error:  # a table gone, a page torn: damaged, not missing
-        return {"target": shown, "ok": False, "detail": f"the store is damaged: {error}"}
     finally:
         store.close()
     problems = info.get("integrity_check", "ok")  # SQLite's own check; PostgreSQL has none

@@ -25,7 +25,6 @@ from aletheia_mem.domain import transfer as store_transfer
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.files import private_writer
-from aletheia_mem.storage.sqlite.transfer import remove_unused_store
 
 
 def _show_progress(flag: bool | None) -> bool:
@@ -163,7 +162,7 @@ def _no_store_left_on_failure(target: Path | str) -> Iterator[None]:
     except BaseException:
         if isinstance(target, Path) and fresh:
             with suppress(OSError):  # the import's own error is the one to tell
-                remove_unused_store(target)
+                store_transfer.remove_unused_store(target)
         raise
 
 

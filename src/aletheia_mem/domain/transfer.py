@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import IO, Any
 
 from aletheia_mem import __version__
@@ -20,6 +21,7 @@ from aletheia_mem.errors import InvalidInputError
 
 # Export and import copy a local store's rows as SQLite stores them: SQLite only.
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sqlite import transfer as sqlite_transfer
 from aletheia_mem.storage.sqlite.transfer import holds_data
 
 FORMAT = "aletheia-export"
@@ -193,3 +195,9 @@ def import_lines(store: SqliteStore, lines: Iterable[str], progress: Progress | 
         raise InvalidInputError(
             f"A record does not fit with the others: {error}. Nothing was imported."
         ) from None
+
+
+def remove_unused_store(path: Path) -> bool:
+    """Remove a store a failed import made, unless another process opened or saved to it
+    (``storage.sqlite.transfer.remove_unused_store``); returns whether it did."""
+    return sqlite_transfer.remove_unused_store(path)

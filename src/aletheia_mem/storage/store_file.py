@@ -30,7 +30,8 @@ RESTORE_HINT = (
     "Move it away and restore your last export with `aletheia import FILE`"
     " (`aletheia doctor` checks a store)."
 )
-_BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image")
+# "no such table": every table is made by the migrations, so one missing is damage, not a bug.
+_BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image", "no such table")
 _READ_ONLY_MARKS = ("readonly", "read-only", "read only")
 _BUSY_MARKS = ("database is locked", "database is busy")
 
