@@ -53,6 +53,10 @@ def test_hostile_query_still_finds_the_words_it_contains(call) -> None:
 )
 @given(text=st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=60))
 def test_any_text_is_a_safe_query(call, text: str) -> None:
-    # NUL is refused by argument validation before search, with its own message.
+    # NUL and lone surrogates (no store can encode them) are refused by argument validation
+    # before search, each with its own message.
     result = call("search", query=text, project="*")
-    assert not result.is_error or result.text == "query is required.", result.text
+    refusals = ("query is required.", "query must not contain lone surrogate characters.")
+    assert not result.is_error or result.text in refusals, result.text
+    if any("\ud800" <= char <= "\udfff" for char in text):
+        assert result.is_error
