@@ -51,6 +51,8 @@ class StoreUnavailableError(AletheiaError):
     """A PostgreSQL store cannot be reached, or refused us (told in one line, with no password):
     a passing condition, unlike a broken store."""
 
+    code = "store_unavailable"
+
 
 class StoreBrokenError(AletheiaError):
     """The store file is damaged, empty or another program's: nothing can be read from it."""

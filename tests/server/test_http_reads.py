@@ -128,3 +128,23 @@ def test_a_session_that_only_reads_has_its_use_recorded_and_expires(
     status, body = post(client, session, "tools/call", name="search", arguments={"query": "x"})
     assert status == 404, body
     assert last_used(store) == []
+
+
+@pytest.mark.sqlite_only
+def test_the_json_api_says_when_to_try_again_while_another_process_keeps_the_store_busy(
+    client: Client, store: SqliteStore
+) -> None:
+    store.set_busy_timeout(50)  # a save waits 30 s by default
+    with closing(sqlite3.connect(store.path, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # a large import, in another process
+        conn = http.client.HTTPConnection("127.0.0.1", client.port, timeout=10)
+        body = json.dumps({"text": "saved while the store is busy"})
+        conn.request("POST", "/api/memories", body, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        answer = json.loads(response.read())
+        conn.close()
+        writer.execute("ROLLBACK")
+    assert (response.status, response.getheader("Retry-After")) == (503, "5")
+    assert answer["error"]["code"] == "store_unavailable"
+    assert "is busy" in answer["error"]["message"]
+    assert store.count_memories(None) == 0

@@ -26,13 +26,9 @@ from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
+from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
-from aletheia_mem.server.http import (
-    RETRY_AFTER_S,
-    UNAVAILABLE,
-    McpEndpoint,
-    failure_response,
-)
+from aletheia_mem.server.http import UNAVAILABLE, McpEndpoint, failure_response
 from aletheia_mem.server.mcp import McpSession
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store

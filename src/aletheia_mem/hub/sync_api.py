@@ -31,7 +31,8 @@ from aletheia_mem.errors import (
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.hub.write_turns import WriteTurns
-from aletheia_mem.server.http import RETRY_AFTER_S, UNAVAILABLE
+from aletheia_mem.server.api import RETRY_AFTER_S
+from aletheia_mem.server.http import UNAVAILABLE
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records

@@ -38,6 +38,7 @@ from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 
 JSON_TYPE = "application/json"
+RETRY_AFTER_S = 5  # what a client is told to wait when the store cannot be reached or is busy
 _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
     (InvalidInputError, 400),
     (ForbiddenError, 403),
@@ -139,6 +140,9 @@ def _endpoint(op: Operation, app: AppContext) -> Callable[[Request], Awaitable[R
             status, body = await to_thread.run_sync(op.handler, app, args)
         except _MediaTypeError as error:
             return error_response(415, error.code, error.message)
+        except StoreUnavailableError as error:  # a passing state: say when to try again
+            headers = {"retry-after": str(RETRY_AFTER_S)}
+            return error_response(503, error.code, error.message, headers)
         except AletheiaError as error:
             return error_response(status_of(error), error.code, error.message)
         return json_response(status, body)

@@ -78,7 +78,6 @@ def request_id_of(payload: Any) -> Any:
 
 # Told to any client, signed in or not: the cause (with the database's address) goes to the log.
 UNAVAILABLE = "Service unavailable: the store cannot be reached; try again shortly."
-RETRY_AFTER_S = 5
 
 
 def failure_response(error: Exception, request_id: Any = None) -> Response:
@@ -86,7 +85,7 @@ def failure_response(error: Exception, request_id: Any = None) -> Response:
     reached (a passing state), else 500; a JSON-RPC error either way, logged here."""
     if isinstance(error, StoreUnavailableError):
         logger.warning("MCP request failed: %s", error.message)
-        headers = {"retry-after": str(RETRY_AFTER_S)}
+        headers = {"retry-after": str(api.RETRY_AFTER_S)}
         return rpc_error(503, UNAVAILABLE, code=INTERNAL_ERROR, request_id=request_id, **headers)
     logger.error("MCP request failed", exc_info=error)
     return internal_error(request_id)

@@ -29,6 +29,7 @@ class ThreadConnections:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self.busy_timeout_ms = BUSY_TIMEOUT_MS
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
@@ -37,12 +38,12 @@ class ThreadConnections:
             conn = sqlite3.connect(
                 self.path,
                 isolation_level=None,
-                timeout=BUSY_TIMEOUT_MS / 1000,
+                timeout=self.busy_timeout_ms / 1000,
                 check_same_thread=False,
                 factory=self._factory,
             )
             try:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
                 if self._configure is not None:
                     self._configure(conn)
             except BaseException:

@@ -214,7 +214,9 @@ class SqliteDatabase:
         self._pool.close()
 
     def set_busy_timeout(self, ms: int) -> None:
-        """How long this process's connection waits for another writer (hooks wait little)."""
+        """How long this thread's connection, and each one opened after, waits for another writer
+        (hooks wait little)."""
+        self._pool.busy_timeout_ms = int(ms)
         self._conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
 
     def schema_version(self) -> int:
