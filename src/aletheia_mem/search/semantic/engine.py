@@ -53,7 +53,9 @@ def memory_text(memory: PendingMemory) -> str:
     paragraph (title prefixed, 2.2 per memory) scored by the best of them and the whole text's
     lifts MRR 0.202 -> 0.244 and R@10 0.376 -> 0.440 (0.241 and 0.468 with feedback), at twice
     the embedding work and index rows; the mean of those paragraph vectors as the one vector does
-    not (0.195)."""
+    not (0.195). One vector per sentence (title prefixed, 3.7 per memory) with the whole text's
+    gives 0.251 and 0.477, the first two sentences only 0.234: the gain is spread over every
+    sentence, at nearly five times the rows (720 MB of vectors at 100,000 memories)."""
     return "\n".join(part for part in (memory.title, memory.text, memory.narrative) if part)
 
 
