@@ -30,7 +30,8 @@ from aletheia_mem.domain.limits import (
     MAX_TITLE,
 )
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.domain.vocabulary import MEMORY_TYPES, SCOPE_TIERS
+from aletheia_mem.domain.rules import rule_id
+from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import normalize_project
@@ -48,7 +49,10 @@ SCOPE_NAME = max(MAX_NAME, HELD_RULE)
 # Ids and next-id sequences: 2^53, the largest integer every JSON reader keeps exactly, and far
 # below SQLite's 2^63 - 1, so that a store imported at the cap still has ids to give.
 MAX_ID = 2**53
-_WORD = re.compile(r"[a-z][a-z0-9_\-]*")
+# What no name may hold (as sync/validate.py): control and format characters, which a terminal
+# or a table would act on (escapes, newlines, bidi overrides).
+_BAD_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+ALL_PROJECTS = "*"  # what a read means by every project: no item belongs to it
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RULE_ID = re.compile(r"r_[0-9a-f]{10}")
 _UID = re.compile(r"[0-9a-f]{32}")
@@ -83,7 +87,7 @@ def flag(value: Any) -> int:
     raise _Bad(f"must be 0 or 1, not {_kind(value)}")
 
 
-def text(limit: int, *, redact: bool = True, word: bool = False) -> Check:
+def text(limit: int, *, redact: bool = True) -> Check:
     def check(value: Any) -> str:
         if not isinstance(value, str):
             raise _Bad(f"must be a string, not {_kind(value)}")
@@ -93,8 +97,6 @@ def text(limit: int, *, redact: bool = True, word: bool = False) -> Check:
             raise _Bad("must not contain lone surrogate characters")
         if len(value) > limit:
             raise _Bad(f"must be at most {limit} characters (it has {len(value)})")
-        if word and not _WORD.fullmatch(value):
-            raise _Bad("must be a lowercase word")
         return redact_secrets(value) if redact else value
 
     return check
@@ -135,7 +137,24 @@ def _kind(value: Any) -> str:
 
 
 NAME = text(MAX_NAME, redact=False)
-CALLER = text(MAX_NAME)  # a tool's or token's name: redacted like the caller of a tool call
+
+
+def name(value: Any) -> str:
+    """A name as a tool call gives it: 1 to ``MAX_NAME`` characters, no control characters."""
+    checked = NAME(value)
+    if not checked.strip():
+        raise _Bad("must not be empty")
+    if _BAD_NAME.search(checked):
+        raise _Bad("must not contain control characters")
+    return str(checked)
+
+
+def caller(value: Any) -> str:
+    """A tool's or token's name, redacted like the caller of a tool call."""
+    return redact_secrets(name(value))
+
+
+CALLER = caller
 
 
 def rule_key(value: Any) -> str:
@@ -146,8 +165,12 @@ def rule_key(value: Any) -> str:
 
 
 def project(value: Any) -> str:
-    """A project as the tools key it: trimmed, lower-case, any secret in it redacted."""
-    return normalize_project(NAME(value))
+    """A project as the tools key it: trimmed, lower-case, any secret in it redacted; never
+    ``*`` (every project, to a read) nor empty, which no write can name."""
+    key = normalize_project(name(value))
+    if key == ALL_PROJECTS:
+        raise _Bad('must not be "*", which means every project')
+    return key
 
 
 def uid(value: Any) -> str:
@@ -162,7 +185,7 @@ REASON = optional(text(HELD_REASON))
 FIELDS: dict[str, dict[str, Check]] = {
     "memory": {
         "id": ID, "uid": uid, "project": project, "type": one_of(MEMORY_TYPES),
-        "kind": text(40, redact=False, word=True), "title": text(TITLE),
+        "kind": one_of(MEMORY_KINDS), "title": text(TITLE),
         "text": text(LONG_TEXT, redact=False), "narrative": optional(text(LONG_TEXT)),
         "facts": list_of(text(STATEMENT)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
         "pinned": flag, "created_at": INSTANT, "updated_at": INSTANT,
@@ -214,11 +237,31 @@ def checked_record(kind: str, data: dict[str, Any], line: int) -> dict[str, Any]
             clean[name] = check(data.get(name))
         except _Bad as problem:
             raise InvalidInputError(f'Line {line}: {kind} field "{name}" {problem}.') from None
+    try:
+        _check_whole(kind, clean, data)
+    except _Bad as problem:
+        raise InvalidInputError(f"Line {line}: {kind} field {problem}.") from None
     if kind == "memory":
         clean["text"] = _memory_text(clean, line)
     elif kind == "fact":  # as the fact tools store it: password = Tr0ub4dor&3 loses its value
         clean["object"] = redact_named_value(clean["predicate"], clean["object"])
     return clean
+
+
+def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> None:
+    """What fields say together; a problem starts with the quoted name of the field at fault.
+    A rule's id is checked against its text as given, as a hub checks it (sync refuses a rule
+    whose key is not its id), before this version's redaction, which may differ from the one
+    that saved it."""
+    if kind == "fact":
+        if record["superseded_by"] == record["id"]:
+            raise _Bad('"superseded_by" must not be the fact\'s own id')
+        if record["valid_to"] is not None and record["valid_to"] < record["valid_from"]:
+            raise _Bad('"valid_to" must not be before "valid_from"')
+    elif kind == "rule":
+        parts = ("then_text", "when_text", "scope_tier", "scope_name")
+        if record["id"] != rule_id(*(given[part] for part in parts)):
+            raise _Bad('"id" must be the id add_rule gives its text and scope')
 
 
 def _memory_text(memory: dict[str, Any], line: int) -> str:

@@ -138,7 +138,7 @@ def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
 
 def _records(
     lines: Iterator[tuple[int, str]], progress: Progress | None
-) -> Iterator[tuple[str, dict[str, Any]]]:
+) -> Iterator[tuple[str, dict[str, Any], int]]:
     for number, line in lines:
         if progress is not None:
             progress(len(line.encode("utf-8")))
@@ -156,7 +156,7 @@ def _records(
         for name in JSON_COLUMNS & record.keys():
             if isinstance(record[name], list):
                 record[name] = json.dumps(record[name], ensure_ascii=False)
-        yield table, record
+        yield table, record, number
 
 
 def _sequences(header: dict[str, Any]) -> dict[str, int]:
@@ -175,8 +175,9 @@ def _sequences(header: dict[str, Any]) -> dict[str, int]:
 def import_lines(store: SqliteStore, lines: Iterable[str], progress: Progress | None = None) -> int:
     """Load an export into an empty store, exactly as it was; returns the records loaded.
 
-    Every record is checked as strictly as a tool call and its text redacted; a bad record
-    stops the import and nothing is kept (one transaction).
+    Every record is checked as strictly as a tool call and its text redacted, all of them before
+    the store's write lock is taken; a bad record stops the import and nothing is kept (one
+    transaction).
 
     Raises:
         ConflictError: the store already holds data.

@@ -51,6 +51,23 @@ def insert_memory(conn: sqlite3.Connection, new: NewMemory, uid: str | None = No
     return memory_id
 
 
+MEMORY_FTS_INSERT = (
+    "INSERT INTO memory_fts (rowid, title, text, narrative, facts, files) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def memory_fts_row(memory_id: int, new: NewMemory) -> tuple[int, str, str, str, str, str]:
+    """A memory's row of ``memory_fts``: its words as the index reads them."""
+    return (
+        memory_id,
+        index_text(new.title),
+        index_text(new.text),
+        index_text(new.narrative or ""),
+        index_text("\n".join(new.facts)),
+        index_text("\n".join(new.files)),
+    )
+
+
 def index_memory(
     conn: sqlite3.Connection, memory_id: int, new: NewMemory, *, fresh: bool = False
 ) -> None:
@@ -58,18 +75,7 @@ def index_memory(
     gives an id twice), so it has no earlier entries to remove."""
     if not fresh:
         conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (memory_id,))
-    conn.execute(
-        "INSERT INTO memory_fts (rowid, title, text, narrative, facts, files)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            memory_id,
-            index_text(new.title),
-            index_text(new.text),
-            index_text(new.narrative or ""),
-            index_text("\n".join(new.facts)),
-            index_text("\n".join(new.files)),
-        ),
-    )
+    conn.execute(MEMORY_FTS_INSERT, memory_fts_row(memory_id, new))
     full_text.note_indexed(conn, "memory_fts", fresh=fresh)
     if not fresh:
         conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))

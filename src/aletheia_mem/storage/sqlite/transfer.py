@@ -7,18 +7,17 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from aletheia_mem.errors import ConflictError
+from aletheia_mem.errors import ConflictError, InvalidInputError
+from aletheia_mem.search.text import index_text
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
-from aletheia_mem.storage.sqlite.memories import index_memory
-from aletheia_mem.storage.sqlite.rows import (
-    fact_key,
-)
+from aletheia_mem.storage.sqlite.memories import MEMORY_FTS_INSERT, memory_fts_row
+from aletheia_mem.storage.sqlite.rows import fact_key
 
-if TYPE_CHECKING:  # the rows a search does not read: off the start path
-    pass
+# One row of an import: its table, its stored columns' values, and the line it came from.
+ImportRow = tuple[str, dict[str, Any], int]
 
 
 class SqliteTransfer(SqliteDatabase):
@@ -57,73 +56,149 @@ class SqliteTransfer(SqliteDatabase):
         """Whether no data table holds a row."""
         return _is_empty(self._conn)
 
-    def import_rows(
-        self, rows: Iterable[tuple[str, dict[str, Any]]], sequences: dict[str, int]
-    ) -> int:
+    def import_rows(self, rows: Iterable[ImportRow], sequences: dict[str, int]) -> int:
         """Insert exported rows as they were (ids included) in one transaction.
 
-        Search indexes and derived columns are rebuilt; references may point forward within
-        the batch (foreign keys are checked at commit). Returns the number of rows.
+        ``rows`` is read, and each row's index entries worked out, before the write lock is
+        taken: the lock is held only for the inserts, so that agents saving meanwhile wait
+        seconds, not as long as a large file takes to read and check. Search indexes and
+        derived columns are rebuilt; references may point forward within the batch (foreign
+        keys are checked at commit). Returns the number of rows.
 
         Raises:
             ConflictError: the store holds data (another process may have saved since the
                 caller's ``is_empty``: the transaction checks again).
+            InvalidInputError: a row clashes with another, or refers to one that is not there
+                (the message names the row's line).
         """
-        count = 0
+        batch = _Batch({table: self.data_columns(table) for table in self.DATA_TABLES})
+        for table, values, line in rows:
+            batch.add(table, values, line)
         with self._write() as conn:
             if not _is_empty(conn):
                 raise holds_data(self.path)
             conn.execute("PRAGMA defer_foreign_keys = ON")
-            for table, values in rows:
-                columns = self.data_columns(table)
-                record = {name: values.get(name) for name in columns}
-                if table == "facts":
-                    record["subject_key"] = fact_key(str(record["subject"]))
-                    record["predicate_key"] = fact_key(str(record["predicate"]))
-                names = list(record)
-                try:
-                    conn.execute(
-                        f"INSERT INTO {table} ({', '.join(names)})"
-                        f" VALUES ({', '.join('?' * len(names))})",
-                        [record[name] for name in names],
-                    )
-                except sqlite3.IntegrityError as error:
-                    raise ValueError(f"{table} row {record.get('id')}: {error}") from None
-                self._index_imported(conn, table, record)
-                count += 1
-            broken = conn.execute("PRAGMA foreign_key_check").fetchone()
-            if broken is not None:
-                raise ValueError(f"{broken[0]} row {broken[1]} refers to a missing {broken[2]} row")
+            batch.insert(conn)
             for name, seq in sequences.items():
                 if name in self.DATA_TABLES:
                     conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (name,))
                     conn.execute(
                         "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq)
                     )
-        return count
+        return len(batch.rows)
 
-    def _index_imported(self, conn: sqlite3.Connection, table: str, record: dict[str, Any]) -> None:
+
+class _Batch:
+    """An import's rows made ready to insert (statements, values, index entries), and the line
+    each came from, for its errors."""
+
+    def __init__(self, columns: dict[str, list[str]]) -> None:
+        self._statements = {
+            table: (
+                f"INSERT INTO {table} ({', '.join(names + _keys(table))})"
+                f" VALUES ({', '.join('?' * len(names + _keys(table)))})",
+                names,
+            )
+            for table, names in columns.items()
+        }
+        self.rows: list[tuple[str, list[Any], int]] = []
+        self.lines: dict[tuple[str, Any], int] = {}
+        self.memory_fts: list[tuple[Any, ...]] = []
+        self.memory_files: list[tuple[Any, str, str]] = []
+        self.fact_fts: list[tuple[Any, ...]] = []
+
+    def add(self, table: str, values: dict[str, Any], line: int) -> None:
+        sql, names = self._statements[table]
+        params = [values.get(name) for name in names]
+        if table == "facts":
+            params += [fact_key(str(values.get("subject"))), fact_key(str(values.get("predicate")))]
+        self.rows.append((sql, params, line))
+        self.lines.setdefault((table, values.get("id")), line)
         if table == "memories":
-            from aletheia_mem.storage.entries import NewMemory
-
-            memory = NewMemory(
-                project=record["project"],
-                type=record["type"],
-                kind=record["kind"],
-                title=record["title"],
-                text=record["text"],
-                tool=record["tool"],
-                created_at=record["created_at"],
-                dedupe_key=record["dedupe_key"],
-                narrative=record["narrative"],
-                facts=tuple(json.loads(record["facts"])),
-                files=tuple(json.loads(record["files"])),
-            )
-            index_memory(conn, record["id"], memory)
+            self._index_memory(values)
         elif table == "facts":
-            full_text.index_fact(
-                conn, record["id"], record["subject"], record["predicate"], record["object"]
+            self.fact_fts.append(
+                (
+                    values.get("id"),
+                    index_text(str(values.get("subject"))),
+                    index_text(str(values.get("predicate"))),
+                    index_text(str(values.get("object"))),
+                )
             )
+
+    def _index_memory(self, values: dict[str, Any]) -> None:
+        from aletheia_mem.storage.entries import NewMemory  # off the start path
+
+        memory_id = values.get("id", 0)
+        files = tuple(json.loads(values.get("files") or "[]"))
+        memory = NewMemory(
+            project=str(values.get("project")),
+            type=str(values.get("type")),
+            kind=str(values.get("kind")),
+            title=str(values.get("title")),
+            text=str(values.get("text")),
+            tool=str(values.get("tool")),
+            created_at=values.get("created_at", 0),
+            dedupe_key=values.get("dedupe_key"),
+            narrative=values.get("narrative"),
+            facts=tuple(json.loads(values.get("facts") or "[]")),
+            files=files,
+        )
+        self.memory_fts.append(memory_fts_row(memory_id, memory))
+        self.memory_files += [(memory_id, path, path[::-1]) for path in files]
+
+    def insert(self, conn: sqlite3.Connection) -> None:
+        """Every row, index entry and check, in the caller's transaction."""
+        for sql, params, line in self.rows:
+            try:
+                conn.execute(sql, params)
+            except sqlite3.IntegrityError as error:
+                raise InvalidInputError(
+                    f"Line {line}: this record does not fit with the others ({error})."
+                ) from None
+        conn.executemany(MEMORY_FTS_INSERT, self.memory_fts)
+        conn.executemany(
+            "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
+            self.memory_files,
+        )
+        conn.executemany(
+            "INSERT INTO fact_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
+            self.fact_fts,
+        )
+        for index, entries in (("memory_fts", self.memory_fts), ("fact_fts", self.fact_fts)):
+            if entries:
+                full_text.note_indexed(conn, index, fresh=True)
+        self._check_references(conn)
+
+    def _check_references(self, conn: sqlite3.Connection) -> None:
+        broken = conn.execute("PRAGMA foreign_key_check").fetchone()
+        if broken is not None:
+            line = self.lines.get((broken[0], broken[1]), "?")
+            raise InvalidInputError(
+                f"Line {line}: this {broken[0]} record refers to a missing {broken[2]} record."
+            )
+        for column, table, noun in _EVIDENCE:
+            cited = conn.execute(
+                f"SELECT rules.id, each.value FROM rules, json_each(rules.{column}) AS each"
+                f" WHERE each.value NOT IN (SELECT id FROM {table}) LIMIT 1"
+            ).fetchone()
+            if cited is not None:
+                line = self.lines.get(("rules", cited[0]), "?")
+                raise InvalidInputError(
+                    f"Line {line}: rule cites {noun} #{cited[1]}, which the export does not hold."
+                )
+
+
+# A rule's evidence: its column, the table cited and what the table holds.
+_EVIDENCE = (
+    ("evidence_memory_ids", "memories", "memory"),
+    ("evidence_fact_ids", "facts", "fact"),
+)
+
+
+def _keys(table: str) -> list[str]:
+    """The derived columns an insert into ``table`` adds after the stored ones."""
+    return [column for name, column in SqliteTransfer._DERIVED_COLUMNS if name == table]
 
 
 def _is_empty(conn: sqlite3.Connection) -> bool:
