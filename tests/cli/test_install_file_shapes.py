@@ -110,7 +110,7 @@ def test_a_folder_it_cannot_write_is_one_error_line_not_a_traceback(
     ("text", "problem"),
     [
         ('{"hooks": ', " is not valid JSON: unexpected end of text at line 1, column 11"),
-        ('{"hooks": []}', ": not valid JSON: hooks is not an object"),
+        ('{"hooks": []}', ": hooks is not an object"),
     ],
 )
 def test_a_broken_claude_settings_file_is_named_in_the_error(

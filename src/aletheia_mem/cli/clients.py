@@ -6,6 +6,7 @@ tomlkit; both keep comments, order and formatting of everything they do not chan
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
@@ -45,13 +46,41 @@ class Change:
         """A unified diff of the change (empty when nothing changes)."""
         if self.old_text == self.new_text:
             return ""
+        old = self.old_text.splitlines(keepends=True)
+        new = self.new_text.splitlines(keepends=True)
+        # difflib is quadratic in what it compares: leave out the long unchanged head and tail
+        # of a large file (a long-used ~/.claude.json), keeping the context lines around.
+        head = 0
+        while head < min(len(old), len(new)) and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        skip, keep = max(head - DIFF_CONTEXT, 0), max(tail - DIFF_CONTEXT, 0)
         lines = difflib.unified_diff(
-            self.old_text.splitlines(keepends=True),
-            self.new_text.splitlines(keepends=True),
+            old[skip : len(old) - keep],
+            new[skip : len(new) - keep],
             fromfile=f"{self.path} (now)",
             tofile=f"{self.path} (after)",
+            n=DIFF_CONTEXT,
         )
-        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        return "".join(_shifted(line, skip) for line in lines)
+
+
+DIFF_CONTEXT = 3
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def _shifted(line: str, offset: int) -> str:
+    """A diff line ending in a newline, a hunk header's line numbers moved by ``offset``."""
+    line = line if line.endswith("\n") else line + "\n"
+    match = _HUNK.match(line)
+    if match is None or not offset:
+        return line
+    old_start, old_count, new_start, new_count = match.groups()
+    old_at, new_at = int(old_start) + offset, int(new_start) + offset
+    header = f"@@ -{old_at}{old_count or ''} +{new_at}{new_count or ''} @@"
+    return header + line[match.end() :]
 
 
 def read_text(path: Path) -> str:
@@ -239,6 +268,8 @@ def set_entry(text: str, fmt: FileFormat, path: tuple[str, ...], value: Any) -> 
         return mark + (new.replace("\n", "\r\n") if crlf else new)
     try:
         return jsonc.set_member(text, path, value)
+    except jsonc.JsoncShapeError as error:
+        raise ConfigFileError(str(error)) from None
     except jsonc.JsoncError as error:
         raise ConfigFileError(f"not valid JSON: {error}") from None
 
@@ -278,20 +309,39 @@ def backup_path(path: Path, now: datetime | None = None) -> Path:
     return candidate
 
 
-def _private_copy(source: Path, backup: Path) -> None:
+def _private_copy(source: Path, backup: Path, owner: os.stat_result) -> None:
     """A byte-for-byte copy only its owner can read (a config may hold tokens)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     handle = os.open(backup, flags, 0o600)
     with os.fdopen(handle, "wb") as out:
         os.fchmod(out.fileno(), 0o600)
+        _keep_owner(out.fileno(), owner)
         out.write(source.read_bytes())
+
+
+def _keep_owner(handle: int, owner: os.stat_result) -> None:
+    """Give a new file the owner of the file it replaces, where this process may (root, run
+    through sudo, may; others keep their own): else the tool that reads it may no longer."""
+    info = os.fstat(handle)
+    if (info.st_uid, info.st_gid) == (owner.st_uid, owner.st_gid) or not hasattr(os, "fchown"):
+        return
+    with contextlib.suppress(PermissionError):  # not ours to give away: it stays ours
+        os.fchown(handle, owner.st_uid, owner.st_gid)
+
+
+def _new_file_mode() -> int:
+    """The mode a new file gets from the umask (``os.umask`` can only be read by setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def write_change(change: Change) -> Path | None:
     """Write the new text atomically, after a backup of the old file; returns the backup.
 
     Raises:
-        ConfigFileError: the folder or file cannot be written (permissions, a full disk).
+        ConfigFileError: the file is read-only, or the folder or file cannot be written
+            (permissions, a full disk).
     """
     if change.action in ("unchanged", "conflict"):
         return None
@@ -305,14 +355,21 @@ def write_change(change: Change) -> Path | None:
 def _replace_text(path: Path, text: str) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
-    if path.exists():
+    old = path.stat() if path.exists() else None
+    if old is not None:
+        if not old.st_mode & stat.S_IWUSR:
+            raise ConfigFileError(
+                f"{path} is read-only; make it writable (chmod u+w) and run this again."
+            )
         backup = backup_path(path)
-        _private_copy(path, backup)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+        _private_copy(path, backup, old)
+    mode = stat.S_IMODE(old.st_mode) if old is not None else _new_file_mode()
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
+            if old is not None:
+                _keep_owner(out.fileno(), old)
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:

@@ -63,24 +63,33 @@ def claude_settings_path(scope: Scope, cwd: Path) -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def _is_ours(group: Any) -> bool:
-    hooks = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(hooks, list) and any(
-        isinstance(hook, dict) and any(mark in str(hook.get("command", "")) for mark in HOOK_MARKS)
-        for hook in hooks
+def _is_our_hook(hook: Any) -> bool:
+    return isinstance(hook, dict) and any(
+        mark in str(hook.get("command", "")) for mark in HOOK_MARKS
     )
 
 
+def _without_ours(group: Any) -> Any:
+    """The group without our hooks (None when nothing else is left), or the group as it is."""
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    if not isinstance(hooks, list) or not any(_is_our_hook(hook) for hook in hooks):
+        return group
+    others = [hook for hook in hooks if not _is_our_hook(hook)]
+    return {**group, "hooks": others} if others else None
+
+
 def merged_groups(existing: Any, command: str) -> list[Any]:
-    """The event's groups with ours in place of any earlier Aletheia group, others kept."""
+    """The event's groups with ours in place of any earlier Aletheia hook; the user's hooks,
+    also those sharing a group (and its matcher) with an earlier one of ours, are kept."""
     groups = existing if isinstance(existing, list) else []
     ours = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
     placed = False
     result: list[Any] = []
     for group in groups:
-        if not _is_ours(group):
-            result.append(group)
-        elif not placed:
+        kept = _without_ours(group)
+        if kept is not None:
+            result.append(kept)
+        if kept is not group and not placed:
             result.append(ours)
             placed = True
     if not placed:
@@ -101,6 +110,10 @@ def plan_claude_hooks(path: Path, env: dict[str, str]) -> list[Change]:
             existing = get_entry(text, "json", ("hooks", event))
         except ConfigFileError as error:
             raise ConfigFileError(f"{path} is {error}") from None
+        if existing is not None and not isinstance(existing, list):
+            raise ConfigFileError(
+                f"{path}: hooks.{event} is not a list of hook groups; fix it or move the file away."
+            )
         wanted = merged_groups(existing, hook_command(name, env))
         if existing == wanted:
             continue

@@ -156,7 +156,9 @@ def _claude_add(server: Server, scope: Scope) -> str:
     return _quote([*parts, "--", server.command, *server.args])
 
 
-def _codex_add(server: Server, scope: Scope) -> str:
+def _codex_add(server: Server, scope: Scope) -> str | None:
+    if scope != "user":
+        return None  # codex mcp add writes ~/.codex/config.toml only
     if server.url:
         parts = ["codex", "mcp", "add", SERVER_NAME, "--url", server.url]
         if server.token_env:

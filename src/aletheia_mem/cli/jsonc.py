@@ -8,12 +8,17 @@ member as it was, which a load-and-dump round trip cannot.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 
 class JsoncError(ValueError):
     """The text is not JSON or JSONC; the message says where."""
+
+
+class JsoncShapeError(JsoncError):
+    """The text parses, but something on the path to a member is not an object."""
 
 
 @dataclass
@@ -38,6 +43,11 @@ _LITERALS = {"true": True, "false": False, "null": None}
 # Objects and arrays in each other, as deep as tomlkit reads TOML: deeper ones would exhaust
 # Python's recursion (a traceback instead of the config file's name and the problem).
 MAX_DEPTH = 100
+# Runs the parser steps over at C speed: a long-used ~/.claude.json holds megabytes.
+_BLANKS = re.compile(r"[ \t\r\n\ufeff]*")
+_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_WORD = re.compile(r"[^ \t\r\n,\]}/]*")
+_DECODER = json.JSONDecoder()
 
 
 class _Parser:
@@ -55,10 +65,8 @@ class _Parser:
         """Skip whitespace and comments."""
         text = self.text
         while self.pos < len(text):
-            char = text[self.pos]
-            if char in " \t\r\n\ufeff":
-                self.pos += 1
-            elif text.startswith("//", self.pos):
+            self.pos = _BLANKS.match(text, self.pos).end()  # type: ignore[union-attr]
+            if text.startswith("//", self.pos):
                 end = text.find("\n", self.pos)
                 self.pos = len(text) if end < 0 else end
             elif text.startswith("/*", self.pos):
@@ -69,54 +77,44 @@ class _Parser:
             else:
                 return
 
-    def value(self) -> Node:
+    def value(self, path: tuple[str, ...] | None = None) -> Node:
+        """The next value; with ``path``, only the members on it keep their positions."""
         self.skip()
         if self.pos >= len(self.text):
             raise self.fail("unexpected end of text")
         char = self.text[self.pos]
         if char in "{[":
-            return self.nested(char)
+            return self.nested(char, path)
         if char == '"':
             start = self.pos
             text = self.string()
             return Node(start, self.pos, text)
         return self.scalar()
 
-    def nested(self, char: str) -> Node:
+    def nested(self, char: str, path: tuple[str, ...] | None) -> Node:
         """An object or an array, at most ``MAX_DEPTH`` levels deep."""
         if self.depth >= MAX_DEPTH:
             raise self.fail(f"value nested more than {MAX_DEPTH} levels deep")
         self.depth += 1
-        node = self.object() if char == "{" else self.array()
+        node = self.object(path) if char == "{" else self.array()
         self.depth -= 1
         return node
 
     def string(self) -> str:
-        start = self.pos
-        self.pos += 1
-        text = self.text
-        while self.pos < len(text):
-            char = text[self.pos]
-            if char == "\\":
-                self.pos += 2
-            elif char == '"':
-                self.pos += 1
-                try:
-                    result: str = json.loads(text[start : self.pos])
-                except ValueError:
-                    raise self.fail("bad string") from None
-                return result
-            elif char == "\n":
-                break
-            else:
-                self.pos += 1
-        raise self.fail("unclosed string")
+        match = _STRING.match(self.text, self.pos)
+        if match is None:
+            raise self.fail("unclosed string")
+        try:
+            result: str = json.loads(match.group())
+        except ValueError:
+            raise self.fail("bad string") from None
+        self.pos = match.end()
+        return result
 
     def scalar(self) -> Node:
         start = self.pos
         text = self.text
-        while self.pos < len(text) and text[self.pos] not in " \t\r\n,]}/":
-            self.pos += 1
+        self.pos = _WORD.match(text, start).end()  # type: ignore[union-attr]
         word = text[start : self.pos]
         if word in _LITERALS:
             return Node(start, self.pos, _LITERALS[word])
@@ -135,7 +133,26 @@ class _Parser:
             raise self.fail(f"expected {char!r}")
         self.pos += 1
 
-    def object(self) -> Node:
+    def quick_value(self) -> Node:
+        """A value off the path: plain JSON read at C speed, else (comments, trailing commas)
+        by this parser."""
+        self.skip()
+        start = self.pos
+        try:
+            value, end = _DECODER.raw_decode(self.text, start)
+        except (ValueError, RecursionError):
+            return self.value()
+        self.pos = end
+        return Node(start, end, value)
+
+    def member_value(self, key: str, path: tuple[str, ...] | None) -> Node:
+        if path is None:
+            return self.value()
+        if path and key == path[0]:
+            return self.value(path[1:])
+        return self.quick_value()
+
+    def object(self, path: tuple[str, ...] | None = None) -> Node:
         node = Node(self.pos, self.pos, {})
         self.pos += 1
         while True:
@@ -147,7 +164,7 @@ class _Parser:
             key_start = self.pos
             key = self.string()
             self.expect(":")
-            child = self.value()
+            child = self.member_value(key, path)
             node.members[key] = Member(key, key_start, child)
             node.value[key] = child.value
             self.skip()
@@ -179,18 +196,29 @@ class _Parser:
         return node
 
 
-def parse(text: str) -> Node:
-    """The root value of a JSON or JSONC text, with positions.
+def parse(text: str, path: tuple[str, ...] | None = None) -> Node:
+    """The root value of a JSON or JSONC text, with positions (with ``path``: only of the
+    objects on it and their members).
 
     Raises:
         JsoncError: the text is not JSON or JSONC.
     """
     parser = _Parser(text)
-    root = parser.value()
+    root = parser.value(path)
     parser.skip()
     if parser.pos != len(text):
         raise parser.fail("unexpected text after the end")
     return root
+
+
+def holds_no_value(text: str) -> bool:
+    """Whether the text is only blanks and comments (a JSONC file with nothing set yet)."""
+    parser = _Parser(text)
+    try:
+        parser.skip()
+    except JsoncError:
+        return False
+    return parser.pos == len(text)
 
 
 def _line_start(text: str, pos: int) -> int:
@@ -232,17 +260,20 @@ def set_member(text: str, path: tuple[str, ...], value: Any) -> str:
         JsoncError: the text does not parse, or something on the path is not an object.
     """
     newline = "\r\n" if "\r\n" in text else "\n"
-    if not text.strip():
+    if holds_no_value(text):
         document: Any = value
         for key in reversed(path):
             document = {key: document}
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    node = parse(text)
+        rendered = json.dumps(document, indent=2, ensure_ascii=False).replace("\n", newline)
+        if not text.strip():
+            return rendered + newline
+        return text + ("" if text.endswith("\n") else newline) + rendered + newline
+    node = parse(text, path)
     unit = indent_unit(text)
     for depth, key in enumerate(path):
         if not isinstance(node.value, dict):
             where = ".".join(path[:depth]) or "the top level"
-            raise JsoncError(f"{where} is not an object")
+            raise JsoncShapeError(f"{where} is not an object")
         member = node.members.get(key)
         if member is None:
             rest: Any = value
@@ -303,10 +334,14 @@ def _insert_member(text: str, node: Node, key: str, value: Any, unit: str, newli
 
 
 def get_member(text: str, path: tuple[str, ...]) -> Any:
-    """The value at ``path``, or None where it is missing. An empty text has nothing."""
-    if not text.strip():
+    """The value at ``path``, or None where it is missing. A text with only blanks and
+    comments has nothing."""
+    if holds_no_value(text):
         return None
-    value: Any = parse(text).value
+    try:  # plain JSON, the common case, at C speed
+        value: Any = json.loads(text)
+    except (ValueError, RecursionError):
+        value = parse(text).value
     for key in path:
         if not isinstance(value, dict) or key not in value:
             return None
