@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from aletheia_mem.domain import hybrid
 from aletheia_mem.domain.formatting import one_line
-from aletheia_mem.search.query import query_start, query_terms
+from aletheia_mem.search.query import (
+    MAX_PREFIX_TOKENS,
+    hash_prefixes,
+    query_start,
+    query_terms,
+    with_prefix_tokens,
+)
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path
@@ -102,7 +108,7 @@ def _search_in(
         memories = page(store, query, "", semantic, now)
         reason = None if memories else _file_reason(request)
         return SearchResult([], memories, reason)
-    terms = tuple(query_terms(request.query or ""))
+    terms = search_terms(store, request.query or "")
     if not terms:
         return SearchResult(
             [], [], f"The query {_quoted(request.query)} has no words to search for."
@@ -128,6 +134,17 @@ def _search_in(
         ]
     reason = None if memories or facts else _empty_reason(store, request, query, now)
     return SearchResult(facts, memories, reason)
+
+
+def search_terms(store: Store, text: str) -> tuple[str, ...]:
+    """The terms of ``text`` (``query_terms``), with the indexed tokens each hash prefix starts:
+    a short commit SHA finds the memory that saved the full one."""
+    terms = query_terms(text)
+    found = {
+        prefix: store.tokens_with_prefix(prefix, MAX_PREFIX_TOKENS)
+        for prefix in hash_prefixes(terms)
+    }
+    return tuple(with_prefix_tokens(terms, found))
 
 
 def _within(at: int, since: int | None, until: int | None) -> bool:
@@ -209,7 +226,7 @@ def find_anchor(
         if projects is not None and memory.project not in projects:
             return None
         return memory
-    terms = tuple(query_terms(query or ""))
+    terms = search_terms(store, query or "")
     if not terms:
         return None
     hits = store.search_memories(MemoryQuery(terms=terms, projects=projects, limit=1), now)

@@ -13,6 +13,9 @@ rather than every memory sharing a ``7`` or a ``k2`` with it.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
+
 from aletheia_mem.search.text import (
     ASCII_COMPOUND,
     COMPOUND,
@@ -86,6 +89,43 @@ def query_terms(text: str) -> list[str]:
             seen.setdefault(term, None)
     content = [term for term in seen if term not in STOPWORDS]
     return (content or list(seen))[:MAX_TERMS]
+
+
+# A git short SHA: git prints 7 hex characters at least. A query term that could be one (hex, with
+# a digit and a letter) also matches the longer indexed tokens it starts, a few at most, so that
+# ``3f9a8c1`` finds the memory that saved the full 40-character hash.
+MIN_HASH_PREFIX = 7
+MAX_PREFIX_TOKENS = 8
+_HEX_PREFIX = re.compile(rf"[0-9a-f]{{{MIN_HASH_PREFIX},63}}")
+
+
+def hash_prefixes(terms: Sequence[str]) -> list[str]:
+    """The terms that may be the start of a longer hash (``3f9a8c1``, not ``1234567`` or
+    ``deadbeef``): hex, ``MIN_HASH_PREFIX`` characters or more, with digits and letters."""
+    return [
+        term
+        for term in terms
+        if _HEX_PREFIX.fullmatch(term)
+        and any(char.isdigit() for char in term)
+        and not term.isdigit()
+    ]
+
+
+def with_prefix_tokens(terms: Sequence[str], found: Mapping[str, Sequence[str]]) -> list[str]:
+    """``terms`` with, after each hash prefix, the indexed tokens ``found`` for it (at most
+    ``MAX_TERMS`` in all)."""
+    seen: dict[str, None] = {}
+    for term in terms:
+        seen.setdefault(term, None)
+        for token in found.get(term, ()):
+            seen.setdefault(token, None)
+    return list(seen)[:MAX_TERMS]
+
+
+def prefix_bounds(prefix: str) -> tuple[str, str]:
+    """The range of tokens that start with ``prefix`` and are longer: ``(low, high)``, both
+    exclusive, in code-point order."""
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 MAX_ACRONYM = 5  # longer capital runs are codes (ENOSPC, ETIMEDOUT)

@@ -37,6 +37,9 @@ class MemoryStore(Protocol):
     def rank_memory_ids(
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
     ) -> list[int]: ...
+    # Indexed memory tokens longer than ``prefix`` that start with it, in order: a short hash
+    # finds the full one.
+    def tokens_with_prefix(self, prefix: str, limit: int) -> list[str]: ...
     def stale_memory_ids(self, ids: Sequence[int], now: int) -> set[int]: ...
     def has_memories(
         self, projects: tuple[str, ...] | None, *, dismissed: bool = False

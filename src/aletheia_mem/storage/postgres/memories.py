@@ -354,6 +354,11 @@ class PgMemories(PgPart):
         )
         return self._memories(sql, [*values, *params, query.limit, query.offset])
 
+    def tokens_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Indexed memory tokens longer than ``prefix`` that start with it, in order."""
+        with self._db.read() as conn:
+            return memory_search.tokens_with_prefix(conn, prefix, limit)
+
     def rank_memory_ids(
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
     ) -> list[int]:

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
+from aletheia_mem.search.query import prefix_bounds
 from aletheia_mem.search.rank import DAY_MS, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import full_text
@@ -86,6 +87,18 @@ def rank_in_memory(
         scored = [matches[i] for i in selection.indexes]
         hits, rows = _rows_in_memory(held, query, scored, selection)
     return _page(_rank(hits, rows, bm25, now, ranking), query)
+
+
+def tokens_with_prefix(conn: psycopg.Connection[Row], prefix: str, limit: int) -> list[str]:
+    """Indexed memory tokens longer than ``prefix`` that start with it, in order, at most
+    ``limit``: a range of the terms' primary key (``COLLATE "C"``: code-point order)."""
+    low, high = prefix_bounds(prefix)
+    rows = conn.execute(
+        "SELECT DISTINCT term FROM memory_terms WHERE term > %s AND term < %s"
+        " ORDER BY term LIMIT %s",
+        (low, high, limit),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
 
 
 def _select_in_memory(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aletheia_mem.search.query import fts_match_expression
+from aletheia_mem.search.query import fts_match_expression, prefix_bounds
 from aletheia_mem.search.rank import DAY_MS, DEFAULT_RANKING, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import (
     Memory,
@@ -90,6 +90,20 @@ class SqliteSearch(SqliteDatabase):
             sql + " LIMIT ? OFFSET ?", [expression, *params, query.limit, query.offset]
         )
         return [int(row[0]) for row in rows.fetchall()]
+
+    def tokens_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Indexed tokens longer than ``prefix`` that start with it, in order, at most ``limit``
+        (read from an ``fts5vocab`` table of the connection's own: a range of terms, no scan)."""
+        self._conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_vocab"
+            " USING fts5vocab(main, memory_fts, row)"
+        )
+        low, high = prefix_bounds(prefix)
+        rows = self._conn.execute(
+            "SELECT term FROM temp.memory_vocab WHERE term > ? AND term < ? ORDER BY term LIMIT ?",
+            (low, high, limit),
+        )
+        return [str(row[0]) for row in rows.fetchall()]
 
     def _memories_in_order(self, ids: Sequence[int]) -> list[Memory]:
         by_id = {memory.id: memory for memory in read_memories(self._conn, ids)}
