@@ -31,6 +31,7 @@ from aletheia_mem.server.http import create_app
 from aletheia_mem.server.runner import (
     announce,
     bind,
+    ignore_stop_signals,
     serve_handed,
     serve_on,
     served_hosts,
@@ -79,6 +80,7 @@ def serve(settings: Settings, http: HttpSettings) -> int:
             return 0
         open_store(settings.store).close()  # migrate once, before the workers open it
         tell_semantic_unavailable(settings)  # once here: the forked workers know it was said
+        ignore_stop_signals()  # what the pool restores once it stops: the close below runs
         code = WorkerPool(sock, worker, http.workers).run(lambda: announce(line))
         # Workers closing at the same moment each leave the WAL to the other; as the last
         # connection, this one checkpoints it and removes it.

@@ -45,6 +45,13 @@ class _ReadyServer(uvicorn.Server):
         super().__init__(config)
         self.on_ready = on_ready
 
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """A first SIGINT or SIGTERM waits for the requests under way (5 s at most); a second
+        one of either kind stops at once (uvicorn only counts a second SIGINT)."""
+        if self.should_exit:
+            self.force_exit = True
+        super().handle_exit(sig, frame)
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:
@@ -111,8 +118,32 @@ class _HandedServer(_ReadyServer):
         )
 
 
-def _ignore_signal(signum: int, frame: FrameType | None) -> None:
-    """uvicorn re-raises the signal it stopped on; by then the stop was already clean."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def ignore_stop_signals() -> None:
+    """Ignore SIGINT and SIGTERM from now on: the server has stopped (or is being stopped by
+    someone else) and the process is closing its store, which a further signal must not cut
+    short with a traceback. (uvicorn re-raises the signal it stopped on: ignored too.) The
+    kernel's SIG_IGN, not a Python handler: Python resets its own handlers to the default
+    while it exits, and a signal then would still end the process with -SIGTERM."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
+class _CancelledRequestLine(logging.Filter):
+    """A request still unfinished when the stop's wait ran out (or a second signal came) is
+    cancelled: one line in the log instead of uvicorn's traceback of the cancellation."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+            record.msg, record.args = "a request unfinished at the stop was cancelled", ()
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_UVICORN_ERRORS = logging.getLogger("uvicorn.error")
 
 
 def _config(
@@ -177,12 +208,12 @@ def serve_handed(asgi: ASGIApp, channel: socket.socket, on_ready: Callable[[], N
 
 
 def _run(server: uvicorn.Server, sockets: list[socket.socket] | None) -> None:
-    previous = {sig: signal.signal(sig, _ignore_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        server.run(sockets=sockets)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    """Serve until a signal; the stop signals stay ignored afterwards (``ignore_stop_signals``):
+    the caller closes the store, then the process ends."""
+    ignore_stop_signals()
+    if not any(isinstance(f, _CancelledRequestLine) for f in _UVICORN_ERRORS.filters):
+        _UVICORN_ERRORS.addFilter(_CancelledRequestLine())
+    server.run(sockets=sockets)
 
 
 def announce(line: str) -> None:

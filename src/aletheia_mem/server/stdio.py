@@ -15,7 +15,10 @@ from aletheia_mem.server.handshake import first_greeting
 
 TYPE_CHECKING = False  # ``typing`` itself costs the start a millisecond
 if TYPE_CHECKING:
+    import signal as _signal
     from typing import IO, Any
+else:
+    import _signal  # loaded with the interpreter; ``signal`` would import ``enum`` (8 ms)
 
 
 def _reject_constant(name: str) -> Any:
@@ -86,15 +89,26 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run() -> None:
-    """Serve stdin and stdout until end of input (``aletheia-mcp`` and ``aletheia mcp``)."""
+    """Serve stdin and stdout until end of input, SIGINT or SIGTERM (``aletheia-mcp`` and
+    ``aletheia mcp``)."""
     reader, writer = sys.stdin.buffer, sys.stdout.buffer
     try:
         first, greeted = greet(reader, writer)
-    except (KeyboardInterrupt, BrokenPipeError):
-        return
-    from aletheia_mem.server.stdio_session import serve_store  # once the greeting is out
+        for sig in (_signal.SIGINT, _signal.SIGTERM):
+            _signal.signal(sig, _interrupt_once)
+        from aletheia_mem.server.stdio_session import serve_store
 
-    serve_store(reader, writer, greeted, first)
+        serve_store(reader, writer, greeted, first)
+    except (KeyboardInterrupt, BrokenPipeError):
+        return  # before the store was open; serve_store closes it once it is
+
+
+def _interrupt_once(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM stops the read loop (the store then closes); later ones are
+    ignored, so they cannot break that close with a traceback."""
+    for sig in (_signal.SIGINT, _signal.SIGTERM):
+        _signal.signal(sig, _signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def greet(reader: IO[bytes], writer: IO[bytes]) -> tuple[bytes, dict[str, Any] | None]:
