@@ -18,32 +18,26 @@ from dataset import PROJECT, fill_store, load_corpus, load_queries
 from metrics import Ranker, evaluate, percentiles
 
 from aletheia_mem.domain.recall import SearchRequest, search
-from aletheia_mem.storage.postgres.database import PgDatabase
-from aletheia_mem.storage.postgres.facts import PgFacts
-from aletheia_mem.storage.postgres.memories import PgMemories
-
-
-class PgSearchStore(PgMemories, PgFacts):
-    """What saving and searching memories read of a store, on PostgreSQL."""
+from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 
 
 @contextmanager
-def pg_store(url: str) -> Iterator[PgSearchStore]:
+def pg_store(url: str) -> Iterator[PostgresStore]:
     """A store in a fresh schema of the database at ``url``, dropped afterwards."""
     schema = "bench_" + secrets.token_hex(4)
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute(f"CREATE SCHEMA {schema}")
     separator = "&" if "?" in url else "?"
-    db = PgDatabase(url + separator + "options=" + quote(f"-csearch_path={schema}"))
+    store = open_postgres_store(url + separator + "options=" + quote(f"-csearch_path={schema}"))
     try:
-        yield PgSearchStore(db)
+        yield store
     finally:
-        db.close()
+        store.close()
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-def _ranker(store: PgSearchStore, keys: dict[int, str], now: int) -> Ranker:
+def _ranker(store: PostgresStore, keys: dict[int, str], now: int) -> Ranker:
     def rank(text: str) -> Sequence[str]:
         request = SearchRequest(query=text, projects=(PROJECT,), limit=10)
         return [keys[m.id] for m in search(store, request, now, None).memories]  # type: ignore[arg-type]
