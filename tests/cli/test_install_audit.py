@@ -18,6 +18,7 @@ import pytest
 from aletheia_mem.cli import jsonc
 from aletheia_mem.cli.clients import Change
 from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.e2e.http_server import initialize_message
 
 OLD_HOOK = "/old/venv/bin/aletheia-hook session-start"
 
@@ -201,16 +202,7 @@ def test_the_written_entry_starts_a_server_that_answers_initialize(
         node = node[key]
     argv, env = _argv_and_env(node["aletheia"])
     assert env["ALETHEIA_DATA_DIR"] == str(data_dir)
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": host, "version": "1"},
-        },
-    }
+    request = initialize_message(1, host)
     answer = subprocess.run(  # the entry install just wrote
         argv,
         input=json.dumps(request) + "\n",
