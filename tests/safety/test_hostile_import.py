@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from aletheia_mem.domain.rules import rule_id
 from tests.safety.entry_points import run_command
 
 
@@ -249,7 +250,8 @@ def test_import_keys_projects_and_redacts_names_like_a_tool_call(
         id=901, uid="e" * 32, kind="work_state", text="[]", dedupe_key=f"list:deploy {secret}"
     )
     rule = {
-        "id": "r_0123456789", "then_text": "Run the tests", "when_text": "always",
+        "id": rule_id("Run the tests", "always", "situation", f"on {secret}"),
+        "then_text": "Run the tests", "when_text": "always",
         "scope_tier": "situation", "scope_name": f"on {secret}", "evidence_memory_ids": [],
         "evidence_fact_ids": [], "source": f"bot-{secret}", "added_at": 1,
         "last_confirmed_at": 1, "enabled": 1, "updated_at": 1,
@@ -261,7 +263,7 @@ def test_import_keys_projects_and_redacts_names_like_a_tool_call(
     conn = sqlite3.connect(home / ".aletheia" / "aletheia.db")
     try:
         stored = conn.execute("SELECT project, tool, dedupe_key FROM memories WHERE id >= 900")
-        rules = conn.execute("SELECT scope_name, source FROM rules WHERE id = 'r_0123456789'")
+        rules = conn.execute("SELECT scope_name, source FROM rules WHERE id = ?", (rule["id"],))
         assert [*stored.fetchall(), *rules.fetchall()] == [
             ("acme-[redacted]", "bot-[REDACTED]", None),
             ("shop", "import", "list:deploy [REDACTED]"),
