@@ -49,7 +49,8 @@ def export_command(output: Path | None, progress: bool | None, as_json: bool) ->
     """
     with open_cli_app(create=False) as app:
         if output is None:
-            store_transfer.write_export(sqlite_store(app), sys.stdout)
+            with _standard_output() as out:
+                store_transfer.write_export(sqlite_store(app), out)
             return
         total = store_transfer.count_records(sqlite_store(app))
         with _export_target(output) as out:
@@ -62,6 +63,37 @@ def export_command(output: Path | None, progress: bool | None, as_json: bool) ->
         emit_json({"exported": count, "file": str(output)})
     else:
         echo(f"Exported {count} records to {output}.", err=True)
+
+
+@contextmanager
+def _standard_output() -> Iterator[IO[str]]:
+    """Standard output for the export: a stream of its own on a copy of descriptor 1 (when
+    there is one), so that a write that fails (a full disk) leaves nothing in ``sys.stdout``
+    for Python to flush, and fail on, again at exit. A closed pipe (``| head``) is left to
+    click, which ends quietly with exit code 1.
+
+    Raises:
+        AletheiaError: standard output is closed, or a write to it failed.
+    """
+    if sys.stdout is None:  # started with descriptor 1 closed
+        raise AletheiaError("Cannot write standard output: it is closed.")
+    try:
+        descriptor = sys.stdout.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation: a stream in memory (tests)
+        yield sys.stdout
+        return
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(descriptor), "w", encoding="utf-8", newline="\n")
+    try:
+        yield out
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise AletheiaError(f"Cannot write standard output: {error.strerror or error}.") from None
+    finally:
+        with suppress(OSError):  # what a failed write left unwritten fails again: dropped
+            out.close()
 
 
 # A device, FIFO or descriptor opened as the shell's ``>>`` would (appending, so a file behind

@@ -1,8 +1,9 @@
 """Export and import: the whole store as JSON Lines, a lossless round trip.
 
-The first line is a header (``{"type": "header", "format": "aletheia-export", ...}``); then
-one record per stored row, ``{"type": ..., "data": {column: value}}`` with type ``memory``,
-``fact``, ``rule``, ``episode``, ``request`` or ``audit``. Records keep ids, uids,
+The first line is a header (``{"type": "header", "format": "aletheia-export", ...}``, with the
+next ids and how many records of each type follow); then one record per stored row,
+``{"type": ..., "data": {column: value}}`` with type ``memory``, ``fact``, ``rule``,
+``episode``, ``request`` or ``audit``. Records keep ids, uids,
 timestamps, dismissals, supersession chains and disabled rules, so importing into an empty
 store and exporting again gives the same text.
 """
@@ -68,6 +69,9 @@ def export_lines(store: SqliteStore) -> Iterator[str]:
             "aletheia": __version__,
             "schema": store.schema_version(),
             "sequences": dict(sorted(store.data_sequences().items())),
+            # How many records follow, by type: an import refuses a file that holds fewer
+            # (one cut short at the end of a line would otherwise load as a smaller store).
+            "records": {kind: store.count_rows(table) for table, kind in RECORD_TYPES.items()},
         }
         yield _line(header)
         for table, kind in RECORD_TYPES.items():
@@ -137,8 +141,11 @@ def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
 
 
 def _records(
-    lines: Iterator[tuple[int, str]], progress: Progress | None
+    lines: Iterator[tuple[int, str]], progress: Progress | None, expected: int | None
 ) -> Iterator[tuple[str, dict[str, Any], int]]:
+    """The records after the header, checked; then, if the header counts them (``expected``),
+    that none is missing."""
+    held = 0
     for number, line in lines:
         if progress is not None:
             progress(len(line.encode("utf-8")))
@@ -156,7 +163,31 @@ def _records(
         for name in JSON_COLUMNS & record.keys():
             if isinstance(record[name], list):
                 record[name] = json.dumps(record[name], ensure_ascii=False)
+        held += 1
         yield table, record, number
+    if expected is not None and held < expected:
+        raise InvalidInputError(
+            f"The export holds {held:,} of the {expected:,} records its header counts:"
+            " it was cut short."
+        )
+
+
+def _expected_records(header: dict[str, Any]) -> int | None:
+    """How many records the header says follow (None from an export made before it said)."""
+    raw = header.get("records")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(
+        kind in TABLES_BY_TYPE
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+        and 0 <= value <= MAX_ID
+        for kind, value in raw.items()
+    ):
+        raise InvalidInputError(
+            'The header\'s "records" must map record types to whole numbers from 0.'
+        )
+    return sum(raw.values())
 
 
 def _sequences(header: dict[str, Any]) -> dict[str, int]:
@@ -188,8 +219,9 @@ def import_lines(store: SqliteStore, lines: Iterable[str], progress: Progress | 
         raise holds_data(store.path)
     numbered = enumerate(lines, start=1)
     try:
-        sequences = _sequences(_read_header(numbered))
-        return store.import_rows(_records(numbered, progress), sequences)
+        header = _read_header(numbered)
+        sequences, expected = _sequences(header), _expected_records(header)
+        return store.import_rows(_records(numbered, progress, expected), sequences)
     except InvalidInputError as error:
         raise InvalidInputError(f"{error.message} Nothing was imported.") from None
     except (KeyError, TypeError, ValueError) as error:
