@@ -92,8 +92,12 @@ def local_store_hint(settings: Settings) -> str:
     """Where a missing store's path came from: ``ALETHEIA_HUB_DB`` or ``ALETHEIA_DATA_DIR``."""
     variable = settings.store_variable
     named = os.environ.get(variable, "").strip()
-    where = f'{variable} is "{named}"' if named else f"{variable} is not set"
-    return f"{where}; check it, or save something first to start a store there."
+    if not named:  # nothing to check: the default folder is in use
+        return (
+            f"{variable} is not set, so the default folder is used; save something first to"
+            " start a store there."
+        )
+    return f'{variable} is "{named}"; check it, or save something first to start a store there.'
 
 
 def use_colour() -> bool | None:

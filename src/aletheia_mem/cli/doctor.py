@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sqlite3
-import subprocess
-from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -15,7 +12,7 @@ from typing import Any
 import click
 
 from aletheia_mem import __version__
-from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
+from aletheia_mem.cli.clients import ConfigFileError, read_text
 from aletheia_mem.cli.common import (
     EXIT_CODES,
     cli_settings,
@@ -23,10 +20,12 @@ from aletheia_mem.cli.common import (
     emit_json,
     json_option,
     local_store_hint,
+    misplaced_store,
     style,
 )
+from aletheia_mem.cli.doctor_hosts import HostCheck, check_hosts
 from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
-from aletheia_mem.cli.hosts import HOSTS, Host, Scope
+from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.hub_doctor import (
     NO_HUB_STORE,
     check_hub_store,
@@ -34,41 +33,25 @@ from aletheia_mem.cli.hub_doctor import (
     print_hub_report,
     row_counts,
 )
+from aletheia_mem.config import (
+    CONFIG_FILE_NAME,
+    Settings,
+    data_dir,
+    hub_target,
+    load_excluded_projects,
+    semantic_enabled,
+)
 from aletheia_mem.config import STORE_VARIABLE as HUB_DB
-from aletheia_mem.config import Settings, hub_target, semantic_enabled
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, ConfigError, InvalidInputError
+from aletheia_mem.search.semantic.model import INSTALL_HINT
 from aletheia_mem.search.semantic.status import semantic_status
 from aletheia_mem.storage.open import open_local_store
-from aletheia_mem.storage.store_file import RESTORE_HINT, open_to_others, store_problem
-
-SERVER_CHECK_SECONDS = 10
-_HANDSHAKE = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "aletheia-doctor", "version": __version__},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-]
-
-
-@dataclass(frozen=True)
-class HostCheck:
-    host: str
-    scope: Scope
-    path: str
-    status: str  # not-configured, ok, broken, remote, unreadable
-    detail: str
-
-    @property
-    def problem(self) -> bool:
-        return self.status in ("broken", "unreadable")
+from aletheia_mem.storage.store_file import (
+    RESTORE_HINT,
+    check_place,
+    open_to_others,
+    store_problem,
+)
 
 
 def _versions(store_info: dict[str, Any]) -> dict[str, str]:
@@ -90,7 +73,11 @@ def _versions(store_info: dict[str, Any]) -> dict[str, str]:
 def check_store_in_use(settings: Settings) -> dict[str, Any]:
     """The store the commands and servers use, checked; ``chosen_by`` names the variable that
     chose it (``ALETHEIA_HUB_DB`` wins over ``ALETHEIA_DATA_DIR``)."""
-    if isinstance(settings.store, Path):
+    misplaced = misplaced_store(settings)  # a file where the data folder should be
+    if misplaced is not None:
+        report = {"path": str(settings.store), "ok": False, "missing": True}
+        report["detail"] = misplaced.message
+    elif isinstance(settings.store, Path):
         report = check_store(settings.store, local_store_hint(settings))
     else:
         report = check_database(settings.store)
@@ -108,9 +95,9 @@ def check_database(url: str) -> dict[str, Any]:
 def check_store(db_path: Path, hint: str) -> dict[str, Any]:
     """Open the store (migrating it), run SQLite's integrity check and count its contents;
     never create one (``hint``: where a missing store's path came from)."""
-    if not db_path.is_file():
-        return {"path": str(db_path), "ok": False, "missing": True, "detail": hint}
     try:
+        if not check_place(db_path):  # a folder there is no store, nor a missing one
+            return {"path": str(db_path), "ok": False, "missing": True, "detail": hint}
         store = open_local_store(db_path)  # SQLite's own checks: integrity, journal, tables
     except AletheiaError as error:
         return {"path": str(db_path), "ok": False, "detail": error.message}
@@ -123,98 +110,24 @@ def check_store(db_path: Path, hint: str) -> dict[str, Any]:
         return {"path": str(db_path), "ok": False, "detail": detail}
     finally:
         store.close()
-    ok = info["integrity_check"] == "ok"
+    intact = info["integrity_check"] == "ok"
+    read_only = not all(os.access(place, os.W_OK) for place in (db_path, db_path.parent))
+    detail = "ok" if intact else f"integrity check: {info['integrity_check']}. {RESTORE_HINT}"
+    if intact and read_only:
+        detail = (
+            f"The store {db_path} is read-only for this user: it reads, but saving fails. Make"
+            " the file and its folder writable (or point ALETHEIA_DATA_DIR elsewhere)."
+        )
     return {
         "open_to_others": open_to_others(db_path),
         "path": str(db_path),
-        "ok": ok,
-        "detail": "ok" if ok else f"integrity check: {info['integrity_check']}. {RESTORE_HINT}",
+        "ok": intact and not read_only,
+        "read_only": read_only,
+        "detail": detail,
         "schema": info["schema"],
         "counts": counts,
         **info,
     }
-
-
-def _launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | str:
-    """The command line and env of a stdio entry, or a description of a remote one."""
-    if not isinstance(entry, dict):
-        return "the entry is not an object"
-    url = entry.get("url") or entry.get("serverUrl") or entry.get("httpUrl")
-    if url:
-        return f"remote {url}"
-    if host.name == "opencode":
-        command = entry.get("command")
-        env = entry.get("environment") or {}
-        argv = [str(part) for part in command] if isinstance(command, list) else []
-    else:
-        args = entry.get("args") or []
-        env = entry.get("env") or {}
-        argv = [str(entry.get("command") or ""), *(str(arg) for arg in args)]
-    if not argv or not argv[0]:
-        return "the entry has no command"
-    return argv, {str(k): str(v) for k, v in dict(env).items()}
-
-
-def probe_server(argv: list[str], env: dict[str, str]) -> tuple[bool, str]:
-    """Start the server as a host would (minimal env) and list its tools."""
-    base = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
-    payload = "".join(json.dumps(message) + "\n" for message in _HANDSHAKE)
-    try:
-        result = subprocess.run(  # noqa: S603 - the command is the user's own config entry
-            argv,
-            input=payload,
-            capture_output=True,
-            text=True,
-            env={**base, **env},
-            timeout=SERVER_CHECK_SECONDS,
-            check=False,
-        )
-    except FileNotFoundError:
-        return False, f"{argv[0]} does not exist"
-    except PermissionError:
-        return False, f"{argv[0]} is not executable"
-    except subprocess.TimeoutExpired:
-        return False, f"no answer within {SERVER_CHECK_SECONDS} s"
-    for line in result.stdout.splitlines():
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(message, dict) and message.get("id") == 2 and "result" in message:
-            tools = message["result"].get("tools", [])
-            return True, f"server answers ({len(tools)} tools)"
-    error = (result.stderr.strip().splitlines() or ["no reply"])[-1]
-    return False, f"server did not answer tools/list: {error[:200]}"
-
-
-def check_host(host: Host, scope: Scope, path: Path) -> HostCheck:
-    def result(status: str, detail: str) -> HostCheck:
-        return HostCheck(host.name, scope, str(path), status, detail)
-
-    if not path.exists():
-        return result("not-configured", "no config file")
-    try:
-        entry = get_entry(read_text(path), host.fmt, host.entry_path())
-    except ConfigFileError as error:
-        return result("unreadable", str(error))
-    if entry is None:
-        return result("not-configured", "no aletheia entry")
-    spec = _launch_spec(host, entry)
-    if isinstance(spec, str):
-        return result("remote" if spec.startswith("remote") else "broken", spec)
-    ok, detail = probe_server(*spec)
-    return result("ok" if ok else "broken", detail)
-
-
-def check_hosts(cwd: Path) -> list[HostCheck]:
-    checks = []
-    for host in HOSTS:
-        checks.append(check_host(host, "user", host.config_path("user", cwd)))
-        if host.project_file is not None:
-            project_path = host.config_path("project", cwd)
-            if project_path.exists():
-                checks.append(check_host(host, "project", project_path))
-    return checks
 
 
 def check_hooks(cwd: Path) -> dict[str, bool]:
@@ -259,15 +172,22 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
     versions = _versions(store)
     hosts = check_hosts(Path.cwd())
     hooks = check_hooks(Path.cwd())
-    db_path = settings.store if store["ok"] and isinstance(settings.store, Path) else None
-    semantic = semantic_status(db_path, semantic_enabled())
-    healthy = store["ok"] and not any(check.problem for check in hosts)
+    config = check_config()
+    db_path = settings.store if "counts" in store and isinstance(settings.store, Path) else None
+    semantic = check_semantic(db_path, local=isinstance(settings.store, Path))
+    healthy = (
+        store["ok"]
+        and config["ok"]
+        and "problem" not in semantic
+        and not any(check.problem for check in hosts)
+    )
     code = EXIT_CODES["no_store"] if store.get("missing") else 0 if healthy else 1
     if as_json:
         emit_json(
             {
                 "ok": healthy,
                 "store": store,
+                "config": config,
                 "versions": versions,
                 "hosts": [check.__dict__ for check in hosts],
                 "claude_code_hooks": hooks,
@@ -275,13 +195,50 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
             }
         )
     else:
-        _print_report(store, versions, hosts, hooks)
+        _print_report(store, config, versions, hosts, hooks)
         _print_semantic(semantic)
     raise SystemExit(code)
 
 
+def check_config() -> dict[str, Any]:
+    """``<data dir>/config.json``: absent or valid is ok; an invalid one stops every command."""
+    path = data_dir(os.environ) / CONFIG_FILE_NAME
+    try:
+        load_excluded_projects()
+    except ConfigError as error:
+        return {"path": str(path), "ok": False, "detail": error.message}
+    except (OSError, UnicodeDecodeError) as error:  # a folder there, unreadable, not UTF-8
+        return {"path": str(path), "ok": False, "detail": f"Cannot read {path}: {error}"}
+    return {"path": str(path), "ok": True, "detail": "ok" if path.exists() else "none"}
+
+
+def check_semantic(db_path: Path | None, *, local: bool) -> dict[str, Any]:
+    """The semantic extra's status, with a ``problem`` when it was asked for and cannot work
+    (a mistyped ``ALETHEIA_SEMANTIC``, no model, a store that keeps no vectors)."""
+    try:
+        enabled = semantic_enabled()
+    except InvalidInputError as error:
+        return {**semantic_status(db_path, False), "problem": error.message}
+    status = semantic_status(db_path, enabled)
+    if enabled and not status["model_found"]:
+        status["problem"] = (
+            "ALETHEIA_SEMANTIC is on but the embedding model is not installed; search is lexical"
+            f" only. Install it: {INSTALL_HINT}"
+        )
+    elif enabled and not local:
+        status["problem"] = (
+            "ALETHEIA_SEMANTIC is on but the store is a PostgreSQL database, which keeps no"
+            " vectors; search is lexical only."
+        )
+    return status
+
+
 def _print_report(
-    store: dict[str, Any], versions: dict[str, str], hosts: list[HostCheck], hooks: dict[str, bool]
+    store: dict[str, Any],
+    config: dict[str, Any],
+    versions: dict[str, str],
+    hosts: list[HostCheck],
+    hooks: dict[str, bool],
 ) -> None:
     mark = style("ok", fg="green") if store["ok"] else style("PROBLEM", fg="red", bold=True)
     chosen = f" (from {HUB_DB})" if store["chosen_by"] == HUB_DB else ""
@@ -303,6 +260,9 @@ def _print_report(
                 fg="yellow",
             )
         )
+    if not config["ok"]:
+        problem = style("PROBLEM", fg="red", bold=True)
+        echo(style("Config", bold=True) + f"  {problem}  {config['detail']}")
     echo(style("Versions", bold=True) + "  " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     echo(style("Tools", bold=True))
     for check in hosts:
@@ -321,10 +281,20 @@ def _print_report(
 
 def _print_semantic(status: dict[str, Any]) -> None:
     switch = "on" if status["enabled"] else "off (ALETHEIA_SEMANTIC=on turns it on)"
+    problem = status.get("problem")
+    if problem and not status["enabled"]:  # a value that is neither on nor off
+        switch = "off until ALETHEIA_SEMANTIC says on or off"
     if not status["model_found"]:
         echo(style("Semantic", bold=True) + f"  model not installed ({status['hint']}); {switch}")
-        return
-    echo(style("Semantic", bold=True) + f"  model {status['model']} found; {switch}")
+    else:
+        echo(style("Semantic", bold=True) + f"  model {status['model']} found; {switch}")
+    if problem:
+        echo(f"  {style('PROBLEM', fg='red', bold=True)}  {problem}")
+    if status["model_found"]:
+        _print_coverage(status)
+
+
+def _print_coverage(status: dict[str, Any]) -> None:
     if "memories" in status:
         with_vectors, memories = status["memories_with_vectors"], status["memories"]
         echo(f"  {with_vectors} of {memories} memories have vectors")

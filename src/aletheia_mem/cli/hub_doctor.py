@@ -14,6 +14,7 @@ from typing import Any
 from aletheia_mem.cli.common import EXIT_CODES, echo, style
 from aletheia_mem.errors import AletheiaError, NoStoreError
 from aletheia_mem.storage.open import display_target, hub_store_exists, open_hub_store
+from aletheia_mem.storage.store_file import check_place
 
 NO_HUB_STORE = "no hub store here (aletheia mcp-link create --hub-db starts one)"
 
@@ -23,6 +24,8 @@ def check_hub_store(target: Path | str) -> dict[str, Any]:
     its database's facts (``schema``, versions) and ``counts``."""
     shown = display_target(target)
     try:
+        if isinstance(target, Path):
+            check_place(target)  # a folder there is no store, nor a missing one
         if not hub_store_exists(target):  # never made here: a wrong URL gets no tables
             return {"target": shown, "ok": False, "missing": True, "detail": NO_HUB_STORE}
         store = open_hub_store(target)
@@ -65,7 +68,9 @@ def print_hub_report(report: dict[str, Any]) -> None:
     """Two lines when the store opened; one line saying what is wrong when it did not."""
     title = style("Hub store", bold=True)
     if "schema" not in report:
-        echo(f"{title}  {style('PROBLEM', fg='red', bold=True)}  {report['detail']}")
+        problem = style("PROBLEM", fg="red", bold=True)
+        where = "" if report["target"] in report["detail"] else f"  {report['target']}"
+        echo(f"{title}{where}  {problem}  {report['detail']}")
         return
     mark = style("ok", fg="green") if report["ok"] else style("PROBLEM", fg="red", bold=True)
     echo(f"{title}  {report['target']}  {mark}")

@@ -1,0 +1,204 @@
+"""``aletheia doctor``'s tools section: each host's config file read, its ``aletheia`` entry's
+shape checked, and its server started as the host would and asked for its tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aletheia_mem import __version__
+from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
+from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host, Scope
+
+SERVER_CHECK_SECONDS = 10
+_HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "aletheia-doctor", "version": __version__},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+@dataclass(frozen=True)
+class HostCheck:
+    host: str
+    scope: Scope
+    path: str
+    status: str  # not-configured, ok, broken, remote, unreadable
+    detail: str
+
+    @property
+    def problem(self) -> bool:
+        return self.status in ("broken", "unreadable")
+
+
+def kind_of(value: Any) -> str:
+    """What a JSON or TOML value is, as a message names it: ``an array``, ``a string``."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "true or false"
+    if value is None:
+        return "null"
+    return "a number"
+
+
+def shape_problem(host: Host, document: Any) -> str | None:
+    """What on the way to the servers' table is not an object (a file whose top level is an
+    array, ``"mcpServers": "x"``), said so that the user knows the host cannot read it."""
+    node, where = document, "the top level"
+    for depth, key in enumerate(host.servers_key):
+        if node is None:
+            return None
+        if not isinstance(node, dict):
+            return f"{where} is {kind_of(node)}, not an object; {host.title} cannot read it"
+        node, where = node.get(key), ".".join(host.servers_key[: depth + 1])
+    if node is not None and not isinstance(node, dict):
+        return f"{where} is {kind_of(node)}, not an object; {host.title} cannot read it"
+    return None
+
+
+def find_entry(host: Host, document: Any) -> Any:
+    """The ``aletheia`` entry the host starts: an older shape's place first (as ``install``
+    finds it), else the current one's; None when there is none."""
+    for servers in (*host.legacy_servers_keys, host.servers_key):
+        node = document
+        for key in (*servers, SERVER_NAME):
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            return node
+    return None
+
+
+def _wrong(host: Host, field: str, value: Any, expected: str) -> str:
+    return (
+        f'the entry\'s "{field}" is {kind_of(value)}, not {expected}; fix it, or run'
+        f" `aletheia install {host.name}`"
+    )
+
+
+def launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | str:
+    """The command line and env of a stdio entry, or why it cannot be started (a field of the
+    wrong shape: a string where the host wants a list), or a description of a remote one."""
+    if not isinstance(entry, dict):
+        return f"the entry is {kind_of(entry)}, not an object"
+    url = entry.get("url") or entry.get("serverUrl") or entry.get("httpUrl")
+    if url:
+        return f"remote {url}"
+    env_key = "environment" if host.name == "opencode" else "env"
+    env = entry.get(env_key) or {}
+    if not isinstance(env, dict):
+        return _wrong(host, env_key, env, "an object")
+    command, args = entry.get("command"), entry.get("args") or []
+    if host.name == "opencode":  # one list: the program and its arguments
+        if command is not None and not isinstance(command, list):
+            return _wrong(host, "command", command, "a list of strings")
+        command, args = (str(command[0]), command[1:]) if command else (None, [])
+    elif command is not None and not isinstance(command, str):
+        return _wrong(host, "command", command, "a string")
+    if not isinstance(args, list):
+        return _wrong(host, "args", args, "a list of strings")
+    if not command:
+        return "the entry has no command"
+    return [command, *(str(arg) for arg in args)], {str(k): str(v) for k, v in env.items()}
+
+
+def probe_server(argv: list[str], env: dict[str, str]) -> tuple[bool, str]:
+    """Start the server as a host would (minimal env) and list its tools."""
+    base = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
+    payload = "".join(json.dumps(message) + "\n" for message in _HANDSHAKE)
+    try:
+        result = subprocess.run(  # noqa: S603 - the command is the user's own config entry
+            argv,
+            input=payload,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            env={**base, **env},
+            timeout=SERVER_CHECK_SECONDS,
+            check=False,
+        )
+    except FileNotFoundError:
+        return False, f"{argv[0]} does not exist"
+    except PermissionError:
+        return False, f"{argv[0]} is not executable"
+    except subprocess.TimeoutExpired:
+        return False, f"no answer within {SERVER_CHECK_SECONDS} s"
+    except OSError as error:  # not a program at all (an exec format error, say)
+        return False, f"{argv[0]} cannot be started: {error.strerror or error}"
+    garbage = ""
+    for line in result.stdout.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            garbage = garbage or line.strip()
+            continue
+        if isinstance(message, dict) and message.get("id") == 2 and "result" in message:
+            tools = message["result"].get("tools", [])
+            return True, f"server answers ({len(tools)} tools)"
+    return False, _no_answer(result, garbage)
+
+
+def _no_answer(result: subprocess.CompletedProcess[str], garbage: str) -> str:
+    """Why a server gave no list of tools: what it printed instead, or how it ended."""
+    if garbage:
+        return (
+            f"the server printed something that is not MCP on stdout: {garbage[:80]!r}"
+            " (a stdio server may write only JSON-RPC there)"
+        )
+    said = (result.stderr.strip().splitlines() or [""])[-1][:200]
+    if result.returncode != 0:
+        ended = f"the server exited with code {result.returncode} without answering"
+    else:
+        ended = "the server did not answer tools/list"
+    return f"{ended}: {said}" if said else ended
+
+
+def check_host(host: Host, scope: Scope, path: Path) -> HostCheck:
+    def result(status: str, detail: str) -> HostCheck:
+        return HostCheck(host.name, scope, str(path), status, detail)
+
+    if not path.exists():
+        return result("not-configured", "no config file")
+    try:
+        document = get_entry(read_text(path), host.fmt, ())
+    except ConfigFileError as error:
+        return result("unreadable", str(error))
+    shape = shape_problem(host, document)
+    if shape is not None:
+        return result("unreadable", shape)
+    entry = find_entry(host, document)
+    if entry is None:
+        return result("not-configured", "no aletheia entry")
+    spec = launch_spec(host, entry)
+    if isinstance(spec, str):
+        return result("remote" if spec.startswith("remote") else "broken", spec)
+    ok, detail = probe_server(*spec)
+    return result("ok" if ok else "broken", detail)
+
+
+def check_hosts(cwd: Path) -> list[HostCheck]:
+    checks = []
+    for host in HOSTS:
+        checks.append(check_host(host, "user", host.config_path("user", cwd)))
+        if host.project_file is not None:
+            project_path = host.config_path("project", cwd)
+            if project_path.exists():
+                checks.append(check_host(host, "project", project_path))
+    return checks
