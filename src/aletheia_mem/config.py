@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,15 +249,12 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
     ``ALETHEIA_EXCLUDE`` (comma-separated).
 
     Raises:
-        ConfigError: the config file exists but is not valid.
+        ConfigError: the config file exists but cannot be read or is not valid.
     """
     env = os.environ if env is None else env
     entries = [part.strip() for part in env.get("ALETHEIA_EXCLUDE", "").split(",")]
     path = data_dir(env) / CONFIG_FILE_NAME
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raw = ""
+    raw = _read_config(path)
     if raw.strip():
         try:
             loaded = json.loads(raw)
@@ -269,3 +267,27 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
             raise ConfigError(f"exclude_projects in {path} must be a list of strings.")
         entries += listed
     return tuple(entry for entry in entries if entry.strip())
+
+
+def _read_config(path: Path) -> str:
+    """The config file's text, "" when there is none.
+
+    Raises:
+        ConfigError: a folder or special file there (a FIFO would block), unreadable, or
+            not UTF-8.
+    """
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ConfigError(
+                f"{path} is not a regular file (a folder or a special file); move it away."
+            )
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte 0x{error.object[error.start]:02x} at position"
+            f" {error.start}); save it as UTF-8."
+        ) from None
+    except OSError as error:
+        raise ConfigError(f"{path} cannot be read: {error.strerror or error}.") from None

@@ -336,12 +336,28 @@ def _new_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def check_writable(change: Change) -> None:
+    """Refuse before anything is written a change whose file is read-only.
+
+    Raises:
+        ConfigFileError: the file is read-only, or cannot be looked at.
+    """
+    if change.action in ("unchanged", "conflict"):
+        return
+    try:
+        _refuse_read_only(change.path, change.path.stat())
+    except FileNotFoundError:
+        return  # a new file
+    except OSError as error:
+        raise ConfigFileError(f"Cannot write {change.path}: {error}") from None
+
+
 def write_change(change: Change) -> Path | None:
     """Write the new text atomically, after a backup of the old file; returns the backup.
 
     Raises:
         ConfigFileError: the file is read-only, or the folder or file cannot be written
-            (permissions, a full disk).
+            (permissions, a full disk); the file is then as it was, and no backup is left.
     """
     if change.action in ("unchanged", "conflict"):
         return None
@@ -352,17 +368,49 @@ def write_change(change: Change) -> Path | None:
         raise ConfigFileError(f"Cannot write {path}: {error}") from None
 
 
+def undo_change(change: Change, backup: Path | None) -> None:
+    """Put back the file :func:`write_change` wrote: its backup moved back in place (the same
+    bytes and owner, the file's mode), or the new file removed when there was none before.
+
+    Raises:
+        OSError: it cannot be put back (the backup then stays where it is).
+    """
+    if change.action in ("unchanged", "conflict"):
+        return
+    if backup is None:
+        change.path.unlink(missing_ok=True)
+        return
+    os.chmod(backup, stat.S_IMODE(change.path.stat().st_mode))  # the write kept the mode
+    os.replace(backup, change.path)
+
+
+def _refuse_read_only(path: Path, info: os.stat_result) -> None:
+    if not info.st_mode & stat.S_IWUSR:
+        raise ConfigFileError(
+            f"{path} is read-only; make it writable (chmod u+w) and run this again."
+        )
+
+
 def _replace_text(path: Path, text: str) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
     old = path.stat() if path.exists() else None
     if old is not None:
-        if not old.st_mode & stat.S_IWUSR:
-            raise ConfigFileError(
-                f"{path} is read-only; make it writable (chmod u+w) and run this again."
-            )
-        backup = backup_path(path)
-        _private_copy(path, backup, old)
+        _refuse_read_only(path, old)
+    backup = backup_path(path) if old is not None else None
+    try:
+        if old is not None and backup is not None:
+            _private_copy(path, backup, old)
+        _write_over(path, text, old)
+    except BaseException:
+        if backup is not None:  # the file is as it was: no backup of it is needed
+            backup.unlink(missing_ok=True)
+        raise
+    return backup
+
+
+def _write_over(path: Path, text: str, old: os.stat_result | None) -> None:
+    """Replace ``path`` with ``text`` at once (a file beside it, renamed over it), keeping the
+    old file's mode and owner."""
     mode = stat.S_IMODE(old.st_mode) if old is not None else _new_file_mode()
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -375,4 +423,3 @@ def _replace_text(path: Path, text: str) -> Path | None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    return backup

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,10 @@ from typing import Any
 from aletheia_mem import __version__
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host, Scope
+from aletheia_mem.cli.server_probe import ServerRun, run_server
 
 SERVER_CHECK_SECONDS = 10
+EXIT_GRACE_SECONDS = 5  # after its answer, for the server to exit once its input is closed
 _HANDSHAKE = [
     {
         "jsonrpc": "2.0",
@@ -36,7 +37,7 @@ class HostCheck:
     host: str
     scope: Scope
     path: str
-    status: str  # not-configured, ok, broken, remote, unreadable
+    status: str  # not-configured, ok, warning, broken, remote, unreadable
     detail: str
 
     @property
@@ -119,55 +120,79 @@ def launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | st
     return [command, *(str(arg) for arg in args)], {str(k): str(v) for k, v in env.items()}
 
 
-def probe_server(argv: list[str], env: dict[str, str]) -> tuple[bool, str]:
-    """Start the server as a host would (minimal env) and list its tools."""
+def probe_server(argv: list[str], env: dict[str, str]) -> tuple[str, str]:
+    """Start the server as a host would (minimal env), list its tools and close its input;
+    returns the check's status (ok, warning, broken) and what it found."""
     base = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
     payload = "".join(json.dumps(message) + "\n" for message in _HANDSHAKE)
     try:
-        result = subprocess.run(  # noqa: S603 - the command is the user's own config entry
+        run = run_server(
             argv,
-            input=payload,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            env={**base, **env},
+            {**base, **env},
+            payload,
+            lambda line: _reply(line, 2) is not None,
             timeout=SERVER_CHECK_SECONDS,
-            check=False,
+            exit_grace=EXIT_GRACE_SECONDS,
         )
     except FileNotFoundError:
-        return False, f"{argv[0]} does not exist"
+        return "broken", f"{argv[0]} does not exist"
     except PermissionError:
-        return False, f"{argv[0]} is not executable"
-    except subprocess.TimeoutExpired:
-        return False, f"no answer within {SERVER_CHECK_SECONDS} s"
+        return "broken", f"{argv[0]} is not executable"
     except OSError as error:  # not a program at all (an exec format error, say)
-        return False, f"{argv[0]} cannot be started: {error.strerror or error}"
-    garbage = ""
-    for line in result.stdout.splitlines():
-        try:
-            message = json.loads(line)
-        except ValueError:
-            garbage = garbage or line.strip()
-            continue
-        if isinstance(message, dict) and message.get("id") == 2 and "result" in message:
-            tools = message["result"].get("tools", [])
-            return True, f"server answers ({len(tools)} tools)"
-    return False, _no_answer(result, garbage)
+        return "broken", f"{argv[0]} cannot be started: {error.strerror or error}"
+    listed = [reply for line in run.stdout.splitlines() if (reply := _reply(line, 2)) is not None]
+    if not listed:
+        return "broken", _no_answer(run)
+    tools = listed[0].get("tools")
+    answers = f"server answers ({len(tools) if isinstance(tools, list) else 0} tools)"
+    if run.returncode is None:  # hosts stop it themselves, so it works; but it lingers
+        return "warning", (
+            f"{answers}, but did not exit within {EXIT_GRACE_SECONDS} s of its input closing"
+            " (a stdio server should exit at the end of its input)"
+        )
+    return "ok", answers
 
 
-def _no_answer(result: subprocess.CompletedProcess[str], garbage: str) -> str:
+def _reply(line: str, request_id: int) -> dict[str, Any] | None:
+    """The result of the reply to ``request_id`` in one line of output, else None."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and message.get("id") == request_id:
+        result = message.get("result")
+        return result if isinstance(result, dict) else None
+    return None
+
+
+def _no_answer(run: ServerRun) -> str:
     """Why a server gave no list of tools: what it printed instead, or how it ended."""
+    lines = run.stdout.splitlines()
+    garbage = next((line.strip() for line in lines if line.strip() and not _is_json(line)), "")
     if garbage:
         return (
             f"the server printed something that is not MCP on stdout: {garbage[:80]!r}"
             " (a stdio server may write only JSON-RPC there)"
         )
-    said = (result.stderr.strip().splitlines() or [""])[-1][:200]
-    if result.returncode != 0:
-        ended = f"the server exited with code {result.returncode} without answering"
+    if run.returncode is None:
+        within = f"within {SERVER_CHECK_SECONDS} s"
+        if any(_reply(line, 1) is not None for line in lines):
+            return f"the server answered initialize but not tools/list {within}"
+        return f"no answer {within}"
+    said = (run.stderr.strip().splitlines() or [""])[-1][:200]
+    if run.returncode != 0:
+        ended = f"the server exited with code {run.returncode} without answering"
     else:
         ended = "the server did not answer tools/list"
     return f"{ended}: {said}" if said else ended
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def check_host(host: Host, scope: Scope, path: Path) -> HostCheck:
@@ -189,8 +214,7 @@ def check_host(host: Host, scope: Scope, path: Path) -> HostCheck:
     spec = launch_spec(host, entry)
     if isinstance(spec, str):
         return result("remote" if spec.startswith("remote") else "broken", spec)
-    ok, detail = probe_server(*spec)
-    return result("ok" if ok else "broken", detail)
+    return result(*probe_server(*spec))
 
 
 def check_hosts(cwd: Path) -> list[HostCheck]:

@@ -11,9 +11,11 @@ import click
 from aletheia_mem.cli.clients import (
     Change,
     ConfigFileError,
+    check_writable,
     get_entry,
     plan_change,
     read_text,
+    undo_change,
     write_change,
 )
 from aletheia_mem.cli.common import (
@@ -146,7 +148,7 @@ def install(
     Without --write it shows the change as a diff. With --write it merges the entry into the
     file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
     first. A second run changes nothing. A different server already named aletheia is left
-    alone unless --force.
+    alone unless --force. With --hooks both files are written or neither.
     """
     chosen = HOSTS_BY_NAME[host.lower()]
     check_scope(chosen, scope)
@@ -180,9 +182,10 @@ def install(
 
 def _apply(plans: list[tuple[Change, str]], write: bool, as_json: bool) -> list[dict[str, Any]]:
     """Write (or only describe) each change; returns the report of each."""
+    changes = [change for change, _ in plans]
+    backups = _write_all(changes) if write else [None] * len(changes)
     report = []
-    for change, what in plans:
-        backup = write_change(change) if write else None
+    for (change, what), backup in zip(plans, backups, strict=True):
         report.append(
             {
                 "path": str(change.path),
@@ -201,6 +204,44 @@ def _apply(plans: list[tuple[Change, str]], write: bool, as_json: bool) -> list[
         if backup:
             echo(f"Backup of the previous file: {backup}")
     return report
+
+
+def _write_all(changes: list[Change]) -> list[Path | None]:
+    """Write every change or none: each file is checked first, and when a write fails anyway
+    the files written before it are put back as they were. Returns each change's backup.
+
+    Raises:
+        ConfigFileError: a file is read-only or cannot be written; no file was changed.
+    """
+    for change in changes:
+        check_writable(change)
+    written: list[tuple[Change, Path | None]] = []
+    try:
+        for change in changes:
+            written.append((change, write_change(change)))  # noqa: PERF401 - kept to undo
+    except ConfigFileError as error:
+        raise ConfigFileError(_undo_all(written, str(error))) from None
+    return [backup for _, backup in written]
+
+
+def _undo_all(written: list[tuple[Change, Path | None]], error: str) -> str:
+    """Put back the files written before ``error``; the message for the user."""
+    restored, stuck = [], []
+    for change, backup in reversed(written):
+        if change.action in ("unchanged", "conflict"):
+            continue
+        try:
+            undo_change(change, backup)
+            restored.append(str(change.path))
+        except OSError as undo_error:
+            kept = f" (its previous text is in {backup})" if backup else ""
+            stuck.append(f"{change.path} could not be put back: {undo_error}{kept}")
+    head = error.rstrip(".")
+    if stuck:
+        return f"{head}; {'; '.join(stuck)}."
+    if restored:
+        return f"{head}; nothing was changed ({', '.join(restored)} put back as it was)."
+    return error
 
 
 def _coloured_diff(diff: str) -> str:
