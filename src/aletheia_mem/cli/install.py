@@ -8,16 +8,7 @@ from typing import Any
 
 import click
 
-from aletheia_mem.cli.clients import (
-    Change,
-    ConfigFileError,
-    check_writable,
-    get_entry,
-    plan_change,
-    read_text,
-    undo_change,
-    write_change,
-)
+from aletheia_mem.cli.clients import Change, ConfigFileError, get_entry, plan_change, read_text
 from aletheia_mem.cli.common import (
     cli_settings,
     echo,
@@ -27,6 +18,7 @@ from aletheia_mem.cli.common import (
     json_option,
     style,
 )
+from aletheia_mem.cli.config_writes import check_writable, undo_change, write_change
 from aletheia_mem.cli.connect import (
     check_scope,
     host_argument,
