@@ -281,7 +281,7 @@ def _read_config(path: Path) -> str:
             raise ConfigError(
                 f"{path} is not a regular file (a folder or a special file); move it away."
             )
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a BOM (older Notepad) is let be
     except FileNotFoundError:
         return ""
     except UnicodeDecodeError as error:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.config import load_excluded_projects
 from tests.e2e.http_server import running_server
 from tests.safety.entry_points import mcp_lines, run_command
 
@@ -104,3 +105,13 @@ def test_doctor_names_a_config_that_is_not_utf8_as_the_commands_do(tmp_path: Pat
         "ok": False,
         "detail": f"{config} {SAID['not-utf8']}",
     }
+
+
+def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # Editors on Windows may save UTF-8 with a BOM; the hosts' config files are read so too.
+    home = tmp_path / "home"
+    config = home / ".aletheia" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_bytes(b"\xef\xbb\xbf" + json.dumps({"exclude_projects": ["billing"]}).encode())
+    env = {"HOME": str(home), "ALETHEIA_DATA_DIR": str(config.parent)}
+    assert load_excluded_projects(env) == ("billing",)
