@@ -393,3 +393,84 @@ def test_a_fact_valid_from_before_1970_exports_and_imports_again(
     imported = run("import", str(dump))
     assert imported.exit_code == 0, imported.stderr
     assert run("export").stdout == dump.read_text(encoding="utf-8")
+
+
+def test_export_to_a_file_syncs_its_data_before_the_rename_and_the_folder_after(
+    run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Else a power cut soon after could leave the export empty under its final name. Seen
+    through os.fsync and os.replace, which still do their work."""
+    run("save", "Use pnpm, not npm")
+    events: list[tuple[str, Any]] = []
+    fsync, replace = os.fsync, os.replace
+
+    def spied_fsync(fd: int) -> None:
+        info = os.fstat(fd)
+        size = None if stat.S_ISDIR(info.st_mode) else info.st_size
+        events.append(("fsync", (info.st_ino, size)))
+        fsync(fd)
+
+    def spied_replace(source: Any, target: Any) -> None:
+        events.append(("replace", Path(target)))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", spied_fsync)
+    monkeypatch.setattr(os, "replace", spied_replace)
+    dump = tmp_path / "dump.jsonl"
+    assert run("export", "-o", str(dump)).exit_code == 0
+    monkeypatch.undo()
+    written = dump.stat()
+    assert events[-3:] == [
+        ("fsync", (written.st_ino, written.st_size)),  # the whole file, before its rename
+        ("replace", dump),
+        ("fsync", (tmp_path.stat().st_ino, None)),  # then the folder that holds its name
+    ]
+    assert '"text":"Use pnpm, not npm"' in dump.read_text(encoding="utf-8")
+
+
+@pytest.mark.sqlite_only
+def test_an_import_logs_each_item_once_as_a_change_of_this_store_for_a_first_sync(
+    run: Invoke, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(run)
+    _episode(workspace.data_dir)
+    dump = tmp_path / "dump.jsonl"
+    assert run("export", "-o", str(dump)).exit_code == 0
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "fresh"))
+    assert run("import", str(dump)).exit_code == 0
+    records = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()[1:]]
+    keys = {"memory": "uid", "fact": "uid", "rule": "id", "episode": "uid"}
+    items = sorted((r["type"], r["data"][keys[r["type"]]]) for r in records if r["type"] in keys)
+    store = SqliteStore(tmp_path / "fresh" / "aletheia.db")
+    try:
+        page = store.export_changes(
+            after=0, limit=1000, max_bytes=10**9, local_only=True, exclude_origin=None,
+            projects=None,
+        )  # fmt: skip
+        assert sorted((r["kind"], r["key"]) for r in page.records) == items
+        assert {r["v"][1] for r in page.records} == {store.sync_store_id()}
+        # Checked once at the end of the import, foreign keys are enforced again after it.
+        assert store._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    finally:
+        store.close()
+
+
+@pytest.mark.sqlite_only
+def test_a_fact_listed_before_the_memory_it_states_still_marks_that_memory_stale(
+    run: Invoke, workspace: Workspace, tmp_path: Path
+) -> None:
+    """A memory whose facts have all ended ranks below current knowledge, whatever the order
+    of the file's lines."""
+    fact = {
+        "id": 1, "uid": "f" * 32, "project": "shop", "subject": "api", "predicate": "db",
+        "object": "pg", "valid_from": 1, "valid_to": 5, "recorded_at": 1,
+        "superseded_by": None, "source": "cli", "memory_id": 1, "dismissed_at": None,
+        "dismiss_reason": None,
+    }  # fmt: skip
+    records = [{"type": "fact", "data": fact}, _memory(facts=["api db pg"])]
+    assert _import_text(run, tmp_path, records).exit_code == 0
+    store = SqliteStore(workspace.data_dir / "aletheia.db")
+    try:
+        assert store.stale_memory_ids([1], now=10) == {1}
+    finally:
+        store.close()

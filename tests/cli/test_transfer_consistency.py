@@ -246,3 +246,27 @@ def test_export_into_a_pipe_nobody_reads_ends_quietly_with_exit_code_1(tmp_path:
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (1, "")
+
+
+def test_an_export_to_a_file_imports_again_with_its_chains_of_superseded_facts(
+    tmp_path: Path,
+) -> None:
+    """Through the file ``-o`` writes (synced, then renamed): each fact superseded by a later
+    one refers forward, which the import checks once, after the inserts."""
+    home = tmp_path / "home"
+    _ok(run_command(home, "aletheia", "save", "Use pnpm, not npm", "--pin"))
+    for version in ("14", "15", "16"):
+        _ok(run_command(home, "aletheia", "facts", "add", "payments-api", "database", version))
+    _ok(run_command(home, "aletheia", "facts", "add", "web", "framework", "svelte"))
+    dump = tmp_path / "dump.jsonl"
+    _ok(run_command(home, "aletheia", "export", "-o", str(dump)))
+    text = dump.read_text(encoding="utf-8")
+    _, by_type = _records(text)
+    assert [fact["superseded_by"] for fact in by_type["fact"].values()] == [2, 3, None, None]
+    fresh = tmp_path / "fresh"
+    _ok(run_command(fresh, "aletheia", "import", str(dump)))
+    assert _ok(run_command(fresh, "aletheia", "export")).stdout == text
+    history = _ok(
+        run_command(fresh, "aletheia", "facts", "history", "payments-api", "--all", "--json")
+    )
+    assert [fact["object"] for fact in json.loads(history.stdout)] == ["16", "15", "14"]

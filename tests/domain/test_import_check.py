@@ -10,6 +10,7 @@ import pytest
 from aletheia_mem.domain.import_check import MAX_ID, checked_record
 from aletheia_mem.errors import InvalidInputError
 
+NOW = 1_767_225_600_000  # 2026-01-01
 SECRET = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
@@ -33,10 +34,10 @@ def _episode(**changes: Any) -> dict[str, Any]:
 
 def test_ids_are_capped_at_two_to_the_53_so_a_store_keeps_ids_to_give() -> None:
     assert MAX_ID == 2**53
-    assert checked_record("memory", memory_data(id=MAX_ID), 2)["id"] == MAX_ID
+    assert checked_record("memory", memory_data(id=MAX_ID), 2, now=NOW)["id"] == MAX_ID
     for big in (MAX_ID + 1, 2**63 - 1):
         with pytest.raises(InvalidInputError) as raised:
-            checked_record("memory", memory_data(id=big), 2)
+            checked_record("memory", memory_data(id=big), 2, now=NOW)
         assert raised.value.message == (f'Line 2: memory field "id" must be from 1 to {MAX_ID}.')
     with pytest.raises(InvalidInputError, match='"superseded_by" must be from 1 to'):
         fact = {
@@ -44,7 +45,7 @@ def test_ids_are_capped_at_two_to_the_53_so_a_store_keeps_ids_to_give() -> None:
             "object": "o", "valid_from": 1, "recorded_at": 1, "superseded_by": 2**63 - 1,
             "source": "cli",
         }  # fmt: skip
-        checked_record("fact", fact, 3)
+        checked_record("fact", fact, 3, now=NOW)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +63,7 @@ def test_ids_are_capped_at_two_to_the_53_so_a_store_keeps_ids_to_give() -> None:
 def test_a_uid_not_shaped_as_a_store_makes_it_is_refused(uid: str) -> None:
     for kind, record in (("memory", memory_data(uid=uid)), ("episode", _episode(uid=uid))):
         with pytest.raises(InvalidInputError) as raised:
-            checked_record(kind, record, 4)
+            checked_record(kind, record, 4, now=NOW)
         assert raised.value.message == (
             f'Line 4: {kind} field "uid" must be 32 lowercase hexadecimal digits.'
         )
@@ -70,8 +71,8 @@ def test_a_uid_not_shaped_as_a_store_makes_it_is_refused(uid: str) -> None:
 
 def test_uids_a_store_makes_are_kept_exactly() -> None:
     for uid in ("01a2425ff6ef7382bb09249d805783e6", "f" * 32, "0123456789abcdef" * 2):
-        assert checked_record("memory", memory_data(uid=uid), 1)["uid"] == uid
-        assert checked_record("episode", _episode(uid=uid), 1)["uid"] == uid
+        assert checked_record("memory", memory_data(uid=uid), 1, now=NOW)["uid"] == uid
+        assert checked_record("episode", _episode(uid=uid), 1, now=NOW)["uid"] == uid
 
 
 def test_an_audit_rows_tool_and_result_are_redacted_like_its_detail() -> None:
@@ -79,8 +80,8 @@ def test_an_audit_rows_tool_and_result_are_redacted_like_its_detail() -> None:
         "id": 1, "at": 1, "actor": "me", "tool": SECRET, "project": "shop",
         "result": "password=hunter2Secret99", "detail": "password=hunter2Secret99",
     }  # fmt: skip
-    clean = checked_record("audit", row, 2)
+    clean = checked_record("audit", row, 2, now=NOW)
     assert SECRET not in clean["tool"] and "[REDACTED]" in clean["tool"]
     assert clean["result"] == clean["detail"] == "password=[REDACTED]"
-    kept = checked_record("audit", {**row, "tool": "save_memory", "result": "ok"}, 2)
+    kept = checked_record("audit", {**row, "tool": "save_memory", "result": "ok"}, 2, now=NOW)
     assert (kept["tool"], kept["result"]) == ("save_memory", "ok")

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.rules import rule_id
+from aletheia_mem.timefmt import LAST_MS
 from tests.safety.entry_points import run_command
+
+DAY_MS = 86_400_000
+TOMORROW = time.time_ns() // 1_000_000 + 2 * DAY_MS  # past the day an import allows
+AHEAD = "must not be in the future (more than a day ahead of this machine's clock)"
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +54,25 @@ def _rule(**changes: Any) -> dict[str, Any]:
         "id": "r_0123456789", "then_text": "x", "when_text": "", "scope_tier": "everywhere",
         "scope_name": "", "evidence_memory_ids": [], "evidence_fact_ids": [], "source": "x",
         "added_at": 1, "last_confirmed_at": 1, "enabled": 1, "updated_at": 1,
+    }  # fmt: skip
+    data.update(changes)
+    return data
+
+
+def _fact(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": 900, "uid": "e" * 32, "project": "shop", "subject": "api", "predicate": "db",
+        "object": "pg", "valid_from": 1, "valid_to": None, "recorded_at": 1,
+        "superseded_by": None, "source": "cli", "memory_id": None, "dismissed_at": None,
+        "dismiss_reason": None,
+    }  # fmt: skip
+    data.update(changes)
+    return data
+
+
+def _episode(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": 900, "uid": "d" * 32, "project": "shop", "tool": "cli", "started_at": 1,
     }  # fmt: skip
     data.update(changes)
     return data
@@ -115,7 +141,41 @@ HOSTILE = {
     ),
     "a negative timestamp": (
         {"type": "memory", "data": _memory(updated_at=-5)},
-        'memory field "updated_at" must be from 0 to 253402300799999',
+        'memory field "updated_at" must not be before 1970',
+    ),
+    "a memory created in the year 9999": (
+        {"type": "memory", "data": _memory(created_at=LAST_MS, updated_at=LAST_MS)},
+        f'memory field "created_at" {AHEAD}',
+    ),
+    "a memory dismissed tomorrow": (
+        {"type": "memory", "data": _memory(dismissed_at=TOMORROW)},
+        f'memory field "dismissed_at" {AHEAD}',
+    ),
+    "a fact recorded tomorrow": (
+        {"type": "fact", "data": _fact(recorded_at=TOMORROW)},
+        f'fact field "recorded_at" {AHEAD}',
+    ),
+    "a rule confirmed tomorrow": (
+        {
+            "type": "rule",
+            "data": _rule(id=rule_id("x", "", "everywhere", ""), last_confirmed_at=TOMORROW),
+        },
+        f'rule field "last_confirmed_at" {AHEAD}',
+    ),
+    "an episode ended tomorrow": (
+        {"type": "episode", "data": _episode(ended_at=TOMORROW)},
+        f'episode field "ended_at" {AHEAD}',
+    ),
+    "a request made tomorrow": (
+        {"type": "request", "data": {"id": 5, "episode_id": 1, "at": TOMORROW, "text": "x"}},
+        f'request field "at" {AHEAD}',
+    ),
+    "an audit row of tomorrow": (
+        {
+            "type": "audit",
+            "data": {"id": 9, "at": TOMORROW, "actor": "me", "tool": "t", "result": "ok"},
+        },
+        f'audit field "at" {AHEAD}',
     ),
     "pinned as 2": (
         {"type": "memory", "data": _memory(pinned=2)},
@@ -275,3 +335,63 @@ def test_import_keys_projects_and_redacts_names_like_a_tool_call(
     assert "#900" in found.stdout, found.stdout
     raw = b"".join(path.read_bytes() for path in (home / ".aletheia").glob("aletheia.db*"))
     assert secret.encode() not in raw
+
+
+def test_an_exporting_clock_hours_ahead_imports_and_a_fact_for_2100(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    """A past event may be up to a day ahead of this clock (the exporting machine's clock may
+    be off: a WSL guest's after sleep); a fact's validity any instant a save reads
+    (``facts add --valid-from 2100-01-01``)."""
+    ahead = time.time_ns() // 1_000_000 + 5 * 3_600_000
+    records = [
+        {"type": "memory", "data": _memory(created_at=ahead, updated_at=ahead)},
+        {"type": "fact", "data": _fact(valid_from=4_102_444_800_000)},  # 2100-01-01
+    ]
+    home = tmp_path / "home"
+    result = _import(home, [*export_lines, *(json.dumps(record) for record in records)])
+    assert result.returncode == 0, result.stderr
+    assert _row_counts(home)[:2] == [3, 2]
+
+
+def _imported(home: Path, memory_id: int) -> dict[str, Any]:
+    exported = run_command(home, "aletheia", "export")
+    records = [json.loads(line) for line in exported.stdout.splitlines()[1:]]
+    return next(
+        r["data"] for r in records if r["type"] == "memory" and r["data"]["id"] == memory_id
+    )
+
+
+def test_a_dedupe_key_naming_other_words_is_made_again_from_the_memorys_own(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    """As sync does with a peer's note: else saving those other words would answer
+    "Already saved as #900." with this record's words."""
+    squatted = dedupe_key("Deploy steps", "Run make deploy")
+    home = tmp_path / "home"
+    record = {"type": "memory", "data": _memory(dedupe_key=squatted)}
+    assert _import(home, [*export_lines, json.dumps(record)]).returncode == 0
+    assert _imported(home, 900)["dedupe_key"] == dedupe_key("Imported", "Imported text")
+    save = ("save", "Run make deploy", "--title", "Deploy steps", "--project", "shop")
+    assert run_command(home, "aletheia", *save).stdout == "Saved as #901 in shop.\n"
+    again = ("save", "Imported text", "--title", "Imported", "--project", "shop")
+    assert run_command(home, "aletheia", *again).stdout == "Already saved as #900.\n"
+
+
+def test_notes_whose_keys_an_older_version_made_differently_still_import(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    """Two notes of the same words whose keys differ (made by another rule, or before a
+    redaction changed their words): the first gets the key of its words, the second none."""
+    records = [
+        _memory(dedupe_key="key made by an older version"),
+        _memory(id=901, uid="c" * 32, dedupe_key="another older key"),
+    ]
+    home = tmp_path / "home"
+    lines = [*export_lines, *(json.dumps({"type": "memory", "data": r}) for r in records)]
+    result = _import(home, lines)
+    assert result.returncode == 0, result.stderr
+    assert _imported(home, 900)["dedupe_key"] == dedupe_key("Imported", "Imported text")
+    assert _imported(home, 901)["dedupe_key"] is None
+    again = ("save", "Imported text", "--title", "Imported", "--project", "shop")
+    assert run_command(home, "aletheia", *again).stdout == "Already saved as #900.\n"

@@ -45,7 +45,10 @@ def export_command(output: Path | None, progress: bool | None, as_json: bool) ->
     """Export everything as JSON Lines: memories, facts with their history, rules, episodes
     and their requests, dismissed items and the audit trail.
 
-    With --output and --json, the count and the file are printed as JSON.
+    --output writes a new 0600 file beside FILE, flushes it to the disk and renames it over
+    FILE, so that FILE holds its old content or the whole export, even after a power cut (a
+    FIFO, a device or /dev/fd/N is written straight through). With --output and --json, the
+    count and the file are printed as JSON.
     """
     with open_cli_app(create=False) as app:
         if output is None:
@@ -161,20 +164,26 @@ def _names_descriptor(path: Path) -> bool:
 @json_option
 @handles_errors
 def import_command(source: IO[str], progress: bool | None, as_json: bool) -> None:
-    """Load an export (a file, or - for standard input) into an empty store, exactly as it was."""
+    """Load an export (a file, or - for standard input) into an empty store, exactly as it was.
+
+    Every record is checked as strictly as a tool call: no time of a past event (a save, a
+    dismissal, a request) before 1970 or more than a day ahead of this machine's clock (a
+    fact's validity may be any instant from year 1 to 9999), and a note's dedupe key made
+    again from its words. A bad record is named by its line and nothing is imported.
+    """
     target = cli_settings().store
     with _no_store_left_on_failure(target), open_cli_app() as app:
-        size = _size_of(source)
+        size, now = _size_of(source), app.clock()
         if _show_progress(progress) and size:
             with click.progressbar(length=size, label="Importing", file=sys.stderr) as bar:
                 lines = store_transfer.read_lines(source)
-                count = store_transfer.import_lines(sqlite_store(app), lines, bar.update)
+                count = store_transfer.import_lines(sqlite_store(app), lines, bar.update, now=now)
                 # The bar counts the records' bytes; the header line and any CRLF line ends
                 # are read too, so a finished import fills what is left.
                 bar.update(max(0, size - bar.pos))
         else:
             count = store_transfer.import_lines(
-                sqlite_store(app), store_transfer.read_lines(source)
+                sqlite_store(app), store_transfer.read_lines(source), now=now
             )
         path = sqlite_store(app).path
     if as_json:

@@ -2,8 +2,10 @@
 
 An export file may come from anyone (a teammate, a download, an attacker), so every field must
 have its column's type, stay within the tools' limits, hold no NUL character and name only
-known enums; unknown and missing fields are refused. Free text goes through the same redaction
-as every other write. A problem is an :class:`InvalidInputError` naming the line and field.
+known enums, and no time of a past event may lie in the future (more than a day ahead of the
+importing machine's clock); unknown and missing fields are refused. A note's dedupe key is made
+again from its words, as sync does. Free text goes through the same redaction as every other
+write. A problem is an :class:`InvalidInputError` naming the line and field.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from aletheia_mem.domain.limits import (
     MAX_TEXT,
     MAX_TITLE,
 )
+from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
@@ -75,10 +78,26 @@ def whole(low: int = 1, high: int = MAX_ID) -> Check:
     return check
 
 
-INSTANT = whole(0, LAST_MS)  # epoch milliseconds
-# A fact's validity may lie before 1970: any instant a save reads (years 1 to 9999).
+def instant(value: Any) -> int:
+    """When something happened, in epoch milliseconds: from 1970 on. How late it may be
+    depends on the importing machine's clock (``_check_times``)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Bad(f"must be a whole number, not {_kind(value)}")
+    if value < 0:
+        raise _Bad("must not be before 1970")
+    return value
+
+
+INSTANT: Check = instant
+# A fact's validity may lie before 1970 or years ahead: any instant a save reads (years 1 to
+# 9999), as sync takes it from a peer.
 VALIDITY = whole(FIRST_MS, LAST_MS)
 ID = whole()
+# How far ahead of this machine's clock a past event's time may be: a day, for the clock of the
+# machine that exported (a laptop's, a WSL guest's after sleep), where a hub allows a live peer
+# minutes. A time further ahead would stay the newest (of a list, a search by date, a sync
+# version) for as long as it stays ahead.
+MAX_AHEAD_MS = 86_400_000
 
 
 def flag(value: Any) -> int:
@@ -127,6 +146,7 @@ def optional(check: Check) -> Check:
         return None if value is None else check(value)
 
     nullable.optional = True  # type: ignore[attr-defined]
+    nullable.inner = check  # type: ignore[attr-defined]
     return nullable
 
 
@@ -217,10 +237,17 @@ FIELDS: dict[str, dict[str, Check]] = {
         "result": CALLER, "detail": optional(text(MAX_TEXT)),
     },
 }  # fmt: skip
+# Each kind's times of things that happened (its INSTANT fields): none may lie in the future.
+PAST_FIELDS = {
+    kind: tuple(name for name, check in fields.items() if getattr(check, "inner", check) is INSTANT)
+    for kind, fields in FIELDS.items()
+}
 
 
-def checked_record(kind: str, data: dict[str, Any], line: int) -> dict[str, Any]:
-    """``data`` with every field checked and its free text redacted.
+def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> dict[str, Any]:
+    """``data`` with every field checked and its free text redacted; ``now`` is the importing
+    machine's clock (epoch ms), which no time of a past event may pass by more than
+    ``MAX_AHEAD_MS``.
 
     Raises:
         InvalidInputError: a field is unknown, missing or wrong; the message names the line.
@@ -238,14 +265,29 @@ def checked_record(kind: str, data: dict[str, Any], line: int) -> dict[str, Any]
         except _Bad as problem:
             raise InvalidInputError(f'Line {line}: {kind} field "{name}" {problem}.') from None
     try:
+        _check_times(kind, clean, now + MAX_AHEAD_MS)
         _check_whole(kind, clean, data)
     except _Bad as problem:
         raise InvalidInputError(f"Line {line}: {kind} field {problem}.") from None
     if kind == "memory":
         clean["text"] = _memory_text(clean, line)
+        if clean["kind"] != WORK_STATE_KIND and clean["dedupe_key"] is not None:
+            # as sync takes a peer's note: the key is the hash of its words, so that a key
+            # naming other words cannot answer their save "Already saved" with this record
+            clean["dedupe_key"] = dedupe_key(clean["title"], clean["text"])
     elif kind == "fact":  # as the fact tools store it: password = Tr0ub4dor&3 loses its value
         clean["object"] = redact_named_value(clean["predicate"], clean["object"])
     return clean
+
+
+def _check_times(kind: str, record: dict[str, Any], latest: int) -> None:
+    """No time of a past event after ``latest``."""
+    for name in PAST_FIELDS[kind]:
+        if record[name] is not None and record[name] > latest:
+            raise _Bad(
+                f'"{name}" must not be in the future (more than a day ahead of this machine\'s'
+                " clock)"
+            )
 
 
 def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> None:

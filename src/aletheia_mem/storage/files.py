@@ -7,6 +7,7 @@ at a guessable temporary path is never followed.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,17 +76,35 @@ def new_private_file(target: Path, suffix: str) -> Path:
 def private_writer(target: Path) -> Iterator[IO[str]]:
     """Text written to a new 0600 file beside ``target``, renamed over it once complete.
 
-    On any error the partial file is removed and ``target`` is untouched. A symlink at
-    ``target`` is replaced, never followed.
+    The file's data reaches the disk before the rename, and the rename before this returns: a
+    power cut never leaves ``target`` empty or cut short, nor the old file back after it was
+    said to be written. On any error the partial file is removed and ``target`` is untouched.
+    A symlink at ``target`` is replaced, never followed.
     """
     handle, temp = _open_new(target, ".partial")
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             yield out
+            out.flush()
+            os.fsync(out.fileno())
         os.replace(temp, target)
+        _sync_folder(target.parent)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush ``folder``'s entries (a file renamed or made in it) to the disk. A file system
+    that cannot sync a folder (EINVAL: some network and FUSE mounts) is left as it is."""
+    handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    try:
+        os.fsync(handle)
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(handle)
 
 
 def write_private_text(target: Path, text: str) -> None:

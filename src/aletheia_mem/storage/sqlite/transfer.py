@@ -62,8 +62,13 @@ class SqliteTransfer(SqliteDatabase):
         ``rows`` is read, and each row's index entries worked out, before the write lock is
         taken: the lock is held only for the inserts, so that agents saving meanwhile wait
         seconds, not as long as a large file takes to read and check. Search indexes and
-        derived columns are rebuilt; references may point forward within the batch (foreign
-        keys are checked at commit). Returns the number of rows.
+        derived columns are rebuilt; references may point forward within the batch. Returns
+        the number of rows.
+
+        Foreign keys are checked once, after the inserts (``PRAGMA foreign_key_check``), not
+        row by row: with a reference pending (a fact superseded by a later one), SQLite
+        searches every new fact's referrers, without an index on ``superseded_by``, so the
+        lock grew with the square of the facts.
 
         Raises:
             ConflictError: the store holds data (another process may have saved since the
@@ -74,18 +79,26 @@ class SqliteTransfer(SqliteDatabase):
         batch = _Batch({table: self.data_columns(table) for table in self.DATA_TABLES})
         for table, values, line in rows:
             batch.add(table, values, line)
-        with self._write() as conn:
-            if not _is_empty(conn):
-                raise holds_data(self.path)
-            conn.execute("PRAGMA defer_foreign_keys = ON")
-            batch.insert(conn)
-            for name, seq in sequences.items():
-                if name in self.DATA_TABLES:
-                    conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (name,))
-                    conn.execute(
-                        "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq)
-                    )
+        batch.rows.sort(key=lambda row: _ORDER[row[0]])  # stable: a table's rows in file order
+        # SQLite takes this only outside a transaction: before the write below begins one.
+        self._conn.execute("PRAGMA foreign_keys = OFF")
+        try:
+            with self._write() as conn:
+                if not _is_empty(conn):
+                    raise holds_data(self.path)
+                batch.insert(conn)
+                _set_sequences(conn, sequences)
+        finally:
+            self._conn.execute("PRAGMA foreign_keys = ON")
         return len(batch.rows)
+
+
+def _set_sequences(conn: sqlite3.Connection, sequences: dict[str, int]) -> None:
+    """The data tables' next ids as the export had them."""
+    for name, seq in sequences.items():
+        if name in SqliteTransfer.DATA_TABLES:
+            conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (name,))
+            conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq))
 
 
 class _Batch:
@@ -101,7 +114,7 @@ class _Batch:
             )
             for table, names in columns.items()
         }
-        self.rows: list[tuple[str, list[Any], int]] = []
+        self.rows: list[tuple[str, str, list[Any], int]] = []  # table, statement, values, line
         self.lines: dict[tuple[str, Any], int] = {}
         self.memory_fts: list[tuple[Any, ...]] = []
         self.memory_files: list[tuple[Any, str, str]] = []
@@ -112,7 +125,7 @@ class _Batch:
         params = [values.get(name) for name in names]
         if table == "facts":
             params += [fact_key(str(values.get("subject"))), fact_key(str(values.get("predicate")))]
-        self.rows.append((sql, params, line))
+        self.rows.append((table, sql, params, line))
         self.lines.setdefault((table, values.get("id")), line)
         if table == "memories":
             self._index_memory(values)
@@ -148,14 +161,22 @@ class _Batch:
         self.memory_files += [(memory_id, path, path[::-1]) for path in files]
 
     def insert(self, conn: sqlite3.Connection) -> None:
-        """Every row, index entry and check, in the caller's transaction."""
-        for sql, params, line in self.rows:
+        """Every row, index entry, change-log entry and check, in the caller's transaction.
+
+        The change-log triggers stay silent for the inserts (a request's would rewrite its
+        episode's entry each time): the log is written once, after them.
+        """
+        conn.execute("UPDATE sync_control SET quiet = 1")
+        for _, sql, params, line in self.rows:
             try:
                 conn.execute(sql, params)
             except sqlite3.IntegrityError as error:
                 raise InvalidInputError(
                     f"Line {line}: this record does not fit with the others ({error})."
                 ) from None
+        for log in _LOG_VERSIONS:
+            conn.execute(log)
+        conn.execute("UPDATE sync_control SET quiet = 0")
         conn.executemany(MEMORY_FTS_INSERT, self.memory_fts)
         conn.executemany(
             "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
@@ -189,6 +210,27 @@ class _Batch:
                 )
 
 
+# Rows go in table by table, in DATA_TABLES order: a memory before the facts that state it,
+# whose insert trigger marks it stale or not (a fact put in first would find no row to mark).
+_ORDER = {table: index for index, table in enumerate(SqliteTransfer.DATA_TABLES)}
+# Every imported item a change of this store, as the insert triggers of 0005_hub_sync.sql log
+# it: its version the time now (past the item's earlier version, if the log held one) and this
+# store's id, so that a first sync carries it. Kind by kind, each in the order of its rows.
+_LOG_VERSIONS = tuple(
+    "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
+    f" SELECT '{kind}', item.{key},"
+    " max(CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),"
+    "     coalesce((SELECT changed_at + 1 FROM sync_log"
+    f"               WHERE kind = '{kind}' AND key = item.{key}), 0)),"
+    " (SELECT store_id FROM sync_identity), 0"
+    f" FROM {table} AS item ORDER BY item.rowid"
+    for kind, table, key in (
+        ("memory", "memories", "uid"),
+        ("fact", "facts", "uid"),
+        ("rule", "rules", "id"),
+        ("episode", "episodes", "uid"),
+    )
+)
 # A rule's evidence: its column, the table cited and what the table holds.
 _EVIDENCE = (
     ("evidence_memory_ids", "memories", "memory"),
