@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,3 +54,40 @@ def run(workspace: Workspace) -> Invoke:
 
 def json_of(result: Result) -> Any:
     return json.loads(result.stdout)
+
+
+DiskEvent = tuple[str, Any]
+
+
+@pytest.fixture
+def disk_events(monkeypatch: pytest.MonkeyPatch) -> list[DiskEvent]:
+    """Each ``os.fsync`` (the file's inode and size, None for a folder) and ``os.replace`` (its
+    target) in order, both still doing their work: how a write shows it survives a power cut."""
+    events: list[DiskEvent] = []
+    fsync, replace = os.fsync, os.replace
+
+    def spied_fsync(fd: int) -> None:
+        info = os.fstat(fd)
+        events.append(
+            ("fsync", (info.st_ino, None if stat.S_ISDIR(info.st_mode) else info.st_size))
+        )
+        fsync(fd)
+
+    def spied_replace(source: Any, target: Any) -> None:
+        events.append(("replace", Path(target)))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", spied_fsync)
+    monkeypatch.setattr(os, "replace", spied_replace)
+    return events
+
+
+def durable_write(path: Path) -> list[DiskEvent]:
+    """The events of a write that survives a power cut: the whole new file synced, renamed to
+    ``path``, then the folder synced."""
+    written = path.stat()
+    return [
+        ("fsync", (written.st_ino, written.st_size)),
+        ("replace", path),
+        ("fsync", (path.parent.stat().st_ino, None)),
+    ]

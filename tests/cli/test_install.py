@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.cli.conftest import DiskEvent, Invoke, Workspace, durable_write, json_of
 
 MCP_SCRIPT = str(Path(sys.executable).parent / "aletheia-mcp")
 
@@ -237,3 +237,16 @@ def test_hooks_install_into_claude_settings_and_keep_other_hooks(
     again = run("install", "claude-code", "--hooks", "--write")
     assert f"{settings} already has the hooks; nothing to change." in again.stdout
     assert settings.read_text() == before
+
+
+def test_a_config_file_is_on_the_disk_before_its_name_and_its_folder_after(
+    run: Invoke, workspace: Workspace, disk_events: list[DiskEvent], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A power cut just after an install leaves the old file or the new one whole, never an
+    empty ~/.claude.json (which holds all of Claude Code's settings)."""
+    target = workspace.home / ".claude.json"
+    workspace.home.mkdir(parents=True, exist_ok=True)
+    target.write_text('{"numStartups": 3}\n', encoding="utf-8")
+    assert run("install", "claude-code", "--write").exit_code == 0
+    monkeypatch.undo()
+    assert disk_events[-3:] == durable_write(target)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from aletheia_mem.domain.rule_sync import BLOCK_END, BLOCK_START
-from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.cli.conftest import DiskEvent, Invoke, Workspace, durable_write, json_of
 
 SECRET = "ghp_" + "Zq7Lw2Xv9Rk4Tn8Bm3Jc6Hd1Fs5Gp0Ya2Ue4"  # a GitHub token's shape
 
@@ -108,3 +108,16 @@ def test_a_rule_from_a_tool_stays_one_visible_bullet_in_each_file(
         if path.suffix == ".mdc":
             assert text.startswith("---\ndescription: Standing rules from Aletheia\n")
             assert text.index("alwaysApply: true\n---\n") < text.index(BLOCK_START)
+
+
+def test_an_instruction_file_is_on_the_disk_before_its_name_and_its_folder_after(
+    run: Invoke, workspace: Workspace, disk_events: list[DiskEvent], monkeypatch
+) -> None:
+    run("rules", "add", "Run the tests")
+    agents_md = workspace.project / "AGENTS.md"
+    agents_md.write_text("# Shop\n", encoding="utf-8")
+    disk_events.clear()
+    assert run("rules", "sync", "--tool", "codex").exit_code == 0
+    monkeypatch.undo()
+    assert disk_events[-3:] == durable_write(agents_md)
+    assert "- Always: Run the tests\n" in agents_md.read_text(encoding="utf-8")

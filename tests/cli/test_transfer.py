@@ -18,7 +18,7 @@ from aletheia_mem.domain import memories, transfer
 from aletheia_mem.domain.import_check import MAX_ID
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.timefmt import FIRST_MS
-from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.cli.conftest import DiskEvent, Invoke, Workspace, durable_write, json_of
 from tests.domain.test_import_check import memory_data
 
 
@@ -396,35 +396,15 @@ def test_a_fact_valid_from_before_1970_exports_and_imports_again(
 
 
 def test_export_to_a_file_syncs_its_data_before_the_rename_and_the_folder_after(
-    run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run: Invoke, tmp_path: Path, disk_events: list[DiskEvent], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Else a power cut soon after could leave the export empty under its final name. Seen
-    through os.fsync and os.replace, which still do their work."""
+    """Else a power cut soon after could leave the export empty under its final name."""
     run("save", "Use pnpm, not npm")
-    events: list[tuple[str, Any]] = []
-    fsync, replace = os.fsync, os.replace
-
-    def spied_fsync(fd: int) -> None:
-        info = os.fstat(fd)
-        size = None if stat.S_ISDIR(info.st_mode) else info.st_size
-        events.append(("fsync", (info.st_ino, size)))
-        fsync(fd)
-
-    def spied_replace(source: Any, target: Any) -> None:
-        events.append(("replace", Path(target)))
-        replace(source, target)
-
-    monkeypatch.setattr(os, "fsync", spied_fsync)
-    monkeypatch.setattr(os, "replace", spied_replace)
+    disk_events.clear()
     dump = tmp_path / "dump.jsonl"
     assert run("export", "-o", str(dump)).exit_code == 0
     monkeypatch.undo()
-    written = dump.stat()
-    assert events[-3:] == [
-        ("fsync", (written.st_ino, written.st_size)),  # the whole file, before its rename
-        ("replace", dump),
-        ("fsync", (tmp_path.stat().st_ino, None)),  # then the folder that holds its name
-    ]
+    assert disk_events[-3:] == durable_write(dump)
     assert '"text":"Use pnpm, not npm"' in dump.read_text(encoding="utf-8")
 
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aletheia_mem.cli.clients import Change, ConfigFileError
+from aletheia_mem.storage.files import sync_folder
 
 
 def backup_path(path: Path, now: datetime | None = None) -> Path:
@@ -133,8 +134,12 @@ def _write_over(path: Path, text: str, old: os.stat_result | None) -> None:
             out.write(text)
             if old is not None:
                 _keep_owner(out.fileno(), old)
+            out.flush()
+            os.fsync(out.fileno())  # on the disk before its name is: a power cut keeps one whole
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    with contextlib.suppress(OSError):  # written: a folder that cannot be synced is no failure
+        sync_folder(path.parent)

@@ -25,7 +25,7 @@ from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import RuleStore
 from aletheia_mem.storage.entries import Rule
-from aletheia_mem.storage.files import real_target_inside
+from aletheia_mem.storage.files import real_target_inside, sync_folder
 
 BLOCK_START = "<!-- aletheia:rules:start -->"
 BLOCK_END = "<!-- aletheia:rules:end -->"
@@ -339,7 +339,11 @@ def _replace_file(target: Path, text: str) -> None:
                     with contextlib.suppress(OSError):
                         os.fchown(out.fileno(), old.st_uid, old.st_gid)
             out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())  # on the disk before its name is: a power cut keeps one whole
         os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    with contextlib.suppress(OSError):  # written: a folder that cannot be synced is no failure
+        sync_folder(target.parent)

@@ -88,13 +88,13 @@ def private_writer(target: Path) -> Iterator[IO[str]]:
             out.flush()
             os.fsync(out.fileno())
         os.replace(temp, target)
-        _sync_folder(target.parent)
+        sync_folder(target.parent)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
     """Flush ``folder``'s entries (a file renamed or made in it) to the disk. A file system
     that cannot sync a folder (EINVAL: some network and FUSE mounts) is left as it is."""
     handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
