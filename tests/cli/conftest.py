@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,3 +94,17 @@ def durable_write(path: Path) -> list[DiskEvent]:
         ("replace", path),
         ("fsync", (path.parent.stat().st_ino, None)),
     ]
+
+
+@contextmanager
+def made_immutable(path: Path) -> Iterator[bool]:
+    """``path`` immutable (``chattr +i``: even root cannot replace it) while inside, where the
+    file system and this user allow; yields whether it is."""
+    chattr = shutil.which("chattr")
+    if not chattr or subprocess.run([chattr, "+i", str(path)], check=False).returncode != 0:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        subprocess.run([chattr, "-i", str(path)], check=True)

@@ -4,7 +4,6 @@ docs/troubleshooting.md, the same facts in ``--json``, and never a traceback."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.cli.conftest import Invoke, Workspace, json_of, made_immutable
 
 NO_STORE = 7
 
@@ -140,13 +139,10 @@ def test_another_program_s_sqlite_is_named_and_left_alone(
 @contextmanager
 def _immutable(path: Path) -> Iterator[None]:
     """A file made unwritable: immutable as root (root ignores modes), else by mode."""
-    chattr = shutil.which("chattr")
-    if chattr and subprocess.run([chattr, "+i", str(path)], check=False).returncode == 0:
-        try:
+    with made_immutable(path) as immutable:
+        if immutable:
             yield
-        finally:
-            subprocess.run([chattr, "-i", str(path)], check=True)
-        return
+            return
     path.chmod(0o444)
     try:
         yield

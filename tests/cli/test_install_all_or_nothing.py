@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Invoke, Workspace
+from tests.cli.conftest import Invoke, Workspace, made_immutable
 
 CLAUDE_JSON = '{\n  "numStartups": 3,\n  "mcpServers": {}\n}\n'
 SETTINGS = '{\n  "model": "opus"\n}\n'
@@ -45,13 +43,10 @@ def _snapshot(workspace: Workspace) -> dict[str, tuple[bytes, int]]:
 def _unwritable(path: Path) -> Iterator[None]:
     """A file whose mode says writable but that cannot be replaced: immutable as root, else
     inside a folder this user may not write (its backup cannot be made)."""
-    chattr = shutil.which("chattr")
-    if chattr and subprocess.run([chattr, "+i", str(path)], check=False).returncode == 0:
-        try:
+    with made_immutable(path) as immutable:
+        if immutable:
             yield
-        finally:
-            subprocess.run([chattr, "-i", str(path)], check=True)
-        return
+            return
     if os.geteuid() == 0:
         pytest.skip("needs chattr as root: root writes any folder")
     path.parent.chmod(0o555)
