@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.hub.audit import LIMITED_AUDITED_PER_MINUTE
 from aletheia_mem.tools.registry import TOOLS, WRITE_TOOLS
 from tests.hub.helpers import Hub, running_hub
 from tests.stores import dump_at, open_target, rows_at
@@ -174,3 +175,16 @@ def test_the_sixty_first_request_in_a_minute_gets_429_with_retry_after(tmp_path:
         other = hub.token("read", ("shop",), "calm")
         assert hub.post("/mcp", ping, other, hub.initialize(other)).status == 200
         assert _audit(hub.db, "busy")[-1][:3] == ("rate-limit", "shop", "refused")
+
+
+def test_a_client_that_ignores_retry_after_leaves_few_rate_limit_rows(tmp_path: Path) -> None:
+    """Every refused request used to add an audit row (and a write): hundreds a second from one
+    client retrying in a loop. The rows are capped per token a minute; the 429s are not."""
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "5") as hub:
+        token = hub.token("read", ("shop",), "looping")
+        session = hub.initialize(token)
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        statuses = [hub.post("/mcp", ping, token, session).status for _ in range(150)]
+        rows = [row for row in _audit(hub.db, "looping") if row[0] == "rate-limit"]
+    assert statuses.count(200) == 4 and statuses.count(429) == 146
+    assert 1 <= len(rows) <= LIMITED_AUDITED_PER_MINUTE

@@ -9,6 +9,7 @@ from anyio import to_thread
 
 from aletheia_mem.domain import dismissals
 from aletheia_mem.errors import AletheiaError
+from aletheia_mem.hub.ratelimit import RateLimiter
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.wiring import hub_store
@@ -27,6 +28,9 @@ SINGLE_PROJECT_TOOLS = frozenset(
 )
 # These write their own audit row (with the item's project) when they succeed.
 SELF_AUDITED_TOOLS = frozenset({"dismiss_memory", "restore_memory"})
+# Audit rows of rate-limit refusals per token a minute, in each process: a client that ignores
+# Retry-After would otherwise add a row (and a write) per refused request, hundreds a second.
+LIMITED_AUDITED_PER_MINUTE = 20
 
 
 def outcome_of(result: ToolResult, refused: bool) -> Outcome:
@@ -162,6 +166,7 @@ class RefusalLog:
     def __init__(self, hub: AppContext, writes: WriteTurns) -> None:
         self.hub = hub
         self.writes = writes
+        self._limited_rows = RateLimiter(LIMITED_AUDITED_PER_MINUTE)
 
     async def refused(
         self, actor: str, event: str, detail: str, projects: tuple[str, ...] | _NoToken | None
@@ -184,7 +189,10 @@ class RefusalLog:
             )
 
     async def limited(self, token: HubToken, wait: int) -> None:
-        """The row of a request (or batch) the rate limit refused."""
+        """The row of a request (or batch) the rate limit refused, while the token has had fewer
+        than ``LIMITED_AUDITED_PER_MINUTE`` such rows in the last minute."""
+        if self._limited_rows.hit(token.id) is not None:
+            return
         await self.refused(token.name, "rate-limit", f"429 retry after {wait} s", token.projects)
 
 

@@ -1,4 +1,9 @@
-"""One SQLite connection per thread on one file: short write transactions, closed together."""
+"""One SQLite connection per thread on one file: short write transactions, closed together.
+
+A server's worker threads come and go (anyio retires one idle for 10 s and starts another under
+the next burst), so the connection of a thread that ended is closed when a new one is opened:
+the open connections stay as many as the live threads that use them.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +32,8 @@ class ThreadConnections:
         self._configure = configure
         self._factory = factory
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        # Each connection with the thread it belongs to.
+        self._connections: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._lock = threading.Lock()
         self.busy_timeout_ms = BUSY_TIMEOUT_MS
 
@@ -53,7 +59,11 @@ class ThreadConnections:
             self._local.memo = {}
             self._local.stamp = None
             with self._lock:
-                self._connections.append(conn)
+                ended = [c for thread, c in self._connections if not thread.is_alive()]
+                self._connections = [pair for pair in self._connections if pair[1] not in ended]
+                self._connections.append((threading.current_thread(), conn))
+            for stale in ended:  # its thread is gone: nothing uses it any more
+                stale.close()
         return conn
 
     @contextmanager
@@ -118,7 +128,7 @@ class ThreadConnections:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._connections:
+            for _, conn in self._connections:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
