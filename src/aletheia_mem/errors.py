@@ -66,3 +66,11 @@ class StoreReadOnlyError(AletheiaError):
 
     code = "store_read_only"
     exit_code = 9
+
+
+class StoreTooNewError(AletheiaError):
+    """The store was made (migrated) by a newer version of Aletheia than this one: its schema is
+    past the last migration known here. Nothing is changed; a newer version reads it."""
+
+    code = "store_too_new"
+    exit_code = 10

@@ -26,6 +26,7 @@ from aletheia_mem.errors import (
     NoStoreError,
     StoreBrokenError,
     StoreReadOnlyError,
+    StoreTooNewError,
 )
 from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.store_file import store_problem
@@ -44,6 +45,7 @@ EXIT_CODES = {
     NoStoreError.code: NoStoreError.exit_code,
     StoreBrokenError.code: StoreBrokenError.exit_code,
     StoreReadOnlyError.code: StoreReadOnlyError.exit_code,
+    StoreTooNewError.code: StoreTooNewError.exit_code,
 }
 
 

@@ -32,6 +32,7 @@ from aletheia_mem.errors import (
     NoStoreError,
     StoreBrokenError,
     StoreReadOnlyError,
+    StoreTooNewError,
 )
 from aletheia_mem.hub import connections
 from aletheia_mem.hub.app import create_hub_app
@@ -195,7 +196,7 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
         app = open_hub_app(
             settings, hub_db, pool_size=args.pool_size, search_cache_mb=args.search_cache_mb
         )
-    except (StoreBrokenError, StoreReadOnlyError, NoStoreError):
+    except (StoreBrokenError, StoreReadOnlyError, NoStoreError, StoreTooNewError):
         raise  # exits_on_store_problem tells these, with their own exit codes
     except AletheiaError as error:  # PostgreSQL unreachable, or refusing the role: one line
         sys.stderr.write(f"aletheia-sync: {error.message}\n")

@@ -27,6 +27,7 @@ from aletheia_mem.errors import (
     RateLimitedError,
     StoreBrokenError,
     StoreReadOnlyError,
+    StoreTooNewError,
     StoreUnavailableError,
 )
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
@@ -48,6 +49,7 @@ _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
     # The store cannot serve: the server is up, the fault is on this side, not in the request.
     (StoreBrokenError, 503),
     (StoreReadOnlyError, 503),
+    (StoreTooNewError, 503),
     (StoreUnavailableError, 503),  # kept busy by another process (a large import) for too long
 )
 _CODE_BY_STATUS = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from aletheia_mem.errors import StoreTooNewError
+
 # Read as plain files: importlib.resources would add ~10 ms to every server start.
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
@@ -27,13 +29,32 @@ def _statements(script: str) -> list[str]:
     return [s for s in statements if s.strip(" ;\n")]
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Apply every step not applied yet. Safe when several processes start at once."""
+def newer_store(where: str, found: int, known: int) -> StoreTooNewError:
+    """The error for a store whose schema (``found``) is past the last step this version knows
+    (``known``): made by a newer version, as after a downgrade. Both dialects tell it so."""
+    return StoreTooNewError(
+        f"The store {where} was made by a newer version of Aletheia (schema {found}; this"
+        f" version knows up to {known}); nothing was changed. Upgrade Aletheia to use it"
+        " (pipx upgrade aletheia-mem, or pip install -U aletheia-mem)."
+    )
+
+
+def migrate(conn: sqlite3.Connection, where: str = "") -> None:
+    """Apply every step not applied yet. Safe when several processes start at once.
+
+    Raises:
+        StoreTooNewError: the store is past the last step known here (``where`` names it);
+            nothing was changed.
+    """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations"
         " (version INTEGER PRIMARY KEY, applied_at TEXT)"
     )
-    for version, script in _steps():
+    steps = _steps()
+    found = int(conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] or 0)
+    if found > steps[-1][0]:
+        raise newer_store(where or "in use", found, steps[-1][0])
+    for version, script in steps:
         if _applied(conn, version):
             continue
         conn.execute("BEGIN IMMEDIATE")

@@ -20,6 +20,7 @@ from aletheia_mem.errors import (
     NoStoreError,
     StoreBrokenError,
     StoreReadOnlyError,
+    StoreTooNewError,
     StoreUnavailableError,
 )
 from aletheia_mem.storage.files import ensure_private_dir, new_private_file, tighten
@@ -51,12 +52,13 @@ def foreign(path: Path) -> StoreBrokenError:
 @contextmanager
 def exits_on_store_problem(program: str) -> Iterator[None]:
     """For an entry point: a broken or read-only store, or none (a PostgreSQL database that
-    does not exist), ends it with one line on stderr and the exit code of its kind (8 broken,
-    9 read-only, 7 none), never a traceback; so does any other expected failure to open it (a
-    PostgreSQL store unreachable, or without the postgres extra), with exit code 1."""
+    does not exist), or one a newer version made, ends it with one line on stderr and the exit
+    code of its kind (8 broken, 9 read-only, 7 none, 10 newer), never a traceback; so does any
+    other expected failure to open it (a PostgreSQL store unreachable, or without the postgres
+    extra), with exit code 1."""
     try:
         yield
-    except (StoreBrokenError, StoreReadOnlyError, NoStoreError) as error:
+    except (StoreBrokenError, StoreReadOnlyError, NoStoreError, StoreTooNewError) as error:
         sys.stderr.write(f"{program}: {error.message}\n")
         sys.exit(error.exit_code)
     except AletheiaError as error:

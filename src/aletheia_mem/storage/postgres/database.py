@@ -34,6 +34,7 @@ from aletheia_mem.errors import (
     NoStoreError,
     StoreUnavailableError,
 )
+from aletheia_mem.storage.migrate import newer_store
 from aletheia_mem.storage.riders import Rider, pending_rider
 
 # Read as plain files, like the SQLite migrations.
@@ -197,7 +198,7 @@ class PgDatabase:
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
             with self.write() as conn:
-                migrate(conn)
+                migrate(conn, self.display_url)
         except BaseException:
             self._pool.close()
             raise
@@ -374,9 +375,14 @@ def _steps() -> list[tuple[int, str]]:
     )
 
 
-def migrate(conn: psycopg.Connection[Any]) -> None:
+def migrate(conn: psycopg.Connection[Any], where: str = "") -> None:
     """Apply every step not applied yet, in the caller's transaction. An advisory lock makes
-    processes that start together take turns; the last to get it finds nothing to do."""
+    processes that start together take turns; the last to get it finds nothing to do.
+
+    Raises:
+        StoreTooNewError: the store is past the last step known here (``where`` names it);
+            nothing was changed.
+    """
     conn.execute("SET LOCAL lock_timeout = 0")  # wait for another process's migrations
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
     conn.execute(
@@ -384,7 +390,10 @@ def migrate(conn: psycopg.Connection[Any]) -> None:
         " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
     )
     applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    for version, script in _steps():
+    steps = _steps()
+    if applied and max(applied) > steps[-1][0]:
+        raise newer_store(where or "in use", max(applied), steps[-1][0])
+    for version, script in steps:
         if version not in applied:
             conn.execute(script.encode())  # several statements: sent as one simple query
             conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))

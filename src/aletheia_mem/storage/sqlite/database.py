@@ -159,6 +159,7 @@ class SqliteDatabase:
         Raises:
             StoreBrokenError: the file is empty, damaged, cut short or another program's.
             StoreReadOnlyError: the store needs a change this user may not write.
+            StoreTooNewError: a newer version of Aletheia made the store; nothing was changed.
         """
         self.path = path
         if not check_header(path):
@@ -168,7 +169,7 @@ class SqliteDatabase:
         )
         self._wal_flusher = WalFlusher(Path(f"{path}-wal"))
         try:
-            migrate(self._conn)
+            migrate(self._conn, str(path))
             self._on_open()
         except sqlite3.Error as error:
             self._pool.close()
