@@ -145,7 +145,11 @@ def test_a_pull_page_with_a_cursor_no_store_keeps_is_refused_cleanly(
     _Hub.pull = pull
     error = _sync_outcome(tmp_path)
     assert isinstance(error, AletheiaError), repr(error)
-    assert SqliteStore(tmp_path / "local.db").sync_cursors(HUB_ID, 1)[1] == 0
+    local = SqliteStore(tmp_path / "local.db")
+    try:
+        assert local.sync_cursors(HUB_ID, 1)[1] == 0
+    finally:
+        local.close()
 
 
 @pytest.mark.parametrize(
