@@ -30,7 +30,6 @@ class ServerRun:
     stdout: str
     stderr: str
     returncode: int | None  # None: still running when it was stopped
-    answered: bool  # the awaited reply came
 
 
 def run_server(
@@ -93,7 +92,7 @@ def run_server(
         reader.join(STOP_GRACE_SECONDS)  # a process that left the group may hold the pipe
         if not reader.is_alive():
             stream.close()
-    return ServerRun("".join(lines), "".join(errors), returncode, answered.is_set())
+    return ServerRun("".join(lines), "".join(errors), returncode)
 
 
 def _pipes(process: subprocess.Popen[str]) -> tuple[IO[str] | None, ...]:
