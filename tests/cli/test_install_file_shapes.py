@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aletheia_mem.cli import config_writes
+from aletheia_mem.storage import files
 from tests.cli.conftest import Invoke, Workspace
 
 
@@ -97,7 +97,7 @@ def test_a_folder_it_cannot_write_is_one_error_line_not_a_traceback(
         raise PermissionError(13, "Permission denied", str(target.parent))
 
     # What a read-only or immutable folder (or a full disk) does; root would not see it.
-    monkeypatch.setattr(config_writes.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(files, "_open_new", refuse)
     result = run("install", "cursor", "--write")
     assert result.exit_code == 1
     assert result.stderr == (

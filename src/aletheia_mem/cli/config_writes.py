@@ -3,15 +3,13 @@ old file (its mode and owner kept), and a write that can be undone when a later 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from aletheia_mem.cli.clients import Change, ConfigFileError
-from aletheia_mem.storage.files import sync_folder
+from aletheia_mem.storage.files import keep_owner, replace_shared_file
 
 
 def backup_path(path: Path, now: datetime | None = None) -> Path:
@@ -31,25 +29,8 @@ def _private_copy(source: Path, backup: Path, owner: os.stat_result) -> None:
     handle = os.open(backup, flags, 0o600)
     with os.fdopen(handle, "wb") as out:
         os.fchmod(out.fileno(), 0o600)
-        _keep_owner(out.fileno(), owner)
+        keep_owner(out.fileno(), owner)
         out.write(source.read_bytes())
-
-
-def _keep_owner(handle: int, owner: os.stat_result) -> None:
-    """Give a new file the owner of the file it replaces, where this process may (root, run
-    through sudo, may; others keep their own): else the tool that reads it may no longer."""
-    info = os.fstat(handle)
-    if (info.st_uid, info.st_gid) == (owner.st_uid, owner.st_gid) or not hasattr(os, "fchown"):
-        return
-    with contextlib.suppress(PermissionError):  # not ours to give away: it stays ours
-        os.fchown(handle, owner.st_uid, owner.st_gid)
-
-
-def _new_file_mode() -> int:
-    """The mode a new file gets from the umask (``os.umask`` can only be read by setting it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def check_writable(change: Change) -> None:
@@ -116,30 +97,9 @@ def _replace_text(path: Path, text: str) -> Path | None:
     try:
         if old is not None and backup is not None:
             _private_copy(path, backup, old)
-        _write_over(path, text, old)
+        replace_shared_file(path, text, old)
     except BaseException:
         if backup is not None:  # the file is as it was: no backup of it is needed
             backup.unlink(missing_ok=True)
         raise
     return backup
-
-
-def _write_over(path: Path, text: str, old: os.stat_result | None) -> None:
-    """Replace ``path`` with ``text`` at once (a file beside it, renamed over it), keeping the
-    old file's mode and owner."""
-    mode = stat.S_IMODE(old.st_mode) if old is not None else _new_file_mode()
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            if old is not None:
-                _keep_owner(out.fileno(), old)
-            out.flush()
-            os.fsync(out.fileno())  # on the disk before its name is: a power cut keeps one whole
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    with contextlib.suppress(OSError):  # written: a folder that cannot be synced is no failure
-        sync_folder(path.parent)

@@ -9,7 +9,6 @@ no invisible characters, no secret and nothing that opens an HTML comment.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
 import re
@@ -25,7 +24,7 @@ from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import RuleStore
 from aletheia_mem.storage.entries import Rule
-from aletheia_mem.storage.files import real_target_inside, sync_folder
+from aletheia_mem.storage.files import real_target_inside, replace_shared_file
 
 BLOCK_START = "<!-- aletheia:rules:start -->"
 BLOCK_END = "<!-- aletheia:rules:end -->"
@@ -314,36 +313,13 @@ def check_lengths(changes: Sequence[SyncChange]) -> None:
             raise InvalidInputError(change.problem)
 
 
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
-
-
 def _replace_file(target: Path, text: str) -> None:
-    """``target`` replaced by ``text`` at once: a new file beside it, renamed over it.
-
-    A write cut short (a full disk) leaves the old file whole; a hard link to a file elsewhere
-    keeps that file as it was. The file keeps its mode (and owner, where allowed).
-    """
+    """``target`` replaced by ``text`` at once (``replace_shared_file``); a read-only file is
+    refused, as an editor refuses it."""
     try:
         old: os.stat_result | None = target.stat()
     except FileNotFoundError:
         old = None
     if old is not None and not os.access(target, os.W_OK):
         raise PermissionError(13, "it is read-only")
-    temp = target.with_name(f".{target.name}.{os.urandom(6).hex()}.partial")
-    handle = os.open(temp, _NEW_FILE, 0o666)  # the umask applies, as to any new file
-    try:
-        with os.fdopen(handle, "wb") as out:
-            if old is not None:
-                os.fchmod(out.fileno(), stat.S_IMODE(old.st_mode))
-                if old.st_uid != os.getuid():
-                    with contextlib.suppress(OSError):
-                        os.fchown(out.fileno(), old.st_uid, old.st_gid)
-            out.write(text.encode("utf-8"))
-            out.flush()
-            os.fsync(out.fileno())  # on the disk before its name is: a power cut keeps one whole
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    with contextlib.suppress(OSError):  # written: a folder that cannot be synced is no failure
-        sync_folder(target.parent)
+    replace_shared_file(target, text, old)

@@ -7,8 +7,10 @@ at a guessable temporary path is never followed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,6 +94,50 @@ def private_writer(target: Path) -> Iterator[IO[str]]:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def replace_shared_file(target: Path, text: str, old: os.stat_result | None) -> None:
+    """``target`` replaced by ``text`` (UTF-8) at once: a new file beside it, on the disk before
+    it is renamed over ``target``, the folder synced after (where it can be).
+
+    For a file another program reads (a tool's config, its instruction file), not a private
+    one: the new file keeps ``old``'s mode and owner (the owner where this process may give it
+    away: root may, others keep their own), and a file new to ``target`` gets the umask's mode.
+    A write cut short (a full disk) leaves the old file whole; a hard link to a file elsewhere
+    keeps that file as it was.
+    """
+    handle, temp = _open_new(target, ".partial")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            os.fchmod(out.fileno(), stat.S_IMODE(old.st_mode) if old else _umask_file_mode())
+            if old is not None:
+                keep_owner(out.fileno(), old)
+            out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())  # on the disk before its name is: a power cut keeps one whole
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    with contextlib.suppress(OSError):  # written: a folder that cannot be synced is no failure
+        sync_folder(target.parent)
+
+
+def keep_owner(handle: int, owner: os.stat_result) -> None:
+    """Give the open file ``handle`` the owner of ``owner``'s file, where this process may (root,
+    run through sudo, may; others keep their own): else the tool that reads it may no longer."""
+    info = os.fstat(handle)
+    if (info.st_uid, info.st_gid) == (owner.st_uid, owner.st_gid) or not hasattr(os, "fchown"):
+        return
+    with contextlib.suppress(PermissionError):  # not ours to give away: it stays ours
+        os.fchown(handle, owner.st_uid, owner.st_gid)
+
+
+def _umask_file_mode() -> int:
+    """The mode a new file gets from the umask (``os.umask`` can only be read by setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def sync_folder(folder: Path) -> None:
