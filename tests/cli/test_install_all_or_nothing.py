@@ -3,6 +3,7 @@ file it cannot write leaves the MCP entry unwritten too, with one error line."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.cli import config_writes
 from tests.cli.conftest import Invoke, Workspace, made_immutable
 
 CLAUDE_JSON = '{\n  "numStartups": 3,\n  "mcpServers": {}\n}\n'
@@ -115,3 +117,51 @@ def test_both_files_are_written_when_both_can_be(run: Invoke, workspace: Workspa
     assert "aletheia" in json.loads(entry_file.read_text(encoding="utf-8"))["mcpServers"]
     assert "SessionStart" in json.loads(settings.read_text(encoding="utf-8"))["hooks"]
     assert stat.S_IMODE(entry_file.stat().st_mode) == 0o640
+
+
+def _full_disk_at(monkeypatch: pytest.MonkeyPatch, failing: Path) -> None:
+    """Writing ``failing`` fails as on a full disk; every other file is written."""
+    write = config_writes.replace_shared_file
+
+    def replace(path: Path, text: str, old: os.stat_result | None) -> None:
+        if path == failing:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        write(path, text, old)
+
+    monkeypatch.setattr(config_writes, "replace_shared_file", replace)
+
+
+def test_a_failed_write_leaves_no_folder_it_made(
+    run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = workspace.home / ".cursor" / "mcp.json"
+    _full_disk_at(monkeypatch, target)
+    result = run("install", "cursor", "--write")
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: Cannot write {target}: [Errno 28] No space left on device\n"
+    assert not target.parent.exists()
+
+
+def test_a_failed_write_keeps_an_empty_folder_that_was_there(
+    run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = workspace.home / ".cursor" / "mcp.json"
+    target.parent.mkdir()
+    _full_disk_at(monkeypatch, target)
+    assert run("install", "cursor", "--write").exit_code == 1
+    assert target.parent.is_dir() and not any(target.parent.iterdir())
+
+
+def test_an_undone_install_removes_the_folder_it_made_for_the_hooks_file(
+    run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry_file = workspace.home / ".claude.json"
+    entry_file.write_text(CLAUDE_JSON, encoding="utf-8")
+    settings = workspace.home / ".claude" / "settings.json"
+    before = _snapshot(workspace)
+    _full_disk_at(monkeypatch, settings)
+    result = run("install", "claude-code", "--hooks", "--write")
+    assert result.exit_code == 1
+    assert result.stderr.endswith(f"; nothing was changed ({entry_file} put back as it was).\n")
+    assert _snapshot(workspace) == before
+    assert not settings.parent.exists()

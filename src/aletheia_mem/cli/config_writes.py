@@ -3,13 +3,24 @@ old file (its mode and owner kept), and a write that can be undone when a later 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from aletheia_mem.cli.clients import Change, ConfigFileError
 from aletheia_mem.storage.files import keep_owner, replace_shared_file
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_change` did: the backup of the file it replaced (none for a new file or
+    no change), and the folders it made for a new one, outermost first."""
+
+    backup: Path | None = None
+    folders: tuple[Path, ...] = ()
 
 
 def backup_path(path: Path, now: datetime | None = None) -> Path:
@@ -49,15 +60,16 @@ def check_writable(change: Change) -> None:
         raise ConfigFileError(f"Cannot write {change.path}: {error}") from None
 
 
-def write_change(change: Change) -> Path | None:
-    """Write the new text atomically, after a backup of the old file; returns the backup.
+def write_change(change: Change) -> Written:
+    """Write the new text atomically, after a backup of the old file.
 
     Raises:
         ConfigFileError: the file is read-only, or the folder or file cannot be written
-            (permissions, a full disk); the file is then as it was, and no backup is left.
+            (permissions, a full disk); the file is then as it was, and no backup or folder
+            made for it is left.
     """
     if change.action in ("unchanged", "conflict"):
-        return None
+        return Written()
     path = change.path
     try:
         return _replace_text(path, change.new_text)
@@ -65,17 +77,20 @@ def write_change(change: Change) -> Path | None:
         raise ConfigFileError(f"Cannot write {path}: {error}") from None
 
 
-def undo_change(change: Change, backup: Path | None) -> None:
+def undo_change(change: Change, written: Written) -> None:
     """Put back the file :func:`write_change` wrote: its backup moved back in place (the same
-    bytes and owner, the file's mode), or the new file removed when there was none before.
+    bytes and owner, the file's mode), or the new file removed when there was none before,
+    with the folders made for it.
 
     Raises:
         OSError: it cannot be put back (the backup then stays where it is).
     """
     if change.action in ("unchanged", "conflict"):
         return
+    backup = written.backup
     if backup is None:
         change.path.unlink(missing_ok=True)
+        _remove_folders(written.folders)
         return
     os.chmod(backup, stat.S_IMODE(change.path.stat().st_mode))  # the write kept the mode
     os.replace(backup, change.path)
@@ -88,18 +103,37 @@ def _refuse_read_only(path: Path, info: os.stat_result) -> None:
         )
 
 
-def _replace_text(path: Path, text: str) -> Path | None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    old = path.stat() if path.exists() else None
-    if old is not None:
-        _refuse_read_only(path, old)
-    backup = backup_path(path) if old is not None else None
+def _replace_text(path: Path, text: str) -> Written:
+    folders = _make_folders(path.parent)
+    backup = None
     try:
-        if old is not None and backup is not None:
+        old = path.stat() if path.exists() else None
+        if old is not None:
+            _refuse_read_only(path, old)
+            backup = backup_path(path)
             _private_copy(path, backup, old)
         replace_shared_file(path, text, old)
     except BaseException:
         if backup is not None:  # the file is as it was: no backup of it is needed
             backup.unlink(missing_ok=True)
+        _remove_folders(folders)
         raise
-    return backup
+    return Written(backup, folders)
+
+
+def _make_folders(folder: Path) -> tuple[Path, ...]:
+    """Make ``folder`` and its missing parents; returns those it made, outermost first."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    if missing:
+        missing[0].mkdir(parents=True, exist_ok=True)
+    return tuple(reversed(missing))
+
+
+def _remove_folders(folders: tuple[Path, ...]) -> None:
+    """Remove the folders ``_make_folders`` made, innermost first, while they are empty."""
+    for folder in reversed(folders):
+        with contextlib.suppress(OSError):  # something else put a file there: it stays
+            folder.rmdir()

@@ -18,7 +18,7 @@ from aletheia_mem.cli.common import (
     json_option,
     style,
 )
-from aletheia_mem.cli.config_writes import check_writable, undo_change, write_change
+from aletheia_mem.cli.config_writes import Written, check_writable, undo_change, write_change
 from aletheia_mem.cli.connect import (
     check_scope,
     host_argument,
@@ -207,26 +207,26 @@ def _write_all(changes: list[Change]) -> list[Path | None]:
     """
     for change in changes:
         check_writable(change)
-    written: list[tuple[Change, Path | None]] = []
+    written: list[tuple[Change, Written]] = []
     try:
         for change in changes:
             written.append((change, write_change(change)))  # noqa: PERF401 - kept to undo
     except ConfigFileError as error:
         raise ConfigFileError(_undo_all(written, str(error))) from None
-    return [backup for _, backup in written]
+    return [done.backup for _, done in written]
 
 
-def _undo_all(written: list[tuple[Change, Path | None]], error: str) -> str:
+def _undo_all(written: list[tuple[Change, Written]], error: str) -> str:
     """Put back the files written before ``error``; the message for the user."""
     restored, stuck = [], []
-    for change, backup in reversed(written):
+    for change, done in reversed(written):
         if change.action in ("unchanged", "conflict"):
             continue
         try:
-            undo_change(change, backup)
+            undo_change(change, done)
             restored.append(str(change.path))
         except OSError as undo_error:
-            kept = f" (its previous text is in {backup})" if backup else ""
+            kept = f" (its previous text is in {done.backup})" if done.backup else ""
             stuck.append(f"{change.path} could not be put back: {undo_error}{kept}")
     head = error.rstrip(".")
     if stuck:
