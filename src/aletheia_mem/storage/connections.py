@@ -36,6 +36,8 @@ class ThreadConnections:
         self._connections: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._lock = threading.Lock()
         self.busy_timeout_ms = BUSY_TIMEOUT_MS
+        # Run in each write transaction once it holds the write lock; raising rolls it back.
+        self.write_check: Callable[[sqlite3.Connection], None] | None = None
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
@@ -74,6 +76,8 @@ class ThreadConnections:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if self.write_check is not None:
+                    self.write_check(conn)
                 yield conn
             except BaseException:
                 if conn.in_transaction:  # SQLite may have rolled back already

@@ -39,6 +39,45 @@ def newer_store(where: str, found: int, known: int) -> StoreTooNewError:
     )
 
 
+class SchemaGuard:
+    """Refuses a write into a store that a newer version migrated after this process opened it:
+    an upgrade while a server of the older version still runs (a host keeps its server until
+    it restarts). Its writes would follow the old schema's rules into the new one.
+
+    ``check`` runs in each write transaction, after ``BEGIN IMMEDIATE`` (no migration can run
+    then). It reads the header's ``user_version``, which each migration step sets to its number
+    (about 2 µs), and reads the migrations only when that moved.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, where: str) -> None:
+        self._where = where
+        self._known = max(version for version, _ in _steps())
+        self._seen = _user_version(conn)
+
+    def check(self, conn: sqlite3.Connection) -> None:
+        """Refuse the write when a newer version has migrated the store.
+
+        Raises:
+            StoreTooNewError: it has; the write is rolled back.
+        """
+        seen = _user_version(conn)
+        if seen == self._seen:
+            return
+        found = int(conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] or 0)
+        if found > self._known:
+            raise StoreTooNewError(
+                f"The store {self._where} was upgraded by a newer version of Aletheia while this"
+                f" process ran (schema {found}; this process knows up to {self._known}); nothing"
+                " was changed. Restart this server (or the tool that started it) to use the"
+                " new version."
+            )
+        self._seen = seen
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
 def migrate(conn: sqlite3.Connection, where: str = "") -> None:
     """Apply every step not applied yet. Safe when several processes start at once.
 
@@ -65,6 +104,7 @@ def migrate(conn: sqlite3.Connection, where: str = "") -> None:
                 conn.execute(
                     "INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,)
                 )
+                conn.execute(f"PRAGMA user_version = {int(version)}")  # what SchemaGuard reads
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.connections import ThreadConnections
-from aletheia_mem.storage.migrate import migrate
+from aletheia_mem.storage.migrate import SchemaGuard, migrate
 from aletheia_mem.storage.riders import pending_rider
 from aletheia_mem.storage.store_file import (
     check_header,
@@ -170,6 +170,7 @@ class SqliteDatabase:
         self._wal_flusher = WalFlusher(Path(f"{path}-wal"))
         try:
             migrate(self._conn, str(path))
+            self._pool.write_check = SchemaGuard(self._conn, str(path)).check
             self._on_open()
         except sqlite3.Error as error:
             self._pool.close()
