@@ -33,18 +33,24 @@ def project_root(cwd: Path) -> Path:
 def project_for_directory(directory: Path, home: Path | None = None) -> str:
     """The name of the git work tree's top folder that holds ``directory``, else its own name.
 
-    ``default`` where neither gives a name: the filesystem root or the home folder.
+    ``default`` where neither gives a name: the filesystem root or the home folder. A work tree
+    whose top is one of those (a dotfiles repository in the home folder) gives no name, so a
+    folder inside it is named by itself.
     """
     home = Path.home() if home is None else home
     start = directory.expanduser().absolute()
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
-            return _key_of(folder, home)
+            return _key_of(start if _unnamed(folder, home) else folder, home)
     return _key_of(start, home)
 
 
+def _unnamed(folder: Path, home: Path) -> bool:
+    return folder == Path(folder.anchor) or folder == home.absolute()
+
+
 def _key_of(folder: Path, home: Path) -> str:
-    if folder == Path(folder.anchor) or folder == home.absolute():
+    if _unnamed(folder, home):
         return DEFAULT_PROJECT
     name = escape_undecodable(folder.name)  # a name of bytes that are not UTF-8 (``\xff``)
     return normalize_project(name)[:MAX_NAME] or DEFAULT_PROJECT

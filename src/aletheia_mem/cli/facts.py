@@ -60,6 +60,11 @@ def add_fact(
         emit_json({"created": created, "fact": fact_json(fact)})
     elif created:
         echo(f"Recorded fact #{fact.id} in {one_line_safe(fact.project)}.")
+    elif fact.dismissed_at is not None:
+        echo(
+            f"Already recorded as fact #{fact.id}. It is dismissed: hidden from search and"
+            f" context; aletheia restore {fact.id} --type fact brings it back."
+        )
     else:
         echo(f"Already recorded as fact #{fact.id}.")
 

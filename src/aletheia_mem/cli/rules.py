@@ -9,6 +9,7 @@ import click
 
 from aletheia_mem.cli.common import (
     ITEM_ID,
+    cli_settings,
     echo,
     emit_json,
     handles_errors,
@@ -152,7 +153,7 @@ def add_rule(
             scope_name=name,
             evidence_memory_ids=memory_ids,
             evidence_fact_ids=fact_ids,
-            source=rule_domain.OWNER_SOURCE,
+            source=cli_settings().tool or rule_domain.OWNER_SOURCE,  # ALETHEIA_TOOL, else you
         )
         rule, created = rule_domain.add_rule(app.store, item, app.clock())
         recheck = rule_domain.recheck_reason(app.store, rule, app.clock()) if rule.enabled else None
@@ -211,7 +212,7 @@ def disable(rule_id: str, as_json: bool) -> None:
     "--dir",
     "directory",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The repository to write to.  [default: this directory's]",
+    help="The repository to write to.  [default: this directory's, or ALETHEIA_CWD's]",
 )
 @click.option("--dry-run", is_flag=True, help="Show the changes without writing.")
 @json_option
@@ -226,7 +227,11 @@ def sync(
     outside the block is never touched. By default the files that exist are updated, or
     AGENTS.md and CLAUDE.md when none does.
     """
-    root = project_root(directory or Path.cwd())
+    if directory is None:  # ALETHEIA_CWD (else the working folder), as the web UI
+        directory = cli_settings().cwd
+        if not directory.is_dir():
+            raise InvalidInputError(f"ALETHEIA_CWD names {directory}, which is not a folder.")
+    root = project_root(directory)
     targets = rule_sync.resolve_targets(tools, root, all_tools)
     with open_cli_app(create=False) as app:
         project = project_for_directory(root)

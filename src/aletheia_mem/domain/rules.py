@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # protocols: typing only, off the start path
 
 RECHECK_AFTER_DAYS = 90
 # The source of a rule the owner adds by hand (CLI, JSON API, web UI), as list_rules shows it;
-# a rule added over MCP keeps the calling tool's name.
+# a rule added over MCP keeps the calling tool's name (so does `rules add` with ALETHEIA_TOOL).
 OWNER_SOURCE = "you"
 
 
