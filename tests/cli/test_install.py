@@ -226,6 +226,7 @@ def test_hooks_install_into_claude_settings_and_keep_other_hooks(
     for event, name in (
         ("SessionStart", "session-start"),
         ("UserPromptSubmit", "user-prompt"),
+        ("PostToolUse", "post-tool-use"),
         ("SessionEnd", "session-end"),
     ):
         ours = data["hooks"][event][-1]["hooks"][0]
@@ -233,6 +234,8 @@ def test_hooks_install_into_claude_settings_and_keep_other_hooks(
         assert ours["command"] == (
             f"ALETHEIA_DATA_DIR={workspace.data_dir} ALETHEIA_TOOL=claude-code {hook_script} {name}"
         )
+    assert data["hooks"]["PostToolUse"][-1]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit"
+    assert "matcher" not in data["hooks"]["SessionEnd"][-1]
     before = settings.read_text()
     again = run("install", "claude-code", "--hooks", "--write")
     assert f"{settings} already has the hooks; nothing to change." in again.stdout

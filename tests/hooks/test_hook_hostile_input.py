@@ -10,9 +10,7 @@ import subprocess
 from pathlib import Path
 
 from aletheia_mem.domain.episodes import MAX_REQUEST_LENGTH
-from tests.hooks.test_hooks import HOOK, env, project_dir, requests_of
-
-__all__ = ["env"]  # the fixture, used by name
+from tests.hooks.test_hooks import HOOK, project_dir, requests_of
 
 
 def hook_bytes(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,18 +13,6 @@ from aletheia_mem.domain.episodes import clean_request, strip_private
 from aletheia_mem.storage.sqlite import SqliteStore
 
 HOOK = str(Path(sys.executable).parent / "aletheia-hook")
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    (home / "code" / "shop" / ".git").mkdir(parents=True)
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "ALETHEIA_DATA_DIR": str(home / ".aletheia"),
-        "ALETHEIA_TOOL": "claude-code",
-    }
 
 
 def hook(

@@ -23,6 +23,7 @@ from aletheia_mem.cli.clients import (
 )
 from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
+from aletheia_mem.domain.observations import FILE_TOOLS
 from aletheia_mem.projects import project_root
 
 HOOK_MARKER = "aletheia-hook"
@@ -35,8 +36,11 @@ HOOK_TIMEOUT_SECONDS = 5
 CLAUDE_EVENTS = {
     "SessionStart": "session-start",
     "UserPromptSubmit": "user-prompt",
+    "PostToolUse": "post-tool-use",
     "SessionEnd": "session-end",
 }
+# The tools whose calls the PostToolUse hook runs for: those that change files.
+CLAUDE_MATCHERS = {"PostToolUse": "|".join(FILE_TOOLS)}
 HOOK_HOSTS = ("claude-code",)
 
 
@@ -78,11 +82,14 @@ def _without_ours(group: Any) -> Any:
     return {**group, "hooks": others} if others else None
 
 
-def merged_groups(existing: Any, command: str) -> list[Any]:
+def merged_groups(existing: Any, command: str, matcher: str | None = None) -> list[Any]:
     """The event's groups with ours in place of any earlier Aletheia hook; the user's hooks,
     also those sharing a group (and its matcher) with an earlier one of ours, are kept."""
     groups = existing if isinstance(existing, list) else []
-    ours = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
+    hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+    ours: dict[str, Any] = {"hooks": [hook]}
+    if matcher is not None:
+        ours = {"matcher": matcher, **ours}
     placed = False
     result: list[Any] = []
     for group in groups:
@@ -114,7 +121,7 @@ def plan_claude_hooks(path: Path, env: dict[str, str]) -> list[Change]:
             raise ConfigFileError(
                 f"{path}: hooks.{event} is not a list of hook groups; fix it or move the file away."
             )
-        wanted = merged_groups(existing, hook_command(name, env))
+        wanted = merged_groups(existing, hook_command(name, env), CLAUDE_MATCHERS.get(event))
         if existing == wanted:
             continue
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aletheia_mem.domain.formatting import TYPE_MARKS, fact_line, one_line, rule_text
+from aletheia_mem.domain.observations import OBSERVATION_KIND
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
 from aletheia_mem.storage.base import Fact, Memory
@@ -78,7 +79,8 @@ def build_context_parts(
     store: Store, project: str, limit: int, *, now: int
 ) -> tuple[str, ContextParts]:
     """``build_context`` and the items its block lists."""
-    skip = (WORK_STATE_KIND,)
+    skip = (WORK_STATE_KIND, OBSERVATION_KIND)  # a list is read whole; a session's summary
+    # names the files its observations changed
     pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=skip)
     recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
     requests = store.recent_requests(project, MAX_REQUESTS)

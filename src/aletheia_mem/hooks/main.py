@@ -1,4 +1,5 @@
-"""``aletheia-hook <event>``: what a coding tool runs at session start, per prompt and at the end.
+"""``aletheia-hook <event>``: what a coding tool runs at session start, per prompt, after a
+file change and at the end.
 
 Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``prompt``,
 ``hook_event_name``). Events:
@@ -8,7 +9,11 @@ Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``pro
   the session's episode;
 * ``user-prompt``: records the prompt as a request of the episode (``<private>`` parts
   removed, secrets redacted);
-* ``session-end`` (also ``stop``): closes the episode.
+* ``post-tool-use``: saves an ``observation`` memory of a call that changed a file (Write,
+  Edit, MultiEdit, NotebookEdit: ``domain.observations``);
+* ``session-end``: saves a ``summary`` memory of the session (its requests and the files it
+  changed), then closes the episode; ``stop`` only closes it (Claude Code's Stop ends a turn,
+  not the session).
 
 It fails open: any error, a locked store or a slow disk ends it silently with exit 0, and a
 watchdog stops it after :data:`DEADLINE_SECONDS` whatever happens. Projects listed in
@@ -28,7 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, load_settings
-from aletheia_mem.projects import is_excluded, project_for_directory
+from aletheia_mem.projects import is_excluded, project_for_directory, project_root
 
 if TYPE_CHECKING:
     from aletheia_mem.storage.contracts import Store
@@ -45,9 +50,11 @@ EVENTS = {
     "sessionstart": "session-start",
     "user-prompt": "user-prompt",
     "userpromptsubmit": "user-prompt",
+    "post-tool-use": "post-tool-use",
+    "posttooluse": "post-tool-use",
     "session-end": "session-end",
     "sessionend": "session-end",
-    "stop": "session-end",
+    "stop": "stop",
 }
 
 
@@ -88,6 +95,15 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
             if isinstance(prompt, str):
                 text = prompt[:PROMPT_READ_LIMIT]
                 episodes.record_request(store, prompt=text, now=now, **common)
+        elif name == "post-tool-use":
+            from aletheia_mem.domain.observations import save_observation
+
+            root = project_root(directory)
+            save_observation(store, project=project, tool=tool, payload=payload, root=root, now=now)
+        elif name == "session-end":
+            from aletheia_mem.domain.observations import end_session
+
+            end_session(store, now=now, **common)
         else:
             episodes.end_episode(store, now=now, **common)
     finally:
@@ -120,9 +136,10 @@ def _give_up(signum: int, frame: Any) -> None:
 
 USAGE = """Usage: aletheia-hook EVENT   (also: aletheia hook EVENT)
 
-  What a coding tool runs at session start, per prompt and at the end; reads the host's hook
-  JSON on standard input. EVENT: session-start, user-prompt, session-end (or stop); without
-  it, the payload's hook_event_name. Always exits 0 and stays silent on any error.
+  What a coding tool runs at session start, per prompt, after a file change and at the end;
+  reads the host's hook JSON on standard input. EVENT: session-start, user-prompt,
+  post-tool-use, session-end or stop; without it, the payload's hook_event_name. Always exits
+  0 and stays silent on any error.
 
 Options:
   --version   Show the version and exit.

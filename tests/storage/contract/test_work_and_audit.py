@@ -27,6 +27,8 @@ def test_an_episode_collects_requests_until_it_ends(contract_store: HubStore) ->
     assert contract_store.open_episode("uid-1", "shop", "claude-code", T0 + 1) == episode
     assert contract_store.episode_id_by_uid("uid-1") == episode
     assert contract_store.episode_id_by_uid("uid-none") is None
+    assert contract_store.episode_started_at(episode) == T0  # reopening keeps the start
+    assert contract_store.episode_started_at(424_242) is None
     contract_store.add_request(episode, "first ask", T0 + 2)
     contract_store.add_request(episode, "second ask", T0 + 3)
     other = contract_store.start_episode("billing", "codex", T0)

@@ -55,6 +55,13 @@ class PgWork(PgPart):
             row = conn.execute("SELECT id FROM episodes WHERE uid = %s", (uid,)).fetchone()
         return None if row is None else int(row[0])
 
+    def episode_started_at(self, episode_id: int) -> int | None:
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT started_at FROM episodes WHERE id = %s", (episode_id,)
+            ).fetchone()
+        return None if row is None else int(row[0])
+
     def add_request(self, episode_id: int, text: str, at: int) -> None:
         with self._db.write() as conn:
             conn.execute(

@@ -80,6 +80,12 @@ class SqliteWork(SqliteDatabase):
         row = self._conn.execute("SELECT id FROM episodes WHERE uid = ?", (uid,)).fetchone()
         return None if row is None else int(row[0])
 
+    def episode_started_at(self, episode_id: int) -> int | None:
+        row = self._conn.execute(
+            "SELECT started_at FROM episodes WHERE id = ?", (episode_id,)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
     def add_request(self, episode_id: int, text: str, at: int) -> None:
         with self._write() as conn:
             conn.execute(

@@ -1,0 +1,196 @@
+"""What capture hooks save as memories: an ``observation`` for each file a tool changed, and a
+``summary`` of a session when it ends.
+
+Both are built from the host's hook payload alone, without a model: an observation names the
+file and the change (the replaced text, cut short), a summary lists the session's requests and
+the files its observations name. Text inside ``<private>`` is removed and secrets are redacted
+before anything is stored (``save_memory`` redacts again). Session context does not list
+observations one by one (a session makes dozens); they are found by search, and each summary
+names their files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aletheia_mem.domain.episodes import clean_request, episode_uid
+from aletheia_mem.domain.limits import MAX_TEXT
+from aletheia_mem.domain.memories import MemoryInput, save_memory
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.timefmt import format_clock, format_date
+
+if TYPE_CHECKING:
+    from aletheia_mem.storage.contracts import Store
+
+OBSERVATION_KIND = "observation"
+SUMMARY_KIND = "summary"
+# The tools whose calls change files (Claude Code's names); the install's PostToolUse matcher.
+FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+EXCERPT_LENGTH = 300
+MAX_PATH = 1000
+MAX_SUMMARY_ITEMS = 20
+# Of a replaced text, only this much is cleaned (then cut to EXCERPT_LENGTH): redacting
+# megabytes would outlast the hook's deadline.
+READ_LIMIT = 20_000
+# The requests and observations a summary looks through (a session rarely has more).
+SESSION_ITEMS = 200
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A memory a hook saves: its type, title, text and files (kind set by the caller)."""
+
+    type: str
+    title: str
+    text: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """What a session left in the store: its requests (oldest first) and the files its
+    observations name."""
+
+    requests: Sequence[str]
+    files: Sequence[str]
+    started_at: int
+    ended_at: int
+
+
+def observation_of(tool_name: object, tool_input: object, root: Path) -> Captured | None:
+    """The observation a call of ``tool_name`` with ``tool_input`` makes, when it changed a file
+    (``FILE_TOOLS``); paths under ``root`` (the project's folder) are told relative to it."""
+    if tool_name not in FILE_TOOLS or not isinstance(tool_input, dict):
+        return None
+    raw = tool_input.get("notebook_path" if tool_name == "NotebookEdit" else "file_path")
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_PATH or "\x00" in raw:
+        return None
+    path = _shown_path(raw, root)
+    if tool_name == "Write":
+        content = tool_input.get("content")
+        lines = content.count("\n") + 1 if isinstance(content, str) and content else 0
+        return Captured("change", f"Wrote {path}", f"Wrote {path} ({lines} lines).", (path,))
+    if tool_name == "NotebookEdit":
+        mode = tool_input.get("edit_mode")
+        how = f" ({mode} a cell)" if mode in ("replace", "insert", "delete") else ""
+        return Captured("change", f"Edited notebook {path}", f"Edited {path}{how}.", (path,))
+    edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
+    if not isinstance(edits, list):
+        return None
+    pairs = [e for e in edits if isinstance(e, dict)]
+    text = f"Edited {path}" + (f" ({len(pairs)} edits)." if len(pairs) > 1 else ".")
+    if pairs:
+        text += _replacement(pairs[0].get("old_string"), pairs[0].get("new_string"))
+    return Captured("change", f"Edited {path}", text, (path,))
+
+
+def summary_of(session: SessionRecord, tool: str) -> Captured | None:
+    """The summary of a session that made requests or changed files; None for an empty one."""
+    requests = [_clean(request) for request in session.requests]
+    requests = [request for request in requests if request]
+    if not requests and not session.files:
+        return None
+    day, start, end = (
+        format_date(session.started_at),
+        format_clock(session.started_at),
+        format_clock(session.ended_at),
+    )
+    lines = [f"Session of {tool}, {day} {start}-{end} UTC."]
+    if requests:
+        lines.append("Requests:")
+        lines += [f"- {_one_line(r)[:EXCERPT_LENGTH]}" for r in requests[:MAX_SUMMARY_ITEMS]]
+        if len(requests) > MAX_SUMMARY_ITEMS:
+            lines.append(f"- ... and {len(requests) - MAX_SUMMARY_ITEMS} more")
+    files = list(dict.fromkeys(session.files))
+    if files:
+        shown = ", ".join(files[:MAX_SUMMARY_ITEMS])
+        more = (
+            f" and {len(files) - MAX_SUMMARY_ITEMS} more" if len(files) > MAX_SUMMARY_ITEMS else ""
+        )
+        lines.append(f"Files changed: {shown}{more}.")
+    first = _one_line(requests[0]) if requests else f"{len(files)} files changed"
+    title = f"Session: {first}"[:100]
+    return Captured("note", title, "\n".join(lines)[:MAX_TEXT], tuple(files[:MAX_SUMMARY_ITEMS]))
+
+
+def save_observation(
+    store: Store, *, project: str, tool: str, payload: dict[str, Any], root: Path, now: int
+) -> bool:
+    """Save the observation of a PostToolUse payload, if its tool changed a file."""
+    captured = observation_of(payload.get("tool_name"), payload.get("tool_input"), root)
+    if captured is None:
+        return False
+    _save(store, captured, OBSERVATION_KIND, project, tool, now)
+    return True
+
+
+def end_session(store: Store, *, project: str, tool: str, session_id: str | None, now: int) -> bool:
+    """Save the session's summary (when it made requests or changed files), then close its
+    episode with the summary's text; False when the session never started one."""
+    episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))
+    if episode is None:
+        return False
+    started = store.episode_started_at(episode)
+    requests = [r for r in store.recent_requests(project, SESSION_ITEMS) if r.episode_id == episode]
+    query = MemoryQuery(
+        projects=(project,),
+        kind=OBSERVATION_KIND,
+        since=started,
+        order="date_asc",
+        limit=SESSION_ITEMS,
+    )
+    files = [
+        path
+        for memory in store.search_memories(query, now)
+        if memory.tool == tool
+        for path in memory.files
+    ]
+    record = SessionRecord([r.text for r in reversed(requests)], files, started or now, now)
+    captured = summary_of(record, tool)
+    if captured is not None:
+        _save(store, captured, SUMMARY_KIND, project, tool, now)
+    return store.end_episode(episode, now, captured.text if captured else None)
+
+
+def _save(store: Store, captured: Captured, kind: str, project: str, tool: str, now: int) -> None:
+    item = MemoryInput(
+        text=captured.text,
+        project=project,
+        tool=tool,
+        title=captured.title,
+        type=captured.type,
+        kind=kind,
+        files=captured.files,
+    )
+    save_memory(store, lambda: now, item)
+
+
+def _shown_path(raw: str, root: Path) -> str:
+    path = Path(raw)
+    try:
+        return path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _replacement(old: Any, new: Any) -> str:
+    if not isinstance(old, str) or not isinstance(new, str):
+        return ""
+    return f"\nReplaced:\n{_excerpt(old)}\nWith:\n{_excerpt(new)}"
+
+
+def _excerpt(text: str) -> str:
+    cleaned = _clean(text)
+    return cleaned if len(cleaned) <= EXCERPT_LENGTH else cleaned[:EXCERPT_LENGTH] + " ..."
+
+
+def _clean(text: str) -> str:
+    """Private parts removed, secrets redacted, no NUL or lone surrogate."""
+    return clean_request(text[:READ_LIMIT])
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,167 @@
+"""Capture hooks make memories (DESIGN 4: hooks create ``observation`` and ``summary``): an
+observation for each file a tool changed, a summary when the session ends. Real ``aletheia-hook``
+processes with Claude Code's payloads, a real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aletheia_mem.domain.observations import SessionRecord, observation_of, summary_of
+from aletheia_mem.storage.base import Memory, MemoryQuery
+from aletheia_mem.storage.sqlite import SqliteStore
+from tests.hooks.test_hooks import hook, project_dir
+
+SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _memories(env: dict[str, str], kind: str) -> list[Memory]:
+    path = Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db"
+    if not path.exists():
+        return []
+    store = SqliteStore(path)
+    try:
+        query = MemoryQuery(projects=("shop",), kind=kind, order="date_asc", limit=100)
+        return store.search_memories(query, now=0)
+    finally:
+        store.close()
+
+
+def _edit(env: dict[str, str], session: str, path: str, old: str, new: str) -> None:
+    payload = {
+        "session_id": session,
+        "cwd": project_dir(env),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Edit",
+        "tool_input": {"file_path": path, "old_string": old, "new_string": new},
+        "tool_response": {"filePath": path, "success": True},
+    }
+    result = hook(env, None, payload)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_an_edit_is_saved_as_an_observation_of_its_file(env: dict[str, str]) -> None:
+    path = f"{project_dir(env)}/src/cart.py"
+    old = "if not cart.items:\n    raise ValueError"
+    new = f"if not cart.items:\n    return Total.zero()  # token {SECRET} <private>x</private>"
+    _edit(env, "s1", path, old, new)
+    [seen] = _memories(env, "observation")
+    assert (seen.type, seen.title, seen.files, seen.tool) == (
+        "change",
+        "Edited src/cart.py",
+        ("src/cart.py",),
+        "claude-code",
+    )
+    assert seen.text == (
+        "Edited src/cart.py.\nReplaced:\nif not cart.items:\n    raise ValueError\n"
+        "With:\nif not cart.items:\n    return Total.zero()  # token [REDACTED]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Read", {"file_path": "/x/a.py"}),
+        ("Bash", {"command": "rm -rf build"}),
+        ("Edit", "not an object"),
+        ("Edit", {"file_path": 7}),
+        ("Edit", {"file_path": ""}),
+        ("Edit", {"file_path": "a\x00b"}),
+        ("Edit", {"file_path": "x" * 5000}),
+        ("MultiEdit", {"file_path": "a.py", "edits": "nope"}),
+        (["Edit"], {"file_path": "a.py"}),
+    ],
+)
+def test_calls_that_change_no_file_or_make_no_sense_save_nothing(
+    env: dict[str, str], tool: object, tool_input: object
+) -> None:
+    payload = {"session_id": "s", "cwd": project_dir(env), "tool_name": tool}
+    result = hook(env, "post-tool-use", {**payload, "tool_input": tool_input})
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert _memories(env, "observation") == []
+
+
+def test_a_session_ends_with_a_summary_that_context_lists_instead_of_its_observations(
+    env: dict[str, str],
+) -> None:
+    base = {"session_id": "s1", "cwd": project_dir(env)}
+    hook(env, "session-start", base)
+    hook(env, "user-prompt", {**base, "prompt": f"fix the empty cart crash, key {SECRET}"})
+    _edit(env, "s1", f"{project_dir(env)}/src/cart.py", "raise ValueError", "return 0")
+    _edit(env, "s1", f"{project_dir(env)}/tests/test_cart.py", "pass", "assert total() == 0")
+    _edit(env, "s1", f"{project_dir(env)}/src/cart.py", "return 0", "return Total.zero()")
+    hook(env, "user-prompt", {**base, "prompt": "now add a test"})
+    assert hook(env, "session-end", base).returncode == 0
+    [summary] = _memories(env, "summary")
+    assert summary.title == "Session: fix the empty cart crash, key [REDACTED]"
+    assert summary.files == ("src/cart.py", "tests/test_cart.py")
+    lines = summary.text.splitlines()
+    assert lines[0].startswith("Session of claude-code, ") and lines[0].endswith(" UTC.")
+    assert lines[1:] == [
+        "Requests:",
+        "- fix the empty cart crash, key [REDACTED]",
+        "- now add a test",
+        "Files changed: src/cart.py, tests/test_cart.py.",
+    ]
+    later = hook(env, "session-start", {"session_id": "s2", "cwd": project_dir(env)})
+    context = json.loads(later.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Session: fix the empty cart crash" in context
+    assert "Edited src/cart.py" not in context
+
+
+def test_a_session_that_asked_and_changed_nothing_leaves_no_summary(env: dict[str, str]) -> None:
+    base = {"session_id": "s1", "cwd": project_dir(env)}
+    hook(env, "session-start", base)
+    hook(env, "session-end", base)
+    hook(env, "session-end", {"session_id": "never-started", "cwd": project_dir(env)})
+    assert _memories(env, "summary") == []
+
+
+def test_stop_ends_a_turn_not_the_session_so_it_writes_no_summary(env: dict[str, str]) -> None:
+    base = {"session_id": "s1", "cwd": project_dir(env)}
+    hook(env, "session-start", base)
+    hook(env, "user-prompt", {**base, "prompt": "one"})
+    hook(env, None, {**base, "hook_event_name": "Stop"})
+    assert _memories(env, "summary") == []
+
+
+def test_the_summary_lists_only_this_sessions_files(env: dict[str, str]) -> None:
+    for session in ("a", "b"):
+        base = {"session_id": session, "cwd": project_dir(env)}
+        hook(env, "session-start", base)
+        _edit(env, session, f"{project_dir(env)}/{session}.py", "x", "y")
+        hook(env, "session-end", base)
+    assert [m.files for m in _memories(env, "summary")] == [("a.py",), ("b.py",)]
+
+
+def test_observations_of_each_file_tool(tmp_path: Path) -> None:
+    root = tmp_path / "shop"
+    write = observation_of("Write", {"file_path": str(root / "a.md"), "content": "1\n2\n3"}, root)
+    assert write is not None and (write.title, write.text) == (
+        "Wrote a.md",
+        "Wrote a.md (3 lines).",
+    )
+    edits = [{"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "d"}]
+    multi = observation_of("MultiEdit", {"file_path": "/elsewhere/b.py", "edits": edits}, root)
+    assert multi is not None
+    assert multi.text == "Edited /elsewhere/b.py (2 edits).\nReplaced:\na\nWith:\nb"
+    book = {"notebook_path": str(root / "n.ipynb"), "edit_mode": "insert", "new_source": "x"}
+    notebook = observation_of("NotebookEdit", book, root)
+    assert notebook is not None and notebook.text == "Edited n.ipynb (insert a cell)."
+    long = observation_of(
+        "Edit", {"file_path": "c.py", "old_string": "o" * 999, "new_string": ""}, root
+    )
+    assert long is not None and "o" * 300 + " ..." in long.text and "o" * 301 not in long.text
+
+
+def test_a_summary_of_many_requests_and_files_stays_short() -> None:
+    record = SessionRecord(
+        [f"request {i}" for i in range(30)], [f"f{i}.py" for i in range(25)], 0, 60_000
+    )
+    summary = summary_of(record, "codex")
+    assert summary is not None
+    assert "- ... and 10 more" in summary.text
+    assert summary.text.endswith(", f19.py and 5 more.")
+    assert len(summary.files) == 20
