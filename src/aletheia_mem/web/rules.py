@@ -78,8 +78,9 @@ def set_rule(app: AppContext, rule_id: str, action: str) -> None:
 
 
 def _places(app: AppContext, root: Path) -> list[tuple[Path, str]]:
-    """The server's own folder, then each repository the store knows, each once."""
-    places = [(root, project_for_directory(root))]
+    """The server's own folder (where it is one: ``ALETHEIA_CWD`` may name none, and writing
+    there would make it), then each repository the store knows, each once."""
+    places = [(root, project_for_directory(root))] if root.is_dir() else []
     seen = {os.path.realpath(root)}
     log = repository_log(app.store)
     for repository, folder in known_repositories(log) if log is not None else []:
