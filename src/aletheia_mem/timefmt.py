@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 from aletheia_mem.errors import InvalidInputError
@@ -13,6 +13,8 @@ _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _EPOCH_MS = re.compile(r"^-?\d{1,15}$")
 FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MS = timedelta(milliseconds=1)
 
 
 def to_datetime(ms: int) -> datetime:
@@ -101,8 +103,8 @@ def _start_instant(value: object, name: str) -> int:
         raise InvalidInputError(problem) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    try:
-        return _checked_ms(int(parsed.timestamp() * 1000), problem)
+    try:  # whole milliseconds exactly: a float of seconds times 1000 can land 1 ms off
+        return _checked_ms((parsed - _EPOCH) // _ONE_MS, problem)
     except OverflowError:  # past the years datetime can hold
         raise InvalidInputError(problem) from None
 

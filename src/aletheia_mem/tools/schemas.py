@@ -14,7 +14,7 @@ Schema = dict[str, Any]
 
 _PROJECT = {
     "type": "string",
-    "description": "Project key. Omitted: the working directory's project.",
+    "description": "Default: the working directory's project, else default.",
 }
 _DATE = {"type": "string", "description": "ISO 8601 date, date-time or epoch milliseconds."}
 _TYPE = {
@@ -39,7 +39,9 @@ def _whole(description: str, minimum: int, maximum: int, default: int | None = N
 def _ids(description: str) -> Schema:
     return {
         "type": "array",
-        "items": {"type": "integer", "minimum": 1},
+        # No minimum: an id no item can have (0, -1) is an unknown id, answered as the tool
+        # answers any unknown id (get_observations skips it, add_rule names it in its error).
+        "items": {"type": "integer"},
         "maxItems": MAX_IDS,
         "description": description,
     }
@@ -113,10 +115,7 @@ TIMELINE: Schema = {
 GET_OBSERVATIONS: Schema = {
     "type": "object",
     "properties": {
-        "ids": {
-            **_ids("Memory ids from search or timeline. Unknown ids are skipped."),
-            "items": {"type": "integer"},  # an id no memory can have (0) is unknown: skipped
-        }
+        "ids": _ids("Memory ids from search or timeline. Unknown ids are skipped."),
     },
     "required": ["ids"],
 }
@@ -126,7 +125,8 @@ SESSION_START_CONTEXT: Schema = {
     "properties": {
         "project": {
             "type": "string",
-            "description": "Default: the project of the server's working directory.",
+            "description": "Default: the project of the server's working directory; for a"
+            " project-limited token, its first allowed project.",
         },
         "limit": _whole("Recent unpinned memories, 1 to 100.", 1, 100, 20),
     },
