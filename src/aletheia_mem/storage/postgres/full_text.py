@@ -13,7 +13,9 @@ token count) in the same order of floating-point operations, so scores are equal
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -74,11 +76,27 @@ class _Fts5Tokenizer:
             rows = self._conn.execute("SELECT term, col, offset FROM v").fetchall()
             self._conn.execute("INSERT INTO t (t) VALUES ('delete-all')")
         for term, col, offset in rows:
-            found[int(col[1:])].setdefault(term, []).append(int(offset))
+            found[int(col[1:])].setdefault(stored_token(term), []).append(int(offset))
         for column in found:
             for positions in column.values():
                 positions.sort()
         return found
+
+
+# A row of a btree index holds at most 2704 bytes (the terms tables' key is the term): a token
+# longer than this (a hex dump, CJK text without punctuation) is kept as its start and a digest of
+# it, when a row is indexed and when a query is tokenized alike, so that it is found as FTS5 finds
+# it. Tokens never hold "#" (unicode61 splits there), so no token is taken for another.
+_LONG_TOKEN_BYTES = 1000
+_LONG_TOKEN_START = 200
+_LONG_TOKEN = re.compile(rf".{{{_LONG_TOKEN_START}}}#[0-9a-f]{{64}}")
+
+
+def stored_token(token: str) -> str:
+    """The token as the terms tables hold it: itself, or a long one's start and digest."""
+    if len(token) * 4 <= _LONG_TOKEN_BYTES or len(token.encode()) <= _LONG_TOKEN_BYTES:
+        return token
+    return f"{token[:_LONG_TOKEN_START]}#{hashlib.sha256(token.encode()).hexdigest()}"
 
 
 _tokenizers: dict[int, _Fts5Tokenizer] = {}
@@ -102,6 +120,8 @@ _CACHED_TERM_CHARS = 256
 
 def phrase_tokens(term: str) -> list[str]:
     """The tokens of one query term, in order: the phrase FTS5 makes of ``"term"``."""
+    if _LONG_TOKEN.fullmatch(term):  # a held long token (tokens_with_prefix found it)
+        return [term]
     if len(term) <= _CACHED_TERM_CHARS:
         return list(_cached_phrase_tokens(term))
     return list(_phrase_tokens(term))
