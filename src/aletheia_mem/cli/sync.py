@@ -30,7 +30,8 @@ HUB_TOKEN_ENV = "ALETHEIA_HUB_TOKEN"  # noqa: S105 - a variable name
 @click.option("--token-stdin", is_flag=True, help="Read the token from standard input.")
 @click.option(
     "--ca-file",
-    type=click.Path(exists=True, dir_okay=False),
+    # Absolute: it is remembered with the hub, and later runs start in other folders.
+    type=click.Path(exists=True, dir_okay=False, resolve_path=True),
     help="PEM file of the CA (or self-signed certificate) the hub's TLS certificate is from.",
 )
 @click.option(
@@ -75,9 +76,9 @@ def sync(
                 " it is remembered."
             )
         same_hub = remembered is not None and hub_base_url(remembered[0]) == hub_base_url(url)
-        if not token and same_hub and remembered is not None:
-            token = remembered[1]
-            ca_file = ca_file or remembered[2]
+        if same_hub and remembered is not None:
+            token = token or remembered[1]
+            ca_file = ca_file or remembered[2]  # the hub's, whoever's token comes with it
         if not token:
             raise InvalidInputError(
                 f"A token is needed the first time: {HUB_TOKEN_ENV}, --token-stdin or --token."

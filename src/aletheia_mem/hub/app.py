@@ -1,8 +1,9 @@
 """The hub's HTTP app: ``/mcp`` and ``/sync/`` behind bearer tokens and a rate limit.
 
-Order of the checks on every request: the token (401 with ``WWW-Authenticate: Bearer``), the
-rate limit (429 with ``Retry-After``), then the HTTP server's guard (Host, Origin, body size),
-then the route. The MCP handling is the HTTP server's, with each session bound to its token.
+Order of the checks on every request: Host and Origin (421, 403: DNS rebinding, refused as such
+whatever the token), the token (401 with ``WWW-Authenticate: Bearer``), the rate limit (429 with
+``Retry-After``), then the HTTP server's guard (body size), then the route. The MCP handling
+is the HTTP server's, with each session bound to its token.
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.api import RETRY_AFTER_S
-from aletheia_mem.server.guard import Guard, Refusal, make_policy, send_refusal
+from aletheia_mem.server.guard import (
+    Guard,
+    GuardPolicy,
+    Refusal,
+    check_host,
+    check_origin,
+    make_policy,
+    send_refusal,
+)
 from aletheia_mem.server.http import UNAVAILABLE, McpEndpoint, failure_response
 from aletheia_mem.server.mcp import McpSession
 from aletheia_mem.server.sessions import SessionStore
@@ -106,8 +115,10 @@ class TokenAuth:
         refusals: audit.RefusalLog,
         failures: AuthFailures,
         tokens: TokenCache,
+        policy: GuardPolicy | None = None,
     ) -> None:
         self.app = app
+        self.policy = policy
         self.hub = hub
         self.tokens = tokens
         self.limiter = limiter
@@ -121,6 +132,10 @@ class TokenAuth:
         ):
             await self.app(scope, receive, send)
             return
+        foreign = self._foreign(scope)
+        if foreign is not None:
+            await _send_json_refusal(scope, send, foreign)
+            return
         try:
             checked = await self._check(scope)
         except Exception as error:  # the store failed under the check (gone, damaged, busy)
@@ -131,6 +146,15 @@ class TokenAuth:
             return
         scope.setdefault("state", {})["token"] = checked
         await self.app(scope, receive, send)
+
+    def _foreign(self, scope: Scope) -> Refusal | None:
+        """A Host or browser Origin the guard would refuse: told before the token is looked at
+        (a present, invalid Origin MUST get 403), and neither audited nor counted as a failure."""
+        if self.policy is None:
+            return None
+        return check_host(self.policy, _header(scope, b"host")) or check_origin(
+            self.policy, _header(scope, b"origin")
+        )
 
     async def _check(self, scope: Scope) -> HubToken | Refusal:
         """The request's live token within its rate limit, else why it is refused (reads and
@@ -239,4 +263,4 @@ def create_hub_app(
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
     guarded = Guard(Starlette(routes=routes), policy)
     tokens = TokenCache(hub_store(hub), token_seconds)
-    return TokenAuth(guarded, hub, limiter, refusals, failures, tokens)
+    return TokenAuth(guarded, hub, limiter, refusals, failures, tokens, policy)

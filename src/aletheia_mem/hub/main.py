@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import ssl
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -141,6 +142,8 @@ def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
     for name, value in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
         if value and not Path(value).is_file():
             raise InvalidInputError(f"{name}: no file at {value}.")
+    if args.tls_cert:
+        _check_tls_pair(args.tls_cert, args.tls_key)
     if args.rate_limit < 0:
         raise InvalidInputError("--rate-limit must be 0 or more.")
     if args.max_connections < 1 or args.max_client_connections < 1:
@@ -148,6 +151,25 @@ def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
     if not 0 < args.header_timeout <= 3600:
         raise InvalidInputError("--header-timeout must be more than 0 and at most 3600 seconds.")
     return hub_db, parse_port(args.port, "--port")
+
+
+def _check_tls_pair(cert: str, key: str) -> None:
+    """Load the pair as the server will, before serving: not PEM, or a key of another
+    certificate, is one line here instead of a traceback at startup. The hub cannot ask for
+    a passphrase, so an encrypted key is refused too.
+
+    Raises:
+        InvalidInputError: the pair cannot serve HTTPS.
+    """
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            cert, key, password=lambda: b""
+        )
+    except OSError as error:  # ssl.SSLError included
+        reason = getattr(error, "reason", None) or error.strerror or error
+        raise InvalidInputError(
+            f"--tls-cert/--tls-key cannot serve HTTPS: {reason} ({cert}, {key})."
+        ) from None
 
 
 def _check_database_options(args: argparse.Namespace, hub_db: Path | str) -> None:

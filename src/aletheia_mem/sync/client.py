@@ -50,11 +50,16 @@ class HubClient:
 
     def __post_init__(self) -> None:
         self.url = hub_base_url(self.url)
-        self._context = (
-            ssl.create_default_context(cafile=self.ca_file)
-            if self.url.startswith("https://")
-            else None
-        )
+        self._context: ssl.SSLContext | None = None
+        if self.url.startswith("https://"):
+            try:
+                self._context = ssl.create_default_context(cafile=self.ca_file)
+                if self.ca_file is not None:  # remembered: a hub that moves to a public
+                    self._context.load_default_certs()  # certificate stays reachable
+            except OSError as error:  # gone since it was remembered, or no PEM certificate
+                raise InvalidInputError(
+                    f"Cannot use the CA file {self.ca_file}: {getattr(error, 'reason', error)}"
+                ) from None
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST ``body`` as JSON and return the JSON answer.
