@@ -4,15 +4,12 @@ folder's own name, and is ``default`` only where neither gives a name."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from aletheia_mem.projects import project_for_directory
-
-BIN = Path(sys.executable).parent
+from tests.cli.test_design_round4 import aletheia
 
 
 @pytest.fixture
@@ -48,14 +45,6 @@ def test_saving_from_a_dotfiles_home_subfolder_files_it_under_that_folder(
         ALETHEIA_CWD=str(dotfiles_home / where),
         NO_COLOR="1",
     )
-    saved = subprocess.run(
-        [str(BIN / "aletheia"), "save", f"Saved from {where}"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    saved = aletheia("save", f"Saved from {where}", cwd=tmp_path, env=env)
     assert saved.returncode == 0, saved.stderr
     assert saved.stdout == f"Saved as #1 in {project}.\n"
