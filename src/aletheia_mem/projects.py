@@ -82,5 +82,6 @@ def _both_forms(path: Path) -> set[Path]:
     written = path.expanduser().absolute()
     try:
         return {written, written.resolve()}
-    except (OSError, RuntimeError):  # a link loop: the written form only
+    # A link loop, or a name the file system cannot take (a lone surrogate): as written only.
+    except (OSError, RuntimeError, ValueError):
         return {written}

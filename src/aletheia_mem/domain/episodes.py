@@ -46,6 +46,24 @@ def clean_request(text: str) -> str:
     return redact_secrets(strip_private(storable)).strip()[:MAX_REQUEST_LENGTH]
 
 
+def read_head(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text`` to clean, without the part the cut falls in.
+
+    What runs past the cut is not there to redact: a token cut in two is too short for its
+    pattern, a quoted value cut short has no closing quote, and a private block before it may
+    leave that part first in line to be kept. So a cut text loses its last, partial line (or,
+    on a single line, its last partial word).
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    lines = head.rsplit("\n", 1)
+    if len(lines) == 2:
+        return lines[0]
+    words = head.rsplit(None, 1)
+    return words[0] if len(words) == 2 else ""
+
+
 def episode_uid(tool: str, project: str, session_id: str | None, now: int) -> str:
     """A stable uid for the host's session (one per day and project without a session id)."""
     key = session_id or f"{project}\x00{format_date(now)}"

@@ -11,15 +11,19 @@ names their files.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aletheia_mem.domain.episodes import clean_request, episode_uid
-from aletheia_mem.domain.limits import MAX_TEXT
+from aletheia_mem.domain.dismissals import set_dismissed
+from aletheia_mem.domain.episodes import clean_request, episode_uid, read_head
+from aletheia_mem.domain.limits import MAX_TEXT, MAX_TITLE
 from aletheia_mem.domain.memories import MemoryInput, save_memory
-from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.projects import is_excluded, project_for_directory
+from aletheia_mem.storage.base import Memory, MemoryQuery
 from aletheia_mem.timefmt import format_clock, format_date
 
 if TYPE_CHECKING:
@@ -33,7 +37,8 @@ EXCERPT_LENGTH = 300
 MAX_PATH = 1000
 MAX_SUMMARY_ITEMS = 20
 # Of a replaced text, only this much is cleaned (then cut to EXCERPT_LENGTH): redacting
-# megabytes would outlast the hook's deadline.
+# megabytes would outlast the hook's deadline. The line the cut falls in is dropped
+# (``episodes.read_head``): a secret cut in two would not be redacted.
 READ_LIMIT = 20_000
 # The requests and observations a summary looks through (a session rarely has more).
 SESSION_ITEMS = 200
@@ -60,23 +65,35 @@ class SessionRecord:
     ended_at: int
 
 
-def observation_of(tool_name: object, tool_input: object, root: Path) -> Captured | None:
-    """The observation a call of ``tool_name`` with ``tool_input`` makes, when it changed a file
-    (``FILE_TOOLS``); paths under ``root`` (the project's folder) are told relative to it."""
+def changed_file(tool_name: object, tool_input: object) -> str | None:
+    """The path of the file a call of ``tool_name`` changed, as the host wrote it; None when
+    the call changed no file (or names none that could be kept)."""
     if tool_name not in FILE_TOOLS or not isinstance(tool_input, dict):
         return None
     raw = tool_input.get("notebook_path" if tool_name == "NotebookEdit" else "file_path")
     if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_PATH or "\x00" in raw:
         return None
-    path = _shown_path(raw, root)
+    return raw
+
+
+def observation_of(tool_name: object, tool_input: object, root: Path) -> Captured | None:
+    """The observation a call of ``tool_name`` with ``tool_input`` makes, when it changed a file
+    (``FILE_TOOLS``); paths under ``root`` (the project's folder) are told relative to it."""
+    raw = changed_file(tool_name, tool_input)
+    if raw is None or not isinstance(tool_input, dict):
+        return None
+    # Redacted before the title is cut to its limit: a cut secret could not be found again; a
+    # lone surrogate (a Windows file name may hold one) is replaced, as no store could keep it.
+    path = redact_secrets(_shown_path(raw, root).encode("utf-8", "replace").decode("utf-8"))
     if tool_name == "Write":
         content = tool_input.get("content")
         lines = content.count("\n") + 1 if isinstance(content, str) and content else 0
-        return Captured("change", f"Wrote {path}", f"Wrote {path} ({lines} lines).", (path,))
+        return Captured("change", _title("Wrote", path), f"Wrote {path} ({lines} lines).", (path,))
     if tool_name == "NotebookEdit":
         mode = tool_input.get("edit_mode")
         how = f" ({mode} a cell)" if mode in ("replace", "insert", "delete") else ""
-        return Captured("change", f"Edited notebook {path}", f"Edited {path}{how}.", (path,))
+        title = _title("Edited notebook", path)
+        return Captured("change", title, f"Edited {path}{how}.", (path,))
     edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
     if not isinstance(edits, list):
         return None
@@ -84,7 +101,7 @@ def observation_of(tool_name: object, tool_input: object, root: Path) -> Capture
     text = f"Edited {path}" + (f" ({len(pairs)} edits)." if len(pairs) > 1 else ".")
     if pairs:
         text += _replacement(pairs[0].get("old_string"), pairs[0].get("new_string"))
-    return Captured("change", f"Edited {path}", text, (path,))
+    return Captured("change", _title("Edited", path), text, (path,))
 
 
 def summary_of(session: SessionRecord, tool: str) -> Captured | None:
@@ -111,15 +128,30 @@ def summary_of(session: SessionRecord, tool: str) -> Captured | None:
             f" and {len(files) - MAX_SUMMARY_ITEMS} more" if len(files) > MAX_SUMMARY_ITEMS else ""
         )
         lines.append(f"Files changed: {shown}{more}.")
-    first = _one_line(requests[0]) if requests else f"{len(files)} files changed"
+    changed = f"{len(files)} file{'s' if len(files) != 1 else ''} changed"
+    first = _one_line(requests[0]) if requests else changed
     title = f"Session: {first}"[:100]
     return Captured("note", title, "\n".join(lines)[:MAX_TEXT], tuple(files[:MAX_SUMMARY_ITEMS]))
 
 
 def save_observation(
-    store: Store, *, project: str, tool: str, payload: dict[str, Any], root: Path, now: int
+    store: Store,
+    *,
+    project: str,
+    tool: str,
+    payload: dict[str, Any],
+    root: Path,
+    now: int,
+    excluded: tuple[str, ...] = (),
 ) -> bool:
-    """Save the observation of a PostToolUse payload, if its tool changed a file."""
+    """Save the observation of a PostToolUse payload, if its tool changed a file that is not
+    in a project of ``excluded`` (``is_excluded``: keys or folders, also reached through links or
+    ``..``)."""
+    raw = changed_file(payload.get("tool_name"), payload.get("tool_input"))
+    if raw is not None and excluded:
+        folder = (root / raw).parent
+        if is_excluded(folder, project_for_directory(folder), excluded):
+            return False
     captured = observation_of(payload.get("tool_name"), payload.get("tool_input"), root)
     if captured is None:
         return False
@@ -129,7 +161,11 @@ def save_observation(
 
 def end_session(store: Store, *, project: str, tool: str, session_id: str | None, now: int) -> bool:
     """Save the session's summary (when it made requests or changed files), then close its
-    episode with the summary's text; False when the session never started one."""
+    episode with the summary's text; False when the session never started one.
+
+    A session resumed after its end ends again with a summary of all of it: the one of its
+    earlier end is dismissed (``aletheia restore`` brings it back).
+    """
     episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))
     if episode is None:
         return False
@@ -151,11 +187,40 @@ def end_session(store: Store, *, project: str, tool: str, session_id: str | None
     record = SessionRecord([r.text for r in reversed(requests)], files, started or now, now)
     captured = summary_of(record, tool)
     if captured is not None:
-        _save(store, captured, SUMMARY_KIND, project, tool, now)
+        earlier = _summaries_of_episode(store, captured, project, tool, started or now, now)
+        saved = _save(store, captured, SUMMARY_KIND, project, tool, now)
+        for memory in earlier:
+            if memory.id != saved.id:
+                reason = f"the session went on: #{saved.id} sums it up"
+                set_dismissed(
+                    store,
+                    item_type="memory",
+                    item_id=memory.id,
+                    dismiss=True,
+                    reason=reason,
+                    actor=tool,
+                    now=now,
+                )
     return store.end_episode(episode, now, captured.text if captured else None)
 
 
-def _save(store: Store, captured: Captured, kind: str, project: str, tool: str, now: int) -> None:
+def _summaries_of_episode(
+    store: Store, captured: Captured, project: str, tool: str, started: int, now: int
+) -> list[Memory]:
+    """The summaries an episode's earlier ends saved: since its start, by its tool, with its
+    title and its start in their first line (another session would differ in one)."""
+    query = MemoryQuery(
+        projects=(project,), kind=SUMMARY_KIND, since=started, order="date_asc", limit=SESSION_ITEMS
+    )
+    start = f"Session of {tool}, {format_date(started)} {format_clock(started)}-"
+    return [
+        memory
+        for memory in store.search_memories(query, now)
+        if memory.tool == tool and memory.title == captured.title and memory.text.startswith(start)
+    ]
+
+
+def _save(store: Store, captured: Captured, kind: str, project: str, tool: str, now: int) -> Memory:
     item = MemoryInput(
         text=captured.text,
         project=project,
@@ -165,15 +230,24 @@ def _save(store: Store, captured: Captured, kind: str, project: str, tool: str, 
         kind=kind,
         files=captured.files,
     )
-    save_memory(store, lambda: now, item)
+    return save_memory(store, lambda: now, item)[0]
+
+
+def _title(verb: str, path: str) -> str:
+    return f"{verb} {path}"[:MAX_TITLE]
 
 
 def _shown_path(raw: str, root: Path) -> str:
+    """``raw`` relative to ``root`` when it is under it, as written or with links resolved (a
+    session in a link to the project, a tool naming the real path, or the other way round)."""
     path = Path(raw)
-    try:
+    if not path.is_absolute() or path.is_relative_to(root):
         return path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
-    except ValueError:
+    try:
+        real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    except (OSError, ValueError):  # a name the file system cannot take (a lone surrogate)
         return path.as_posix()
+    return real.relative_to(top).as_posix() if real.is_relative_to(top) else path.as_posix()
 
 
 def _replacement(old: Any, new: Any) -> str:
@@ -189,7 +263,7 @@ def _excerpt(text: str) -> str:
 
 def _clean(text: str) -> str:
     """Private parts removed, secrets redacted, no NUL or lone surrogate."""
-    return clean_request(text[:READ_LIMIT])
+    return clean_request(read_head(text, READ_LIMIT))
 
 
 def _one_line(text: str) -> str:

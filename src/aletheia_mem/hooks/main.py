@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 DEADLINE_SECONDS = 1.0
 STORE_WAIT_MS = 100
 # Of a prompt, only this much is cleaned and stored (the store keeps 4,000 characters of it):
-# redacting megabytes would outlast the deadline and lose the prompt.
+# redacting megabytes would outlast the deadline and lose the prompt. The line the cut falls in
+# is dropped (``episodes.read_head``): a secret cut in two would not be redacted.
 PROMPT_READ_LIMIT = 100_000
 CONTEXT_LIMIT = 20
 DEFAULT_TOOL = "claude-code"
@@ -75,7 +76,8 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
     cwd = payload.get("cwd")
     directory = Path(cwd) if isinstance(cwd, str) and cwd.strip() else settings.cwd
     project = project_for_directory(directory)
-    if is_excluded(directory, project, load_excluded_projects()):
+    excluded = load_excluded_projects()
+    if is_excluded(directory, project, excluded):
         return
     session = payload.get("session_id")
     session_id = str(session) if session else None
@@ -93,13 +95,21 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):
-                text = prompt[:PROMPT_READ_LIMIT]
+                text = episodes.read_head(prompt, PROMPT_READ_LIMIT)
                 episodes.record_request(store, prompt=text, now=now, **common)
         elif name == "post-tool-use":
             from aletheia_mem.domain.observations import save_observation
 
             root = project_root(directory)
-            save_observation(store, project=project, tool=tool, payload=payload, root=root, now=now)
+            save_observation(
+                store,
+                project=project,
+                tool=tool,
+                payload=payload,
+                root=root,
+                now=now,
+                excluded=excluded,
+            )
         elif name == "session-end":
             from aletheia_mem.domain.observations import end_session
 
