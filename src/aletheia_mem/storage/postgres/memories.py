@@ -24,6 +24,7 @@ from aletheia_mem.storage.uids import new_uid
 _COLUMNS = ", ".join(field.name for field in fields(Memory))
 _M_COLUMNS = ", ".join(f"m.{field.name}" for field in fields(Memory))
 _LAST = "\U0010ffff"  # above every character: the end of a prefix range
+_SUFFIX_INDEXED = 500  # characters of a reversed path its index holds (migration 0014)
 # A memory by its dedupe key (parameters: the key, the project). The project is compared under
 # the database's collation, not the column's "C": equality of text is byte equality under either
 # (both deterministic), but no index on the project can serve it, so the planner takes the
@@ -342,8 +343,16 @@ class PgMemories(PgPart):
     ) -> list[Memory]:
         path = query.file or ""
         if query.file_suffix:
-            match = "f.path_reversed >= %s AND f.path_reversed < %s"
-            values: list[Any] = [path[::-1], path[::-1] + _LAST]
+            # The index holds a reversed path's first characters (migration 0014): the range of
+            # those leads, the whole reversed path is compared on the rows it finds.
+            reversed_path = path[::-1]
+            head = reversed_path[:_SUFFIX_INDEXED]
+            match = (
+                f"left(f.path_reversed, {_SUFFIX_INDEXED}) >= %s"
+                f" AND left(f.path_reversed, {_SUFFIX_INDEXED}) < %s"
+                " AND f.path_reversed >= %s AND f.path_reversed < %s"
+            )
+            values: list[Any] = [head, head + _LAST, reversed_path, reversed_path + _LAST]
         else:
             match, values = "f.path = %s", [path]
         sql = (
