@@ -206,7 +206,9 @@ def test_an_id_past_sqlites_range_is_bad_input(run: Invoke, command: list[str]) 
     assert f"is not in the range 1<=x<={MAX_ID}." in result.stderr
 
 
-@pytest.mark.parametrize("command", [["show"], ["dismiss"], ["restore"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "command", [["show"], ["dismiss"], ["restore"], ["timeline"]], ids=" ".join
+)
 def test_the_largest_id_is_simply_not_found(run: Invoke, command: list[str]) -> None:
     run("save", "first")
     assert run(*command, str(MAX_ID)).exit_code == 3

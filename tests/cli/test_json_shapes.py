@@ -8,10 +8,18 @@ from tests.cli.conftest import Invoke, json_of
 def test_timeline_with_nothing_to_anchor_on_is_an_empty_list_in_json(run: Invoke) -> None:
     run("save", "a first memory")
     assert json_of(run("timeline", "1", "--json"))[0]["anchor"] is True
-    result = run("timeline", "99", "--json")
+    result = run("timeline", "--query", "nothing-like-it", "--json")
     assert result.exit_code == 0
     assert json_of(result) == []
-    assert json_of(run("timeline", "--query", "nothing-like-it", "--json")) == []
+
+
+def test_timeline_of_an_unknown_id_is_a_not_found_error_in_json(run: Invoke) -> None:
+    run("save", "a first memory")
+    result = run("timeline", "99", "--json")
+    assert result.exit_code == 3
+    assert json_of(result) == {
+        "error": {"code": "not_found", "message": "Nothing to anchor on: no memory #99."}
+    }
 
 
 def test_rules_add_shows_the_rule_as_rules_list_does(run: Invoke) -> None:

@@ -70,8 +70,22 @@ def test_timeline_marks_the_anchor(run: Invoke) -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()[1:]
     assert [line.split()[0] for line in lines] == ["#1", "→", "#3"]
-    assert run("timeline", "99").stdout == "Nothing to anchor on.\n"
     assert run("timeline").exit_code == 2
+
+
+def test_timeline_of_an_unknown_id_is_not_found_and_a_query_without_a_hit_is_no_match(
+    run: Invoke,
+) -> None:
+    """Exit codes (troubleshooting.md): 3 is "no memory ... with that id", as for show; a
+    search with no match, which --query is, is done (0)."""
+    run("save", "first note")
+    missing = run("timeline", "99")
+    no_match = run("timeline", "--query", "nothing-like-it")
+    assert missing.exit_code == 3
+    assert missing.stdout == ""
+    assert missing.stderr == "Error: Nothing to anchor on: no memory #99.\n"
+    assert no_match.exit_code == 0
+    assert no_match.stdout == "Nothing to anchor on.\n"
 
 
 def test_context_is_the_session_start_block(run: Invoke) -> None:
@@ -174,3 +188,14 @@ def test_a_project_or_list_name_with_terminal_escapes_is_echoed_made_visible(
     listed = run("lists", "write", "todo\x1b]0;pwned\x07", "a")
     assert "\x1b" not in saved.stdout and "\\x1b" in saved.stdout
     assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout
+
+
+def test_save_help_does_not_offer_every_project_which_save_refuses(run: Invoke) -> None:
+    save_help = " ".join(run("save", "--help").stdout.split())
+    refused = run("save", "a note", "--project", "*")
+    assert "-p, --project TEXT Project key. Default: this directory's project." in save_help
+    assert '"*"' not in save_help
+    assert refused.exit_code == 2
+    assert refused.stderr == 'Error: project "*" is only for search and timeline.\n'
+    for reader in ("search", "timeline"):
+        assert '"*" for every project' in " ".join(run(reader, "--help").stdout.split())

@@ -35,6 +35,7 @@ from aletheia_mem.tools.app import (
 from aletheia_mem.tools.write_tools import memory_input, restore_item, set_dismissed
 
 PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
+WRITE_PROJECT_HELP = "Project key. Default: this directory's project."  # "*" is refused there
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def memory_rows(found: list[Memory]) -> list[list[str]]:
 @click.argument("text")
 @click.option("--title", help="Short title. Default: the first 100 characters of the text.")
 @click.option("--type", "kind", type=click.Choice(MEMORY_TYPES), default="note", show_default=True)
-@click.option("--project", "-p", help=PROJECT_HELP)
+@click.option("--project", "-p", help=WRITE_PROJECT_HELP)
 @click.option("--pin", is_flag=True, help="List it under Pinned in the session-start context.")
 @click.option("--file", "files", multiple=True, help="A path the memory is about (repeatable).")
 @json_option
@@ -226,7 +227,9 @@ def timeline(
     with open_cli_app(create=False) as app:
         lookup = None if anchor is not None and project is None else readable_projects(app, project)
         found = recall.find_anchor(app.store, anchor, query, lookup, app.clock())
-        if found is None:
+        if found is None and anchor is not None:  # as show: exit code 3, "not found"
+            raise NotFoundError(f"Nothing to anchor on: no memory #{anchor}.")
+        if found is None:  # a search without a hit: done, as search is
             if as_json:
                 emit_json([])  # the same shape as a timeline: a list, here empty
             else:
