@@ -151,6 +151,43 @@ def test_rule_over_800_characters_is_an_error(call, app):
     assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
 
 
+# DESIGN: a rule's "then (at most 800 chars)"; the reference: "then ..., at most 800
+# characters". The limit is the stored rule's: whitespace collapsed, secrets redacted.
+def test_the_limit_applies_to_then_as_stored_with_its_whitespace_collapsed(call, app):
+    spaced = "Run the tests" + " " * 900 + "before you commit"
+    words = ["r" * 100] * 7 + ["s" * 93]
+    longest = " \n\t ".join(words)  # 800 characters once collapsed
+    assert len(longest) > 800
+
+    assert RULE_SAVED.fullmatch(call("add_rule", then=spaced, when=" you\n\ncommit ").text)
+    assert RULE_SAVED.fullmatch(call("add_rule", then=longest).text)
+    stored = db_rows(app, "SELECT then_text, when_text FROM rules")
+    assert sorted(stored) == [
+        ("Run the tests before you commit", "you commit"),
+        (" ".join(words), "always"),
+    ]
+    assert all(len(then) <= 800 for then, _ in stored)
+
+
+def test_then_over_800_characters_once_collapsed_is_an_error(call, app):
+    result = call("add_rule", then="r" * 795 + "   " + "s" * 6)
+
+    assert result.is_error
+    assert result.text == "then must be at most 800 characters."
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
+
+
+def test_then_that_redaction_makes_longer_than_800_characters_is_an_error(call, app):
+    then = "r" * 772 + " use password: hunter2 now"  # 801 with [REDACTED] for hunter2
+    assert len(then) == 801 - len("[REDACTED]") + len("hunter2") == 798
+
+    result = call("add_rule", then=then)
+
+    assert result.is_error
+    assert result.text == "then must be at most 800 characters once secrets are redacted."
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
+
+
 def test_then_is_required(call):
     result = call("add_rule", when="you commit")
 

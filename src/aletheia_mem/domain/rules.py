@@ -57,10 +57,14 @@ def add_rule(
 ) -> tuple[Rule, bool]:
     """Store the rule unless the identical one is there; unknown evidence is refused.
 
-    ``projects`` limits the evidence a caller may cite (None: every project).
+    ``projects`` limits the evidence a caller may cite (None: every project). The limits on
+    ``then`` and ``when`` are the stored rule's (DESIGN: "then (at most 800 chars)"): its text
+    with whitespace collapsed, as every door gives it, and with secrets redacted.
     """
-    check_length("then", item.then, MAX_RULE)
-    check_length("when", item.when, MAX_RULE)
+    # One space between words, as every door collapses them already.
+    then, when = " ".join(item.then.split()), " ".join(item.when.split())
+    check_length("then", then, MAX_RULE)
+    check_length("when", when, MAX_RULE)
     check_length("scopeName", item.scope_name, MAX_NAME)
     memory_ids = list(dict.fromkeys(item.evidence_memory_ids))
     fact_ids = list(dict.fromkeys(item.evidence_fact_ids))
@@ -74,8 +78,13 @@ def add_rule(
         raise InvalidInputError(f"Unknown evidence fact id #{missing_facts[0]}.")
     # "Always" is the default situation, and a name is the same name however it is spaced:
     # one rule, one id, whichever door adds it.
-    when = "always" if item.when.strip().lower() == "always" else item.when
-    then, when = redact_secrets(item.then), redact_secrets(when)
+    when = "always" if when.lower() == "always" else when
+    then, when = redact_secrets(then), redact_secrets(when)
+    for name, text in (("then", then), ("when", when)):  # a marker may outgrow what it hides
+        if len(text) > MAX_RULE:
+            raise InvalidInputError(
+                f"{name} must be at most {MAX_RULE} characters once secrets are redacted."
+            )
     scope_name = redact_secrets(" ".join(item.scope_name.split()))
     rule = Rule(
         id=rule_id(then, when, item.scope_tier, scope_name),

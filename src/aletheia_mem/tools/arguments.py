@@ -22,6 +22,12 @@ _WHOLE_TEXT = re.compile(r"[+-]?[0-9]{1,40}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class CollapsedString(dict[str, Any]):
+    """The schema of a string property its handler keeps with whitespace collapsed (one space
+    between words), as add_rule keeps a rule: its ``maxLength`` bounds that text, the one
+    stored. Published as the plain schema it is."""
+
+
 def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]:
     """Arguments with defaults filled in and values coerced to the declared types."""
     properties: dict[str, Schema] = schema.get("properties", {})
@@ -87,7 +93,8 @@ def _check_string(name: str, spec: Schema, raw: Any) -> str:
         if value not in enum:
             raise InvalidInputError(f"{name} must be one of: {', '.join(enum)}.")
     limit = spec.get("maxLength")
-    if limit is not None and len(value) > limit:
+    measured = " ".join(value.split()) if isinstance(spec, CollapsedString) else value
+    if limit is not None and len(measured) > limit:
         raise InvalidInputError(f"{name} must be at most {limit} characters.")
     return value
 

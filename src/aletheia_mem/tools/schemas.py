@@ -8,6 +8,7 @@ from typing import Any
 
 from aletheia_mem.domain.limits import MAX_IDS, MAX_NAME, MAX_PATH, MAX_RULE, MAX_TEXT, MAX_TITLE
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
+from aletheia_mem.tools.arguments import CollapsedString
 
 Schema = dict[str, Any]
 
@@ -223,17 +224,23 @@ SAVE_MEMORY: Schema = {
 ADD_RULE: Schema = {
     "type": "object",
     "properties": {
-        "then": {
-            "type": "string",
-            "maxLength": MAX_RULE,
-            "description": "The rule, at most 800 characters.",
-        },
-        "when": {
-            "type": "string",
-            "maxLength": MAX_RULE,
-            "default": "always",
-            "description": "The situation. Default: always.",
-        },
+        # The limits are the stored rule's, its whitespace collapsed (DESIGN: "then (at most
+        # 800 chars)").
+        "then": CollapsedString(
+            {
+                "type": "string",
+                "maxLength": MAX_RULE,
+                "description": "The rule, at most 800 characters.",
+            }
+        ),
+        "when": CollapsedString(
+            {
+                "type": "string",
+                "maxLength": MAX_RULE,
+                "default": "always",
+                "description": "The situation. Default: always.",
+            }
+        ),
         "scopeTier": {
             "type": "string",
             "enum": list(SCOPE_TIERS),
