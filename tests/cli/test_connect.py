@@ -157,6 +157,17 @@ def test_claude_desktop_refuses_a_remote_entry(run: Invoke) -> None:
     assert "Claude Desktop takes stdio servers only" in result.stderr
 
 
+def test_claude_desktop_refusal_is_one_line_that_says_it_once(run: Invoke) -> None:
+    """Nothing changed: no "Restart Claude Desktop after the change", no repeated reason."""
+    for command in ("connect", "install"):
+        result = run(command, "claude-desktop", "--http", "https://hub.example.com/mcp")
+        assert result.exit_code == 2
+        assert result.stderr == (
+            "Error: Claude Desktop takes stdio servers only in its config file; add a remote"
+            " server as a Connector in the app instead.\n"
+        )
+
+
 def test_token_env_needs_http(run: Invoke) -> None:
     result = run("connect", "cursor", "--token-env", "X")
     assert result.exit_code == 2

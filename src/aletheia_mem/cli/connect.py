@@ -76,8 +76,9 @@ def server_for(host: Host, url: str | None, token_env: str | None) -> Server:
         raise InvalidInputError("--token-env needs --http URL.")
     if url:
         if not host.http:
+            instead = f"; {host.remote_instead}" if host.remote_instead else ""
             raise InvalidInputError(
-                f"{host.title} takes stdio servers only in its config file. {host.note}"
+                f"{host.title} takes stdio servers only in its config file{instead}."
             )
         if not url.startswith(("http://", "https://")):
             raise InvalidInputError("--http needs an http:// or https:// URL.")

@@ -231,6 +231,8 @@ class Host:
     entry: Callable[[Server], dict[str, Any]]
     add_command: Callable[[Server, Scope], str | None] | None = None
     http: bool = True
+    # With http False: how a remote server is added instead, for the refusal of --http.
+    remote_instead: str = ""
     document_extra: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
     # Where older shapes keep the servers; an entry found there is the one the host starts.
@@ -348,6 +350,7 @@ HOSTS: tuple[Host, ...] = (
         None,
         lambda server: _plain_entry(server, "url", ""),
         http=False,
+        remote_instead="add a remote server as a Connector in the app instead",
         note="Restart Claude Desktop after the change. It takes stdio servers only in this"
         " file; add a remote server as a Connector in the app instead.",
     ),
