@@ -23,7 +23,7 @@ from aletheia_mem.cli.clients import (
 )
 from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
-from aletheia_mem.domain.observations import FILE_TOOLS
+from aletheia_mem.domain.kinds import FILE_TOOLS
 from aletheia_mem.projects import project_root
 
 HOOK_MARKER = "aletheia-hook"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aletheia_mem.domain.formatting import TYPE_MARKS, fact_line, one_line, rule_text
-from aletheia_mem.domain.observations import OBSERVATION_KIND
+from aletheia_mem.domain.kinds import OBSERVATION_KIND
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
 from aletheia_mem.storage.base import Fact, Memory

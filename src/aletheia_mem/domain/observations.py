@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.domain.dismissals import set_dismissed
 from aletheia_mem.domain.episodes import clean_request, episode_uid, read_head
+from aletheia_mem.domain.kinds import FILE_TOOLS, OBSERVATION_KIND, SUMMARY_KIND
 from aletheia_mem.domain.limits import MAX_TEXT, MAX_TITLE
 from aletheia_mem.domain.memories import MemoryInput, save_memory
 from aletheia_mem.domain.redaction import redact_secrets
@@ -29,10 +30,6 @@ from aletheia_mem.timefmt import format_clock, format_date
 if TYPE_CHECKING:
     from aletheia_mem.storage.contracts import Store
 
-OBSERVATION_KIND = "observation"
-SUMMARY_KIND = "summary"
-# The tools whose calls change files (Claude Code's names); the install's PostToolUse matcher.
-FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 EXCERPT_LENGTH = 300
 MAX_PATH = 1000
 MAX_SUMMARY_ITEMS = 20

@@ -49,9 +49,9 @@ class SchemaGuard:
     (about 2 µs), and reads the migrations only when that moved.
     """
 
-    def __init__(self, conn: sqlite3.Connection, where: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, where: str, known: int) -> None:
         self._where = where
-        self._known = max(version for version, _ in _steps())
+        self._known = known  # the last step this version has (``migrate`` returns it)
         self._seen = _user_version(conn)
 
     def check(self, conn: sqlite3.Connection) -> None:
@@ -78,8 +78,9 @@ def _user_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(conn: sqlite3.Connection, where: str = "") -> None:
-    """Apply every step not applied yet. Safe when several processes start at once.
+def migrate(conn: sqlite3.Connection, where: str = "") -> int:
+    """Apply every step not applied yet; returns the number of the last step this version has.
+    Safe when several processes start at once.
 
     Raises:
         StoreTooNewError: the store is past the last step known here (``where`` names it);
@@ -109,6 +110,7 @@ def migrate(conn: sqlite3.Connection, where: str = "") -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+    return steps[-1][0]
 
 
 def _applied(conn: sqlite3.Connection, version: int) -> bool:

@@ -169,8 +169,8 @@ class SqliteDatabase:
         )
         self._wal_flusher = WalFlusher(Path(f"{path}-wal"))
         try:
-            migrate(self._conn, str(path))
-            self._pool.write_check = SchemaGuard(self._conn, str(path)).check
+            known = migrate(self._conn, str(path))
+            self._pool.write_check = SchemaGuard(self._conn, str(path), known).check
             self._on_open()
         except sqlite3.Error as error:
             self._pool.close()

@@ -1,0 +1,10 @@
+"""The memory kinds capture hooks make, and the host tools whose calls make observations: apart
+from ``domain.observations`` so that session context and the installer name them without
+loading what saves them."""
+
+from __future__ import annotations
+
+OBSERVATION_KIND = "observation"
+SUMMARY_KIND = "summary"
+# The tools whose calls change files (Claude Code's names); the install's PostToolUse matcher.
+FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
