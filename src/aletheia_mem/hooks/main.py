@@ -15,10 +15,13 @@ Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``pro
   changed), then closes the episode; ``stop`` only closes it (Claude Code's Stop ends a turn,
   not the session).
 
-It fails open: any error, a locked store or a slow disk ends it silently with exit 0, and a
-watchdog stops it after :data:`DEADLINE_SECONDS` whatever happens. Projects listed in
-``exclude_projects`` (``<data dir>/config.json``) or ``ALETHEIA_EXCLUDE`` are never touched,
-whether the folder is named as written or through its links. Input and output are UTF-8.
+It fails open: any error, a locked store or a slow disk ends it silently with exit 0. A watchdog
+stops it after :data:`CPU_DEADLINE_SECONDS` of its own work, or :data:`DEADLINE_SECONDS` whatever
+happens: on a machine busy with other work (or running dozens of hooks at once) a call takes
+longer by the clock, and a one-second limit by the clock lost observations it had nearly saved.
+Projects listed in ``exclude_projects`` (``<data dir>/config.json``) or ``ALETHEIA_EXCLUDE`` are
+never touched, whether the folder is named as written or through its links. Input and output
+are UTF-8.
 """
 
 from __future__ import annotations
@@ -38,8 +41,11 @@ from aletheia_mem.projects import is_excluded, project_for_directory, project_ro
 if TYPE_CHECKING:
     from aletheia_mem.storage.contracts import Store
 
-DEADLINE_SECONDS = 1.0
-STORE_WAIT_MS = 100
+CPU_DEADLINE_SECONDS = 1.0
+DEADLINE_SECONDS = 3.0
+# How long a write waits for another process's (a sync pull or an import may hold the store for
+# a while); well inside the deadline.
+STORE_WAIT_MS = 1000
 # Of a prompt, only this much is cleaned and stored (the store keeps 4,000 characters of it):
 # redacting megabytes would outlast the deadline and lose the prompt. The line the cut falls in
 # is dropped (``episodes.read_head``): a secret cut in two would not be redacted.
@@ -175,6 +181,8 @@ def run_hook(event: str | None) -> None:
     if hasattr(signal, "setitimer"):
         signal.signal(signal.SIGALRM, _give_up)
         signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECONDS)
+        signal.signal(signal.SIGPROF, _give_up)
+        signal.setitimer(signal.ITIMER_PROF, CPU_DEADLINE_SECONDS)
     try:
         # Hosts send and read UTF-8 whatever the console's code page (cp1252 on Windows pipes).
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
