@@ -136,6 +136,35 @@ def test_the_summary_lists_only_this_sessions_files(env: dict[str, str]) -> None
     assert [m.files for m in _memories(env, "summary")] == [("a.py",), ("b.py",)]
 
 
+def test_sessions_at_the_same_time_in_one_project_each_list_their_own_files(
+    env: dict[str, str],
+) -> None:
+    # Two Claude Code sessions open in one folder, their edits interleaved.
+    for session in ("a", "b"):
+        hook(env, "session-start", {"session_id": session, "cwd": project_dir(env)})
+    _edit(env, "a", f"{project_dir(env)}/src/cart.py", "x", "y")
+    _edit(env, "b", f"{project_dir(env)}/src/billing.py", "x", "y")
+    _edit(env, "a", f"{project_dir(env)}/src/checkout.py", "x", "y")
+    for session in ("b", "a"):
+        hook(env, "session-end", {"session_id": session, "cwd": project_dir(env)})
+    assert [m.files for m in _memories(env, "summary")] == [
+        ("src/billing.py",),
+        ("src/cart.py", "src/checkout.py"),
+    ]
+
+
+def test_a_change_made_again_by_a_later_session_is_in_its_summary(env: dict[str, str]) -> None:
+    # The same edit is the same observation (saved once), yet both sessions made it.
+    for session in ("s1", "s2"):
+        base = {"session_id": session, "cwd": project_dir(env)}
+        hook(env, "session-start", base)
+        hook(env, "user-prompt", {**base, "prompt": f"the cart, session {session}"})
+        _edit(env, session, f"{project_dir(env)}/src/cart.py", "return 0", "return Total.zero()")
+        hook(env, "session-end", base)
+    assert len(_memories(env, "observation")) == 1
+    assert [m.files for m in _memories(env, "summary")] == [("src/cart.py",), ("src/cart.py",)]
+
+
 def test_observations_of_each_file_tool(tmp_path: Path) -> None:
     root = tmp_path / "shop"
     write = observation_of("Write", {"file_path": str(root / "a.md"), "content": "1\n2\n3"}, root)

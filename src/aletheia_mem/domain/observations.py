@@ -24,7 +24,7 @@ from aletheia_mem.domain.limits import MAX_TEXT, MAX_TITLE
 from aletheia_mem.domain.memories import MemoryInput, save_memory
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.projects import is_excluded, project_for_directory
-from aletheia_mem.storage.base import Memory, MemoryQuery
+from aletheia_mem.storage.base import Memory
 from aletheia_mem.timefmt import format_clock, format_date
 
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ def save_observation(
     *,
     project: str,
     tool: str,
+    session_id: str | None,
     payload: dict[str, Any],
     root: Path,
     now: int,
@@ -143,7 +144,7 @@ def save_observation(
 ) -> bool:
     """Save the observation of a PostToolUse payload, if its tool changed a file that is not
     in a project of ``excluded`` (``is_excluded``: keys or folders, also reached through links or
-    ``..``)."""
+    ``..``), and note it as the session's (for its summary) when the session's episode began."""
     raw = changed_file(payload.get("tool_name"), payload.get("tool_input"))
     if raw is not None and excluded:
         folder = (root / raw).parent
@@ -152,7 +153,10 @@ def save_observation(
     captured = observation_of(payload.get("tool_name"), payload.get("tool_input"), root)
     if captured is None:
         return False
-    _save(store, captured, OBSERVATION_KIND, project, tool, now)
+    saved = _save(store, captured, OBSERVATION_KIND, project, tool, now)
+    episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))
+    if episode is not None:
+        store.link_episode_memory(episode, saved.id)
     return True
 
 
@@ -168,31 +172,23 @@ def end_session(store: Store, *, project: str, tool: str, session_id: str | None
         return False
     started = store.episode_started_at(episode)
     requests = [r for r in store.recent_requests(project, SESSION_ITEMS) if r.episode_id == episode]
-    query = MemoryQuery(
-        projects=(project,),
-        kind=OBSERVATION_KIND,
-        since=started,
-        order="date_asc",
-        limit=SESSION_ITEMS,
-    )
-    files = [
-        path
-        for memory in store.search_memories(query, now)
-        if memory.tool == tool
-        for path in memory.files
-    ]
+    # The session's own observations: another session of the same tool in the same project at
+    # the same time makes its own.
+    ids = store.episode_memory_ids(episode, OBSERVATION_KIND, SESSION_ITEMS)
+    files = [path for memory in _in_order(store, ids) for path in memory.files]
     record = SessionRecord([r.text for r in reversed(requests)], files, started or now, now)
     captured = summary_of(record, tool)
     if captured is not None:
-        earlier = _summaries_of_episode(store, captured, project, tool, started or now, now)
+        earlier = store.episode_memory_ids(episode, SUMMARY_KIND, SESSION_ITEMS)
         saved = _save(store, captured, SUMMARY_KIND, project, tool, now)
-        for memory in earlier:
-            if memory.id != saved.id:
+        store.link_episode_memory(episode, saved.id)
+        for memory_id in earlier:
+            if memory_id != saved.id:
                 reason = f"the session went on: #{saved.id} sums it up"
                 set_dismissed(
                     store,
                     item_type="memory",
-                    item_id=memory.id,
+                    item_id=memory_id,
                     dismiss=True,
                     reason=reason,
                     actor=tool,
@@ -201,20 +197,10 @@ def end_session(store: Store, *, project: str, tool: str, session_id: str | None
     return store.end_episode(episode, now, captured.text if captured else None)
 
 
-def _summaries_of_episode(
-    store: Store, captured: Captured, project: str, tool: str, started: int, now: int
-) -> list[Memory]:
-    """The summaries an episode's earlier ends saved: since its start, by its tool, with its
-    title and its start in their first line (another session would differ in one)."""
-    query = MemoryQuery(
-        projects=(project,), kind=SUMMARY_KIND, since=started, order="date_asc", limit=SESSION_ITEMS
-    )
-    start = f"Session of {tool}, {format_date(started)} {format_clock(started)}-"
-    return [
-        memory
-        for memory in store.search_memories(query, now)
-        if memory.tool == tool and memory.title == captured.title and memory.text.startswith(start)
-    ]
+def _in_order(store: Store, ids: Sequence[int]) -> list[Memory]:
+    """The memories with these ids, in that order (unknown ones skipped)."""
+    by_id = {memory.id: memory for memory in store.get_memories(ids)}
+    return [by_id[memory_id] for memory_id in ids if memory_id in by_id]
 
 
 def _save(store: Store, captured: Captured, kind: str, project: str, tool: str, now: int) -> Memory:

@@ -108,13 +108,7 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
 
             root = project_root(directory)
             save_observation(
-                store,
-                project=project,
-                tool=tool,
-                payload=payload,
-                root=root,
-                now=now,
-                excluded=excluded,
+                store, payload=payload, root=root, now=now, excluded=excluded, **common
             )
         elif name == "session-end":
             from aletheia_mem.domain.observations import end_session

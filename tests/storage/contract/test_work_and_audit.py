@@ -42,6 +42,23 @@ def test_an_episode_collects_requests_until_it_ends(contract_store: HubStore) ->
     assert not contract_store.end_episode(424_242, T0, None)
 
 
+def test_an_episode_knows_the_memories_its_session_saved(contract_store: HubStore) -> None:
+    episode = contract_store.open_episode("uid-1", "shop", "claude-code", T0)
+    other = contract_store.open_episode("uid-2", "shop", "claude-code", T0)
+    first, _ = contract_store.add_memory(memory("edited a.py", kind="observation"))
+    second, _ = contract_store.add_memory(memory("edited b.py", kind="observation", at=T0 + 1))
+    summary, _ = contract_store.add_memory(memory("Session: a and b", kind="summary", at=T0 + 2))
+    for memory_id in (summary.id, second.id, first.id, first.id):  # saved again: no change
+        contract_store.link_episode_memory(episode, memory_id)
+    contract_store.link_episode_memory(other, first.id)
+    assert contract_store.episode_memory_ids(episode, "observation", 10) == [first.id, second.id]
+    assert contract_store.episode_memory_ids(episode, "observation", 1) == [first.id]
+    assert contract_store.episode_memory_ids(episode, "summary", 10) == [summary.id]
+    assert contract_store.episode_memory_ids(other, "observation", 10) == [first.id]
+    assert contract_store.episode_memory_ids(other, "summary", 10) == []
+    assert contract_store.episode_memory_ids(424_242, "observation", 10) == []
+
+
 def test_dismissing_hides_an_item_audits_it_and_restoring_brings_it_back(
     contract_store: HubStore,
 ) -> None:

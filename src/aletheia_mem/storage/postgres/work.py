@@ -62,6 +62,27 @@ class PgWork(PgPart):
             ).fetchone()
         return None if row is None else int(row[0])
 
+    def link_episode_memory(self, episode_id: int, memory_id: int) -> None:
+        """Note that the episode's session saved the memory (again: no change)."""
+        with self._db.write() as conn:
+            conn.execute(
+                "INSERT INTO episode_memories (episode_id, memory_id) VALUES (%s, %s)"
+                " ON CONFLICT DO NOTHING",
+                (episode_id, memory_id),
+            )
+
+    def episode_memory_ids(self, episode_id: int, kind: str, limit: int) -> list[int]:
+        """The ids of the first ``limit`` memories of ``kind`` the episode's session saved,
+        oldest first."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT l.memory_id FROM episode_memories AS l"
+                " JOIN memories AS m ON m.id = l.memory_id"
+                " WHERE l.episode_id = %s AND m.kind = %s ORDER BY l.memory_id LIMIT %s",
+                (episode_id, kind, limit),
+            ).fetchall()
+        return [int(row[0]) for row in rows]
+
     def add_request(self, episode_id: int, text: str, at: int) -> None:
         with self._db.write() as conn:
             conn.execute(
