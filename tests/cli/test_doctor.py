@@ -35,7 +35,10 @@ def test_doctor_counts_one_row_in_the_singular(run: Invoke) -> None:
     run("save", "a first memory")
     run("rules", "add", "Run the tests before you commit")
     counts = run("doctor").stdout.splitlines()[1].split("; ")[-1]
-    assert counts == "1 memory, 0 facts, 1 rule, 0 episodes, 0 episode_requests, 0 audit"
+    assert (
+        counts
+        == "1 memory, 0 facts, 1 rule, 0 episodes, 0 episode_requests, 0 episode_memories, 0 audit"
+    )
 
 
 def test_doctor_starts_the_configured_server_and_lists_its_tools(

@@ -42,6 +42,7 @@ def _episode(store_dir: Path) -> None:
     try:
         episode = store.open_episode("e" * 32, "shop", "claude-code", 1_000)
         store.add_request(episode, "fix the login bug", 2_000)
+        store.link_episode_memory(episode, 1)  # a memory its hooks saved
         store.end_episode(episode, 3_000, "done")
     finally:
         store.close()
@@ -59,7 +60,7 @@ def test_export_then_import_into_an_empty_store_reproduces_it_exactly(
     header = json.loads(lines[0])
     assert header["type"] == "header" and header["format"] == "aletheia-export"
     kinds = [json.loads(line)["type"] for line in lines[1:]]
-    assert {"memory", "fact", "rule", "episode", "request", "audit"} <= set(kinds)
+    assert {"memory", "fact", "rule", "episode", "request", "episode_memory", "audit"} <= set(kinds)
     assert exported.stderr == f"Exported {len(lines) - 1} records to {dump}.\n"
     records = [json.loads(line) for line in lines[1:]]
     fact_one = next(r["data"] for r in records if r["type"] == "fact" and r["data"]["id"] == 1)
@@ -84,6 +85,11 @@ def test_export_then_import_into_an_empty_store_reproduces_it_exactly(
     assert [f["id"] for f in history] == [2]  # fact 1 stays dismissed
     saved = run("save", "a new memory after import")
     assert saved.stdout == "Saved as #5 in shop.\n"
+    store = SqliteStore(tmp_path / "fresh" / "aletheia.db")
+    try:
+        assert store.episode_memory_ids(1, "note", 10) == [1]
+    finally:
+        store.close()
 
 
 def test_import_refuses_a_store_that_holds_data(run: Invoke, tmp_path: Path) -> None:

@@ -82,6 +82,26 @@ def test_a_fact_about_a_missing_memory_is_refused_naming_its_line(
     assert message.startswith("Error: Line 3: ") and "memor" in message
 
 
+def test_a_session_link_to_a_missing_memory_is_refused_naming_its_line(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    episode = {
+        "id": 1, "uid": "e" * 32, "project": "shop", "tool": "claude-code", "started_at": 1,
+        "ended_at": None, "summary": None, "dismissed_at": None, "dismiss_reason": None,
+    }  # fmt: skip
+    records = [
+        _memory(),
+        {"type": "episode", "data": episode},
+        {"type": "episode_memory", "data": {"episode_id": 1, "memory_id": 1}},
+        {"type": "episode_memory", "data": {"episode_id": 1, "memory_id": 99}},
+    ]
+    message = _refused(run, tmp_path, workspace, records)
+    assert message == (
+        "Error: Line 5: this episode_memories record refers to a missing memories record."
+        " Nothing was imported.\n"
+    )
+
+
 def test_two_current_facts_for_one_subject_and_predicate_are_refused(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:

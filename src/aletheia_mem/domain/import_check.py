@@ -232,6 +232,7 @@ FIELDS: dict[str, dict[str, Check]] = {
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
     },
     "request": {"id": ID, "episode_id": ID, "at": INSTANT, "text": text(MAX_TEXT)},
+    "episode_memory": {"episode_id": ID, "memory_id": ID},
     "audit": {
         "id": ID, "at": INSTANT, "actor": CALLER, "tool": CALLER, "project": optional(project),
         "result": CALLER, "detail": optional(text(MAX_TEXT)),

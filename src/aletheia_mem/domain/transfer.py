@@ -3,9 +3,9 @@
 The first line is a header (``{"type": "header", "format": "aletheia-export", ...}``, with the
 next ids and how many records of each type follow); then one record per stored row,
 ``{"type": ..., "data": {column: value}}`` with type ``memory``, ``fact``, ``rule``,
-``episode``, ``request`` or ``audit``. Records keep ids, uids,
-timestamps, dismissals, supersession chains and disabled rules, so importing into an empty
-store and exporting again gives the same text.
+``episode``, ``request``, ``episode_memory`` (a memory a session's hooks saved) or ``audit``.
+Records keep ids, uids, timestamps, dismissals, supersession chains and disabled rules, so
+importing into an empty store and exporting again gives the same text.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ RECORD_TYPES = {
     "rules": "rule",
     "episodes": "episode",
     "episode_requests": "request",
+    "episode_memories": "episode_memory",
     "audit": "audit",
 }
 TABLES_BY_TYPE = {kind: table for table, kind in RECORD_TYPES.items()}

@@ -24,7 +24,15 @@ class SqliteTransfer(SqliteDatabase):
     """Whole-store export and import, row by row (local only)."""
 
     # Tables that hold the user's data, in an order that keeps references pointing backwards.
-    DATA_TABLES = ("memories", "facts", "rules", "episodes", "episode_requests", "audit")
+    DATA_TABLES = (
+        "memories",
+        "facts",
+        "rules",
+        "episodes",
+        "episode_requests",
+        "episode_memories",
+        "audit",
+    )
     # Columns rebuilt from others on import (and so left out of an export).
     _DERIVED_COLUMNS = (("facts", "subject_key"), ("facts", "predicate_key"))
 
@@ -116,6 +124,7 @@ class _Batch:
         }
         self.rows: list[tuple[str, str, list[Any], int]] = []  # table, statement, values, line
         self.lines: dict[tuple[str, Any], int] = {}
+        self._count: dict[str, int] = {}
         self.memory_fts: list[tuple[Any, ...]] = []
         self.memory_files: list[tuple[Any, str, str]] = []
         self.fact_fts: list[tuple[Any, ...]] = []
@@ -126,7 +135,10 @@ class _Batch:
         if table == "facts":
             params += [fact_key(str(values.get("subject"))), fact_key(str(values.get("predicate")))]
         self.rows.append((table, sql, params, line))
-        self.lines.setdefault((table, values.get("id")), line)
+        # A row is found again by its id, or by its rowid where it has none (a link's): rows go
+        # into an empty table in file order, so that is their count so far.
+        self._count[table] = self._count.get(table, 0) + 1
+        self.lines.setdefault((table, values.get("id", self._count[table])), line)
         if table == "memories":
             self._index_memory(values)
         elif table == "facts":
