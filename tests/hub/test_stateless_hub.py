@@ -105,4 +105,8 @@ def test_a_mismatched_name_header_is_refused_before_the_tool_runs(hub: Hub) -> N
         urllib.request.urlopen(request, timeout=WAIT_SECONDS)  # noqa: S310
     assert refused.value.code == 400
     assert json.loads(refused.value.read())["error"]["code"] == -32020
-    assert [row[0] for row in audit(hub.db, "modern-liar")] == ["search"]
+    # Refused before it ran, the call still leaves its row (DESIGN §11), under the body's name.
+    assert audit(hub.db, "modern-liar") == [
+        ("search", "shop", "ok"),
+        ("save_memory", None, "refused"),
+    ]

@@ -219,8 +219,16 @@ def hub_mcp_endpoint(hub: AppContext, writes: WriteTurns) -> McpEndpoint:
     def owner_of(request: Request) -> str:
         return str(_token_of(request).id)
 
+    def refused_calls(request: Request, tools: list[str], status: int) -> None:
+        """One audit row per tools/call refused before it ran (DESIGN §11)."""
+        with writes:
+            audit.record_refused_calls(
+                hub_store(hub), at=hub.clock(), actor=_token_of(request).name, tools=tools,
+                status=status,
+            )  # fmt: skip
+
     sessions = SessionStore(hub_store(hub).sessions(), hub.clock, max_sessions=SESSIONS_PER_TOKEN)
-    return McpEndpoint(sessions, new_session, owner_of)
+    return McpEndpoint(sessions, new_session, owner_of, refused_calls=refused_calls)
 
 
 def create_hub_app(

@@ -3,6 +3,7 @@ the arguments' values."""
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any, Literal
 
 from anyio import to_thread
@@ -107,8 +108,11 @@ def token_scope(projects: tuple[str, ...] | None) -> str:
 
 
 def _safe(text: str | None) -> str | None:
-    """Text SQLite can store whatever a client sent (a lone surrogate becomes ``?``)."""
-    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
+    """Text either store can keep whatever a client sent: a lone surrogate (SQLite's UTF-8)
+    and a NUL character (PostgreSQL's text) become ``?``."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "?")
 
 
 def record_call(
@@ -133,6 +137,21 @@ def call_entry(
     return AuditEntry(
         at=at, actor=actor, tool=_safe(tool) or "", project=_safe(project), result=outcome
     )
+
+
+def record_refused_calls(
+    store: AuditLog, *, at: int, actor: str, tools: list[str], status: int
+) -> None:
+    """One row per tools/call of a request refused before any tool ran (its session unknown or
+    another token's, a header refused): ``refused``, with the HTTP status as the detail."""
+    detail = f"{status} {HTTPStatus(status).phrase}"
+    for tool in tools:
+        store.add_audit(
+            AuditEntry(
+                at=at, actor=actor, tool=_safe(tool) or "", project=None, result="refused",
+                detail=detail,
+            )
+        )  # fmt: skip
 
 
 def record_event(

@@ -30,6 +30,7 @@ from aletheia_mem.server.mcp import (
     PARSE_ERROR,
     McpSession,
     Message,
+    echoed,
     error_response,
     handle_payload,
     only_reads,
@@ -105,25 +106,48 @@ def is_initialize(payload: Any) -> bool:
     return isinstance(payload, dict) and payload.get("method") == "initialize" and "id" in payload
 
 
-def check_headers(request: Request, *, stateless: bool = False) -> Response | None:
+def check_headers(
+    request: Request, *, stateless: bool = False, request_id: Any = None
+) -> Response | None:
     """Refuse an unsupported protocol version, a reply type without JSON, a body not JSON.
 
-    A stateless (2026-07-28) request has its version checked against its body instead.
+    A stateless (2026-07-28) request has its version checked against its body instead. The
+    error carries ``request_id``: the id of the request refused, when its body could be read.
     """
     version = request.headers.get(VERSION_HEADER)
     if not stateless and version is not None and version.strip() not in SUPPORTED_VERSIONS:
         return rpc_error(
             400,
-            f"Bad Request: unsupported MCP-Protocol-Version {version.strip()!r}; this server"
-            f" speaks {', '.join(SUPPORTED_VERSIONS)}.",
+            f"Bad Request: unsupported MCP-Protocol-Version {echoed(version.strip())!r}; this"
+            f" server speaks {', '.join(SUPPORTED_VERSIONS)}.",
+            request_id=request_id,
         )
     accept = request.headers.get("accept")
     if accept is not None and not any(kind in accept.lower() for kind in _ACCEPTS_JSON):
-        return rpc_error(406, "Not Acceptable: the client must accept application/json.")
+        return rpc_error(
+            406, "Not Acceptable: the client must accept application/json.", request_id=request_id
+        )
     content_type = request.headers.get("content-type")
     if content_type is not None and content_type.split(";")[0].strip().lower() != JSON_TYPE:
-        return rpc_error(415, "Unsupported Media Type: the body must be application/json.")
+        return rpc_error(
+            415,
+            "Unsupported Media Type: the body must be application/json.",
+            request_id=request_id,
+        )
     return None
+
+
+def called_tools(payload: Any) -> list[str]:
+    """The tool names of the ``tools/call`` messages in a body (one message or a batch), as an
+    error or an audit row quotes them (at most ``MAX_ECHO`` characters; ``""`` for none)."""
+    messages = payload if isinstance(payload, list) else [payload]
+    names = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("method") == "tools/call":
+            params = message.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            names.append(echoed(name) if isinstance(name, str) else "")
+    return names
 
 
 def json_reply(
@@ -138,6 +162,10 @@ def json_reply(
 
 SessionFactory = Callable[[Request], McpSession]
 OwnerOf = Callable[[Request], str]
+# Told, from a worker thread, of the tools/calls in a POST refused before any of them ran (a
+# session unknown or another owner's, a header refused), with the tool names and the HTTP
+# status: a hub audits every call.
+RefusedCalls = Callable[[Request, list[str], int], None]
 
 
 def _nobody(request: Request) -> str:
@@ -172,6 +200,7 @@ class McpEndpoint:
             SQLite readers never wait in WAL mode, so a thread hop would cost more than it
             saves. False when the sessions' tool calls write something of their own (the
             hub's audit rows) or may run long.
+        refused_calls: told of the tools/calls of each POST refused before they ran.
     """
 
     def __init__(
@@ -181,11 +210,13 @@ class McpEndpoint:
         owner_of: OwnerOf = _nobody,
         *,
         reads_inline: bool = False,
+        refused_calls: RefusedCalls | None = None,
     ) -> None:
         self.sessions = sessions
         self.new_session = new_session
         self.owner_of = owner_of
         self.reads_inline = reads_inline
+        self.refused_calls = refused_calls
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -202,20 +233,22 @@ class McpEndpoint:
         await response(scope, receive, send)
 
     async def post(self, request: Request) -> Response:
-        stateless = stateless_http.by_headers(request.headers)
-        refused = check_headers(request, stateless=stateless)
-        if refused is not None:
-            return refused
+        # The body is read first (the guard bounded it) so that a refusal by the headers still
+        # answers with the request's id, and the tools/calls it refuses are told of.
         payload, ok = parse_line(await request.body())
-        if not ok:
-            return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
         try:
-            return await self.answer_post(request, payload, stateless)
+            return await self.answer_post(request, payload, ok)
         except Exception as error:  # the store failed (damaged, busy, gone): still JSON-RPC
             return failure_response(error, request_id_of(payload))
 
-    async def answer_post(self, request: Request, payload: Any, stateless: bool) -> Response:
-        """The answer to a POST whose body is read and whose headers passed."""
+    async def answer_post(self, request: Request, payload: Any, parsed: bool) -> Response:
+        """The answer to a POST whose body is read (``parsed``: as JSON)."""
+        stateless = stateless_http.by_headers(request.headers)
+        refused = check_headers(request, stateless=stateless, request_id=request_id_of(payload))
+        if refused is not None:
+            return await self.refuse(request, payload, refused)
+        if not parsed:
+            return rpc_error(400, "Parse error: the body is not valid JSON.", code=PARSE_ERROR)
         if stateless or stateless_http.by_body(request.headers, payload):
             return await self.post_stateless(request, payload)
         if is_initialize(payload):
@@ -223,28 +256,40 @@ class McpEndpoint:
             return json_reply(reply, None if session_id is None else {SESSION_HEADER: session_id})
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is None:
-            return rpc_error(
+            missing = rpc_error(
                 400,
                 "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
                 request_id=request_id_of(payload),
             )
+            return await self.refuse(request, payload, missing)
         answer = self._answer_inline(request, session_id, payload)
         if isinstance(answer, _InAThread):
             answer = await to_thread.run_sync(self._answer, request, session_id, payload)
         if isinstance(answer, _NoSession):
-            return rpc_error(
+            unknown = rpc_error(
                 404,
                 "Session not found: it ended or expired; send initialize again.",
                 request_id=request_id_of(payload),
             )
+            return await self.refuse(request, payload, unknown)
         return json_reply(answer)
+
+    async def refuse(self, request: Request, payload: Any, refusal: Response) -> Response:
+        """``refusal``, once ``refused_calls`` was told of the tools/calls it refuses."""
+        if self.refused_calls is not None:
+            names = called_tools(payload)
+            if names:
+                await to_thread.run_sync(self.refused_calls, request, names, refusal.status_code)
+        return refusal
 
     async def post_stateless(self, request: Request, payload: Any) -> Response:
         """A 2026-07-28 request: no session; it runs as the client its own envelope names."""
         refused = stateless_http.refusal(request.headers, payload)
         if refused is not None:
-            return refused
+            return await self.refuse(request, payload, refused)
         if not isinstance(payload, dict) or "id" not in payload:
+            if called_tools(payload):  # a call sent as a notification: nothing runs, but told
+                await to_thread.run_sync(handle_payload, self.new_session(request), payload)
             return Response(status_code=202)  # a notification: acknowledged, nothing to do
         session = self.new_session(request)
         if self.reads_inline and only_reads(payload):

@@ -129,6 +129,7 @@ def handle_message(session: McpSession, message: Any, *, in_batch: bool = False)
         if has_id and ("result" in message or "error" in message):
             return None  # a response to a request we never send; nothing to answer
         if not has_id and isinstance(message.get("method"), str):
+            _tell_unrun(session, message)
             return None
         return error_response(
             request_id if valid_id(request_id) else None,
@@ -136,6 +137,7 @@ def handle_message(session: McpSession, message: Any, *, in_batch: bool = False)
             "Invalid request: a method is required.",
         )
     if message.get("jsonrpc") != "2.0" or not valid_id(request_id):
+        _tell_unrun(session, message)
         return error_response(
             request_id if valid_id(request_id) else None,
             INVALID_REQUEST,
@@ -152,6 +154,16 @@ def handle_message(session: McpSession, message: Any, *, in_batch: bool = False)
     if method != "initialize" and session.era != "legacy" and modern.is_modern(params):
         return _dispatch_modern(session, request_id, method, params or {})
     return _dispatch(session, request_id, method, params or {}, in_batch)
+
+
+def _tell_unrun(session: McpSession, message: Message) -> None:
+    """Tell ``session.unrun`` of a ``tools/call`` no tool will run: one sent as a notification
+    (nothing may answer it) or without a valid request id."""
+    if session.unrun is None or message.get("method") != "tools/call":
+        return
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    session.unrun(echoed(name) if isinstance(name, str) else "")
 
 
 def _dispatch_modern(
