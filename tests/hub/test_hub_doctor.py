@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -96,7 +97,7 @@ def test_a_hub_url_is_shown_without_any_secret_it_carries_even_when_it_cannot_be
 def test_a_hub_store_missing_a_table_is_reported_damaged_not_a_traceback(tmp_path: Path) -> None:
     path = tmp_path / "hub.db"
     open_target(path).close()
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:  # `with conn` never closes
         conn.execute("DROP TABLE episodes")
     result = _doctor("--hub-db", str(path))
     assert result.returncode == 1, result.stderr

@@ -18,6 +18,7 @@ from aletheia_mem.storage.sqlite.sync_hooks import SQLITE_DIALECT
 from aletheia_mem.storage.sync_apply import apply_records
 from tests.conftest import FakeClock
 from tests.hub.sync_helpers import items
+from tests.stores import rows_at
 
 NOW = 2_000_000_000_000
 
@@ -75,8 +76,9 @@ def test_bulk_applied_memories_carry_the_hubs_author_and_version(tmp_path: Path)
         received = items(hub)
         log = {
             key: (changed_at, origin, remote)
-            for key, changed_at, origin, remote in sqlite3.connect(tmp_path / "hub.db").execute(
-                "SELECT key, changed_at, origin, remote FROM sync_log WHERE kind = 'memory'"
+            for key, changed_at, origin, remote in rows_at(
+                tmp_path / "hub.db",
+                "SELECT key, changed_at, origin, remote FROM sync_log WHERE kind = 'memory'",
             )
         }
     finally:

@@ -8,6 +8,7 @@ import json
 import sqlite3
 import urllib.error
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ def test_a_store_failure_checking_the_token_is_answered_in_json(tmp_path: Path) 
     db = tmp_path / "hub.db"
     with running_hub(db, "--rate-limit", "0") as hub:
         token = hub.token("sync", ("shop",), "laptop")
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db, isolation_level=None)) as conn:
             conn.execute("ALTER TABLE hub_tokens RENAME TO hub_tokens_away")
         mcp = _post_raw(hub, "/mcp", MCP_PING, token)
         sync = _post_raw(hub, "/sync/hello", {}, token)
