@@ -17,6 +17,8 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 
 if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
+    from collections.abc import Callable
+
     from aletheia_mem.search.semantic.model import SemanticSource
     from aletheia_mem.storage.contracts import HubStore, Store
 
@@ -30,7 +32,9 @@ def open_app(settings: Settings) -> AppContext:
         StoreUnavailableError: the PostgreSQL database cannot be reached (one line).
     """
     store = open_store(settings.store)  # first: a broken store stops here, in one line
-    return _context(settings, store, settings.store if isinstance(settings.store, Path) else None)
+    return _closing_on_failure(
+        store, lambda: _context(settings, store, _local_path(settings.store))
+    )
 
 
 def open_hub_app(
@@ -44,7 +48,21 @@ def open_hub_app(
     ``pool_size`` connections at most and ``search_cache_mb`` of postings held for search; None
     keeps the store's default)."""
     store = open_hub_store(target, pool_size=pool_size, search_cache_mb=search_cache_mb)
-    return _context(settings, store, target if isinstance(target, Path) else None)
+    return _closing_on_failure(store, lambda: _context(settings, store, _local_path(target)))
+
+
+def _local_path(target: str | Path) -> Path | None:
+    return target if isinstance(target, Path) else None
+
+
+def _closing_on_failure(store: Store, make: Callable[[], AppContext]) -> AppContext:
+    """``make()``; the store closed if it fails (a semantic engine that cannot open, an
+    interrupt), so that no connection is left to the garbage collector."""
+    try:
+        return make()
+    except BaseException:
+        store.close()
+        raise
 
 
 def tell_semantic_unavailable(settings: Settings) -> None:

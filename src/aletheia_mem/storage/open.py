@@ -53,7 +53,11 @@ def open_store(target: Path | str, *, busy_timeout_ms: int | None = None) -> Sto
         return _open_postgres(target)
     store = SqliteStore(Path(target))
     if busy_timeout_ms is not None:
-        store.set_busy_timeout(busy_timeout_ms)
+        try:
+            store.set_busy_timeout(busy_timeout_ms)
+        except BaseException:
+            store.close()
+            raise
     return store
 
 
