@@ -18,7 +18,7 @@ from aletheia_mem.search.fusion import (
     lexical_is_confident,
     term_cover,
 )
-from aletheia_mem.search.query import is_prose
+from aletheia_mem.search.query import is_prose, query_terms
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery
 
@@ -60,7 +60,9 @@ def search_memories(
         for i in similarity
     }
     top = candidates.get(lexical[0]) if lexical else None
-    cover = term_cover(query.terms, indexed_text(top)) if top is not None else 0.0
+    # The share of the query's own terms, not of the other spellings searched for them
+    # (``with_spellings``: ``timezone`` for ``time zone``), which no memory holds all of.
+    cover = term_cover(query_terms(text), indexed_text(top)) if top is not None else 0.0
     confident = lexical_is_confident(lexical, similarity, cover, fusion)
     fused = fuse(lexical, similarity, priors, confident, fusion)
     scored = sorted(

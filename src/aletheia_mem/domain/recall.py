@@ -14,6 +14,8 @@ from aletheia_mem.search.query import (
     query_start,
     query_terms,
     with_prefix_tokens,
+    with_spellings,
+    without_word_parts,
 )
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order
 
@@ -99,15 +101,7 @@ def _search_in(
     page: Callable[[Store, MemoryQuery, str, SemanticSource | None, int], Sequence[M]],
 ) -> SearchResult[M]:
     if request.file is not None:
-        query = MemoryQuery(
-            projects=request.projects,
-            file=request.file,
-            file_suffix=request.file_suffix,
-            limit=request.limit,  # the reference: only project, file_suffix and limit apply
-        )
-        memories = page(store, query, "", semantic, now)
-        reason = None if memories else _file_reason(request)
-        return SearchResult([], memories, reason)
+        return _file_search(store, request, request.file, now, semantic, page)
     terms = search_terms(store, request.query or "")
     if not terms:
         return SearchResult(
@@ -126,25 +120,65 @@ def _search_in(
     )
     memories = page(store, query, query_start(request.query or ""), semantic, now)
     facts: list[Fact] = []
-    if request.offset == 0 and request.type is None and request.kind is None:
+    fact_terms = without_word_parts(request.query or "", terms)
+    if request.offset == 0 and request.type is None and request.kind is None and fact_terms:
         facts = [
             fact
-            for fact in store.search_facts(terms, request.projects, MAX_FACT_HITS, now)
+            for fact in store.search_facts(fact_terms, request.projects, MAX_FACT_HITS, now)
             if _within(fact.valid_from, request.since, request.until)
         ]
     reason = None if memories or facts else _empty_reason(store, request, query, now)
     return SearchResult(facts, memories, reason)
 
 
+def _file_search(
+    store: Store,
+    request: SearchRequest,
+    file: str,
+    now: int,
+    semantic: SemanticSource | None,
+    page: Callable[[Store, MemoryQuery, str, SemanticSource | None, int], Sequence[M]],
+) -> SearchResult[M]:
+    """The memories that name ``file`` however its path was spelled (``path_spellings``),
+    newest first."""
+    found: dict[int, M] = {}
+    for path in path_spellings(file, suffix=request.file_suffix):
+        query = MemoryQuery(
+            projects=request.projects,
+            file=path,
+            file_suffix=request.file_suffix,
+            limit=request.limit,  # the reference: only project, file_suffix and limit apply
+        )
+        found.update((memory.id, memory) for memory in page(store, query, "", semantic, now))
+    newest = sorted(found.values(), key=lambda memory: (memory.created_at, memory.id))
+    memories = newest[::-1][: request.limit]
+    return SearchResult([], memories, None if memories else _file_reason(request))
+
+
 def search_terms(store: Store, text: str) -> tuple[str, ...]:
-    """The terms of ``text`` (``query_terms``), with the indexed tokens each hash prefix starts:
-    a short commit SHA finds the memory that saved the full one."""
-    terms = query_terms(text)
+    """The terms of ``text`` (``query_terms``) and the other spellings of its words
+    (``with_spellings``: ``time zone`` finds ``timezone``), with the indexed tokens each hash
+    prefix starts: a short commit SHA finds the memory that saved the full one."""
+    terms = with_spellings(text, query_terms(text))
     found = {
         prefix: store.tokens_with_prefix(prefix, MAX_PREFIX_TOKENS)
         for prefix in hash_prefixes(terms)
     }
     return tuple(with_prefix_tokens(terms, found))
+
+
+def path_spellings(path: str, *, suffix: bool = False) -> list[str]:
+    """The ways a file's path may have been saved: as given, with ``/`` or ``\\`` between its
+    folders (one saved on Windows, one on Linux), and, for a whole path, with and without a
+    leading ``./`` (``./src/app.py`` is ``src/app.py``)."""
+    relative = path[2:] if not suffix and path[:2] in ("./", ".\\") and len(path) > 2 else path
+    spellings = dict.fromkeys([path])
+    for separator, other in (("/", "\\"), ("\\", "/")):
+        written = relative.replace(other, separator)
+        spellings.setdefault(written, None)
+        if not suffix and not written.startswith(separator):
+            spellings.setdefault("." + separator + written, None)
+    return list(spellings)
 
 
 def _within(at: int, since: int | None, until: int | None) -> bool:

@@ -9,16 +9,23 @@ A query's whole tokens always count; a part split from one (a path segment, a ``
 a camelCase part) counts unless it is a fragment (``text.is_fragment``: one or two characters, a
 bare digit run, a short letter run of a hash), so an unknown hash or ticket id finds nothing
 rather than every memory sharing a ``7`` or a ``k2`` with it.
+
+A search also looks for the other spellings of a query's words that memories use
+(``with_spellings``: ``timezone`` for ``time zone``, ``Straße`` for ``Strasse``, ``3.11.7`` for
+``v3.11.7``), and matches facts, which head its answer, without the camelCase parts of its words
+(``without_word_parts``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
 
 from aletheia_mem.search.text import (
     ASCII_COMPOUND,
     COMPOUND,
+    MIN_JOINED,
     is_fragment,
     is_plain,
     joined,
@@ -43,12 +50,14 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 def query_start(text: str) -> str:
-    """What a search reads of ``text``: up to ``MAX_QUERY_CHARS``, cut at white space."""
-    if len(text) <= MAX_QUERY_CHARS:
-        return text
-    start = text[:MAX_QUERY_CHARS]
-    space = max(start.rfind(" "), start.rfind("\n"), start.rfind("\t"))
-    return start[:space] if space > 0 else start
+    """What a search reads of ``text``: up to ``MAX_QUERY_CHARS``, cut at white space, in
+    composed Unicode (NFC): a decomposed ``Ü`` (``U`` and a combining diaeresis, as macOS file
+    names spell it) would split its word in two, where the index reads one."""
+    if len(text) > MAX_QUERY_CHARS:
+        start = text[:MAX_QUERY_CHARS]
+        space = max(start.rfind(" "), start.rfind("\n"), start.rfind("\t"))
+        text = start[:space] if space > 0 else start
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _compound_terms(compound: str) -> list[str]:
@@ -89,6 +98,86 @@ def query_terms(text: str) -> list[str]:
             seen.setdefault(term, None)
     content = [term for term in seen if term not in STOPWORDS]
     return (content or list(seen))[:MAX_TERMS]
+
+
+def with_spellings(text: str, terms: Sequence[str]) -> list[str]:
+    """``terms`` (``query_terms(text)``) with the other spellings of ``text``'s words that
+    memories use, at most ``MAX_TERMS`` in all (the query's own terms first):
+
+    - two plain words written apart, joined (``time zone``: ``timezone``; ``user name``,
+      ``front end``, ``log in``), as an identifier's words are (``max_retries``: ``maxretries``);
+    - a word with ``ß`` spelled with ``ss`` and back (``Straße``, ``Strasse``: Swiss German
+      and upper case write ``ss``);
+    - a version with and without its ``v`` (``v3.11.7``, ``3.11.7``: a tag and a package
+      version).
+
+    A spelling no memory holds matches nothing and costs one lookup: the search leaves it out.
+    """
+    found: dict[str, None] = dict.fromkeys(terms)
+    for word in _joined_neighbours(text):
+        found.setdefault(word, None)
+    for term in list(found):
+        variant = _sharp_s_variant(term) or _version_variant(term)
+        if variant is not None:
+            found.setdefault(variant, None)
+    return list(found)[:MAX_TERMS]
+
+
+def without_word_parts(text: str, terms: Sequence[str]) -> list[str]:
+    """``terms`` without those that are only a camelCase part of a word of ``text``: ``java``
+    and ``script`` of ``JavaScript``, ``sql`` of ``MySQL`` (a word the query spells out,
+    ``payments`` of ``payments_db`` or ``java`` in ``Java or JavaScript``, stays).
+
+    What search matches facts with: they are listed before every memory, whatever their score,
+    so a fact that shares only such a part with the query (``Java 21`` for ``JavaScript``)
+    would head the answer without being about what was asked.
+    """
+    spelled: set[str] = set()
+    parts: set[str] = set()
+    start = query_start(text)
+    for compound in (ASCII_COMPOUND if start.isascii() else COMPOUND).findall(start):
+        spelled.add(compound.lower())
+        for segment in segments(compound):
+            for word in segment:
+                spelled.add(word.lower())
+                parts.update(part.lower() for part in split_identifier(word))
+    return [term for term in terms if term not in parts - spelled]
+
+
+_VERSION = re.compile(r"(v?)(\d+(?:\.\d+)+)")
+
+
+def _version_variant(term: str) -> str | None:
+    """``v3.11.7`` -> ``3.11.7`` and back; None for a term that is no dotted version."""
+    match = _VERSION.fullmatch(term)
+    if match is None:
+        return None
+    return match.group(2) if match.group(1) else "v" + term
+
+
+def _joined_neighbours(text: str) -> Iterator[str]:
+    """Each two plain words of ``text`` next to each other (white space between), joined, when
+    one at least is not a function word (``set up``: ``setup``; ``what is``: nothing)."""
+    text = query_start(text)
+    before: re.Match[str] | None = None
+    for match in (ASCII_COMPOUND if text.isascii() else COMPOUND).finditer(text):
+        if before is not None and text[before.end() : match.start()].isspace():
+            first, second = before.group(), match.group()
+            both_plain = is_plain(first) and is_plain(second)
+            words = first.lower(), second.lower()
+            if both_plain and not set(words) <= STOPWORDS and len(first + second) >= MIN_JOINED:
+                yield "".join(words)
+        before = match
+
+
+def _sharp_s_variant(term: str) -> str | None:
+    """``straße`` -> ``strasse`` and ``strasse`` -> ``straße``; None for a term that has
+    neither (or is not a word)."""
+    if not term.isalpha():
+        return None
+    if "ß" in term:
+        return term.replace("ß", "ss")
+    return term.replace("ss", "ß") if "ss" in term else None
 
 
 # A git short SHA: git prints 7 hex characters at least. A query term that could be one (hex, with

@@ -113,11 +113,18 @@ def _select_in_memory(
     chosen = rarest_within_budget(counts, budget)
     if chosen:
         return _Selection([], chosen)
-    docs = set(matches[0].docs).intersection(*(match.docs for match in matches[1:]))
+    present = _present(counts)
+    docs = set(matches[present[0]].docs).intersection(*(matches[i].docs for i in present[1:]))
     newest = heapq.nlargest(budget + 1, docs)
     if len(newest) <= budget:
-        return _Selection([], everything, match_all=True, matched=docs)
-    return _Selection([], everything, match_all=True, newest=newest[budget], matched=set(newest))
+        return _Selection([], present, match_all=True, matched=docs)
+    return _Selection([], present, match_all=True, newest=newest[budget], matched=set(newest))
+
+
+def _present(counts: list[int]) -> list[int]:
+    """The indexes of the phrases some memory holds: those a search that needs all of its
+    phrases needs (a word in none, a typo, must not turn the others' matches into none)."""
+    return [i for i, count in enumerate(counts) if count]
 
 
 def _rows_in_memory(
@@ -192,8 +199,9 @@ def _select(
 
     A relevance search scores about ``budget`` rows: its phrases rarest first while their
     matches fit (counts above the budget all count as ``budget + 1``, as SQLite's bounded
-    counts do). When even the rarest is too common, every phrase must match, and if that still
-    matches too much, the newest ``budget + 1`` matches are the ones scored.
+    counts do). When even the rarest is too common, every phrase some memory holds must match
+    (``_present``), and if that still matches too much, the newest ``budget + 1`` matches are
+    the ones scored.
     """
     if not any(counts):
         return None
@@ -202,14 +210,16 @@ def _select(
     chosen = rarest_within_budget(counts, budget)
     if chosen:
         return _Selection([phrases[i] for i in chosen], chosen)
-    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, phrases)
+    present = _present(counts)
+    needed = [phrases[i] for i in present]
+    hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, needed)
     row = conn.execute(
         f"SELECT doc FROM ({hits}) AS h GROUP BY doc HAVING count(DISTINCT i) = %s"
         " ORDER BY doc DESC LIMIT 1 OFFSET %s",
-        [*params, len(phrases), budget],
+        [*params, len(needed), budget],
     ).fetchone()
     newest = None if row is None else int(row[0])
-    return _Selection(phrases, list(range(len(phrases))), match_all=True, newest=newest)
+    return _Selection(needed, present, match_all=True, newest=newest)
 
 
 def _ids_by_date(

@@ -116,8 +116,9 @@ class SqliteSearch(SqliteDatabase):
         rows at most (0: no bound, for date orders that score nothing): its terms are taken rarest
         first while their matches fit. A word common enough to blow the budget says little about
         relevance (its idf is low) and is left out. When even the rarest term is that common, the
-        query needs all of its terms, and if that still matches too much, its newest matches are
-        the ones scored.
+        query needs all of its terms that some memory holds (a word in none, a typo, must not
+        turn the matches of the others into none), and if that still matches too much, its
+        newest matches are the ones scored.
         """
         if budget <= 0:
             return fts_match_expression(terms), None
@@ -126,7 +127,8 @@ class SqliteSearch(SqliteDatabase):
         chosen = rarest_within_budget(counts, budget)
         if chosen or not any(counts):
             return fts_match_expression([terms[i] for i in chosen] or terms), None
-        expression = fts_match_expression(terms, "AND")
+        present = [term for term, count in zip(terms, counts, strict=True) if count]
+        expression = fts_match_expression(present, "AND")
         if self._count_matches(memo, expression, budget) <= budget:
             return expression, None
         row = self._conn.execute(
