@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
@@ -21,6 +23,34 @@ HUB_NAV = ("Tokens", "Audit")
 def _when(value: str | None) -> str:
     """``2026-10-29T19:46:45.563Z`` as ``2026-10-29 19:46`` (UTC)."""
     return "" if not value else value[:16].replace("T", " ")
+
+
+# Bidi controls (embeddings, overrides, isolates, marks): a stored ``src/\u202eyp.evil.txt`` would
+# show as ``src/txt.live.py``. Stored text shows them as their escapes, as the CLI prints them.
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(value: object) -> str:
+    """Stored text with every bidi control as its escape (``\\u202e``), so nothing an agent
+    saved can reorder what the owner reads."""
+    return _BIDI_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", str(value))
+
+
+_MEMORY_ID = re.compile(r"#(\d{1,15})\b")
+
+
+def _memory_links(value: object) -> Markup:
+    """Stored text (escaped, bidi controls visible) with each ``#N`` a link to memory N: a
+    resumed session's old summary says ``the session went on: #12 sums it up``."""
+    text, shown, start = _visible(value), [], 0
+    for found in _MEMORY_ID.finditer(text):
+        shown += [escape(text[start : found.start()]), _memory_link(int(found.group(1)))]
+        start = found.end()
+    return Markup("").join([*shown, escape(text[start:])])
+
+
+def _memory_link(memory_id: int) -> Markup:
+    return Markup('<a href="/memories/{0}">#{0}</a>').format(memory_id)
 
 
 STATIC = resources.files("aletheia_mem.web") / "static"
@@ -50,6 +80,8 @@ ENV = Environment(
 )
 ENV.filters["when"] = _when
 ENV.filters["day"] = _date_of_ms
+ENV.filters["visible"] = _visible
+ENV.filters["memory_links"] = _memory_links
 ENV.globals["asset"] = asset_url
 ENV.filters["stamp"] = _stamp_of_ms
 
