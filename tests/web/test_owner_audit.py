@@ -17,6 +17,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.http_server import RunningServer, running_server
 from tests.web.browser import axe_violations, mcp_tool
+from tests.web.test_memories_page import save
 
 pytestmark = pytest.mark.e2e
 
@@ -34,13 +35,6 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(root: Path) -> Iterator[RunningServer]:
     with running_server(root) as running:
         yield running
-
-
-def save(server: RunningServer, **arguments: object) -> int:
-    text = mcp_tool(server.mcp_url, "save_memory", arguments)
-    found = re.search(r"#(\d+)", text)
-    assert found, text
-    return int(found.group(1))
 
 
 def hook(root: Path, event: str, payload: dict[str, object]) -> None:
