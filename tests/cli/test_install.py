@@ -204,10 +204,12 @@ def test_json_report_lists_each_change(run: Invoke, workspace: Workspace) -> Non
 
 
 @pytest.mark.parametrize("host", ["cursor", "codex", "windsurf"])
-def test_hooks_are_only_for_claude_code(run: Invoke, host: str) -> None:
+def test_hooks_are_only_for_claude_code_and_gemini_cli(run: Invoke, host: str) -> None:
     result = run("install", host, "--hooks")
     assert result.exit_code == 2
-    assert result.stderr == "Error: Capture hooks are available for claude-code only.\n"
+    assert (
+        result.stderr == "Error: Capture hooks are available for claude-code and gemini-cli only.\n"
+    )
 
 
 def test_hooks_install_into_claude_settings_and_keep_other_hooks(

@@ -2,8 +2,9 @@
 
 Each test runs in an isolated HOME with a git repository as the working directory, writes the
 config with the real ``aletheia`` CLI and asks the host's own ``mcp list``; the hosts start the
-real ``aletheia-mcp`` from this venv. No host makes a model call. Without ``npm install`` in
-this folder the tests skip, except under CI, where they must run.
+real ``aletheia-mcp`` from this venv. No host makes a model call (Gemini's one session runs on
+its own ``--fake-responses``). Without ``npm install`` in this folder the tests skip, except
+under CI, where they must run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.sqlite import SqliteStore
 
 pytestmark = pytest.mark.e2e
 
@@ -168,3 +172,54 @@ def test_the_printed_add_command_writes_what_install_would(
     again = machine.aletheia("install", host, "--write")
     assert again.returncode == 0, again.stderr
     assert "already has the aletheia entry; nothing to change." in again.stdout
+
+
+def _fake_model_turn(part: dict[str, object]) -> str:
+    candidate = {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+    return json.dumps(
+        {"method": "generateContentStream", "response": [{"candidates": [candidate]}]}
+    )
+
+
+def test_gemini_runs_the_capture_hooks_in_a_session_without_a_model(machine: Machine) -> None:
+    """A real non-interactive Gemini session (its model replaced by the bundle's own
+    ``--fake-responses``, which writes then edits a file) runs every hook install wrote: the
+    prompt is recorded without the session-start context Gemini puts before it, each file
+    change is an observation and the session's end a summary, all as gemini-cli."""
+    gemini = str(_require("gemini"))
+    result = machine.aletheia("install", "gemini-cli", "--hooks", "--write")
+    assert result.returncode == 0, result.stderr
+    trusted = machine.home / ".gemini" / "trustedFolders.json"
+    trusted.write_text(json.dumps({str(machine.project): "TRUST_FOLDER"}), encoding="utf-8")
+    cart = str(machine.project / "cart.py")
+    edit = {"file_path": cart, "instruction": "Start at one.", "old_string": "total = 0"}
+    turns = [
+        {
+            "functionCall": {
+                "name": "write_file",
+                "args": {"file_path": cart, "content": "total = 0"},
+            }
+        },
+        {"functionCall": {"name": "replace", "args": {**edit, "new_string": "total = 1"}}},
+        {"text": "Done."},
+    ]
+    fake = machine.home / "fake-responses.jsonl"
+    fake.write_text("\n".join(_fake_model_turn(turn) for turn in turns) + "\n", encoding="utf-8")
+    machine.env["GEMINI_API_KEY"] = "not-used"
+    argv = [gemini, "-m", "gemini-2.5-flash", "--yolo", "--fake-responses", str(fake)]
+    session = machine.run([*argv, "-p", "start the cart at one"])
+    assert session.returncode == 0, session.stderr
+    assert (machine.project / "cart.py").read_text(encoding="utf-8") == "total = 1"
+    store = SqliteStore(machine.home / ".aletheia" / "aletheia.db")
+    try:
+        requests = [(r.text, r.tool) for r in store.recent_requests("shop", 10)]
+        query = MemoryQuery(projects=("shop",), order="date_asc", limit=10)
+        memories = [(m.kind, m.title, m.tool) for m in store.search_memories(query, now=0)]
+    finally:
+        store.close()
+    assert requests == [("start the cart at one", "gemini-cli")]
+    assert sorted(memories) == [
+        ("observation", "Edited cart.py", "gemini-cli"),
+        ("observation", "Wrote cart.py", "gemini-cli"),
+        ("summary", "Session: start the cart at one", "gemini-cli"),
+    ]

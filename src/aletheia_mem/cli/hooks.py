@@ -2,6 +2,10 @@
 
 Claude Code: ``~/.claude/settings.json`` (user) or ``.claude/settings.json`` (project), key
 ``hooks.<Event>``, each a list of matcher groups ``{"hooks": [{"type": "command", ...}]}``.
+Gemini CLI: the same shape in ``~/.gemini/settings.json`` or ``.gemini/settings.json`` (the file
+its MCP entry is in), with its own event and tool names, a timeout in milliseconds and a hook
+``name`` (what ``hooksConfig.disabled`` lists). Its hooks are on unless ``hooksConfig.enabled``
+is false, and run only in trusted folders.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import os
 import shlex
 import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +28,7 @@ from aletheia_mem.cli.clients import (
 )
 from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
-from aletheia_mem.domain.kinds import FILE_TOOLS
+from aletheia_mem.domain.kinds import FILE_TOOLS, GEMINI_FILE_TOOLS
 from aletheia_mem.projects import project_root
 
 HOOK_MARKER = "aletheia-hook"
@@ -41,7 +46,16 @@ CLAUDE_EVENTS = {
 }
 # The tools whose calls the PostToolUse hook runs for: those that change files.
 CLAUDE_MATCHERS = {"PostToolUse": "|".join(FILE_TOOLS)}
-HOOK_HOSTS = ("claude-code",)
+# Gemini CLI event -> the aletheia-hook event it runs (BeforeAgent comes after the user's prompt).
+GEMINI_EVENTS = {
+    "SessionStart": "session-start",
+    "BeforeAgent": "user-prompt",
+    "AfterTool": "post-tool-use",
+    "SessionEnd": "session-end",
+}
+GEMINI_MATCHERS = {"AfterTool": "|".join(GEMINI_FILE_TOOLS)}
+GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_SECONDS * 1000
+HOOK_HOSTS = ("claude-code", "gemini-cli")
 
 
 def hook_command(event: str, env: dict[str, str]) -> str:
@@ -85,8 +99,22 @@ def _without_ours(group: Any) -> Any:
 def merged_groups(existing: Any, command: str, matcher: str | None = None) -> list[Any]:
     """The event's groups with ours in place of any earlier Aletheia hook; the user's hooks,
     also those sharing a group (and its matcher) with an earlier one of ours, are kept."""
-    groups = existing if isinstance(existing, list) else []
     hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+    return _merged(existing, hook, matcher)
+
+
+def gemini_hook(event: str, command: str) -> dict[str, Any]:
+    """Gemini CLI's entry of one hook: named, its timeout in milliseconds."""
+    return {
+        "name": f"aletheia-{event}",
+        "type": "command",
+        "command": command,
+        "timeout": GEMINI_TIMEOUT_MS,
+    }
+
+
+def _merged(existing: Any, hook: dict[str, Any], matcher: str | None) -> list[Any]:
+    groups = existing if isinstance(existing, list) else []
     ours: dict[str, Any] = {"hooks": [hook]}
     if matcher is not None:
         ours = {"matcher": matcher, **ours}
@@ -110,9 +138,36 @@ def plan_claude_hooks(path: Path, env: dict[str, str]) -> list[Change]:
     Raises:
         ConfigFileError: the settings file cannot be read or changed; the message names it.
     """
+
+    def wanted(event: str, name: str, existing: Any) -> list[Any]:
+        return merged_groups(existing, hook_command(name, env), CLAUDE_MATCHERS.get(event))
+
+    return _plan_hooks(path, read_text(path), CLAUDE_EVENTS, wanted)
+
+
+def plan_gemini_hooks(path: Path, env: dict[str, str], text: str) -> list[Change]:
+    """Gemini CLI's hooks in ``text`` (the settings file's, with the MCP entry already merged
+    in): one change per event, each on the previous one's text.
+
+    Raises:
+        ConfigFileError: the settings file cannot be changed; the message names it.
+    """
+
+    def wanted(event: str, name: str, existing: Any) -> list[Any]:
+        hook = gemini_hook(name, hook_command(name, env))
+        return _merged(existing, hook, GEMINI_MATCHERS.get(event))
+
+    return _plan_hooks(path, text, GEMINI_EVENTS, wanted)
+
+
+def _plan_hooks(
+    path: Path,
+    text: str,
+    events: dict[str, str],
+    wanted_groups: Callable[[str, str, Any], list[Any]],
+) -> list[Change]:
     changes: list[Change] = []
-    text = read_text(path)
-    for event, name in CLAUDE_EVENTS.items():
+    for event, name in events.items():
         try:
             existing = get_entry(text, "json", ("hooks", event))
         except ConfigFileError as error:
@@ -121,7 +176,7 @@ def plan_claude_hooks(path: Path, env: dict[str, str]) -> list[Change]:
             raise ConfigFileError(
                 f"{path}: hooks.{event} is not a list of hook groups; fix it or move the file away."
             )
-        wanted = merged_groups(existing, hook_command(name, env), CLAUDE_MATCHERS.get(event))
+        wanted = wanted_groups(event, name, existing)
         if existing == wanted:
             continue
         try:

@@ -298,7 +298,7 @@ HOSTS: tuple[Host, ...] = (
         ".gemini/settings.json",
         _gemini_entry,
         _gemini_add,
-        note="Gemini CLI connects MCP servers only in trusted folders"
+        note="Gemini CLI connects MCP servers and runs hooks only in trusted folders"
         " (~/.gemini/trustedFolders.json, or trust the folder when it asks).",
     ),
     Host(

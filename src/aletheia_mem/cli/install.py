@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from aletheia_mem.cli.clients import Change, ConfigFileError, get_entry, plan_change, read_text
+from aletheia_mem.cli.clients import (
+    Action,
+    Change,
+    ConfigFileError,
+    get_entry,
+    plan_change,
+    read_text,
+)
 from aletheia_mem.cli.common import (
     cli_settings,
     echo,
@@ -27,7 +34,13 @@ from aletheia_mem.cli.connect import (
     scope_option,
     server_for,
 )
-from aletheia_mem.cli.hooks import HOOK_HOSTS, claude_settings_path, combined, plan_claude_hooks
+from aletheia_mem.cli.hooks import (
+    HOOK_HOSTS,
+    claude_settings_path,
+    combined,
+    plan_claude_hooks,
+    plan_gemini_hooks,
+)
 from aletheia_mem.cli.hosts import (
     HOSTS_BY_NAME,
     SERVER_NAME,
@@ -73,11 +86,29 @@ def _plans(
             "the aletheia entry",
         )
     ]
+    if hooks and chosen.name == "gemini-cli":
+        return [_with_gemini_hooks(plans[0][0], server_env(cli_settings(), chosen.name))]
     if hooks:
         settings_path = _writable_target(claude_settings_path(scope, cwd), scope, cwd)
         env = server_env(cli_settings(), chosen.name)
         plans.append((combined(settings_path, plan_claude_hooks(settings_path, env)), "the hooks"))
     return plans
+
+
+def _with_gemini_hooks(entry: Change, env: dict[str, str]) -> tuple[Change, str]:
+    """Gemini CLI keeps its hooks in the file of its MCP entry: one change of that file, the
+    hooks merged into the text the entry leaves (a conflicting entry stays the conflict)."""
+    if entry.action == "conflict":
+        return entry, "the aletheia entry"
+    hooks = plan_gemini_hooks(entry.path, env, entry.new_text)
+    text = hooks[-1].new_text if hooks else entry.new_text
+    actions = {entry.action, *(change.action for change in hooks)}
+    action: Action = "unchanged" if text == entry.old_text else "add"
+    if "replace" in actions:
+        action = "replace"
+    return Change(entry.path, action, entry.old_text, text, entry.existing), (
+        "the aletheia entry and the hooks"
+    )
 
 
 def _entry_path(host: Host, path: Path) -> tuple[str, ...]:
@@ -140,12 +171,13 @@ def install(
     Without --write it shows the change as a diff. With --write it merges the entry into the
     file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
     first. A second run changes nothing. A different server already named aletheia is left
-    alone unless --force. With --hooks both files are written or neither.
+    alone unless --force. With --hooks (Claude Code, Gemini CLI) both files are written or
+    neither; Gemini CLI keeps its hooks in the file of its MCP entry, written once.
     """
     chosen = HOSTS_BY_NAME[host.lower()]
     check_scope(chosen, scope)
     if hooks and chosen.name not in HOOK_HOSTS:
-        raise InvalidInputError(f"Capture hooks are available for {', '.join(HOOK_HOSTS)} only.")
+        raise InvalidInputError(f"Capture hooks are available for {' and '.join(HOOK_HOSTS)} only.")
     try:
         plans = _plans(chosen, scope, force, hooks, url, token_env)
     except ConfigFileError as error:

@@ -8,3 +8,6 @@ OBSERVATION_KIND = "observation"
 SUMMARY_KIND = "summary"
 # The tools whose calls change files (Claude Code's names); the install's PostToolUse matcher.
 FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+# Gemini CLI's tools that change files, and the Claude Code tool each is told as (same input
+# fields: ``file_path`` and ``content``, or ``file_path``, ``old_string`` and ``new_string``).
+GEMINI_FILE_TOOLS = {"write_file": "Write", "replace": "Edit"}

@@ -1,6 +1,9 @@
 """What capture hooks save as memories: an ``observation`` for each file a tool changed, and a
 ``summary`` of a session when it ends.
 
+Gemini CLI's file tools (``write_file``, ``replace``) are told as Claude Code's (``Write``,
+``Edit``), whose input fields they share, so both make the same observations.
+
 Both are built from the host's hook payload alone, without a model: an observation names the
 file and the change (the replaced text, cut short), a summary lists the session's requests and
 the files its observations name. Text inside ``<private>`` is removed and secrets are redacted
@@ -19,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.domain.dismissals import set_dismissed
 from aletheia_mem.domain.episodes import clean_request, episode_uid, read_head
-from aletheia_mem.domain.kinds import FILE_TOOLS, OBSERVATION_KIND, SUMMARY_KIND
+from aletheia_mem.domain.kinds import (
+    FILE_TOOLS,
+    GEMINI_FILE_TOOLS,
+    OBSERVATION_KIND,
+    SUMMARY_KIND,
+)
 from aletheia_mem.domain.limits import MAX_TEXT, MAX_TITLE
 from aletheia_mem.domain.memories import MemoryInput, save_memory
 from aletheia_mem.domain.redaction import redact_secrets
@@ -65,6 +73,7 @@ class SessionRecord:
 def changed_file(tool_name: object, tool_input: object) -> str | None:
     """The path of the file a call of ``tool_name`` changed, as the host wrote it; None when
     the call changed no file (or names none that could be kept)."""
+    tool_name = _claude_name(tool_name)
     if tool_name not in FILE_TOOLS or not isinstance(tool_input, dict):
         return None
     raw = tool_input.get("notebook_path" if tool_name == "NotebookEdit" else "file_path")
@@ -76,6 +85,7 @@ def changed_file(tool_name: object, tool_input: object) -> str | None:
 def observation_of(tool_name: object, tool_input: object, root: Path) -> Captured | None:
     """The observation a call of ``tool_name`` with ``tool_input`` makes, when it changed a file
     (``FILE_TOOLS``); paths under ``root`` (the project's folder) are told relative to it."""
+    tool_name = _claude_name(tool_name)
     raw = changed_file(tool_name, tool_input)
     if raw is None or not isinstance(tool_input, dict):
         return None
@@ -144,7 +154,11 @@ def save_observation(
 ) -> bool:
     """Save the observation of a PostToolUse payload, if its tool changed a file that is not
     in a project of ``excluded`` (``is_excluded``: keys or folders, also reached through links or
-    ``..``), and note it as the session's (for its summary) when the session's episode began."""
+    ``..``), and note it as the session's (for its summary) when the session's episode began.
+    Gemini CLI runs AfterTool also after a call that failed (``tool_response.error``): such a
+    call changed nothing and makes no observation."""
+    if _failed_gemini_call(payload):
+        return False
     raw = changed_file(payload.get("tool_name"), payload.get("tool_input"))
     if raw is not None and excluded:
         folder = (root / raw).parent
@@ -195,6 +209,21 @@ def end_session(store: Store, *, project: str, tool: str, session_id: str | None
                     now=now,
                 )
     return store.end_episode(episode, now, captured.text if captured else None)
+
+
+def _claude_name(tool_name: object) -> object:
+    """Claude Code's name of a Gemini CLI file tool; any other name as it is."""
+    return GEMINI_FILE_TOOLS.get(tool_name, tool_name) if isinstance(tool_name, str) else tool_name
+
+
+def _failed_gemini_call(payload: dict[str, Any]) -> bool:
+    name, response = payload.get("tool_name"), payload.get("tool_response")
+    return (
+        isinstance(name, str)
+        and name in GEMINI_FILE_TOOLS
+        and isinstance(response, dict)
+        and bool(response.get("error"))
+    )
 
 
 def _in_order(store: Store, ids: Sequence[int]) -> list[Memory]:

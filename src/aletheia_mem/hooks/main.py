@@ -2,15 +2,17 @@
 file change and at the end.
 
 Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``prompt``,
-``hook_event_name``). Events:
+``hook_event_name``; Gemini CLI sends the same fields, its events named SessionStart,
+BeforeAgent, AfterTool and SessionEnd). Events:
 
-* ``session-start``: prints the session-start context as Claude Code's ``additionalContext``
-  (before any write, so a store another process is writing to still gives it), then opens
-  the session's episode;
+* ``session-start``: prints the session-start context as ``additionalContext`` in
+  ``hookSpecificOutput``, where Claude Code and Gemini CLI both read it (before any write, so a
+  store another process is writing to still gives it), then opens the session's episode;
 * ``user-prompt``: records the prompt as a request of the episode (``<private>`` parts
-  removed, secrets redacted);
+  removed, secrets redacted; without the ``<hook_context>`` block Gemini CLI puts before the
+  first prompt of a non-interactive session, which holds the session-start context);
 * ``post-tool-use``: saves an ``observation`` memory of a call that changed a file (Write,
-  Edit, MultiEdit, NotebookEdit: ``domain.observations``);
+  Edit, MultiEdit, NotebookEdit; Gemini CLI's write_file and replace: ``domain.observations``);
 * ``session-end``: saves a ``summary`` memory of the session (its requests and the files it
   changed), then closes the episode; ``stop`` only closes it (Claude Code's Stop ends a turn,
   not the session).
@@ -29,6 +31,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -59,10 +62,16 @@ EVENTS = {
     "userpromptsubmit": "user-prompt",
     "post-tool-use": "post-tool-use",
     "posttooluse": "post-tool-use",
+    "beforeagent": "user-prompt",
+    "aftertool": "post-tool-use",
     "session-end": "session-end",
     "sessionend": "session-end",
     "stop": "stop",
 }
+GEMINI_PROMPT_EVENT = "BeforeAgent"
+# What Gemini CLI puts before the first prompt of a non-interactive session: the session-start
+# context, its ``<`` and ``>`` escaped (so the first closing tag is the block's own).
+GEMINI_HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
 
 
 def _read_payload(stream: IO[str]) -> dict[str, Any]:
@@ -101,6 +110,8 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):
+                if payload.get("hook_event_name") == GEMINI_PROMPT_EVENT:
+                    prompt = GEMINI_HOOK_CONTEXT.sub("", prompt, count=1)
                 text = episodes.read_head(prompt, PROMPT_READ_LIMIT)
                 episodes.record_request(store, prompt=text, now=now, **common)
         elif name == "post-tool-use":
