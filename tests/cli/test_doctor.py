@@ -81,6 +81,17 @@ def test_doctor_reports_remote_entries_and_hooks(run: Invoke, workspace: Workspa
     cursor = next(c for c in data["hosts"] if c["host"] == "cursor")
     assert (cursor["status"], cursor["detail"]) == ("remote", "remote https://hub.example.com/mcp")
     assert data["claude_code_hooks"] == {"user": True, "project": False}
+    assert data["hooks"]["gemini-cli"] == {"user": False, "project": False}
+
+
+def test_doctor_reports_each_tools_capture_hooks(run: Invoke, workspace: Workspace) -> None:
+    run("install", "claude-code", "--hooks", "--write", "--scope", "project")
+    run("install", "gemini-cli", "--hooks", "--write")
+    data = json_of(run("doctor", "--json"))
+    assert data["hooks"]["claude-code"] == {"user": False, "project": True}
+    assert data["hooks"]["gemini-cli"] == {"user": True, "project": False}
+    line = next(line for line in run("doctor").stdout.splitlines() if line.startswith("Hooks"))
+    assert line == "Hooks  claude-code: project scope; gemini-cli: user scope"
 
 
 def test_doctor_names_sqlite_s_own_version_before_any_store_exists(run: Invoke) -> None:

@@ -24,8 +24,8 @@ from aletheia_mem.cli.common import (
     style,
 )
 from aletheia_mem.cli.doctor_hosts import HostCheck, check_hosts
-from aletheia_mem.cli.hooks import HOOK_MARKS, claude_settings_path
-from aletheia_mem.cli.hosts import Scope
+from aletheia_mem.cli.hooks import HOOK_HOSTS, HOOK_MARKS, claude_settings_path
+from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
 from aletheia_mem.cli.hub_doctor import (
     NO_HUB_STORE,
     check_hub_store,
@@ -130,13 +130,23 @@ def check_store(db_path: Path, hint: str) -> dict[str, Any]:
     }
 
 
-def check_hooks(cwd: Path) -> dict[str, bool]:
+def check_hooks(cwd: Path) -> dict[str, dict[str, bool]]:
+    """For each tool that takes capture hooks, in which scopes its settings hold Aletheia's."""
+    return {host: _hooks_of(host, cwd) for host in HOOK_HOSTS}
+
+
+def _hooks_of(host: str, cwd: Path) -> dict[str, bool]:
     found: dict[str, bool] = {}
     scopes: tuple[Scope, ...] = ("user", "project")
     for scope in scopes:
         try:
-            text = read_text(claude_settings_path(scope, cwd))
-        except ConfigFileError:  # told with the hosts' checks; no hooks can be read there
+            path = (
+                claude_settings_path(scope, cwd)
+                if host == "claude-code"
+                else HOSTS_BY_NAME[host].config_path(scope, cwd)
+            )
+            text = read_text(path)
+        except (ConfigFileError, ValueError):  # told with the hosts' checks, or no such scope
             text = ""
         found[scope] = any(mark in text for mark in HOOK_MARKS)
     return found
@@ -196,7 +206,8 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
                 "config": config,
                 "versions": versions,
                 "hosts": [check.__dict__ for check in hosts],
-                "claude_code_hooks": hooks,
+                "hooks": hooks,
+                "claude_code_hooks": hooks["claude-code"],  # as doctor reported it before
                 "semantic": semantic,
             }
         )
@@ -242,7 +253,7 @@ def _print_report(
     config: dict[str, Any],
     versions: dict[str, str],
     hosts: list[HostCheck],
-    hooks: dict[str, bool],
+    hooks: dict[str, dict[str, bool]],
 ) -> None:
     mark = style("ok", fg="green") if store["ok"] else style("PROBLEM", fg="red", bold=True)
     chosen = f" (from {HUB_DB})" if store["chosen_by"] == HUB_DB else ""
@@ -275,12 +286,12 @@ def _print_report(
             f"  {check.host:<15} {check.scope:<8} {style(label.ljust(10), fg=colour)}"
             f" {check.detail}  ({check.path})"
         )
-    installed = [scope for scope, present in hooks.items() if present]
-    echo(
-        style("Claude Code hooks", bold=True)
-        + "  "
-        + (", ".join(installed) + " scope" if installed else "not installed")
-    )
+    echo(style("Hooks", bold=True) + "  " + "; ".join(_hooks_line(h, s) for h, s in hooks.items()))
+
+
+def _hooks_line(host: str, scopes: dict[str, bool]) -> str:
+    installed = [scope for scope, present in scopes.items() if present]
+    return f"{host}: " + (", ".join(installed) + " scope" if installed else "not installed")
 
 
 def _print_semantic(status: dict[str, Any]) -> None:
