@@ -91,7 +91,9 @@ def test_doctor_reports_each_tools_capture_hooks(run: Invoke, workspace: Workspa
     assert data["hooks"]["claude-code"] == {"user": False, "project": True}
     assert data["hooks"]["gemini-cli"] == {"user": True, "project": False}
     line = next(line for line in run("doctor").stdout.splitlines() if line.startswith("Hooks"))
-    assert line == "Hooks  claude-code: project scope; gemini-cli: user scope"
+    assert line == (
+        "Hooks  claude-code: project scope; gemini-cli: user scope; codex: not installed"
+    )
 
 
 def test_doctor_names_sqlite_s_own_version_before_any_store_exists(run: Invoke) -> None:

@@ -203,12 +203,12 @@ def test_json_report_lists_each_change(run: Invoke, workspace: Workspace) -> Non
     assert change["path"] == str(workspace.home / ".codeium" / "windsurf" / "mcp_config.json")
 
 
-@pytest.mark.parametrize("host", ["cursor", "codex", "windsurf"])
-def test_hooks_are_only_for_claude_code_and_gemini_cli(run: Invoke, host: str) -> None:
+@pytest.mark.parametrize("host", ["cursor", "windsurf"])
+def test_hooks_are_only_for_claude_code_gemini_cli_and_codex(run: Invoke, host: str) -> None:
     result = run("install", host, "--hooks")
     assert result.exit_code == 2
-    assert (
-        result.stderr == "Error: Capture hooks are available for claude-code and gemini-cli only.\n"
+    assert result.stderr == (
+        "Error: Capture hooks are available for claude-code, gemini-cli and codex only.\n"
     )
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.domain.captured import READ_LIMIT
 from aletheia_mem.domain.limits import MAX_TITLE
-from aletheia_mem.domain.observations import READ_LIMIT, SessionRecord, summary_of
+from aletheia_mem.domain.observations import SessionRecord, summary_of
 from aletheia_mem.hooks.main import PROMPT_READ_LIMIT
 from tests.hooks.test_capture import _edit, _memories
 from tests.hooks.test_hooks import hook, project_dir, requests_of

@@ -3,18 +3,20 @@
 Each test runs in an isolated HOME with a git repository as the working directory, writes the
 config with the real ``aletheia`` CLI and asks the host's own ``mcp list``; the hosts start the
 real ``aletheia-mcp`` from this venv. No host makes a model call (Gemini's one session runs on
-its own ``--fake-responses``). Without ``npm install`` in this folder the tests skip, except
-under CI, where they must run.
+its own ``--fake-responses``, Codex's on a local server answering as its model). Without
+``npm install`` in this folder the tests skip, except under CI, where they must run.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -222,4 +224,105 @@ def test_gemini_runs_the_capture_hooks_in_a_session_without_a_model(machine: Mac
         ("observation", "Edited cart.py", "gemini-cli"),
         ("observation", "Wrote cart.py", "gemini-cli"),
         ("summary", "Session: start the cart at one", "gemini-cli"),
+    ]
+
+
+class _FakeResponses(http.server.BaseHTTPRequestHandler):
+    """The Responses API as Codex streams it: the first turn calls apply_patch with the
+    server's patch, every later one answers "Done."; each request body is kept."""
+
+    server: _FakeModel
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+        self.server.requests.append(body)
+        kinds = {tool.get("name"): tool.get("type") for tool in body.get("tools", [])}
+        item: dict[str, object] = {
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Done.", "annotations": []}],
+        }
+        if len(self.server.requests) == 1 and kinds.get("apply_patch") == "custom":
+            item = {"type": "custom_tool_call", "call_id": "call_1", "name": "apply_patch"}
+            item["input"] = self.server.patch
+        elif len(self.server.requests) == 1:
+            item = {"type": "function_call", "call_id": "call_1", "name": "apply_patch"}
+            item["arguments"] = json.dumps({"input": self.server.patch})
+        answer = f"resp_{len(self.server.requests)}"
+        usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+        events = [
+            {"type": "response.created", "response": {"id": answer}},
+            {"type": "response.output_item.done", "item": {"id": "item_1", **item}},
+            {"type": "response.completed", "response": {"id": answer, "usage": usage}},
+        ]
+        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _FakeModel(http.server.ThreadingHTTPServer):
+    def __init__(self, patch: str) -> None:
+        super().__init__(("127.0.0.1", 0), _FakeResponses)
+        self.patch = patch
+        self.requests: list[dict[str, object]] = []
+
+
+def test_codex_runs_the_capture_hooks_in_a_session_without_a_model(machine: Machine) -> None:
+    """A real ``codex exec`` session (its model a local server that answers with one apply_patch
+    call updating, adding and deleting a file) runs every hook install wrote: the context reaches
+    the model, the prompt is recorded, each file of the patch is an observation and the
+    session's end a summary, all as codex. The hooks run here without the trust a user gives
+    them in Codex's /hooks (--dangerously-bypass-hook-trust)."""
+    codex = str(_require("codex"))
+    result = machine.aletheia("install", "codex", "--hooks", "--write")
+    assert result.returncode == 0, result.stderr
+    (machine.project / "cart.py").write_text("total = 0\n", encoding="utf-8")
+    (machine.project / "old.py").write_text("gone = True\n", encoding="utf-8")
+    patch = (
+        "*** Begin Patch\n*** Update File: cart.py\n@@\n-total = 0\n+total = 1\n"
+        "*** Add File: tax.py\n+rate = 0\n*** Delete File: old.py\n*** End Patch\n"
+    )
+    model = _FakeModel(patch)
+    thread = threading.Thread(target=model.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = machine.home / ".codex" / "config.toml"
+        provider = (
+            'model = "gpt-5.5"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
+            f'name = "fake"\nbase_url = "http://127.0.0.1:{model.server_address[1]}/v1"\n'
+            'wire_api = "responses"\nenv_key = "FAKE_MODEL_KEY"\n\n'
+        )
+        config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
+        machine.env["FAKE_MODEL_KEY"] = "not-used"
+        argv = [codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
+        argv += ["--dangerously-bypass-approvals-and-sandbox", "start the cart at one"]
+        session = machine.run(argv)
+    finally:
+        model.shutdown()
+        model.server_close()
+        thread.join(5)
+    assert session.returncode == 0, session.stderr
+    assert (machine.project / "cart.py").read_text(encoding="utf-8") == "total = 1\n"
+    assert not (machine.project / "old.py").exists()
+    assert "<aletheia-memory>" in json.dumps(model.requests[0])  # SessionStart's context
+    store = SqliteStore(machine.home / ".aletheia" / "aletheia.db")
+    try:
+        requests = [(r.text, r.tool) for r in store.recent_requests("shop", 10)]
+        query = MemoryQuery(projects=("shop",), order="date_asc", limit=10)
+        memories = [(m.kind, m.title, m.tool) for m in store.search_memories(query, now=0)]
+    finally:
+        store.close()
+    assert requests == [("start the cart at one", "codex")]
+    assert sorted(memories) == [
+        ("observation", "Deleted old.py", "codex"),
+        ("observation", "Edited cart.py", "codex"),
+        ("observation", "Wrote tax.py", "codex"),
+        ("summary", "Session: start the cart at one", "codex"),
     ]

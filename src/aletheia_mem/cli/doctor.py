@@ -24,8 +24,8 @@ from aletheia_mem.cli.common import (
     style,
 )
 from aletheia_mem.cli.doctor_hosts import HostCheck, check_hosts
-from aletheia_mem.cli.hooks import HOOK_HOSTS, HOOK_MARKS, claude_settings_path
-from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
+from aletheia_mem.cli.hooks import HOOK_HOSTS, HOOK_MARKS, hooks_path
+from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.hub_doctor import (
     NO_HUB_STORE,
     check_hub_store,
@@ -140,12 +140,7 @@ def _hooks_of(host: str, cwd: Path) -> dict[str, bool]:
     scopes: tuple[Scope, ...] = ("user", "project")
     for scope in scopes:
         try:
-            path = (
-                claude_settings_path(scope, cwd)
-                if host == "claude-code"
-                else HOSTS_BY_NAME[host].config_path(scope, cwd)
-            )
-            text = read_text(path)
+            text = read_text(hooks_path(host, scope, cwd))
         except (ConfigFileError, ValueError):  # told with the hosts' checks, or no such scope
             text = ""
         found[scope] = any(mark in text for mark in HOOK_MARKS)

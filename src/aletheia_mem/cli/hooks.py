@@ -6,6 +6,10 @@ Gemini CLI: the same shape in ``~/.gemini/settings.json`` or ``.gemini/settings.
 its MCP entry is in), with its own event and tool names, a timeout in milliseconds and a hook
 ``name`` (what ``hooksConfig.disabled`` lists). Its hooks are on unless ``hooksConfig.enabled``
 is false, and run only in trusted folders.
+Codex: ``hooks.json`` beside its ``config.toml`` (``~/.codex`` or ``$CODEX_HOME``; ``.codex`` of a
+project), in Claude Code's shape and event names, its timeout in seconds; its file tool is
+``apply_patch``. Codex runs a hook only once the user has trusted it (``/hooks`` in Codex), and
+a project's hooks only in a trusted project.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from aletheia_mem.cli.clients import (
     read_text,
     set_entry,
 )
-from aletheia_mem.cli.hosts import Scope
+from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
-from aletheia_mem.domain.kinds import FILE_TOOLS, GEMINI_FILE_TOOLS
+from aletheia_mem.domain.kinds import CODEX_FILE_TOOLS, FILE_TOOLS, GEMINI_FILE_TOOLS
 from aletheia_mem.projects import project_root
 
 HOOK_MARKER = "aletheia-hook"
@@ -55,7 +59,15 @@ GEMINI_EVENTS = {
 }
 GEMINI_MATCHERS = {"AfterTool": "|".join(GEMINI_FILE_TOOLS)}
 GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_SECONDS * 1000
-HOOK_HOSTS = ("claude-code", "gemini-cli")
+# Codex: Claude Code's event names (it has its own SessionEnd); apply_patch changes files.
+CODEX_EVENTS = dict(CLAUDE_EVENTS)
+CODEX_MATCHERS = {"PostToolUse": "|".join(CODEX_FILE_TOOLS)}
+CODEX_HOOKS_FILE = "hooks.json"
+CODEX_TRUST_NOTE = (
+    "Codex runs a new or changed hook only once you trust it: start codex, type /hooks and"
+    " trust Aletheia's four hooks."
+)
+HOOK_HOSTS = ("claude-code", "gemini-cli", "codex")
 
 
 def hook_command(event: str, env: dict[str, str]) -> str:
@@ -79,6 +91,24 @@ def claude_settings_path(scope: Scope, cwd: Path) -> Path:
     if scope == "project":
         return project_root(cwd) / ".claude" / "settings.json"
     return Path.home() / ".claude" / "settings.json"
+
+
+def codex_hooks_path(scope: Scope, cwd: Path) -> Path:
+    """The ``hooks.json`` beside the ``config.toml`` Codex's MCP entry goes in."""
+    return HOSTS_BY_NAME["codex"].config_path(scope, cwd).parent / CODEX_HOOKS_FILE
+
+
+def hooks_path(host: str, scope: Scope, cwd: Path) -> Path:
+    """The file a host keeps its hooks in.
+
+    Raises:
+        ValueError: the host has no such scope.
+    """
+    if host == "claude-code":
+        return claude_settings_path(scope, cwd)
+    if host == "codex":
+        return codex_hooks_path(scope, cwd)
+    return HOSTS_BY_NAME[host].config_path(scope, cwd)
 
 
 def _is_our_hook(hook: Any) -> bool:
@@ -143,6 +173,20 @@ def plan_claude_hooks(path: Path, env: dict[str, str]) -> list[Change]:
         return merged_groups(existing, hook_command(name, env), CLAUDE_MATCHERS.get(event))
 
     return _plan_hooks(path, read_text(path), CLAUDE_EVENTS, wanted)
+
+
+def plan_codex_hooks(path: Path, env: dict[str, str]) -> list[Change]:
+    """Codex's hooks in its ``hooks.json``: one change per event, each on the previous one's
+    text.
+
+    Raises:
+        ConfigFileError: the file cannot be read or changed; the message names it.
+    """
+
+    def wanted(event: str, name: str, existing: Any) -> list[Any]:
+        return merged_groups(existing, hook_command(name, env), CODEX_MATCHERS.get(event))
+
+    return _plan_hooks(path, read_text(path), CODEX_EVENTS, wanted)
 
 
 def plan_gemini_hooks(path: Path, env: dict[str, str], text: str) -> list[Change]:

@@ -35,10 +35,13 @@ from aletheia_mem.cli.connect import (
     server_for,
 )
 from aletheia_mem.cli.hooks import (
+    CODEX_TRUST_NOTE,
     HOOK_HOSTS,
     claude_settings_path,
+    codex_hooks_path,
     combined,
     plan_claude_hooks,
+    plan_codex_hooks,
     plan_gemini_hooks,
 )
 from aletheia_mem.cli.hosts import (
@@ -88,7 +91,11 @@ def _plans(
     ]
     if hooks and chosen.name == "gemini-cli":
         return [_with_gemini_hooks(plans[0][0], server_env(cli_settings(), chosen.name))]
-    if hooks:
+    if hooks and chosen.name == "codex":
+        hooks_path = _writable_target(codex_hooks_path(scope, cwd), scope, cwd)
+        env = server_env(cli_settings(), chosen.name)
+        plans.append((combined(hooks_path, plan_codex_hooks(hooks_path, env)), "the hooks"))
+    elif hooks:
         settings_path = _writable_target(claude_settings_path(scope, cwd), scope, cwd)
         env = server_env(cli_settings(), chosen.name)
         plans.append((combined(settings_path, plan_claude_hooks(settings_path, env)), "the hooks"))
@@ -171,13 +178,15 @@ def install(
     Without --write it shows the change as a diff. With --write it merges the entry into the
     file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
     first. A second run changes nothing. A different server already named aletheia is left
-    alone unless --force. With --hooks (Claude Code, Gemini CLI) both files are written or
-    neither; Gemini CLI keeps its hooks in the file of its MCP entry, written once.
+    alone unless --force. With --hooks (Claude Code, Gemini CLI, Codex) both files are written
+    or neither; Gemini CLI keeps its hooks in the file of its MCP entry, written once; Codex
+    keeps them in hooks.json beside its config.toml and runs them once trusted (/hooks).
     """
     chosen = HOSTS_BY_NAME[host.lower()]
     check_scope(chosen, scope)
     if hooks and chosen.name not in HOOK_HOSTS:
-        raise InvalidInputError(f"Capture hooks are available for {' and '.join(HOOK_HOSTS)} only.")
+        hosts = f"{', '.join(HOOK_HOSTS[:-1])} and {HOOK_HOSTS[-1]}"
+        raise InvalidInputError(f"Capture hooks are available for {hosts} only.")
     try:
         plans = _plans(chosen, scope, force, hooks, url, token_env)
     except ConfigFileError as error:
@@ -202,6 +211,8 @@ def install(
         echo("Nothing written yet. Run again with --write to make this change.")
     elif write and chosen.note:
         echo(chosen.note)
+    if write and hooks and chosen.name == "codex":
+        echo(CODEX_TRUST_NOTE)
 
 
 def _apply(plans: list[tuple[Change, str]], write: bool, as_json: bool) -> list[dict[str, Any]]:

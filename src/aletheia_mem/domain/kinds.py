@@ -11,3 +11,6 @@ FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 # Gemini CLI's tools that change files, and the Claude Code tool each is told as (same input
 # fields: ``file_path`` and ``content``, or ``file_path``, ``old_string`` and ``new_string``).
 GEMINI_FILE_TOOLS = {"write_file": "Write", "replace": "Edit"}
+# Codex's tool that changes files: its ``tool_input.command`` is the patch text, whose
+# ``*** Add File:``, ``*** Update File:`` and ``*** Delete File:`` lines name each file.
+CODEX_FILE_TOOLS = ("apply_patch",)

@@ -2,7 +2,9 @@
 ``summary`` of a session when it ends.
 
 Gemini CLI's file tools (``write_file``, ``replace``) are told as Claude Code's (``Write``,
-``Edit``), whose input fields they share, so both make the same observations.
+``Edit``), whose input fields they share, so both make the same observations. A call of Codex's
+``apply_patch`` makes one observation per file its patch adds (``Wrote``), updates (``Edited``,
+``Moved``) or deletes (``Deleted``): ``domain.patches``.
 
 Both are built from the host's hook payload alone, without a model: an observation names the
 file and the change (the replaced text, cut short), a summary lists the session's requests and
@@ -14,23 +16,32 @@ names their files.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aletheia_mem.domain.captured import (
+    EXCERPT_LENGTH,
+    MAX_PATH,
+    Captured,
+    clean,
+    replacement,
+    safe_path,
+    titled,
+)
 from aletheia_mem.domain.dismissals import set_dismissed
-from aletheia_mem.domain.episodes import clean_request, episode_uid, read_head
+from aletheia_mem.domain.episodes import episode_uid
 from aletheia_mem.domain.kinds import (
+    CODEX_FILE_TOOLS,
     FILE_TOOLS,
     GEMINI_FILE_TOOLS,
     OBSERVATION_KIND,
     SUMMARY_KIND,
 )
-from aletheia_mem.domain.limits import MAX_TEXT, MAX_TITLE
+from aletheia_mem.domain.limits import MAX_TEXT
 from aletheia_mem.domain.memories import MemoryInput, save_memory
-from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.patches import failed_call, patch_observations
 from aletheia_mem.projects import is_excluded, project_for_directory
 from aletheia_mem.storage.base import Memory
 from aletheia_mem.timefmt import format_clock, format_date
@@ -38,25 +49,9 @@ from aletheia_mem.timefmt import format_clock, format_date
 if TYPE_CHECKING:
     from aletheia_mem.storage.contracts import Store
 
-EXCERPT_LENGTH = 300
-MAX_PATH = 1000
 MAX_SUMMARY_ITEMS = 20
-# Of a replaced text, only this much is cleaned (then cut to EXCERPT_LENGTH): redacting
-# megabytes would outlast the hook's deadline. The line the cut falls in is dropped
-# (``episodes.read_head``): a secret cut in two would not be redacted.
-READ_LIMIT = 20_000
 # The requests and observations a summary looks through (a session rarely has more).
 SESSION_ITEMS = 200
-
-
-@dataclass(frozen=True)
-class Captured:
-    """A memory a hook saves: its type, title, text and files (kind set by the caller)."""
-
-    type: str
-    title: str
-    text: str
-    files: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -91,15 +86,15 @@ def observation_of(tool_name: object, tool_input: object, root: Path) -> Capture
         return None
     # Redacted before the title is cut to its limit: a cut secret could not be found again; a
     # lone surrogate (a Windows file name may hold one) is replaced, as no store could keep it.
-    path = redact_secrets(_shown_path(raw, root).encode("utf-8", "replace").decode("utf-8"))
+    path = safe_path(raw, root)
     if tool_name == "Write":
         content = tool_input.get("content")
         lines = content.count("\n") + 1 if isinstance(content, str) and content else 0
-        return Captured("change", _title("Wrote", path), f"Wrote {path} ({lines} lines).", (path,))
+        return Captured("change", titled("Wrote", path), f"Wrote {path} ({lines} lines).", (path,))
     if tool_name == "NotebookEdit":
         mode = tool_input.get("edit_mode")
         how = f" ({mode} a cell)" if mode in ("replace", "insert", "delete") else ""
-        title = _title("Edited notebook", path)
+        title = titled("Edited notebook", path)
         return Captured("change", title, f"Edited {path}{how}.", (path,))
     edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
     if not isinstance(edits, list):
@@ -107,13 +102,13 @@ def observation_of(tool_name: object, tool_input: object, root: Path) -> Capture
     pairs = [e for e in edits if isinstance(e, dict)]
     text = f"Edited {path}" + (f" ({len(pairs)} edits)." if len(pairs) > 1 else ".")
     if pairs:
-        text += _replacement(pairs[0].get("old_string"), pairs[0].get("new_string"))
-    return Captured("change", _title("Edited", path), text, (path,))
+        text += replacement(pairs[0].get("old_string"), pairs[0].get("new_string"))
+    return Captured("change", titled("Edited", path), text, (path,))
 
 
 def summary_of(session: SessionRecord, tool: str) -> Captured | None:
     """The summary of a session that made requests or changed files; None for an empty one."""
-    requests = [_clean(request) for request in session.requests]
+    requests = [clean(request) for request in session.requests]
     requests = [request for request in requests if request]
     if not requests and not session.files:
         return None
@@ -151,14 +146,23 @@ def save_observation(
     root: Path,
     now: int,
     excluded: tuple[str, ...] = (),
+    cwd: Path | None = None,
 ) -> bool:
     """Save the observation of a PostToolUse payload, if its tool changed a file that is not
     in a project of ``excluded`` (``is_excluded``: keys or folders, also reached through links or
     ``..``), and note it as the session's (for its summary) when the session's episode began.
     Gemini CLI runs AfterTool also after a call that failed (``tool_response.error``): such a
-    call changed nothing and makes no observation."""
+    call changed nothing and makes no observation. A Codex ``apply_patch`` call saves one per
+    file (its relative paths are of ``cwd``, the session's folder; ``root`` without it), none
+    when its output tells a non-zero exit code."""
     if _failed_gemini_call(payload):
         return False
+    if isinstance(payload.get("tool_name"), str) and payload["tool_name"] in CODEX_FILE_TOOLS:
+        if failed_call(payload):
+            return False
+        found = patch_observations(payload.get("tool_input"), root, cwd or root, excluded)
+        _save_all(store, found, project, tool, session_id, now)
+        return bool(found)
     raw = changed_file(payload.get("tool_name"), payload.get("tool_input"))
     if raw is not None and excluded:
         folder = (root / raw).parent
@@ -167,11 +171,26 @@ def save_observation(
     captured = observation_of(payload.get("tool_name"), payload.get("tool_input"), root)
     if captured is None:
         return False
-    saved = _save(store, captured, OBSERVATION_KIND, project, tool, now)
-    episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))
-    if episode is not None:
-        store.link_episode_memory(episode, saved.id)
+    _save_all(store, [captured], project, tool, session_id, now)
     return True
+
+
+def _save_all(
+    store: Store,
+    observations: list[Captured],
+    project: str,
+    tool: str,
+    session_id: str | None,
+    now: int,
+) -> None:
+    """Save each observation, noted as the session's when the session's episode began."""
+    if not observations:
+        return
+    episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))
+    for captured in observations:
+        saved = _save(store, captured, OBSERVATION_KIND, project, tool, now)
+        if episode is not None:
+            store.link_episode_memory(episode, saved.id)
 
 
 def end_session(store: Store, *, project: str, tool: str, session_id: str | None, now: int) -> bool:
@@ -243,39 +262,6 @@ def _save(store: Store, captured: Captured, kind: str, project: str, tool: str, 
         files=captured.files,
     )
     return save_memory(store, lambda: now, item)[0]
-
-
-def _title(verb: str, path: str) -> str:
-    return f"{verb} {path}"[:MAX_TITLE]
-
-
-def _shown_path(raw: str, root: Path) -> str:
-    """``raw`` relative to ``root`` when it is under it, as written or with links resolved (a
-    session in a link to the project, a tool naming the real path, or the other way round)."""
-    path = Path(raw)
-    if not path.is_absolute() or path.is_relative_to(root):
-        return path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
-    try:
-        real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
-    except (OSError, ValueError):  # a name the file system cannot take (a lone surrogate)
-        return path.as_posix()
-    return real.relative_to(top).as_posix() if real.is_relative_to(top) else path.as_posix()
-
-
-def _replacement(old: Any, new: Any) -> str:
-    if not isinstance(old, str) or not isinstance(new, str):
-        return ""
-    return f"\nReplaced:\n{_excerpt(old)}\nWith:\n{_excerpt(new)}"
-
-
-def _excerpt(text: str) -> str:
-    cleaned = _clean(text)
-    return cleaned if len(cleaned) <= EXCERPT_LENGTH else cleaned[:EXCERPT_LENGTH] + " ..."
-
-
-def _clean(text: str) -> str:
-    """Private parts removed, secrets redacted, no NUL or lone surrogate."""
-    return clean_request(read_head(text, READ_LIMIT))
 
 
 def _one_line(text: str) -> str:

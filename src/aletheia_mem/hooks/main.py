@@ -3,16 +3,18 @@ file change and at the end.
 
 Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``prompt``,
 ``hook_event_name``; Gemini CLI sends the same fields, its events named SessionStart,
-BeforeAgent, AfterTool and SessionEnd). Events:
+BeforeAgent, AfterTool and SessionEnd; Codex too, its events named as Claude Code's). Events:
 
 * ``session-start``: prints the session-start context as ``additionalContext`` in
-  ``hookSpecificOutput``, where Claude Code and Gemini CLI both read it (before any write, so a
-  store another process is writing to still gives it), then opens the session's episode;
+  ``hookSpecificOutput``, where Claude Code, Gemini CLI and Codex all read it (before any
+  write, so a store another process is writing to still gives it), then opens the session's
+  episode;
 * ``user-prompt``: records the prompt as a request of the episode (``<private>`` parts
   removed, secrets redacted; without the ``<hook_context>`` block Gemini CLI puts before the
   first prompt of a non-interactive session, which holds the session-start context);
 * ``post-tool-use``: saves an ``observation`` memory of a call that changed a file (Write,
-  Edit, MultiEdit, NotebookEdit; Gemini CLI's write_file and replace: ``domain.observations``);
+  Edit, MultiEdit, NotebookEdit; Gemini CLI's write_file and replace; one per file of Codex's
+  apply_patch: ``domain.observations``);
 * ``session-end``: saves a ``summary`` memory of the session (its requests and the files it
   changed), then closes the episode; ``stop`` only closes it (Claude Code's Stop ends a turn,
   not the session).
@@ -119,7 +121,13 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
 
             root = project_root(directory)
             save_observation(
-                store, payload=payload, root=root, now=now, excluded=excluded, **common
+                store,
+                payload=payload,
+                root=root,
+                now=now,
+                excluded=excluded,
+                cwd=directory,
+                **common,
             )
         elif name == "session-end":
             from aletheia_mem.domain.observations import end_session

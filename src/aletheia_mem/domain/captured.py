@@ -1,0 +1,71 @@
+"""The parts of what a capture hook saves, for every host: an observation's type, title, text
+and files, and how a path and a replaced text are shown in them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aletheia_mem.domain.episodes import clean_request, read_head
+from aletheia_mem.domain.limits import MAX_TITLE
+from aletheia_mem.domain.redaction import redact_secrets
+
+EXCERPT_LENGTH = 300
+MAX_PATH = 1000
+# Of a replaced text, only this much is cleaned (then cut to EXCERPT_LENGTH): redacting
+# megabytes would outlast the hook's deadline. The line the cut falls in is dropped
+# (``episodes.read_head``): a secret cut in two would not be redacted.
+READ_LIMIT = 20_000
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A memory a hook saves: its type, title, text and files (kind set by the caller)."""
+
+    type: str
+    title: str
+    text: str
+    files: tuple[str, ...]
+
+
+def titled(verb: str, path: str) -> str:
+    """An observation's title (``Edited src/cart.py``), cut to a title's limit."""
+    return f"{verb} {path}"[:MAX_TITLE]
+
+
+def shown_path(raw: str, root: Path) -> str:
+    """``raw`` relative to ``root`` when it is under it, as written or with links resolved (a
+    session in a link to the project, a tool naming the real path, or the other way round)."""
+    path = Path(raw)
+    if not path.is_absolute() or path.is_relative_to(root):
+        return path.relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+    try:
+        real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    except (OSError, ValueError):  # a name the file system cannot take (a lone surrogate)
+        return path.as_posix()
+    return real.relative_to(top).as_posix() if real.is_relative_to(top) else path.as_posix()
+
+
+def replacement(old: Any, new: Any) -> str:
+    if not isinstance(old, str) or not isinstance(new, str):
+        return ""
+    return f"\nReplaced:\n{excerpt(old)}\nWith:\n{excerpt(new)}"
+
+
+def excerpt(text: str) -> str:
+    cleaned = clean(text)
+    return cleaned if len(cleaned) <= EXCERPT_LENGTH else cleaned[:EXCERPT_LENGTH] + " ..."
+
+
+def clean(text: str) -> str:
+    """Private parts removed, secrets redacted, no NUL or lone surrogate."""
+    return clean_request(read_head(text, READ_LIMIT))
+
+
+def safe_path(raw: str, root: Path) -> str:
+    """``raw`` as an observation shows it (``shown_path``), secrets redacted and a lone
+    surrogate (a Windows file name may hold one) replaced, as no store could keep it. Redacted
+    before a title cuts it: a cut secret could not be found again."""
+    return redact_secrets(shown_path(raw, root).encode("utf-8", "replace").decode("utf-8"))
