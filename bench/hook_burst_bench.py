@@ -5,7 +5,9 @@ another file of one session (as a host does for parallel tool calls and sessions
 and prints a markdown table of how many observations were saved and the wall time of the burst.
 Every hook of a burst should save: a hook stops after one second of its own work, not of the
 clock, so a busy machine makes a burst slower but loses nothing. ``--hook`` names another
-installation's ``aletheia-hook`` (e.g. an older checkout's) to compare in the same run.
+installation's ``aletheia-hook`` (e.g. an older checkout's) to compare in the same run; compile
+that code first (``python -m compileall``), as an installed package is, or with
+``PYTHONDONTWRITEBYTECODE`` set every one of its hooks compiles it again.
 """
 
 from __future__ import annotations
