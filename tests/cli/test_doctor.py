@@ -92,7 +92,8 @@ def test_doctor_reports_each_tools_capture_hooks(run: Invoke, workspace: Workspa
     assert data["hooks"]["gemini-cli"] == {"user": True, "project": False}
     line = next(line for line in run("doctor").stdout.splitlines() if line.startswith("Hooks"))
     assert line == (
-        "Hooks  claude-code: project scope; gemini-cli: user scope; codex: not installed"
+        "Hooks  claude-code: project scope; gemini-cli: user scope; codex: not installed;"
+        " opencode: not installed"
     )
 
 

@@ -204,11 +204,13 @@ def test_json_report_lists_each_change(run: Invoke, workspace: Workspace) -> Non
 
 
 @pytest.mark.parametrize("host", ["cursor", "windsurf"])
-def test_hooks_are_only_for_claude_code_gemini_cli_and_codex(run: Invoke, host: str) -> None:
+def test_hooks_are_only_for_claude_code_gemini_cli_codex_and_opencode(
+    run: Invoke, host: str
+) -> None:
     result = run("install", host, "--hooks")
     assert result.exit_code == 2
     assert result.stderr == (
-        "Error: Capture hooks are available for claude-code, gemini-cli and codex only.\n"
+        "Error: Capture hooks are available for claude-code, gemini-cli, codex and opencode only.\n"
     )
 
 

@@ -3,8 +3,8 @@
 Each test runs in an isolated HOME with a git repository as the working directory, writes the
 config with the real ``aletheia`` CLI and asks the host's own ``mcp list``; the hosts start the
 real ``aletheia-mcp`` from this venv. No host makes a model call (Gemini's one session runs on
-its own ``--fake-responses``, Codex's on a local server answering as its model). Without
-``npm install`` in this folder the tests skip, except under CI, where they must run.
+its own ``--fake-responses``, Codex's and OpenCode's on a local server answering as its model).
+Without ``npm install`` in this folder the tests skip, except under CI, where they must run.
 """
 
 from __future__ import annotations
@@ -325,4 +325,115 @@ def test_codex_runs_the_capture_hooks_in_a_session_without_a_model(machine: Mach
         ("observation", "Edited cart.py", "codex"),
         ("observation", "Wrote tax.py", "codex"),
         ("summary", "Session: start the cart at one", "codex"),
+    ]
+
+
+class _FakeChat(http.server.BaseHTTPRequestHandler):
+    """The Chat Completions API as OpenCode streams it: a turn with no tool result yet calls
+    write (a new file), one with a result edit (an existing file), a later one (and a request
+    without tools: the title) answers "Done."; each request body is kept."""
+
+    server: _FakeChatModel
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+        self.server.requests.append(body)
+        tools = {tool["function"]["name"] for tool in body.get("tools", [])}
+        results = sum(message.get("role") == "tool" for message in body.get("messages", []))
+        delta: dict[str, object] = {"role": "assistant", "content": "Done."}
+        finish = "stop"
+        if {"write", "edit"} <= tools and results < len(self.server.calls):
+            name, args = self.server.calls[results]
+            call = {"name": name, "arguments": json.dumps(args)}
+            delta = {"role": "assistant", "tool_calls": [{"index": 0, "id": f"call_{results}"}]}
+            delta["tool_calls"][0] |= {"type": "function", "function": call}  # type: ignore[index]
+            finish = "tool_calls"
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "fake"}
+        chunks = [
+            {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+            {**chunk, "choices": [], "usage": usage},
+        ]
+        text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        data = text.encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _FakeChatModel(http.server.ThreadingHTTPServer):
+    def __init__(self, calls: list[tuple[str, dict[str, object]]]) -> None:
+        super().__init__(("127.0.0.1", 0), _FakeChat)
+        self.calls = calls
+        self.requests: list[dict[str, object]] = []
+
+
+def test_opencode_runs_the_capture_plugin_in_a_session_without_a_model(machine: Machine) -> None:
+    """A real ``opencode run`` (its model a local OpenAI-compatible server that calls write,
+    then edit, then answers) loads the plugin install wrote: the context reaches the model's
+    system prompt, the prompt is recorded, each file change is an observation and the end of
+    the session (its idle) a summary, all as opencode."""
+    opencode = str(_require("opencode"))
+    result = machine.aletheia("install", "opencode", "--hooks", "--write")
+    assert result.returncode == 0, result.stderr
+    cart = machine.project / "cart.py"
+    cart.write_text("total = 0\n", encoding="utf-8")
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("write", {"filePath": str(machine.project / "tax.py"), "content": "rate = 0\n"}),
+        ("edit", {"filePath": str(cart), "oldString": "total = 0", "newString": "total = 1"}),
+    ]
+    model = _FakeChatModel(calls)
+    thread = threading.Thread(target=model.serve_forever, daemon=True)
+    thread.start()
+    try:
+        path = machine.home / ".config" / "opencode" / "opencode.json"
+        config = json.loads(path.read_text(encoding="utf-8"))
+        config["provider"] = {
+            "fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "fake",
+                "options": {
+                    "baseURL": f"http://127.0.0.1:{model.server_address[1]}/v1",
+                    "apiKey": "{env:FAKE_MODEL_KEY}",
+                },
+                "models": {"fake-model": {"name": "fake", "tool_call": True}},
+            }
+        }
+        path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+        machine.env |= {
+            "FAKE_MODEL_KEY": "not-used",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        }
+        argv = [opencode, "run", "--print-logs", "-m", "fake/fake-model"]
+        session = machine.run([*argv, "start", "the", "cart", "at", "one"])
+    finally:
+        model.shutdown()
+        model.server_close()
+        thread.join(5)
+    assert session.returncode == 0, session.stderr
+    assert "Done." in session.stdout
+    assert (machine.project / "tax.py").read_text(encoding="utf-8") == "rate = 0\n"
+    assert cart.read_text(encoding="utf-8") == "total = 1\n"
+    asked = [body for body in model.requests if body.get("tools")]
+    system = [m for m in asked[0]["messages"] if m["role"] == "system"]  # type: ignore[index]
+    assert "<aletheia-memory>" in json.dumps(system)  # added to the system prompt
+    store = SqliteStore(machine.home / ".aletheia" / "aletheia.db")
+    try:
+        requests = [(r.text, r.tool) for r in store.recent_requests("shop", 10)]
+        query = MemoryQuery(projects=("shop",), order="date_asc", limit=10)
+        memories = [(m.kind, m.title, m.tool) for m in store.search_memories(query, now=0)]
+    finally:
+        store.close()
+    assert requests == [("start the cart at one", "opencode")]
+    assert sorted(memories) == [
+        ("observation", "Edited cart.py", "opencode"),
+        ("observation", "Wrote tax.py", "opencode"),
+        ("summary", "Session: start the cart at one", "opencode"),
     ]

@@ -10,6 +10,7 @@ Codex: ``hooks.json`` beside its ``config.toml`` (``~/.codex`` or ``$CODEX_HOME`
 project), in Claude Code's shape and event names, its timeout in seconds; its file tool is
 ``apply_patch``. Codex runs a hook only once the user has trusted it (``/hooks`` in Codex), and
 a project's hooks only in a trusted project.
+OpenCode: no command hooks; a plugin file, ``aletheia.js`` (``cli.opencode_plugin``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from aletheia_mem.cli.clients import (
 )
 from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
+from aletheia_mem.cli.opencode_plugin import plugin_path
 from aletheia_mem.domain.kinds import CODEX_FILE_TOOLS, FILE_TOOLS, GEMINI_FILE_TOOLS
 from aletheia_mem.projects import project_root
 
@@ -67,12 +69,19 @@ CODEX_TRUST_NOTE = (
     "Codex runs a new or changed hook only once you trust it: start codex, type /hooks and"
     " trust Aletheia's four hooks."
 )
-HOOK_HOSTS = ("claude-code", "gemini-cli", "codex")
+HOOK_HOSTS = ("claude-code", "gemini-cli", "codex", "opencode")
 
 
 def hook_command(event: str, env: dict[str, str]) -> str:
     """``ALETHEIA_DATA_DIR=... /abs/aletheia-hook session-start`` for a shell to run;
     ``... uvx aletheia-mem hook session-start`` from a run-once cache (uvx, pipx run)."""
+    assignments = [f"{key}={shlex.quote(value)}" for key, value in env.items()]
+    return " ".join([*assignments, *(shlex.quote(part) for part in hook_program()), event])
+
+
+def hook_program() -> list[str]:
+    """The argv that runs ``aletheia-hook`` (the event is added after it): the absolute
+    script, ``uvx aletheia-mem hook`` from a run-once cache, or ``python -m``."""
     launcher = temporary_launcher()
     script = Path(sysconfig.get_path("scripts")) / HOOK_MARKER
     if not script.exists():
@@ -83,8 +92,7 @@ def hook_command(event: str, env: dict[str, str]) -> str:
         program = [str(script.absolute())]
     else:
         program = [os.path.abspath(sys.executable), "-m", HOOK_MODULE]
-    assignments = [f"{key}={shlex.quote(value)}" for key, value in env.items()]
-    return " ".join([*assignments, *(shlex.quote(part) for part in program), event])
+    return program
 
 
 def claude_settings_path(scope: Scope, cwd: Path) -> Path:
@@ -108,6 +116,8 @@ def hooks_path(host: str, scope: Scope, cwd: Path) -> Path:
         return claude_settings_path(scope, cwd)
     if host == "codex":
         return codex_hooks_path(scope, cwd)
+    if host == "opencode":
+        return plugin_path(scope, cwd)
     return HOSTS_BY_NAME[host].config_path(scope, cwd)
 
 

@@ -40,6 +40,7 @@ from aletheia_mem.cli.hooks import (
     claude_settings_path,
     codex_hooks_path,
     combined,
+    hook_program,
     plan_claude_hooks,
     plan_codex_hooks,
     plan_gemini_hooks,
@@ -51,6 +52,7 @@ from aletheia_mem.cli.hosts import (
     Scope,
     server_env,
 )
+from aletheia_mem.cli.opencode_plugin import plan_opencode_plugin, plugin_path
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_root
 from aletheia_mem.storage.files import real_target_inside
@@ -95,6 +97,10 @@ def _plans(
         hooks_path = _writable_target(codex_hooks_path(scope, cwd), scope, cwd)
         env = server_env(cli_settings(), chosen.name)
         plans.append((combined(hooks_path, plan_codex_hooks(hooks_path, env)), "the hooks"))
+    elif hooks and chosen.name == "opencode":
+        plugin = _writable_target(plugin_path(scope, cwd), scope, cwd)
+        env = server_env(cli_settings(), chosen.name)
+        plans.append((plan_opencode_plugin(plugin, hook_program(), env), "the capture plugin"))
     elif hooks:
         settings_path = _writable_target(claude_settings_path(scope, cwd), scope, cwd)
         env = server_env(cli_settings(), chosen.name)
@@ -178,9 +184,10 @@ def install(
     Without --write it shows the change as a diff. With --write it merges the entry into the
     file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
     first. A second run changes nothing. A different server already named aletheia is left
-    alone unless --force. With --hooks (Claude Code, Gemini CLI, Codex) both files are written
-    or neither; Gemini CLI keeps its hooks in the file of its MCP entry, written once; Codex
-    keeps them in hooks.json beside its config.toml and runs them once trusted (/hooks).
+    alone unless --force. With --hooks (Claude Code, Gemini CLI, Codex, OpenCode) both files
+    are written or neither; Gemini CLI keeps its hooks in the file of its MCP entry, written
+    once; Codex keeps them in hooks.json beside its config.toml and runs them once trusted
+    (/hooks); OpenCode gets a plugin, aletheia.js, in its plugin folder.
     """
     chosen = HOSTS_BY_NAME[host.lower()]
     check_scope(chosen, scope)

@@ -14,3 +14,16 @@ GEMINI_FILE_TOOLS = {"write_file": "Write", "replace": "Edit"}
 # Codex's tool that changes files: its ``tool_input.command`` is the patch text, whose
 # ``*** Add File:``, ``*** Update File:`` and ``*** Delete File:`` lines name each file.
 CODEX_FILE_TOOLS = ("apply_patch",)
+# OpenCode's tools that change files, and the Claude Code tool each is told as; their input
+# fields are renamed (``filePath``, ``content``, ``oldString``, ``newString``). Its
+# ``apply_patch`` (for GPT models) holds Codex's patch text in ``patchText``.
+OPENCODE_FILE_TOOLS = {"write": "Write", "edit": "Edit"}
+OPENCODE_FIELDS = {
+    "filePath": "file_path",
+    "content": "content",
+    "oldString": "old_string",
+    "newString": "new_string",
+}
+OPENCODE_PATCH_TOOL = "apply_patch"
+# The hook_event_name of the payloads OpenCode's plugin sends after a tool call.
+OPENCODE_TOOL_EVENT = "tool.execute.after"

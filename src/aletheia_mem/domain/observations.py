@@ -4,7 +4,8 @@
 Gemini CLI's file tools (``write_file``, ``replace``) are told as Claude Code's (``Write``,
 ``Edit``), whose input fields they share, so both make the same observations. A call of Codex's
 ``apply_patch`` makes one observation per file its patch adds (``Wrote``), updates (``Edited``,
-``Moved``) or deletes (``Deleted``): ``domain.patches``.
+``Moved``) or deletes (``Deleted``): ``domain.patches``. OpenCode's ``write`` and ``edit``
+are told as ``Write`` and ``Edit`` (their fields renamed), its ``apply_patch`` as Codex's.
 
 Both are built from the host's hook payload alone, without a model: an observation names the
 file and the change (the replaced text, cut short), a summary lists the session's requests and
@@ -37,6 +38,10 @@ from aletheia_mem.domain.kinds import (
     FILE_TOOLS,
     GEMINI_FILE_TOOLS,
     OBSERVATION_KIND,
+    OPENCODE_FIELDS,
+    OPENCODE_FILE_TOOLS,
+    OPENCODE_PATCH_TOOL,
+    OPENCODE_TOOL_EVENT,
     SUMMARY_KIND,
 )
 from aletheia_mem.domain.limits import MAX_TEXT
@@ -155,6 +160,8 @@ def save_observation(
     call changed nothing and makes no observation. A Codex ``apply_patch`` call saves one per
     file (its relative paths are of ``cwd``, the session's folder; ``root`` without it), none
     when its output tells a non-zero exit code."""
+    if payload.get("hook_event_name") == OPENCODE_TOOL_EVENT:
+        payload = _as_claude_or_codex(payload)
     if _failed_gemini_call(payload):
         return False
     if isinstance(payload.get("tool_name"), str) and payload["tool_name"] in CODEX_FILE_TOOLS:
@@ -233,6 +240,23 @@ def end_session(store: Store, *, project: str, tool: str, session_id: str | None
 def _claude_name(tool_name: object) -> object:
     """Claude Code's name of a Gemini CLI file tool; any other name as it is."""
     return GEMINI_FILE_TOOLS.get(tool_name, tool_name) if isinstance(tool_name, str) else tool_name
+
+
+def _as_claude_or_codex(payload: dict[str, Any]) -> dict[str, Any]:
+    """An OpenCode call as Claude Code's (``write``, ``edit``) or Codex's (``apply_patch``)
+    would be: the tool's name and its input's field names. OpenCode runs the hook only after a
+    call that succeeded."""
+    name, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if not isinstance(name, str) or not isinstance(tool_input, dict):
+        return {}
+    if name == OPENCODE_PATCH_TOOL:
+        return {"tool_name": name, "tool_input": {"command": tool_input.get("patchText")}}
+    if name not in OPENCODE_FILE_TOOLS:
+        return {}
+    fields = {
+        OPENCODE_FIELDS[key]: value for key, value in tool_input.items() if key in OPENCODE_FIELDS
+    }
+    return {"tool_name": OPENCODE_FILE_TOOLS[name], "tool_input": fields}
 
 
 def _failed_gemini_call(payload: dict[str, Any]) -> bool:

@@ -3,7 +3,8 @@ file change and at the end.
 
 Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``prompt``,
 ``hook_event_name``; Gemini CLI sends the same fields, its events named SessionStart,
-BeforeAgent, AfterTool and SessionEnd; Codex too, its events named as Claude Code's). Events:
+BeforeAgent, AfterTool and SessionEnd; Codex too, its events named as Claude Code's; OpenCode's
+plugin sends them too, its events named after OpenCode's hooks). Events:
 
 * ``session-start``: prints the session-start context as ``additionalContext`` in
   ``hookSpecificOutput``, where Claude Code, Gemini CLI and Codex all read it (before any
@@ -13,8 +14,8 @@ BeforeAgent, AfterTool and SessionEnd; Codex too, its events named as Claude Cod
   removed, secrets redacted; without the ``<hook_context>`` block Gemini CLI puts before the
   first prompt of a non-interactive session, which holds the session-start context);
 * ``post-tool-use``: saves an ``observation`` memory of a call that changed a file (Write,
-  Edit, MultiEdit, NotebookEdit; Gemini CLI's write_file and replace; one per file of Codex's
-  apply_patch: ``domain.observations``);
+  Edit, MultiEdit, NotebookEdit; Gemini CLI's write_file and replace; OpenCode's write and
+  edit; one per file of Codex's and OpenCode's apply_patch: ``domain.observations``);
 * ``session-end``: saves a ``summary`` memory of the session (its requests and the files it
   changed), then closes the episode; ``stop`` only closes it (Claude Code's Stop ends a turn,
   not the session).
@@ -69,6 +70,11 @@ EVENTS = {
     "session-end": "session-end",
     "sessionend": "session-end",
     "stop": "stop",
+    # OpenCode's plugin (``cli.opencode_plugin``) names its payloads after OpenCode's hooks.
+    "session.created": "session-start",
+    "chat.message": "user-prompt",
+    "tool.execute.after": "post-tool-use",
+    "session.idle": "session-end",
 }
 GEMINI_PROMPT_EVENT = "BeforeAgent"
 # What Gemini CLI puts before the first prompt of a non-interactive session: the session-start
