@@ -181,8 +181,9 @@ def test_search_help_names_every_form_since_and_until_take(run: Invoke) -> None:
         (["connect", "windsurf", "--scope", "project"], "Windsurf has no project-scope config"),
         (["install", "windsurf", "--scope", "project"], "Windsurf has no project-scope config"),
         (
-            ["install", "cursor", "--hooks"],
-            "Capture hooks are available for claude-code, gemini-cli, codex and opencode only.",
+            ["install", "windsurf", "--hooks"],
+            "Capture hooks are available for claude-code, gemini-cli, codex, opencode and cursor"
+            " only.",
         ),
         (["connect", "codex", "--token-env", "T"], "--token-env needs --http URL."),
         (["install", "codex", "--http", "ftp://x"], "--http needs an http:// or https:// URL."),

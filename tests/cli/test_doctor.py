@@ -93,7 +93,7 @@ def test_doctor_reports_each_tools_capture_hooks(run: Invoke, workspace: Workspa
     line = next(line for line in run("doctor").stdout.splitlines() if line.startswith("Hooks"))
     assert line == (
         "Hooks  claude-code: project scope; gemini-cli: user scope; codex: not installed;"
-        " opencode: not installed"
+        " opencode: not installed; cursor: not installed"
     )
 
 

@@ -203,14 +203,15 @@ def test_json_report_lists_each_change(run: Invoke, workspace: Workspace) -> Non
     assert change["path"] == str(workspace.home / ".codeium" / "windsurf" / "mcp_config.json")
 
 
-@pytest.mark.parametrize("host", ["cursor", "windsurf"])
-def test_hooks_are_only_for_claude_code_gemini_cli_codex_and_opencode(
+@pytest.mark.parametrize("host", ["windsurf", "vscode"])
+def test_hooks_are_only_for_claude_code_gemini_cli_codex_opencode_and_cursor(
     run: Invoke, host: str
 ) -> None:
     result = run("install", host, "--hooks")
     assert result.exit_code == 2
     assert result.stderr == (
-        "Error: Capture hooks are available for claude-code, gemini-cli, codex and opencode only.\n"
+        "Error: Capture hooks are available for claude-code, gemini-cli, codex, opencode and"
+        " cursor only.\n"
     )
 
 

@@ -133,4 +133,4 @@ def test_doctor_finds_the_opencode_plugin(run: Invoke, workspace: Workspace) -> 
     data = json_of(run("doctor", "--json"))
     assert data["hooks"]["opencode"] == {"user": False, "project": True}
     line = next(line for line in run("doctor").stdout.splitlines() if line.startswith("Hooks"))
-    assert line.endswith("; opencode: project scope")
+    assert line.endswith("; opencode: project scope; cursor: not installed")

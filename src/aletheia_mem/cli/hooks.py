@@ -11,6 +11,10 @@ project), in Claude Code's shape and event names, its timeout in seconds; its fi
 ``apply_patch``. Codex runs a hook only once the user has trusted it (``/hooks`` in Codex), and
 a project's hooks only in a trusted project.
 OpenCode: no command hooks; a plugin file, ``aletheia.js`` (``cli.opencode_plugin``).
+Cursor: ``hooks.json`` beside its ``mcp.json`` (``~/.cursor``; ``.cursor`` of a project),
+``{"version": 1, "hooks": {"<event>": [{"command": ..., "timeout": ...}]}}``: a flat list of
+hooks per event, its own camelCase event names, its timeout in seconds (from Cursor's
+documentation only, not tried with Cursor itself).
 """
 
 from __future__ import annotations
@@ -34,7 +38,12 @@ from aletheia_mem.cli.clients import (
 from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
 from aletheia_mem.cli.opencode_plugin import plugin_path
-from aletheia_mem.domain.kinds import CODEX_FILE_TOOLS, FILE_TOOLS, GEMINI_FILE_TOOLS
+from aletheia_mem.domain.kinds import (
+    CODEX_FILE_TOOLS,
+    CURSOR_EVENTS,
+    FILE_TOOLS,
+    GEMINI_FILE_TOOLS,
+)
 from aletheia_mem.projects import project_root
 
 HOOK_MARKER = "aletheia-hook"
@@ -69,7 +78,9 @@ CODEX_TRUST_NOTE = (
     "Codex runs a new or changed hook only once you trust it: start codex, type /hooks and"
     " trust Aletheia's four hooks."
 )
-HOOK_HOSTS = ("claude-code", "gemini-cli", "codex", "opencode")
+CURSOR_HOOKS_FILE = "hooks.json"
+CURSOR_HOOKS_VERSION = 1
+HOOK_HOSTS = ("claude-code", "gemini-cli", "codex", "opencode", "cursor")
 
 
 def hook_command(event: str, env: dict[str, str]) -> str:
@@ -106,6 +117,11 @@ def codex_hooks_path(scope: Scope, cwd: Path) -> Path:
     return HOSTS_BY_NAME["codex"].config_path(scope, cwd).parent / CODEX_HOOKS_FILE
 
 
+def cursor_hooks_path(scope: Scope, cwd: Path) -> Path:
+    """The ``hooks.json`` beside the ``mcp.json`` Cursor's MCP entry goes in."""
+    return HOSTS_BY_NAME["cursor"].config_path(scope, cwd).parent / CURSOR_HOOKS_FILE
+
+
 def hooks_path(host: str, scope: Scope, cwd: Path) -> Path:
     """The file a host keeps its hooks in.
 
@@ -118,6 +134,8 @@ def hooks_path(host: str, scope: Scope, cwd: Path) -> Path:
         return codex_hooks_path(scope, cwd)
     if host == "opencode":
         return plugin_path(scope, cwd)
+    if host == "cursor":
+        return cursor_hooks_path(scope, cwd)
     return HOSTS_BY_NAME[host].config_path(scope, cwd)
 
 
@@ -212,6 +230,46 @@ def plan_gemini_hooks(path: Path, env: dict[str, str], text: str) -> list[Change
         return _merged(existing, hook, GEMINI_MATCHERS.get(event))
 
     return _plan_hooks(path, text, GEMINI_EVENTS, wanted)
+
+
+def plan_cursor_hooks(path: Path, env: dict[str, str]) -> list[Change]:
+    """Cursor's hooks in its ``hooks.json``: ``version`` when the file has none, then one change
+    per event, each on the previous one's text.
+
+    Raises:
+        ConfigFileError: the file cannot be read or changed; the message names it.
+    """
+    text = read_text(path)
+    changes: list[Change] = []
+    try:
+        version = get_entry(text, "json", ("version",))
+    except ConfigFileError as error:
+        raise ConfigFileError(f"{path} is {error}") from None
+    if version is None:
+        try:
+            new_text = set_entry(text, "json", ("version",), CURSOR_HOOKS_VERSION)
+        except ConfigFileError as error:
+            raise ConfigFileError(f"{path}: {error}") from None
+        changes.append(Change(path, "add", text, new_text, None))
+        text = new_text
+
+    def wanted(event: str, name: str, existing: Any) -> list[Any]:
+        return cursor_hooks(existing, hook_command(name, env))
+
+    return changes + _plan_hooks(path, text, CURSOR_EVENTS, wanted)
+
+
+def cursor_hooks(existing: Any, command: str) -> list[Any]:
+    """The event's hooks with ours in place of any earlier Aletheia hook (Cursor lists hooks,
+    not groups of them); the user's hooks are kept, in their order."""
+    ours = {"command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+    result: list[Any] = []
+    for hook in existing if isinstance(existing, list) else []:
+        if not _is_our_hook(hook):
+            result.append(hook)
+        elif ours not in result:
+            result.append(ours)
+    return result if ours in result else [*result, ours]
 
 
 def _plan_hooks(

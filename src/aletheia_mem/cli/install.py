@@ -40,9 +40,11 @@ from aletheia_mem.cli.hooks import (
     claude_settings_path,
     codex_hooks_path,
     combined,
+    cursor_hooks_path,
     hook_program,
     plan_claude_hooks,
     plan_codex_hooks,
+    plan_cursor_hooks,
     plan_gemini_hooks,
 )
 from aletheia_mem.cli.hosts import (
@@ -97,6 +99,10 @@ def _plans(
         hooks_path = _writable_target(codex_hooks_path(scope, cwd), scope, cwd)
         env = server_env(cli_settings(), chosen.name)
         plans.append((combined(hooks_path, plan_codex_hooks(hooks_path, env)), "the hooks"))
+    elif hooks and chosen.name == "cursor":
+        hooks_path = _writable_target(cursor_hooks_path(scope, cwd), scope, cwd)
+        env = server_env(cli_settings(), chosen.name)
+        plans.append((combined(hooks_path, plan_cursor_hooks(hooks_path, env)), "the hooks"))
     elif hooks and chosen.name == "opencode":
         plugin = _writable_target(plugin_path(scope, cwd), scope, cwd)
         env = server_env(cli_settings(), chosen.name)
@@ -184,10 +190,11 @@ def install(
     Without --write it shows the change as a diff. With --write it merges the entry into the
     file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
     first. A second run changes nothing. A different server already named aletheia is left
-    alone unless --force. With --hooks (Claude Code, Gemini CLI, Codex, OpenCode) both files
-    are written or neither; Gemini CLI keeps its hooks in the file of its MCP entry, written
-    once; Codex keeps them in hooks.json beside its config.toml and runs them once trusted
-    (/hooks); OpenCode gets a plugin, aletheia.js, in its plugin folder.
+    alone unless --force. With --hooks (Claude Code, Gemini CLI, Codex, OpenCode, Cursor) both
+    files are written or neither; Gemini CLI keeps its hooks in the file of its MCP entry,
+    written once; Codex keeps them in hooks.json beside its config.toml and runs them once
+    trusted (/hooks); Cursor keeps them in hooks.json beside its mcp.json; OpenCode gets a
+    plugin, aletheia.js, in its plugin folder.
     """
     chosen = HOSTS_BY_NAME[host.lower()]
     check_scope(chosen, scope)

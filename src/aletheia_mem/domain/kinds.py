@@ -27,3 +27,16 @@ OPENCODE_FIELDS = {
 OPENCODE_PATCH_TOOL = "apply_patch"
 # The hook_event_name of the payloads OpenCode's plugin sends after a tool call.
 OPENCODE_TOOL_EVENT = "tool.execute.after"
+# Cursor's hook after the agent edited a file: ``file_path`` (absolute) and ``edits``, each
+# ``old_string`` and ``new_string``, told as Claude Code's MultiEdit (one edit reads as an Edit).
+CURSOR_EDIT_EVENT = "afterFileEdit"
+# Cursor's hook events (camelCase, as its payloads' hook_event_name) -> the aletheia-hook event
+# each runs. Its ``stop`` ends a turn and saves the summary of the conversation so far (a later
+# one replaces it); ``sessionEnd`` comes when the conversation is closed, maybe long after.
+CURSOR_EVENTS = {
+    "sessionStart": "session-start",
+    "beforeSubmitPrompt": "user-prompt",
+    "afterFileEdit": "post-tool-use",
+    "stop": "session-end",
+    "sessionEnd": "session-end",
+}

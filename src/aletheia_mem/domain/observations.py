@@ -6,6 +6,8 @@ Gemini CLI's file tools (``write_file``, ``replace``) are told as Claude Code's 
 ``apply_patch`` makes one observation per file its patch adds (``Wrote``), updates (``Edited``,
 ``Moved``) or deletes (``Deleted``): ``domain.patches``. OpenCode's ``write`` and ``edit``
 are told as ``Write`` and ``Edit`` (their fields renamed), its ``apply_patch`` as Codex's.
+Cursor's ``afterFileEdit`` (a file and its edits) is told as ``MultiEdit``: ``Edited`` with the
+first edit's text, as ``Edit`` makes.
 
 Both are built from the host's hook payload alone, without a model: an observation names the
 file and the change (the replaced text, cut short), a summary lists the session's requests and
@@ -35,6 +37,7 @@ from aletheia_mem.domain.dismissals import set_dismissed
 from aletheia_mem.domain.episodes import episode_uid
 from aletheia_mem.domain.kinds import (
     CODEX_FILE_TOOLS,
+    CURSOR_EDIT_EVENT,
     FILE_TOOLS,
     GEMINI_FILE_TOOLS,
     OBSERVATION_KIND,
@@ -162,6 +165,8 @@ def save_observation(
     when its output tells a non-zero exit code."""
     if payload.get("hook_event_name") == OPENCODE_TOOL_EVENT:
         payload = _as_claude_or_codex(payload)
+    elif payload.get("hook_event_name") == CURSOR_EDIT_EVENT:
+        payload = _cursor_as_claude(payload)
     if _failed_gemini_call(payload):
         return False
     if isinstance(payload.get("tool_name"), str) and payload["tool_name"] in CODEX_FILE_TOOLS:
@@ -257,6 +262,12 @@ def _as_claude_or_codex(payload: dict[str, Any]) -> dict[str, Any]:
         OPENCODE_FIELDS[key]: value for key, value in tool_input.items() if key in OPENCODE_FIELDS
     }
     return {"tool_name": OPENCODE_FILE_TOOLS[name], "tool_input": fields}
+
+
+def _cursor_as_claude(payload: dict[str, Any]) -> dict[str, Any]:
+    """A Cursor ``afterFileEdit`` as Claude Code's MultiEdit call of the same edits would be."""
+    tool_input = {"file_path": payload.get("file_path"), "edits": payload.get("edits")}
+    return {"tool_name": "MultiEdit", "tool_input": tool_input}
 
 
 def _failed_gemini_call(payload: dict[str, Any]) -> bool:

@@ -4,21 +4,25 @@ file change and at the end.
 Reads the host's hook JSON on stdin (Claude Code: ``session_id``, ``cwd``, ``prompt``,
 ``hook_event_name``; Gemini CLI sends the same fields, its events named SessionStart,
 BeforeAgent, AfterTool and SessionEnd; Codex too, its events named as Claude Code's; OpenCode's
-plugin sends them too, its events named after OpenCode's hooks). Events:
+plugin sends them too, its events named after OpenCode's hooks; Cursor sends
+``conversation_id`` and ``workspace_roots`` instead of ``session_id`` and ``cwd``, its events
+named sessionStart, beforeSubmitPrompt, afterFileEdit, stop and sessionEnd, and reads an answer
+of its own: ``CURSOR_ANSWERS``). Events:
 
 * ``session-start``: prints the session-start context as ``additionalContext`` in
-  ``hookSpecificOutput``, where Claude Code, Gemini CLI and Codex all read it (before any
-  write, so a store another process is writing to still gives it), then opens the session's
-  episode;
+  ``hookSpecificOutput``, where Claude Code, Gemini CLI and Codex all read it (Cursor's
+  sessionStart: as ``additional_context``; before any write, so a store another process is
+  writing to still gives it), then opens the session's episode;
 * ``user-prompt``: records the prompt as a request of the episode (``<private>`` parts
   removed, secrets redacted; without the ``<hook_context>`` block Gemini CLI puts before the
   first prompt of a non-interactive session, which holds the session-start context);
 * ``post-tool-use``: saves an ``observation`` memory of a call that changed a file (Write,
   Edit, MultiEdit, NotebookEdit; Gemini CLI's write_file and replace; OpenCode's write and
-  edit; one per file of Codex's and OpenCode's apply_patch: ``domain.observations``);
+  edit; one per file of Codex's and OpenCode's apply_patch; Cursor's afterFileEdit:
+  ``domain.observations``);
 * ``session-end``: saves a ``summary`` memory of the session (its requests and the files it
-  changed), then closes the episode; ``stop`` only closes it (Claude Code's Stop ends a turn,
-  not the session).
+  changed), then closes the episode (Cursor's stop and sessionEnd); ``stop`` only closes it
+  (Claude Code's Stop ends a turn, not the session).
 
 It fails open: any error, a locked store or a slow disk ends it silently with exit 0. A watchdog
 stops it after :data:`CPU_DEADLINE_SECONDS` of its own work, or :data:`DEADLINE_SECONDS` whatever
@@ -42,6 +46,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, load_settings
+from aletheia_mem.domain.kinds import CURSOR_EVENTS
 from aletheia_mem.projects import is_excluded, project_for_directory, project_root
 
 if TYPE_CHECKING:
@@ -77,6 +82,10 @@ EVENTS = {
     "session.idle": "session-end",
 }
 GEMINI_PROMPT_EVENT = "BeforeAgent"
+CURSOR_SESSION_START = "sessionStart"
+# What Cursor reads on stdout: beforeSubmitPrompt's ``continue`` lets the prompt through; its
+# other hooks (sessionStart aside: the context) need nothing.
+CURSOR_ANSWERS: dict[str, dict[str, Any]] = {"beforeSubmitPrompt": {"continue": True}}
 # What Gemini CLI puts before the first prompt of a non-interactive session: the session-start
 # context, its ``<`` and ``>`` escaped (so the first closing tag is the block's own).
 GEMINI_HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
@@ -93,16 +102,21 @@ def _read_payload(stream: IO[str]) -> dict[str, Any]:
 def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) -> None:
     """Handle one hook call. Errors propagate; :func:`main` swallows them."""
     payload = _read_payload(stdin)
-    name = EVENTS.get((event or str(payload.get("hook_event_name", ""))).strip().lower())
+    cursor = _cursor_event(payload)
+    if cursor is not None and cursor != CURSOR_SESSION_START:
+        _answer(stdout, CURSOR_ANSWERS.get(cursor, {}))  # first: whatever happens next
+    if event is None and cursor is not None:
+        name: str | None = CURSOR_EVENTS[cursor]
+    else:
+        name = EVENTS.get((event or str(payload.get("hook_event_name", ""))).strip().lower())
     if name is None:
         return
-    cwd = payload.get("cwd")
-    directory = Path(cwd) if isinstance(cwd, str) and cwd.strip() else settings.cwd
+    directory = _directory(payload, settings.cwd)
     project = project_for_directory(directory)
     excluded = load_excluded_projects()
     if is_excluded(directory, project, excluded):
         return
-    session = payload.get("session_id")
+    session = payload.get("session_id") or payload.get("conversation_id")
     session_id = str(session) if session else None
     tool = settings.tool or DEFAULT_TOOL
 
@@ -114,7 +128,8 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
         now = system_clock()
         common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}
         if name == "session-start":
-            _start_session(store, stdout, directory, common, now)
+            shape = "cursor" if cursor == CURSOR_SESSION_START else "claude"
+            _start_session(store, stdout, directory, common, now, shape)
         elif name == "user-prompt":
             prompt = payload.get("prompt")
             if isinstance(prompt, str):
@@ -145,20 +160,53 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
         store.close()
 
 
+def _cursor_event(payload: dict[str, Any]) -> str | None:
+    """The Cursor event of a payload Cursor sent (its names are camelCase: ``stop``, where
+    Claude Code sends ``Stop``), else None."""
+    name = payload.get("hook_event_name")
+    return name if isinstance(name, str) and name in CURSOR_EVENTS else None
+
+
+def _directory(payload: dict[str, Any], default: Path) -> Path:
+    """The session's folder: ``cwd``, else the first of Cursor's ``workspace_roots`` (Cursor
+    runs a user's hooks in ``~/.cursor``), else ``default``."""
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd.strip():
+        return Path(cwd)
+    roots = payload.get("workspace_roots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str) and roots[0].strip():
+        return Path(roots[0])
+    return default
+
+
+def _answer(stdout: IO[str], answer: dict[str, Any]) -> None:
+    stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    stdout.flush()
+
+
 def _start_session(
-    store: Store, stdout: IO[str], directory: Path, common: dict[str, Any], now: int
+    store: Store,
+    stdout: IO[str],
+    directory: Path,
+    common: dict[str, Any],
+    now: int,
+    shape: str = "claude",
 ) -> None:
     """Print the context first: it only reads, so another process's write does not keep it
-    from the host; then open the episode and note the repository (writes, which may wait)."""
+    from the host; then open the episode and note the repository (writes, which may wait).
+    ``shape``: where the host reads it (Cursor: ``additional_context``; the others:
+    ``hookSpecificOutput.additionalContext``)."""
     from aletheia_mem.domain import episodes
     from aletheia_mem.domain.context import build_context
     from aletheia_mem.domain.formatting import wrap_recall
     from aletheia_mem.domain.repositories import note_repository, repository_log
 
     context = wrap_recall(build_context(store, common["project"], CONTEXT_LIMIT, now=now))
-    answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
-    stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
-    stdout.flush()
+    if shape == "cursor":
+        _answer(stdout, {"additional_context": context})
+    else:
+        specific = {"hookEventName": "SessionStart", "additionalContext": context}
+        _answer(stdout, {"hookSpecificOutput": specific})
     episodes.start_episode(store, now=now, **common)
     log = repository_log(store)
     if log is not None:
