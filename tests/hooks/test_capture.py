@@ -10,23 +10,9 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.domain.observations import SessionRecord, observation_of, summary_of
-from aletheia_mem.storage.base import Memory, MemoryQuery
-from aletheia_mem.storage.sqlite import SqliteStore
-from tests.hooks.test_hooks import hook, project_dir
+from tests.hooks.test_hooks import hook, memories_of, project_dir
 
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def _memories(env: dict[str, str], kind: str) -> list[Memory]:
-    path = Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db"
-    if not path.exists():
-        return []
-    store = SqliteStore(path)
-    try:
-        query = MemoryQuery(projects=("shop",), kind=kind, order="date_asc", limit=100)
-        return store.search_memories(query, now=0)
-    finally:
-        store.close()
 
 
 def _edit(env: dict[str, str], session: str, path: str, old: str, new: str) -> None:
@@ -47,7 +33,7 @@ def test_an_edit_is_saved_as_an_observation_of_its_file(env: dict[str, str]) -> 
     old = "if not cart.items:\n    raise ValueError"
     new = f"if not cart.items:\n    return Total.zero()  # token {SECRET} <private>x</private>"
     _edit(env, "s1", path, old, new)
-    [seen] = _memories(env, "observation")
+    [seen] = memories_of(env, "observation")
     assert (seen.type, seen.title, seen.files, seen.tool) == (
         "change",
         "Edited src/cart.py",
@@ -80,7 +66,7 @@ def test_calls_that_change_no_file_or_make_no_sense_save_nothing(
     payload = {"session_id": "s", "cwd": project_dir(env), "tool_name": tool}
     result = hook(env, "post-tool-use", {**payload, "tool_input": tool_input})
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
-    assert _memories(env, "observation") == []
+    assert memories_of(env, "observation") == []
 
 
 def test_a_session_ends_with_a_summary_that_context_lists_instead_of_its_observations(
@@ -94,7 +80,7 @@ def test_a_session_ends_with_a_summary_that_context_lists_instead_of_its_observa
     _edit(env, "s1", f"{project_dir(env)}/src/cart.py", "return 0", "return Total.zero()")
     hook(env, "user-prompt", {**base, "prompt": "now add a test"})
     assert hook(env, "session-end", base).returncode == 0
-    [summary] = _memories(env, "summary")
+    [summary] = memories_of(env, "summary")
     assert summary.title == "Session: fix the empty cart crash, key [REDACTED]"
     assert summary.files == ("src/cart.py", "tests/test_cart.py")
     lines = summary.text.splitlines()
@@ -116,7 +102,7 @@ def test_a_session_that_asked_and_changed_nothing_leaves_no_summary(env: dict[st
     hook(env, "session-start", base)
     hook(env, "session-end", base)
     hook(env, "session-end", {"session_id": "never-started", "cwd": project_dir(env)})
-    assert _memories(env, "summary") == []
+    assert memories_of(env, "summary") == []
 
 
 def test_stop_ends_a_turn_not_the_session_so_it_writes_no_summary(env: dict[str, str]) -> None:
@@ -124,7 +110,7 @@ def test_stop_ends_a_turn_not_the_session_so_it_writes_no_summary(env: dict[str,
     hook(env, "session-start", base)
     hook(env, "user-prompt", {**base, "prompt": "one"})
     hook(env, None, {**base, "hook_event_name": "Stop"})
-    assert _memories(env, "summary") == []
+    assert memories_of(env, "summary") == []
 
 
 def test_the_summary_lists_only_this_sessions_files(env: dict[str, str]) -> None:
@@ -133,7 +119,7 @@ def test_the_summary_lists_only_this_sessions_files(env: dict[str, str]) -> None
         hook(env, "session-start", base)
         _edit(env, session, f"{project_dir(env)}/{session}.py", "x", "y")
         hook(env, "session-end", base)
-    assert [m.files for m in _memories(env, "summary")] == [("a.py",), ("b.py",)]
+    assert [m.files for m in memories_of(env, "summary")] == [("a.py",), ("b.py",)]
 
 
 def test_sessions_at_the_same_time_in_one_project_each_list_their_own_files(
@@ -147,7 +133,7 @@ def test_sessions_at_the_same_time_in_one_project_each_list_their_own_files(
     _edit(env, "a", f"{project_dir(env)}/src/checkout.py", "x", "y")
     for session in ("b", "a"):
         hook(env, "session-end", {"session_id": session, "cwd": project_dir(env)})
-    assert [m.files for m in _memories(env, "summary")] == [
+    assert [m.files for m in memories_of(env, "summary")] == [
         ("src/billing.py",),
         ("src/cart.py", "src/checkout.py"),
     ]
@@ -161,8 +147,8 @@ def test_a_change_made_again_by_a_later_session_is_in_its_summary(env: dict[str,
         hook(env, "user-prompt", {**base, "prompt": f"the cart, session {session}"})
         _edit(env, session, f"{project_dir(env)}/src/cart.py", "return 0", "return Total.zero()")
         hook(env, "session-end", base)
-    assert len(_memories(env, "observation")) == 1
-    assert [m.files for m in _memories(env, "summary")] == [("src/cart.py",), ("src/cart.py",)]
+    assert len(memories_of(env, "observation")) == 1
+    assert [m.files for m in memories_of(env, "summary")] == [("src/cart.py",), ("src/cart.py",)]
 
 
 def test_observations_of_each_file_tool(tmp_path: Path) -> None:

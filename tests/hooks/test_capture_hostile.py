@@ -13,8 +13,8 @@ from aletheia_mem.domain.captured import READ_LIMIT
 from aletheia_mem.domain.limits import MAX_TITLE
 from aletheia_mem.domain.observations import SessionRecord, summary_of
 from aletheia_mem.hooks.main import PROMPT_READ_LIMIT
-from tests.hooks.test_capture import _edit, _memories
-from tests.hooks.test_hooks import hook, project_dir, requests_of
+from tests.hooks.test_capture import _edit
+from tests.hooks.test_hooks import hook, memories_of, project_dir, requests_of
 
 TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -45,7 +45,7 @@ def test_no_part_of_a_secret_cut_by_the_read_limit_of_an_edit_is_stored(
 ) -> None:
     old = _straddling(READ_LIMIT, secret, before)
     _edit(env, "s1", f"{project_dir(env)}/a.py", old, old)
-    [seen] = _memories(env, "observation")
+    [seen] = memories_of(env, "observation")
     assert fragment not in seen.text
     assert seen.text.startswith("Edited a.py.\nReplaced:\n")
 
@@ -70,7 +70,7 @@ def test_a_file_of_a_long_path_is_observed_and_its_title_cut_after_redaction(
     folder = "d" * (MAX_TITLE - len("Edited ") - 20)
     path = f"{project_dir(env)}/{folder}/{TOKEN}/{'e' * 300}.py"
     _edit(env, "s1", path, "a", "b")
-    [seen] = _memories(env, "observation")
+    [seen] = memories_of(env, "observation")
     assert seen.title.startswith(f"Edited {folder}/[REDACTED]")
     assert len(seen.title) <= MAX_TITLE
     assert seen.files == (f"{folder}/[REDACTED]/{'e' * 300}.py",)
@@ -91,8 +91,8 @@ def test_a_file_of_an_excluded_project_is_neither_observed_nor_summarized(
     _edit(env, "s1", f"{project_dir(env)}/../billing/refund.py", "a", "b")
     _edit(env, "s1", f"{project_dir(env)}/prices.py", "a", "b")
     hook(env, "session-end", base)
-    assert [m.files for m in _memories(env, "observation")] == [("prices.py",)]
-    [summary] = _memories(env, "summary")
+    assert [m.files for m in memories_of(env, "observation")] == [("prices.py",)]
+    [summary] = memories_of(env, "summary")
     assert summary.files == ("prices.py",)
     assert "billing" not in summary.text
 
@@ -115,9 +115,9 @@ def test_a_file_is_named_alike_whether_the_session_or_the_path_goes_through_a_li
         payload = {**base, "tool_name": "Edit"}
         hook(env, "post-tool-use", {**payload, "tool_input": {"file_path": path}})
     hook(env, "session-end", base)
-    store_files = [m.files for m in _memories(env, "observation")]
+    store_files = [m.files for m in memories_of(env, "observation")]
     assert store_files == [("src/a.py",)]
-    [summary] = _memories(env, "summary")
+    [summary] = memories_of(env, "summary")
     assert summary.files == ("src/a.py",)
 
 
@@ -134,7 +134,7 @@ def test_a_file_whose_name_holds_a_lone_surrogate_is_still_observed(
         "tool_input": {"file_path": f"{project_dir(env)}/d\ud800/n.md", "content": "x"},
     }
     assert hook(env, "post-tool-use", payload).returncode == 0
-    [seen] = _memories(env, "observation")
+    [seen] = memories_of(env, "observation")
     assert (seen.title, seen.files) == ("Wrote d?/n.md", ("d?/n.md",))
 
 
@@ -151,11 +151,11 @@ def test_a_resumed_session_ends_with_one_summary_of_all_of_it(env: dict[str, str
     hook(env, "user-prompt", {**base, "prompt": "and its test"})
     _edit(env, "s1", f"{project_dir(env)}/test_cart.py", "a", "b")
     hook(env, "session-end", base)
-    [summary] = _memories(env, "summary")
+    [summary] = memories_of(env, "summary")
     assert summary.files == ("cart.py", "test_cart.py")
     assert summary.text.splitlines()[1:4] == ["Requests:", "- fix the cart", "- and its test"]
     other = {"session_id": "s2", "cwd": project_dir(env)}
     hook(env, "session-start", other)
     hook(env, "user-prompt", {**other, "prompt": "fix the cart"})
     hook(env, "session-end", other)
-    assert len(_memories(env, "summary")) == 2
+    assert len(memories_of(env, "summary")) == 2

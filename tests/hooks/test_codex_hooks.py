@@ -6,13 +6,10 @@ whose ``tool_response`` is the tool's output; the installed command sets ALETHEI
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from aletheia_mem.storage.base import Memory, MemoryQuery
-from aletheia_mem.storage.sqlite import SqliteStore
-from tests.hooks.test_hooks import hook, project_dir, requests_of
+from tests.hooks.test_hooks import hook, memories_of, project_dir, requests_of
 
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 DONE = "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess. Updated the following files:\n"
@@ -32,18 +29,6 @@ def _base(env: dict[str, str], event: str, session: str = "c1") -> dict[str, obj
         "model": "gpt-5.5",
         "permission_mode": "bypassPermissions",
     }
-
-
-def _memories(env: dict[str, str], kind: str) -> list[Memory]:
-    path = Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db"
-    if not path.exists():
-        return []
-    store = SqliteStore(path)
-    try:
-        query = MemoryQuery(projects=("shop",), kind=kind, order="date_asc", limit=100)
-        return sorted(store.search_memories(query, now=0), key=lambda memory: memory.id)
-    finally:
-        store.close()
 
 
 def _patched(
@@ -84,7 +69,7 @@ def test_an_apply_patch_call_makes_one_observation_per_file(codex: dict[str, str
         "",
         "",
     )
-    wrote, edited, deleted = _memories(codex, "observation")
+    wrote, edited, deleted = memories_of(codex, "observation")
     assert [(m.type, m.title, m.files, m.tool) for m in (wrote, edited, deleted)] == [
         ("change", "Wrote docs/notes.md", ("docs/notes.md",), "codex"),
         ("change", "Edited src/cart.py", ("src/cart.py",), "codex"),
@@ -107,7 +92,7 @@ def test_paths_are_of_the_sessions_folder_and_a_move_names_both(codex: dict[str,
         "*** End Patch"
     )
     assert _patched(codex, patch, cwd=sub) == (0, "", "")
-    [moved] = _memories(codex, "observation")
+    [moved] = memories_of(codex, "observation")
     assert (moved.title, moved.files, moved.text) == (
         "Moved src/cart.py to src/basket.py",
         ("src/cart.py", "src/basket.py"),
@@ -127,9 +112,9 @@ def test_a_failed_call_or_another_tool_saves_nothing(codex: dict[str, str]) -> N
     }
     assert hook(codex, None, shell).returncode == 0
     assert _patched(codex, "not a patch") == (0, "", "")
-    assert _memories(codex, "observation") == []
+    assert memories_of(codex, "observation") == []
     assert _patched(codex, patch) == (0, "", "")
-    assert [memory.title for memory in _memories(codex, "observation")] == ["Edited cart.py"]
+    assert [memory.title for memory in memories_of(codex, "observation")] == ["Edited cart.py"]
 
 
 def test_a_codex_session_ends_with_a_summary_of_its_prompts_and_files(
@@ -153,7 +138,7 @@ def test_a_codex_session_ends_with_a_summary_of_its_prompts_and_files(
     assert _patched(codex, patch) == (0, "", "")
     end = hook(codex, None, {**_base(codex, "SessionEnd"), "reason": "other"})
     assert (end.returncode, end.stdout) == (0, "")
-    [summary] = _memories(codex, "summary")
+    [summary] = memories_of(codex, "summary")
     assert (summary.title, summary.tool, summary.files) == (
         "Session: fix the cart",
         "codex",

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aletheia_mem.storage.base import Memory, MemoryQuery
-from aletheia_mem.storage.sqlite import SqliteStore
-from tests.hooks.test_hooks import hook, project_dir, requests_of
+from tests.hooks.test_hooks import hook, memories_of, project_dir, requests_of
 
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -35,18 +33,6 @@ def _base(env: dict[str, str], event: str, conversation: str = "conv-1") -> dict
         "user_email": None,
         "transcript_path": None,
     }
-
-
-def _memories(env: dict[str, str], kind: str) -> list[Memory]:
-    path = Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db"
-    if not path.exists():
-        return []
-    store = SqliteStore(path)
-    try:
-        query = MemoryQuery(projects=("shop",), kind=kind, order="date_asc", limit=100)
-        return sorted(store.search_memories(query, now=0), key=lambda memory: memory.id)
-    finally:
-        store.close()
 
 
 def _edited(env: dict[str, str], path: str, edits: list[dict[str, str]]) -> tuple[int, str, str]:
@@ -72,7 +58,7 @@ def test_an_edit_is_saved_as_the_same_observation_as_a_claude_edit(
         "new_string": f"if not cart.items:\n    return Total.zero()  # {SECRET}",
     }
     assert _edited(cursor, path, [edit]) == (0, "{}\n", "")
-    [seen] = _memories(cursor, "observation")
+    [seen] = memories_of(cursor, "observation")
     assert (seen.type, seen.title, seen.files, seen.tool) == (
         "change",
         "Edited src/cart.py",
@@ -85,7 +71,7 @@ def test_an_edit_is_saved_as_the_same_observation_as_a_claude_edit(
     )
     second = {"old_string": "return 0", "new_string": "return 1"}
     assert _edited(cursor, f"{project_dir(cursor)}/tax.py", [second, edit]) == (0, "{}\n", "")
-    assert _memories(cursor, "observation")[1].text == (
+    assert memories_of(cursor, "observation")[1].text == (
         "Edited tax.py (2 edits).\nReplaced:\nreturn 0\nWith:\nreturn 1"
     )
 
@@ -95,7 +81,7 @@ def test_an_edit_without_a_file_saves_nothing(cursor: dict[str, str]) -> None:
     assert _edited(cursor, "", edits) == (0, "{}\n", "")
     payload = {**_base(cursor, "afterFileEdit"), "edits": edits}
     assert hook(cursor, "post-tool-use", payload).returncode == 0
-    assert _memories(cursor, "observation") == []
+    assert memories_of(cursor, "observation") == []
 
 
 def test_the_prompt_is_recorded_and_always_let_through(cursor: dict[str, str]) -> None:
@@ -136,7 +122,7 @@ def test_a_cursor_conversation_gets_the_context_and_ends_with_a_summary(
     stop = {**_base(cursor, "stop"), "status": "completed", "loop_count": 0}
     ended = hook(cursor, "session-end", stop)
     assert (ended.returncode, ended.stdout, ended.stderr) == (0, "{}\n", "")
-    [first] = _memories(cursor, "summary")
+    [first] = memories_of(cursor, "summary")
     assert (first.title, first.tool, first.files) == (
         "Session: fix the cart",
         "cursor",
@@ -147,7 +133,7 @@ def test_a_cursor_conversation_gets_the_context_and_ends_with_a_summary(
 
     assert json.loads(_prompt(cursor, "and the tax", event=None)) == {"continue": True}
     assert hook(cursor, None, stop).stdout == "{}\n"  # the event told by the payload alone
-    [summary] = _memories(cursor, "summary")  # the first one dismissed
+    [summary] = memories_of(cursor, "summary")  # the first one dismissed
     assert summary.id != first.id
     assert summary.text.endswith(
         "Requests:\n- fix the cart\n- and the tax\nFiles changed: src/cart.py."
@@ -161,5 +147,5 @@ def test_a_cursor_conversation_gets_the_context_and_ends_with_a_summary(
         "final_status": "completed",
     }
     assert hook(cursor, "session-end", end).returncode == 0
-    [last] = _memories(cursor, "summary")  # one summary of the conversation, whatever the clock
+    [last] = memories_of(cursor, "summary")  # one summary of the conversation, whatever the clock
     assert last.text.endswith(summary.text.split(" UTC.", 1)[1])

@@ -5,13 +5,10 @@ tools write_file and replace; the installed command sets ALETHEIA_TOOL=gemini-cl
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from aletheia_mem.storage.base import Memory, MemoryQuery
-from aletheia_mem.storage.sqlite import SqliteStore
-from tests.hooks.test_hooks import hook, project_dir, requests_of
+from tests.hooks.test_hooks import hook, memories_of, project_dir, requests_of
 
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -29,18 +26,6 @@ def _base(env: dict[str, str], event: str, session: str = "g1") -> dict[str, obj
         "hook_event_name": event,
         "timestamp": "2026-12-05T10:00:00.000Z",
     }
-
-
-def _memories(env: dict[str, str], kind: str) -> list[Memory]:
-    path = Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db"
-    if not path.exists():
-        return []
-    store = SqliteStore(path)
-    try:
-        query = MemoryQuery(projects=("shop",), kind=kind, order="date_asc", limit=100)
-        return store.search_memories(query, now=0)
-    finally:
-        store.close()
 
 
 def _after_tool(
@@ -67,7 +52,7 @@ def test_a_replace_call_is_saved_as_the_same_observation_as_a_claude_edit(
         "new_string": f"if not cart.items:\n    return Total.zero()  # {SECRET}",
     }
     assert _after_tool(gemini, "replace", tool_input) == (0, "", "")
-    [seen] = _memories(gemini, "observation")
+    [seen] = memories_of(gemini, "observation")
     assert (seen.type, seen.title, seen.files, seen.tool) == (
         "change",
         "Edited src/cart.py",
@@ -83,7 +68,7 @@ def test_a_replace_call_is_saved_as_the_same_observation_as_a_claude_edit(
 def test_a_write_file_call_is_saved_as_wrote(gemini: dict[str, str]) -> None:
     tool_input = {"file_path": f"{project_dir(gemini)}/docs/notes.md", "content": "a\nb\nc"}
     assert _after_tool(gemini, "write_file", tool_input) == (0, "", "")
-    [seen] = _memories(gemini, "observation")
+    [seen] = memories_of(gemini, "observation")
     assert (seen.title, seen.text, seen.files) == (
         "Wrote docs/notes.md",
         "Wrote docs/notes.md (3 lines).",
@@ -98,9 +83,9 @@ def test_a_failed_call_or_one_that_changes_no_file_saves_nothing(gemini: dict[st
     assert _after_tool(gemini, "replace", edit, error=failed) == (0, "", "")
     assert _after_tool(gemini, "run_shell_command", {"command": "rm -rf build"}) == (0, "", "")
     assert _after_tool(gemini, "read_file", {"file_path": path}) == (0, "", "")
-    assert _memories(gemini, "observation") == []
+    assert memories_of(gemini, "observation") == []
     assert _after_tool(gemini, "replace", edit) == (0, "", "")
-    assert [memory.title for memory in _memories(gemini, "observation")] == ["Edited src/cart.py"]
+    assert [memory.title for memory in memories_of(gemini, "observation")] == ["Edited src/cart.py"]
 
 
 def test_before_agent_records_the_prompt_without_the_session_start_context(
@@ -134,7 +119,7 @@ def test_a_gemini_session_ends_with_a_summary_of_its_prompts_and_files(
     assert _after_tool(gemini, "replace", edit) == (0, "", "")
     end = hook(gemini, "session-end", {**_base(gemini, "SessionEnd"), "reason": "exit"})
     assert (end.returncode, end.stdout) == (0, "")
-    [summary] = _memories(gemini, "summary")
+    [summary] = memories_of(gemini, "summary")
     assert (summary.title, summary.tool, summary.files) == (
         "Session: fix the cart",
         "gemini-cli",

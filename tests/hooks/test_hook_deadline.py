@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from tests.hooks.test_capture import _memories
-from tests.hooks.test_hooks import HOOK, hook, project_dir
+from tests.hooks.test_hooks import HOOK, hook, memories_of, project_dir
 
 
 def _edit_payload(env: dict[str, str], name: str) -> str:
@@ -51,7 +50,7 @@ def test_a_hook_whose_input_comes_late_still_saves(env: dict[str, str]) -> None:
     process = _start(env)
     time.sleep(1.5)
     assert process.communicate(_edit_payload(env, "late.py"), timeout=10) == ("", "")
-    assert [m.title for m in _memories(env, "observation")] == ["Edited src/late.py"]
+    assert [m.title for m in memories_of(env, "observation")] == ["Edited src/late.py"]
 
 
 def test_a_hook_waits_for_another_process_writing_to_the_store(
@@ -71,7 +70,7 @@ def test_a_hook_waits_for_another_process_writing_to_the_store(
             writer.close()
         assert process.communicate(timeout=10) == ("", "")
     assert process.returncode == 0
-    assert [m.title for m in _memories(env, "observation")] == ["Edited src/waited.py"]
+    assert [m.title for m in memories_of(env, "observation")] == ["Edited src/waited.py"]
 
 
 def test_a_hook_whose_input_never_ends_stops_by_itself(env: dict[str, str]) -> None:
@@ -85,4 +84,4 @@ def test_a_hook_whose_input_never_ends_stops_by_itself(env: dict[str, str]) -> N
     finally:
         process.kill()
         process.communicate()
-    assert _memories(env, "observation") == []
+    assert memories_of(env, "observation") == []

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.domain.episodes import clean_request, strip_private
+from aletheia_mem.storage.base import Memory, MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
 
 HOOK = str(Path(sys.executable).parent / "aletheia-hook")
@@ -25,6 +26,19 @@ def hook(
 
 def project_dir(env: dict[str, str]) -> str:
     return str(Path(env["HOME"]) / "code" / "shop")
+
+
+def memories_of(env: dict[str, str], kind: str) -> list[Memory]:
+    """The memories of ``kind`` the hooks saved in project shop, oldest first."""
+    path = Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db"
+    if not path.exists():
+        return []
+    store = SqliteStore(path)
+    try:
+        query = MemoryQuery(projects=("shop",), kind=kind, order="date_asc", limit=100)
+        return sorted(store.search_memories(query, now=0), key=lambda memory: memory.id)
+    finally:
+        store.close()
 
 
 def requests_of(env: dict[str, str]) -> list[tuple[str, str]]:

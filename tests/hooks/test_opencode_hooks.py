@@ -7,13 +7,10 @@ installed plugin sets ALETHEIA_TOOL=opencode."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from aletheia_mem.storage.base import Memory, MemoryQuery
-from aletheia_mem.storage.sqlite import SqliteStore
-from tests.hooks.test_hooks import hook, project_dir, requests_of
+from tests.hooks.test_hooks import hook, memories_of, project_dir, requests_of
 
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -25,18 +22,6 @@ def opencode(env: dict[str, str]) -> dict[str, str]:
 
 def _base(env: dict[str, str], event: str, session: str = "ses_1") -> dict[str, object]:
     return {"session_id": session, "cwd": project_dir(env), "hook_event_name": event}
-
-
-def _memories(env: dict[str, str], kind: str) -> list[Memory]:
-    path = Path(env["ALETHEIA_DATA_DIR"]) / "aletheia.db"
-    if not path.exists():
-        return []
-    store = SqliteStore(path)
-    try:
-        query = MemoryQuery(projects=("shop",), kind=kind, order="date_asc", limit=100)
-        return store.search_memories(query, now=0)
-    finally:
-        store.close()
 
 
 def _after(env: dict[str, str], tool: str, args: object) -> tuple[int, str, str]:
@@ -55,7 +40,7 @@ def test_an_edit_call_is_saved_as_the_same_observation_as_a_claude_edit(
         "replaceAll": False,
     }
     assert _after(opencode, "edit", args) == (0, "", "")
-    [seen] = _memories(opencode, "observation")
+    [seen] = memories_of(opencode, "observation")
     assert (seen.type, seen.title, seen.files, seen.tool) == (
         "change",
         "Edited src/cart.py",
@@ -71,7 +56,7 @@ def test_an_edit_call_is_saved_as_the_same_observation_as_a_claude_edit(
 def test_a_write_call_is_saved_as_wrote(opencode: dict[str, str]) -> None:
     args = {"filePath": f"{project_dir(opencode)}/docs/notes.md", "content": "a\nb\nc"}
     assert _after(opencode, "write", args) == (0, "", "")
-    [seen] = _memories(opencode, "observation")
+    [seen] = memories_of(opencode, "observation")
     assert (seen.title, seen.text, seen.files, seen.tool) == (
         "Wrote docs/notes.md",
         "Wrote docs/notes.md (3 lines).",
@@ -86,7 +71,7 @@ def test_an_apply_patch_call_saves_one_observation_per_file(opencode: dict[str, 
         "*** Add File: tax.py\n+rate = 0\n*** Delete File: old.py\n*** End Patch\n"
     )
     assert _after(opencode, "apply_patch", {"patchText": patch}) == (0, "", "")
-    titles = sorted(memory.title for memory in _memories(opencode, "observation"))
+    titles = sorted(memory.title for memory in memories_of(opencode, "observation"))
     assert titles == ["Deleted old.py", "Edited cart.py", "Wrote tax.py"]
 
 
@@ -103,7 +88,7 @@ def test_other_tools_and_claude_shaped_input_save_nothing(opencode: dict[str, st
         _after(opencode, "edit", {"file_path": path, "old_string": "a", "new_string": "b"})[0] == 0
     )
     assert _after(opencode, "apply_patch", {"command": "*** Begin Patch"})[0] == 0
-    assert _memories(opencode, "observation") == []
+    assert memories_of(opencode, "observation") == []
 
 
 def test_an_opencode_session_is_recorded_from_start_to_summary(opencode: dict[str, str]) -> None:
@@ -117,7 +102,7 @@ def test_an_opencode_session_is_recorded_from_start_to_summary(opencode: dict[st
     end = hook(opencode, "session-end", _base(opencode, "session.idle"))
     assert (end.returncode, end.stdout, end.stderr) == (0, "", "")
     assert requests_of(opencode) == [("fix the cart", "opencode")]
-    [summary] = _memories(opencode, "summary")
+    [summary] = memories_of(opencode, "summary")
     assert (summary.title, summary.tool, summary.files) == (
         "Session: fix the cart",
         "opencode",
@@ -137,5 +122,5 @@ def test_the_plugin_s_event_names_alone_name_the_hook_event(opencode: dict[str, 
     assert hook(opencode, None, payload).returncode == 0
     assert hook(opencode, None, _base(opencode, "session.idle")).returncode == 0
     assert requests_of(opencode) == [("and tax", "opencode")]
-    assert [m.title for m in _memories(opencode, "observation")] == ["Wrote tax.py"]
-    assert [m.title for m in _memories(opencode, "summary")] == ["Session: and tax"]
+    assert [m.title for m in memories_of(opencode, "observation")] == ["Wrote tax.py"]
+    assert [m.title for m in memories_of(opencode, "summary")] == ["Session: and tax"]
