@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,25 +94,29 @@ def _plans(
             "the aletheia entry",
         )
     ]
-    if hooks and chosen.name == "gemini-cli":
-        return [_with_gemini_hooks(plans[0][0], server_env(cli_settings(), chosen.name))]
-    if hooks and chosen.name == "codex":
-        hooks_path = _writable_target(codex_hooks_path(scope, cwd), scope, cwd)
-        env = server_env(cli_settings(), chosen.name)
-        plans.append((combined(hooks_path, plan_codex_hooks(hooks_path, env)), "the hooks"))
-    elif hooks and chosen.name == "cursor":
-        hooks_path = _writable_target(cursor_hooks_path(scope, cwd), scope, cwd)
-        env = server_env(cli_settings(), chosen.name)
-        plans.append((combined(hooks_path, plan_cursor_hooks(hooks_path, env)), "the hooks"))
-    elif hooks and chosen.name == "opencode":
+    if not hooks:
+        return plans
+    env = server_env(cli_settings(), chosen.name)
+    if chosen.name == "gemini-cli":
+        return [_with_gemini_hooks(plans[0][0], env)]
+    if chosen.name == "opencode":
         plugin = _writable_target(plugin_path(scope, cwd), scope, cwd)
-        env = server_env(cli_settings(), chosen.name)
         plans.append((plan_opencode_plugin(plugin, hook_program(), env), "the capture plugin"))
-    elif hooks:
-        settings_path = _writable_target(claude_settings_path(scope, cwd), scope, cwd)
-        env = server_env(cli_settings(), chosen.name)
-        plans.append((combined(settings_path, plan_claude_hooks(settings_path, env)), "the hooks"))
+        return plans
+    where, plan = HOOK_FILES[chosen.name]
+    hooks_path = _writable_target(where(scope, cwd), scope, cwd)
+    plans.append((combined(hooks_path, plan(hooks_path, env)), "the hooks"))
     return plans
+
+
+# The hosts whose hooks live in a file of their own: where it is, and how ours are merged in.
+HOOK_FILES: dict[
+    str, tuple[Callable[[Scope, Path], Path], Callable[[Path, dict[str, str]], list[Change]]]
+] = {
+    "claude-code": (claude_settings_path, plan_claude_hooks),
+    "codex": (codex_hooks_path, plan_codex_hooks),
+    "cursor": (cursor_hooks_path, plan_cursor_hooks),
+}
 
 
 def _with_gemini_hooks(entry: Change, env: dict[str, str]) -> tuple[Change, str]:
