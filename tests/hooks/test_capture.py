@@ -158,6 +158,9 @@ def test_observations_of_each_file_tool(tmp_path: Path) -> None:
         "Wrote a.md",
         "Wrote a.md (3 lines).",
     )
+    for content, told in (("1\n2\n3\n", "3 lines"), ("one\n", "1 line"), ("", "0 lines")):
+        written = observation_of("Write", {"file_path": "a.md", "content": content}, root)
+        assert written is not None and written.text == f"Wrote a.md ({told})."
     edits = [{"old_string": "a", "new_string": "b"}, {"old_string": "c", "new_string": "d"}]
     multi = observation_of("MultiEdit", {"file_path": "/elsewhere/b.py", "edits": edits}, root)
     assert multi is not None

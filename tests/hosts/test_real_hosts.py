@@ -3,12 +3,14 @@
 Each test runs in an isolated HOME with a git repository as the working directory, writes the
 config with the real ``aletheia`` CLI and asks the host's own ``mcp list``; the hosts start the
 real ``aletheia-mcp`` from this venv. No host makes a model call (Gemini's one session runs on
-its own ``--fake-responses``, Codex's and OpenCode's on a local server answering as its model).
+its own ``--fake-responses``, Claude Code's, Codex's and OpenCode's on a local server
+answering as its model).
 Without ``npm install`` in this folder the tests skip, except under CI, where they must run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -17,6 +19,7 @@ import shlex
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -227,6 +230,30 @@ def test_gemini_runs_the_capture_hooks_in_a_session_without_a_model(machine: Mac
     ]
 
 
+def _reply(
+    handler: http.server.BaseHTTPRequestHandler, text: str, kind: str = "text/event-stream"
+) -> None:
+    data = text.encode()
+    handler.send_response(200)
+    handler.send_header("content-type", kind)
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+@contextlib.contextmanager
+def _serving(server: http.server.ThreadingHTTPServer) -> Iterator[str]:
+    """Serve in a thread; yields the server's base URL."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
 class _FakeResponses(http.server.BaseHTTPRequestHandler):
     """The Responses API as Codex streams it: the first turn calls apply_patch with the
     server's patch, every later one answers "Done."; each request body is kept."""
@@ -256,12 +283,7 @@ class _FakeResponses(http.server.BaseHTTPRequestHandler):
             {"type": "response.output_item.done", "item": {"id": "item_1", **item}},
             {"type": "response.completed", "response": {"id": answer, "usage": usage}},
         ]
-        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        _reply(self, "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events))
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -290,13 +312,11 @@ def test_codex_runs_the_capture_hooks_in_a_session_without_a_model(machine: Mach
         "*** Add File: tax.py\n+rate = 0\n*** Delete File: old.py\n*** End Patch\n"
     )
     model = _FakeModel(patch)
-    thread = threading.Thread(target=model.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _serving(model) as url:
         config = machine.home / ".codex" / "config.toml"
         provider = (
             'model = "gpt-5.5"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
-            f'name = "fake"\nbase_url = "http://127.0.0.1:{model.server_address[1]}/v1"\n'
+            f'name = "fake"\nbase_url = "{url}/v1"\n'
             'wire_api = "responses"\nenv_key = "FAKE_MODEL_KEY"\n\n'
         )
         config.write_text(provider + config.read_text(encoding="utf-8"), encoding="utf-8")
@@ -304,10 +324,6 @@ def test_codex_runs_the_capture_hooks_in_a_session_without_a_model(machine: Mach
         argv = [codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
         argv += ["--dangerously-bypass-approvals-and-sandbox", "start the cart at one"]
         session = machine.run(argv)
-    finally:
-        model.shutdown()
-        model.server_close()
-        thread.join(5)
     assert session.returncode == 0, session.stderr
     assert (machine.project / "cart.py").read_text(encoding="utf-8") == "total = 1\n"
     assert not (machine.project / "old.py").exists()
@@ -355,13 +371,7 @@ class _FakeChat(http.server.BaseHTTPRequestHandler):
             {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
             {**chunk, "choices": [], "usage": usage},
         ]
-        text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-        data = text.encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        _reply(self, "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n")
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -389,9 +399,7 @@ def test_opencode_runs_the_capture_plugin_in_a_session_without_a_model(machine: 
         ("edit", {"filePath": str(cart), "oldString": "total = 0", "newString": "total = 1"}),
     ]
     model = _FakeChatModel(calls)
-    thread = threading.Thread(target=model.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _serving(model) as url:
         path = machine.home / ".config" / "opencode" / "opencode.json"
         config = json.loads(path.read_text(encoding="utf-8"))
         config["provider"] = {
@@ -399,7 +407,7 @@ def test_opencode_runs_the_capture_plugin_in_a_session_without_a_model(machine: 
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "fake",
                 "options": {
-                    "baseURL": f"http://127.0.0.1:{model.server_address[1]}/v1",
+                    "baseURL": f"{url}/v1",
                     "apiKey": "{env:FAKE_MODEL_KEY}",
                 },
                 "models": {"fake-model": {"name": "fake", "tool_call": True}},
@@ -413,10 +421,6 @@ def test_opencode_runs_the_capture_plugin_in_a_session_without_a_model(machine: 
         }
         argv = [opencode, "run", "--print-logs", "-m", "fake/fake-model"]
         session = machine.run([*argv, "start", "the", "cart", "at", "one"])
-    finally:
-        model.shutdown()
-        model.server_close()
-        thread.join(5)
     assert session.returncode == 0, session.stderr
     assert "Done." in session.stdout
     assert (machine.project / "tax.py").read_text(encoding="utf-8") == "rate = 0\n"
@@ -437,3 +441,108 @@ def test_opencode_runs_the_capture_plugin_in_a_session_without_a_model(machine: 
         ("observation", "Wrote tax.py", "opencode"),
         ("summary", "Session: start the cart at one", "opencode"),
     ]
+
+
+class _FakeMessages(http.server.BaseHTTPRequestHandler):
+    """The Messages API as Claude Code calls it: a turn with Write and Edit among its tools calls
+    the server's next tool (by how many tool results the conversation holds), any other (a later
+    turn, a side request) answers "Done."; token counting gets a count; each request is kept."""
+
+    server: _FakeMessagesModel
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+        self.server.requests.append((self.path, body))
+        if self.path.split("?")[0].endswith("/count_tokens"):
+            _reply(self, json.dumps({"input_tokens": 1}), "application/json")
+            return
+        tools = {tool.get("name") for tool in body.get("tools", [])}
+        contents = [m["content"] for m in body.get("messages", []) if m.get("role") == "user"]
+        blocks = [b for c in contents if isinstance(c, list) for b in c if isinstance(b, dict)]
+        results = sum(block.get("type") == "tool_result" for block in blocks)
+        block: dict[str, object] = {"type": "text", "text": "Done."}
+        stop = "end_turn"
+        if {"Write", "Edit"} <= tools and results < len(self.server.calls):
+            name, args = self.server.calls[results]
+            block = {"type": "tool_use", "id": f"toolu_{results}", "name": name, "input": args}
+            stop = "tool_use"
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        message: dict[str, object] = {"id": "msg_1", "type": "message", "role": "assistant"}
+        message |= {"model": "fake", "content": [block], "stop_reason": stop, "usage": usage}
+        if not body.get("stream"):
+            _reply(self, json.dumps(message), "application/json")
+            return
+        delta = {"type": "text_delta", "text": "Done."}
+        if block["type"] == "tool_use":
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            block = {**block, "input": {}}
+        else:
+            block = {"type": "text", "text": ""}
+        events: list[dict[str, object]] = [
+            {"type": "message_start", "message": {**message, "content": [], "stop_reason": None}},
+            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_delta", "index": 0, "delta": delta},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": usage},
+            {"type": "message_stop"},
+        ]
+        _reply(self, "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events))
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+class _FakeMessagesModel(http.server.ThreadingHTTPServer):
+    def __init__(self, calls: list[tuple[str, dict[str, object]]]) -> None:
+        super().__init__(("127.0.0.1", 0), _FakeMessages)
+        self.calls = calls
+        self.requests: list[tuple[str, dict[str, object]]] = []
+
+
+def test_claude_code_runs_the_capture_hooks_in_a_session_without_a_model(
+    machine: Machine,
+) -> None:
+    """A real ``claude -p`` (its model a local Messages API server that calls Write, then Edit,
+    then answers) runs every hook install wrote, SessionEnd included: the context reaches the
+    model, the prompt is recorded, each file change is an observation and the session's end a
+    summary, all as claude-code. acceptEdits lets the file tools run without a prompt (Claude
+    Code refuses --dangerously-skip-permissions to root, as a CI container may be)."""
+    claude = str(_require("claude"))
+    result = machine.aletheia("install", "claude-code", "--hooks", "--write")
+    assert result.returncode == 0, result.stderr
+    cart = machine.project / "cart.py"
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("Write", {"file_path": str(cart), "content": "total = 0\ntax = 0\n"}),
+        ("Edit", {"file_path": str(cart), "old_string": "total = 0", "new_string": "total = 1"}),
+    ]
+    model = _FakeMessagesModel(calls)
+    with _serving(model) as url:
+        machine.env |= {
+            "ANTHROPIC_BASE_URL": url,
+            "ANTHROPIC_API_KEY": "not-used",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        argv = [claude, "-p", "start the cart at one", "--permission-mode", "acceptEdits"]
+        session = machine.run([*argv, "--output-format", "json"])
+    assert session.returncode == 0, session.stderr
+    answer = json.loads(session.stdout)
+    assert (answer["is_error"], answer["result"]) == (False, "Done."), answer
+    assert cart.read_text(encoding="utf-8") == "total = 1\ntax = 0\n"
+    asked = [body for _, body in model.requests if body.get("tools")]
+    assert "<aletheia-memory>" in json.dumps(asked[0])  # SessionStart's additionalContext
+    store = SqliteStore(machine.home / ".aletheia" / "aletheia.db")
+    try:
+        requests = [(r.text, r.tool) for r in store.recent_requests("shop", 10)]
+        query = MemoryQuery(projects=("shop",), order="date_asc", limit=10)
+        saved = store.search_memories(query, now=0)
+    finally:
+        store.close()
+    assert requests == [("start the cart at one", "claude-code")]
+    assert sorted((m.kind, m.title, m.tool) for m in saved) == [
+        ("observation", "Edited cart.py", "claude-code"),
+        ("observation", "Wrote cart.py", "claude-code"),
+        ("summary", "Session: start the cart at one", "claude-code"),
+    ]
+    [wrote] = [m.text for m in saved if m.title == "Wrote cart.py"]
+    assert wrote == "Wrote cart.py (2 lines)."  # not 3: the last line's newline ends it

@@ -35,6 +35,11 @@ def titled(verb: str, path: str) -> str:
     return f"{verb} {path}"[:MAX_TITLE]
 
 
+def line_count(count: int) -> str:
+    """``1 line``, ``3 lines``."""
+    return f"{count} line" if count == 1 else f"{count} lines"
+
+
 def shown_path(raw: str, root: Path) -> str:
     """``raw`` relative to ``root`` when it is under it, as written or with links resolved (a
     session in a link to the project, a tool naming the real path, or the other way round)."""

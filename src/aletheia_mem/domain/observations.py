@@ -29,6 +29,7 @@ from aletheia_mem.domain.captured import (
     MAX_PATH,
     Captured,
     clean,
+    line_count,
     replacement,
     safe_path,
     titled,
@@ -97,8 +98,12 @@ def observation_of(tool_name: object, tool_input: object, root: Path) -> Capture
     path = safe_path(raw, root)
     if tool_name == "Write":
         content = tool_input.get("content")
-        lines = content.count("\n") + 1 if isinstance(content, str) and content else 0
-        return Captured("change", titled("Wrote", path), f"Wrote {path} ({lines} lines).", (path,))
+        # A file's last line may end in a newline (most do): no line after it.
+        lines = 0
+        if isinstance(content, str) and content:
+            lines = content.count("\n") + (not content.endswith("\n"))
+        text = f"Wrote {path} ({line_count(lines)})."
+        return Captured("change", titled("Wrote", path), text, (path,))
     if tool_name == "NotebookEdit":
         mode = tool_input.get("edit_mode")
         how = f" ({mode} a cell)" if mode in ("replace", "insert", "delete") else ""

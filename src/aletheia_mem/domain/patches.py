@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from aletheia_mem.domain.captured import MAX_PATH, Captured, replacement, safe_path, titled
+from aletheia_mem.domain.captured import (
+    MAX_PATH,
+    Captured,
+    line_count,
+    replacement,
+    safe_path,
+    titled,
+)
 from aletheia_mem.domain.episodes import read_head
 from aletheia_mem.projects import is_excluded, project_for_directory
 
@@ -135,7 +142,7 @@ def patch_observations(
 def _patch_observation(change: FileChange, shown: list[str]) -> Captured:
     path = shown[0]
     if change.action == "add":
-        text = f"Wrote {path} ({change.added_lines} lines)."
+        text = f"Wrote {path} ({line_count(change.added_lines)})."
         return Captured("change", titled("Wrote", path), text, (path,))
     if change.action == "delete":
         return Captured("change", titled("Deleted", path), f"Deleted {path}.", (path,))
