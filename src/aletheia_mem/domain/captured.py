@@ -11,6 +11,7 @@ from typing import Any
 from aletheia_mem.domain.episodes import clean_request, read_head
 from aletheia_mem.domain.limits import MAX_TITLE
 from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.projects import is_excluded, project_for_directory
 
 EXCERPT_LENGTH = 300
 MAX_PATH = 1000
@@ -74,3 +75,12 @@ def safe_path(raw: str, root: Path) -> str:
     surrogate (a Windows file name may hold one) replaced, as no store could keep it. Redacted
     before a title cuts it: a cut secret could not be found again."""
     return redact_secrets(shown_path(raw, root).encode("utf-8", "replace").decode("utf-8"))
+
+
+def excluded_file(path: Path, excluded: tuple[str, ...]) -> bool:
+    """Whether the file ``path`` lies in a project of ``excluded`` (``is_excluded``: keys or
+    folders, also reached through links or ``..``)."""
+    if not excluded:
+        return False
+    folder = path.parent
+    return is_excluded(folder, project_for_directory(folder), excluded)

@@ -29,6 +29,7 @@ from aletheia_mem.domain.captured import (
     MAX_PATH,
     Captured,
     clean,
+    excluded_file,
     line_count,
     replacement,
     safe_path,
@@ -51,7 +52,6 @@ from aletheia_mem.domain.kinds import (
 from aletheia_mem.domain.limits import MAX_TEXT
 from aletheia_mem.domain.memories import MemoryInput, save_memory
 from aletheia_mem.domain.patches import failed_call, patch_observations
-from aletheia_mem.projects import is_excluded, project_for_directory
 from aletheia_mem.storage.base import Memory
 from aletheia_mem.timefmt import format_clock, format_date
 
@@ -181,10 +181,8 @@ def save_observation(
         _save_all(store, found, project, tool, session_id, now)
         return bool(found)
     raw = changed_file(payload.get("tool_name"), payload.get("tool_input"))
-    if raw is not None and excluded:
-        folder = (root / raw).parent
-        if is_excluded(folder, project_for_directory(folder), excluded):
-            return False
+    if raw is not None and excluded_file(root / raw, excluded):
+        return False
     captured = observation_of(payload.get("tool_name"), payload.get("tool_input"), root)
     if captured is None:
         return False

@@ -29,13 +29,13 @@ from typing import Any, Literal
 from aletheia_mem.domain.captured import (
     MAX_PATH,
     Captured,
+    excluded_file,
     line_count,
     replacement,
     safe_path,
     titled,
 )
 from aletheia_mem.domain.episodes import read_head
-from aletheia_mem.projects import is_excluded, project_for_directory
 
 # A patch naming more files than this is read up to here: each file makes an observation, and a
 # hook has a second of work to save them.
@@ -132,7 +132,7 @@ def patch_observations(
     for change in read_patch(read_head(patch, PATCH_READ_LIMIT)):
         found = [_patched_path(raw, cwd) for raw in (change.path, change.moved_to) if raw]
         paths = [path for path in found if path is not None]
-        if len(paths) < len(found) or any(_excluded_file(path, excluded) for path in paths):
+        if len(paths) < len(found) or any(excluded_file(path, excluded) for path in paths):
             continue
         shown = [safe_path(str(path), root) for path in paths]
         observations.append(_patch_observation(change, shown))
@@ -162,13 +162,6 @@ def _patched_path(raw: str, cwd: Path) -> Path | None:
         return None
     path = Path(raw)
     return path if path.is_absolute() else Path(os.path.normpath(cwd / path))
-
-
-def _excluded_file(path: Path, excluded: tuple[str, ...]) -> bool:
-    if not excluded:
-        return False
-    folder = path.parent
-    return is_excluded(folder, project_for_directory(folder), excluded)
 
 
 def failed_call(payload: dict[str, Any]) -> bool:
