@@ -53,6 +53,7 @@ from aletheia_mem.domain.limits import MAX_TEXT
 from aletheia_mem.domain.memories import MemoryInput, save_memory
 from aletheia_mem.domain.patches import failed_call, patch_observations
 from aletheia_mem.storage.base import Memory
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.timefmt import format_clock, format_date
 
 if TYPE_CHECKING:
@@ -61,6 +62,9 @@ if TYPE_CHECKING:
 MAX_SUMMARY_ITEMS = 20
 # The requests and observations a summary looks through (a session rarely has more).
 SESSION_ITEMS = 200
+# How the reason of a summary dismissed by its session's later one begins (the user's own
+# dismissals give theirs, or none).
+REPLACED_REASON = "the session went on: "
 
 
 @dataclass(frozen=True)
@@ -212,37 +216,98 @@ def end_session(store: Store, *, project: str, tool: str, session_id: str | None
     """Save the session's summary (when it made requests or changed files), then close its
     episode with the summary's text; False when the session never started one.
 
-    A session resumed after its end ends again with a summary of all of it: the one of its
-    earlier end is dismissed (``aletheia restore`` brings it back).
+    A session resumed after its end (or going on after a turn, for hosts that sum up each turn)
+    ends again with a summary of all of it, which replaces the one of its earlier end:
+    :func:`replace_summary`. A session the user dismissed (its episode) makes none.
     """
     episode = store.episode_id_by_uid(episode_uid(tool, project, session_id, now))
     if episode is None:
         return False
+    if store.is_dismissed("episodes", episode):  # the user hid the session: no summary of it
+        return store.end_episode(episode, now, None)
     started = store.episode_started_at(episode)
-    requests = [r for r in store.recent_requests(project, SESSION_ITEMS) if r.episode_id == episode]
+    # Its own requests, not the project's newest (another session may have made hundreds since).
+    requests = store.episode_requests(episode, SESSION_ITEMS)
     # The session's own observations: another session of the same tool in the same project at
     # the same time makes its own.
     ids = store.episode_memory_ids(episode, OBSERVATION_KIND, SESSION_ITEMS)
     files = [path for memory in _in_order(store, ids) for path in memory.files]
-    record = SessionRecord([r.text for r in reversed(requests)], files, started or now, now)
+    record = SessionRecord([r.text for r in requests], files, started or now, now)
     captured = summary_of(record, tool)
+    summary = None
     if captured is not None:
-        earlier = store.episode_memory_ids(episode, SUMMARY_KIND, SESSION_ITEMS)
-        saved = _save(store, captured, SUMMARY_KIND, project, tool, now)
-        store.link_episode_memory(episode, saved.id)
-        for memory_id in earlier:
-            if memory_id != saved.id:
-                reason = f"the session went on: #{saved.id} sums it up"
-                set_dismissed(
-                    store,
-                    item_type="memory",
-                    item_id=memory_id,
-                    dismiss=True,
-                    reason=reason,
-                    actor=tool,
-                    now=now,
-                )
-    return store.end_episode(episode, now, captured.text if captured else None)
+        summary = replace_summary(store, episode, captured, project, tool, now)
+    return store.end_episode(episode, now, summary)
+
+
+def replace_summary(
+    store: Store, episode: int, captured: Captured, project: str, tool: str, now: int
+) -> str | None:
+    """Save ``captured`` as the summary of the episode's session, in place of its earlier one;
+    the text of the session's summary now, None when it saved none.
+
+    The earlier one stays when ``captured`` adds nothing to it but a later end (a turn or a
+    resumed session that asked nothing and changed no file; Cursor's sessionEnd long after its
+    last stop). The same text is one memory (deduplicated), so two sessions that end alike
+    share their summary: the earlier one is dismissed (``aletheia restore`` brings it back)
+    only when it is no other session's summary, and a summary dismissed so that comes again is
+    this session's now and shown again. A summary the user dismissed stays so, with the user's
+    reason, and the session saves no other one until the user restores it.
+    """
+    earlier = _in_order(store, store.episode_memory_ids(episode, SUMMARY_KIND, SESSION_ITEMS))
+    if any(memory.dismissed_at is not None and not _replaced(memory) for memory in earlier):
+        return None
+    current = [memory for memory in earlier if memory.dismissed_at is None]
+    if current and _same_but_its_end(current[-1], captured):
+        return current[-1].text
+    saved = _save(store, captured, SUMMARY_KIND, project, tool, now)
+    store.link_episode_memory(episode, saved.id)
+    linked = store.get_memory(saved.id)  # read after the link: no session retires it now
+    if linked is not None and linked.dismissed_at is not None and _replaced(linked):
+        set_dismissed(
+            store,
+            item_type="memory",
+            item_id=saved.id,
+            dismiss=False,
+            reason=None,
+            actor=tool,
+            now=now,
+        )
+    retired = _retire(store, episode, [m for m in earlier if m.id != saved.id], saved.id, now)
+    if any(memory.pinned for memory in retired) and not saved.pinned:
+        store.set_pinned(saved.id, True, now)  # the user pinned the session's summary
+    return captured.text
+
+
+def _retire(
+    store: Store, episode: int, earlier: list[Memory], saved_id: int, now: int
+) -> list[Memory]:
+    """Retire the episode's earlier summaries in favour of ``saved_id``; the ones dismissed
+    (those no other session links, not dismissed already)."""
+    retired = []
+    for memory in earlier:
+        reason = f"{REPLACED_REASON}#{saved_id} sums it up"
+        audit = AuditEntry(
+            at=now, actor=memory.tool, tool="dismiss_memory", project=None, result="ok"
+        )
+        if store.retire_episode_memory(episode, memory.id, now, reason, audit):
+            retired.append(memory)
+    return retired
+
+
+def _same_but_its_end(memory: Memory, captured: Captured) -> bool:
+    """Whether a summary tells what ``captured`` tells, but for the time the session ended (its
+    first line)."""
+    return (memory.title, memory.files, memory.text.partition("\n")[2]) == (
+        captured.title,
+        captured.files,
+        captured.text.partition("\n")[2],
+    )
+
+
+def _replaced(memory: Memory) -> bool:
+    """Whether a dismissed summary was dismissed by its session's later one, not by the user."""
+    return (memory.dismiss_reason or "").startswith(REPLACED_REASON)
 
 
 def _claude_name(tool_name: object) -> object:

@@ -44,7 +44,7 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from aletheia_mem.clock import system_clock
+from aletheia_mem.clock import Clock, system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, load_settings
 from aletheia_mem.domain.kinds import CURSOR_EVENTS
 from aletheia_mem.projects import is_excluded, project_for_directory, project_root
@@ -99,8 +99,14 @@ def _read_payload(stream: IO[str]) -> dict[str, Any]:
     return payload if isinstance(payload, dict) else {}
 
 
-def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) -> None:
-    """Handle one hook call. Errors propagate; :func:`main` swallows them."""
+def run(
+    event: str | None,
+    stdin: IO[str],
+    stdout: IO[str],
+    settings: Settings,
+    clock: Clock = system_clock,
+) -> None:
+    """Handle one hook call at ``clock``'s time. Errors propagate; :func:`main` swallows them."""
     payload = _read_payload(stdin)
     cursor = _cursor_event(payload)
     if cursor is not None and cursor != CURSOR_SESSION_START:
@@ -125,7 +131,7 @@ def run(event: str | None, stdin: IO[str], stdout: IO[str], settings: Settings) 
 
     store = open_store(settings.store, busy_timeout_ms=STORE_WAIT_MS)
     try:
-        now = system_clock()
+        now = clock()
         common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}
         if name == "session-start":
             shape = "cursor" if cursor == CURSOR_SESSION_START else "claude"

@@ -59,6 +59,58 @@ def test_an_episode_knows_the_memories_its_session_saved(contract_store: HubStor
     assert contract_store.episode_memory_ids(424_242, "observation", 10) == []
 
 
+def test_an_episode_s_requests_are_its_own_oldest_first(contract_store: HubStore) -> None:
+    episode = contract_store.open_episode("uid-1", "shop", "claude-code", T0)
+    other = contract_store.open_episode("uid-2", "shop", "codex", T0)
+    contract_store.add_request(episode, "first ask", T0 + 1)
+    for number in range(5):
+        contract_store.add_request(other, f"other {number}", T0 + 2 + number)
+    contract_store.add_request(episode, "second ask", T0 + 9)
+    requests = contract_store.episode_requests(episode, 10)
+    assert [(r.text, r.tool) for r in requests] == [
+        ("first ask", "claude-code"),
+        ("second ask", "claude-code"),
+    ]
+    assert [r.text for r in contract_store.episode_requests(episode, 1)] == ["first ask"]
+    assert contract_store.episode_requests(424_242, 10) == []
+    contract_store.set_dismissed("episodes", episode, T0 + 10, None, audit(T0 + 10))
+    assert contract_store.episode_requests(episode, 10) == []  # as recent_requests: hidden
+
+
+def test_a_retired_summary_is_dismissed_only_when_no_other_episode_links_it(
+    contract_store: HubStore,
+) -> None:
+    first = contract_store.open_episode("uid-1", "shop", "claude-code", T0)
+    second = contract_store.open_episode("uid-2", "shop", "claude-code", T0)
+    shared, _ = contract_store.add_memory(memory("Session: run the tests", kind="summary"))
+    for episode in (first, second):
+        contract_store.link_episode_memory(episode, shared.id)
+    entry = AuditEntry(T0 + 1, "claude-code", "dismiss_memory", None, "ok")
+    assert not contract_store.retire_episode_memory(first, shared.id, T0 + 1, "went on", entry)
+    assert contract_store.episode_memory_ids(first, "summary", 10) == []
+    assert contract_store.episode_memory_ids(second, "summary", 10) == [shared.id]
+    assert contract_store.dismissed_memory_ids([shared.id]) == set()
+    assert contract_store.retire_episode_memory(second, shared.id, T0 + 2, "went on", entry)
+    hidden = contract_store.search_memories(MemoryQuery(dismissed=True), T0)
+    assert [(m.id, m.dismissed_at, m.dismiss_reason) for m in hidden] == [
+        (shared.id, T0 + 2, "went on")
+    ]
+    assert [(a.actor, a.tool, a.project) for a in contract_store.list_audit(5)] == [
+        ("claude-code", "dismiss_memory", "shop")
+    ]
+
+
+def test_retiring_a_dismissed_summary_keeps_its_dismissal(contract_store: HubStore) -> None:
+    episode = contract_store.open_episode("uid-1", "shop", "claude-code", T0)
+    saved, _ = contract_store.add_memory(memory("Session: a silly idea", kind="summary"))
+    contract_store.link_episode_memory(episode, saved.id)
+    contract_store.set_dismissed("memories", saved.id, T0 + 1, "noise", audit(T0 + 1))
+    entry = AuditEntry(T0 + 2, "claude-code", "dismiss_memory", None, "ok")
+    assert not contract_store.retire_episode_memory(episode, saved.id, T0 + 2, "went on", entry)
+    hidden = contract_store.search_memories(MemoryQuery(dismissed=True), T0)
+    assert [(m.dismissed_at, m.dismiss_reason) for m in hidden] == [(T0 + 1, "noise")]
+
+
 def test_dismissing_hides_an_item_audits_it_and_restoring_brings_it_back(
     contract_store: HubStore,
 ) -> None:

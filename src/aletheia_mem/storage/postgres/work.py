@@ -83,6 +83,27 @@ class PgWork(PgPart):
             ).fetchall()
         return [int(row[0]) for row in rows]
 
+    def retire_episode_memory(
+        self, episode_id: int, memory_id: int, at: int, reason: str, audit: AuditEntry
+    ) -> bool:
+        """As the SQLite store's: unlink, and dismiss unless dismissed or linked elsewhere."""
+        with self._db.write() as conn:
+            conn.execute(
+                "DELETE FROM episode_memories WHERE episode_id = %s AND memory_id = %s",
+                (episode_id, memory_id),
+            )
+            row = conn.execute(
+                "UPDATE memories AS m SET dismissed_at = %s, dismiss_reason = %s"
+                " WHERE m.id = %s AND m.dismissed_at IS NULL AND NOT EXISTS (SELECT 1"
+                " FROM episodes AS e JOIN episode_memories AS l ON l.episode_id = e.id"
+                " AND l.memory_id = m.id WHERE e.project = m.project) RETURNING m.project",
+                (at, reason, memory_id),
+            ).fetchone()
+            if row is None:
+                return False
+            insert_audit(conn, replace(audit, project=row[0]))
+            return True
+
     def add_request(self, episode_id: int, text: str, at: int) -> None:
         with self._db.write() as conn:
             conn.execute(
@@ -97,6 +118,17 @@ class PgWork(PgPart):
                 (at, summary, episode_id),
             )
             return cursor.rowcount > 0
+
+    def episode_requests(self, episode_id: int, limit: int) -> list[SessionRequest]:
+        """As the SQLite store's: a live episode's first requests, oldest first."""
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT r.episode_id, r.at, r.text, e.tool FROM episode_requests AS r"
+                " JOIN episodes AS e ON e.id = r.episode_id WHERE r.episode_id = %s"
+                " AND e.dismissed_at IS NULL ORDER BY r.at, r.id LIMIT %s",
+                (episode_id, limit),
+            ).fetchall()
+        return [SessionRequest(int(row[0]), int(row[1]), row[2], row[3]) for row in rows]
 
     def recent_requests(self, project: str, limit: int) -> list[SessionRequest]:
         """A project's newest requests (of episodes not dismissed), newest first: looked for

@@ -104,6 +104,31 @@ class SqliteWork(SqliteDatabase):
         ).fetchall()
         return [int(row[0]) for row in rows]
 
+    def retire_episode_memory(
+        self, episode_id: int, memory_id: int, at: int, reason: str, audit: AuditEntry
+    ) -> bool:
+        """Unlink a memory from the episode (a summary its session replaced), and dismiss it
+        with an audit row unless it is dismissed already (the user's reason stays) or another
+        episode of its project still links it (the same summary, saved once for two sessions):
+        one transaction, so a session that links it first keeps it. Whether it was dismissed."""
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM episode_memories WHERE episode_id = ? AND memory_id = ?",
+                (episode_id, memory_id),
+            )
+            cursor = conn.execute(
+                "UPDATE memories SET dismissed_at = ?, dismiss_reason = ?"
+                " WHERE id = ? AND dismissed_at IS NULL AND NOT EXISTS (SELECT 1 FROM episodes AS e"
+                " JOIN episode_memories AS l ON l.episode_id = e.id AND l.memory_id = memories.id"
+                " WHERE e.project = memories.project)",
+                (at, reason, memory_id),
+            )
+            if cursor.rowcount == 0:
+                return False
+            row = conn.execute("SELECT project FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            insert_audit(conn, replace(audit, project=row[0]))
+            return True
+
     def add_request(self, episode_id: int, text: str, at: int) -> None:
         with self._write() as conn:
             conn.execute(
@@ -118,6 +143,19 @@ class SqliteWork(SqliteDatabase):
                 (at, summary, episode_id),
             )
             return cursor.rowcount > 0
+
+    def episode_requests(self, episode_id: int, limit: int) -> list[SessionRequest]:
+        """The first ``limit`` requests of a live episode, oldest first (none of a dismissed
+        one): a range of the ``(episode_id, at)`` index, whatever other sessions asked since."""
+        from aletheia_mem.storage.entries import SessionRequest
+
+        rows = self._conn.execute(
+            "SELECT r.episode_id, r.at, r.text, e.tool FROM episode_requests AS r"
+            " JOIN episodes AS e ON e.id = r.episode_id WHERE r.episode_id = ?"
+            " AND e.dismissed_at IS NULL ORDER BY r.at, r.id LIMIT ?",
+            (episode_id, limit),
+        ).fetchall()
+        return [SessionRequest(row[0], row[1], row[2], row[3]) for row in rows]
 
     def recent_requests(self, project: str, limit: int) -> list[SessionRequest]:
         """The newest requests of a project's live episodes, newest first.
