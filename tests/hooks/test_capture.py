@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aletheia_mem.domain.observations import SessionRecord, observation_of, summary_of
+from aletheia_mem.domain.observations import observation_of
+from aletheia_mem.domain.summaries import SessionRecord, summary_of
 from tests.hooks.test_hooks import hook, memories_of, project_dir
 
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"

@@ -11,7 +11,7 @@ import pytest
 
 from aletheia_mem.domain.captured import READ_LIMIT
 from aletheia_mem.domain.limits import MAX_TITLE
-from aletheia_mem.domain.observations import SessionRecord, summary_of
+from aletheia_mem.domain.summaries import SessionRecord, summary_of
 from aletheia_mem.hooks.main import PROMPT_READ_LIMIT
 from tests.hooks.test_capture import _edit
 from tests.hooks.test_hooks import hook, memories_of, project_dir, requests_of

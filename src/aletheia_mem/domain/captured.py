@@ -1,17 +1,22 @@
 """The parts of what a capture hook saves, for every host: an observation's type, title, text
-and files, and how a path and a replaced text are shown in them."""
+and files, how a path and a replaced text are shown in them, and how it is saved."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aletheia_mem.domain.episodes import clean_request, read_head
 from aletheia_mem.domain.limits import MAX_TITLE
+from aletheia_mem.domain.memories import MemoryInput, save_memory
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.projects import is_excluded, project_for_directory
+from aletheia_mem.storage.base import Memory
+
+if TYPE_CHECKING:
+    from aletheia_mem.storage.contracts import Store
 
 EXCERPT_LENGTH = 300
 MAX_PATH = 1000
@@ -84,3 +89,19 @@ def excluded_file(path: Path, excluded: tuple[str, ...]) -> bool:
         return False
     folder = path.parent
     return is_excluded(folder, project_for_directory(folder), excluded)
+
+
+def save_captured(
+    store: Store, captured: Captured, kind: str, project: str, tool: str, now: int
+) -> Memory:
+    """Save a captured memory of ``kind`` at ``now`` (deduplicated as any save); the memory."""
+    item = MemoryInput(
+        text=captured.text,
+        project=project,
+        tool=tool,
+        title=captured.title,
+        type=captured.type,
+        kind=kind,
+        files=captured.files,
+    )
+    return save_memory(store, lambda: now, item)[0]

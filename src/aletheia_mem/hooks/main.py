@@ -21,7 +21,8 @@ of its own: ``CURSOR_ANSWERS``). Events:
   edit; one per file of Codex's and OpenCode's apply_patch; Cursor's afterFileEdit:
   ``domain.observations``);
 * ``session-end``: saves a ``summary`` memory of the session (its requests and the files it
-  changed), then closes the episode (Cursor's stop and sessionEnd); ``stop`` only closes it
+  changed: ``domain.summaries``), then closes the episode (Cursor's stop and sessionEnd);
+  ``stop`` only closes it
   (Claude Code's Stop ends a turn, not the session).
 
 It fails open: any error, a locked store or a slow disk ends it silently with exit 0. A watchdog
@@ -157,7 +158,7 @@ def run(
                 **common,
             )
         elif name == "session-end":
-            from aletheia_mem.domain.observations import end_session
+            from aletheia_mem.domain.summaries import end_session
 
             end_session(store, now=now, **common)
         else:
