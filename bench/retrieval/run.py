@@ -57,7 +57,8 @@ def fingerprint() -> str:
     """Changes whenever the corpus, the schema or the indexing changes (cached stores go stale)."""
     digest = hashlib.sha256(CORPUS.read_bytes())
     src = ROOT / "src" / "aletheia_mem"
-    for path in [*sorted((src / "storage" / "migrations").glob("*.sql")), src / "search/text.py"]:
+    indexing = [src / "search/text.py", src / "search/cjk.py"]
+    for path in [*sorted((src / "storage" / "migrations").glob("*.sql")), *indexing]:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 

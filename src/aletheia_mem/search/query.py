@@ -22,6 +22,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 
+from aletheia_mem.search import cjk
 from aletheia_mem.search.text import (
     ASCII_COMPOUND,
     COMPOUND,
@@ -80,6 +81,21 @@ def _compound_terms(compound: str) -> list[str]:
     return terms
 
 
+def _cjk_terms(compound: str) -> list[str]:
+    """The terms of a word that may hold CJK runs: each run's (``cjk.run_terms``: its bigrams'
+    phrase and each bigram) and those of the other parts, in order."""
+    if not cjk.has_cjk(compound):
+        return _compound_terms(compound)
+    terms: list[str] = []
+    for piece, is_run in cjk.split_runs(compound):
+        if is_run:
+            terms.extend(cjk.run_terms(piece))
+            continue
+        for word in COMPOUND.findall(piece):
+            terms.extend([word.lower()] if is_plain(word) else _compound_terms(word))
+    return terms
+
+
 def _numbered(segment: list[str]) -> bool:
     """Whether a segment's words are a name and a number (a ticket, an error code, a versioned
     name): its words alone would find every other ticket of that name."""
@@ -90,11 +106,13 @@ def query_terms(text: str) -> list[str]:
     """The distinct search terms of ``text``: words, identifier parts, joined and whole forms."""
     seen: dict[str, None] = {}
     text = query_start(text)
+    some_cjk = cjk.has_cjk(text)
     for compound in (ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
         if is_plain(compound):  # a plain word ("Caddy") is its one term: most query words are
             seen.setdefault(compound.lower(), None)
             continue
-        for term in _compound_terms(compound):
+        found = _cjk_terms(compound) if some_cjk else _compound_terms(compound)
+        for term in found:
             seen.setdefault(term, None)
     content = [term for term in seen if term not in STOPWORDS]
     return (content or list(seen))[:MAX_TERMS]
@@ -227,9 +245,13 @@ def is_prose(text: str) -> bool:
     A query that names an identifier, a hash or a ticket asks for that thing: the embedding model
     finds look-alike strings similar (``qx7k2m8`` to ``qx7k2m9``: 0.67, more than most
     paraphrases), so such a query is ranked by its words alone. A sentence naming an acronym is
-    still a sentence; a capital run alone (``ENOSPC``, ``API SSH``) is a code.
+    still a sentence; a capital run alone (``ENOSPC``, ``API SSH``) is a code. A query with CJK
+    text is ranked by its words too: the model reads English only.
     """
-    words = [match.group() for match in COMPOUND.finditer(query_start(text))]
+    text = query_start(text)
+    if cjk.has_cjk(text):  # the model (all-MiniLM-L6-v2) is English: CJK is noise to it
+        return False
+    words = [match.group() for match in COMPOUND.finditer(text)]
     plain = sum(1 for word in words if word.isalpha() and word[1:] == word[1:].lower())
     acronyms = sum(1 for word in words if _is_acronym(word))
     return plain > 0 and plain + acronyms == len(words)

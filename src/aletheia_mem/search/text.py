@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from aletheia_mem.search import cjk
+
 # A code-like word: letters and digits joined by the separators identifiers and paths use.
 COMPOUND = re.compile(r"[^\W_]+(?:[_\-.:/\\]+[^\W_]+)*", re.UNICODE)
 # The same on ASCII text, where ``[^\W_]`` is exactly ``[A-Za-z0-9]``: four times faster.
@@ -105,6 +107,13 @@ def is_plain(word: str) -> bool:
 
 
 def index_text(text: str) -> str:
-    """``text`` followed by the extra identifier tokens found in it."""
+    """``text`` followed by the extra identifier tokens found in it, and for text holding CJK
+    characters a line of the other parts of its mixed words and the bigrams of its runs, last
+    and in order (``search.cjk``): other text is indexed as it always was."""
     extra = index_extras(text)
-    return f"{text}\n{' '.join(extra)}" if extra else text
+    indexed = f"{text}\n{' '.join(extra)}" if extra else text
+    if not cjk.has_cjk(text):
+        return indexed
+    grams, parts = cjk.index_tokens(text)
+    words = [*parts, *index_extras(" ".join(parts)), *grams]
+    return f"{indexed}\n{' '.join(words)}" if words else indexed

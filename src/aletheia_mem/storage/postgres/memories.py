@@ -19,6 +19,7 @@ from aletheia_mem.storage.postgres import full_text, memory_search
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
 from aletheia_mem.storage.postgres.facts import put_fact, retrying, write_retrying
 from aletheia_mem.storage.postgres.postings import Postings
+from aletheia_mem.storage.postgres.reindex import reindex_owed
 from aletheia_mem.storage.uids import new_uid
 
 _COLUMNS = ", ".join(field.name for field in fields(Memory))
@@ -76,6 +77,7 @@ class PgMemories(PgPart):
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
         self._postings = Postings()
+        reindex_owed(db)  # what a tokenizer change left (migration 0016)
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -56,7 +56,7 @@ MEMORY_FTS_INSERT = (
 )
 
 
-def memory_fts_row(memory_id: int, new: NewMemory) -> tuple[int, str, str, str, str, str]:
+def memory_fts_row(memory_id: int, new: NewMemory | Memory) -> tuple[int, str, str, str, str, str]:
     """A memory's row of ``memory_fts``: its words as the index reads them."""
     return (
         memory_id,

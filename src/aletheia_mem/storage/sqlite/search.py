@@ -12,6 +12,7 @@ from aletheia_mem.storage.base import (
     MemoryQuery,
 )
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
+from aletheia_mem.storage.sqlite.reindex import reindex_owed
 from aletheia_mem.storage.sqlite.rows import (
     M_MEMORY_COLUMNS,
     in_clause,
@@ -26,6 +27,10 @@ _WALK_PAST_MATCHES = 5_000  # a date-ordered search with more matches walks the 
 
 class SqliteSearch(SqliteDatabase):
     """Ranked and filtered memory search over the FTS5 index."""
+
+    def _on_open(self) -> None:
+        super()._on_open()
+        reindex_owed(self._conn, self._write)  # what a tokenizer change left (migration 0019)
 
     def search_memories(
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
