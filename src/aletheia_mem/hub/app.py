@@ -18,12 +18,13 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.errors import StoreUnavailableError
+from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.ratelimit import Limiter
+from aletheia_mem.hub.readiness import readiness_route
 from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
@@ -89,9 +90,12 @@ async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None
 async def _send_failure(scope: Scope, receive: Receive, send: Send, error: Exception) -> None:
     """503 while the store cannot be reached, else 500; in JSON with nothing of the failure in
     it (logged): a JSON-RPC error on ``/mcp`` (DESIGN §10), the sync API's error object on
-    ``/sync/``."""
+    ``/sync/``. A store a newer version migrated is told as such (503)."""
     if not scope.get("path", "").startswith("/sync/"):
         await failure_response(error)(scope, receive, send)
+    elif isinstance(error, StoreTooNewError):
+        logger.warning("Token check failed: %s", error.message)
+        await _send_json_refusal(scope, send, Refusal(503, error.code, error.message))
     elif isinstance(error, StoreUnavailableError):
         logger.warning("Token check failed: %s", error.message)
         await _send_json_refusal(scope, send, _UNAVAILABLE)
@@ -267,7 +271,12 @@ def create_hub_app(
         return wait
 
     ui_routes = hub_routes(hub, failed_credential)
-    routes = [Route("/mcp", endpoint=metered), *SyncApi(hub, writes).routes(), *ui_routes]
+    routes = [
+        Route("/mcp", endpoint=metered),
+        *SyncApi(hub, writes).routes(),
+        readiness_route(hub),
+        *ui_routes,
+    ]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
     guarded = Guard(Starlette(routes=routes), policy)
     tokens = TokenCache(hub_store(hub), token_seconds)

@@ -26,6 +26,7 @@ from aletheia_mem.errors import (
     AletheiaError,
     ForbiddenError,
     InvalidInputError,
+    StoreTooNewError,
     StoreUnavailableError,
 )
 from aletheia_mem.hub import audit
@@ -122,6 +123,9 @@ class SyncApi:
             logger.warning("Sync request failed: %s", error.message)
             body = {"error": {"code": "unavailable", "message": UNAVAILABLE}}
             return JSONResponse(body, 503, headers={"retry-after": str(RETRY_AFTER_S)})
+        except StoreTooNewError as error:  # nothing may be written, the audit row neither
+            logger.warning("Sync request refused: %s", error.message)
+            return JSONResponse({"error": {"code": error.code, "message": error.message}}, 503)
         except AletheiaError as error:
             outcome: audit.Outcome = "refused" if error.code == "forbidden" else "error"
             await to_thread.run_sync(self._audit, token, event, outcome, error.code)

@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.errors import StoreUnavailableError
+from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
 from aletheia_mem.server import api, stateless_http
 from aletheia_mem.server.guard import Guard, GuardPolicy
 from aletheia_mem.server.handshake import LATEST_VERSION, SUPPORTED_VERSIONS
@@ -83,7 +83,11 @@ UNAVAILABLE = "Service unavailable: the store cannot be reached; try again short
 
 def failure_response(error: Exception, request_id: Any = None) -> Response:
     """What a client gets when the store failed under its request: 503 while it cannot be
-    reached (a passing state), else 500; a JSON-RPC error either way, logged here."""
+    reached (a passing state) or once a newer version migrated it (told as such: restart this
+    server), else 500; a JSON-RPC error either way, logged here."""
+    if isinstance(error, StoreTooNewError):
+        logger.warning("MCP request refused: %s", error.message)
+        return rpc_error(503, error.message, code=INTERNAL_ERROR, request_id=request_id)
     if isinstance(error, StoreUnavailableError):
         logger.warning("MCP request failed: %s", error.message)
         headers = {"retry-after": str(api.RETRY_AFTER_S)}

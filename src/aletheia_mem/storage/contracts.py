@@ -239,6 +239,15 @@ class HubStore(Store, HubTokens, SyncLog, Protocol):
         ...
 
     def health(self) -> dict[str, Any]: ...
+    def check_schema(self) -> int:
+        """The store's schema (one read), refusing this process's writes from now on if a newer
+        version has migrated it: the hub's readiness.
+
+        Raises:
+            StoreTooNewError: a newer version migrated the store while this process ran.
+        """
+        ...
+
     def row_counts(self) -> dict[str, int]:
         """Rows in each table of ``hub_rows.COUNTED_TABLES``, read at one instant."""
         ...

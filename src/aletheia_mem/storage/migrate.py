@@ -51,7 +51,7 @@ class SchemaGuard:
 
     def __init__(self, conn: sqlite3.Connection, where: str, known: int) -> None:
         self._where = where
-        self._known = known  # the last step this version has (``migrate`` returns it)
+        self.known = known  # the last step this version has (``migrate`` returns it)
         self._seen = _user_version(conn)
 
     def check(self, conn: sqlite3.Connection) -> None:
@@ -64,14 +64,19 @@ class SchemaGuard:
         if seen == self._seen:
             return
         found = int(conn.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] or 0)
-        if found > self._known:
-            raise StoreTooNewError(
-                f"The store {self._where} was upgraded by a newer version of Aletheia while this"
-                f" process ran (schema {found}; this process knows up to {self._known}); nothing"
-                " was changed. Restart this server (or the tool that started it) to use the"
-                " new version."
-            )
+        if found > self.known:
+            raise upgraded_store(self._where, found, self.known)
         self._seen = seen
+
+
+def upgraded_store(where: str, found: int, known: int) -> StoreTooNewError:
+    """The refusal of a write into a store a newer version migrated (to ``found``) after this
+    process opened it (knowing up to ``known``). Both dialects tell it so."""
+    return StoreTooNewError(
+        f"The store {where} was upgraded by a newer version of Aletheia while this process ran"
+        f" (schema {found}; this process knows up to {known}); nothing was changed. Restart"
+        " this server (or the tool that started it) to use the new version."
+    )
 
 
 def _user_version(conn: sqlite3.Connection) -> int:

@@ -78,9 +78,11 @@ def test_a_save_without_facts_is_one_statement_with_its_audit_row(
     with store.audit_with_next_write(ROW) as written, traced(store) as lines:
         memory, created = store.add_memory(_new("Use pnpm", dedupe_key="k1"))
     assert created and memory.title == "Use pnpm"
-    # Before: BEGIN, the save, the audit row and COMMIT, a round trip each.
+    # Before: BEGIN, the save, the audit row and COMMIT, a round trip each. Now the schema
+    # guard's two statements (schema_guard), then the save with its audit row: one round trip.
     assert round_trips(lines) == 1, lines
-    [sql] = queries(lines)
+    hold, check, sql = queries(lines)
+    assert "pg_advisory_xact_lock_shared" in hold and "FROM schema_migrations" in check
     assert "INSERT INTO memories" in sql and "INSERT INTO audit" in sql
     assert not any("BEGIN" in line or "COMMIT" in line for line in lines)
     # One transaction: the audit row committed with the memory, its id the rider's result.

@@ -15,13 +15,18 @@ from aletheia_mem.storage.riders import Rider, riding_next_write
 _SELECT = "SELECT at, actor, tool, project, result, detail FROM audit"
 
 
+_INSERT = (
+    "INSERT INTO audit (at, actor, tool, project, result, detail) VALUES (%s, %s, %s, %s, %s, %s)"
+)
+
+
+def _values(entry: AuditEntry) -> tuple[Any, ...]:
+    return (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail)
+
+
 def insert_audit(conn: psycopg.Connection[Any], entry: AuditEntry) -> None:
     """Write one audit row in the caller's transaction."""
-    conn.execute(
-        "INSERT INTO audit (at, actor, tool, project, result, detail)"
-        " VALUES (%s, %s, %s, %s, %s, %s)",
-        (entry.at, entry.actor, entry.tool, entry.project, entry.result, entry.detail),
-    )
+    conn.execute(_INSERT, _values(entry))
 
 
 def _audit_rider(entry: AuditEntry) -> Rider:
@@ -49,8 +54,7 @@ class PgAudit(PgPart):
     """``AuditLog``."""
 
     def add_audit(self, entry: AuditEntry) -> None:
-        with self._db.statement() as conn:
-            insert_audit(conn, entry)
+        self._db.statement(_INSERT, _values(entry))
 
     @contextmanager
     def audit_with_next_write(self, entry: AuditEntry) -> Iterator[Rider]:
@@ -64,8 +68,7 @@ class PgAudit(PgPart):
     def set_audit_result(self, audit_id: int, result: str) -> None:
         """Correct the outcome of a row written before its call ended (the call failed after
         its write committed)."""
-        with self._db.statement() as conn:
-            conn.execute("UPDATE audit SET result = %s WHERE id = %s", (result, audit_id))
+        self._db.statement("UPDATE audit SET result = %s WHERE id = %s", (result, audit_id))
 
     def list_audit(self, limit: int) -> list[AuditEntry]:
         with self._db.read() as conn:

@@ -3,7 +3,9 @@
 Every store part on PostgreSQL reads and writes through one ``PgDatabase``: ``read()`` lends a
 connection for a few statements, ``write()`` runs one transaction (committed on success, rolled
 back on any error), ``write_with()`` one transaction of one statement (a save without facts).
-Connection problems become ``StoreUnavailableError``, one line for the user.
+Connection problems become ``StoreUnavailableError``, one line for the user. Every write is
+refused once a newer version has migrated the database (``schema_guard``), with no round trip
+added.
 
 The pool's connections are in autocommit: a read is one round trip per statement, with no
 BEGIN/COMMIT (and no ROLLBACK when the pool takes the connection back), and ``write()`` opens
@@ -17,6 +19,7 @@ after it is back is served.
 
 from __future__ import annotations
 
+import logging
 import select
 import threading
 from collections.abc import Iterator, Sequence
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.abc import Params
 from psycopg.rows import RowMaker, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -35,12 +39,11 @@ from aletheia_mem.errors import (
     StoreUnavailableError,
 )
 from aletheia_mem.storage.migrate import newer_store
+from aletheia_mem.storage.postgres.schema_guard import MIGRATION_LOCK, PgSchemaGuard
 from aletheia_mem.storage.riders import Rider, pending_rider
 
 # Read as plain files, like the SQLite migrations.
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
-# Any constant: the key of the advisory lock that lets one process at a time migrate.
-_MIGRATION_LOCK = 0x616C6574  # "alet"
 DEFAULT_POOL_SIZE = 8
 # Transactions that lost to another writer's (SQLSTATE class 40): worth running again.
 _LOST_TO_ANOTHER_WRITER = (
@@ -59,6 +62,8 @@ POOL_WAIT_S = 10.0
 LOCK_WAIT_S = 10.0
 # What the user connected may not do: the store is out of its reach, told as unavailable.
 _REFUSED_BY_RIGHTS = (psycopg.errors.InsufficientPrivilege, psycopg.errors.InvalidSchemaName)
+
+logger = logging.getLogger(__name__)
 
 
 class NoSuchDatabaseError(StoreUnavailableError, NoStoreError):
@@ -197,11 +202,12 @@ class PgDatabase:
             psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
         try:
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
-            with self.write() as conn:
-                migrate(conn, self.display_url)
+            with self._as_clear_errors(), self._lend() as conn, _transaction(conn):
+                known = migrate(conn, self.display_url)  # not guarded: it holds the lock
         except BaseException:
             self._pool.close()
             raise
+        self._guard = PgSchemaGuard(self.display_url, known)
 
     @contextmanager
     def read(self) -> Iterator[psycopg.Connection[Row]]:
@@ -242,22 +248,58 @@ class PgDatabase:
             raise
         self._unreachable.clear()
 
-    def statement(self) -> AbstractContextManager[psycopg.Connection[Row]]:
-        """A connection for one write statement, committed on its own (autocommit): a
-        transaction without the BEGIN and COMMIT round trips. Only for a single statement."""
-        return self.read()  # the same lending: autocommit makes a statement its transaction
+    def statement(self, sql: str, params: Params | None = None) -> list[Row]:
+        """Run one write statement as a transaction of its own, without the BEGIN and COMMIT
+        round trips: sent with the schema guard's two in one pipeline, which is one implicit
+        transaction (a failed check skips the statement); its rows, read once committed.
+
+        Raises:
+            StoreTooNewError: a newer version migrated the database; nothing was written.
+        """
+        self._guard.refuse_if_refused()
+        with self._as_clear_errors(), self._lend() as conn, self._guard.refused():
+            with conn.pipeline():  # the results all come at its end: one round trip
+                self._guard.send(conn)
+                cursor = conn.execute(sql, params)
+            return cursor.fetchall() if cursor.description else []
 
     @contextmanager
     def write(self) -> Iterator[psycopg.Connection[Row]]:
         """One transaction: committed when the block ends, rolled back if it raises (with the
-        statement of a ``riding_next_write`` block's rider, if none rode before)."""
+        statement of a ``riding_next_write`` block's rider, if none rode before). Its BEGIN
+        goes with the schema guard's statements, in one round trip.
+
+        Raises:
+            StoreTooNewError: a newer version migrated the database; nothing was written.
+        """
+        self._guard.refuse_if_refused()
         rider = pending_rider()
         with self._as_clear_errors(), self._lend() as conn:
-            with conn.transaction():
+            with _transaction(conn, self._guard):
                 yield conn
                 result = None if rider is None else run_rider(rider, conn)
             if rider is not None:
                 rider.result, rider.done = result, True
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[psycopg.Connection[Row]]:
+        """A read-only transaction in which every read sees one snapshot (repeatable read)."""
+        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+        with self._as_clear_errors(), self._lend() as conn, _transaction(conn, begin=begin):
+            yield conn
+
+    def check_schema(self) -> int:
+        """The database's schema (one read), refusing every later write if a newer version
+        migrated it: a readiness check.
+
+        Raises:
+            StoreTooNewError: it did.
+            StoreUnavailableError: the database does not answer.
+        """
+        with self.read() as conn:
+            found = schema_version(conn)
+        self._guard.check(found)
+        return found
 
     def write_with(self, ctes: Sequence[str], select: str, params: dict[str, Any]) -> Row | None:
         """``WITH <ctes> <select>`` as one transaction of one statement, committed on its own
@@ -273,8 +315,8 @@ class PgDatabase:
             params = {**params, **rider.params}
         else:
             sql += " " + select
-        with self.statement() as conn:
-            row = conn.execute(sql, params).fetchone()
+        rows = self.statement(sql, params)
+        row = rows[0] if rows else None
         if rider is None:
             return row
         if row is None:
@@ -375,16 +417,53 @@ def _steps() -> list[tuple[int, str]]:
     )
 
 
-def migrate(conn: psycopg.Connection[Any], where: str = "") -> None:
-    """Apply every step not applied yet, in the caller's transaction. An advisory lock makes
-    processes that start together take turns; the last to get it finds nothing to do.
+@contextmanager
+def _transaction(
+    conn: psycopg.Connection[Any], guard: PgSchemaGuard | None = None, begin: str = "BEGIN"
+) -> Iterator[None]:
+    """One transaction on ``conn`` (in autocommit) begun by ``begin``: committed when the block
+    ends, rolled back if it raises. With ``guard``, its BEGIN and the guard's statements go in
+    one round trip.
+
+    Raises:
+        StoreTooNewError: the guard refused the transaction; nothing was written.
+    """
+    try:
+        if guard is None:
+            conn.execute(begin)
+        else:
+            with guard.refused(), conn.pipeline():
+                conn.execute(begin)
+                guard.send(conn)
+        yield
+    except BaseException:
+        _roll_back(conn)
+        raise
+    conn.commit()
+
+
+def _roll_back(conn: psycopg.Connection[Any]) -> None:
+    """Roll back, leaving a broken connection to the pool (which drops it) and the error that
+    ended the transaction as it is."""
+    if conn.closed or conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return
+    try:
+        conn.rollback()
+    except psycopg.Error as error:
+        logger.warning("Rollback failed: %s", _first_line(error))
+
+
+def migrate(conn: psycopg.Connection[Any], where: str = "") -> int:
+    """Apply every step not applied yet, in the caller's transaction; returns the number of
+    the last step this version has. An advisory lock makes processes that start together take
+    turns; the last to get it finds nothing to do.
 
     Raises:
         StoreTooNewError: the store is past the last step known here (``where`` names it);
             nothing was changed.
     """
     conn.execute("SET LOCAL lock_timeout = 0")  # wait for another process's migrations
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations"
         " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
@@ -397,6 +476,7 @@ def migrate(conn: psycopg.Connection[Any], where: str = "") -> None:
         if version not in applied:
             conn.execute(script.encode())  # several statements: sent as one simple query
             conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
+    return steps[-1][0]
 
 
 def schema_version(conn: psycopg.Connection[Any]) -> int:

@@ -29,11 +29,10 @@ class PgRateWindows:
         milliseconds until they would fit (the whole window when ``count`` exceeds ``limit``)."""
         if count > limit:
             return window_ms
-        with self._db.statement() as conn:  # rate_hit (migration 0004): one round trip
-            row = conn.execute(
-                "SELECT rate_hit(%s, %s, %s, %s, %s)", (key, count, limit, window_ms, now_ms)
-            ).fetchone()
-        wait = None if row is None or row[0] is None else int(row[0])
+        [row] = self._db.statement(  # rate_hit (migration 0004): one round trip
+            "SELECT rate_hit(%s, %s, %s, %s, %s)", (key, count, limit, window_ms, now_ms)
+        )
+        wait = None if row[0] is None else int(row[0])
         if next(self._hits) % SWEEP_EVERY == 0:
             self.sweep(now_ms)
         return wait

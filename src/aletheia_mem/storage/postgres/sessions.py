@@ -55,17 +55,14 @@ class PgSessionRows:
         return None if found is None else SessionRow(*found)
 
     def touch(self, id_hash: str, at: int) -> None:
-        with self._db.statement() as conn:
-            conn.execute(
-                "UPDATE mcp_sessions SET last_used_at = greatest(last_used_at, %s)"
-                " WHERE id_hash = %s",
-                (at, id_hash),
-            )
+        self._db.statement(
+            "UPDATE mcp_sessions SET last_used_at = greatest(last_used_at, %s) WHERE id_hash = %s",
+            (at, id_hash),
+        )
 
     def delete(self, id_hash: str) -> bool:
-        with self._db.statement() as conn:
-            cursor = conn.execute("DELETE FROM mcp_sessions WHERE id_hash = %s", (id_hash,))
-            return cursor.rowcount > 0
+        sql = "DELETE FROM mcp_sessions WHERE id_hash = %s RETURNING 1"
+        return bool(self._db.statement(sql, (id_hash,)))
 
     def count(self) -> int:
         with self._db.read() as conn:

@@ -45,6 +45,9 @@ class PostgresStore(PgMemories, PgFacts, PgRules, PgWork, PgAudit, PgTokens, PgS
     def rate_windows(self) -> RateWindows:
         return self._rate_windows
 
+    def check_schema(self) -> int:
+        return self._db.check_schema()
+
     def row_counts(self) -> dict[str, int]:
         with self._db.read() as conn:
             [row] = conn.execute(COUNT_ROWS_SQL).fetchall()

@@ -165,8 +165,7 @@ class PgSync(PgPart):
         transaction of their own), then the page is read in one snapshot."""
         with self._db.write() as conn:
             conn.execute("SELECT sync_number_changes()")
-        with self._db.write() as conn:
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        with self._db.read_snapshot() as conn:
             return export_page(
                 PgSyncConn(conn),
                 after=after,

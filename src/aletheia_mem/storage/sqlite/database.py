@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.connections import ThreadConnections
-from aletheia_mem.storage.migrate import SchemaGuard, migrate
+from aletheia_mem.storage.migrate import SchemaGuard, migrate, upgraded_store
 from aletheia_mem.storage.riders import pending_rider
 from aletheia_mem.storage.store_file import (
     check_header,
@@ -170,7 +170,8 @@ class SqliteDatabase:
         self._wal_flusher = WalFlusher(Path(f"{path}-wal"))
         try:
             known = migrate(self._conn, str(path))
-            self._pool.write_check = SchemaGuard(self._conn, str(path), known).check
+            self._guard = SchemaGuard(self._conn, str(path), known)
+            self._pool.write_check = self._guard.check
             self._on_open()
         except sqlite3.Error as error:
             self._pool.close()
@@ -224,6 +225,17 @@ class SqliteDatabase:
     def schema_version(self) -> int:
         row = self._conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(row[0] or 0)
+
+    def check_schema(self) -> int:
+        """The store's schema; see ``HubStore.check_schema`` (writes refuse on their own here).
+
+        Raises:
+            StoreTooNewError: a newer version migrated the store while this process ran.
+        """
+        found = self.schema_version()
+        if found > self._guard.known:
+            raise upgraded_store(str(self.path), found, self._guard.known)
+        return found
 
     def health(self) -> dict[str, Any]:
         """SQLite's integrity check (its first problems), version and journal mode, for
