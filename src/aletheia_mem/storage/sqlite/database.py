@@ -17,6 +17,7 @@ from aletheia_mem.storage import full_text
 from aletheia_mem.storage.connections import ThreadConnections
 from aletheia_mem.storage.migrate import SchemaGuard, migrate, upgraded_store
 from aletheia_mem.storage.riders import pending_rider
+from aletheia_mem.storage.sqlite.wal_bound import WalBound
 from aletheia_mem.storage.store_file import (
     check_header,
     create_store,
@@ -168,6 +169,7 @@ class SqliteDatabase:
             path, _configure_ours(path), factory=full_text.IndexingConnection
         )
         self._wal_flusher = WalFlusher(Path(f"{path}-wal"))
+        self._wal_bound = WalBound(Path(f"{path}-wal"), WAL_SIZE_LIMIT_BYTES)
         try:
             known = migrate(self._conn, str(path))
             self._guard = SchemaGuard(self._conn, str(path), known)
@@ -204,6 +206,7 @@ class SqliteDatabase:
         if rider is not None:
             rider.result, rider.done = result, True
         self._wal_flusher.committed()
+        self._wal_bound.committed(conn, self._pool.busy_timeout_ms)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
