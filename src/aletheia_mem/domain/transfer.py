@@ -144,10 +144,10 @@ def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
 def _records(
     lines: Iterator[tuple[int, str]], progress: Progress | None, expected: int | None, now: int
 ) -> Iterator[tuple[str, dict[str, Any], int]]:
-    """The records after the header, checked; then, if the header counts them (``expected``),
-    that none is missing."""
+    """The records after the header, checked, one at a time (nothing is kept from one to the
+    next, so that a file of any size is read in the memory of its longest line); then, if the
+    header counts them (``expected``), that none is missing."""
     held = 0
-    keys: set[tuple[str, str]] = set()
     for number, line in lines:
         if progress is not None:
             progress(len(line.encode("utf-8")))
@@ -162,8 +162,6 @@ def _records(
         if not isinstance(data, dict):
             raise InvalidInputError(f"Line {number} has no data object.")
         record = checked_record(kind, data, number, now=now)
-        if kind == "memory":
-            _keep_key_once(record, keys)
         for name in JSON_COLUMNS & record.keys():
             if isinstance(record[name], list):
                 record[name] = json.dumps(record[name], ensure_ascii=False)
@@ -174,19 +172,6 @@ def _records(
             f"The export holds {held:,} of the {expected:,} records its header counts:"
             " it was cut short."
         )
-
-
-def _keep_key_once(memory: dict[str, Any], keys: set[tuple[str, str]]) -> None:
-    """A dedupe key made again from a memory's words that an earlier memory of the project
-    already has (two notes whose keys an older version made differently) is dropped: the
-    later note is kept, and a save of those words finds the earlier one."""
-    if memory["dedupe_key"] is None:
-        return
-    key = (memory["project"], memory["dedupe_key"])
-    if key in keys:
-        memory["dedupe_key"] = None
-    else:
-        keys.add(key)
 
 
 def _expected_records(header: dict[str, Any]) -> int | None:
@@ -225,9 +210,10 @@ def import_lines(
 ) -> int:
     """Load an export into an empty store, exactly as it was; returns the records loaded.
 
-    Every record is checked as strictly as a tool call and its text redacted, all of them before
-    the store's write lock is taken; a bad record stops the import and nothing is kept (one
-    transaction). ``now`` (epoch ms, this machine's clock) bounds the times of past events.
+    Every record is checked as strictly as a tool call and its text redacted, and inserted as it
+    is read, in one transaction (``SqliteTransfer.import_rows``): a bad record stops the import
+    and nothing is kept. The file is streamed: the import holds one line at a time, whatever
+    its size. ``now`` (epoch ms, this machine's clock) bounds the times of past events.
 
     Raises:
         ConflictError: the store already holds data.

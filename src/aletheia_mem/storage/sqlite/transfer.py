@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import closing, suppress
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.search.text import index_text
@@ -65,18 +66,27 @@ class SqliteTransfer(SqliteDatabase):
         return _is_empty(self._conn)
 
     def import_rows(self, rows: Iterable[ImportRow], sequences: dict[str, int]) -> int:
-        """Insert exported rows as they were (ids included) in one transaction.
+        """Insert exported rows as they were (ids included) in one transaction; returns the
+        number of rows.
 
-        ``rows`` is read, and each row's index entries worked out, before the write lock is
-        taken: the lock is held only for the inserts, so that agents saving meanwhile wait
-        seconds, not as long as a large file takes to read and check. Search indexes and
-        derived columns are rebuilt; references may point forward within the batch. Returns
-        the number of rows.
+        Rows are inserted as ``rows`` yields them, each with its index entries, inside the
+        transaction: the import holds one record at a time, whatever the size of the file (a
+        team's years of memory), and SQLite spills what the transaction wrote to the WAL as it
+        goes. An error from ``rows`` (a bad record, found on its line) or from a row rolls
+        everything back. The write lock is therefore held while the file is read and checked,
+        not only for the inserts: a save that waits longer than its busy timeout is told the
+        store is busy. Search indexes and derived columns are rebuilt; references may point
+        forward within the file, and rows may come in any order of tables.
 
         Foreign keys are checked once, after the inserts (``PRAGMA foreign_key_check``), not
         row by row: with a reference pending (a fact superseded by a later one), SQLite
         searches every new fact's referrers, without an index on ``superseded_by``, so the
-        lock grew with the square of the facts.
+        lock grew with the square of the facts. The line each row came from is kept in a
+        temporary file beside the store, read again only to name the line of a broken one.
+
+        A memory whose dedupe key an earlier memory of its project already has (two notes whose
+        keys an older version made differently) goes in without it: the later note is kept, and
+        a save of those words finds the earlier one.
 
         Raises:
             ConflictError: the store holds data (another process may have saved since the
@@ -84,21 +94,24 @@ class SqliteTransfer(SqliteDatabase):
             InvalidInputError: a row clashes with another, or refers to one that is not there
                 (the message names the row's line).
         """
-        batch = _Batch({table: self.data_columns(table) for table in self.DATA_TABLES})
-        for table, values, line in rows:
-            batch.add(table, values, line)
-        batch.rows.sort(key=lambda row: _ORDER[row[0]])  # stable: a table's rows in file order
-        # SQLite takes this only outside a transaction: before the write below begins one.
-        self._conn.execute("PRAGMA foreign_keys = OFF")
-        try:
-            with self._write() as conn:
-                if not _is_empty(conn):
-                    raise holds_data(self.path)
-                batch.insert(conn)
-                _set_sequences(conn, sequences)
-        finally:
-            self._conn.execute("PRAGMA foreign_keys = ON")
-        return len(batch.rows)
+        columns = {table: self.data_columns(table) for table in self.DATA_TABLES}
+        with tempfile.TemporaryFile(
+            "w+", encoding="utf-8", dir=self.path.parent, prefix=".import-lines-"
+        ) as lines:
+            # SQLite takes this only outside a transaction: before the write below begins one.
+            self._conn.execute("PRAGMA foreign_keys = OFF")
+            try:
+                with self._write() as conn:
+                    if not _is_empty(conn):
+                        raise holds_data(self.path)
+                    loader = _Loader(conn, columns, lines)
+                    for table, values, line in rows:
+                        loader.add(table, values, line)
+                    loader.finish()
+                    _set_sequences(conn, sequences)
+            finally:
+                self._conn.execute("PRAGMA foreign_keys = ON")
+        return loader.count
 
 
 def _set_sequences(conn: sqlite3.Connection, sequences: dict[str, int]) -> None:
@@ -109,11 +122,18 @@ def _set_sequences(conn: sqlite3.Connection, sequences: dict[str, int]) -> None:
             conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (name, seq))
 
 
-class _Batch:
-    """An import's rows made ready to insert (statements, values, index entries), and the line
-    each came from, for its errors."""
+class _Loader:
+    """An import's rows inserted one by one in the caller's transaction, with their index
+    entries; the line each came from written to ``lines`` (``table key line``), for errors.
 
-    def __init__(self, columns: dict[str, list[str]]) -> None:
+    The change-log triggers stay silent for the inserts (a request's would rewrite its
+    episode's entry each time): the log is written once, by ``finish``.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, columns: dict[str, list[str]], lines: IO[str]
+    ) -> None:
+        self._conn = conn
         self._statements = {
             table: (
                 f"INSERT INTO {table} ({', '.join(names + _keys(table))})"
@@ -122,120 +142,151 @@ class _Batch:
             )
             for table, names in columns.items()
         }
-        self.rows: list[tuple[str, str, list[Any], int]] = []  # table, statement, values, line
-        self.lines: dict[tuple[str, Any], int] = {}
+        self._lines = lines
         self._count: dict[str, int] = {}
-        self.memory_fts: list[tuple[Any, ...]] = []
-        self.memory_files: list[tuple[Any, str, str]] = []
-        self.fact_fts: list[tuple[Any, ...]] = []
+        self._last = 0  # the DATA_TABLES position of the latest row's table
+        self._reordered = False  # a row came after one of a table that follows its own
+        self.count = 0
+        conn.execute("UPDATE sync_control SET quiet = 1")
 
     def add(self, table: str, values: dict[str, Any], line: int) -> None:
         sql, names = self._statements[table]
+        if table == "memories" and self._key_taken(values):
+            values = {**values, "dedupe_key": None}
         params = [values.get(name) for name in names]
         if table == "facts":
             params += [fact_key(str(values.get("subject"))), fact_key(str(values.get("predicate")))]
-        self.rows.append((table, sql, params, line))
+        try:
+            self._conn.execute(sql, params)
+        except sqlite3.IntegrityError as error:
+            raise InvalidInputError(
+                f"Line {line}: this record does not fit with the others ({error})."
+            ) from None
+        self.count += 1
         # A row is found again by its id, or by its rowid where it has none (a link's): rows go
         # into an empty table in file order, so that is their count so far.
         self._count[table] = self._count.get(table, 0) + 1
-        self.lines.setdefault((table, values.get("id", self._count[table])), line)
-        if table == "memories":
-            self._index_memory(values)
-        elif table == "facts":
-            self.fact_fts.append(
-                (
-                    values.get("id"),
-                    index_text(str(values.get("subject"))),
-                    index_text(str(values.get("predicate"))),
-                    index_text(str(values.get("object"))),
-                )
-            )
+        self._lines.write(f"{table}\t{values.get('id', self._count[table])}\t{line}\n")
+        if _ORDER[table] < self._last:
+            self._reordered = True
+        self._last = max(self._last, _ORDER[table])
 
-    def _index_memory(self, values: dict[str, Any]) -> None:
-        from aletheia_mem.storage.entries import NewMemory  # off the start path
+    def _key_taken(self, memory: dict[str, Any]) -> bool:
+        """Whether an earlier memory of the project holds this memory's dedupe key."""
+        if memory.get("dedupe_key") is None:
+            return False
+        found = self._conn.execute(
+            "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ?",
+            (memory.get("project"), memory["dedupe_key"]),
+        ).fetchone()
+        return found is not None
 
-        memory_id = values.get("id", 0)
-        files = tuple(json.loads(values.get("files") or "[]"))
-        memory = NewMemory(
-            project=str(values.get("project")),
-            type=str(values.get("type")),
-            kind=str(values.get("kind")),
-            title=str(values.get("title")),
-            text=str(values.get("text")),
-            tool=str(values.get("tool")),
-            created_at=values.get("created_at", 0),
-            dedupe_key=values.get("dedupe_key"),
-            narrative=values.get("narrative"),
-            facts=tuple(json.loads(values.get("facts") or "[]")),
-            files=files,
-        )
-        self.memory_fts.append(memory_fts_row(memory_id, memory))
-        self.memory_files += [(memory_id, path, path[::-1]) for path in files]
+    def finish(self) -> None:
+        """The change log, the search indexes, the facts' marks on memories listed after them,
+        and the checks."""
+        for table, log in _LOG_VERSIONS:
+            self._log_versions(table, log)
+        self._conn.execute("UPDATE sync_control SET quiet = 0")
+        self._index()
+        if self._reordered:  # a fact inserted before its memory found no rank row to mark
+            self._conn.execute(_MARK_STALE)
+        self._check_references()
 
-    def insert(self, conn: sqlite3.Connection) -> None:
-        """Every row, index entry, change-log entry and check, in the caller's transaction.
+    def _log_versions(self, table: str, log: str) -> None:
+        """``log`` (one of ``_LOG_VERSIONS``) over every row of ``table``, chunk by chunk."""
+        last = -_LAST_ROWID - 1
+        while True:
+            upper = self._conn.execute(
+                f"SELECT rowid FROM {table} WHERE rowid > ? ORDER BY rowid"
+                f" LIMIT 1 OFFSET {_LOG_CHUNK - 1}",
+                (last,),
+            ).fetchone()
+            self._conn.execute(log, (last, _LAST_ROWID if upper is None else upper[0]))
+            if upper is None:
+                return
+            last = upper[0]
 
-        The change-log triggers stay silent for the inserts (a request's would rewrite its
-        episode's entry each time): the log is written once, after them.
-        """
-        conn.execute("UPDATE sync_control SET quiet = 1")
-        for _, sql, params, line in self.rows:
-            try:
-                conn.execute(sql, params)
-            except sqlite3.IntegrityError as error:
-                raise InvalidInputError(
-                    f"Line {line}: this record does not fit with the others ({error})."
-                ) from None
-        for log in _LOG_VERSIONS:
-            conn.execute(log)
-        conn.execute("UPDATE sync_control SET quiet = 0")
-        conn.executemany(MEMORY_FTS_INSERT, self.memory_fts)
+    def _index(self) -> None:
+        """The full-text and file indexes, from the rows just inserted, read back one at a time.
+
+        Index by index after the rows, not row by row between them: each index's b-trees are
+        then written in one run (interleaved with the rows' inserts, the import took a third
+        longer)."""
+        conn = self._conn
+        memories = conn.execute(f"SELECT {', '.join(_MEMORY_FIELDS)} FROM memories ORDER BY id")
+        conn.executemany(MEMORY_FTS_INSERT, (_memory_fts_row(row) for row in memories))
         conn.executemany(
             "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
-            self.memory_files,
+            (
+                (memory_id, path, path[::-1])
+                for memory_id, files in conn.execute(
+                    "SELECT id, files FROM memories WHERE files != '[]' ORDER BY id"
+                )
+                for path in json.loads(files or "[]")
+            ),
         )
         conn.executemany(
             "INSERT INTO fact_fts (rowid, subject, predicate, object) VALUES (?, ?, ?, ?)",
-            self.fact_fts,
+            (
+                (fact_id, index_text(subject), index_text(predicate), index_text(obj))
+                for fact_id, subject, predicate, obj in conn.execute(
+                    "SELECT id, subject, predicate, object FROM facts ORDER BY id"
+                )
+            ),
         )
-        for index, entries in (("memory_fts", self.memory_fts), ("fact_fts", self.fact_fts)):
-            if entries:
+        for index, table in (("memory_fts", "memories"), ("fact_fts", "facts")):
+            if conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:
                 full_text.note_indexed(conn, index, fresh=True)
-        self._check_references(conn)
 
-    def _check_references(self, conn: sqlite3.Connection) -> None:
-        broken = conn.execute("PRAGMA foreign_key_check").fetchone()
+    def _line(self, table: str, key: Any) -> str:
+        """The line of the first row of ``table`` found by ``key`` (its id, or its rowid)."""
+        self._lines.flush()
+        self._lines.seek(0)
+        wanted = f"{table}\t{key}\t"
+        for entry in self._lines:
+            if entry.startswith(wanted):
+                return entry[len(wanted) :].strip()
+        return "?"
+
+    def _check_references(self) -> None:
+        broken = self._conn.execute("PRAGMA foreign_key_check").fetchone()
         if broken is not None:
-            line = self.lines.get((broken[0], broken[1]), "?")
+            line = self._line(broken[0], broken[1])
             raise InvalidInputError(
                 f"Line {line}: this {broken[0]} record refers to a missing {broken[2]} record."
             )
         for column, table, noun in _EVIDENCE:
-            cited = conn.execute(
+            cited = self._conn.execute(
                 f"SELECT rules.id, each.value FROM rules, json_each(rules.{column}) AS each"
                 f" WHERE each.value NOT IN (SELECT id FROM {table}) LIMIT 1"
             ).fetchone()
             if cited is not None:
-                line = self.lines.get(("rules", cited[0]), "?")
+                line = self._line("rules", cited[0])
                 raise InvalidInputError(
                     f"Line {line}: rule cites {noun} #{cited[1]}, which the export does not hold."
                 )
 
 
-# Rows go in table by table, in DATA_TABLES order: a memory before the facts that state it,
-# whose insert trigger marks it stale or not (a fact put in first would find no row to mark).
+# Each data table's place: an export lists memories before the facts that state it, whose
+# insert trigger marks it stale or not (a fact listed first finds no row to mark: _MARK_STALE).
 _ORDER = {table: index for index, table in enumerate(SqliteTransfer.DATA_TABLES)}
 # Every imported item a change of this store, as the insert triggers of 0005_hub_sync.sql log
 # it: its version the time now (past the item's earlier version, if the log held one) and this
-# store's id, so that a first sync carries it. Kind by kind, each in the order of its rows.
+# store's id, so that a first sync carries it. Kind by kind, each in the order of its rows, a
+# chunk of rows (rowids after the first parameter, up to the second) at a time: a statement that
+# reads the table it inserts into gathers all it inserts first (in memory: temp_store), so that
+# one over every row held the whole log of the import at once.
 _LOG_VERSIONS = tuple(
-    "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
-    f" SELECT '{kind}', item.{key},"
-    " max(CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),"
-    "     coalesce((SELECT changed_at + 1 FROM sync_log"
-    f"               WHERE kind = '{kind}' AND key = item.{key}), 0)),"
-    " (SELECT store_id FROM sync_identity), 0"
-    f" FROM {table} AS item ORDER BY item.rowid"
+    (
+        table,
+        "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
+        f" SELECT '{kind}', item.{key},"
+        " max(CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),"
+        "     coalesce((SELECT changed_at + 1 FROM sync_log"
+        f"               WHERE kind = '{kind}' AND key = item.{key}), 0)),"
+        " (SELECT store_id FROM sync_identity), 0"
+        f" FROM {table} AS item WHERE item.rowid > ? AND item.rowid <= ? ORDER BY item.rowid",
+    )
     for kind, table, key in (
         ("memory", "memories", "uid"),
         ("fact", "facts", "uid"),
@@ -243,6 +294,44 @@ _LOG_VERSIONS = tuple(
         ("episode", "episodes", "uid"),
     )
 )
+_LOG_CHUNK = 1_000
+_LAST_ROWID = 2**63 - 1
+# What a memory's full-text row is made from (the fields of NewMemory).
+_MEMORY_FIELDS = (
+    "id", "project", "type", "kind", "title", "text", "tool", "created_at", "dedupe_key",
+    "narrative", "facts", "files",
+)  # fmt: skip
+
+
+def _memory_fts_row(row: sqlite3.Row | tuple[Any, ...]) -> tuple[Any, ...]:
+    from aletheia_mem.storage.entries import NewMemory  # off the start path
+
+    values = dict(zip(_MEMORY_FIELDS, row, strict=True))
+    memory = NewMemory(
+        project=str(values["project"]),
+        type=str(values["type"]),
+        kind=str(values["kind"]),
+        title=str(values["title"]),
+        text=str(values["text"]),
+        tool=str(values["tool"]),
+        created_at=values["created_at"] or 0,
+        dedupe_key=values["dedupe_key"],
+        narrative=values["narrative"],
+        facts=tuple(json.loads(values["facts"] or "[]")),
+        files=tuple(json.loads(values["files"] or "[]")),
+    )
+    return memory_fts_row(values["id"], memory)
+
+
+# Every memory's mark as the facts' insert trigger (0015_stale_from.sql) sets it, for all of them
+# at once: when the facts come before their memories, each trigger found no row to mark.
+_MARK_STALE = """
+UPDATE memory_rank SET stale_from = (
+    SELECT CASE WHEN count(*) = 0 THEN 0 WHEN count(*) > count(valid_to) THEN NULL
+                ELSE max(valid_to) END
+    FROM facts WHERE memory_id = memory_rank.id AND dismissed_at IS NULL
+) WHERE id IN (SELECT memory_id FROM facts WHERE memory_id IS NOT NULL)
+"""
 # A rule's evidence: its column, the table cited and what the table holds.
 _EVIDENCE = (
     ("evidence_memory_ids", "memories", "memory"),
