@@ -4,11 +4,9 @@ written, reads go on, and a migration under way holds the writes until it commit
 
 from __future__ import annotations
 
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -19,6 +17,7 @@ from aletheia_mem.storage.postgres.database import redact_url
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
 from tests.storage.postgres.newer_version import LATEST, contents, migrate_one_step_further
 from tests.storage.postgres.test_pg_memories import _new
+from tests.storage.postgres.test_pg_save_cost import traced
 
 ROW = AuditEntry(5_000, "dave", "save_memory", "shop", "ok")
 WAIT_SECONDS = 10.0
@@ -122,23 +121,6 @@ def test_a_write_during_a_migration_waits_for_it_and_is_then_refused(
     assert store.count_memories(None) == 0
 
 
-@contextmanager
-def _traced(store: PostgresStore) -> Iterator[list[str]]:
-    lines: list[str] = []
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as trace:
-        with store._db.read() as conn:  # the pool's one connection
-            conn.pgconn.trace(trace.fileno())
-            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
-        try:
-            yield lines
-        finally:
-            with store._db.read() as again:
-                assert again is conn
-                conn.pgconn.untrace()
-            trace.seek(0)
-            lines.extend(trace.read().splitlines())
-
-
 def _turns(lines: list[str]) -> list[str]:
     """What the client sent before each wait for the server's answer (a round trip each,
     however many statements went in it), one string per round trip."""
@@ -157,11 +139,11 @@ def _turns(lines: list[str]) -> list[str]:
 def test_the_guard_adds_no_round_trip(pg_url: str) -> None:
     one = open_postgres_store(pg_url, pool_size=1)
     try:
-        with _traced(one) as saved:
+        with traced(one) as saved:
             one.add_memory(_new("Use pnpm"))  # one statement: guard and save together
-        with _traced(one) as ruled:
+        with traced(one) as ruled:
             one.add_rule(_rule())  # BEGIN and the guard together, the rule, COMMIT
-        with _traced(one) as audited:
+        with traced(one) as audited:
             one.add_audit(ROW)
     finally:
         one.close()
