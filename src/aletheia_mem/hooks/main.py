@@ -130,7 +130,8 @@ def run(
     from aletheia_mem.domain import episodes
     from aletheia_mem.storage.open import open_store
 
-    store = open_store(settings.store, busy_timeout_ms=STORE_WAIT_MS)
+    # Upkeep on opening (a reindex an upgrade owes) is left to the server or the CLI.
+    store = open_store(settings.store, busy_timeout_ms=STORE_WAIT_MS, upkeep=False)
     try:
         now = clock()
         common: dict[str, Any] = {"project": project, "tool": tool, "session_id": session_id}

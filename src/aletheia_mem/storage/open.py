@@ -36,7 +36,9 @@ def open_local_store(path: Path) -> SqliteStore:
     return SqliteStore(path)
 
 
-def open_store(target: Path | str, *, busy_timeout_ms: int | None = None) -> Store:
+def open_store(
+    target: Path | str, *, busy_timeout_ms: int | None = None, upkeep: bool = True
+) -> Store:
     """The store in use (``Settings.store``), opened and migrated: a SQLite file (made whole if
     there is none) or, for a ``postgresql://`` URL, a PostgreSQL database.
 
@@ -44,6 +46,8 @@ def open_store(target: Path | str, *, busy_timeout_ms: int | None = None) -> Sto
         target: the store's file or URL.
         busy_timeout_ms: how long to wait for another writer (hooks wait little); None keeps
             the default. SQLite only: PostgreSQL writers do not wait on a file lock.
+        upkeep: run the upkeep a SQLite store does on opening (``SqliteDatabase``); a hook
+            leaves it to the next process.
 
     Raises:
         InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
@@ -51,7 +55,7 @@ def open_store(target: Path | str, *, busy_timeout_ms: int | None = None) -> Sto
     """
     if isinstance(target, str) and is_database_url(target):
         return _open_postgres(target)
-    store = SqliteStore(Path(target))
+    store = SqliteStore(Path(target), upkeep=upkeep)
     if busy_timeout_ms is not None:
         try:
             store.set_busy_timeout(busy_timeout_ms)

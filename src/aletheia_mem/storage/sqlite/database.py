@@ -154,8 +154,11 @@ def _build(conn: sqlite3.Connection) -> None:
 class SqliteDatabase:
     """One SQLite file shared by every process on the machine: what every part builds on."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, upkeep: bool = True) -> None:
         """Open the store at ``path``, made whole (0600, in a 0700 folder) if there is none.
+        Without ``upkeep`` the parts' upkeep (``_on_open``: a reindex a migration owes, an old
+        hub token moved out) is left to the next process that opens the store: a capture hook,
+        which must be done in a second, saves what it came for and goes.
 
         Raises:
             StoreBrokenError: the file is empty, damaged, cut short or another program's.
@@ -174,7 +177,8 @@ class SqliteDatabase:
             known = migrate(self._conn, str(path))
             self._guard = SchemaGuard(self._conn, str(path), known)
             self._pool.write_check = self._guard.check
-            self._on_open()
+            if upkeep:
+                self._on_open()
         except sqlite3.Error as error:
             self._pool.close()
             raise store_problem(path, error) or error from None
