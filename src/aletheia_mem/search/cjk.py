@@ -24,6 +24,7 @@ character (``has_cjk``), so other text is indexed and searched exactly as before
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # Han (with extension A, the compatibility ideographs and extensions B to F), kana (half-width
 # too, with ー and the iteration marks), Hangul syllables and jamo: the letters of these scripts
@@ -33,10 +34,17 @@ _CJK_CHARS = (
     "\u3131-\u318e\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3\uf900-\ufaff"
     "\uff66-\uff9f\U00020000-\U0002ebef"
 )
-_RUN = re.compile(f"[{_CJK_CHARS}]+")
-# Every CJK letter is in this one range, which is searched for twice as fast as the exact set:
-# text without a character in it (Latin, Cyrillic, Greek...) costs no more.
-_MAYBE = re.compile("[\u1100-\U0002ebef]")
+# Every CJK letter is at or past this one: text whose largest character is below it (Latin,
+# Cyrillic, Greek...) is answered by ``max`` alone, with no pattern compiled or run.
+_FIRST_CJK = "\u1100"
+
+
+@cache
+def _run() -> re.Pattern[str]:
+    """A run of CJK letters; compiled at first need (about a millisecond, off the start path)."""
+    return re.compile(f"[{_CJK_CHARS}]+")
+
+
 # A word as ``unicode61`` reads one, near enough: letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 MAX_PHRASE_CHARS = 10  # a longer run is searched by its bigrams alone (a phrase of 9 tokens)
@@ -44,9 +52,9 @@ MAX_PHRASE_CHARS = 10  # a longer run is searched by its bigrams alone (a phrase
 
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a CJK character (ASCII text, most text, is answered at once)."""
-    if text.isascii() or _MAYBE.search(text) is None:
+    if text.isascii() or max(text) < _FIRST_CJK:
         return False
-    return _RUN.search(text) is not None
+    return _run().search(text) is not None
 
 
 def bigrams(run: str) -> list[str]:
@@ -61,7 +69,7 @@ def index_tokens(text: str) -> tuple[list[str], list[str]]:
     grams: list[str] = []
     parts: list[str] = []
     for word in _WORD.findall(text):
-        found = _RUN.findall(word)
+        found = _run().findall(word)
         if not found:
             continue
         if found[0] == word:  # all CJK: a word of two is its own bigram already
@@ -69,7 +77,7 @@ def index_tokens(text: str) -> tuple[list[str], list[str]]:
             continue
         for run in found:
             grams.extend(bigrams(run))
-        parts.extend(part for part in _RUN.split(word) if part)
+        parts.extend(part for part in _run().split(word) if part)
     return grams, parts
 
 
@@ -88,7 +96,7 @@ def split_runs(compound: str) -> list[tuple[str, bool]]:
     """``用Redis做缓存`` -> ``[("用", True), ("Redis", False), ("做缓存", True)]``."""
     pieces: list[tuple[str, bool]] = []
     at = 0
-    for match in _RUN.finditer(compound):
+    for match in _run().finditer(compound):
         if match.start() > at:
             pieces.append((compound[at : match.start()], False))
         pieces.append((match.group(), True))
