@@ -107,15 +107,20 @@ class Hub:
         return reply.headers["mcp-session-id"]
 
     def statuses_until_refused(
-        self, body: Any, token: str, session: str | None = None, seconds: float = 2.0
+        self,
+        body: Any,
+        token: str,
+        session: str | None = None,
+        seconds: float = 2.0,
+        refused: int = 401,
     ) -> tuple[list[int], float]:
-        """POST ``body`` every 50 ms until a 401 (or ``seconds`` pass): the statuses seen, and
-        the seconds from the first POST to the 401 (a revocation's delay, at most). The pause
-        keeps a token's polls well under its 60 requests a minute."""
+        """POST ``body`` every 50 ms until a ``refused`` status (or ``seconds`` pass): the
+        statuses seen, and the seconds from the first POST to the refusal (a revocation's
+        delay, at most). The pause keeps a token's polls well under its 60 requests a minute."""
         begun, statuses = time.monotonic(), []
         while time.monotonic() - begun < seconds:
             statuses.append(self.post(path="/mcp", body=body, token=token, session=session).status)
-            if statuses[-1] == 401:
+            if statuses[-1] == refused:
                 break
             time.sleep(0.05)
         return statuses, time.monotonic() - begun

@@ -152,3 +152,67 @@ def test_a_session_begun_in_one_process_is_used_and_ended_in_another(
     assert ended.get(timeout=60) is True
     worker.join(timeout=60)
     assert sessions.get(session_id, "") is None
+
+
+class Ticks:
+    """A monotonic clock the test moves by hand, in seconds."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_remembered_session_is_read_again_once_its_moment_is_over(
+    store: HubStore, clock: FakeClock
+) -> None:
+    ticks = Ticks()
+    here = SessionStore(store.sessions(), clock, remember_s=0.5, monotonic=ticks)
+    elsewhere = SessionStore(store.sessions(), clock)  # another process on the same store
+    session_id = here.add("token-1", STATE)
+    assert elsewhere.end(session_id, "token-1") is True
+    ticks.now += 0.4
+    assert here.get(session_id, "token-1") == STATE  # remembered, not read
+    assert here.get(session_id, "token-2") is None  # still only for its owner
+    ticks.now += 0.1
+    assert here.get(session_id, "token-1") is None  # read again: ended
+    assert here.get(session_id, "token-1") is None
+
+
+def test_a_session_ended_through_this_store_ends_at_once_though_remembered(
+    store: HubStore, clock: FakeClock
+) -> None:
+    here = SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=Ticks())
+    session_id = here.add("", STATE)
+    assert here.get(session_id, "") == STATE
+    assert here.end(session_id, "") is True
+    assert here.get(session_id, "") is None
+    assert here.end(session_id, "") is False
+
+
+def test_an_unknown_session_is_never_remembered(store: HubStore, clock: FakeClock) -> None:
+    ticks = Ticks()
+    here = SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=ticks)
+    elsewhere = SessionStore(store.sessions(), clock)
+    assert here.get("a" * 32, "") is None
+    session_id = elsewhere.add("", STATE)
+    assert here.get(session_id, "") == STATE  # begun elsewhere: found at once
+
+
+def test_a_remembered_session_still_expires_and_records_its_use(
+    store: HubStore, clock: FakeClock
+) -> None:
+    ticks = Ticks()
+    here = SessionStore(
+        store.sessions(), clock, idle_ms=10 * MINUTE_MS, remember_s=3600.0, monotonic=ticks
+    )
+    session_id = here.add("", STATE)
+    clock.advance(9 * MINUTE_MS)
+    assert here.get(session_id, "") == STATE  # used: recorded in the store
+    clock.advance(9 * MINUTE_MS)
+    assert here.get(session_id, "") == STATE  # 18 minutes old, 9 after its last use: live
+    assert raw_rows(store, "SELECT last_used_at FROM mcp_sessions") == [(clock(),)]
+    clock.advance(11 * MINUTE_MS)
+    assert here.get(session_id, "") is None  # idle too long, remembered or not
+    assert stored_columns(store) == []

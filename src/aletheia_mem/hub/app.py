@@ -208,8 +208,11 @@ def _token_of(request: Request) -> HubToken:
     return token
 
 
-def hub_mcp_endpoint(hub: AppContext, writes: WriteTurns) -> McpEndpoint:
-    """``/mcp`` for tokens: each session runs as its token and only that token may use it."""
+def hub_mcp_endpoint(
+    hub: AppContext, writes: WriteTurns, remember_seconds: float = 0.0
+) -> McpEndpoint:
+    """``/mcp`` for tokens: each session runs as its token and only that token may use it; a
+    session's row is remembered ``remember_seconds`` between reads of the store."""
 
     def new_session(request: Request) -> McpSession:
         token = _token_of(request)
@@ -231,7 +234,10 @@ def hub_mcp_endpoint(hub: AppContext, writes: WriteTurns) -> McpEndpoint:
                 status=status,
             )  # fmt: skip
 
-    sessions = SessionStore(hub_store(hub).sessions(), hub.clock, max_sessions=SESSIONS_PER_TOKEN)
+    sessions = SessionStore(
+        hub_store(hub).sessions(), hub.clock, max_sessions=SESSIONS_PER_TOKEN,
+        remember_s=remember_seconds,
+    )  # fmt: skip
     return McpEndpoint(sessions, new_session, owner_of, refused_calls=refused_calls)
 
 
@@ -243,7 +249,7 @@ def create_hub_app(
     allowed_origins: Iterable[str] = (),
     failures: AuthFailures | None = None,
     writes: WriteTurns | None = None,
-    token_seconds: float = 0.0,
+    remember_seconds: float = 0.0,
 ) -> ASGIApp:
     """The whole hub: token check, rate limit, guard, then ``/mcp`` and ``/sync/``.
 
@@ -254,12 +260,13 @@ def create_hub_app(
         allowed_origins: browser origins allowed besides loopback ones.
         failures: failed authentications per client address (default: 20 per minute).
         writes: how writing threads take turns (default: one at a time, as SQLite needs).
-        token_seconds: how long a live token is remembered between reads of the store (0:
-            every request reads it, and a revocation holds at once).
+        remember_seconds: how long a live token and an MCP session are remembered between
+            reads of the store (0: every request reads them, and a revocation or a session's
+            end through another process holds at once).
     """
     writes = writes or write_turns(serial=True)  # see make_gate
     failures = failures or AuthFailures()
-    endpoint = hub_mcp_endpoint(hub, writes)
+    endpoint = hub_mcp_endpoint(hub, writes, remember_seconds)
     refusals = audit.RefusalLog(hub, writes)
     metered = BatchMeter(endpoint, limiter, refusals.limited)
 
@@ -279,5 +286,5 @@ def create_hub_app(
     ]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
     guarded = Guard(Starlette(routes=routes), policy)
-    tokens = TokenCache(hub_store(hub), token_seconds)
+    tokens = TokenCache(hub_store(hub), remember_seconds)
     return TokenAuth(guarded, hub, limiter, refusals, failures, tokens, policy)

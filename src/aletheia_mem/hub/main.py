@@ -230,8 +230,9 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
         allowed_hosts=hosts,
         allowed_origins=args.allow_origin,
         writes=write_turns(serial=isinstance(hub_db, Path)),  # PostgreSQL: no turns
-        # PostgreSQL: several processes, each reading a client's token twice a second at most
-        token_seconds=0.0 if isinstance(hub_db, Path) else TOKEN_CACHE_SECONDS,
+        # PostgreSQL: several processes, each reading a client's token and session twice a
+        # second at most
+        remember_seconds=0.0 if isinstance(hub_db, Path) else TOKEN_CACHE_SECONDS,
     )
     try:
         run_until_signal(

@@ -24,8 +24,8 @@ TOKEN_PREFIX = "alt_"  # noqa: S105  (a marker, not a secret)
 SHOWN_PREFIX_LENGTH = 10
 MAX_NAME_LENGTH = 100
 ALL_PROJECTS = "*"
-# A PostgreSQL hub remembers a live token this long per process: a revocation made through any
-# process holds everywhere within it (the issue asks for one second).
+# A PostgreSQL hub remembers a live token (and an MCP session) this long per process: a
+# revocation made through any process holds everywhere within it (the issue asks for one second).
 TOKEN_CACHE_SECONDS = 0.5
 # Past this many remembered tokens the cache starts again empty.
 TOKEN_CACHE_SIZE = 1000

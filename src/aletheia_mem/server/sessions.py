@@ -5,14 +5,19 @@ and ends on any other. What a session holds is fixed at initialize (the negotiat
 the client's name) plus who owns it; the ``McpSession`` of each request is rebuilt from that.
 Sessions left idle too long expire; past the cap of one owner's sessions that owner's least
 recently used one goes (use is recorded once a minute at most, so "least recently" is to the
-minute). One owner (a hub token) never ends another's sessions.
+minute). One owner (a hub token) never ends another's sessions. A PostgreSQL hub's processes may
+remember a session's row for a moment (``remember_s``), as they remember tokens: a session ended
+through one process then ends at the others within that moment.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.storage.contracts import SessionRows
@@ -23,6 +28,8 @@ IDLE_MS = 24 * 3600 * 1000
 # Use is written back at most this often per session: a write per request would cost more
 # than the request itself, and expiry is counted in hours.
 TOUCH_EVERY_MS = 60 * 1000
+# Past this many remembered sessions the memory starts again empty.
+REMEMBERED_SESSIONS = 1000
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,9 @@ class SessionStore:
     Args:
         rows: the store's session rows (``HubStore.sessions()``); closed with this.
         clock: milliseconds now; idle expiry is measured with it.
+        remember_s: how long a session's row, once read, is used without reading it again (0:
+            every request reads it, and an end through another process holds at once).
+            Unknown ids are never remembered.
     """
 
     def __init__(
@@ -61,12 +71,18 @@ class SessionStore:
         *,
         max_sessions: int = MAX_SESSIONS,  # per owner
         idle_ms: int = IDLE_MS,
+        remember_s: float = 0.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._rows = rows
         self._clock = clock
         self._max = max_sessions
         self._idle = idle_ms
         self._touch_every = min(TOUCH_EVERY_MS, idle_ms // 10)
+        self._remember_s = remember_s
+        self._monotonic = monotonic
+        self._remembered: dict[str, tuple[SessionRow, float]] = {}
+        self._lock = threading.Lock()
 
     def close(self) -> None:
         self._rows.close()
@@ -79,9 +95,9 @@ class SessionStore:
         now = self._clock()
         session_id = secrets.token_hex(16)
         row = SessionRow(owner, state.protocol_version, state.client_name, now)
-        self._rows.insert(
-            _hash(session_id), row, expired_before=now - self._idle, keep_at_most=self._max
-        )
+        id_hash = _hash(session_id)
+        self._rows.insert(id_hash, row, expired_before=now - self._idle, keep_at_most=self._max)
+        self._remember(id_hash, row, self._monotonic())
         return session_id
 
     def get(self, session_id: str, owner: str) -> SessionState | None:
@@ -90,9 +106,10 @@ class SessionStore:
         found = self._peek(id_hash, owner)
         if found.write_due:
             if found.state is None:
+                self._forget(id_hash)
                 self._rows.delete(id_hash)
             else:
-                self._rows.touch(id_hash, self._clock())
+                self._touch(id_hash)
         return found.state
 
     def peek(self, session_id: str, owner: str) -> Lookup:
@@ -100,7 +117,7 @@ class SessionStore:
         return self._peek(_hash(session_id), owner)
 
     def _peek(self, id_hash: str, owner: str) -> Lookup:
-        row = self._rows.find(id_hash)
+        row = self._row(id_hash)
         if row is None or row.owner != owner:
             return Lookup(None, write_due=False)
         idle = self._clock() - row.last_used_at
@@ -111,4 +128,45 @@ class SessionStore:
 
     def end(self, session_id: str, owner: str) -> bool:
         """End a session; False when ``owner`` has no such live session."""
-        return self.get(session_id, owner) is not None and self._rows.delete(_hash(session_id))
+        if self.get(session_id, owner) is None:
+            return False
+        id_hash = _hash(session_id)
+        self._forget(id_hash)
+        return self._rows.delete(id_hash)
+
+    def _row(self, id_hash: str) -> SessionRow | None:
+        """The session's row: remembered when read less than ``remember_s`` ago, else read."""
+        if self._remember_s <= 0:
+            return self._rows.find(id_hash)
+        with self._lock:
+            found = self._remembered.get(id_hash)
+        if found is not None and self._monotonic() - found[1] < self._remember_s:
+            return found[0]
+        read_at = self._monotonic()
+        row = self._rows.find(id_hash)
+        if row is None:
+            self._forget(id_hash)
+        else:
+            self._remember(id_hash, row, read_at)
+        return row
+
+    def _touch(self, id_hash: str) -> None:
+        """Record the session's use, in the store and in what this process remembers."""
+        now = self._clock()
+        self._rows.touch(id_hash, now)
+        with self._lock:
+            found = self._remembered.get(id_hash)
+            if found is not None:
+                self._remembered[id_hash] = (replace(found[0], last_used_at=now), found[1])
+
+    def _remember(self, id_hash: str, row: SessionRow, read_at: float) -> None:
+        if self._remember_s <= 0:
+            return
+        with self._lock:
+            if len(self._remembered) >= REMEMBERED_SESSIONS:
+                self._remembered.clear()
+            self._remembered[id_hash] = (row, read_at)
+
+    def _forget(self, id_hash: str) -> None:
+        with self._lock:
+            self._remembered.pop(id_hash, None)
