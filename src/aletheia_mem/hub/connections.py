@@ -5,6 +5,8 @@ gets a short 503 and is closed at once. Headers must arrive within ``header_seco
 connection (or of the previous response), and the body within ``body_seconds`` of the headers;
 a connection too slow for either is closed. So a thousand connections that trickle bytes hold at
 most a handful of sockets each for seconds, and a client at another address is served meanwhile.
+A request's headers past ``MAX_HEADER_BYTES`` get a 431 and the connection is closed: the parser
+holds them in memory until they end, and a fast client sends gigabytes within the deadline.
 """
 
 from __future__ import annotations
@@ -20,11 +22,16 @@ PER_CLIENT = 64
 TOTAL = 2000
 HEADER_SECONDS = 10.0
 BODY_SECONDS = 60.0
+MAX_HEADER_BYTES = 64 * 1024  # a real client's request line and headers take a few hundred
 IDLE_SECONDS = 5  # keep-alive: an idle connection closes after this
 REFUSED_LINGER_SECONDS = 2.0  # a turned-away connection is read (and dropped) this long at most
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 5\r\n"
     b"connection: close\r\ncontent-length: 43\r\n\r\nToo many connections; retry in a moment.\r\n"
+)
+_HEADERS_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
+    b"connection: close\r\ncontent-length: 38\r\n\r\nThe request's headers are too large.\r\n"
 )
 
 
@@ -34,6 +41,7 @@ class ConnectionLimits:
     total: int = TOTAL
     header_seconds: float = HEADER_SECONDS
     body_seconds: float = BODY_SECONDS
+    header_bytes: int = MAX_HEADER_BYTES
 
 
 @dataclass
@@ -79,6 +87,9 @@ class GuardedProtocol(HttpToolsProtocol):
     _client = ""
     _admitted = False
     _deadline: asyncio.TimerHandle | None = None
+    _in_headers = True  # the parser is reading a request's line and headers
+    _header_bytes = 0  # what this request's headers took so far
+    _refused = False  # answered 431: what else comes is dropped
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
@@ -101,10 +112,40 @@ class GuardedProtocol(HttpToolsProtocol):
         self._deadline = self.loop.call_later(REFUSED_LINGER_SECONDS, transport.close)
 
     def data_received(self, data: bytes) -> None:
-        if self._admitted:
-            super().data_received(data)  # a turned-away connection's bytes are dropped
+        if not self._admitted or self._refused:
+            return  # a turned-away connection's bytes are dropped
+        began_in_headers = self._in_headers
+        super().data_received(data)
+        # Counted when the piece began and ended within headers: then it is headers only (a
+        # piece holding the end of a body and the start of the next request is not, and no
+        # more than one piece goes uncounted).
+        if began_in_headers and self._in_headers and not self.transport.is_closing():
+            self._header_bytes += len(data)
+            if self._header_bytes > self.limits.header_bytes:
+                self._refuse_headers()
+
+    def _refuse_headers(self) -> None:
+        """431, then the client's further bytes dropped until it closes, at most
+        ``REFUSED_LINGER_SECONDS`` (as ``_turn_away``: closed with them unread, the socket
+        would answer with a reset that can reach the client before the 431). Closed at once
+        while an earlier (pipelined) request is still answered: a status line written now would
+        cut into that answer."""
+        self._refused = True
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.transport.close()
+            return
+        self.transport.write(_HEADERS_TOO_LARGE)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self._disarm()
+        self._deadline = self.loop.call_later(REFUSED_LINGER_SECONDS, self.transport.close)
+
+    def on_message_begin(self) -> None:
+        self._in_headers, self._header_bytes = True, 0
+        super().on_message_begin()
 
     def on_headers_complete(self) -> None:
+        self._in_headers = False
         self._arm(self.limits.body_seconds)
         super().on_headers_complete()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,13 +177,16 @@ def _fact_id(conn: SyncConn, uid: str | None) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _check_evidence(ctx: _Context, table: str, item_id: int) -> None:
-    """A project-limited sender cites only its projects' items, as ``add_rule`` lets a tool."""
+def _check_evidence(
+    ctx: _Context, table: str, item_id: int, cited: str = "A rule's evidence"
+) -> None:
+    """A project-limited sender cites only its projects' items, as ``add_rule`` lets a tool
+    (and a save ties a fact only to the memory saved with it)."""
     if ctx.projects is None:
         return
     row = ctx.conn.execute(f"SELECT project FROM {table} WHERE id = ?", (item_id,)).fetchone()
     if row is not None and row[0] not in ctx.projects:
-        raise ForbiddenError("A rule's evidence must be in the token's projects.")
+        raise ForbiddenError(f"{cited} must be in the token's projects.")
 
 
 def _set_pending(ctx: _Context, kind: str, key: str, waiting: list[tuple[str, str]]) -> None:
@@ -252,7 +256,8 @@ def _insert_new_memories(ctx: _Context, records: list[Record], reauthored: set[i
     if len(candidates) < 2:
         return set()
     uids = [record["key"] for _, record in candidates]
-    known: set[str] = set()
+    # a uid a page names twice goes the careful way, where its later record finds the first
+    known = {uid for uid, count in Counter(uids).items() if count > 1}
     for chunk in _chunks(uids):
         marks = ",".join("?" * len(chunk))
         known.update(
@@ -400,6 +405,8 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
         return "skipped"
     key = (data["project"], fact_key(data["subject"]), fact_key(data["predicate"]))
     memory_id = _memory_id(conn, data["memory"])
+    if memory_id is not None:  # its facts mark a memory stale: none from outside the token
+        _check_evidence(ctx, "memories", memory_id, "A fact's memory")
     # Written closed and empty (valid_to = valid_from, no successor) until retile_key places it
     # at the page's end: the unique index allows one open fact per key.
     values = (

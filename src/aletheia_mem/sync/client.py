@@ -89,8 +89,7 @@ class HubClient:
                     answer = _json_of(self._read(response))
             except urllib.error.HTTPError as error:
                 if error.code == 429:
-                    wait = error.headers.get("Retry-After", "1")
-                    self.sleep(min(MAX_WAIT_SECONDS, int(wait) if wait.isdigit() else 1))
+                    self.sleep(_retry_after(error.headers.get("Retry-After", "1")))
                     continue
                 raise _error_of(error, self._read(error)) from None
             except (urllib.error.URLError, OSError) as error:
@@ -116,6 +115,16 @@ class HubClient:
                 raise AletheiaError(f"The hub at {self.url} took too long to send its reply.")
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+def _retry_after(value: str) -> int:
+    """The seconds a 429 says to wait, at most ``MAX_WAIT_SECONDS``; 1 when it says none that
+    reads as a whole number (a hub's header is latin-1: "\u00b2" is a digit no ``int`` reads)."""
+    digits = value.strip()
+    if not (digits.isascii() and digits.isdigit()):
+        return 1
+    # int() refuses more than 4,300 digits; past 100, it is more than the most ever waited
+    return MAX_WAIT_SECONDS if len(digits) > 100 else min(MAX_WAIT_SECONDS, int(digits))
 
 
 def _json_of(body: bytes) -> dict[str, Any] | None:

@@ -114,7 +114,7 @@ def check_record(value: Any, position: int) -> dict[str, Any]:
     if not isinstance(value, dict) or set(value) != {"kind", "key", "v", "data"}:
         raise InvalidInputError(f"{where} must have exactly kind, key, v and data.")
     kind, key, version, data = value["kind"], value["key"], value["v"], value["data"]
-    if kind not in _FIELDS:
+    if not isinstance(kind, str) or kind not in _FIELDS:  # a list or an object: no dict key
         raise InvalidInputError(f"{where}: kind must be one of {', '.join(_FIELDS)}.")
     if not isinstance(key, str) or not key or len(key) > MAX_KEY:
         raise InvalidInputError(f"{where}: key must be a global id.")
