@@ -115,12 +115,22 @@ def parse_workers(text: str, name: str = "ALETHEIA_WORKERS") -> int:
     Raises:
         InvalidInputError: the text is not a whole number in that range.
     """
-    value = text.strip()
-    if not value.isdigit() or not 1 <= int(value) <= MAX_WORKERS:
+    value = _whole(text)
+    if value is None or not 1 <= value <= MAX_WORKERS:
         raise InvalidInputError(f"{name} must be a whole number from 1 to {MAX_WORKERS}.")
-    if int(value) > 1 and not hasattr(os, "fork"):
+    if value > 1 and not hasattr(os, "fork"):
         raise InvalidInputError(f"{name} above 1 needs a system that can fork processes.")
-    return int(value)
+    return value
+
+
+def _whole(text: str) -> int | None:
+    """The whole number ``text`` spells in ASCII digits, None if none: "²" is a digit to
+    ``str.isdigit`` that ``int`` refuses, and ``int`` refuses more than 4,300 digits; past 18
+    no setting is in range anyway."""
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()):
+        return None
+    return int(value) if len(value) <= 18 else 10**18
 
 
 def _word_list(text: str) -> tuple[str, ...]:
@@ -133,10 +143,10 @@ def parse_port(text: str, name: str = "ALETHEIA_PORT") -> int:
     Raises:
         InvalidInputError: the text is not a whole number from 0 to 65535.
     """
-    value = text.strip()
-    if not value.isdigit() or int(value) > 65535:
+    value = _whole(text)
+    if value is None or value > 65535:
         raise InvalidInputError(f"{name} must be a port number from 0 to 65535.")
-    return int(value)
+    return value
 
 
 def load_http_settings(env: Mapping[str, str] | None = None) -> HttpSettings:
@@ -234,12 +244,13 @@ def hub_pool_size(env: Mapping[str, str] | None = None) -> int | None:
 def _whole_number(env: Mapping[str, str] | None, name: str, top: int) -> int | None:
     """Variable ``name``, a whole number from 1 to ``top``, or None when unset or blank."""
     env = os.environ if env is None else env
-    value = env.get(name, "").strip()
-    if not value:
+    text = env.get(name, "").strip()
+    if not text:
         return None
-    if not value.isdigit() or not 1 <= int(value) <= top:
+    value = _whole(text)
+    if value is None or not 1 <= value <= top:
         raise InvalidInputError(f"{name} must be a whole number from 1 to {top}.")
-    return int(value)
+    return value
 
 
 def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
