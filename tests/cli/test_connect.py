@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import tomllib
 from pathlib import Path
@@ -143,6 +144,37 @@ def test_claude_code_http_add_command_uses_transport_and_header(run: Invoke) -> 
     assert result.stdout.splitlines()[1] == (
         "  claude mcp add --transport http --scope user aletheia http://127.0.0.1:8765/mcp"
         " --header 'Authorization: Bearer ${T}'"
+    )
+
+
+def test_the_install_it_suggests_writes_the_same_remote_entry(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """Followed as printed, ``or let Aletheia merge it with: ...`` writes the remote entry that
+    connect showed, not a stdio one."""
+    url = "https://hub.example.com/mcp"
+    shown = run("connect", "cursor", "--http", url, "--token-env", "HUB_TOKEN")
+    assert shown.exit_code == 0
+    suggestion = shown.stdout.splitlines()[-1]
+    assert suggestion == (
+        "or let Aletheia merge it with: aletheia install cursor --write"
+        f" --http {url} --token-env HUB_TOKEN"
+    )
+    args = shlex.split(suggestion.split(" with: ", 1)[1])[1:]
+    assert run(*args).exit_code == 0
+    written = json.loads((workspace.home / ".cursor" / "mcp.json").read_text())
+    assert written["mcpServers"]["aletheia"] == {
+        "url": url,
+        "headers": {"Authorization": "Bearer ${env:HUB_TOKEN}"},
+    }
+
+
+def test_the_suggested_install_keeps_the_scope_and_a_url_without_a_token(run: Invoke) -> None:
+    result = run("connect", "claude-code", "--scope", "project", "--http", "http://h/mcp?a=1&b")
+    assert result.stdout.splitlines()[-2] == (
+        "or add the entry above to "
+        f"{Path.cwd() / '.mcp.json'} with: aletheia install claude-code --write"
+        " --scope project --http 'http://h/mcp?a=1&b'"
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 import pytest
 
@@ -58,3 +60,20 @@ def test_every_command_has_help(run: Invoke, path: tuple[str, ...]) -> None:
     assert command.help.split("\n")[0].strip() in " ".join(result.stdout.split()) or (
         command.help.split()[0] in result.stdout
     )
+
+
+@pytest.mark.parametrize("path", sorted(PASS_THROUGH), ids=" ".join)
+def test_a_pass_through_command_names_what_its_script_takes(
+    run: Invoke, path: tuple[str, ...]
+) -> None:
+    """The docs' CLI page shows these commands' own help (the script's --help is not click's):
+    it names every option of aletheia-sync and every EVENT of aletheia-hook."""
+    script_help = run(*path, "--help").stdout
+    if path == ("hub",):
+        wanted = set(re.findall(r"--[a-z][a-z-]+", script_help)) - {"--help", "--version"}
+    else:
+        events = script_help.split("EVENT:", 1)[1].split(";", 1)[0]
+        wanted = set(re.findall(r"[a-z]+(?:-[a-z]+)*", events)) - {"or"}
+    assert len(wanted) >= 5
+    help_text = " ".join((_command(path).help or "").split())
+    assert {word for word in wanted if word not in help_text} == set()

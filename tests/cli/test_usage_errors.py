@@ -33,6 +33,9 @@ BAD_INPUT = [
      " Try 'aletheia serve --help'.\n"),
     (["import", "missing.jsonl"], "Error: Invalid value for 'SOURCE': 'missing.jsonl': No such"
      " file or directory. Try 'aletheia import --help'.\n"),
+    # click's suggestion ends with "?": no "." is added after it
+    (["search", "pnpm", "--limt", "3"], "Error: No such option '--limt'. Did you mean"
+     " '--limit'? Try 'aletheia search --help'.\n"),
 ]  # fmt: skip
 
 

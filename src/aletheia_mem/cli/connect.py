@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -136,6 +137,18 @@ def render_document(host: Host, server: Server) -> str:
     return _pretty(host.document(server), 0, len(host.entry_path()))
 
 
+def install_command(host: Host, server: Server, scope: Scope) -> str:
+    """The ``aletheia install`` that writes this same entry (the remote one too)."""
+    words = ["aletheia", "install", host.name, "--write"]
+    if scope == "project":
+        words += ["--scope", "project"]
+    if server.url:
+        words += ["--http", server.url]
+        if server.token_env:
+            words += ["--token-env", server.token_env]
+    return shlex.join(words)
+
+
 def connect_text(host: Host, server: Server, scope: Scope, path: Path) -> str:
     command = host.add_command(server, scope) if host.add_command else None
     lines = []
@@ -145,9 +158,7 @@ def connect_text(host: Host, server: Server, scope: Scope, path: Path) -> str:
     else:
         lines += [f"Add this to {path}:", "", render_document(host, server), ""]
         lines.append("or let Aletheia merge it")
-    lines[-1] += f" with: aletheia install {host.name} --write" + (
-        " --scope project" if scope == "project" else ""
-    )
+    lines[-1] += " with: " + install_command(host, server, scope)
     if host.note:
         lines.append(host.note)
     return "\n".join(lines)

@@ -62,7 +62,7 @@ class OneLineUsageError(click.UsageError):
             error = {"error": {"code": "invalid_input", "message": message}}
             click.echo(json_safe(json.dumps(error, ensure_ascii=False, indent=2)))
         if self.ctx is not None:
-            end = "" if message.endswith(".") else "."
+            end = "" if message.endswith((".", "?", "!")) else "."
             message += f"{end} Try '{self.ctx.command_path} --help'."
         click.echo(f"Error: {message}", err=True, color=False)
 

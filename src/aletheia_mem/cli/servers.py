@@ -31,9 +31,10 @@ def mcp() -> None:
 def hub(args: tuple[str, ...]) -> None:
     """Serve the team hub (as aletheia-sync): MCP at /mcp, the sync API at /sync/.
 
-    Takes aletheia-sync's options (aletheia hub --help lists them): --hub-db (default:
+    Takes aletheia-sync's options (aletheia hub --help explains them): --hub-db (default:
     ALETHEIA_HUB_DB, else hub/hub.db in the data folder), --host, --port (default 8787),
-    --tls-cert, --tls-key, --rate-limit, --allow-host, --allow-origin.
+    --tls-cert, --tls-key, --rate-limit, --max-connections, --max-client-connections,
+    --header-timeout, --pool-size, --search-cache-mb, --allow-host, --allow-origin.
     """
     from aletheia_mem.hub.main import main as run_hub
 
@@ -43,9 +44,10 @@ def hub(args: tuple[str, ...]) -> None:
 @click.command("hook", context_settings=PASS_THROUGH, add_help_option=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook(args: tuple[str, ...]) -> None:
-    """Run a capture hook (as aletheia-hook): EVENT is session-start, user-prompt or session-end.
+    """Run a capture hook (as aletheia-hook) for EVENT, with the host's JSON on standard input.
 
-    Reads the host's hook JSON on standard input; always exits 0, silent on any error.
+    EVENT: session-start, user-prompt, post-tool-use, session-end or stop; without it, the
+    payload's hook_event_name. Always exits 0, silent on any error.
     """
     from aletheia_mem.hooks.main import main as run_hook
 
