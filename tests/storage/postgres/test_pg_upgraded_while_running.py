@@ -83,6 +83,18 @@ def test_the_first_refusal_may_come_from_the_readiness_check(
     assert store.count_memories(None) == 0
 
 
+def test_a_refused_process_stays_not_ready_though_the_schema_went_back(
+    store: PostgresStore, pg_url: str
+) -> None:
+    migrate_one_step_further(pg_url)
+    with pytest.raises(StoreTooNewError):
+        store.add_memory(_new("Use yarn"))
+    with psycopg.connect(pg_url) as conn:  # only a test takes a migration back
+        conn.execute("DELETE FROM schema_migrations WHERE version > %s", (LATEST,))
+    with pytest.raises(StoreTooNewError):  # /healthz tells what the writes do: refused
+        store.check_schema()
+
+
 def _waiting_for_the_migration_lock(url: str) -> bool:
     with psycopg.connect(url) as conn:
         row = conn.execute(

@@ -296,6 +296,7 @@ class PgDatabase:
             StoreTooNewError: it did.
             StoreUnavailableError: the database does not answer.
         """
+        self._guard.refuse_if_refused()  # refused once, refused until restarted, as writes
         with self.read() as conn:
             found = schema_version(conn)
         self._guard.check(found)
