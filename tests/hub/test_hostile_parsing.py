@@ -17,7 +17,7 @@ import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.errors import AletheiaError, RateLimitedError
-from aletheia_mem.hub.connections import MAX_HEADER_BYTES
+from aletheia_mem.server.connections import MAX_HEADER_BYTES
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync import client as sync_client
 from aletheia_mem.sync.client import HubClient

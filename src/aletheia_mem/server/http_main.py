@@ -13,6 +13,7 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from starlette.types import ASGIApp
 
@@ -70,13 +71,14 @@ def serve(settings: Settings, http: HttpSettings) -> int:
             app.store.close()
 
     def worker(channel: socket.socket, ready: Callable[[], None]) -> None:
-        run_app(lambda asgi: serve_handed(asgi, channel, ready))
+        run_app(lambda asgi: serve_handed(asgi, channel, ready, _server_options()))
 
     sock = bind(http.host, http.port)
     line = f"Aletheia listening on {url_of(http.host, sock.getsockname()[1])}"
     try:
         if http.workers == 1:
-            run_app(lambda asgi: serve_on(asgi, sock, lambda: announce(line)))
+            options = _server_options()
+            run_app(lambda asgi: serve_on(asgi, sock, lambda: announce(line), options=options))
             return 0
         open_store(settings.store).close()  # migrate once, before the workers open it
         tell_semantic_unavailable(settings)  # once here: the forked workers know it was said
@@ -88,6 +90,16 @@ def serve(settings: Settings, http: HttpSettings) -> int:
         return code
     finally:
         sock.close()
+
+
+def _server_options() -> dict[str, Any]:
+    """uvicorn's protocol with bounded headers and the hub's deadlines for them and a body; no
+    cap per client address beside the total: every local tool connects from loopback."""
+    # imported here: uvicorn's protocol module is not needed for --help and --version
+    from aletheia_mem.server import connections
+
+    limits = connections.ConnectionLimits(per_client=connections.TOTAL)
+    return {"http": connections.guarded_protocol(limits)}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -201,10 +201,16 @@ def serve_on(
     _run(_ReadyServer(_config(asgi, host, port, tls, options), on_ready), [sock])
 
 
-def serve_handed(asgi: ASGIApp, channel: socket.socket, on_ready: Callable[[], None]) -> None:
+def serve_handed(
+    asgi: ASGIApp,
+    channel: socket.socket,
+    on_ready: Callable[[], None],
+    options: Mapping[str, Any] | None = None,
+) -> None:
     """Serve ``asgi`` on the connections handed over ``channel`` until SIGINT or SIGTERM, or
     until the channel's other end closes."""
-    _run(_HandedServer(_config(asgi, "127.0.0.1", 0, NO_TLS), on_ready, channel), None)
+    config = _config(asgi, "127.0.0.1", 0, NO_TLS, options)
+    _run(_HandedServer(config, on_ready, channel), None)
 
 
 def _run(server: uvicorn.Server, sockets: list[socket.socket] | None) -> None:

@@ -1,4 +1,4 @@
-"""Connections to the hub, bounded before any request is read.
+"""Connections to a server (the hub, ``aletheia-server``), bounded before any request is read.
 
 Each connection is counted against a cap per client address and a cap in total; one over either
 gets a short 503 and is closed at once. Headers must arrive within ``header_seconds`` of the
