@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import pytest
 
+from aletheia_mem.search.cjk import RUN_BREAK as B
 from aletheia_mem.search.cjk import has_cjk, run_terms
 from aletheia_mem.search.query import is_prose, query_terms
 from aletheia_mem.search.text import index_extras, index_text
 
 
 def test_a_run_is_indexed_with_its_bigrams_in_order() -> None:
-    assert index_text("使用数据库连接池") == "使用数据库连接池\n使用 用数 数据 据库 库连 连接 接池"
+    assert (
+        index_text("使用数据库连接池")
+        == f"使用数据库连接池\n{B} 使用 用数 数据 据库 库连 连接 接池"
+    )
+
+
+def test_the_bigrams_of_each_run_follow_a_break_no_query_matches() -> None:
+    # 数据 ends a sentence and 据库 starts the next: no phrase 数据 据库 may span the full stop.
+    assert index_text("整理数据。据库存").split("\n")[-1] == f"{B} 整理 理数 数据 {B} 据库 库存"
+    assert B not in query_terms(f"数据{B}据库 {B}")
 
 
 @pytest.mark.parametrize(
     ("text", "added"),
     [
-        ("データベースを使う", "デー ータ タベ ベー ース スを を使 使う"),
-        ("데이터베이스를 씁니다", "데이 이터 터베 베이 이스 스를 씁니 니다"),
-        ("用Redis做缓存", "Redis 做缓 缓存"),  # the Latin part of a mixed word too
-        ("调用parseHTTPRequest函数", "parseHTTPRequest parse HTTP Request 调用 函数"),
+        ("データベースを使う", f"{B} デー ータ タベ ベー ース スを を使 使う"),
+        ("데이터베이스를 씁니다", f"{B} 데이 이터 터베 베이 이스 스를 {B} 씁니 니다"),
+        ("用Redis做缓存", f"Redis {B} 做缓 缓存"),  # the Latin part of a mixed word too
+        ("调用parseHTTPRequest函数", f"parseHTTPRequest parse HTTP Request {B} 调用 {B} 函数"),
     ],
 )
 def test_japanese_korean_and_mixed_words(text: str, added: str) -> None:

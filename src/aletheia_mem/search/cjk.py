@@ -11,6 +11,9 @@ bigrams, in order (``使用 用数 数据 据库 库连 连接 接池``), and a 
 - each of its bigrams alone, so that a longer query (a sentence) still finds the memories that
   hold some of its words; a memory holding only these, apart, ranks below one with the phrase.
 
+Each run's bigrams follow a break no query matches (``RUN_BREAK``), so that the phrase never
+spans two runs: characters that punctuation keeps apart are no word.
+
 A word mixing CJK with other letters (``用Redis做缓存``: one token to ``unicode61``) also has
 its other parts indexed (``Redis``), with their identifier tokens (``search.text``).
 
@@ -48,6 +51,10 @@ def _run() -> re.Pattern[str]:
 # A word as ``unicode61`` reads one, near enough: letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 MAX_PHRASE_CHARS = 10  # a longer run is searched by its bigrams alone (a phrase of 9 tokens)
+# Indexed before the bigrams of each run: a token no query holds (a private-use character, which
+# ``unicode61`` keeps and a query's words never match), so that a phrase of bigrams stays within
+# one run: ``数据。据库存`` (数据 ends a sentence, 据库 starts the next) holds no ``数据库``.
+RUN_BREAK = "\ue000"
 
 
 def has_cjk(text: str) -> bool:
@@ -64,8 +71,8 @@ def bigrams(run: str) -> list[str]:
 
 def index_tokens(text: str) -> tuple[list[str], list[str]]:
     """What ``text`` adds to the index: the bigrams of its runs, in order and repeated as they
-    occur (phrases match on their positions), and the other parts of words that mix CJK with
-    other letters (``Redis`` of ``用Redis做缓存``)."""
+    occur (phrases match on their positions), each run's after a ``RUN_BREAK``, and the other
+    parts of words that mix CJK with other letters (``Redis`` of ``用Redis做缓存``)."""
     grams: list[str] = []
     parts: list[str] = []
     for word in _WORD.findall(text):
@@ -73,12 +80,17 @@ def index_tokens(text: str) -> tuple[list[str], list[str]]:
         if not found:
             continue
         if found[0] == word:  # all CJK: a word of two is its own bigram already
-            grams.extend(bigrams(word) if len(word) > 2 else ())
+            grams.extend(_run_grams(word) if len(word) > 2 else ())
             continue
         for run in found:
-            grams.extend(bigrams(run))
+            grams.extend(_run_grams(run))
         parts.extend(part for part in _run().split(word) if part)
     return grams, parts
+
+
+def _run_grams(run: str) -> list[str]:
+    """The bigrams of a run after a ``RUN_BREAK`` (nothing for a run of one character)."""
+    return [RUN_BREAK, *bigrams(run)] if len(run) > 1 else []
 
 
 def run_terms(run: str) -> list[str]:

@@ -8,7 +8,8 @@ almost every memory, cost time on large stores and say little about relevance.
 A query's whole tokens always count; a part split from one (a path segment, a ``snake_case`` word,
 a camelCase part) counts unless it is a fragment (``text.is_fragment``: one or two characters, a
 bare digit run, a short letter run of a hash), so an unknown hash or ticket id finds nothing
-rather than every memory sharing a ``7`` or a ``k2`` with it.
+rather than every memory sharing a ``7`` or a ``k2`` with it. An e-mail address is searched as
+the phrase of its tokens alone (``query_words``): it never finds another address of its domain.
 
 A search also looks for the other spellings of a query's words that memories use
 (``with_spellings``: ``timezone`` for ``time zone``, ``Straße`` for ``Strasse``, ``3.11.7`` for
@@ -102,13 +103,29 @@ def _numbered(segment: list[str]) -> bool:
     return len(segment) > 1 and any(word.isdigit() for word in segment)
 
 
+# An e-mail address: a local part, then a domain of dotted names ending in letters (not a package
+# at a version, ``react@18.2.0``), each part bounded (RFC 5321) so that no query costs more than a
+# few steps a character. Searched whole, as the phrase of its tokens.
+_ADDRESS = r"[^\W_][\w.%+\-]{0,63}@(?:[^\W_][\w\-]{0,62}\.){1,8}[^\W\d_]{2,24}\b"
+_ADDRESS_OR_COMPOUND = re.compile(rf"(?P<address>{_ADDRESS})|{COMPOUND.pattern}", re.UNICODE)
+
+
+def query_words(text: str) -> Iterator[re.Match[str]]:
+    """The words of ``text`` (code-like compounds), an e-mail address as one (group
+    ``address``): it names one mailbox, and its domain alone would find everyone at it."""
+    if "@" in text:
+        return _ADDRESS_OR_COMPOUND.finditer(text)
+    return (ASCII_COMPOUND if text.isascii() else COMPOUND).finditer(text)
+
+
 def query_terms(text: str) -> list[str]:
     """The distinct search terms of ``text``: words, identifier parts, joined and whole forms."""
     seen: dict[str, None] = {}
     text = query_start(text)
     some_cjk = cjk.has_cjk(text)
-    for compound in (ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
-        if is_plain(compound):  # a plain word ("Caddy") is its one term: most query words are
+    for word in query_words(text):
+        compound = word.group()
+        if is_plain(compound) or word.lastgroup == "address":  # one term, as most words are
             seen.setdefault(compound.lower(), None)
             continue
         found = _cjk_terms(compound) if some_cjk else _compound_terms(compound)
@@ -178,7 +195,7 @@ def _joined_neighbours(text: str) -> Iterator[str]:
     one at least is not a function word (``set up``: ``setup``; ``what is``: nothing)."""
     text = query_start(text)
     before: re.Match[str] | None = None
-    for match in (ASCII_COMPOUND if text.isascii() else COMPOUND).finditer(text):
+    for match in query_words(text):
         if before is not None and text[before.end() : match.start()].isspace():
             first, second = before.group(), match.group()
             both_plain = is_plain(first) and is_plain(second)

@@ -77,7 +77,7 @@ class PgMemories(PgPart):
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
         self._postings = Postings()
-        reindex_owed(db)  # what a tokenizer change left (migration 0016)
+        reindex_owed(db)  # what a tokenizer change left (0016, 0017)
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """The full-text reindex a migration leaves owed (``full_text_reindex``), run when a store opens,
 as the SQLite store's (``storage.sqlite.reindex``).
 
-Migration 0016 (CJK bigrams, ``search.cjk``) names one: the memories and facts holding CJK text
-are indexed again with the tokens ``index_text`` now adds, other rows are left alone. The rows
+Migrations 0016 (CJK bigrams, ``search.cjk``) and 0017 (a break before each run's bigrams) name
+one: the memories and facts holding CJK text are indexed again with the tokens ``index_text``
+now adds, other rows are left alone. The rows
 are found with reads, then indexed again in one transaction that locks and deletes the step's
 row, so that of several hub processes starting at once one does it, the others waiting for it.
 Each row indexed again is stamped in the change feed (migration 0009): every process's postings

@@ -1,9 +1,10 @@
 """The full-text reindex a migration leaves owed (``full_text_reindex``), run when a store opens.
 
-Migration 0019 (CJK bigrams, ``search.cjk``) names one: the memories and facts holding CJK text
-are indexed again with the tokens ``index_text`` now adds; other rows index as they did and are
-left alone. The rows are found with reads, then indexed again in one write transaction that
-deletes the step's row, so that of several processes opening the store at once one does it.
+Migrations 0019 (CJK bigrams, ``search.cjk``) and 0020 (a break before each run's bigrams) name
+one: the memories and facts holding CJK text are indexed again with the tokens ``index_text``
+now adds; other rows index as they did and are left alone. The rows are found with reads, then
+indexed again in one write transaction that deletes the step's row, so that of several
+processes opening the store at once one does it.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ class SqliteSearch(SqliteDatabase):
 
     def _on_open(self) -> None:
         super()._on_open()
-        reindex_owed(self._conn, self._write)  # what a tokenizer change left (migration 0019)
+        reindex_owed(self._conn, self._write)  # what a tokenizer change left (0019, 0020)
 
     def search_memories(
         self, query: MemoryQuery, now: int, ranking: Ranking = DEFAULT_RANKING
