@@ -194,3 +194,31 @@ async def test_high_level_client_negotiates_2026_07_28_quickly_and_calls_all_13_
     # The SDK waits DISCOVER_TIMEOUT_SECONDS (10 s) for a silent server; an answer is quick.
     assert connected < 3.0
     assert elapsed < 5.0
+
+
+async def test_arguments_as_models_fill_them_work_over_stdio(tmp_path):
+    """Blank optional arguments are the defaults, an array may come as its JSON text, and every
+    id of the widest timeline is fetched in one call (the client validates each result)."""
+    async with (
+        stdio_client(server_params(tmp_path)) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await session.list_tools()  # the client then checks results against outputSchema
+        for number in range(1, 102):
+            await ok(session, "save_memory", {"text": f"step {number}", "type": ""})
+        facts = [{"subject": "payments-api", "predicate": "database", "object": "PostgreSQL"}]
+        files = '["src/db.py", "src/app.py"]'
+        await ok(session, "save_memory", {"text": "db", "facts": facts, "files": files})
+        shown = await ok(session, "timeline", {"anchor": 51, "before": 50, "after": 50})
+        ids = [int(number) for number in re.findall(r"#(\d+) ", shown)]
+
+        fetched = await ok(session, "get_observations", {"ids": ids})
+        history = await ok(session, "fact_history", {"subject": "payments-api", "predicate": ""})
+        found = await ok(session, "search", {"file": "src/app.py", "order": "", "limit": ""})
+
+    assert len(ids) == 101
+    assert fetched.count("\n---\n") == 100
+    assert "[note] step 1\n" in fetched
+    assert "- fact #1 payments-api · database = PostgreSQL" in history
+    assert "\n#102 " in found

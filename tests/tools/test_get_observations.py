@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tests.tools.helpers import unwrap
 
 
@@ -105,3 +107,19 @@ def test_a_project_limited_caller_gets_only_its_projects(call, as_caller):
 
     assert unwrap(call("get_observations", _app=limited, ids=[1, 2])).startswith("#1 [note] shop")
     assert call("get_observations", _app=limited, ids=[2]).text == "No memories found for ids #2."
+
+
+def test_every_id_of_the_widest_timeline_is_fetched_in_one_call(call, clock):
+    # The reference: "Pass every id in one call", the ids from search or timeline; a timeline
+    # lists up to 50 before, the anchor and 50 after.
+    for number in range(1, 102):
+        call("save_memory", text=f"step {number}")
+        clock.advance(1000)
+    shown = unwrap(call("timeline", anchor=51, before=50, after=50))
+    ids = [int(re.search(r"#(\d+)", line).group(1)) for line in shown.split("\n")]
+    assert len(ids) == 101
+
+    result = call("get_observations", ids=ids)
+
+    assert not result.is_error, result.text
+    assert unwrap(result).count("\n---\n") == 100

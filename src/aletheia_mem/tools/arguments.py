@@ -1,12 +1,14 @@
 """Checking tool arguments against the tool's own inputSchema, forgiving what models send.
 
 Numbers may come as numeric strings, booleans as "true"/"false", arrays of ids as "1,2" or a
-single id, and null means absent. Anything else that does not fit is an ``InvalidInputError``
-with a message that names the argument.
+single id, and null or blank text (``""``, what models send for "nothing") means absent: an
+optional argument then gets its default, a required one is missing. Anything else that does not
+fit is an ``InvalidInputError`` with a message that names the argument.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -34,7 +36,7 @@ def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]
     clean: dict[str, Any] = {}
     for name, spec in properties.items():
         value = arguments.get(name)
-        if value is None:
+        if value is None or (isinstance(value, str) and not value.strip()):
             if "default" in spec:
                 clean[name] = spec["default"]
             continue
@@ -121,7 +123,10 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
         number = int(number)
     low, high = spec.get("minimum"), spec.get("maximum")
     if (low is not None and number < low) or (high is not None and number > high):
-        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        if low is None:
+            bounds = f"at most {high}"
+        else:
+            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
         raise InvalidInputError(f"{name} must be {bounds}.")
     if isinstance(number, int) and number > MAX_WHOLE:  # beyond SQLite's INTEGER range
         raise InvalidInputError(f"{name} must be at most {MAX_WHOLE}.")
@@ -142,6 +147,8 @@ def _check_boolean(name: str, value: Any) -> bool:
 
 def _check_array(name: str, spec: Schema, value: Any) -> list[Any]:
     item_spec: Schema = spec.get("items", {})
+    if isinstance(value, str) and item_spec.get("type") in ("number", "integer", "string"):
+        value = _json_array(name, value)
     if isinstance(value, str) and item_spec.get("type") in ("number", "integer"):
         value = [part for part in value.replace(" ", ",").split(",") if part]
     elif isinstance(value, str) and item_spec.get("type") == "string":  # "a.py" or "a.py, b.py"
@@ -156,3 +163,19 @@ def _check_array(name: str, spec: Schema, value: Any) -> list[Any]:
     if not item_spec.get("type"):
         return value
     return [_check_value(f"each of {name}", item_spec, item) for item in value]
+
+
+def _json_array(name: str, text: str) -> Any:
+    """The array a client sent as its JSON text (``'["a.py", "b.py"]'``, ``"[1, 2]"``), else
+    ``text``: split at its commas, it would give ``'["a.py"'``. Only for arrays of numbers or
+    strings, whose items are checked one by one after (no nesting to guard)."""
+    if not text.lstrip().startswith("["):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    if not isinstance(value, list):
+        return text
+    _check_encodable(name, value)  # "\\ud800" in the text is a lone surrogate once read
+    return value

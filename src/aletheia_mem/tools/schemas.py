@@ -12,6 +12,12 @@ from aletheia_mem.tools.arguments import CollapsedString
 
 Schema = dict[str, Any]
 
+MAX_ROWS = 100  # search's limit
+MAX_NEIGHBOURS = 50  # timeline's before and after
+# get_observations takes every id one search or timeline lists ("Pass every id in one call"):
+# the widest timeline lists 50 before, the anchor and 50 after.
+MAX_FETCH = max(MAX_ROWS, 2 * MAX_NEIGHBOURS + 1)
+
 
 _PROJECT = {
     "type": "string",
@@ -37,13 +43,13 @@ def _whole(description: str, minimum: int, maximum: int, default: int | None = N
     return spec
 
 
-def _ids(description: str) -> Schema:
+def _ids(description: str, most: int = MAX_IDS) -> Schema:
     return {
         "type": "array",
         # No minimum: an id no item can have (0, -1) is an unknown id, answered as the tool
         # answers any unknown id (get_observations skips it, add_rule names it in its error).
         "items": {"type": "integer"},
-        "maxItems": MAX_IDS,
+        "maxItems": most,
         "description": description,
     }
 
@@ -74,7 +80,7 @@ SEARCH: Schema = {
             "maxLength": MAX_NAME,
             "description": "For example observation, summary or note.",
         },
-        "limit": _whole("Rows to return, 1 to 100.", 1, 100, 20),
+        "limit": _whole("Rows to return, 1 to 100.", 1, MAX_ROWS, 20),
         "offset": _whole("Rows to skip.", 0, 1_000_000, 0),
         "since": {
             **_DATE,
@@ -108,15 +114,15 @@ TIMELINE: Schema = {
         },
         "query": {"type": "string", "description": "Finds the anchor when anchor is not given."},
         "project": {"type": "string", "description": "Limits the lookup and the neighbours."},
-        "before": _whole("Rows before the anchor.", 0, 50, 5),
-        "after": _whole("Rows after the anchor.", 0, 50, 5),
+        "before": _whole("Rows before the anchor.", 0, MAX_NEIGHBOURS, 5),
+        "after": _whole("Rows after the anchor.", 0, MAX_NEIGHBOURS, 5),
     },
 }
 
 GET_OBSERVATIONS: Schema = {
     "type": "object",
     "properties": {
-        "ids": _ids("Memory ids from search or timeline. Unknown ids are skipped."),
+        "ids": _ids("Memory ids from search or timeline. Unknown ids are skipped.", MAX_FETCH),
     },
     "required": ["ids"],
 }

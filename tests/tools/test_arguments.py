@@ -1,0 +1,183 @@
+"""Tool arguments as models send them: a blank optional argument is an omitted one.
+
+Models often fill every optional field, with ``""`` where they mean nothing. The reference gives
+each optional argument a default or says what leaving it out does; a blank value gets exactly
+that, as a blank project, title, kind or when already did, and a blank required argument is
+still missing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.tools.arguments import check_arguments
+from tests.tools.helpers import body_lines, unwrap
+
+BLANKS = ("", "  ")
+
+
+def _payments_on(call, database):
+    facts = [{"subject": "payments-api", "predicate": "database", "object": database}]
+    return call("save_memory", text=f"payments-api runs on {database}", facts=facts)
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_blank_predicate_does_not_narrow_fact_history(call, blank):
+    _payments_on(call, "PostgreSQL 16")
+
+    result = call("fact_history", subject="payments-api", predicate=blank)
+
+    assert result.text == call("fact_history", subject="payments-api").text
+    assert body_lines(result)[1].startswith("- fact #1 payments-api · database = PostgreSQL 16")
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_blank_as_of_lists_the_current_facts(call, blank):
+    _payments_on(call, "PostgreSQL 16")
+
+    result = call("fact_history", subject="payments-api", as_of=blank)
+
+    assert not result.is_error, result.text
+    assert body_lines(result)[0] == 'Current facts about "payments-api":'
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_blank_project_on_timeline_finds_an_anchor_in_any_project(call, blank):
+    call("save_memory", text="Billing runs nightly", project="billing")
+
+    result = call("timeline", anchor=1, project=blank)
+
+    assert result.text == call("timeline", anchor=1).text
+    assert unwrap(result).startswith("→ #1 ")
+
+
+def test_a_blank_anchor_leaves_the_query_to_find_it(call):
+    call("save_memory", text="Use pnpm, not npm, in the shop repo")
+
+    result = call("timeline", anchor="", query="pnpm")
+
+    assert unwrap(result).startswith("→ #1 ")
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_blank_search_options_are_the_defaults(call, blank):
+    call("save_memory", text="Use pnpm, not npm, in the shop repo", type="decision")
+    expected = call("search", query="pnpm").text
+    options = (
+        "type",
+        "kind",
+        "since",
+        "until",
+        "older_than_days",
+        "order",
+        "limit",
+        "offset",
+        "file",
+        "file_suffix",
+    )
+
+    for name in options:
+        result = call("search", query="pnpm", **{name: blank})
+        assert result.text == expected, (name, result.text)
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_blank_type_saves_a_note(call, blank):
+    assert call("save_memory", text="Staging deploys need the VPN", type=blank).text == (
+        "Saved as #1 in shop."
+    )
+
+    assert unwrap(call("get_observations", ids=[1])).startswith("#1 [note] ")
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_blank_dismiss_and_restore_types_address_a_memory(call, blank):
+    call("save_memory", text="Staging deploys need the VPN")
+
+    dismissed = call("dismiss_memory", id=1, type=blank, reason=blank)
+    restored = call("restore_memory", id=1, type=blank)
+
+    assert dismissed.text.startswith("Dismissed memory #1. ")
+    assert restored.text == "Restored memory #1."
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_blank_scope_tier_adds_an_everywhere_rule(call, blank):
+    result = call("add_rule", then="Run the tests before you commit", scopeTier=blank)
+
+    assert result.text.startswith("Rule saved (r_")
+    assert unwrap(call("list_rules")).startswith(
+        "- Always: Run the tests before you commit  [everywhere]  (id r_"
+    )
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_blank_limit_gives_the_default_session_context(call, blank):
+    call("save_memory", text="Staging deploys need the VPN")
+
+    result = call("session_start_context", limit=blank)
+
+    assert result.text == call("session_start_context").text
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("search", {"query": "  "}, "query is required."),
+        ("fact_history", {"subject": ""}, "subject is required."),
+        ("save_memory", {"text": " "}, "text is required."),
+        ("confirm_rule", {"id": ""}, "id is required."),
+        ("work_state_read", {"list": " "}, "list is required."),
+        ("dismiss_memory", {"id": ""}, "id is required."),
+    ],
+)
+def test_a_blank_required_argument_is_still_required(call, tool, arguments, message):
+    result = call(tool, **arguments)
+
+    assert result.is_error
+    assert result.text == message
+
+
+def test_files_sent_as_a_json_string_are_the_paths_it_lists(call):
+    # Some clients send an array argument as its JSON text; split at its commas, it would
+    # store '["src/a.py"' and '"src/b.py"]', paths search with file never finds.
+    call("save_memory", text="Checkout totals", files='["src/a.py", "src/b.py"]')
+
+    assert unwrap(call("get_observations", ids=[1])).endswith("Files:\n- src/a.py\n- src/b.py")
+    assert unwrap(call("search", file="src/b.py")).startswith("#1 ")
+
+
+def test_a_path_that_starts_with_a_bracket_is_still_one_path(call):
+    call("save_memory", text="The product page", files="[id].tsx")
+
+    assert unwrap(call("get_observations", ids=[1])).endswith("Files:\n- [id].tsx")
+
+
+def test_ids_sent_as_a_json_string_are_the_ids_it_lists(call):
+    call("save_memory", text="Staging deploys need the VPN")
+    call("save_memory", text="Staging is behind the VPN")
+
+    fetched = call("get_observations", ids="[1, 2]")
+    rule = call("add_rule", then="Connect the VPN first", evidence_memory_ids="[2]")
+
+    assert unwrap(fetched).count("\n---\n") == 1
+    assert rule.text.startswith("Rule saved (r_")
+
+
+def test_a_json_string_of_other_values_is_still_refused(call):
+    files = call("save_memory", text="Checkout totals", files='[["src/a.py"]]')
+    ids = call("get_observations", ids='["one"]')
+    surrogate = call("save_memory", text="Checkout totals", files='["src/\\ud800.py"]')
+
+    assert files.text == "each of files must be a string."
+    assert ids.text == "each of ids must be a number."
+    assert surrogate.text == "files must not contain lone surrogate characters."
+
+
+def test_a_number_past_a_maximum_alone_says_the_maximum():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}}}
+    with pytest.raises(InvalidInputError) as refused:
+        check_arguments(schema, {"n": 6})
+    assert refused.value.message == "n must be at most 5."  # not "from None to 5"
+    assert check_arguments(schema, {"n": 5}) == {"n": 5}
