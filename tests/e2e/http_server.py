@@ -11,12 +11,13 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,3 +202,33 @@ def _wait_until_listening(
         if match:
             return RunningServer(process, int(match.group(2)), match.group(1), lines, seen)
     raise AssertionError(f"aletheia-server did not start; stderr: {seen}")
+
+
+def padded_request(request_line: bytes, size: int, body: bytes = b"") -> bytes:
+    """``request_line`` with about ``size`` bytes of padding headers, closing its connection."""
+    padding = b"".join(b"X-Pad-%d: %s\r\n" % (n, b"p" * 990) for n in range(size // 1000))
+    length = b"Content-Length: %d\r\n" % len(body) if body else b""
+    return (
+        request_line
+        + b"\r\nHost: 127.0.0.1\r\n"
+        + padding
+        + length
+        + b"Connection: close\r\n\r\n"
+        + body
+    )
+
+
+def exchange_raw(port: int, request: bytes, timeout: float = 30.0) -> bytes:
+    """Send ``request`` at once on a new connection to 127.0.0.1 and read until it closes: what
+    the server answered (it may close before reading the whole request)."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    received = b""
+    try:
+        with suppress(OSError):  # the server closed before reading it all
+            conn.sendall(request)
+        with suppress(ConnectionResetError):
+            while chunk := conn.recv(65536):
+                received += chunk
+    finally:
+        conn.close()
+    return received

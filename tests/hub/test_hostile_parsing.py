@@ -4,10 +4,7 @@ hub's Retry-After that no integer parser reads."""
 
 from __future__ import annotations
 
-import json
-import socket
 from collections.abc import Iterator
-from contextlib import suppress
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,9 +19,10 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync import client as sync_client
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
+from tests.e2e.http_server import exchange_raw, padded_request
 from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub, store_of
 from tests.hub.sync_helpers import counts_at, items_at
-from tests.hub.test_hostile_sync import _serving, memory_record
+from tests.hub.test_hostile_sync import _HostileHub, _serving, memory_record
 
 pytestmark = pytest.mark.e2e
 
@@ -104,38 +102,13 @@ def test_a_fact_tied_to_a_memory_of_its_own_project_still_syncs(hub: Hub) -> Non
     assert items_at(hub.db)[("fact", "c" * 32)]["memory"] == "d" * 32
 
 
-class _PoisonedPage(BaseHTTPRequestHandler):
-    """A hub that answers hello as a real one and pulls one page a test sets."""
-
-    page: ClassVar[list[Any]] = []
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        if self.path == "/sync/hello":
-            token = {"id": 1, "name": "x", "scope": "sync", "projects": None}
-            body: dict[str, Any] = {"hub_id": "b" * 32, "token": token, "max_records": 1000}
-        else:
-            body = {"records": self.page, "cursor": 5, "more": False}
-        self._send(body)
-
-    def _send(self, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-
 def test_a_pull_page_whose_kind_is_a_list_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    _PoisonedPage.page = [memory_record(key="fine"), {**memory_record(), "kind": ["memory"]}]
+    _HostileHub.page = [memory_record(key="fine"), {**memory_record(), "kind": ["memory"]}]
+    _HostileHub.projects = None
     store = SqliteStore(tmp_path / "local.db")
     try:
         refused = "sent a bad pull page: record 1: kind must be one of"
-        with _serving(_PoisonedPage) as url, pytest.raises(AletheiaError, match=refused):
+        with _serving(_HostileHub) as url, pytest.raises(AletheiaError, match=refused):
             sync_store(store, HubClient(url, "alt_x"), system_clock)
     finally:
         store.close()
@@ -144,13 +117,14 @@ def test_a_pull_page_whose_kind_is_a_list_is_refused_with_a_clear_error(tmp_path
 
 def test_a_pull_page_naming_one_memory_twice_is_applied_whole(tmp_path: Path) -> None:
     now = system_clock()
-    _PoisonedPage.page = [
+    _HostileHub.projects = None
+    _HostileHub.page = [
         memory_record(key="pulled-twice", text="older words", v=[now - 1000, "b" * 32]),
         memory_record(key="pulled-twice", text="newer words", v=[now, "b" * 32]),
     ]
     store = SqliteStore(tmp_path / "local.db")
     try:
-        with _serving(_PoisonedPage) as url:
+        with _serving(_HostileHub) as url:
             sync_store(store, HubClient(url, "alt_x"), system_clock)
     finally:
         store.close()
@@ -190,23 +164,9 @@ def test_a_retry_after_no_integer_parser_reads_is_waited_on_without_a_crash(
 
 
 def _send_headers(hub: Hub, size: int) -> bytes:
-    """A request on ``/sync/hello`` whose headers hold ``size`` bytes of padding, sent at once
-    (the hub may close before the end: what it answered, then)."""
-    address = urlsplit(hub.url)
-    conn = socket.create_connection((address.hostname, address.port), timeout=WAIT_SECONDS)
-    padding = b"".join(b"X-Pad-%d: %s\r\n" % (n, b"p" * 990) for n in range(size // 1000))
-    request = b"POST /sync/hello HTTP/1.1\r\nHost: 127.0.0.1\r\n" + padding
-    request += b"Content-Length: 2\r\nConnection: close\r\n\r\n{}"
-    received = b""
-    try:
-        with suppress(OSError):  # the hub closed before reading it all
-            conn.sendall(request)
-        with suppress(ConnectionResetError):
-            while chunk := conn.recv(65536):
-                received += chunk
-    finally:
-        conn.close()
-    return received
+    """A request on ``/sync/hello`` whose headers hold ``size`` bytes of padding."""
+    request = padded_request(b"POST /sync/hello HTTP/1.1", size, b"{}")
+    return exchange_raw(urlsplit(hub.url).port or 0, request, WAIT_SECONDS)
 
 
 def test_request_headers_past_the_cap_get_431_and_the_hub_serves_on(tmp_path: Path) -> None:

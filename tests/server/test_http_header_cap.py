@@ -3,33 +3,16 @@ connection closed, with one worker or several; the server serves on."""
 
 from __future__ import annotations
 
-import socket
-from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
 from aletheia_mem.server.connections import MAX_HEADER_BYTES
-from tests.e2e.http_server import RunningServer, running_server
+from tests.e2e.http_server import RunningServer, exchange_raw, padded_request, running_server
 
 
 def _send_headers(server: RunningServer, size: int) -> bytes:
-    """``GET /api/rules`` with ``size`` bytes of padding headers, sent at once (the server may
-    close before the end: what it answered, then)."""
-    conn = socket.create_connection(("127.0.0.1", server.port), timeout=30)
-    padding = b"".join(b"X-Pad-%d: %s\r\n" % (n, b"p" * 990) for n in range(size // 1000))
-    request = b"GET /api/rules HTTP/1.1\r\nHost: 127.0.0.1\r\n" + padding
-    request += b"Connection: close\r\n\r\n"
-    received = b""
-    try:
-        with suppress(OSError):  # the server closed before reading it all
-            conn.sendall(request)
-        with suppress(ConnectionResetError):
-            while chunk := conn.recv(65536):
-                received += chunk
-    finally:
-        conn.close()
-    return received
+    return exchange_raw(server.port, padded_request(b"GET /api/rules HTTP/1.1", size))
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
