@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import MAXYEAR, UTC, date, datetime, timedelta
 from functools import lru_cache
 
 from aletheia_mem.errors import InvalidInputError
 
 DAY_MS = 86_400_000
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# A bare calendar period of ISO 8601: a year, a year-month, or a date (extended or basic).
+_PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?|(\d{2})(\d{2}))?$")
 _EPOCH_MS = re.compile(r"^-?\d{1,15}$")
 FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
@@ -70,24 +71,71 @@ def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
     Args:
         value: what the caller sent (string or number).
         name: the argument's name, for the error message.
-        end_of_day: read it as an exclusive end bound that includes what it names: a bare date
-            gives the next day's start, an instant the millisecond after it ("up to" includes
-            the instant itself, as ``since`` does).
+        end_of_day: read it as an exclusive end bound that includes what it names: a bare
+            date, month or year gives the next one's start, an instant the millisecond after it
+            ("up to" includes the instant itself, as ``since`` does).
 
     Raises:
         InvalidInputError: the value is none of the accepted forms.
     """
-    start = _start_instant(value, name)
-    if not end_of_day:
-        return start
-    if isinstance(value, str) and _DATE_ONLY.match(value.strip()):
-        return start + DAY_MS  # so 9999-12-31 is a bound too
-    return start + 1
-
-
-def _start_instant(value: object, name: str) -> int:
-    """``parse_instant`` of a start: a bare date is its midnight (UTC)."""
     problem = f"{name} must be an ISO 8601 date, date-time or epoch milliseconds."
+    period = _calendar_period(value, problem)
+    if period is not None:
+        return period[1] if end_of_day else period[0]
+    start = _start_instant(value, problem)
+    return start + 1 if end_of_day else start
+
+
+def _calendar_period(value: object, problem: str) -> tuple[int, int] | None:
+    """The year (``2026``), month (``2026-12``) or day (``2026-12-05``, ``20261205``) a bare
+    date names, as its first millisecond and the next period's; None for any other form.
+
+    Four digits are a year and eight that make a valid date a day, never milliseconds after
+    1970-01-01 00:00 (no one means 2 s past the epoch by ``2026``); eight that make no date stay
+    milliseconds, as every other run of digits does.
+
+    Raises:
+        InvalidInputError: a year or year-month that names no period (``2026-13``, ``0000``).
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)  # a number sent for the text: read as its digits are
+    if not isinstance(value, str):
+        return None
+    match = _PERIOD.match(value.strip())
+    if match is None:
+        return None
+    year, month, day, basic_month, basic_day = match.groups()
+    try:
+        if basic_month is not None:
+            start = date(int(year), int(basic_month), int(basic_day))
+        else:
+            start = date(int(year), int(month or 1), int(day or 1))
+    except ValueError:
+        if basic_month is not None:
+            return None  # eight digits that are no date: milliseconds
+        raise InvalidInputError(problem) from None
+    unit = "day" if day is not None or basic_day is not None else "month" if month else "year"
+    return _date_ms(start), _period_end(start, unit)
+
+
+def _period_end(start: date, unit: str) -> int:
+    """The first millisecond after the day, month or year that begins at ``start``; past
+    9999, the bound just after the last instant shown (so 9999 is a period too)."""
+    if unit == "day":
+        return LAST_MS + 1 if start == date.max else _date_ms(start + timedelta(days=1))
+    if unit == "year" or start.month == 12:
+        year, month = start.year + 1, 1
+    else:
+        year, month = start.year, start.month + 1
+    return LAST_MS + 1 if year > MAXYEAR else _date_ms(date(year, month, 1))
+
+
+def _date_ms(day: date) -> int:
+    return (day - _EPOCH.date()).days * DAY_MS
+
+
+def _start_instant(value: object, problem: str) -> int:
+    """``parse_instant`` of a date-time or epoch milliseconds (a bare date is a period)."""
     if isinstance(value, bool):
         raise InvalidInputError(problem)
     if isinstance(value, int | float):

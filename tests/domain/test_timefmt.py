@@ -124,3 +124,49 @@ def test_every_clock_digit_formats_as_datetime_prints_it() -> None:
 def test_an_instant_formatted_again_is_the_same(instants: list[int]) -> None:
     for ms in instants + instants:  # the second time from the kept ones
         assert format_instant(ms) == _instant_by_datetime(ms)
+
+
+def _ms(*parts: int) -> int:
+    return int(datetime(*parts, tzinfo=UTC).timestamp() * 1000)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("2026", _ms(2026, 1, 1), _ms(2027, 1, 1)),
+        ("2026-12", _ms(2026, 12, 1), _ms(2027, 1, 1)),
+        ("2026-02", _ms(2026, 2, 1), _ms(2026, 3, 1)),
+        ("20261205", _ms(2026, 12, 5), _ms(2026, 12, 6)),
+        ("2026-12-05", _ms(2026, 12, 5), _ms(2026, 12, 6)),
+        (" 2026 ", _ms(2026, 1, 1), _ms(2027, 1, 1)),
+        (2026, _ms(2026, 1, 1), _ms(2027, 1, 1)),  # a number sent where text was asked for
+        (20261205, _ms(2026, 12, 5), _ms(2026, 12, 6)),
+        ("9999", _ms(9999, 1, 1), _LAST_MS + 1),
+        ("9999-12", _ms(9999, 12, 1), _LAST_MS + 1),
+    ],
+)
+def test_a_bare_year_month_or_basic_date_names_that_whole_period(text, start, end):
+    # "2026" and "20261205" were read as milliseconds after 1970-01-01 00:00: never meant.
+    assert parse_instant(text, "since") == start
+    assert parse_instant(text, "until", end_of_day=True) == end
+
+
+def test_a_basic_date_time_is_that_instant():
+    assert parse_instant("20261029T194645.563Z", "since") == REFERENCE_NOW
+    assert parse_instant("20261029T194645.563Z", "until", end_of_day=True) == REFERENCE_NOW + 1
+
+
+@pytest.mark.parametrize(
+    "text", ["1793232000000", "0", "86400000", "-1000", "20261345", "999", "202612"]
+)
+def test_digits_that_are_no_year_or_date_stay_epoch_milliseconds(text):
+    # A real timestamp has 13 digits; 8 digits that are no valid date are no YYYYMMDD, and
+    # ISO 8601 has no six-digit year-month.
+    assert parse_instant(text, "since") == int(text)
+    assert parse_instant(text, "until", end_of_day=True) == int(text) + 1
+
+
+@pytest.mark.parametrize("text", ["2026-13", "2026-00", "0000", "2026-1"])
+def test_a_month_or_year_that_does_not_exist_is_an_error(text):
+    with pytest.raises(InvalidInputError):
+        parse_instant(text, "since")
