@@ -181,3 +181,40 @@ def test_a_number_past_a_maximum_alone_says_the_maximum():
         check_arguments(schema, {"n": 6})
     assert refused.value.message == "n must be at most 5."  # not "from None to 5"
     assert check_arguments(schema, {"n": 5}) == {"n": 5}
+
+
+def test_ids_copied_as_printed_with_a_hash_are_those_ids(call):
+    # The server prints ids as #7; a model copies them as printed.
+    call("save_memory", text="Staging deploys need the VPN")
+    call("save_memory", text="Staging is behind the VPN")
+
+    fetched = call("get_observations", ids=["#1", "#2"])
+    fetched_text = call("get_observations", ids="#1, #2")
+    around = call("timeline", anchor="#2", before=1, after=0)
+    rule = call("add_rule", then="Connect the VPN first", evidence_memory_ids=["#2"])
+    dismissed = call("dismiss_memory", id="#1")
+    restored = call("restore_memory", id=" #1 ")
+
+    assert unwrap(fetched).count("\n---\n") == 1
+    assert unwrap(fetched_text).count("\n---\n") == 1
+    assert body_lines(around)[1].startswith("→ #2 ")
+    assert rule.text.startswith("Rule saved (r_")
+    assert dismissed.text.startswith("Dismissed memory #1.")
+    assert restored.text == "Restored memory #1."
+
+
+@pytest.mark.parametrize("value", ["##1", "#", "# 1", "#-1", "1#", "#1.5"])
+def test_only_one_leading_hash_before_an_id_is_forgiven(call, value):
+    call("save_memory", text="Staging deploys need the VPN")
+
+    refused = call("get_observations", ids=[value])
+
+    assert refused.is_error
+    assert refused.text.startswith("each of ids must be")
+
+
+def test_a_hash_is_not_forgiven_on_numbers_that_are_not_ids(call):
+    refused = call("search", query="vpn", limit="#5")
+
+    assert refused.is_error
+    assert refused.text == "limit must be a number."

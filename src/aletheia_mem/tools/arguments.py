@@ -30,6 +30,11 @@ class CollapsedString(dict[str, Any]):
     stored. Published as the plain schema it is."""
 
 
+class ItemId(dict[str, Any]):
+    """The schema of an integer id, which text may give as the server prints it: one ``#``
+    before it (``"#7"``). Published as the plain schema it is."""
+
+
 def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]:
     """Arguments with defaults filled in and values coerced to the declared types."""
     properties: dict[str, Schema] = schema.get("properties", {})
@@ -108,11 +113,7 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
     if isinstance(value, int | float):
         number = value
     elif isinstance(value, str):
-        text = value.strip()
-        try:
-            number = int(text) if _WHOLE_TEXT.fullmatch(text) else float(text)
-        except ValueError:
-            raise InvalidInputError(f"{name} must be a number.") from None
+        number = _number_text(name, spec, value.strip())
     else:
         raise InvalidInputError(f"{name} must be a number.")
     if not math.isfinite(number):
@@ -133,6 +134,18 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
     if isinstance(number, int) and number < MIN_WHOLE:
         raise InvalidInputError(f"{name} must be at least {MIN_WHOLE}.")
     return number
+
+
+def _number_text(name: str, spec: Schema, text: str) -> int | float:
+    """The number ``text`` writes; for an id, also as the server prints it (``#7``)."""
+    if isinstance(spec, ItemId) and text.startswith("#"):
+        text = text[1:]  # one "#" only: "##7", "# 7" and "#-7" stay refused
+        if not text[:1].isdigit():
+            raise InvalidInputError(f"{name} must be a number.")
+    try:
+        return int(text) if _WHOLE_TEXT.fullmatch(text) else float(text)
+    except ValueError:
+        raise InvalidInputError(f"{name} must be a number.") from None
 
 
 def _check_boolean(name: str, value: Any) -> bool:

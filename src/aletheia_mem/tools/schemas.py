@@ -8,7 +8,7 @@ from typing import Any
 
 from aletheia_mem.domain.limits import MAX_IDS, MAX_NAME, MAX_PATH, MAX_RULE, MAX_TEXT, MAX_TITLE
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
-from aletheia_mem.tools.arguments import CollapsedString
+from aletheia_mem.tools.arguments import CollapsedString, ItemId
 
 Schema = dict[str, Any]
 
@@ -48,7 +48,7 @@ def _ids(description: str, most: int = MAX_IDS) -> Schema:
         "type": "array",
         # No minimum: an id no item can have (0, -1) is an unknown id, answered as the tool
         # answers any unknown id (get_observations skips it, add_rule names it in its error).
-        "items": {"type": "integer"},
+        "items": ItemId(type="integer"),
         "maxItems": most,
         "description": description,
     }
@@ -108,10 +108,10 @@ SEARCH: Schema = {
 TIMELINE: Schema = {
     "type": "object",
     "properties": {
-        "anchor": {
-            "type": "integer",
-            "description": "Memory id from search. Takes priority over query.",
-        },
+        "anchor": ItemId(
+            type="integer",
+            description="Memory id from search. Takes priority over query.",
+        ),
         "query": {"type": "string", "description": "Finds the anchor when anchor is not given."},
         "project": {"type": "string", "description": "Limits the lookup and the neighbours."},
         "before": _whole("Rows before the anchor.", 0, MAX_NEIGHBOURS, 5),
@@ -272,7 +272,7 @@ CONFIRM_RULE: Schema = {
     "required": ["id"],
 }
 
-_ITEM_ID = {"type": "integer", "minimum": 1, "description": "The item id."}
+_ITEM_ID = ItemId(type="integer", minimum=1, description="The item id.")
 _ITEM_TYPE = {
     "type": "string",
     "enum": list(ITEM_TYPES),
