@@ -236,8 +236,26 @@ def test_rules_section_lists_the_enabled_rules_that_apply_to_the_project(call, a
         "## Rules",
         "- When you are about to commit: Run the tests before you commit",
         "- Always: Use pnpm",
-        "- When you review: Keep answers short",
+        "- When you review: Keep answers short  [situation: review]",
     ]
+
+
+def test_a_situation_rule_shows_its_situation_as_list_rules_does(call):
+    # Without it the line read "Always: ..." for a rule meant only for deploys.
+    call("add_rule", then="Run the smoke tests", scopeTier="situation", scopeName="deploys")
+    call("add_rule", then="Use pnpm")
+
+    context = call("session_start_context")
+    lines = body_lines(context)
+    listed = call("list_rules").text
+
+    assert context.structured["rules"][0]["text"] == lines[2][2:]  # the rule as listed
+    assert lines[1:4] == [
+        "## Rules",
+        "- Always: Run the smoke tests  [situation: deploys]",
+        "- Always: Use pnpm",
+    ]
+    assert "- Always: Run the smoke tests  [situation: deploys]  (id " in listed
 
 
 def test_project_argument_chooses_the_project(call):

@@ -143,3 +143,21 @@ def test_items_with_nan_or_infinity_are_an_error(call):
     assert result.is_error
     assert result.text == "items must hold only finite numbers."
     assert call("work_state_read", list="todo").text == 'No list named "todo".'
+
+
+def test_a_name_with_inner_spaces_is_shown_as_it_is_stored(call):
+    written = call("work_state_write", list=" my  list ", items=["a"])
+    missing = call("work_state_read", list="my  other")
+
+    assert written.text == 'Saved list "my  list" with 1 item(s) as #1.'
+    assert missing.text == 'No list named "my  other".'
+    assert _read(call, "my  list") == ["a"]  # the name as shown reads the list back
+    assert call("work_state_read", list="my list").text == 'No list named "my list".'
+
+
+def test_a_name_with_a_line_break_is_shown_as_its_json_string(call):
+    # The reply stays one line; the quoted name is the JSON string to send back.
+    written = call("work_state_write", list='to"do\tnow\nlater', items=["a"])
+
+    assert written.text == 'Saved list "to\\"do\\tnow\\nlater" with 1 item(s) as #1.'
+    assert _read(call, json.loads('"to\\"do\\tnow\\nlater"')) == ["a"]

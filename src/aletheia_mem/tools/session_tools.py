@@ -6,8 +6,12 @@ import json
 from typing import Any
 
 from aletheia_mem.domain import worklists
-from aletheia_mem.domain.context import MAX_REQUEST_LENGTH, build_context_parts
-from aletheia_mem.domain.formatting import one_line, rule_text, wrap_recall
+from aletheia_mem.domain.context import (
+    MAX_REQUEST_LENGTH,
+    build_context_parts,
+    context_rule_text,
+)
+from aletheia_mem.domain.formatting import wrap_recall
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools import structured
@@ -28,7 +32,7 @@ def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
             for item in parts.requests
         ],
         facts=[structured.fact(fact) for fact in parts.facts],
-        rules=[{"id": rule.id, "text": rule_text(rule)} for rule in parts.rules],
+        rules=[{"id": rule.id, "text": context_rule_text(rule)} for rule in parts.rules],
         items_cut=parts.cut,
     )
     return Output(wrap_recall(text), data)
@@ -45,7 +49,7 @@ def work_state_write(app: AppContext, args: dict[str, Any]) -> str:
         app.store, app.clock, project=project, name=name, items=items, tool=app.caller
     )
     stored = worklists.list_name(name)
-    return f'Saved list "{one_line(stored)}" with {len(items)} item(s) as #{written}.'
+    return f"Saved list {quoted_name(stored)} with {len(items)} item(s) as #{written}."
 
 
 def work_state_read(app: AppContext, args: dict[str, Any]) -> Output:
@@ -56,6 +60,16 @@ def work_state_read(app: AppContext, args: dict[str, Any]) -> Output:
     stored = worklists.list_name(name)
     data = structured.recall(project=project, list=stored, found=items is not None, items=[])
     if items is None:
-        return Output(f'No list named "{one_line(stored)}".', data)
+        return Output(f"No list named {quoted_name(stored)}.", data)
     data["items"] = json.loads(items)
     return Output(wrap_recall(neutralize(items)), data)
+
+
+def quoted_name(name: str) -> str:
+    """A list's name in quotes as it is stored, inner spaces kept (names match exactly after
+    trimming): its JSON string, so a quote or a line break in it is escaped, the reply stays
+    one line and the name can be sent back as shown."""
+    shown = json.dumps(name, ensure_ascii=False)
+    if not shown.isprintable():  # a line or paragraph separator, a format character
+        shown = "".join(char if char.isprintable() else json.dumps(char)[1:-1] for char in shown)
+    return neutralize(shown)
