@@ -11,7 +11,7 @@ from aletheia_mem.projects import (
     normalize_project,
     project_for_directory,
 )
-from aletheia_mem.server.wiring import open_app
+from aletheia_mem.server.wiring import open_app, open_hub_app
 
 
 def _home(tmp_path: Path) -> Path:
@@ -139,3 +139,21 @@ def test_aletheia_tool_is_one_line_of_at_most_100_characters(tmp_path):
     assert load_settings({"ALETHEIA_TOOL": "  my\ttool \n"}).tool == "my tool"
     assert load_settings({"ALETHEIA_TOOL": "t" * 300}).tool == "t" * 100
     assert load_settings({"ALETHEIA_TOOL": "   "}).tool is None
+
+
+def test_a_local_server_knows_its_repository_and_a_hub_none(tmp_path):
+    repo = tmp_path / "Shop"
+    (repo / "src").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    env = {"ALETHEIA_CWD": str(repo / "src"), "ALETHEIA_DATA_DIR": str(tmp_path / "data")}
+
+    local = open_app(load_settings(env))
+    hub = open_hub_app(load_settings(env), tmp_path / "hub.db")
+    try:
+        assert local.repository is not None
+        assert local.repository.project == "shop"
+        assert str(repo.resolve()) in local.repository.folders
+        assert hub.repository is None
+    finally:
+        local.store.close()
+        hub.store.close()

@@ -438,3 +438,23 @@ def test_file_mode_ignores_offset_as_the_reference_says(call):
     lines = body_lines(call("search", file="src/checkout.py", offset=5))
 
     assert lines == ["#1 2026-10-29 [note] checkout change  (shop, cli)"]
+
+
+def _found(result) -> list[int]:
+    return [int(line.split()[0][1:]) for line in body_lines(result) if line.startswith("#")]
+
+
+def test_a_ticket_id_does_not_find_a_longer_ticket_through_its_joined_form(call):
+    # ABC-1234 joined is abc1234, seven hex-like characters: it was looked up as a short hash.
+    exact = save(call, "ABC-1234 fixed the invoice rounding")
+    save(call, "ABC-12345 moved the login page")
+
+    assert _found(call("search", query="ABC-1234")) == [exact]
+    assert _found(call("search", query="abc_1234")) == [exact]
+
+
+def test_a_short_hash_in_a_word_or_a_path_still_finds_the_full_hash(call):
+    full = save(call, "Reverted commit 3f9a8c1d2e4b5a6978cd0e1f2a3b4c5d6e7f8091 on staging")
+
+    assert _found(call("search", query="3f9a8c1")) == [full]
+    assert _found(call("search", query="revert-3f9a8c1")) == [full]

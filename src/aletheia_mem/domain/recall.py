@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from aletheia_mem.domain import hybrid
+from aletheia_mem.domain.file_paths import RepositoryRoot, path_forms
 from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.search.query import (
     MAX_PREFIX_TOKENS,
@@ -24,12 +26,14 @@ if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import Store
 
 MAX_FACT_HITS = 5
+_WRITTEN_WORD = re.compile(r"[0-9a-z]+")  # of a lower-cased query: a hash is one such run
 QUOTED_CHARS = 200  # of a query or path quoted in a reason line
 
 
 @dataclass(frozen=True)
 class SearchRequest:
-    """A search as the caller asked for it. ``projects`` None means every project."""
+    """A search as the caller asked for it. ``projects`` None means every project;
+    ``repository`` is the one a local server works in (a hub knows none)."""
 
     query: str | None
     projects: tuple[str, ...] | None
@@ -42,6 +46,7 @@ class SearchRequest:
     order: Order = "relevance"
     limit: int = 20
     offset: int = 0
+    repository: RepositoryRoot | None = None
 
 
 M = TypeVar("M", Memory, Memory | MemoryHead)
@@ -139,17 +144,20 @@ def _file_search(
     semantic: SemanticSource | None,
     page: Callable[[Store, MemoryQuery, str, SemanticSource | None, int], Sequence[M]],
 ) -> SearchResult[M]:
-    """The memories that name ``file`` however its path was spelled (``path_spellings``),
-    newest first."""
+    """The memories that name ``file`` however its path was spelled (``path_spellings``) and,
+    for a whole path, absolute or relative to the repository's top (``path_forms``), newest
+    first."""
+    repository = None if request.file_suffix else request.repository
     found: dict[int, M] = {}
-    for path in path_spellings(file, suffix=request.file_suffix):
-        query = MemoryQuery(
-            projects=request.projects,
-            file=path,
-            file_suffix=request.file_suffix,
-            limit=request.limit,  # the reference: only project, file_suffix and limit apply
-        )
-        found.update((memory.id, memory) for memory in page(store, query, "", semantic, now))
+    for form in path_forms(file, repository, request.projects):
+        for path in path_spellings(form.path, suffix=request.file_suffix):
+            query = MemoryQuery(
+                projects=form.projects,
+                file=path,
+                file_suffix=request.file_suffix,
+                limit=request.limit,  # the reference: only project, file_suffix and limit apply
+            )
+            found.update((memory.id, memory) for memory in page(store, query, "", semantic, now))
     newest = sorted(found.values(), key=lambda memory: (memory.created_at, memory.id))
     memories = newest[::-1][: request.limit]
     return SearchResult([], memories, None if memories else _file_reason(request))
@@ -158,11 +166,16 @@ def _file_search(
 def search_terms(store: Store, text: str) -> tuple[str, ...]:
     """The terms of ``text`` (``query_terms``) and the other spellings of its words
     (``with_spellings``: ``time zone`` finds ``timezone``), with the indexed tokens each hash
-    prefix starts: a short commit SHA finds the memory that saved the full one."""
+    prefix starts: a short commit SHA finds the memory that saved the full one.
+
+    Hash prefixes come from the query's words as written (runs of letters and digits), never
+    from a joined form: ``ABC-1234`` joined is ``abc1234``, which would find ``ABC-12345``."""
     terms = with_spellings(text, query_terms(text))
+    written = set(_WRITTEN_WORD.findall(query_start(text).lower()))
     found = {
         prefix: store.tokens_with_prefix(prefix, MAX_PREFIX_TOKENS)
         for prefix in hash_prefixes(terms)
+        if prefix in written
     }
     return tuple(with_prefix_tokens(terms, found))
 

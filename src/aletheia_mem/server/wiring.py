@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, semantic_enabled
+from aletheia_mem.domain.file_paths import repository_root
 from aletheia_mem.domain.repositories import note_repository, repository_log
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import is_excluded, project_for_directory
@@ -32,9 +34,9 @@ def open_app(settings: Settings) -> AppContext:
         StoreUnavailableError: the PostgreSQL database cannot be reached (one line).
     """
     store = open_store(settings.store)  # first: a broken store stops here, in one line
-    return _closing_on_failure(
-        store, lambda: _context(settings, store, _local_path(settings.store))
-    )
+    app = _closing_on_failure(store, lambda: _context(settings, store, _local_path(settings.store)))
+    # Only a local server knows the repository its tools name files in (a hub has no cwd).
+    return replace(app, repository=repository_root(settings.cwd))
 
 
 def open_hub_app(

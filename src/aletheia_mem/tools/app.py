@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aletheia_mem.clock import Clock
+from aletheia_mem.domain.file_paths import RepositoryRoot
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import normalize_project
 
@@ -27,6 +28,7 @@ class AppContext:
     caller: str
     allowed_projects: tuple[str, ...] | None = None
     semantic: SemanticSource | None = None  # the optional semantic extra, once wired
+    repository: RepositoryRoot | None = None  # a local server's working repository; a hub: None
 
 
 def _named_project(app: AppContext, value: str) -> str:

@@ -48,6 +48,7 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
         order=args["order"],
         limit=args["limit"],
         offset=args["offset"],
+        repository=app.repository,
     )
 
 
