@@ -199,3 +199,10 @@ def test_save_help_does_not_offer_every_project_which_save_refuses(run: Invoke) 
     assert refused.stderr == 'Error: project "*" is only for search and timeline.\n'
     for reader in ("search", "timeline"):
         assert '"*" for every project' in " ".join(run(reader, "--help").stdout.split())
+
+
+def test_search_by_an_absolute_path_finds_the_file_saved_relative(run, workspace):
+    run("save", "Auth tokens expire after an hour", "--file", "src/auth.py")
+    absolute = str(workspace.project / "src" / "auth.py")
+    data = json_of(run("search", "--file", absolute, "--json"))
+    assert [memory["files"] for memory in data["memories"]] == [["src/auth.py"]]
