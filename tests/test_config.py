@@ -41,3 +41,10 @@ def test_whole_numbers_in_range_are_read() -> None:
         parse_port("65536")
     with pytest.raises(InvalidInputError):
         parse_port("9" * 19)
+
+
+def test_leading_zeros_do_not_make_a_number_out_of_range() -> None:
+    """``int`` reads them; only significant digits count against the 18-digit shortcut."""
+    assert parse_port("0" * 20 + "8765") == 8765
+    assert parse_workers("0" * 30 + "2") == 2
+    assert parse_port("0" * 5000) == 0

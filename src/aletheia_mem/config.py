@@ -126,11 +126,12 @@ def parse_workers(text: str, name: str = "ALETHEIA_WORKERS") -> int:
 def _whole(text: str) -> int | None:
     """The whole number ``text`` spells in ASCII digits, None if none: "²" is a digit to
     ``str.isdigit`` that ``int`` refuses, and ``int`` refuses more than 4,300 digits; past 18
-    no setting is in range anyway."""
+    significant ones no setting is in range anyway."""
     value = text.strip()
     if not (value.isascii() and value.isdigit()):
         return None
-    return int(value) if len(value) <= 18 else 10**18
+    digits = value.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 def _word_list(text: str) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ hub's Retry-After that no integer parser reads."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -180,3 +181,16 @@ def test_request_headers_past_the_cap_get_431_and_the_hub_serves_on(tmp_path: Pa
         # a body's bytes are no headers, in the piece that ends the headers or after it
         padded = {"store_id": store_of(token), "pad": "p" * 20 * MAX_HEADER_BYTES}
         assert hub.post("/sync/hello", padded, token).status == 200
+
+
+def test_a_content_length_of_thousands_of_leading_zeros_is_read_not_a_500(hub: Hub) -> None:
+    """The parser reads ``000…0NN`` as NN; the guard's ``int`` refused its digits (a 500)."""
+    token = hub.token("sync", ("shop",), "zeros")
+    body = json.dumps({"store_id": store_of(token)}).encode()
+    request = (
+        b"POST /sync/hello HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Authorization: Bearer " + token.encode() + b"\r\n"
+        b"Content-Length: " + b"0" * 5000 + b"%d\r\nConnection: close\r\n\r\n" % len(body) + body
+    )
+    reply = exchange_raw(urlsplit(hub.url).port or 0, request, WAIT_SECONDS)
+    assert reply.startswith(b"HTTP/1.1 200 "), reply

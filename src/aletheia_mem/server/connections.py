@@ -6,13 +6,13 @@ connection (or of the previous response), and the body within ``body_seconds`` o
 a connection too slow for either is closed. So a thousand connections that trickle bytes hold at
 most a handful of sockets each for seconds, and a client at another address is served meanwhile.
 A request's headers past ``MAX_HEADER_BYTES`` get a 431 and the connection is closed: the parser
-holds them in memory until they end, and a fast client sends gigabytes within the deadline.
+holds them in memory until they end, and a fast client sends gigabytes within the deadline. The
+trailer fields after a chunked body's last chunk are held as headers are, and bounded as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
-import resource
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -67,7 +67,11 @@ class _Counts:
 
 def raise_open_file_limit(wanted: int) -> int:
     """Raise this process's open-file limit toward ``wanted`` (within the hard limit); returns
-    the soft limit now in force."""
+    the soft limit now in force (``wanted`` where there is none to raise: Windows)."""
+    try:  # imported here: Windows has no ``resource``, and aletheia-server runs there too
+        import resource
+    except ImportError:
+        return wanted
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     if target > soft:
@@ -87,8 +91,9 @@ class GuardedProtocol(HttpToolsProtocol):
     _client = ""
     _admitted = False
     _deadline: asyncio.TimerHandle | None = None
-    _in_headers = True  # the parser is reading a request's line and headers
+    _in_headers = True  # the parser is reading a request's line and headers, or trailers
     _header_bytes = 0  # what this request's headers took so far
+    _fed_body = False  # the piece being parsed held body bytes
     _refused = False  # answered 431: what else comes is dropped
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -114,12 +119,17 @@ class GuardedProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if not self._admitted or self._refused:
             return  # a turned-away connection's bytes are dropped
-        began_in_headers = self._in_headers
+        began_in_headers, self._fed_body = self._in_headers, False
         super().data_received(data)
-        # Counted when the piece began and ended within headers: then it is headers only (a
-        # piece holding the end of a body and the start of the next request is not, and no
-        # more than one piece goes uncounted).
-        if began_in_headers and self._in_headers and not self.transport.is_closing():
+        # Counted when the piece began and ended within headers and held no body: then it is
+        # headers only (a piece holding the end of a body and the start of the next request is
+        # not, and no more than one piece goes uncounted).
+        if (
+            began_in_headers
+            and self._in_headers
+            and not self._fed_body
+            and not self.transport.is_closing()
+        ):
             self._header_bytes += len(data)
             if self._header_bytes > self.limits.header_bytes:
                 self._refuse_headers()
@@ -148,6 +158,15 @@ class GuardedProtocol(HttpToolsProtocol):
         self._in_headers = False
         self._arm(self.limits.body_seconds)
         super().on_headers_complete()
+
+    def on_chunk_header(self) -> None:
+        """A chunk's size line is read: its data follow, or after the last one (size 0) the
+        trailer fields, which the parser hands to ``on_header`` and uvicorn keeps as headers."""
+        self._in_headers = True
+
+    def on_body(self, body: bytes) -> None:
+        self._in_headers, self._header_bytes, self._fed_body = False, 0, True
+        super().on_body(body)
 
     def on_message_complete(self) -> None:
         self._disarm()  # the client sent it all; the hub's own work has no deadline here

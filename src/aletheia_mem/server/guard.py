@@ -177,6 +177,13 @@ def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode("latin-1")
 
 
+def _over(length: bytes, most: int) -> bool:
+    """Whether a Content-Length says more than ``most`` bytes. The parser reads leading zeros
+    without end (``000…02`` is 2), where ``int`` refuses more than 4,300 digits."""
+    digits = length.strip().lstrip(b"0")
+    return digits.isdigit() and (len(digits) > len(str(most)) or int(digits) > most)
+
+
 def _too_large(policy: GuardPolicy) -> Refusal:
     return Refusal(
         413, "payload_too_large", f"The request body is over {policy.max_body_bytes} bytes."
@@ -204,12 +211,7 @@ class Guard:
             )
         )
         length = _header(scope, b"content-length")
-        if (
-            refusal is None
-            and length is not None
-            and length.strip().isdigit()
-            and int(length) > self.policy.max_body_bytes
-        ):
+        if refusal is None and length is not None and _over(length, self.policy.max_body_bytes):
             refusal = _too_large(self.policy)
         if refusal is not None:
             await send_refusal(scope, send, refusal)
