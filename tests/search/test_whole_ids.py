@@ -67,3 +67,17 @@ def test_a_cjk_word_does_not_match_across_punctuation(call) -> None:
     _save(call, "今天整理数据。据库存记录显示")  # 数据 ends a sentence, 据库 starts the next
 
     assert _ids(call("search", query="数据库").text)[0] == word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "詳細はalice@example.comまでご連絡ください",  # Japanese writes no spaces around it
+        "请联系alice@example.com确认发票",
+    ],
+)
+def test_an_address_written_against_cjk_text_is_found(call, text: str) -> None:
+    memory = _save(call, text)
+    _save(call, "Contact bob@example.com for billing")
+
+    assert _ids(call("search", query="alice@example.com").text) == [memory]

@@ -72,19 +72,25 @@ def bigrams(run: str) -> list[str]:
 def index_tokens(text: str) -> tuple[list[str], list[str]]:
     """What ``text`` adds to the index: the bigrams of its runs, in order and repeated as they
     occur (phrases match on their positions), each run's after a ``RUN_BREAK``, and the other
-    parts of words that mix CJK with other letters (``Redis`` of ``用Redis做缓存``)."""
+    parts of words that mix CJK with other letters (``Redis`` of ``用Redis做缓存``), each whole
+    up to the next run or white space (``alice@example.com`` of ``詳細はalice@example.comまで``:
+    its tokens in order, as the phrase that searches an address or a path needs them)."""
     grams: list[str] = []
     parts: list[str] = []
-    for word in _WORD.findall(text):
-        found = _run().findall(word)
-        if not found:
-            continue
-        if found[0] == word:  # all CJK: a word of two is its own bigram already
-            grams.extend(_run_grams(word) if len(word) > 2 else ())
-            continue
-        for run in found:
-            grams.extend(_run_grams(run))
-        parts.extend(part for part in _run().split(word) if part)
+    for stretch in text.split():
+        mixed = False
+        for word in _WORD.findall(stretch):
+            found = _run().findall(word)
+            if not found:
+                continue
+            if found[0] == word:  # all CJK: a word of two is its own bigram already
+                grams.extend(_run_grams(word) if len(word) > 2 else ())
+                continue
+            mixed = True
+            for run in found:
+                grams.extend(_run_grams(run))
+        if mixed:
+            parts.extend(part for part in _run().split(stretch) if _WORD.search(part))
     return grams, parts
 
 
