@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from aletheia_mem.server.sessions import Lookup, SessionState, SessionStore
+from aletheia_mem.server.sessions import (
+    REMEMBERED_SESSIONS,
+    Lookup,
+    SessionState,
+    SessionStore,
+)
 from aletheia_mem.storage.contracts import HubStore
 from tests.conftest import FakeClock
 from tests.stores import open_target, raw_rows, target_of
@@ -191,13 +196,19 @@ def test_a_session_ended_through_this_store_ends_at_once_though_remembered(
     assert here.end(session_id, "") is False
 
 
-def test_an_unknown_session_is_never_remembered(store: HubStore, clock: FakeClock) -> None:
-    ticks = Ticks()
-    here = SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=ticks)
+def test_unknown_session_ids_take_no_room_from_the_remembered_ones(
+    store: HubStore, clock: FakeClock
+) -> None:
+    """A client sending made-up ids (each read from the store, found in none) never fills the
+    memory: had one been remembered, the memory would have started again empty, and the session
+    ended elsewhere been read again (ended) at once."""
+    here = SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=Ticks())
     elsewhere = SessionStore(store.sessions(), clock)
-    assert here.get("a" * 32, "") is None
-    session_id = elsewhere.add("", STATE)
-    assert here.get(session_id, "") == STATE  # begun elsewhere: found at once
+    session_id = here.add("", STATE)
+    assert elsewhere.end(session_id, "") is True  # here still remembers it, for a moment
+    for n in range(REMEMBERED_SESSIONS):
+        assert here.get(f"{n:032x}", "") is None
+    assert here.get(session_id, "") == STATE
 
 
 def test_a_remembered_session_still_expires_and_records_its_use(
