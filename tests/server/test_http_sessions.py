@@ -4,8 +4,9 @@ table that every worker process of a server shares."""
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,8 @@ from aletheia_mem.server.sessions import (
     SessionState,
     SessionStore,
 )
-from aletheia_mem.storage.contracts import HubStore
+from aletheia_mem.storage.contracts import HubStore, SessionRows
+from aletheia_mem.storage.entries import SessionRow
 from tests.conftest import FakeClock
 from tests.stores import open_target, raw_rows, target_of
 
@@ -227,3 +229,35 @@ def test_a_remembered_session_still_expires_and_records_its_use(
     clock.advance(11 * MINUTE_MS)
     assert here.get(session_id, "") is None  # idle too long, remembered or not
     assert stored_columns(store) == []
+
+
+class _EndedWhileRead:
+    """Session rows whose first ``find`` lets another request of this process end the session
+    after the row was read and before it is remembered (a thread's race, made to happen)."""
+
+    def __init__(self, rows: SessionRows) -> None:
+        self.rows = rows
+        self.end_during_find: Callable[[], None] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rows, name)
+
+    def find(self, id_hash: str) -> SessionRow | None:
+        found = self.rows.find(id_hash)
+        end, self.end_during_find = self.end_during_find, None
+        if end is not None:
+            end()
+        return found
+
+
+def test_a_session_ended_during_a_read_is_not_remembered_by_that_read(
+    store: HubStore, clock: FakeClock
+) -> None:
+    ticks = Ticks()
+    rows = _EndedWhileRead(store.sessions())
+    here = SessionStore(rows, clock, remember_s=60.0, monotonic=ticks)  # type: ignore[arg-type]
+    session_id = here.add("", STATE)
+    ticks.now += 61  # the add's row is old: the next get reads the store
+    rows.end_during_find = lambda: here.end(session_id, "")
+    here.get(session_id, "")  # the read under way when the session ended
+    assert here.get(session_id, "") is None  # ended at once here, not half a second later

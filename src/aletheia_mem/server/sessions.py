@@ -82,6 +82,8 @@ class SessionStore:
         self._remember_s = remember_s
         self._monotonic = monotonic
         self._remembered: dict[str, tuple[SessionRow, float]] = {}
+        # Sessions this process ended, and when: a read begun before is not remembered.
+        self._forgotten: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -106,8 +108,8 @@ class SessionStore:
         found = self._peek(id_hash, owner)
         if found.write_due:
             if found.state is None:
-                self._forget(id_hash)
                 self._rows.delete(id_hash)
+                self._forget(id_hash)
             else:
                 self._touch(id_hash)
         return found.state
@@ -131,8 +133,9 @@ class SessionStore:
         if self.get(session_id, owner) is None:
             return False
         id_hash = _hash(session_id)
-        self._forget(id_hash)
-        return self._rows.delete(id_hash)
+        ended = self._rows.delete(id_hash)
+        self._forget(id_hash)  # after the delete: a read still under way then is not kept
+        return ended
 
     def _row(self, id_hash: str) -> SessionRow | None:
         """The session's row: remembered when read less than ``remember_s`` ago, else read."""
@@ -144,8 +147,9 @@ class SessionStore:
             return found[0]
         read_at = self._monotonic()
         row = self._rows.find(id_hash)
-        if row is None:
-            self._forget(id_hash)
+        if row is None:  # ended elsewhere, or never begun: nothing to keep, no tombstone
+            with self._lock:
+                self._remembered.pop(id_hash, None)
         else:
             self._remember(id_hash, row, read_at)
         return row
@@ -160,13 +164,26 @@ class SessionStore:
                 self._remembered[id_hash] = (replace(found[0], last_used_at=now), found[1])
 
     def _remember(self, id_hash: str, row: SessionRow, read_at: float) -> None:
+        """Keep a row read at ``read_at``, unless this process ended its session since."""
         if self._remember_s <= 0:
             return
         with self._lock:
+            ended_at = self._forgotten.get(id_hash)
+            if ended_at is not None and ended_at >= read_at:
+                return
             if len(self._remembered) >= REMEMBERED_SESSIONS:
                 self._remembered.clear()
             self._remembered[id_hash] = (row, read_at)
 
     def _forget(self, id_hash: str) -> None:
+        """Drop the session's row, and keep a read already under way from bringing it back."""
+        if self._remember_s <= 0:
+            return
+        now = self._monotonic()
         with self._lock:
             self._remembered.pop(id_hash, None)
+            if len(self._forgotten) >= REMEMBERED_SESSIONS:  # older than any read under way
+                self._forgotten = {
+                    key: at for key, at in self._forgotten.items() if now - at < self._remember_s
+                }
+            self._forgotten[id_hash] = now
