@@ -95,6 +95,22 @@ def test_a_limited_token_cannot_tie_its_fact_to_a_memory_of_another_project(hub:
     assert ("fact", "f" * 32) not in items_at(hub.db)
 
 
+def test_a_fact_tied_to_a_memory_not_yet_known_is_tied_only_to_one_of_its_project(
+    hub: Hub,
+) -> None:
+    """The tie waits for the memory; a memory of that key that arrives in another project
+    (another token's push) is not the fact's."""
+    token = hub.token("sync", ("shop",), "tie-later")
+    assert hub.push(token, [_fact_record(token, "a" * 32, memory="b" * 32)]).status == 200
+    admin = hub.token("admin", None, "tie-later-admin")
+    bank = memory_record(key="b" * 32, project="bank", text="The bank's plan")
+    assert hub.push(admin, [bank]).status == 200
+    assert items_at(hub.db)[("fact", "a" * 32)]["memory"] is None
+    own = memory_record(key="c" * 32, text="The shop's own note")  # a later tie in shop holds
+    assert hub.push(token, [own, _fact_record(token, "d" * 32, memory="c" * 32)]).status == 200
+    assert items_at(hub.db)[("fact", "d" * 32)]["memory"] == "c" * 32
+
+
 def test_a_fact_tied_to_a_memory_of_its_own_project_still_syncs(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "tie-own")
     own = memory_record(key="d" * 32, text="The shop's own note")

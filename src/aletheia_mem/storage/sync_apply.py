@@ -599,17 +599,22 @@ def _add_requests(conn: SyncConn, episode_id: int, requests: list[Any]) -> None:
 def _resolve_pending(conn: SyncConn) -> None:
     """Fill in the references whose targets have arrived by now."""
     rows = conn.execute(
-        "SELECT p.kind, p.key, p.field, p.target, m.id AS found FROM sync_pending p"
+        "SELECT p.kind, p.key, p.field, p.target, m.id AS found, m.project FROM sync_pending p"
         " JOIN memories m ON m.uid = coalesce("
         "  (SELECT canonical FROM sync_aliases a WHERE a.uid = p.target), p.target)"
         " WHERE p.field IN ('memory', 'evidence_memory')"
         " UNION ALL"
-        " SELECT p.kind, p.key, p.field, p.target, f.id AS found FROM sync_pending p"
+        " SELECT p.kind, p.key, p.field, p.target, f.id AS found, f.project FROM sync_pending p"
         " JOIN facts f ON f.uid = p.target WHERE p.field IN ('superseded_by', 'evidence_fact')"
     ).fetchall()
     for row in rows:
         if row["field"] == "memory":
-            conn.execute("UPDATE facts SET memory_id = ? WHERE uid = ?", (row["found"], row["key"]))
+            # A fact is tied only to a memory of its own project, as a save ties it: a memory
+            # of that key arriving in another project (another sender's) is not the fact's.
+            conn.execute(
+                "UPDATE facts SET memory_id = ? WHERE uid = ? AND project = ?",
+                (row["found"], row["key"], row["project"]),
+            )
         elif row["field"] == "superseded_by":
             conn.execute(
                 "UPDATE facts SET superseded_by = ? WHERE uid = ?", (row["found"], row["key"])
