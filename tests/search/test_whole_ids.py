@@ -56,6 +56,7 @@ def test_an_unknown_address_gives_no_matches(call) -> None:
         ("alice@example.com", ["alice@example.com"]),
         ("mail first.last+tag@mail.example.org", ["mail", "first.last+tag@mail.example.org"]),
         ("react@18.2.0", ["react", "18.2.0"]),  # a package at a version, not an address
+        ("mailto:alice@example.com", ["mailto", "alice@example.com"]),  # no word takes its start
     ],
 )
 def test_ids_and_addresses_are_searched_whole(query: str, terms: list[str]) -> None:

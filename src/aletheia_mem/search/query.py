@@ -107,15 +107,26 @@ def _numbered(segment: list[str]) -> bool:
 # at a version, ``react@18.2.0``), each part bounded (RFC 5321) so that no query costs more than a
 # few steps a character. Searched whole, as the phrase of its tokens.
 _ADDRESS = r"[^\W_][\w.%+\-]{0,63}@(?:[^\W_][\w\-]{0,62}\.){1,8}[^\W\d_]{2,24}\b"
-_ADDRESS_OR_COMPOUND = re.compile(rf"(?P<address>{_ADDRESS})|{COMPOUND.pattern}", re.UNICODE)
+_ADDRESSES = re.compile(rf"(?P<address>{_ADDRESS})", re.UNICODE)
 
 
 def query_words(text: str) -> Iterator[re.Match[str]]:
     """The words of ``text`` (code-like compounds), an e-mail address as one (group
     ``address``): it names one mailbox, and its domain alone would find everyone at it."""
     if "@" in text:
-        return _ADDRESS_OR_COMPOUND.finditer(text)
+        return _around_addresses(text)
     return (ASCII_COMPOUND if text.isascii() else COMPOUND).finditer(text)
+
+
+def _around_addresses(text: str) -> Iterator[re.Match[str]]:
+    """The addresses of ``text`` first, then the compounds between them, in order: a compound
+    may not take an address's start (``mailto:alice`` of ``mailto:alice@example.com``)."""
+    start = 0
+    for address in _ADDRESSES.finditer(text):
+        yield from COMPOUND.finditer(text, start, address.start())
+        yield address
+        start = address.end()
+    yield from COMPOUND.finditer(text, start)
 
 
 def query_terms(text: str) -> list[str]:
