@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aletheia_mem.config import load_settings
+from aletheia_mem.domain.file_paths import resolved
 from aletheia_mem.projects import (
     DEFAULT_PROJECT,
     is_excluded,
@@ -150,9 +151,10 @@ def test_a_local_server_knows_its_repository_and_a_hub_none(tmp_path):
     local = open_app(load_settings(env))
     hub = open_hub_app(load_settings(env), tmp_path / "hub.db")
     try:
-        assert local.repository is not None
-        assert local.repository.project == "shop"
-        assert str(repo.resolve()) in local.repository.folders
+        found = resolved(local.repository)  # its folder until a file search needs it
+        assert found is not None
+        assert found.project == "shop"
+        assert str(repo.resolve()) in found.folders
         assert hub.repository is None
     finally:
         local.store.close()

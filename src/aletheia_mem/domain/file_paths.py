@@ -10,6 +10,7 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from aletheia_mem.projects import DEFAULT_PROJECT, project_for_directory, project_root
@@ -48,6 +49,19 @@ def repository_root(cwd: Path) -> RepositoryRoot | None:
     except (OSError, ValueError):  # a name the file system cannot take
         real = written
     return RepositoryRoot(tuple(dict.fromkeys([written, real])), project)
+
+
+def resolved(repository: RepositoryRoot | Path | None) -> RepositoryRoot | None:
+    """The repository a search names: itself, or the one holding a server's folder (found once
+    per folder: a server's folder does not change)."""
+    if isinstance(repository, Path):
+        return _repository_of(repository)
+    return repository
+
+
+@cache
+def _repository_of(cwd: Path) -> RepositoryRoot | None:
+    return repository_root(cwd)
 
 
 def path_forms(

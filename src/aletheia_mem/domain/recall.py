@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from aletheia_mem.domain import hybrid
-from aletheia_mem.domain.file_paths import RepositoryRoot, path_forms
 from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.search.query import (
     MAX_PREFIX_TOKENS,
@@ -22,6 +21,9 @@ from aletheia_mem.search.query import (
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead, MemoryQuery, Order
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path
+    from pathlib import Path
+
+    from aletheia_mem.domain.file_paths import RepositoryRoot
     from aletheia_mem.search.semantic.model import SemanticSource
     from aletheia_mem.storage.contracts import Store
 
@@ -46,7 +48,7 @@ class SearchRequest:
     order: Order = "relevance"
     limit: int = 20
     offset: int = 0
-    repository: RepositoryRoot | None = None
+    repository: RepositoryRoot | Path | None = None  # a folder: the repository holding it
 
 
 M = TypeVar("M", Memory, Memory | MemoryHead)
@@ -147,9 +149,11 @@ def _file_search(
     """The memories that name ``file`` however its path was spelled (``path_spellings``) and,
     for a whole path, absolute or relative to the repository's top (``path_forms``), newest
     first."""
-    repository = None if request.file_suffix else request.repository
+    from aletheia_mem.domain import file_paths  # file search only: off the start path
+
+    repository = None if request.file_suffix else file_paths.resolved(request.repository)
     found: dict[int, M] = {}
-    for form in path_forms(file, repository, request.projects):
+    for form in file_paths.path_forms(file, repository, request.projects):
         for path in path_spellings(form.path, suffix=request.file_suffix):
             query = MemoryQuery(
                 projects=form.projects,

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, cast
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import Settings, load_excluded_projects, semantic_enabled
-from aletheia_mem.domain.file_paths import repository_root
 from aletheia_mem.domain.repositories import note_repository, repository_log
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import is_excluded, project_for_directory
@@ -35,8 +34,9 @@ def open_app(settings: Settings) -> AppContext:
     """
     store = open_store(settings.store)  # first: a broken store stops here, in one line
     app = _closing_on_failure(store, lambda: _context(settings, store, _local_path(settings.store)))
-    # Only a local server knows the repository its tools name files in (a hub has no cwd).
-    return replace(app, repository=repository_root(settings.cwd))
+    # Only a local server knows the repository its tools name files in (a hub has no cwd):
+    # its folder, whose repository a file search finds when it needs it.
+    return replace(app, repository=settings.cwd)
 
 
 def open_hub_app(

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.domain.file_paths import RepositoryRoot
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import normalize_project
 
 if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
+    from aletheia_mem.domain.file_paths import RepositoryRoot
     from aletheia_mem.search.semantic.model import SemanticSource
     from aletheia_mem.storage.contracts import Store
 
@@ -28,7 +29,9 @@ class AppContext:
     caller: str
     allowed_projects: tuple[str, ...] | None = None
     semantic: SemanticSource | None = None  # the optional semantic extra, once wired
-    repository: RepositoryRoot | None = None  # a local server's working repository; a hub: None
+    # A local server's working repository, or the folder it works in until a file search
+    # needs the repository (found then, off the start path); a hub: None.
+    repository: RepositoryRoot | Path | None = None
 
 
 def _named_project(app: AppContext, value: str) -> str:
