@@ -121,3 +121,22 @@ def test_an_instruction_file_is_on_the_disk_before_its_name_and_its_folder_after
     monkeypatch.undo()
     assert disk_events[-3:] == durable_write(agents_md)
     assert "- Always: Run the tests\n" in agents_md.read_text(encoding="utf-8")
+
+
+def test_a_situation_rule_is_written_with_its_situation(run: Invoke, workspace: Workspace) -> None:
+    """In an instruction file a rule reads as always in force: one that holds only in a
+    situation says which, as list_rules and the session context show it."""
+    run(
+        "rules",
+        "add",
+        "Run the smoke tests",
+        "--scope-tier",
+        "situation",
+        "--scope-name",
+        "deploys",
+    )
+    run("rules", "add", "Run the tests")
+    assert run("rules", "sync", "--tool", "codex").exit_code == 0
+    text = (workspace.project / "AGENTS.md").read_text()
+    assert "- Always: Run the smoke tests [situation: deploys]\n" in text
+    assert "- Always: Run the tests\n" in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aletheia_mem.domain.formatting import TYPE_MARKS, fact_line, one_line, rule_scope, rule_text
+from aletheia_mem.domain.formatting import TYPE_MARKS, applied_rule_text, fact_line, one_line
 from aletheia_mem.domain.kinds import OBSERVATION_KIND
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
@@ -58,15 +58,6 @@ def _memory_line(memory: Memory) -> str:
     return f"- #{memory.id} {format_clock(memory.created_at)} [{mark}] {one_line(memory.title)}"
 
 
-def context_rule_text(rule: Rule) -> str:
-    """``When ...: ...`` as the reference shows it; a situation rule ends with its situation, as
-    in list_rules (``  [situation: deploys]``): an everywhere or this project's rule applies
-    whenever its ``when`` says, a situation rule only in that situation."""
-    if rule.scope_tier != "situation":
-        return rule_text(rule)
-    return f"{rule_text(rule)}  {rule_scope(rule)}"
-
-
 def _recent_lines(memories: list[Memory]) -> list[tuple[str, bool]]:
     lines: list[tuple[str, bool]] = []
     day = None
@@ -112,7 +103,7 @@ def build_context_parts(
             ("request", "requests"),
         ),
         _Section("## Facts", [("- " + fact_line(f), True) for f in facts], 2, _FACT),
-        _Section("## Rules", [(f"- {context_rule_text(r)}", True) for r in rules], 0, _RULE),
+        _Section("## Rules", [(f"- {applied_rule_text(r)}", True) for r in rules], 0, _RULE),
     ]
     header = f"# Memory for {one_line(project)}"
     used = len(header) + 1

@@ -90,6 +90,15 @@ def rule_text(rule: Rule) -> str:
     return f"When {one_line(rule.when)}: {one_line(rule.then)}"
 
 
+def applied_rule_text(rule: Rule) -> str:
+    """``rule_text`` where rules are listed for one project (session context, instruction
+    files): a situation rule ends with its situation, as in list_rules (``  [situation:
+    deploys]``), since it applies only there; an everywhere or project rule needs no mark."""
+    if rule.scope_tier != "situation":
+        return rule_text(rule)
+    return f"{rule_text(rule)}  {rule_scope(rule)}"
+
+
 def rule_scope(rule: Rule) -> str:
     if rule.scope_tier == "everywhere":
         return "[everywhere]"

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from aletheia_mem.domain.formatting import rule_text
+from aletheia_mem.domain.formatting import applied_rule_text
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.errors import InvalidInputError
@@ -147,7 +147,7 @@ def rule_line(rule: Rule) -> str:
     invisible character is whole again here); and no "<!" that would hide what follows in an
     HTML comment or read as one of the block's markers: it is shown as "&lt;!".
     """
-    text = "".join(char for char in rule_text(rule) if not _invisible(char))
+    text = "".join(char for char in applied_rule_text(rule) if not _invisible(char))
     return "- " + _COMMENT_OPEN.sub("&lt;", redact_secrets(" ".join(text.split())))
 
 

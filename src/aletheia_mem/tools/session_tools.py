@@ -6,12 +6,8 @@ import json
 from typing import Any
 
 from aletheia_mem.domain import worklists
-from aletheia_mem.domain.context import (
-    MAX_REQUEST_LENGTH,
-    build_context_parts,
-    context_rule_text,
-)
-from aletheia_mem.domain.formatting import wrap_recall
+from aletheia_mem.domain.context import MAX_REQUEST_LENGTH, build_context_parts
+from aletheia_mem.domain.formatting import applied_rule_text, wrap_recall
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools import structured
@@ -32,7 +28,7 @@ def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
             for item in parts.requests
         ],
         facts=[structured.fact(fact) for fact in parts.facts],
-        rules=[{"id": rule.id, "text": context_rule_text(rule)} for rule in parts.rules],
+        rules=[{"id": rule.id, "text": applied_rule_text(rule)} for rule in parts.rules],
         items_cut=parts.cut,
     )
     return Output(wrap_recall(text), data)
