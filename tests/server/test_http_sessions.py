@@ -261,3 +261,19 @@ def test_a_session_ended_during_a_read_is_not_remembered_by_that_read(
     rows.end_during_find = lambda: here.end(session_id, "")
     here.get(session_id, "")  # the read under way when the session ended
     assert here.get(session_id, "") is None  # ended at once here, not half a second later
+
+
+def test_a_session_past_its_owners_cap_ends_at_once_though_remembered(
+    store: HubStore, clock: FakeClock
+) -> None:
+    here = SessionStore(store.sessions(), clock, max_sessions=2, remember_s=60.0, monotonic=Ticks())
+    first = here.add("token-1", STATE)
+    other = here.add("token-2", STATE)
+    clock.advance(MINUTE_MS)
+    second = here.add("token-1", STATE)
+    clock.advance(MINUTE_MS)
+    assert here.get(second, "token-1") == STATE  # remembered, and now the most recently used
+    here.add("token-1", STATE)  # a third: token-1's least recently used (the first) goes
+    assert here.get(first, "token-1") is None
+    assert here.get(second, "token-1") == STATE
+    assert here.get(other, "token-2") == STATE  # another owner's stays

@@ -99,6 +99,7 @@ class SessionStore:
         row = SessionRow(owner, state.protocol_version, state.client_name, now)
         id_hash = _hash(session_id)
         self._rows.insert(id_hash, row, expired_before=now - self._idle, keep_at_most=self._max)
+        self._forget_owner(owner)  # the insert may have ended its least recently used session
         self._remember(id_hash, row, self._monotonic())
         return session_id
 
@@ -174,6 +175,15 @@ class SessionStore:
             if len(self._remembered) >= REMEMBERED_SESSIONS:
                 self._remembered.clear()
             self._remembered[id_hash] = (row, read_at)
+
+    def _forget_owner(self, owner: str) -> None:
+        """Forget every remembered session of ``owner``: the next use of each reads it again."""
+        if self._remember_s <= 0:
+            return
+        with self._lock:
+            mine = [key for key, (row, _) in self._remembered.items() if row.owner == owner]
+        for id_hash in mine:
+            self._forget(id_hash)
 
     def _forget(self, id_hash: str) -> None:
         """Drop the session's row, and keep a read already under way from bringing it back."""
