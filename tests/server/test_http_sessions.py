@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,13 @@ def sessions(store: HubStore, clock: FakeClock) -> Iterator[SessionStore]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def later() -> Iterator[ExitStack]:
+    """Closes what a test registers (a SessionStore's rows hold their own connections)."""
+    with ExitStack() as stack:
+        yield stack
 
 
 def stored_columns(store: HubStore) -> list[tuple[object, ...]]:
@@ -172,11 +180,14 @@ class Ticks:
 
 
 def test_a_remembered_session_is_read_again_once_its_moment_is_over(
-    store: HubStore, clock: FakeClock
+    store: HubStore, clock: FakeClock, later: ExitStack
 ) -> None:
     ticks = Ticks()
-    here = SessionStore(store.sessions(), clock, remember_s=0.5, monotonic=ticks)
-    elsewhere = SessionStore(store.sessions(), clock)  # another process on the same store
+    here = later.enter_context(
+        closing(SessionStore(store.sessions(), clock, remember_s=0.5, monotonic=ticks))
+    )
+    # another process on the same store
+    elsewhere = later.enter_context(closing(SessionStore(store.sessions(), clock)))
     session_id = here.add("token-1", STATE)
     assert elsewhere.end(session_id, "token-1") is True
     ticks.now += 0.4
@@ -188,9 +199,11 @@ def test_a_remembered_session_is_read_again_once_its_moment_is_over(
 
 
 def test_a_session_ended_through_this_store_ends_at_once_though_remembered(
-    store: HubStore, clock: FakeClock
+    store: HubStore, clock: FakeClock, later: ExitStack
 ) -> None:
-    here = SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=Ticks())
+    here = later.enter_context(
+        closing(SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=Ticks()))
+    )
     session_id = here.add("", STATE)
     assert here.get(session_id, "") == STATE
     assert here.end(session_id, "") is True
@@ -199,13 +212,15 @@ def test_a_session_ended_through_this_store_ends_at_once_though_remembered(
 
 
 def test_unknown_session_ids_take_no_room_from_the_remembered_ones(
-    store: HubStore, clock: FakeClock
+    store: HubStore, clock: FakeClock, later: ExitStack
 ) -> None:
     """A client sending made-up ids (each read from the store, found in none) never fills the
     memory: had one been remembered, the memory would have started again empty, and the session
     ended elsewhere been read again (ended) at once."""
-    here = SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=Ticks())
-    elsewhere = SessionStore(store.sessions(), clock)
+    here = later.enter_context(
+        closing(SessionStore(store.sessions(), clock, remember_s=60.0, monotonic=Ticks()))
+    )
+    elsewhere = later.enter_context(closing(SessionStore(store.sessions(), clock)))
     session_id = here.add("", STATE)
     assert elsewhere.end(session_id, "") is True  # here still remembers it, for a moment
     for n in range(REMEMBERED_SESSIONS):
@@ -214,11 +229,15 @@ def test_unknown_session_ids_take_no_room_from_the_remembered_ones(
 
 
 def test_a_remembered_session_still_expires_and_records_its_use(
-    store: HubStore, clock: FakeClock
+    store: HubStore, clock: FakeClock, later: ExitStack
 ) -> None:
     ticks = Ticks()
-    here = SessionStore(
-        store.sessions(), clock, idle_ms=10 * MINUTE_MS, remember_s=3600.0, monotonic=ticks
+    here = later.enter_context(
+        closing(
+            SessionStore(
+                store.sessions(), clock, idle_ms=10 * MINUTE_MS, remember_s=3600.0, monotonic=ticks
+            )
+        )
     )
     session_id = here.add("", STATE)
     clock.advance(9 * MINUTE_MS)
@@ -251,11 +270,11 @@ class _EndedWhileRead:
 
 
 def test_a_session_ended_during_a_read_is_not_remembered_by_that_read(
-    store: HubStore, clock: FakeClock
+    store: HubStore, clock: FakeClock, later: ExitStack
 ) -> None:
     ticks = Ticks()
     rows = _EndedWhileRead(store.sessions())
-    here = SessionStore(rows, clock, remember_s=60.0, monotonic=ticks)  # type: ignore[arg-type]
+    here = later.enter_context(closing(SessionStore(rows, clock, remember_s=60.0, monotonic=ticks)))  # type: ignore[arg-type]
     session_id = here.add("", STATE)
     ticks.now += 61  # the add's row is old: the next get reads the store
     rows.end_during_find = lambda: here.end(session_id, "")
@@ -264,9 +283,15 @@ def test_a_session_ended_during_a_read_is_not_remembered_by_that_read(
 
 
 def test_a_session_past_its_owners_cap_ends_at_once_though_remembered(
-    store: HubStore, clock: FakeClock
+    store: HubStore, clock: FakeClock, later: ExitStack
 ) -> None:
-    here = SessionStore(store.sessions(), clock, max_sessions=2, remember_s=60.0, monotonic=Ticks())
+    here = later.enter_context(
+        closing(
+            SessionStore(
+                store.sessions(), clock, max_sessions=2, remember_s=60.0, monotonic=Ticks()
+            )
+        )
+    )
     first = here.add("token-1", STATE)
     other = here.add("token-2", STATE)
     clock.advance(MINUTE_MS)
