@@ -138,6 +138,8 @@ def test_lists_write_then_read(run: Invoke) -> None:
     missing = run("lists", "read", "nope")
     assert missing.exit_code == 3
     assert missing.stderr == 'Error: No list named "nope".\n'
+    quoted = run("lists", "read", 'say "hi"\nnow')  # quoted as the MCP tool quotes it: one line
+    assert quoted.stderr == 'Error: No list named "say \\"hi\\"\\nnow".\n'
     bad = run("lists", "write", "todo", "--items-json", "[null]")
     assert bad.exit_code == 2
     for number in ("NaN", "Infinity", "1e309"):  # Python's JSON reads them; JSON has none

@@ -237,6 +237,10 @@ def test_work_state_lists_are_written_listed_and_read(server: RunningServer) -> 
         404,
         ("not_found", 'No list named "nope".'),
     )
+    assert error(server, "GET", "/api/work-state/say%20%22hi%22?project=api9") == (
+        404,
+        ("not_found", 'No list named "say \\"hi\\"".'),
+    )
 
 
 def test_a_list_with_a_number_json_cannot_hold_is_refused_and_nothing_is_stored(

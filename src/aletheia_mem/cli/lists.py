@@ -31,7 +31,8 @@ def read(name: str, project: str | None, as_json: bool) -> None:
             app.store, project=target_project(app, project), name=name.strip()
         )
     if text is None:
-        raise NotFoundError(f'No list named "{worklists.list_name(name.strip())}".')
+        shown = worklists.quoted_name(worklists.list_name(name.strip()))
+        raise NotFoundError(f"No list named {shown}.")
     items = json.loads(text)
     if as_json:
         emit_json(items)

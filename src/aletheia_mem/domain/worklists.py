@@ -8,6 +8,7 @@ from typing import Any
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import MAX_NAME, check_length
+from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import Store
@@ -20,6 +21,16 @@ MAX_LIST_JSON = 100_000
 def list_name(name: str) -> str:
     """The name a list is stored under: secrets in it redacted, the same for writes and reads."""
     return redact_secrets(name)
+
+
+def quoted_name(name: str) -> str:
+    """A list's name in quotes as it is stored, inner spaces kept (names match exactly after
+    trimming): its JSON string, so a quote or a line break in it is escaped, the reply stays
+    one line and the name can be sent back as shown."""
+    shown = json.dumps(name, ensure_ascii=False)
+    if not shown.isprintable():  # a line or paragraph separator, a format character
+        shown = "".join(char if char.isprintable() else json.dumps(char)[1:-1] for char in shown)
+    return neutralize(shown)
 
 
 def list_key(name: str) -> str:

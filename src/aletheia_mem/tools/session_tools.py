@@ -45,7 +45,7 @@ def work_state_write(app: AppContext, args: dict[str, Any]) -> str:
         app.store, app.clock, project=project, name=name, items=items, tool=app.caller
     )
     stored = worklists.list_name(name)
-    return f"Saved list {quoted_name(stored)} with {len(items)} item(s) as #{written}."
+    return f"Saved list {worklists.quoted_name(stored)} with {len(items)} item(s) as #{written}."
 
 
 def work_state_read(app: AppContext, args: dict[str, Any]) -> Output:
@@ -56,16 +56,6 @@ def work_state_read(app: AppContext, args: dict[str, Any]) -> Output:
     stored = worklists.list_name(name)
     data = structured.recall(project=project, list=stored, found=items is not None, items=[])
     if items is None:
-        return Output(f"No list named {quoted_name(stored)}.", data)
+        return Output(f"No list named {worklists.quoted_name(stored)}.", data)
     data["items"] = json.loads(items)
     return Output(wrap_recall(neutralize(items)), data)
-
-
-def quoted_name(name: str) -> str:
-    """A list's name in quotes as it is stored, inner spaces kept (names match exactly after
-    trimming): its JSON string, so a quote or a line break in it is escaped, the reply stays
-    one line and the name can be sent back as shown."""
-    shown = json.dumps(name, ensure_ascii=False)
-    if not shown.isprintable():  # a line or paragraph separator, a format character
-        shown = "".join(char if char.isprintable() else json.dumps(char)[1:-1] for char in shown)
-    return neutralize(shown)
