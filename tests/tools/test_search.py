@@ -335,6 +335,18 @@ def test_file_mode_ignores_query_and_the_other_filters(call):
     assert lines == ["#1 2026-10-29 [bugfix] checkout rounding bug  (shop, cli)"]
 
 
+def test_file_mode_does_not_read_the_dates_it_ignores(call):
+    save(call, "checkout rounding bug", files=["src/app/checkout.py"])
+
+    result = call(
+        "search", file="src/app/checkout.py", since="last week", until="soon", older_than_days=1
+    )
+
+    assert not result.is_error
+    assert body_lines(result) == ["#1 2026-10-29 [note] checkout rounding bug  (shop, cli)"]
+    assert call("search", query="checkout", since="last week").is_error  # a query reads them
+
+
 def test_file_mode_applies_project_and_limit(call):
     for number in range(3):
         save(call, f"checkout change {number}", files=["src/checkout.py"])

@@ -24,15 +24,21 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
     readable projects; the JSON API's search takes the same arguments.
 
     Raises:
-        InvalidInputError: neither a query nor a file, or an unreadable since/until.
+        InvalidInputError: neither a query nor a file, or an unreadable since/until (a query's).
     """
     query: str = (args.get("query") or "").strip()
     file: str = (args.get("file") or "").strip()
     if not query and not file:
         raise InvalidInputError("query is required.")
-    since = parse_instant(args["since"], "since") if "since" in args else None
-    until = parse_instant(args["until"], "until", end_of_day=True) if "until" in args else None
-    if "older_than_days" in args:
+    # With a file only project, file_suffix and limit apply (the reference): the dates are not read.
+    dated = not file
+    since = parse_instant(args["since"], "since") if dated and "since" in args else None
+    until = (
+        parse_instant(args["until"], "until", end_of_day=True)
+        if dated and "until" in args
+        else None
+    )
+    if dated and "older_than_days" in args:
         cutoff = now - int(args["older_than_days"] * DAY_MS)
         until = cutoff if until is None else min(until, cutoff)
     kind = (args.get("kind") or "").strip().lower()  # kinds are stored lower-case
