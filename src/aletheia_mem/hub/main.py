@@ -195,11 +195,9 @@ def _check_database_options(args: argparse.Namespace, hub_db: Path | str) -> Non
 
 def _server_options(args: argparse.Namespace) -> dict[str, Any]:
     """uvicorn's protocol with the connection limits, and the keep-alive time."""
-    # Room for every connection allowed, the store's files and the worker threads.
-    files = connections.raise_open_file_limit(args.max_connections + 256)
     limits = connections.ConnectionLimits(
         per_client=args.max_client_connections,
-        total=max(1, min(args.max_connections, files - 128)),
+        total=connections.total_within_file_limit(args.max_connections),
         header_seconds=args.header_timeout,
     )
     return {

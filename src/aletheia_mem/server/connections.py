@@ -24,6 +24,7 @@ HEADER_SECONDS = 10.0
 BODY_SECONDS = 60.0
 MAX_HEADER_BYTES = 64 * 1024  # a real client's request line and headers take a few hundred
 IDLE_SECONDS = 5  # keep-alive: an idle connection closes after this
+_OTHER_FILES = 256  # room for the store's files, logs and worker threads beside connections
 REFUSED_LINGER_SECONDS = 2.0  # a turned-away connection is read (and dropped) this long at most
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 5\r\n"
@@ -81,6 +82,14 @@ def raise_open_file_limit(wanted: int) -> int:
         except (ValueError, OSError):
             pass
     return soft
+
+
+def total_within_file_limit(wanted: int) -> int:
+    """The cap on open connections in total: ``wanted``, with the open-file limit raised to fit
+    it where the system allows, else what the limit leaves after the store's files and worker
+    threads (macOS starts processes at 256 files)."""
+    files = raise_open_file_limit(wanted + _OTHER_FILES)
+    return max(1, min(wanted, files - _OTHER_FILES // 2))
 
 
 class GuardedProtocol(HttpToolsProtocol):

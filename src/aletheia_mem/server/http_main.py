@@ -98,7 +98,8 @@ def _server_options() -> dict[str, Any]:
     # imported here: uvicorn's protocol module is not needed for --help and --version
     from aletheia_mem.server import connections
 
-    limits = connections.ConnectionLimits(per_client=connections.TOTAL)
+    total = connections.total_within_file_limit(connections.TOTAL)
+    limits = connections.ConnectionLimits(per_client=total, total=total)
     return {"http": connections.guarded_protocol(limits)}
 
 
