@@ -259,3 +259,29 @@ def test_a_project_limited_caller_cannot_dismiss_other_projects_items_or_learn_t
     assert dismissed.text == "No memory #1."
     assert db_rows(app, "SELECT dismissed_at IS NOT NULL FROM memories") == [(1,)]
     assert db_rows(app, "SELECT count(*) FROM audit") == [(1,)]  # the owner's dismissal only
+
+
+@pytest.mark.parametrize(("item_type", "table"), [("memory", "memories"), ("fact", "facts")])
+def test_dismissing_again_keeps_the_first_time_and_reason_unless_a_new_reason_is_given(
+    call, app, clock, item_type, table
+):
+    _one_fact(call)
+    call("dismiss_memory", id=1, type=item_type, reason="duplicate of #7")
+    first = clock.now
+    sync_stamp = f"SELECT changed_at FROM sync_log WHERE kind = '{item_type}'"
+    stamped = db_rows(app, sync_stamp)
+    dismissal = f"SELECT dismissed_at, dismiss_reason FROM {table}"
+
+    clock.advance(60_000)
+    assert call("dismiss_memory", id=1, type=item_type).text == _dismissed(item_type, 1)
+    assert db_rows(app, dismissal) == [(first, "duplicate of #7")]
+    assert db_rows(app, sync_stamp) == stamped  # nothing changed, so nothing to sync
+
+    clock.advance(60_000)
+    call("dismiss_memory", id=1, type=item_type, reason="wrong: the cache is per region")
+    assert db_rows(app, dismissal) == [(first, "wrong: the cache is per region")]
+
+    call("restore_memory", id=1, type=item_type)
+    clock.advance(60_000)
+    call("dismiss_memory", id=1, type=item_type)
+    assert db_rows(app, dismissal) == [(clock.now, None)]  # a new dismissal after a restore

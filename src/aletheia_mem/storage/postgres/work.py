@@ -18,6 +18,19 @@ from aletheia_mem.storage.uids import new_uid
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
 _REQUEST_WINDOW = 200
 _DISMISSABLE = frozenset(("memories", "facts", "episodes"))
+# set_dismissed, as the SQLite store's: a restore clears both; a dismissal keeps the first time,
+# and the reason unless a new one is given; a row it would not change is not written.
+_SET_DISMISSED = (
+    "UPDATE {} SET"
+    " dismissed_at = CASE WHEN %(at)s::bigint IS NULL THEN NULL"
+    "  ELSE coalesce(dismissed_at, %(at)s::bigint) END,"
+    " dismiss_reason = CASE WHEN %(at)s::bigint IS NULL THEN NULL"
+    "  ELSE coalesce(%(reason)s::text, dismiss_reason) END"
+    " WHERE id = %(id)s AND CASE WHEN %(at)s::bigint IS NULL THEN dismissed_at IS NOT NULL"
+    "  ELSE dismissed_at IS NULL OR (%(reason)s::text IS NOT NULL"
+    "   AND dismiss_reason IS DISTINCT FROM %(reason)s::text) END"
+    " RETURNING project"
+)
 
 
 def _table(table: DismissTable) -> sql.Identifier:
@@ -156,17 +169,16 @@ class PgWork(PgPart):
         audit: AuditEntry,
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
-        Restoring an item that is not dismissed changes nothing (see the SQLite store's).
+        Restoring an item that is not dismissed changes nothing, and dismissing it again keeps
+        its first time and reason unless a new reason is given (see the SQLite store's).
 
         Returns the item's project, or None when there is no such item.
         """
         with self._db.write() as conn:
             row = conn.execute(
-                sql.SQL("UPDATE {} SET dismissed_at = %s, dismiss_reason = %s WHERE id = %s"
-                        " AND (%s::bigint IS NOT NULL OR dismissed_at IS NOT NULL)"
-                        " RETURNING project").format(_table(table)),
-                (at, reason, item_id, at),
-            ).fetchone()  # fmt: skip
+                sql.SQL(_SET_DISMISSED).format(_table(table)),
+                {"at": at, "reason": reason, "id": item_id},
+            ).fetchone()
             if row is None:
                 row = conn.execute(
                     sql.SQL("SELECT project FROM {} WHERE id = %s").format(_table(table)),

@@ -20,6 +20,14 @@ if TYPE_CHECKING:  # the rows a search does not read: off the start path
 
 # How many of the newest requests (all projects) recent_requests reads before a full sort.
 _REQUEST_WINDOW = 200
+# set_dismissed: a restore (:at NULL) clears both; a dismissal keeps the first time, and the
+# reason unless a new one is given; a row it would not change is not written (no sync version).
+_DISMISSED_AT = "CASE WHEN :at IS NULL THEN NULL ELSE coalesce(dismissed_at, :at) END"
+_REASON = "CASE WHEN :at IS NULL THEN NULL ELSE coalesce(:reason, dismiss_reason) END"
+_CHANGES = (
+    "CASE WHEN :at IS NULL THEN dismissed_at IS NOT NULL"
+    " ELSE dismissed_at IS NULL OR (:reason IS NOT NULL AND dismiss_reason IS NOT :reason) END"
+)
 
 
 class SqliteWork(SqliteDatabase):
@@ -186,7 +194,8 @@ class SqliteWork(SqliteDatabase):
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
         Restoring an item that is not dismissed changes nothing (no sync version that could
-        undo an edit made elsewhere meanwhile), and is audited all the same.
+        undo an edit made elsewhere meanwhile), and is audited all the same. Dismissing it
+        again keeps when it was first dismissed, and its reason unless a new one is given.
 
         Returns the item's project, or None when there is no such item.
         """
@@ -195,9 +204,9 @@ class SqliteWork(SqliteDatabase):
             if row is None:
                 return None
             conn.execute(
-                f"UPDATE {table} SET dismissed_at = ?, dismiss_reason = ?"
-                " WHERE id = ? AND (? IS NOT NULL OR dismissed_at IS NOT NULL)",
-                (at, reason, item_id, at),
+                f"UPDATE {table} SET dismissed_at = {_DISMISSED_AT}, dismiss_reason = {_REASON}"
+                f" WHERE id = :id AND {_CHANGES}",
+                {"at": at, "reason": reason, "id": item_id},
             )
             insert_audit(conn, replace(audit, project=row["project"]))
             return str(row["project"])
