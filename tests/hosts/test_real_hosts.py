@@ -136,6 +136,24 @@ def test_opencode_lists_aletheia_as_connected(machine: Machine) -> None:
     assert re.search(r"✓ aletheia\s+connected", result.stdout)
 
 
+def test_opencode_starts_an_earlier_shaped_entry_beside_the_one_install_adds(
+    machine: Machine,
+) -> None:
+    """A file with an entry of the earlier shape (``mcp.<name>`` with ``enabled``) gets
+    ``mcp.servers.aletheia`` beside it: OpenCode starts both."""
+    opencode = str(_require("opencode"))
+    config = machine.home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    earlier = {"type": "local", "command": [ALETHEIA + "-mcp"], "enabled": True}
+    config.write_text(json.dumps({"mcp": {"other": earlier}}), encoding="utf-8")
+    _installed(machine, "opencode")
+    assert json.loads(config.read_text(encoding="utf-8"))["mcp"]["other"] == earlier
+    result = machine.run([opencode, "mcp", "list"])
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"✓ other\s+connected", result.stdout), result.stdout
+    assert re.search(r"✓ aletheia\s+connected", result.stdout), result.stdout
+
+
 def test_gemini_lists_aletheia_as_connected_in_a_trusted_folder(machine: Machine) -> None:
     gemini = str(_require("gemini"))
     _installed(machine, "gemini-cli")
