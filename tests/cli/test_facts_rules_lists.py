@@ -19,6 +19,9 @@ def test_a_new_fact_supersedes_the_old_and_history_shows_both(run: Invoke) -> No
     full = json_of(run("facts", "history", "payments-api", "--all", "--json"))
     assert [(f["id"], f["superseded_by"]) for f in full] == [(2, None), (1, 2)]
     assert full[1]["valid_to"] == full[0]["valid_from"]
+    # the tool's name for the flag works too
+    named = run("facts", "history", "payments-api", "--include-superseded", "--json")
+    assert json_of(named) == full
 
 
 def test_history_shows_a_value_written_for_a_later_time_as_upcoming(run: Invoke) -> None:

@@ -61,6 +61,18 @@ def test_include_superseded_lists_the_whole_history_newest_first(call, clock):
     assert lines == ['History of the facts about "payments-api", newest first:', CURRENT, OLD]
 
 
+def test_a_value_replaced_the_day_it_was_written_shows_its_interval_to_the_minute(call, clock):
+    _state(call, "PostgreSQL 15")  # 2026-10-29 19:46
+    clock.advance(2 * 60_000)
+    _state(call, "PostgreSQL 16")
+
+    lines = body_lines(call("fact_history", subject="payments-api", include_superseded=True))
+
+    assert lines[2].endswith("(shop, 2026-10-29T19:46 to 2026-10-29T19:48, superseded by #2)")
+    valid = call("fact_history", subject="payments-api", as_of="2026-10-29T19:47Z")
+    assert "PostgreSQL 15" in body_lines(valid)[1]  # the instant shown reads back as as_of
+
+
 def test_as_of_shows_the_facts_valid_at_that_instant(call, clock):
     _two_versions(call, clock)
 

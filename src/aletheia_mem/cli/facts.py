@@ -95,7 +95,13 @@ def _rows(found: list[Fact], now: int) -> list[list[str]]:
 @click.option("--project", "-p", help="Only this project (default: every project).")
 @click.option("--predicate", help="Only this predicate.")
 @click.option("--as-of", help="The facts valid at this ISO 8601 date or epoch ms.")
-@click.option("--all", "include_superseded", is_flag=True, help="Also list replaced facts.")
+@click.option(
+    "--all",
+    "--include-superseded",
+    "include_superseded",
+    is_flag=True,
+    help="Also list replaced facts (fact_history's include_superseded).",
+)
 @json_option
 @handles_errors
 def history(

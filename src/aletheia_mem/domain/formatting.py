@@ -74,7 +74,12 @@ def fact_line(fact: Fact) -> str:
     """``fact #3 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)``."""
     validity = f"since {day_date(fact.valid_from // DAY_MS)}"
     if fact.valid_to is not None:
-        validity = f"{format_date(fact.valid_from)} to {format_date(fact.valid_to)}"
+        # to the minute when both ends fall on one day, so that a value replaced the day it was
+        # written shows an instant to pass as as_of
+        shown = (
+            format_date if fact.valid_from // DAY_MS != fact.valid_to // DAY_MS else format_minute
+        )
+        validity = f"{shown(fact.valid_from)} to {shown(fact.valid_to)}"
         if fact.superseded_by is not None:
             validity += f", superseded by #{fact.superseded_by}"
     return (
