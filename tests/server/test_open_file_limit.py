@@ -62,6 +62,10 @@ def test_aletheia_server_turns_away_connections_past_what_its_files_allow(
         turned_away = exchange_raw(server.port, _RULES, timeout=10)
         assert turned_away.startswith(b"HTTP/1.1 503 "), turned_away[:200]
         assert b"Too many connections" in turned_away
+        # read as an HTTP client reads it: the body its length says (a length one too many left
+        # the client waiting until the server gave up on it: IncompleteRead)
+        busy = server.request("GET", "/api/rules")
+        assert (busy.status, busy.body) == (503, b"Too many connections; retry in a moment.\r\n")
         idle.close()
         deadline = time.monotonic() + 20  # the server sees the 200 closes as they arrive
         while (status := server.request("GET", "/api/rules").status) == 503:

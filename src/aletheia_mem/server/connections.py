@@ -26,13 +26,20 @@ MAX_HEADER_BYTES = 64 * 1024  # a real client's request line and headers take a 
 IDLE_SECONDS = 5  # keep-alive: an idle connection closes after this
 _OTHER_FILES = 256  # room for the store's files, logs and worker threads beside connections
 REFUSED_LINGER_SECONDS = 2.0  # a turned-away connection is read (and dropped) this long at most
-_BUSY = (
-    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 5\r\n"
-    b"connection: close\r\ncontent-length: 43\r\n\r\nToo many connections; retry in a moment.\r\n"
+
+
+def _closing_reply(status: str, text: str, *headers: str) -> bytes:
+    """A whole plain-text reply that closes the connection, its length counted."""
+    body = f"{text}\r\n".encode("ascii")
+    head = [f"HTTP/1.1 {status}", "content-type: text/plain", *headers, "connection: close"]
+    return "\r\n".join([*head, f"content-length: {len(body)}", "", ""]).encode("ascii") + body
+
+
+_BUSY = _closing_reply(
+    "503 Service Unavailable", "Too many connections; retry in a moment.", "retry-after: 5"
 )
-_HEADERS_TOO_LARGE = (
-    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
-    b"connection: close\r\ncontent-length: 38\r\n\r\nThe request's headers are too large.\r\n"
+_HEADERS_TOO_LARGE = _closing_reply(
+    "431 Request Header Fields Too Large", "The request's headers are too large."
 )
 
 
