@@ -112,8 +112,8 @@ def test_doctor_reports_the_model_and_how_many_memories_have_vectors(
 def test_doctor_says_who_embeds_the_memories_still_without_vectors(
     run: Invoke, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A server's worker starts with its first search in words: memories saved before it (or by
-    # the CLI and hooks) have no vector until then, and a one-shot search cannot find them by
+    # A server's worker starts with its first save or search in words: memories saved by the
+    # CLI and hooks have no vector until then, and a one-shot search cannot find them by
     # meaning. doctor says so rather than leaving "0 of 2" unexplained.
     for text in TEXTS[:2]:
         run("save", text)
@@ -122,7 +122,7 @@ def test_doctor_says_who_embeds_the_memories_still_without_vectors(
     text = run("doctor").stdout
 
     assert "  0 of 2 memories have vectors" in text
-    assert "a server with ALETHEIA_SEMANTIC=on embeds the rest after its first search" in text
+    assert "a server with ALETHEIA_SEMANTIC=on embeds the rest after its first save or" in text
 
 
 _NO_NUMPY = "import sys\nsys.modules['numpy'] = None  # as if the extra were not installed\n"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from aletheia_mem.search.semantic import engine as engine_module
 from aletheia_mem.search.semantic import find_model
 from aletheia_mem.search.semantic.engine import SemanticEngine, load_minilm
 from aletheia_mem.search.semantic.model import Embedder, ModelFiles
@@ -162,6 +164,74 @@ def test_a_replaced_work_state_list_is_embedded_again(store, call, clock, model)
         assert before.last_seq() > seq
         before.close()
     finally:
+        engine.close()
+
+
+def _wait_for(condition, timeout: float = 30.0) -> bool:
+    """Poll ``condition`` until it holds or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _coverage(path: Path) -> tuple[int, int]:
+    assert FILES is not None
+    vectors = VectorStore(path)
+    try:
+        return vectors.coverage(FILES.model_id)
+    finally:
+        vectors.close()
+
+
+def test_saves_are_embedded_without_any_search(store, call, as_caller, model, monkeypatch):
+    assert FILES is not None
+    monkeypatch.setattr(engine_module, "POLL_SECONDS", 600.0)  # only a kick wakes the worker
+    loaded_in: list[str] = []
+
+    def loader(files: ModelFiles) -> Embedder:
+        loaded_in.append(threading.current_thread().name)
+        return model
+
+    engine = SemanticEngine(store.path, FILES, loader=loader)
+    try:
+        app = as_caller(semantic=engine)
+        assert not call("save_memory", app, text="shutil.rmtree removes a directory tree.").is_error
+        assert not call("work_state_write", app, list="todo", items=["ship it"]).is_error
+        assert loaded_in == []  # the saves' replies did not wait for the model
+        assert _wait_for(lambda: _coverage(store.path) == (2, 2)), _coverage(store.path)
+        assert loaded_in == ["aletheia-embedder"]
+    finally:
+        engine.close()
+
+
+def test_a_restored_memory_is_embedded_without_any_search(
+    store, call, as_caller, model, monkeypatch
+):
+    assert FILES is not None
+    monkeypatch.setattr(engine_module, "POLL_SECONDS", 600.0)  # only a kick wakes the worker
+    call("save_memory", text="Dismissed before any vector was made.")
+    call("dismiss_memory", type="memory", id=1)
+    engine = SemanticEngine(store.path, FILES, loader=lambda files: model)
+    vectors = VectorStore(store.path)
+    try:
+        app = as_caller(semantic=engine)
+        call("save_memory", app, text="Saved with semantic recall on.")
+        assert _wait_for(lambda: _coverage(store.path) == (1, 1))
+
+        def lease_free() -> bool:  # the worker let it go: its pass is over, it waits for a kick
+            free = vectors.take_lease(model.model_id, "probe", now=0, ttl_ms=0)
+            if free:
+                vectors.release_lease(model.model_id, "probe")
+            return free
+
+        assert _wait_for(lease_free)
+        assert not call("restore_memory", app, type="memory", id=1).is_error
+        assert _wait_for(lambda: _coverage(store.path) == (2, 2)), _coverage(store.path)
+    finally:
+        vectors.close()
         engine.close()
 
 

@@ -308,8 +308,8 @@ def _print_coverage(status: dict[str, Any]) -> None:
     if "memories" in status:
         with_vectors, memories = status["memories_with_vectors"], status["memories"]
         echo(f"  {with_vectors} of {memories} memories have vectors")
-        if with_vectors < memories:  # the worker starts with a server's first search, not at once
+        if with_vectors < memories:  # the worker starts at a server's first save or search
             echo(
-                "  (a server with ALETHEIA_SEMANTIC=on embeds the rest after its first search in"
-                " words; until then search finds them by their words only)"
+                "  (a server with ALETHEIA_SEMANTIC=on embeds the rest after its first save or"
+                " search in words; until then search finds them by their words only)"
             )

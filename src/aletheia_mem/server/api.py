@@ -39,6 +39,9 @@ from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 
 JSON_TYPE = "application/json"
+# The routes that can leave a live memory without a current vector (as ``EMBEDDING_WRITES``;
+# pinning changes a memory's ``updated_at``): semantic recall embeds it soon after.
+_EMBEDDING_WRITES = frozenset({"saveMemory", "writeWorkState", "restoreMemory", "pinMemory"})
 RETRY_AFTER_S = 5  # what a client is told to wait when the store cannot be reached or is busy
 _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
     (InvalidInputError, 400),
@@ -147,6 +150,8 @@ def _endpoint(op: Operation, app: AppContext) -> Callable[[Request], Awaitable[R
             return error_response(503, error.code, error.message, headers)
         except AletheiaError as error:
             return error_response(status_of(error), error.code, error.message)
+        if app.semantic is not None and op.operation_id in _EMBEDDING_WRITES:
+            app.semantic.notice_saved()  # a signal to the embedding thread; the reply never waits
         return json_response(status, body)
 
     return endpoint

@@ -220,6 +220,9 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 WRITE_TOOLS = frozenset(tool.name for tool in TOOLS if not tool.read_only)
+# The writes that can leave a live memory without a current vector: a new or rewritten one, or
+# one restored after it was dismissed before it was embedded. Semantic recall embeds it soon.
+EMBEDDING_WRITES = frozenset({"save_memory", "work_state_write", "restore_memory"})
 
 
 def call_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
@@ -228,6 +231,8 @@ def call_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> Too
         answer = spec.handler(app, check_arguments(spec.input_schema, arguments))
     except AletheiaError as error:  # a damaged or read-only store too (StoreBrokenError...)
         return ToolResult(error.message, is_error=True)
+    if app.semantic is not None and spec.name in EMBEDDING_WRITES:
+        app.semantic.notice_saved()  # a signal to the embedding thread; the reply never waits
     if isinstance(answer, Output):
         return ToolResult(answer.text, structured=answer.structured)
     return ToolResult(answer)

@@ -1,11 +1,12 @@
 """Semantic recall that never blocks: a background thread loads the model and embeds memories.
 
-Lifecycle: nothing happens until the first ``rank`` (or ``start``). Then a daemon thread loads
-the model, reads the vectors already stored for it into an in-memory index, and embeds every
-memory that lacks a current vector, in small batches, forever catching up with new saves (its own
-process's and other processes'). Until the model is loaded, ``rank`` answers None and search uses
-BM25 alone; saves never wait for any of this. One process at a time embeds for a model (a lease
-in the database), the others read its vectors.
+Lifecycle: nothing happens until the first ``rank`` (or ``start``) or ``notice_saved``. Then a
+daemon thread loads the model (after ``SETTLE_SECONDS`` when a save started it), reads the vectors
+already stored for it into an in-memory index, and embeds every memory that lacks a current
+vector, in small batches, forever catching up with new saves (its own process's, which wake it,
+and other processes', which it polls for). Until the model is loaded, ``rank`` answers None and
+search uses BM25 alone; saves never wait for any of this. One process at a time embeds for a
+model (a lease in the database, held for a pass), the others read its vectors.
 
 This module imports no numpy at import time: the model code is imported by the worker thread, so
 that starting the stdio server stays as fast as without the extra.
@@ -35,6 +36,10 @@ logger = logging.getLogger("aletheia.semantic")
 BATCH = 4  # small: closing waits for the batch in hand (an onnxruntime run cannot be cut short)
 LEASE_MS = 60_000
 POLL_SECONDS = 30.0
+# A save starts the worker, which loads the model this long after unless a search asks first:
+# loading (numpy, onnxruntime, the weights: 0.3 to 0.4 s, much of it holding the GIL) then
+# misses the calls around the save, and a process that ends right after saving never loads it.
+SETTLE_SECONDS = 1.0
 QUERY_CACHE = 256
 # Pseudo-relevance feedback: the query moves toward its nearest memories, then the first pass's
 # top hits are scored again. Measured on bench/retrieval (fused, both halves of the queries):
@@ -88,7 +93,7 @@ def _lower_priority() -> None:
 
 def open_semantic(db_path: Path) -> SemanticEngine | None:
     """Semantic recall over this store when the extra is installed, else None (nothing loads
-    until the first search)."""
+    until the first search or save)."""
     files = find_model()
     return None if files is None else SemanticEngine(db_path, files)
 
@@ -111,6 +116,7 @@ class SemanticEngine:
         self._ready = threading.Event()
         self._idle = threading.Event()
         self._wake = threading.Event()
+        self._load_now = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -168,7 +174,19 @@ class SemanticEngine:
         return vector
 
     def start(self) -> None:
-        """Start the worker thread (once)."""
+        """Start the worker thread (once), loading the model at once."""
+        self._load_now.set()
+        self._spawn()
+
+    def notice_saved(self) -> None:
+        """Memories were saved or changed: embed them soon, whether or not anything searches.
+
+        A signal, never a wait: it wakes the worker, or starts it (a thread start, ~0.1 ms),
+        which loads the model ``SETTLE_SECONDS`` later, in that thread."""
+        self._wake.set()
+        self._spawn()
+
+    def _spawn(self) -> None:
         with self._start_lock:
             if self._thread is not None or self._stop.is_set():
                 return
@@ -215,6 +233,7 @@ class SemanticEngine:
         """Stop the worker (waiting briefly for its batch) and close connections."""
         self._stop.set()
         self._wake.set()
+        self._load_now.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=2)
@@ -256,6 +275,9 @@ class SemanticEngine:
     def _run(self) -> None:
         _lower_priority()
         try:
+            self._load_now.wait(SETTLE_SECONDS)
+            if self._stop.is_set():  # closed while settling: nothing was loaded
+                return
             self._load()
             self._work()
         except Exception:  # the top of a thread: log, and search goes on with BM25 alone
@@ -281,13 +303,19 @@ class SemanticEngine:
 
     def _work(self) -> None:
         # Each pass walks the memories once (a cursor, so a long catch-up never rescans); a pass
-        # starts when woken (new memories noticed by a search) or every POLL_SECONDS.
+        # starts when woken (a save here, new memories noticed by a search) or every POLL_SECONDS.
+        # The lease is let go after each pass: another process (the HTTP server's other worker,
+        # another session's stdio server) then embeds its own saves at once, not at this one's
+        # next poll.
         while not self._stop.is_set():
             cursor = 0
             while not self._stop.is_set():
                 cursor = self._embed_batch(cursor)
                 if not cursor:
                     break
+            embedder = self._embedder
+            if embedder is not None and not self._stop.is_set():  # closing: ``_run`` lets go
+                self._vectors.release_lease(embedder.model_id, self._holder)
             self.catch_up()
             self._idle.set()
             self._wake.wait(POLL_SECONDS)

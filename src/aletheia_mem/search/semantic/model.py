@@ -48,7 +48,12 @@ class Embedder(Protocol):
 
 
 class SemanticSource(Protocol):
-    """What search asks of semantic recall. None means "not ready": rank by BM25 alone."""
+    """What search and saves ask of semantic recall. None means "not ready": rank by BM25 alone."""
+
+    def notice_saved(self) -> None:
+        """Memories were saved or changed: embed them soon, in the background. A cheap signal
+        that never waits for the model; the server's write tools send it after they succeed."""
+        ...
 
     def embed_query(self, text: str) -> None:
         """Embed ``text`` and keep its vector for the next ``rank`` (nothing while the model is
