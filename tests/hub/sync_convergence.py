@@ -161,8 +161,8 @@ def _uids(path: Path) -> set[tuple[str, str]]:
 
 
 # Fields the model leaves out: a fact's tile (re-tiled by later facts) and memory (merged into
-# another), an episode's requests (a union), and the authors (the hub names the token that
-# sends a record of an item it does not know yet under that id, a merge's too).
+# another), an episode's requests (a union), and the authors (the hub names the token, and the
+# tool, that sends a record of an item it does not know yet under that id, a merge's too).
 _UNMODELLED = {
     "memory": ("tool",),
     "fact": ("valid_to", "superseded_by", "memory", "source"),

@@ -114,11 +114,13 @@ def test_a_pushed_rule_whose_id_is_not_its_text_is_refused(hub: Hub) -> None:
 def test_the_hub_names_the_author_from_the_token_and_redacts_pushed_secrets(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "honest-name")
     record = memory_record(
-        key="secret-memory", tool="admin", text="deploy with DB_PASSWORD=hunter2hunter2 tonight"
+        key="secret-memory",
+        tool="admin/codex",  # another token's name: only the tool's part is kept
+        text="deploy with DB_PASSWORD=hunter2hunter2 tonight",
     )
     assert _push(hub, token, record).status == 200
     stored = items_at(hub.db)[("memory", "secret-memory")]
-    assert stored["tool"] == "honest-name"
+    assert stored["tool"] == "honest-name/codex"
     assert "hunter2" not in stored["text"] and "[REDACTED]" in stored["text"]
 
 
@@ -130,7 +132,7 @@ def test_a_page_of_new_memories_can_neither_name_an_author_nor_slip_in_another_p
     page = [memory_record(key=f"page-{n}", tool="admin", text=f"Page note {n}") for n in range(3)]
     assert _push(hub, token, *page).status == 200
     stored = items_at(hub.db)
-    assert {stored[("memory", f"page-{n}")]["tool"] for n in range(3)} == {"page-sender"}
+    assert {stored[("memory", f"page-{n}")]["tool"] for n in range(3)} == {"page-sender/admin"}
     smuggled = [
         memory_record(key="smuggle-0", text="Smuggled shop note"),
         memory_record(key="smuggle-1", text="Smuggled billing note", project="billing"),

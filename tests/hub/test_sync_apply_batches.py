@@ -1,9 +1,10 @@
 """A hub applies a page of new memories in a few statements, whatever the page's size.
 
-The hub names its token as the author of what it receives, so every new memory is re-authored
-and gets a version of the hub's own. Done one memory at a time, that was six statements each
-(alias, author, duplicate check, alias again, version, log); the page now reads in bulk and
-logs each memory once. The counts come from SQLite's statement trace on the connection.
+The hub names its token (and the sender's tool) as the author of what it receives, so every
+new memory is re-authored and gets a version of the hub's own. Done one memory at a time, that
+was six statements each (alias, author, duplicate check, alias again, version, log); the page
+now reads in bulk and logs each memory once. The counts come from SQLite's statement trace on
+the connection.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def test_bulk_applied_memories_carry_the_hubs_author_and_version(tmp_path: Path)
         }
     finally:
         hub.close()
-    assert {data["tool"] for data in received.values()} == {"team"}
+    assert {data["tool"] for data in received.values()} == {"team/laptop"}
     for record in records:
         # A version of the hub's own, just after the one received (not the hub's time, which
         # would beat a later edit made elsewhere): it travels back to the sender.

@@ -110,7 +110,7 @@ def test_two_stores_sync_through_a_postgres_hub_and_end_identical(
     assert counts(hub) == counts(a) == counts(b)
     assert counts(hub)["memories"] == 8 and counts(hub)["rules"] == 1  # the same memory: one
     authors = {data["tool"] for (kind, _), data in expected.items() if kind == "memory"}
-    assert authors == {"team"}  # the hub names the token as the author of what it receives
+    assert authors == {"team/test"}  # the hub names the token and the tool that saved it
     assert client.calls.count("/sync/push") > 2  # 3 records a page
 
 

@@ -13,7 +13,7 @@ from aletheia_mem.config import load_settings
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
-from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, sync_store
+from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, SyncReport, sync_store
 
 HUB_TOKEN_ENV = "ALETHEIA_HUB_TOKEN"  # noqa: S105 - a variable name
 
@@ -83,7 +83,7 @@ def sync(
             raise InvalidInputError(
                 f"A token is needed the first time: {HUB_TOKEN_ENV}, --token-stdin or --token."
             )
-        client = HubClient(url, token.strip(), ca_file)
+        client = HubClient(url, token.strip(), ca_file, on_wait=_say_wait)
         report = sync_store(
             store,
             client,
@@ -101,6 +101,8 @@ def sync(
                 "token": report.token_name,
                 "projects": report.projects,
                 "pushed": report.pushed,
+                "merged_at_hub": report.merged_at_hub,
+                "held_back": report.held_back,
                 "pulled": report.pulled,
                 "applied": report.applied,
                 "merged": report.merged,
@@ -108,11 +110,23 @@ def sync(
             }
         )
         return
+    echo(_summary(report))
+
+
+def _summary(report: SyncReport) -> str:
+    """The line a sync ends with; what the hub merged and the rules held back only when any."""
     scope = "every project" if report.projects is None else ", ".join(report.projects)
-    echo(
-        f"Synced with {report.hub_url} ({scope}): pushed {report.pushed} item(s), pulled"
+    at_hub = f" ({report.merged_at_hub} merged at the hub)" if report.merged_at_hub else ""
+    line = (
+        f"Synced with {report.hub_url} ({scope}): pushed {report.pushed} item(s){at_hub}, pulled"
         f" {report.pulled} ({report.applied} new or changed here, {report.merged} merged)."
     )
+    if report.held_back:
+        line += (
+            f" {report.held_back} rule(s) for every project or a situation stay on this"
+            " machine: a token limited to projects pushes only rules of its projects."
+        )
+    return line
 
 
 def _sqlite_store_in_use() -> Path:
@@ -138,3 +152,11 @@ def _progress(message: str) -> None:
 
 def _silent(message: str) -> None:
     """No progress output."""
+
+
+def _say_wait(seconds: int) -> None:
+    """Every wait on the rate limit is said: a minute without a word looks hung."""
+    sys.stderr.write(
+        f"aletheia sync: the hub's rate limit for this token is used up; waiting {seconds} s.\n"
+    )
+    sys.stderr.flush()

@@ -1,7 +1,10 @@
 """The hub's sync API: JSON under ``/sync/``, for ``sync`` and ``admin`` tokens.
 
 - ``POST /sync/hello``: the hub's id, the token's id, scope and projects, page limits.
-- ``POST /sync/push`` ``{"store_id", "records"}``: apply one page of a store's changes.
+- ``POST /sync/push`` ``{"store_id", "records"}``: apply one page of a store's changes; the
+  answer counts the records applied, skipped (known already) and merged (made one with an item
+  the hub had, which the store reports as merged at the hub). An item the token creates, or
+  whose words it changes, is authored ``<token name>/<tool the store named>`` (``sender_author``).
 - ``POST /sync/pull`` ``{"store_id", "cursor", "limit"}``: the changes after a cursor, without
   the versions the asking store made itself.
 

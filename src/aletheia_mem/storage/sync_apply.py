@@ -103,6 +103,9 @@ def _check_rule(ctx: _Context, scope_tier: str, scope_name: str) -> None:
     _check_project(ctx, scope_name if scope_tier == "project" else None)
 
 
+# The longest author a hub makes: every store refuses a longer name on pull
+# (``sync.validate.MAX_NAME``; a test holds them equal).
+MAX_AUTHOR = 200
 # The field that names who made an item, by kind.
 _AUTHOR = {"memory": "tool", "fact": "source", "rule": "source", "episode": "tool"}
 # What an author writes, by kind: a record changing any of it is the sender's work, whoever made
@@ -115,21 +118,42 @@ _AUTHORED = {
 }
 
 
+def sender_author(token: str, claimed: str) -> str:
+    """The author a hub keeps for an item ``token`` sends under the name ``claimed``:
+    ``<token>/<tool>``, the tool being the last ``/`` part of ``claimed`` (``eve/codex`` sent
+    by alice's token is ``alice/codex``; ``alice/codex`` stays, nothing stacks). ``claimed``
+    equal to the token's name (or a tool part equal to it) is the token's name alone.
+
+    The token's part is the hub's, so no sender poses as another token; the tool part is cut
+    so that the whole stays within ``MAX_AUTHOR``.
+    """
+    tool = claimed.rsplit("/", 1)[-1].strip()
+    room = MAX_AUTHOR - len(token) - 1
+    tool = tool[:room].rstrip() if room > 0 else ""
+    if claimed == token or not tool or tool == token:
+        return token[:MAX_AUTHOR]
+    return f"{token}/{tool}"
+
+
 def _with_author(ctx: _Context, record: Record, stored: dict[tuple[str, str], Any]) -> Record:
     """The record as the receiver keeps it: its author stays what the receiver has when the
-    record changes nothing its author wrote, else it is the sender (``ctx.author``, a hub
-    token's name); a sender never names someone else, nor puts its words under their name.
+    record changes nothing its author wrote, else it is the sender's (``sender_author`` of
+    ``ctx.author``, a hub token's name); a sender never names someone else, nor puts its
+    words under their name. The record itself when that leaves it as it came.
 
     ``stored``: the items the page's records name here (``_stored_items``).
     """
     if ctx.author is None:
         return record
     kind, data = record["kind"], record["data"]
+    field = _AUTHOR[kind]
     mine = stored.get((kind, record["key"]))
-    fields = (_AUTHOR[kind], *_AUTHORED[kind])
-    if mine is not None and all(mine[name] == data[name] for name in fields):
+    if mine is not None and all(mine[name] == data[name] for name in (field, *_AUTHORED[kind])):
         return record
-    return {**record, "data": {**data, _AUTHOR[kind]: ctx.author}}
+    author = sender_author(ctx.author, data[field])
+    if author == data[field]:
+        return record
+    return {**record, "data": {**data, field: author}}
 
 
 def _chunks(values: list[str], size: int = 500) -> list[list[str]]:
@@ -660,9 +684,10 @@ def apply_records(
 ) -> ApplyStats:
     """Apply checked records in order; call inside a write transaction.
 
-    ``author``: who sends them (a hub token's name); it becomes the author of every item it
-    creates or whose author it changes. None keeps the authors as sent. ``shared_rules``: rules
-    for every project or a situation may come whatever ``projects`` says.
+    ``author``: who sends them (a hub token's name); ``<author>/<tool>`` (``sender_author``)
+    becomes the author of every item it creates or whose author or words it changes. None
+    keeps the authors as sent. ``shared_rules``: rules for every project or a situation may
+    come whatever ``projects`` says.
 
     Raises:
         ForbiddenError: a record (or the item it would change) is outside ``projects``.

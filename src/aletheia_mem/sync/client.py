@@ -26,6 +26,11 @@ REPLY_SECONDS = 600.0
 _CHUNK = 64 * 1024
 MAX_RATE_LIMIT_WAITS = 20
 MAX_WAIT_SECONDS = 60
+Waiting = Callable[[int], None]  # told the seconds before each wait on the rate limit
+
+
+def _no_word(seconds: int) -> None:
+    """A library caller is told nothing of a wait unless it asks."""
 
 
 def hub_base_url(url: str) -> str:
@@ -40,13 +45,15 @@ def hub_base_url(url: str) -> str:
 
 @dataclass
 class HubClient:
-    """Calls ``/sync/...`` on one hub; waits as told when the rate limit answers 429."""
+    """Calls ``/sync/...`` on one hub; waits as told when the rate limit answers 429, and
+    says so first through ``on_wait`` (silent by default)."""
 
     url: str
     token: str
     ca_file: str | None = None
     sleep: Callable[[float], None] = time.sleep
     requests: int = field(default=0)
+    on_wait: Waiting = _no_word
 
     def __post_init__(self) -> None:
         self.url = hub_base_url(self.url)
@@ -89,7 +96,9 @@ class HubClient:
                     answer = _json_of(self._read(response))
             except urllib.error.HTTPError as error:
                 if error.code == 429:
-                    self.sleep(_retry_after(error.headers.get("Retry-After", "1")))
+                    seconds = _retry_after(error.headers.get("Retry-After", "1"))
+                    self.on_wait(seconds)
+                    self.sleep(seconds)
                     continue
                 raise _error_of(error, self._read(error)) from None
             except (urllib.error.URLError, OSError) as error:

@@ -19,7 +19,7 @@ from aletheia_mem.errors import AletheiaError, ForbiddenError, InvalidInputError
 from aletheia_mem.storage.contracts import SyncLog
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 from aletheia_mem.sync.client import HubClient
-from aletheia_mem.sync.replies import read_hello, read_pull_page
+from aletheia_mem.sync.replies import read_hello, read_pull_page, read_push_merged
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
 
 DEFAULT_PAGE_SIZE = 1000
@@ -36,9 +36,11 @@ class SyncReport:
     token_name: str = ""
     projects: list[str] | None = None
     pushed: int = 0
+    merged_at_hub: int = 0  # of those pushed, what the hub merged with an item it had
+    held_back: int = 0  # rules a project-limited token may not push (``writable``)
     pulled: int = 0
     applied: int = 0
-    merged: int = 0
+    merged: int = 0  # of those pulled
     pages: int = field(default=0)
 
 
@@ -133,12 +135,13 @@ def _push(
         while True:
             sent: Future[dict[str, Any]] | None = None
             records = [record for record in page.records if writable(record, projects)]
+            report.held_back += len(page.records) - len(records)
             if records:
                 body = {"store_id": store_id, "records": records}
                 sent = sender.submit(client.call, "/sync/push", body)
             following = export(page.cursor) if page.more else None
             if sent is not None:
-                sent.result()
+                report.merged_at_hub += read_push_merged(sent.result(), len(records))
                 report.pushed += len(records)
                 report.pages += 1
                 progress(f"pushed {len(records)} (page {report.pages})")

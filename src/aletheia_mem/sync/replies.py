@@ -118,3 +118,11 @@ def read_pull_page(url: str, answer: dict[str, Any], after: int, page_size: int)
     except InvalidInputError as error:
         raise AletheiaError(f"{url} sent a bad pull page: {error.message}") from None
     return PullPage(checked, cursor, more)
+
+
+def read_push_merged(answer: dict[str, Any], sent: int) -> int:
+    """How many of the ``sent`` records a hub says it merged (``/sync/push``'s ``merged``):
+    only a whole number from 0 to ``sent`` counts; anything else counts as none (the push
+    itself was answered, and a count is no reason to stop a sync)."""
+    merged: Any = answer.get("merged")
+    return int(merged) if _is_whole(merged) and merged <= sent else 0
