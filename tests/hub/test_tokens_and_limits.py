@@ -83,6 +83,11 @@ def test_token_names_are_unique_and_scopes_are_checked(
         create_token(store, clock, scope="owner", projects=None, name="x")
     _, named = create_token(store, clock, scope="mcp", projects=("shop",), name=None)
     assert named.name.startswith("mcp-shop-")
+    for bad in ("alice/laptop", "esc\x1b[31m", "bidi\u202eevil", "soft\u00adhyphen"):
+        with pytest.raises(InvalidInputError, match="may hold no /"):
+            create_token(store, clock, scope="sync", projects=None, name=bad)
+    _, spaced = create_token(store, clock, scope="sync", projects=None, name=" Alice  laptop ")
+    assert spaced.name == "Alice laptop"
 
 
 def test_projects_are_parsed_as_keys_and_star_means_all() -> None:

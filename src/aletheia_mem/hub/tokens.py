@@ -84,6 +84,10 @@ def create_token(
     name = " ".join(name.split())
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidInputError(f"--name must be at most {MAX_NAME_LENGTH} characters.")
+    # The name authors what the token syncs (``<name>/<tool>``) and every store checks it on
+    # pull: a control character would have every pull refused, a / would read as a tool.
+    if not name.isprintable() or "/" in name:
+        raise InvalidInputError("--name may hold no / and no control or format characters.")
     row = HubToken(
         id=0,
         name=name,
