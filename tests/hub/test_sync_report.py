@@ -187,3 +187,31 @@ def test_a_client_says_nothing_of_its_waits_unless_asked(capfd: pytest.CaptureFi
     with _serving(_LimitedHub) as url, pytest.raises(RateLimitedError):
         HubClient(url, "alt_x").call("/sync/hello", {})
     assert capfd.readouterr() == ("", "")
+
+
+class _FailingPullHub(_PushReplyHub):
+    """A hub that takes the token, then fails every pull (a sync stopped halfway)."""
+
+    def do_POST(self) -> None:
+        if self.path != "/sync/pull":
+            super().do_POST()
+            return
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.send_response(502)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+
+def test_a_first_sync_stopped_halfway_remembers_the_hub_it_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ALETHEIA_HUB_DB", "ALETHEIA_HUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with _serving(_FailingPullHub) as url:
+        first = CliRunner().invoke(cli, ["sync", "--hub", url, "--token", "alt_x"])
+        assert first.exit_code != 0 and "(502)" in first.stderr, first.output
+        again = CliRunner().invoke(cli, ["sync"])  # no --hub, no token: both remembered
+    assert "No hub yet" not in again.stderr and "A token is needed" not in again.stderr
+    assert "(502)" in again.stderr, again.output

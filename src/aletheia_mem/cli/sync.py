@@ -90,8 +90,10 @@ def sync(
             system_clock,
             page_size=page_size,
             progress=_progress if progress else _silent,
+            # remembered once the hub took the token: a first sync stopped halfway (Ctrl-C, a
+            # lost network) goes on with a plain ``aletheia sync``
+            accepted=lambda: store.remember_hub(client.url, client.token, ca_file),
         )
-        store.remember_hub(client.url, token.strip(), ca_file)
     finally:
         store.close()
     if as_json:

@@ -95,12 +95,13 @@ class HubClient:
                 ) as response:
                     answer = _json_of(self._read(response))
             except urllib.error.HTTPError as error:
-                if error.code == 429:
+                with error:  # the refusal holds the connection: closed whatever comes next
+                    if error.code != 429:
+                        raise _error_of(error, self._read(error)) from None
                     seconds = _retry_after(error.headers.get("Retry-After", "1"))
-                    self.on_wait(seconds)
-                    self.sleep(seconds)
-                    continue
-                raise _error_of(error, self._read(error)) from None
+                self.on_wait(seconds)
+                self.sleep(seconds)
+                continue
             except (urllib.error.URLError, OSError) as error:
                 reason = getattr(error, "reason", error)
                 raise AletheiaError(f"Cannot reach the hub at {self.url}: {reason}") from None

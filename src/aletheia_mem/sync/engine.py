@@ -78,8 +78,10 @@ def sync_store(
     *,
     page_size: int = DEFAULT_PAGE_SIZE,
     progress: Progress = _quiet,
+    accepted: Callable[[], None] = lambda: None,
 ) -> SyncReport:
-    """Push then pull until both sides have nothing new for each other.
+    """Push then pull until both sides have nothing new for each other. ``accepted`` is called
+    once the hub has answered the hello and its projects passed, before anything moves.
 
     Raises:
         AletheiaError: the hub refused or could not be reached (what was applied stays).
@@ -91,6 +93,7 @@ def sync_store(
     names = None if projects is None else list(projects)
     report = SyncReport(client.url, hub_id, hello.token_name, names)
     _check_scope(store, client, projects)
+    accepted()
     push_cursor, pull_cursor = store.sync_cursors(hub_id, token_id)
     push_cursor = _push(
         store, client, report, token_id, push_cursor, projects, page_size, clock, progress
