@@ -153,3 +153,11 @@ def test_lists_write_then_read(run: Invoke) -> None:
         "ship docs",
         {"task": "b", "done": False},
     ]
+
+
+def test_history_shows_a_value_replaced_the_same_day_by_its_instants(run: Invoke) -> None:
+    run("facts", "add", "cache", "ttl", "60 s", "--valid-from", "2026-01-05T10:00:00Z")
+    run("facts", "add", "cache", "ttl", "90 s", "--valid-from", "2026-01-05T12:30:00Z")
+    lines = run("facts", "history", "cache", "--include-superseded").stdout.splitlines()
+    old = next(line for line in lines if "60 s" in line)
+    assert "2026-01-05T10:00:00.000Z → 2026-01-05T12:30:00.000Z" in old

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from aletheia_mem.timefmt import FIRST_MS
@@ -61,16 +63,21 @@ def test_include_superseded_lists_the_whole_history_newest_first(call, clock):
     assert lines == ['History of the facts about "payments-api", newest first:', CURRENT, OLD]
 
 
-def test_a_value_replaced_the_day_it_was_written_shows_its_interval_to_the_minute(call, clock):
-    _state(call, "PostgreSQL 15")  # 2026-10-29 19:46
-    clock.advance(2 * 60_000)
+@pytest.mark.parametrize("later_ms", [2 * 60_000, 1_000])  # minutes apart, the same minute
+def test_a_value_replaced_the_day_it_was_written_shows_the_instants_to_pass_as_as_of(
+    call, clock, later_ms
+):
+    _state(call, "PostgreSQL 15")  # 2026-10-29T19:46:45.563Z
+    clock.advance(later_ms)
     _state(call, "PostgreSQL 16")
 
     lines = body_lines(call("fact_history", subject="payments-api", include_superseded=True))
 
-    assert lines[2].endswith("(shop, 2026-10-29T19:46 to 2026-10-29T19:48, superseded by #2)")
-    valid = call("fact_history", subject="payments-api", as_of="2026-10-29T19:47Z")
-    assert "PostgreSQL 15" in body_lines(valid)[1]  # the instant shown reads back as as_of
+    start, end = re.search(r"\(shop, (\S+) to (\S+), superseded by #2\)$", lines[2]).groups()
+    assert start == "2026-10-29T19:46:45.563Z"
+    for shown, value in ((start, "PostgreSQL 15"), (end, "PostgreSQL 16")):  # each reads back
+        valid = body_lines(call("fact_history", subject="payments-api", as_of=shown))
+        assert len(valid) == 2 and value in valid[1]
 
 
 def test_as_of_shows_the_facts_valid_at_that_instant(call, clock):

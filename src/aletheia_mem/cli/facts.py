@@ -15,6 +15,7 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.cli.memory_commands import fact_json
 from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.domain import facts as fact_domain
+from aletheia_mem.domain.formatting import interval_ends
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Fact
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
@@ -72,7 +73,9 @@ def add_fact(
 def _rows(found: list[Fact], now: int) -> list[list[str]]:
     rows = []
     for fact in found:
-        until = format_date(fact.valid_to) if fact.valid_to is not None else "now"
+        since, until = format_date(fact.valid_from), "now"
+        if fact.valid_to is not None:
+            since, until = interval_ends(fact.valid_from, fact.valid_to)
         note = f"  (superseded by #{fact.superseded_by})" if fact.superseded_by else ""
         if fact.valid_from > now:  # written for a later time: not true yet
             until = "open-ended" if fact.valid_to is None else until
@@ -83,7 +86,7 @@ def _rows(found: list[Fact], now: int) -> list[list[str]]:
             [
                 f"#{fact.id}",
                 fact.project,
-                f"{format_date(fact.valid_from)} → {until}",
+                f"{since} → {until}",
                 f"{fact.subject} · {fact.predicate} = {fact.object}{note}",
             ]
         )

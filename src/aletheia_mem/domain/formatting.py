@@ -70,16 +70,20 @@ def timeline_line(memory: Memory, is_anchor: bool) -> str:
     )
 
 
+def interval_ends(start: int, end: int) -> tuple[str, str]:
+    """A closed validity interval's ends: days (``2026-10-29``, ``2026-11-05``), or whole
+    instants when both fall on one day, so that a value replaced the day it was written shows
+    the instants to pass as ``as_of`` (the start is the first instant it holds)."""
+    if start // DAY_MS != end // DAY_MS:
+        return format_date(start), format_date(end)
+    return format_instant(start), format_instant(end)
+
+
 def fact_line(fact: Fact) -> str:
     """``fact #3 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)``."""
     validity = f"since {day_date(fact.valid_from // DAY_MS)}"
     if fact.valid_to is not None:
-        # to the minute when both ends fall on one day, so that a value replaced the day it was
-        # written shows an instant to pass as as_of
-        shown = (
-            format_date if fact.valid_from // DAY_MS != fact.valid_to // DAY_MS else format_minute
-        )
-        validity = f"{shown(fact.valid_from)} to {shown(fact.valid_to)}"
+        validity = " to ".join(interval_ends(fact.valid_from, fact.valid_to))
         if fact.superseded_by is not None:
             validity += f", superseded by #{fact.superseded_by}"
     return (
