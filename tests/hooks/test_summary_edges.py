@@ -230,6 +230,31 @@ def test_a_summary_the_user_dismissed_stays_dismissed_with_their_reason(
     assert old.dismiss_reason == f"the session went on: #{latest.id} sums it up"
 
 
+def test_a_users_dismissal_of_a_summary_its_session_replaced_makes_it_the_users(
+    hook: Hook, store: HubStore, clock: FakeClock
+) -> None:
+    tool = "claude-code"
+    start(hook, tool, "a")
+    ask(hook, tool, "a", "fix the cart")
+    clock.advance(MINUTE)
+    end(hook, tool, "a")
+    [first] = live_summaries(store)
+    clock.advance(10 * MINUTE)
+    start(hook, tool, "a")
+    ask(hook, tool, "a", "and the tax")
+    clock.advance(MINUTE)
+    end(hook, tool, "a")
+    [replaced] = [m for m in all_summaries(store) if m.dismissed_at is not None]
+    assert replaced.id == first.id and replaced.dismiss_reason.startswith("the session went on")
+    set_dismissed(  # the user hides it on purpose, with no reason
+        store, item_type="memory", item_id=first.id, dismiss=True, reason=None, actor="cli",
+        now=clock(),
+    )  # fmt: skip
+    [mine] = [m for m in all_summaries(store) if m.id == first.id]
+    # no longer the session's: a session never brings back a summary the user dismissed
+    assert (mine.dismissed_at, mine.dismiss_reason) == (replaced.dismissed_at, None)
+
+
 @pytest.mark.parametrize("tool", list(ENDS))
 def test_an_end_that_adds_nothing_in_the_same_minute_keeps_the_summary_shown(
     hook: Hook, store: HubStore, clock: FakeClock, tool: str

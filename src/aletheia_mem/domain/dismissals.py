@@ -14,6 +14,9 @@ if TYPE_CHECKING:  # protocols: typing only, off the start path
     from aletheia_mem.storage.contracts import Store
 
 MAX_REASON_LENGTH = 300
+# How a summary's session marks one it replaced by a later one (``summaries``): not the user's
+# dismissal, so a user's dismissal of it owns the item even with no reason of its own.
+REPLACED_REASON = "the session went on: "
 
 _TABLES: dict[str, DismissTable] = {
     "memory": "memories",
@@ -46,12 +49,30 @@ def set_dismissed(
     tool = "dismiss_memory" if dismiss else "restore_memory"
     # The reason is the caller's text: kept with the item, never in the audit trail.
     audit = AuditEntry(at=now, actor=actor, tool=tool, project=None, result="ok", detail=None)
+    table = _TABLES[item_type]
+    keep_reason = not (
+        dismiss and reason is None and table == "memories" and _replaced(store, item_id)
+    )
     project = store.set_dismissed(
-        _TABLES[item_type], item_id, now if dismiss else None, reason, audit
+        table, item_id, now if dismiss else None, reason, audit, keep_reason=keep_reason
     )
     if project is None:
         raise no_such_item(item_type, item_id)
     return project
+
+
+def is_replaced(reason: str | None) -> bool:
+    """Whether a dismissal's reason is a session's, which replaced the summary by a later one."""
+    return (reason or "").startswith(REPLACED_REASON)
+
+
+def _replaced(store: Store, memory_id: int) -> bool:
+    memory = store.get_memory(memory_id)
+    return (
+        memory is not None
+        and memory.dismissed_at is not None
+        and is_replaced(memory.dismiss_reason)
+    )
 
 
 def no_such_item(item_type: ItemType, item_id: int) -> NotFoundError:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aletheia_mem.domain.captured import EXCERPT_LENGTH, Captured, clean, save_captured
-from aletheia_mem.domain.dismissals import set_dismissed
+from aletheia_mem.domain.dismissals import REPLACED_REASON, is_replaced, set_dismissed
 from aletheia_mem.domain.episodes import episode_uid
 from aletheia_mem.domain.kinds import OBSERVATION_KIND, SUMMARY_KIND
 from aletheia_mem.domain.limits import MAX_TEXT
@@ -28,7 +28,6 @@ MAX_SUMMARY_ITEMS = 20
 SESSION_ITEMS = 200
 # How the reason of a summary dismissed by its session's later one begins (the user's own
 # dismissals give theirs, or none).
-REPLACED_REASON = "the session went on: "
 
 
 @dataclass(frozen=True)
@@ -167,7 +166,7 @@ def _same_but_its_end(memory: Memory, captured: Captured) -> bool:
 
 def _replaced(memory: Memory) -> bool:
     """Whether a dismissed summary was dismissed by its session's later one, not by the user."""
-    return (memory.dismiss_reason or "").startswith(REPLACED_REASON)
+    return is_replaced(memory.dismiss_reason)
 
 
 def _in_order(store: Store, ids: Sequence[int]) -> list[Memory]:

@@ -25,10 +25,10 @@ _SET_DISMISSED = (
     " dismissed_at = CASE WHEN %(at)s::bigint IS NULL THEN NULL"
     "  ELSE coalesce(dismissed_at, %(at)s::bigint) END,"
     " dismiss_reason = CASE WHEN %(at)s::bigint IS NULL THEN NULL"
-    "  ELSE coalesce(%(reason)s::text, dismiss_reason) END"
+    "  ELSE coalesce(%(reason)s::text, CASE WHEN %(keep)s THEN dismiss_reason END) END"
     " WHERE id = %(id)s AND CASE WHEN %(at)s::bigint IS NULL THEN dismissed_at IS NOT NULL"
-    "  ELSE dismissed_at IS NULL OR (%(reason)s::text IS NOT NULL"
-    "   AND dismiss_reason IS DISTINCT FROM %(reason)s::text) END"
+    "  ELSE dismissed_at IS NULL OR dismiss_reason IS DISTINCT FROM"
+    "   coalesce(%(reason)s::text, CASE WHEN %(keep)s THEN dismiss_reason END) END"
     " RETURNING project"
 )
 
@@ -167,6 +167,8 @@ class PgWork(PgPart):
         at: int | None,
         reason: str | None,
         audit: AuditEntry,
+        *,
+        keep_reason: bool = True,
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
         Restoring an item that is not dismissed changes nothing, and dismissing it again keeps
@@ -177,7 +179,7 @@ class PgWork(PgPart):
         with self._db.write() as conn:
             row = conn.execute(
                 sql.SQL(_SET_DISMISSED).format(_table(table)),
-                {"at": at, "reason": reason, "id": item_id},
+                {"at": at, "reason": reason, "id": item_id, "keep": keep_reason},
             ).fetchone()
             if row is None:
                 row = conn.execute(

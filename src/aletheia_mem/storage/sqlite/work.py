@@ -23,10 +23,14 @@ _REQUEST_WINDOW = 200
 # set_dismissed: a restore (:at NULL) clears both; a dismissal keeps the first time, and the
 # reason unless a new one is given; a row it would not change is not written (no sync version).
 _DISMISSED_AT = "CASE WHEN :at IS NULL THEN NULL ELSE coalesce(dismissed_at, :at) END"
-_REASON = "CASE WHEN :at IS NULL THEN NULL ELSE coalesce(:reason, dismiss_reason) END"
+_REASON = (
+    "CASE WHEN :at IS NULL THEN NULL"
+    " ELSE coalesce(:reason, CASE WHEN :keep THEN dismiss_reason END) END"
+)
 _CHANGES = (
     "CASE WHEN :at IS NULL THEN dismissed_at IS NOT NULL"
-    " ELSE dismissed_at IS NULL OR (:reason IS NOT NULL AND dismiss_reason IS NOT :reason) END"
+    " ELSE dismissed_at IS NULL OR dismiss_reason IS NOT"
+    " coalesce(:reason, CASE WHEN :keep THEN dismiss_reason END) END"
 )
 
 
@@ -191,11 +195,14 @@ class SqliteWork(SqliteDatabase):
         at: int | None,
         reason: str | None,
         audit: AuditEntry,
+        *,
+        keep_reason: bool = True,
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
         Restoring an item that is not dismissed changes nothing (no sync version that could
         undo an edit made elsewhere meanwhile), and is audited all the same. Dismissing it
-        again keeps when it was first dismissed, and its reason unless a new one is given.
+        again keeps when it was first dismissed, and its reason unless a new one is given (or
+        ``keep_reason`` is false: a reason the user does not own is not kept).
 
         Returns the item's project, or None when there is no such item.
         """
@@ -206,7 +213,7 @@ class SqliteWork(SqliteDatabase):
             conn.execute(
                 f"UPDATE {table} SET dismissed_at = {_DISMISSED_AT}, dismiss_reason = {_REASON}"
                 f" WHERE id = :id AND {_CHANGES}",
-                {"at": at, "reason": reason, "id": item_id},
+                {"at": at, "reason": reason, "id": item_id, "keep": keep_reason},
             )
             insert_audit(conn, replace(audit, project=row["project"]))
             return str(row["project"])
