@@ -30,6 +30,19 @@ def test_search_json_is_for_scripts(run: Invoke) -> None:
     assert data["empty_reason"] is None
 
 
+def test_a_file_search_refuses_the_filters_it_does_not_apply(run: Invoke) -> None:
+    run("save", "Staging deploys need the VPN", "--file", "deploy/staging.sh")
+    for given in (["--since", "yesterday"], ["--since", "2026-01-01"], ["--type", "gotcha"]):
+        refused = run("search", "--file", "deploy/staging.sh", *given)
+        assert refused.exit_code == 2
+        assert refused.stderr == (
+            f"Error: --file finds memories by path: {given[0]} do not apply to it"
+            " (only --project, --file-suffix and --limit do).\n"
+        )
+    found = run("search", "--file", "deploy/staging.sh", "--limit", "5", "--order", "relevance")
+    assert found.exit_code == 0 and "Staging deploys need the VPN" in found.stdout
+
+
 def test_empty_search_says_why(run: Invoke) -> None:
     run("save", "a memory of another project", "--project", "billing")
     result = run("search", "anything")

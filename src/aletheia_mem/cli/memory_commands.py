@@ -159,6 +159,8 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
     file = (file or "").strip() or None
     if not query and not file:
         raise InvalidInputError("query is required.")
+    if file:
+        _refuse_filters_with_file(options)
     with open_cli_app(create=False) as app:
         result = _search(app, query, file, **options)
     if as_json:
@@ -177,6 +179,33 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
         echo(style(one_line_safe(fact_line(fact)), fg="cyan"))
     if result.memories:
         echo(table(["id", "date", "type", "title"], memory_rows(result.memories)))
+
+
+# Search options that a file search does not apply (only --project, --file-suffix and --limit
+# do, as with the tool), with the value each has when not given.
+_NOT_WITH_FILE = {
+    "kind_filter": ("--type", None),
+    "memory_kind": ("--kind", None),
+    "since": ("--since", None),
+    "until": ("--until", None),
+    "order": ("--order", "relevance"),
+    "offset": ("--offset", 0),
+}
+
+
+def _refuse_filters_with_file(options: dict[str, Any]) -> None:
+    """A user who asks for a filter gets it or is told: the tool ignores them (its reference
+    says so), but a command line that seems to filter and does not would mislead.
+
+    Raises:
+        InvalidInputError: a filter that a file search does not apply was given.
+    """
+    given = [flag for name, (flag, unset) in _NOT_WITH_FILE.items() if options[name] != unset]
+    if given:
+        raise InvalidInputError(
+            f"--file finds memories by path: {', '.join(given)} do not apply to it"
+            " (only --project, --file-suffix and --limit do)."
+        )
 
 
 @click.command()
