@@ -99,6 +99,8 @@ def _waiting_for_the_migration_lock(url: str) -> bool:
     with psycopg.connect(url) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            # this run's database only: another test process's waits are not this save's
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
         ).fetchone()
     return row is not None and int(row[0]) > 0
 
