@@ -1,3 +1,3 @@
 """Aletheia: one shared memory for AI coding agents."""
 
-__version__ = "0.4.0"
+__version__ = "0.4.1"
