@@ -21,9 +21,10 @@ from aletheia_mem.sync import client as sync_client
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
 from tests.e2e.http_server import exchange_raw, padded_request
+from tests.hub.fake_hubs import serving as _serving
 from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub, store_of
 from tests.hub.sync_helpers import counts_at, items_at
-from tests.hub.test_hostile_sync import _HostileHub, _serving, memory_record
+from tests.hub.test_hostile_sync import _HostileHub, memory_record
 
 pytestmark = pytest.mark.e2e
 

@@ -23,9 +23,9 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync import client as sync_client
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
+from tests.hub.fake_hubs import serving as _serving
 from tests.hub.helpers import Hub, running_hub, store_of
 from tests.hub.sync_helpers import items_at
-from tests.hub.test_hostile_sync import _serving
 
 pytestmark = pytest.mark.e2e
 HUB_ID = "b" * 32

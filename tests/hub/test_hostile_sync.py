@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,6 +18,7 @@ from aletheia_mem.errors import AletheiaError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
+from tests.hub.fake_hubs import FakeHub, as_json, hello, serving
 from tests.hub.helpers import Hub, running_hub
 from tests.hub.sync_helpers import counts_at, items_at
 from tests.hub.test_sync_e2e import run_sync, save_notes
@@ -156,42 +154,16 @@ def test_a_teammate_still_syncs_after_a_future_version_was_pushed(hub: Hub, tmp_
     assert again.returncode == 0, again.stderr
 
 
-class _HostileHub(BaseHTTPRequestHandler):
+class _HostileHub(FakeHub):
     """A hub that answers hello as a real one and pulls with one poisoned record."""
 
     page: ClassVar[list[dict[str, Any]]] = []
     projects: ClassVar[list[str] | None] = None
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", "0")))
+    def answer(self) -> tuple[int, bytes, dict[str, str]]:
         if self.path == "/sync/hello":
-            token = {"id": 1, "name": "x", "scope": "sync", "projects": self.projects}
-            body: dict[str, Any] = {"hub_id": "b" * 32, "token": token, "max_records": 1000}
-        else:
-            body = {"records": self.page, "cursor": 5, "more": False}
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-
-@contextmanager
-def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    """``handler`` served on a free 127.0.0.1 port while the block runs; yields its URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+            return as_json(hello(self.projects))
+        return as_json({"records": self.page, "cursor": 5, "more": False})
 
 
 @pytest.mark.parametrize(
@@ -207,7 +179,7 @@ def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[s
     store = SqliteStore(tmp_path / "local.db")
     try:
         with (
-            _serving(_HostileHub) as url,
+            serving(_HostileHub) as url,
             pytest.raises(AletheiaError, match="sent a bad pull page: record 1: "),
         ):
             sync_store(store, HubClient(url, "alt_x"), system_clock)
@@ -240,12 +212,12 @@ def test_a_hub_cannot_pull_into_a_project_outside_the_token(tmp_path: Path) -> N
         planted = memory_record(key="planted", project="personal", pinned=True, title="Injected")
         _HostileHub.page = [memory_record(key="fine"), planted]
         refused = 'sent a bad pull page: Project "personal" is not allowed for this token.'
-        with _serving(_HostileHub) as url, pytest.raises(AletheiaError, match=refused):
+        with serving(_HostileHub) as url, pytest.raises(AletheiaError, match=refused):
             sync_store(store, HubClient(url, "alt_x"), system_clock)
         assert store.sync_cursors("b" * 32, 1)[1] == 0  # the pull cursor stayed
         # rules for every project are what a hub shares with every token: they come
         _HostileHub.page = [_everywhere_rule_record(tmp_path), memory_record(key="fine")]
-        with _serving(_HostileHub) as url:
+        with serving(_HostileHub) as url:
             report = sync_store(store, HubClient(url, "alt_x"), system_clock)
         assert report.applied == 2
     finally:
@@ -288,22 +260,14 @@ def test_a_sync_body_nested_too_deep_for_the_parser_gets_400(hub: Hub) -> None:
         assert answer.code == 400 and b"JSON object" in answer.read()
 
 
-class _NotAHub(BaseHTTPRequestHandler):
+class _NotAHub(FakeHub):
     """A server that is no hub: a login page, a proxy, a JSON bomb."""
 
     status: ClassVar[int] = 200
     body: ClassVar[bytes] = b""
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        self.send_response(self.status)
-        self.send_header("content-type", "text/html")
-        self.send_header("content-length", str(len(self.body)))
-        self.end_headers()
-        self.wfile.write(self.body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+    def answer(self) -> tuple[int, bytes, dict[str, str]]:
+        return self.status, self.body, {"content-type": "text/html"}
 
 
 @pytest.mark.parametrize(
@@ -321,7 +285,7 @@ def test_a_server_that_is_no_hub_gets_a_clear_error_not_a_traceback(
     store = SqliteStore(tmp_path / "local.db")
     try:
         with (
-            _serving(_NotAHub) as url,
+            serving(_NotAHub) as url,
             pytest.raises(AletheiaError, match=re.escape(problem)),
         ):
             sync_store(store, HubClient(url, "alt_x"), system_clock)

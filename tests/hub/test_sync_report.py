@@ -4,7 +4,6 @@ the items the hub merged on push, and every wait on the hub's rate limit."""
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,10 +18,11 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync import client as sync_client
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
+from tests.hub.fake_hubs import FakeHub, as_json, hello
+from tests.hub.fake_hubs import serving as _serving
 from tests.hub.helpers import running_hub, store_of
 from tests.hub.sync_helpers import counts_at
 from tests.hub.test_hostile_parsing import _LimitedHub
-from tests.hub.test_hostile_sync import _serving
 from tests.hub.test_sync_e2e import open_store, run_sync, save_notes
 
 pytestmark = pytest.mark.e2e
@@ -91,28 +91,17 @@ def test_a_note_the_hub_merged_on_push_is_counted_as_merged_at_the_hub(tmp_path:
     assert counts_at(tmp_path / "hub.db")["memories"] == 1
 
 
-class _PushReplyHub(BaseHTTPRequestHandler):
+class _PushReplyHub(FakeHub):
     """An empty hub whose answer to a push says ``merged`` is what a test sets."""
 
     merged: ClassVar[Any] = None
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        body: dict[str, Any] = {"records": [], "cursor": 0, "more": False}
+    def answer(self) -> tuple[int, bytes, dict[str, str]]:
         if self.path == "/sync/hello":
-            token = {"id": 1, "name": "x", "scope": "sync", "projects": None}
-            body = {"hub_id": "b" * 32, "token": token, "max_records": 1000}
-        elif self.path == "/sync/push":
-            body = {"applied": 1, "skipped": 0, "merged": self.merged}
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+            return as_json(hello())
+        if self.path == "/sync/push":
+            return as_json({"applied": 1, "skipped": 0, "merged": self.merged})
+        return as_json({"records": [], "cursor": 0, "more": False})
 
 
 @pytest.mark.parametrize(
@@ -138,25 +127,25 @@ class _LimitedOnceHub(_PushReplyHub):
 
     refused: ClassVar[int] = 0
 
-    def do_POST(self) -> None:
+    def answer(self) -> tuple[int, bytes, dict[str, str]]:
         if _LimitedOnceHub.refused:
-            super().do_POST()
-            return
+            return super().answer()
         _LimitedOnceHub.refused += 1
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        self.send_response(429)
-        self.send_header("retry-after", "0")
-        self.send_header("content-length", "0")
-        self.end_headers()
+        return 429, b"", {"retry-after": "0"}
 
 
-def test_sync_says_on_stderr_that_it_waits_on_the_hubs_rate_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def local_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The CLI's store in ``tmp_path``, with no hub or token from the environment."""
     for name in ("ALETHEIA_HUB_DB", "ALETHEIA_HUB_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.usefixtures("local_store")
+def test_sync_says_on_stderr_that_it_waits_on_the_hubs_rate_limit() -> None:
     _LimitedOnceHub.refused = 0
     with _serving(_LimitedOnceHub) as url:
         result = CliRunner().invoke(
@@ -192,23 +181,12 @@ def test_a_client_says_nothing_of_its_waits_unless_asked(capfd: pytest.CaptureFi
 class _FailingPullHub(_PushReplyHub):
     """A hub that takes the token, then fails every pull (a sync stopped halfway)."""
 
-    def do_POST(self) -> None:
-        if self.path != "/sync/pull":
-            super().do_POST()
-            return
-        self.rfile.read(int(self.headers.get("content-length", "0")))
-        self.send_response(502)
-        self.send_header("content-length", "0")
-        self.end_headers()
+    def answer(self) -> tuple[int, bytes, dict[str, str]]:
+        return (502, b"", {}) if self.path == "/sync/pull" else super().answer()
 
 
-def test_a_first_sync_stopped_halfway_remembers_the_hub_it_reached(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name in ("ALETHEIA_HUB_DB", "ALETHEIA_HUB_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("HOME", str(tmp_path))
+@pytest.mark.usefixtures("local_store")
+def test_a_first_sync_stopped_halfway_remembers_the_hub_it_reached() -> None:
     with _serving(_FailingPullHub) as url:
         first = CliRunner().invoke(cli, ["sync", "--hub", url, "--token", "alt_x"])
         assert first.exit_code != 0 and "(502)" in first.stderr, first.output
