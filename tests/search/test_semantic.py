@@ -104,6 +104,25 @@ def test_exact_match_keeps_its_place_when_fused(call, as_caller, engine) -> None
     assert found[0] == target_id
 
 
+def test_closing_waits_for_a_model_load_under_way(store, model):
+    """A process that exits while onnxruntime sets up aborts: closing outlasts the load (2 s
+    was the most it waited, and a load on a busy machine took longer)."""
+    assert FILES is not None
+    loading, release = threading.Event(), threading.Event()
+
+    def slow_loader(files: ModelFiles) -> Embedder:
+        loading.set()
+        release.wait(30)
+        return model
+
+    engine = SemanticEngine(store.path, FILES, loader=slow_loader)
+    engine.start()
+    assert loading.wait(30)
+    threading.Timer(3.0, release.set).start()  # a load longer than the 2 s a batch gets
+    engine.close()
+    assert release.is_set()  # close returned only once the load was over
+
+
 def test_search_answers_from_bm25_alone_while_the_model_loads(store, call, as_caller, model):
     assert FILES is not None
     release = threading.Event()

@@ -40,6 +40,9 @@ POLL_SECONDS = 30.0
 # loading (numpy, onnxruntime, the weights: 0.3 to 0.4 s, much of it holding the GIL) then
 # misses the calls around the save, and a process that ends right after saving never loads it.
 SETTLE_SECONDS = 1.0
+# How long closing waits for a model load under way (0.3 to 0.4 s here, seconds on a busy
+# machine): a process that exits meanwhile aborts inside onnxruntime's set-up.
+LOAD_WAIT_SECONDS = 30.0
 QUERY_CACHE = 256
 # Pseudo-relevance feedback: the query moves toward its nearest memories, then the first pass's
 # top hits are scored again. Measured on bench/retrieval (fused, both halves of the queries):
@@ -117,6 +120,7 @@ class SemanticEngine:
         self._idle = threading.Event()
         self._wake = threading.Event()
         self._load_now = threading.Event()
+        self._loading = threading.Event()  # the model is being loaded: close waits for it
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
@@ -230,13 +234,15 @@ class SemanticEngine:
             self._idle.wait(min(remaining, 1.0))
 
     def close(self) -> None:
-        """Stop the worker (waiting briefly for its batch) and close connections."""
+        """Stop the worker (waiting briefly for its batch, or for a model load under way: the
+        load cannot be cut short, and a process that exits while onnxruntime sets up aborts)
+        and close connections."""
         self._stop.set()
         self._wake.set()
         self._load_now.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=2)
+            thread.join(timeout=LOAD_WAIT_SECONDS if self._loading.is_set() else 2)
         atexit.unregister(self.close)
         self._vectors.close()
 
@@ -295,7 +301,11 @@ class SemanticEngine:
     def _load(self) -> None:
         from aletheia_mem.search.semantic.index import VectorIndex
 
-        embedder = self._loader(self.files)
+        self._loading.set()
+        try:
+            embedder = self._loader(self.files)
+        finally:
+            self._loading.clear()
         self._index = VectorIndex(embedder.dim)
         self._embedder = embedder
         self.catch_up()
