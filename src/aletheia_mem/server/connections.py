@@ -1,10 +1,12 @@
 """Connections to a server (the hub, ``aletheia-server``), bounded before any request is read.
 
 Each connection is counted against a cap per client address and a cap in total; one over either
-gets a short 503 and is closed at once. Headers must arrive within ``header_seconds`` of the
-connection (or of the previous response), and the body within ``body_seconds`` of the headers;
-a connection too slow for either is closed. So a thousand connections that trickle bytes hold at
-most a handful of sockets each for seconds, and a client at another address is served meanwhile.
+gets a short 503 and is closed (after up to ``REFUSED_LINGER_SECONDS`` reading what the client
+sends, for ``REFUSED_LINGERING`` of them at a time; at once past those). Headers must arrive
+within ``header_seconds`` of the connection (or of the previous response), and the body within
+``body_seconds`` of the headers; a connection too slow for either is closed. So a thousand
+connections that trickle bytes hold at most a handful of sockets each for seconds, and a client
+at another address is served meanwhile.
 A request's headers past ``MAX_HEADER_BYTES`` get a 431 and the connection is closed: the parser
 holds them in memory until they end, and a fast client sends gigabytes within the deadline. The
 trailer fields after a chunked body's last chunk are held as headers are, and bounded as they are.
@@ -26,6 +28,10 @@ MAX_HEADER_BYTES = 64 * 1024  # a real client's request line and headers take a 
 IDLE_SECONDS = 5  # keep-alive: an idle connection closes after this
 _OTHER_FILES = 256  # room for the store's files, logs and worker threads beside connections
 REFUSED_LINGER_SECONDS = 2.0  # a turned-away connection is read (and dropped) this long at most
+# Turned-away connections kept open at a time at most, reading what their client sends (a file
+# each): the cap and these fit in what total_within_file_limit allows, with files to spare (64
+# where the limit cannot be raised, of the 128 it leaves beside the cap).
+REFUSED_LINGERING = _OTHER_FILES // 4
 
 
 def _closing_reply(status: str, text: str, *headers: str) -> bytes:
@@ -56,6 +62,7 @@ class ConnectionLimits:
 class _Counts:
     total: int = 0
     by_client: dict[str, int] = field(default_factory=dict)
+    lingering: int = 0  # turned-away connections still open, their client's bytes read
 
     def admit(self, client: str, limits: ConnectionLimits) -> bool:
         if self.total >= limits.total or self.by_client.get(client, 0) >= limits.per_client:
@@ -93,8 +100,9 @@ def raise_open_file_limit(wanted: int) -> int:
 
 def total_within_file_limit(wanted: int) -> int:
     """The cap on open connections in total: ``wanted``, with the open-file limit raised to fit
-    it where the system allows, else what the limit leaves after the store's files and worker
-    threads (macOS starts processes at 256 files)."""
+    it where the system allows, else what the limit leaves after the store's files, worker
+    threads and turned-away connections (``REFUSED_LINGERING``): 128 where the hard limit is 256
+    (macOS starts processes at 256 files, but its hard limit is usually unlimited: raised)."""
     files = raise_open_file_limit(wanted + _OTHER_FILES)
     return max(1, min(wanted, files - _OTHER_FILES // 2))
 
@@ -111,6 +119,7 @@ class GuardedProtocol(HttpToolsProtocol):
     _header_bytes = 0  # what this request's headers took so far
     _fed_body = False  # the piece being parsed held body bytes
     _refused = False  # answered 431: what else comes is dropped
+    _lingering = False  # turned away, counted in ``counts.lingering`` until the connection is lost
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
@@ -126,8 +135,17 @@ class GuardedProtocol(HttpToolsProtocol):
         """Send the 503, then read and drop what the client sends until it closes, at most
         ``REFUSED_LINGER_SECONDS``: closed at once with its request unread, the socket would
         answer with a reset, which can reach the client before the 503 and lose it. (The
-        client's end of the stream closes the transport: ``eof_received`` answers None.)"""
+        client's end of the stream closes the transport: ``eof_received`` answers None.)
+
+        Past ``REFUSED_LINGERING`` such connections at a time, closed once the 503 is written:
+        each holds a file, and a burst of them used up the process's open files, so that
+        connections could no longer be accepted (uvloop then closes them with no reply)."""
         transport.write(_BUSY)
+        if self.counts.lingering >= REFUSED_LINGERING:
+            transport.close()  # the 503 goes out first: ``close`` sends what is buffered
+            return
+        self.counts.lingering += 1
+        self._lingering = True
         if transport.can_write_eof():
             transport.write_eof()
         self._deadline = self.loop.call_later(REFUSED_LINGER_SECONDS, transport.close)
@@ -195,6 +213,9 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._lingering:
+            self._lingering = False
+            self.counts.lingering -= 1
         if not self._admitted:
             return
         self._admitted = False

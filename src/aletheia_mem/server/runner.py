@@ -17,6 +17,9 @@ from starlette.types import ASGIApp
 from aletheia_mem.errors import AletheiaError
 
 logger = logging.getLogger("aletheia")
+# Connections a worker takes off its channel before it has wired them to a protocol: the others
+# wait on the channel, holding no file of the worker's.
+HANDING_AT_MOST = 16
 
 WILDCARDS = ("0.0.0.0", "::", "")  # noqa: S104  (names, not a bind)
 
@@ -81,9 +84,11 @@ class _HandedServer(_ReadyServer):
         await super().shutdown(sockets)
 
     def _take(self) -> None:
-        """Serve every connection waiting on the channel; stop when its other end is gone."""
+        """Serve the connections waiting on the channel, ``HANDING_AT_MOST`` being wired at a
+        time (the rest wait there: taken all at once, past the open-file limit they were
+        dropped with no reply); stop when its other end is gone."""
         loop = asyncio.get_running_loop()
-        while True:
+        while len(self.handing) < HANDING_AT_MOST:
             try:
                 data, fds, _, _ = socket.recv_fds(self.channel, 1, 1)
             except BlockingIOError:

@@ -46,6 +46,7 @@ class WorkerPool:
         self.live: set[int] = set()
         self.channels: dict[int, socket.socket] = {}  # the parent's end, by worker pid
         self.turn = 0
+        self.held: socket.socket | None = None  # accepted, but every worker's channel was full
         self.stopping = False
         self.pid = os.getpid()
 
@@ -67,6 +68,8 @@ class WorkerPool:
             self.stop()
             self._reap_all(deadline=time.monotonic() + STOP_TIMEOUT_S)
         finally:
+            if self.held is not None:
+                self.held.close()
             for channel in self.channels.values():
                 channel.close()
             for sig, handler in previous.items():
@@ -97,8 +100,10 @@ class WorkerPool:
         self.live.add(pid)
 
     def _accept_waiting(self) -> None:
-        """Hand every connection waiting on the port to the next worker in turn."""
-        while True:
+        """Hand every connection waiting on the port to the next worker in turn. One that no
+        worker can take now (every channel full: a burst) is held, and nothing more is
+        accepted until it is handed over: the others wait in the port's backlog."""
+        while self.held is None:
             try:
                 conn, _ = self.sock.accept()
             except (BlockingIOError, InterruptedError):
@@ -107,21 +112,37 @@ class WorkerPool:
                 logger.warning("could not accept a connection: %s", error)
                 time.sleep(_POLL_S)
                 return
-            with conn:
-                self._hand_over(conn)
+            if self._hand_over(conn):
+                conn.close()
+            else:
+                self.held = conn
 
-    def _hand_over(self, conn: socket.socket) -> None:
-        """Send ``conn`` to a worker; skip one that is gone or whose channel is full."""
+    def _hand_over_held(self) -> None:
+        """Hand the held connection over once a channel has room, then accept again."""
+        channels = list(self.channels.values())
+        if not channels:  # every worker gone: a new one starts after RESTART_DELAY_S
+            time.sleep(_POLL_S)
+            return
+        _, writable, _ = select.select([], channels, [], _POLL_S)
+        held = self.held
+        if writable and held is not None and self._hand_over(held):
+            held.close()
+            self.held = None
+            self._accept_waiting()
+
+    def _hand_over(self, conn: socket.socket) -> bool:
+        """Send ``conn`` to a worker, skipping one that is gone or whose channel is full;
+        whether one took it."""
         pids = sorted(self.channels)
         for _ in pids:
             pid = pids[self.turn % len(pids)]
             self.turn += 1
             try:
                 socket.send_fds(self.channels[pid], [b"c"], [conn.fileno()])
-                return
+                return True
             except OSError:
                 continue
-        logger.warning("no worker could take a connection; it was closed")
+        return False
 
     def _wait_ready(self, read_end: int) -> bool:
         """Whether every worker said it is ready before one died or the time ran out."""
@@ -143,8 +164,9 @@ class WorkerPool:
         """Accept and hand over connections; replace the workers that die, after a pause."""
         restarts: list[float] = []  # when to start each replacement
         while not self.stopping:
-            readable, _, _ = select.select([self.sock], [], [], _POLL_S)
-            if readable:
+            if self.held is not None:
+                self._hand_over_held()
+            elif select.select([self.sock], [], [], _POLL_S)[0]:
                 self._accept_waiting()
             exited = self._reap_one()
             if exited is not None and not self.stopping:
