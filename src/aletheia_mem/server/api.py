@@ -33,14 +33,15 @@ from aletheia_mem.errors import (
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
 from aletheia_mem.server.mcp import argument_problem
-from aletheia_mem.server.openapi import Operation, bounded, build_document
+from aletheia_mem.server.openapi import Handler, Operation, Reply, bounded, build_document
 from aletheia_mem.server.stdio import parse_line
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 
 JSON_TYPE = "application/json"
-# The routes that can leave a live memory without a current vector (as ``EMBEDDING_WRITES``;
-# pinning changes a memory's ``updated_at``): semantic recall embeds it soon after.
+# The operations that can leave a live memory without a current vector (as ``EMBEDDING_WRITES``;
+# pinning changes a memory's ``updated_at``): semantic recall embeds it soon after. Their served
+# handler sends the notice, so ``/api/`` and the web UI (which runs it in process) both do.
 _EMBEDDING_WRITES = frozenset({"saveMemory", "writeWorkState", "restoreMemory", "pinMemory"})
 RETRY_AFTER_S = 5  # what a client is told to wait when the store cannot be reached or is busy
 _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
@@ -150,21 +151,33 @@ def _endpoint(op: Operation, app: AppContext) -> Callable[[Request], Awaitable[R
             return error_response(503, error.code, error.message, headers)
         except AletheiaError as error:
             return error_response(status_of(error), error.code, error.message)
-        if app.semantic is not None and op.operation_id in _EMBEDDING_WRITES:
-            app.semantic.notice_saved()  # a signal to the embedding thread; the reply never waits
         return json_response(status, body)
 
     return endpoint
 
 
+def _noticing(handler: Handler) -> Handler:
+    """``handler``, then, once it succeeded, a signal to the embedding thread (never a wait)."""
+
+    def run(app: AppContext, args: dict[str, Any]) -> Reply:
+        reply = handler(app, args)
+        if app.semantic is not None:
+            app.semantic.notice_saved()
+        return reply
+
+    return run
+
+
 def _checked(op: Operation) -> Operation:
-    """The operation with its id fields capped, for checking and for the document alike."""
+    """The operation as served: its id fields capped (for checking and for the document alike),
+    and an embedding write's handler sending the notice."""
+    embeds = op.operation_id in _EMBEDDING_WRITES
     return Operation(
         op.method,
         op.path,
         op.operation_id,
         op.summary,
-        op.handler,
+        _noticing(op.handler) if embeds else op.handler,
         op.response,
         op.statuses,
         bounded(op.path_params) if op.path_params else None,

@@ -1,7 +1,8 @@
 """The UI's one way to the store: the JSON API's operations, run in process.
 
 Each call checks its arguments against the operation's own schemas, then runs the same handler
-``/api/`` runs, so a page shows exactly what the API (and through it the tools) would answer.
+``/api/`` runs, so a page shows exactly what the API (and through it the tools) would answer, and
+a write tells semantic recall what the API's would (the served handler sends that notice).
 """
 
 from __future__ import annotations
