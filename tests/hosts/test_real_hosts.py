@@ -10,7 +10,6 @@ Without ``npm install`` in this folder the tests skip, except under CI, where th
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import json
 import os
@@ -18,8 +17,6 @@ import re
 import shlex
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +24,7 @@ import pytest
 
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
+from tests.threaded_server import served
 
 pytestmark = pytest.mark.e2e
 
@@ -259,19 +257,6 @@ def _reply(
     handler.wfile.write(data)
 
 
-@contextlib.contextmanager
-def _serving(server: http.server.ThreadingHTTPServer) -> Iterator[str]:
-    """Serve in a thread; yields the server's base URL."""
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
 class _FakeResponses(http.server.BaseHTTPRequestHandler):
     """The Responses API as Codex streams it: the first turn calls apply_patch with the
     server's patch, every later one answers "Done."; each request body is kept."""
@@ -330,7 +315,7 @@ def test_codex_runs_the_capture_hooks_in_a_session_without_a_model(machine: Mach
         "*** Add File: tax.py\n+rate = 0\n*** Delete File: old.py\n*** End Patch\n"
     )
     model = _FakeModel(patch)
-    with _serving(model) as url:
+    with served(model) as url:
         config = machine.home / ".codex" / "config.toml"
         provider = (
             'model = "gpt-5.5"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
@@ -417,7 +402,7 @@ def test_opencode_runs_the_capture_plugin_in_a_session_without_a_model(machine: 
         ("edit", {"filePath": str(cart), "oldString": "total = 0", "newString": "total = 1"}),
     ]
     model = _FakeChatModel(calls)
-    with _serving(model) as url:
+    with served(model) as url:
         path = machine.home / ".config" / "opencode" / "opencode.json"
         config = json.loads(path.read_text(encoding="utf-8"))
         config["provider"] = {
@@ -534,7 +519,7 @@ def test_claude_code_runs_the_capture_hooks_in_a_session_without_a_model(
         ("Edit", {"file_path": str(cart), "old_string": "total = 0", "new_string": "total = 1"}),
     ]
     model = _FakeMessagesModel(calls)
-    with _serving(model) as url:
+    with served(model) as url:
         machine.env |= {
             "ANTHROPIC_BASE_URL": url,
             "ANTHROPIC_API_KEY": "not-used",

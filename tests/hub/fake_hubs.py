@@ -4,11 +4,11 @@ says what a POST gets (``answer``), served on a free 127.0.0.1 port by ``serving
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.threaded_server import served
 
 HUB_ID = "b" * 32
 
@@ -43,15 +43,6 @@ def as_json(body: dict[str, Any], status: int = 200) -> tuple[int, bytes, dict[s
     return status, json.dumps(body).encode(), {"content-type": "application/json"}
 
 
-@contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+def serving(handler: type[BaseHTTPRequestHandler]) -> AbstractContextManager[str]:
     """``handler`` served on a free 127.0.0.1 port while the block runs; yields its URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    return served(ThreadingHTTPServer(("127.0.0.1", 0), handler))
