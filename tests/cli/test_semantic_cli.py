@@ -19,6 +19,7 @@ from aletheia_mem.search.semantic.engine import load_minilm, memory_text
 from aletheia_mem.search.semantic.model import Embedder
 from aletheia_mem.storage.vectors import VectorStore
 from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.vector_coverage import coverage as _coverage
 
 FILES = find_model()
 needs_model = pytest.mark.skipif(FILES is None, reason="the semantic extra is not installed")
@@ -49,15 +50,6 @@ def _embed_all(db_path: Path) -> None:
 def _model() -> Embedder:
     assert FILES is not None
     return load_minilm(FILES)
-
-
-def _coverage(db_path: Path) -> tuple[int, int]:
-    assert FILES is not None
-    vectors = VectorStore(db_path)
-    try:
-        return vectors.coverage(FILES.model_id)
-    finally:
-        vectors.close()
 
 
 @needs_model

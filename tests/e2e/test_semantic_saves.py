@@ -22,8 +22,8 @@ from mcp.types import CallToolResult, TextContent
 
 from aletheia_mem.config import load_settings
 from aletheia_mem.search.semantic import find_model
-from aletheia_mem.storage.vectors import VectorStore
 from tests.e2e.http_server import running_server
+from tests.vector_coverage import coverage as _coverage
 
 FILES = find_model()
 pytestmark = [
@@ -57,16 +57,6 @@ def _env(root: Path, semantic: str) -> dict[str, str]:
 
 def _store_path(root: Path) -> Path:
     return Path(load_settings(_env(root, "off")).store)
-
-
-def _coverage(db_path: Path) -> tuple[int, int]:
-    """(live memories with a current vector, live memories), read from the store file."""
-    assert FILES is not None
-    vectors = VectorStore(db_path)
-    try:
-        return vectors.coverage(FILES.model_id)
-    finally:
-        vectors.close()
 
 
 async def _wait_for_coverage(db_path: Path, expected: tuple[int, int]) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from aletheia_mem.search.semantic import find_model
 from aletheia_mem.search.semantic.engine import SemanticEngine, load_minilm
 from aletheia_mem.search.semantic.model import Embedder, ModelFiles
 from aletheia_mem.storage.vectors import VectorStore
+from tests.vector_coverage import coverage as _coverage
 
 FILES = find_model()
 pytestmark = [
@@ -194,15 +195,6 @@ def _wait_for(condition, timeout: float = 30.0) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-def _coverage(path: Path) -> tuple[int, int]:
-    assert FILES is not None
-    vectors = VectorStore(path)
-    try:
-        return vectors.coverage(FILES.model_id)
-    finally:
-        vectors.close()
 
 
 def test_saves_are_embedded_without_any_search(store, call, as_caller, model, monkeypatch):

@@ -22,11 +22,11 @@ from aletheia_mem.config import load_settings
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.search.semantic import find_model
 from aletheia_mem.server.api import _EMBEDDING_WRITES, OPERATIONS
-from aletheia_mem.storage.vectors import VectorStore
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web import lists, memories
 from aletheia_mem.web.calls import call as web_call
 from tests.e2e.http_server import RunningServer, running_server, server_env
+from tests.vector_coverage import coverage as store_coverage
 
 FILES = find_model()
 CLI = Path(sys.executable).parent / "aletheia"
@@ -46,13 +46,8 @@ def _cli(root: Path, *args: str) -> None:
 
 def _coverage(root: Path) -> tuple[int, int]:
     """(live memories with a current vector, live memories), read from the store file."""
-    assert FILES is not None
     env = server_env(root / "data", root / "shop", {"ALETHEIA_SEMANTIC": "off"})
-    vectors = VectorStore(Path(load_settings(env).store))
-    try:
-        return vectors.coverage(FILES.model_id)
-    finally:
-        vectors.close()
+    return store_coverage(Path(load_settings(env).store))
 
 
 def _wait_for_coverage(root: Path, expected: tuple[int, int]) -> tuple[int, int]:
