@@ -193,3 +193,29 @@ def test_a_first_sync_stopped_halfway_remembers_the_hub_it_reached() -> None:
         again = CliRunner().invoke(cli, ["sync"])  # no --hub, no token: both remembered
     assert "No hub yet" not in again.stderr and "A token is needed" not in again.stderr
     assert "(502)" in again.stderr, again.output
+
+
+class _RefusingPushHub(FakeHub):
+    """A hub that takes the token, then refuses the push."""
+
+    def answer(self) -> tuple[int, bytes, dict[str, str]]:
+        if self.path == "/sync/hello":
+            return as_json(hello())
+        return as_json({"error": {"code": "forbidden", "message": "not this store"}}, 403)
+
+
+def test_a_refused_sync_with_another_hub_keeps_the_remembered_one(local_store: Path) -> None:
+    store = open_store(local_store)
+    try:
+        store.remember_hub("http://127.0.0.1:9", "alt_working", None)
+    finally:
+        store.close()
+    save_notes(local_store, ["A note to push"])
+    with _serving(_RefusingPushHub) as url:
+        refused = CliRunner().invoke(cli, ["sync", "--hub", url, "--token", "alt_other"])
+    assert refused.exit_code != 0 and "(403)" in refused.stderr, refused.output
+    store = open_store(local_store)
+    try:
+        assert store.remembered_hub() == ("http://127.0.0.1:9", "alt_working", None)
+    finally:
+        store.close()

@@ -84,16 +84,22 @@ def sync(
                 f"A token is needed the first time: {HUB_TOKEN_ENV}, --token-stdin or --token."
             )
         client = HubClient(url, token.strip(), ca_file, on_wait=_say_wait)
+
+        def remember() -> None:
+            store.remember_hub(client.url, client.token, ca_file)
+
         report = sync_store(
             store,
             client,
             system_clock,
             page_size=page_size,
             progress=_progress if progress else _silent,
-            # remembered once the hub took the token: a first sync stopped halfway (Ctrl-C, a
-            # lost network) goes on with a plain ``aletheia sync``
-            accepted=lambda: store.remember_hub(client.url, client.token, ca_file),
+            # A first sync (or one with the remembered hub) is remembered once the hub took the
+            # token, so one stopped halfway goes on with a plain ``aletheia sync``; another hub
+            # replaces the remembered one only once a sync with it has gone through.
+            accepted=remember if remembered is None or same_hub else lambda: None,
         )
+        remember()
     finally:
         store.close()
     if as_json:
