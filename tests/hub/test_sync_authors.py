@@ -20,9 +20,10 @@ import pytest
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, rules
 from aletheia_mem.storage.sync_apply import MAX_AUTHOR, sender_author
-from aletheia_mem.sync.validate import MAX_NAME
+from aletheia_mem.sync.validate import MAX_NAME, validate_records
 from tests.hub.helpers import INIT_PARAMS, WAIT_SECONDS, running_hub
 from tests.hub.sync_helpers import items_at
+from tests.hub.test_hostile_sync import memory_record
 from tests.hub.test_sync_e2e import open_store, run_sync
 
 pytestmark = pytest.mark.e2e
@@ -54,6 +55,21 @@ def test_an_author_never_passes_the_name_limit_every_store_checks_on_pull() -> N
     assert sender_author(token, "x" * 98 + " y") == f"{token}/{'x' * 98}"  # no blank at the end
     assert sender_author("t" * 199, "codex") == "t" * 199  # no room for a tool
     assert sender_author("t" * 250, "codex") == "t" * 200
+
+
+def test_a_token_named_before_names_were_checked_authors_without_its_bad_characters() -> None:
+    # a / would let the token "alice" send the tool "eve/b" as the token "alice/b" does; a
+    # control or format character in an author has every store refuse the pull
+    assert sender_author("alice/b", "codex") == "alice-b/codex"
+    assert sender_author("zero\u200bwidth", "codex") == "zero-width/codex"
+    assert sender_author("bell\x07", "codex") == "bell-/codex"
+
+
+def test_a_name_a_redaction_lengthens_is_cut_back_to_the_limit_on_pull() -> None:
+    name = "x" * 180 + " password: hunter2"  # 199 characters, 202 once redacted
+    assert len(name) <= MAX_NAME
+    [checked] = validate_records([memory_record(tool=name)], system_clock())
+    assert checked["data"]["tool"] == ("x" * 180 + " password: [REDACTED]")[:MAX_NAME]
 
 
 def _mcp(data_dir: Path, client: str, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:

@@ -127,6 +127,8 @@ def sender_author(token: str, claimed: str) -> str:
     The token's part is the hub's, so no sender poses as another token; the tool part is cut
     so that the whole stays within ``MAX_AUTHOR``.
     """
+    # a token named before names were checked (a control character, a /) is shown without them
+    token = "".join(char if char.isprintable() and char != "/" else "-" for char in token)
     tool = claimed.rsplit("/", 1)[-1].strip()
     room = MAX_AUTHOR - len(token) - 1
     tool = tool[:room].rstrip() if room > 0 else ""

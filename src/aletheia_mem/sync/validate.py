@@ -121,10 +121,12 @@ class _Checker:
         self.data["project"] = normalize_project(value)  # a secret in it redacted, as a tool's
 
     def caller(self, field: str) -> None:
-        """A tool's or token's name: checked as a name, a secret in it redacted."""
+        """A tool's or token's name: checked as a name, a secret in it redacted (and cut back
+        to the name's limit: a redaction may lengthen it, and a longer name this store sent on
+        would be refused by the next)."""
         self.name(field)
         if self.data[field] is not None:
-            self.data[field] = redact_secrets(self.data[field])
+            self.data[field] = redact_secrets(self.data[field])[:MAX_NAME]
 
 
 def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
