@@ -242,7 +242,9 @@ class SemanticEngine:
         self._load_now.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=LOAD_WAIT_SECONDS if self._loading.is_set() else 2)
+            thread.join(timeout=2)
+            if thread.is_alive() and self._loading.is_set():  # a load began, or was under way
+                thread.join(timeout=LOAD_WAIT_SECONDS)
         atexit.unregister(self.close)
         self._vectors.close()
 
