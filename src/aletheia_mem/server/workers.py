@@ -125,10 +125,14 @@ class WorkerPool:
             return
         _, writable, _ = select.select([], channels, [], _POLL_S)
         held = self.held
-        if writable and held is not None and self._hand_over(held):
+        if not writable or held is None:
+            return
+        if self._hand_over(held):
             held.close()
             self.held = None
             self._accept_waiting()
+        else:  # writable, yet the send failed (a worker just gone): no busy loop meanwhile
+            time.sleep(_POLL_S / 10)
 
     def _hand_over(self, conn: socket.socket) -> bool:
         """Send ``conn`` to a worker, skipping one that is gone or whose channel is full;
