@@ -72,7 +72,7 @@ def test_a_connection_whose_headers_never_finish_is_closed_at_the_header_deadlin
                     conn.sendall(b"X")
                     trickled += 1
         waited = time.monotonic() - started
-    assert 0.8 <= waited < 4, waited
+    assert 0.8 <= waited < WAIT_SECONDS - 2, waited  # closed by the 1 s deadline, not the test
     assert trickled >= 3
 
 
@@ -87,7 +87,7 @@ def test_a_legitimate_client_is_served_while_another_address_holds_many_slow_con
             turned_away = [_closed_with(conn) for conn in conns[10:]]
             started = time.monotonic()
             assert _ping(hub, token, session) == 200
-            assert time.monotonic() - started < 2
+            assert time.monotonic() - started < 10  # not the slow ones' 30 s header deadline
     assert all(reply.startswith(b"HTTP/1.1 503") for reply in turned_away)
 
 
