@@ -88,18 +88,20 @@ def sync(
         def remember() -> None:
             store.remember_hub(client.url, client.token, ca_file)
 
+        # A first sync (or one with the remembered hub) is remembered once the hub took the
+        # token, so one stopped halfway goes on with a plain ``aletheia sync``; another hub
+        # replaces the remembered one only once a sync with it has gone through.
+        early = remembered is None or same_hub
         report = sync_store(
             store,
             client,
             system_clock,
             page_size=page_size,
             progress=_progress if progress else _silent,
-            # A first sync (or one with the remembered hub) is remembered once the hub took the
-            # token, so one stopped halfway goes on with a plain ``aletheia sync``; another hub
-            # replaces the remembered one only once a sync with it has gone through.
-            accepted=remember if remembered is None or same_hub else lambda: None,
+            accepted=remember if early else lambda: None,
         )
-        remember()
+        if not early:
+            remember()
     finally:
         store.close()
     if as_json:
