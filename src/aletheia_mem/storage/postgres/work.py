@@ -20,15 +20,14 @@ _REQUEST_WINDOW = 200
 _DISMISSABLE = frozenset(("memories", "facts", "episodes"))
 # set_dismissed, as the SQLite store's: a restore clears both; a dismissal keeps the first time,
 # and the reason unless a new one is given; a row it would not change is not written.
+_NEW_REASON = "coalesce(%(reason)s::text, CASE WHEN %(keep)s THEN dismiss_reason END)"
 _SET_DISMISSED = (
     "UPDATE {} SET"
     " dismissed_at = CASE WHEN %(at)s::bigint IS NULL THEN NULL"
     "  ELSE coalesce(dismissed_at, %(at)s::bigint) END,"
-    " dismiss_reason = CASE WHEN %(at)s::bigint IS NULL THEN NULL"
-    "  ELSE coalesce(%(reason)s::text, CASE WHEN %(keep)s THEN dismiss_reason END) END"
+    f" dismiss_reason = CASE WHEN %(at)s::bigint IS NULL THEN NULL ELSE {_NEW_REASON} END"
     " WHERE id = %(id)s AND CASE WHEN %(at)s::bigint IS NULL THEN dismissed_at IS NOT NULL"
-    "  ELSE dismissed_at IS NULL OR dismiss_reason IS DISTINCT FROM"
-    "   coalesce(%(reason)s::text, CASE WHEN %(keep)s THEN dismiss_reason END) END"
+    f"  ELSE dismissed_at IS NULL OR dismiss_reason IS DISTINCT FROM {_NEW_REASON} END"
     " RETURNING project"
 )
 

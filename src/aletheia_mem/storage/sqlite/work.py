@@ -23,14 +23,11 @@ _REQUEST_WINDOW = 200
 # set_dismissed: a restore (:at NULL) clears both; a dismissal keeps the first time, and the
 # reason unless a new one is given; a row it would not change is not written (no sync version).
 _DISMISSED_AT = "CASE WHEN :at IS NULL THEN NULL ELSE coalesce(dismissed_at, :at) END"
-_REASON = (
-    "CASE WHEN :at IS NULL THEN NULL"
-    " ELSE coalesce(:reason, CASE WHEN :keep THEN dismiss_reason END) END"
-)
+_NEW_REASON = "coalesce(:reason, CASE WHEN :keep THEN dismiss_reason END)"
+_REASON = f"CASE WHEN :at IS NULL THEN NULL ELSE {_NEW_REASON} END"
 _CHANGES = (
     "CASE WHEN :at IS NULL THEN dismissed_at IS NOT NULL"
-    " ELSE dismissed_at IS NULL OR dismiss_reason IS NOT"
-    " coalesce(:reason, CASE WHEN :keep THEN dismiss_reason END) END"
+    f" ELSE dismissed_at IS NULL OR dismiss_reason IS NOT {_NEW_REASON} END"
 )
 
 
