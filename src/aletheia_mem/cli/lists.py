@@ -31,8 +31,7 @@ def read(name: str, project: str | None, as_json: bool) -> None:
             app.store, project=target_project(app, project), name=name.strip()
         )
     if text is None:
-        shown = worklists.quoted_name(worklists.list_name(name.strip()))
-        raise NotFoundError(f"No list named {shown}.")
+        raise NotFoundError(worklists.no_such_list(name.strip()))
     items = json.loads(text)
     if as_json:
         emit_json(items)

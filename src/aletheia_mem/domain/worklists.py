@@ -33,6 +33,11 @@ def quoted_name(name: str) -> str:
     return neutralize(shown)
 
 
+def no_such_list(name: str) -> str:
+    """The answer for a list name that names no list, quoted as stored."""
+    return f"No list named {quoted_name(list_name(name))}."
+
+
 def list_key(name: str) -> str:
     return "list:" + list_name(name)
 

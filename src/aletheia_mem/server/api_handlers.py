@@ -312,7 +312,7 @@ def read_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     project = target_project(app, args.get("project"))
     memory = app.store.find_memory(project, worklists.list_key(name))
     if worklists.read_list(app.store, project=project, name=name) is None or memory is None:
-        raise NotFoundError(f"No list named {worklists.quoted_name(worklists.list_name(name))}.")
+        raise NotFoundError(worklists.no_such_list(name))
     return _ok(
         {
             "project": project,

@@ -56,6 +56,6 @@ def work_state_read(app: AppContext, args: dict[str, Any]) -> Output:
     stored = worklists.list_name(name)
     data = structured.recall(project=project, list=stored, found=items is not None, items=[])
     if items is None:
-        return Output(f"No list named {worklists.quoted_name(stored)}.", data)
+        return Output(worklists.no_such_list(name), data)
     data["items"] = json.loads(items)
     return Output(wrap_recall(neutralize(items)), data)
