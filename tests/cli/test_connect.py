@@ -90,27 +90,26 @@ def test_json_hosts_get_command_args_and_env(run: Invoke, workspace: Workspace, 
     assert Path(data["path"]).is_absolute()
 
 
-def test_opencode_gets_the_v2_shape_with_one_command_array(
+def test_opencode_gets_the_reference_shape_with_one_command_array(
     run: Invoke, workspace: Workspace
 ) -> None:
+    # The reference: mcp.aletheia = {"type": "local", "command": [...], "enabled": true}
     data = json_of(run("connect", "opencode", "--json"))
     assert data["path"] == str(workspace.home / ".config" / "opencode" / "opencode.json")
     assert json.loads(data["document"]) == {
         "$schema": "https://opencode.ai/config.json",
         "mcp": {
-            "servers": {
-                "aletheia": {
-                    "type": "local",
-                    "command": [sys.executable, MCP_SCRIPT],
-                    "environment": {
-                        "ALETHEIA_DATA_DIR": str(workspace.data_dir),
-                        "ALETHEIA_TOOL": "opencode",
-                    },
-                }
+            "aletheia": {
+                "type": "local",
+                "command": [sys.executable, MCP_SCRIPT],
+                "environment": {
+                    "ALETHEIA_DATA_DIR": str(workspace.data_dir),
+                    "ALETHEIA_TOOL": "opencode",
+                },
+                "enabled": True,
             }
         },
     }
-    assert "enabled" not in data["entry"]
 
 
 def _auth(reference: str) -> dict[str, dict[str, str]]:
@@ -123,7 +122,7 @@ REMOTE = {
     "gemini-cli": {"type": "http", "url": "URL", **_auth("${HUB_TOKEN}")},
     "windsurf": {"serverUrl": "URL", **_auth("${env:HUB_TOKEN}")},
     "command-code": {"transport": "http", "url": "URL", **_auth("${HUB_TOKEN}")},
-    "opencode": {"type": "remote", "url": "URL", **_auth("{env:HUB_TOKEN}")},
+    "opencode": {"type": "remote", "url": "URL", **_auth("{env:HUB_TOKEN}"), "enabled": True},
     "vscode": {"type": "http", "url": "URL", **_auth("${env:HUB_TOKEN}")},
     "codex": {"url": "URL", "bearer_token_env_var": "HUB_TOKEN"},
 }

@@ -323,14 +323,14 @@ def test_hub_doctor_on_an_unreachable_database_is_one_line(run: Invoke) -> None:
     assert report["ok"] is False and report["target"] == url
 
 
-def test_an_opencode_entry_in_the_older_shape_is_checked_not_called_missing(
+def test_an_opencode_entry_in_the_newer_shape_is_checked_not_called_missing(
     run: Invoke, workspace: Workspace
 ) -> None:
     run("save", "a first memory")
     target = workspace.home / ".config" / "opencode" / "opencode.json"
     target.parent.mkdir(parents=True)
     entry = {"type": "local", "command": [sys.executable, "-c", "raise SystemExit(4)"]}
-    target.write_text(json.dumps({"mcp": {"aletheia": entry}}), encoding="utf-8")
+    target.write_text(json.dumps({"mcp": {"servers": {"aletheia": entry}}}), encoding="utf-8")
     data = json_of(run("doctor", "--json"))
     [check] = [c for c in data["hosts"] if c["host"] == "opencode"]
     assert (check["status"], check["detail"]) == (

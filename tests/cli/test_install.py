@@ -150,11 +150,14 @@ def test_vscode_jsonc_comments_survive(run: Invoke, workspace: Workspace) -> Non
     assert new.endswith("\t\t}\n\t},\n}\n")
 
 
-def test_opencode_writes_the_v2_shape_into_xdg_config(run: Invoke, workspace: Workspace) -> None:
+def test_opencode_writes_the_reference_shape_into_xdg_config(
+    run: Invoke, workspace: Workspace
+) -> None:
     assert run("install", "opencode", "--write").exit_code == 0
     target = workspace.home / ".config" / "opencode" / "opencode.json"
-    data = json.loads(target.read_text(encoding="utf-8"))
-    assert data["mcp"]["servers"]["aletheia"]["command"] == [sys.executable, MCP_SCRIPT]
+    entry = json.loads(target.read_text(encoding="utf-8"))["mcp"]["aletheia"]
+    assert entry["command"] == [sys.executable, MCP_SCRIPT]
+    assert (entry["type"], entry["enabled"]) == ("local", True)
 
 
 def test_project_scope_writes_mcp_json_at_the_repository_root(

@@ -171,7 +171,7 @@ HOSTS_AND_FILES = [
     ("gemini-cli", ".gemini/settings.json", ("mcpServers",)),
     ("windsurf", ".codeium/windsurf/mcp_config.json", ("mcpServers",)),
     ("command-code", ".commandcode/mcp.json", ("mcpServers",)),
-    ("opencode", ".config/opencode/opencode.json", ("mcp", "servers")),
+    ("opencode", ".config/opencode/opencode.json", ("mcp",)),
     ("vscode", ".config/Code/User/mcp.json", ("servers",)),
     ("claude-desktop", ".config/Claude/claude_desktop_config.json", ("mcpServers",)),
 ]

@@ -126,11 +126,9 @@ def test_a_broken_claude_settings_file_is_named_in_the_error(
     assert not (workspace.home / ".claude.json").exists()
 
 
-def test_an_opencode_entry_in_the_older_shape_is_the_one_replaced(
+def test_a_different_opencode_server_named_aletheia_is_replaced_only_with_force(
     run: Invoke, workspace: Workspace
 ) -> None:
-    # The earlier release wrote mcp.aletheia; OpenCode 1.18 starts that one and ignores a
-    # mcp.servers.aletheia beside it, so adding the new shape would change nothing.
     target = workspace.home / ".config" / "opencode" / "opencode.json"
     target.parent.mkdir(parents=True)
     old_entry = {"type": "local", "command": ["bun", "mcp.mjs"], "enabled": True}
@@ -141,6 +139,26 @@ def test_an_opencode_entry_in_the_older_shape_is_the_one_replaced(
     assert run("install", "opencode", "--write", "--force").exit_code == 0
     mcp = json.loads(target.read_text(encoding="utf-8"))["mcp"]
     assert set(mcp) == {"aletheia"}
-    assert mcp["aletheia"]["type"] == "local"
+    assert (mcp["aletheia"]["type"], mcp["aletheia"]["enabled"]) == ("local", True)
     assert mcp["aletheia"]["environment"]["ALETHEIA_TOOL"] == "opencode"
+    assert "nothing to change" in run("install", "opencode", "--write").stdout
+
+
+def test_the_entry_an_earlier_release_wrote_under_mcp_servers_is_updated_in_place(
+    run: Invoke, workspace: Workspace
+) -> None:
+    # Release 0.4.1 wrote mcp.servers.aletheia without "enabled". OpenCode starts it when no
+    # mcp.aletheia is there, so it is brought up to date where it is, with no --force: it is
+    # Aletheia's own entry, less the field added since.
+    assert run("install", "opencode", "--write").exit_code == 0
+    target = workspace.home / ".config" / "opencode" / "opencode.json"
+    entry = json.loads(target.read_text(encoding="utf-8"))["mcp"]["aletheia"]
+    earlier = {key: value for key, value in entry.items() if key != "enabled"}
+    document = {"mcp": {"servers": {"aletheia": earlier, "gh": {"type": "local"}}}}
+    target.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    result = run("install", "opencode", "--write")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(target.read_text(encoding="utf-8")) == {
+        "mcp": {"servers": {"aletheia": entry, "gh": {"type": "local"}}}
+    }
     assert "nothing to change" in run("install", "opencode", "--write").stdout

@@ -39,7 +39,7 @@ def test_the_plugin_goes_into_the_plugin_folder_beside_opencode_json(
     assert f"Added the aletheia entry in {folder / 'opencode.json'}." in result.stdout
     assert f"Added the capture plugin in {_plugin(workspace)}." in result.stdout
     config = json.loads((folder / "opencode.json").read_text(encoding="utf-8"))
-    assert config["mcp"]["servers"]["aletheia"]["environment"]["ALETHEIA_TOOL"] == "opencode"
+    assert config["mcp"]["aletheia"]["environment"]["ALETHEIA_TOOL"] == "opencode"
     text = _plugin(workspace).read_text(encoding="utf-8")
     assert text.startswith(MARK)
     assert f"const PROGRAM = {json.dumps([str(HOOK_SCRIPT)])};" in text

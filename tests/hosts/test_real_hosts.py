@@ -134,22 +134,43 @@ def test_opencode_lists_aletheia_as_connected(machine: Machine) -> None:
     assert re.search(r"✓ aletheia\s+connected", result.stdout)
 
 
-def test_opencode_starts_an_earlier_shaped_entry_beside_the_one_install_adds(
+def test_opencode_starts_a_newer_shaped_entry_beside_the_one_install_adds(
     machine: Machine,
 ) -> None:
-    """A file with an entry of the earlier shape (``mcp.<name>`` with ``enabled``) gets
-    ``mcp.servers.aletheia`` beside it: OpenCode starts both."""
+    """A file with a server of OpenCode's newer shape (``mcp.servers.<name>``) gets
+    ``mcp.aletheia`` (the reference's shape) beside it: OpenCode starts both."""
     opencode = str(_require("opencode"))
     config = machine.home / ".config" / "opencode" / "opencode.json"
     config.parent.mkdir(parents=True)
-    earlier = {"type": "local", "command": [ALETHEIA + "-mcp"], "enabled": True}
-    config.write_text(json.dumps({"mcp": {"other": earlier}}), encoding="utf-8")
+    newer = {"type": "local", "command": [ALETHEIA + "-mcp"]}
+    config.write_text(json.dumps({"mcp": {"servers": {"other": newer}}}), encoding="utf-8")
     _installed(machine, "opencode")
-    assert json.loads(config.read_text(encoding="utf-8"))["mcp"]["other"] == earlier
+    written = json.loads(config.read_text(encoding="utf-8"))["mcp"]
+    assert written["servers"] == {"other": newer} and written["aletheia"]["enabled"] is True
     result = machine.run([opencode, "mcp", "list"])
     assert result.returncode == 0, result.stderr
     assert re.search(r"✓ other\s+connected", result.stdout), result.stdout
     assert re.search(r"✓ aletheia\s+connected", result.stdout), result.stdout
+
+
+def test_opencode_starts_the_entry_an_earlier_release_wrote_once_updated_in_place(
+    machine: Machine,
+) -> None:
+    """Release 0.4.1 wrote ``mcp.servers.aletheia`` without ``enabled``; install brings it up
+    to date where it is, ``enabled`` added, and OpenCode still starts it."""
+    opencode = str(_require("opencode"))
+    _installed(machine, "opencode")
+    config = machine.home / ".config" / "opencode" / "opencode.json"
+    document = json.loads(config.read_text(encoding="utf-8"))
+    entry = document["mcp"].pop("aletheia")
+    document["mcp"]["servers"] = {"aletheia": {k: v for k, v in entry.items() if k != "enabled"}}
+    config.write_text(json.dumps(document), encoding="utf-8")
+    result = machine.aletheia("install", "opencode", "--write")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(config.read_text(encoding="utf-8"))["mcp"] == {"servers": {"aletheia": entry}}
+    listed = machine.run([opencode, "mcp", "list"])
+    assert listed.returncode == 0, listed.stderr
+    assert re.search(r"✓ aletheia\s+connected", listed.stdout), listed.stdout
 
 
 def test_gemini_lists_aletheia_as_connected_in_a_trusted_folder(machine: Machine) -> None:

@@ -271,13 +271,22 @@ def set_entry(text: str, fmt: FileFormat, path: tuple[str, ...], value: Any) -> 
         raise ConfigFileError(f"not valid JSON: {error}") from None
 
 
+def _earlier_form(existing: Any, entry: Any) -> bool:
+    return (
+        isinstance(existing, dict)
+        and isinstance(entry, dict)
+        and all(key in entry and entry[key] == value for key, value in existing.items())
+    )
+
+
 def plan_change(
     path: Path, fmt: FileFormat, entry_path: tuple[str, ...], entry: Any, *, force: bool
 ) -> Change:
     """What writing ``entry`` at ``entry_path`` in ``path`` would do.
 
-    An equal entry already there changes nothing; a different one is a conflict unless
-    ``force``.
+    An equal entry already there changes nothing; one that holds only some of the entry's
+    fields, each with the entry's value, is the entry as an earlier release wrote it (before
+    OpenCode's ``enabled``), replaced; a different one is a conflict unless ``force``.
     """
     old = read_text(path)
     try:
@@ -286,7 +295,7 @@ def plan_change(
         raise ConfigFileError(f"{path} is {error}") from None
     if existing == entry:
         return Change(path, "unchanged", old, old, existing)
-    if existing is not None and not force:
+    if existing is not None and not force and not _earlier_form(existing, entry):
         return Change(path, "conflict", old, old, existing)
     try:
         new = set_entry(old, fmt, entry_path, entry)

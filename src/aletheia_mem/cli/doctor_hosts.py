@@ -76,9 +76,9 @@ def shape_problem(host: Host, document: Any) -> str | None:
 
 
 def find_entry(host: Host, document: Any) -> Any:
-    """The ``aletheia`` entry the host starts: an older shape's place first (as ``install``
-    finds it), else the current one's; None when there is none."""
-    for servers in (*host.legacy_servers_keys, host.servers_key):
+    """The ``aletheia`` entry the host starts: in the first of its places that has one (as
+    ``install`` finds it); None when there is none."""
+    for servers in host.servers_keys():
         node = document
         for key in (*servers, SERVER_NAME):
             node = node.get(key) if isinstance(node, dict) else None

@@ -107,12 +107,16 @@ def _command_code_entry(server: Server) -> dict[str, Any]:
 
 
 def _opencode_entry(server: Server) -> dict[str, Any]:
+    """The reference's shape, ``mcp.aletheia`` with ``enabled``: OpenCode 1.18 starts it before
+    an entry of its newer ``mcp.servers`` shape of the same name."""
     if server.url:
-        return {"type": "remote", "url": server.url, **_bearer(server, "{{env:{}}}")}
+        entry = {"type": "remote", "url": server.url, **_bearer(server, "{{env:{}}}")}
+        return {**entry, "enabled": True}
     return {
         "type": "local",
         "command": [server.command, *server.args],
         "environment": dict(server.env),
+        "enabled": True,
     }
 
 
@@ -235,8 +239,13 @@ class Host:
     remote_instead: str = ""
     document_extra: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
-    # Where older shapes keep the servers; an entry found there is the one the host starts.
-    legacy_servers_keys: tuple[tuple[str, ...], ...] = ()
+    # Other places the host reads servers from (OpenCode's newer ``mcp.servers``): an entry
+    # found there, and not in ``servers_key``, is the one the host starts, updated in place.
+    other_servers_keys: tuple[tuple[str, ...], ...] = ()
+
+    def servers_keys(self) -> tuple[tuple[str, ...], ...]:
+        """Where the host looks for servers, the place it starts first."""
+        return (self.servers_key, *self.other_servers_keys)
 
     def config_path(self, scope: Scope, cwd: Path) -> Path:
         if scope == "project":
@@ -324,12 +333,12 @@ HOSTS: tuple[Host, ...] = (
         "opencode",
         "OpenCode",
         "json",
-        ("mcp", "servers"),
+        ("mcp",),
         lambda: _config_home() / "opencode" / "opencode.json",
         "opencode.json",
         _opencode_entry,
         document_extra={"$schema": "https://opencode.ai/config.json"},
-        legacy_servers_keys=(("mcp",),),
+        other_servers_keys=(("mcp", "servers"),),
     ),
     Host(
         "vscode",

@@ -136,11 +136,11 @@ def _with_gemini_hooks(entry: Change, env: dict[str, str]) -> tuple[Change, str]
 
 
 def _entry_path(host: Host, path: Path) -> tuple[str, ...]:
-    """Where the entry goes: where an older shape already has one (OpenCode's ``mcp.aletheia``
-    wins over ``mcp.servers.aletheia``), else the current shape's place."""
+    """Where the entry goes: the first of the host's places that has one (OpenCode's
+    ``mcp.aletheia`` wins over ``mcp.servers.aletheia``), else the main place."""
     try:
         text = read_text(path)
-        for servers in host.legacy_servers_keys:
+        for servers in host.servers_keys():
             if get_entry(text, host.fmt, (*servers, SERVER_NAME)) is not None:
                 return (*servers, SERVER_NAME)
     except ConfigFileError:
