@@ -12,6 +12,9 @@ DAY_MS = 86_400_000
 # A bare calendar period of ISO 8601: a year, a year-month, or a date (extended or basic).
 _PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?|(\d{2})(\d{2}))?$")
 _EPOCH_MS = re.compile(r"^-?\d{1,15}$")
+# ISO 8601's other dates: a year's day (2026-339) and a week's day (2026-W49-6, 2026W496)
+_ORDINAL = re.compile(r"^(\d{4})-(\d{3})(?=[Tt]|$)")
+_WEEK_DAY = re.compile(r"^(\d{4})-?W(\d{2})-?([1-7])(?=[Tt]|$)")
 FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -79,11 +82,36 @@ def parse_instant(value: object, name: str, *, end_of_day: bool = False) -> int:
         InvalidInputError: the value is none of the accepted forms.
     """
     problem = f"{name} must be an ISO 8601 date, date-time or epoch milliseconds."
+    if isinstance(value, str):
+        value = _calendar_date(value.strip(), problem)
     period = _calendar_period(value, problem)
     if period is not None:
         return period[1] if end_of_day else period[0]
     start = _start_instant(value, problem)
     return start + 1 if end_of_day else start
+
+
+def _calendar_date(text: str, problem: str) -> str:
+    """``text`` with an ordinal date (``2026-339``, the year's 339th day) or a week date
+    (``2026-W49-6``) at its start written as the calendar date it names (``2026-12-05``),
+    which the other forms read (a bare one is that day, as ``2026-12-05`` is); else as is.
+
+    Raises:
+        InvalidInputError: a day the year or week does not have (``2026-366``, ``2026-W54-1``).
+    """
+    try:
+        if match := _ORDINAL.match(text):
+            year, day = int(match.group(1)), int(match.group(2))
+            found = date(year, 1, 1) + timedelta(days=day - 1)
+            if day < 1 or found.year != year:
+                raise ValueError(text)
+        elif match := _WEEK_DAY.match(text):
+            found = date.fromisocalendar(*(int(part) for part in match.groups()))
+        else:
+            return text
+    except (ValueError, OverflowError):
+        raise InvalidInputError(problem) from None
+    return found.isoformat() + text[match.end() :]
 
 
 def _calendar_period(value: object, problem: str) -> tuple[int, int] | None:

@@ -170,3 +170,34 @@ def test_digits_that_are_no_year_or_date_stay_epoch_milliseconds(text):
 def test_a_month_or_year_that_does_not_exist_is_an_error(text):
     with pytest.raises(InvalidInputError):
         parse_instant(text, "since")
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("2026-339", _ms(2026, 12, 5), _ms(2026, 12, 6)),  # the year's 339th day
+        ("2026-001", _ms(2026, 1, 1), _ms(2026, 1, 2)),
+        ("2024-366", _ms(2024, 12, 31), _ms(2025, 1, 1)),  # a leap year's last day
+        ("2026-W49-6", _ms(2026, 12, 5), _ms(2026, 12, 6)),  # week 49's Saturday
+        ("2026W496", _ms(2026, 12, 5), _ms(2026, 12, 6)),
+        ("2026-W01-1", _ms(2025, 12, 29), _ms(2025, 12, 30)),  # week 1 begins in 2025
+    ],
+)
+def test_an_ordinal_or_week_date_names_its_whole_day(text, start, end):
+    # "2026-339" was refused while "2026-W49-6" was read as the day's first instant only.
+    assert parse_instant(text, "since") == start
+    assert parse_instant(text, "until", end_of_day=True) == end
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("2026-339T10:00:00Z", _ms(2026, 12, 5) + 10 * 3_600_000),
+                           ("2026-W49-6T10:00Z", _ms(2026, 12, 5) + 10 * 3_600_000)]
+)  # fmt: skip
+def test_an_ordinal_or_week_date_time_is_that_instant(text, expected):
+    assert parse_instant(text, "as_of") == expected
+
+
+@pytest.mark.parametrize("text", ["2026-000", "2026-366", "0000-001", "2026-W54-1", "2026-W00-1"])
+def test_an_ordinal_or_week_day_that_does_not_exist_is_an_error(text):
+    with pytest.raises(InvalidInputError, match="as_of must be an ISO 8601 date"):
+        parse_instant(text, "as_of")
