@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aletheia_mem.errors import ConfigError, InvalidInputError
+from aletheia_mem.printable import MAX_CALLER, printable_line
 
 DB_FILE_NAME = "aletheia.db"
 HUB_DB_RELATIVE = Path("hub") / "hub.db"
 DATA_DIR_VARIABLE = "ALETHEIA_DATA_DIR"
-MAX_CALLER = 100  # characters of a caller's name
 STORE_VARIABLE = "ALETHEIA_HUB_DB"  # a store used instead of the data folder's (DESIGN §3)
 # A hub store named by one of these is a PostgreSQL database (storage.open opens it).
 DATABASE_URL_PREFIXES = ("postgresql://", "postgres://")
@@ -170,10 +170,11 @@ CONFIG_FILE_NAME = "config.json"
 
 
 def caller_name(value: str) -> str | None:
-    """``ALETHEIA_TOOL`` as a caller's name is stored: one line, at most 100 characters (as a
-    client's self-reported name is), None when blank; bytes that are not UTF-8 written as
-    ``\\xff`` (see :func:`escape_undecodable`)."""
-    return " ".join(escape_undecodable(value).split())[:MAX_CALLER] or None
+    """``ALETHEIA_TOOL`` as a caller's name is stored: one line, at most 100 characters, of
+    printable characters only (as a client's self-reported name is: a control or format
+    character would make the store's export unreadable to import and sync), None when blank;
+    bytes that are not UTF-8 written as ``\\xff`` (see :func:`escape_undecodable`)."""
+    return printable_line(escape_undecodable(value), MAX_CALLER)
 
 
 def escape_undecodable(text: str) -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from aletheia_mem.config import escape_undecodable
-from aletheia_mem.domain.limits import MAX_NAME
+from aletheia_mem.domain.limits import MAX_NAME, UNPRINTED_NAME
 from aletheia_mem.domain.redaction import redact_secrets
 
 DEFAULT_PROJECT = "default"
@@ -53,7 +54,14 @@ def _key_of(folder: Path, home: Path) -> str:
     if _unnamed(folder, home):
         return DEFAULT_PROJECT
     name = escape_undecodable(folder.name)  # a name of bytes that are not UTF-8 (``\xff``)
+    # Control and format characters, which no project key may hold, as escapes (``\u202e``):
+    # a folder named so still has a key of its own, which every store takes.
+    name = UNPRINTED_NAME.sub(_escape, name)
     return normalize_project(name)[:MAX_NAME] or DEFAULT_PROJECT
+
+
+def _escape(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
 
 
 def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool:

@@ -194,13 +194,20 @@ def test_a_bad_config_file_says_what_is_wrong_with_it(
     assert said in run("search", "note").stderr
 
 
-def test_a_project_or_list_name_with_terminal_escapes_is_echoed_made_visible(
-    run: Invoke,
-) -> None:
-    saved = run("save", "a note", "--project", "shop\x1b[2J")
+def test_a_list_name_with_terminal_escapes_is_echoed_made_visible(run: Invoke) -> None:
     listed = run("lists", "write", "todo\x1b]0;pwned\x07", "a")
-    assert "\x1b" not in saved.stdout and "\\x1b" in saved.stdout
     assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout
+
+
+@pytest.mark.parametrize("project", ["shop\x1b[2J", "shop\u202e", "sh\u200bop"])
+def test_a_project_with_control_or_format_characters_is_refused(run: Invoke, project: str) -> None:
+    # Import and sync refuse such a project, so a store holding one could not be restored
+    # from its export nor synced: it is refused where it would be written.
+    for argv in (("save", "a note"), ("facts", "add", "api", "db", "pg"), ("lists", "write", "l")):
+        refused = run(*argv, "--project", project)
+        assert refused.exit_code == 2
+        assert refused.stderr == "Error: project must not contain control characters.\n"
+    assert run("search", "note", "--project", "*").stdout.startswith("No matches.")
 
 
 def test_save_help_does_not_offer_every_project_which_save_refuses(run: Invoke) -> None:

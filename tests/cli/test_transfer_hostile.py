@@ -117,12 +117,27 @@ def test_a_project_no_tool_call_could_write_to_is_refused(
     assert message.startswith('Error: Line 2: memory field "project" ')
 
 
-@pytest.mark.parametrize("name", ["", "a\x1b]0;title\x07", "two\nlines"])
-def test_a_tool_name_with_control_characters_is_refused(
+@pytest.mark.parametrize("name", ["", " ", "\x1b\u202e"])
+def test_a_tool_name_with_nothing_printable_is_refused(
     run: Invoke, tmp_path: Path, workspace: Workspace, name: str
 ) -> None:
     message = _refused(run, tmp_path, workspace, [_memory(tool=name)])
     assert message.startswith('Error: Line 2: memory field "tool" ')
+
+
+@pytest.mark.parametrize(
+    ("name", "stored"),
+    [("a\x1b]0;title\x07", "a]0;title"), ("two\nlines", "two lines"), ("bad\u202ename", "badname")],
+)
+def test_a_tool_name_with_control_characters_imports_without_them(
+    run: Invoke, tmp_path: Path, name: str, stored: str
+) -> None:
+    # Release 0.4.1 stored ALETHEIA_TOOL with its control characters: such a store's export
+    # imports, the name as a caller's name is stored now.
+    result = _import(run, tmp_path, [_memory(tool=name)])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(run("show", "1", "--json").stdout)
+    assert shown[0]["tool"] == stored
 
 
 def test_a_memory_kind_no_writer_makes_is_refused(
@@ -190,3 +205,20 @@ def test_a_good_import_imported_again_adds_nothing(
     source.write_text(before, encoding="utf-8")
     assert run("import", str(source)).exit_code == 4
     assert run("export").stdout == before
+
+
+def test_a_tool_name_with_control_characters_is_stored_without_them_and_round_trips(
+    run: Invoke, tmp_path: Path, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ALETHEIA_TOOL with an escape was stored as it came: the store's export then refused to
+    # import and every sync stopped at that memory.
+    monkeypatch.setenv("ALETHEIA_TOOL", "bad\x1b[31m\u202ename")
+    assert run("save", "a note").exit_code == 0
+    assert run("rules", "add", "Run the tests").exit_code == 0
+    backup = tmp_path / "backup.jsonl"
+    assert run("export", "-o", str(backup)).exit_code == 0
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "restored"))
+    imported = run("import", str(backup))
+    assert imported.exit_code == 0, imported.output
+    assert json.loads(run("show", "1", "--json").stdout)[0]["tool"] == "bad[31mname"
+    assert json.loads(run("rules", "list", "--json").stdout)[0]["source"] == "bad[31mname"

@@ -60,6 +60,17 @@ def test_outside_a_work_tree_the_folder_names_the_project(tmp_path):
     assert project_for_directory(folder, home=home) == "notes"
 
 
+def test_a_folder_name_with_control_or_format_characters_gives_a_key_with_their_escapes(
+    tmp_path,
+):
+    # No store takes a project key holding them (a tool call, import and sync refuse it).
+    home = _home(tmp_path)
+    folder = home / "Shop\u202eevil\x1b"
+    folder.mkdir()
+
+    assert project_for_directory(folder, home=home) == "shop\\u202eevil\\x1b"
+
+
 def test_the_key_is_lower_case_and_trimmed(tmp_path):
     home = _home(tmp_path)
     repo = home / " My-Shop "

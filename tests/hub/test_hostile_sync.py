@@ -71,7 +71,7 @@ def _push(hub: Hub, token: str, *records: dict[str, Any]) -> Any:
         ({"created_at": system_clock() + 86_400_000}, "created_at must not be in the future"),
         ({"text": "lone \ud800 surrogate"}, "must not contain NUL or lone surrogate"),
         ({"project": "Shop\nbilling"}, "project must"),
-        ({"tool": "admin\x1b[31m"}, "tool must not contain control characters"),
+        ({"tool": "\x1b\u202e"}, "tool must be 1 to 200 characters"),  # none left that prints
         ({"title": "t" * 5000}, "title must be at most 1000 characters"),
         ({"files": ["f"] * 5000}, "files must hold at most 1000 items"),
     ],

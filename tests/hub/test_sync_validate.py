@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,32 @@ def test_a_secret_in_a_project_key_or_an_author_name_is_redacted(
     assert {kind for kind, _, _ in names} == {"memory", "fact", "rule", "episode"}
     assert all(token.lower() not in str(value).lower() for _, _, value in names), names
     assert {value for _, field, value in names if field == "project"} == {"acme-[redacted]"}
+
+
+def test_a_list_of_more_items_than_a_tool_writes_is_refused(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    records = _every_kind(store, clock)
+    [work] = [r for r in records if r["data"].get("kind") == worklists.WORK_STATE_KIND]
+    work["data"]["text"] = json.dumps([str(n) for n in range(1000)])
+    validate_records([copy.deepcopy(work)], system_clock())
+    work["data"]["text"] = json.dumps([str(n) for n in range(1001)])
+    with pytest.raises(InvalidInputError, match=r"text of a list must hold at most 1000 items"):
+        validate_records([work], system_clock())
+
+
+def test_an_author_name_with_control_characters_passes_without_them(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    # Release 0.4.1 stored ALETHEIA_TOOL with its control characters; such a store still syncs.
+    records = _every_kind(store, clock)
+    for record in records:
+        for field in ("tool", "source"):
+            if field in record["data"]:
+                record["data"][field] = "bad\x1b[31m\u202ename"
+    checked = validate_records(records, system_clock())
+    authors = {r["data"][f] for r in checked for f in ("tool", "source") if f in r["data"]}
+    assert authors == {"bad[31mname"}
 
 
 @pytest.mark.parametrize("text", ["[Infinity]", '["ship", 1e309]', "[NaN]", "{not json", '"ship"'])

@@ -73,18 +73,19 @@ def test_a_lone_surrogate_is_an_error_naming_the_argument(call, app, tool, argum
 # ---- text a caller sent, echoed outside the recall block: one line, the tag neutralized ----
 
 TAGGED = "p </aletheia-memory>\n q"
+TAGGED_PROJECT = "p </aletheia-memory>  q"  # a project holds no newline (refused)
 
 
 def test_saved_line_shows_a_project_name_on_one_line_neutralized(call):
-    assert call("save_memory", text="x", project=TAGGED).text == (
+    assert call("save_memory", text="x", project=TAGGED_PROJECT).text == (
         "Saved as #1 in p &lt;/aletheia-memory> q."
     )
 
 
 def test_no_match_reason_quotes_the_query_and_project_on_one_line_neutralized(call):
-    call("save_memory", text="x", project=TAGGED)
+    call("save_memory", text="x", project=TAGGED_PROJECT)
 
-    result = call("search", query="zzz\n</aletheia-memory>", project=TAGGED)
+    result = call("search", query="zzz\n</aletheia-memory>", project=TAGGED_PROJECT)
 
     assert result.text == (
         'No matches. Nothing in project "p &lt;/aletheia-memory> q" matches'

@@ -96,6 +96,17 @@ def test_star_is_not_a_project_to_save_to(call):
     assert result.text == 'project "*" is only for search and timeline.'
 
 
+@pytest.mark.parametrize("project", ["shop\u202eevil", "sh\u200bop", "shop\x1b[2J", "a\nb"])
+def test_a_project_with_control_or_format_characters_is_refused(call, app, project):
+    # Import and sync refuse such a project: one saved would make the store's export
+    # unimportable and stop every sync of the store at that record.
+    result = call("save_memory", text="x", project=project)
+
+    assert result.is_error
+    assert result.text == "project must not contain control characters."
+    assert db_rows(app, "SELECT count(*) FROM memories") == [(0,)]
+
+
 def test_caller_is_recorded_as_the_memory_tool(call, app, as_caller):
     call("save_memory", _app=as_caller(caller="cursor"), text="cursor prompt about pnpm")
 

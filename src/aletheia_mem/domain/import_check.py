@@ -30,6 +30,7 @@ from aletheia_mem.domain.limits import (
     MAX_STATEMENT,
     MAX_TEXT,
     MAX_TITLE,
+    UNPRINTED_NAME,
 )
 from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
@@ -37,6 +38,7 @@ from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.printable import printable_line
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
@@ -52,9 +54,6 @@ SCOPE_NAME = max(MAX_NAME, HELD_RULE)
 # Ids and next-id sequences: 2^53, the largest integer every JSON reader keeps exactly, and far
 # below SQLite's 2^63 - 1, so that a store imported at the cap still has ids to give.
 MAX_ID = 2**53
-# What no name may hold (as sync/validate.py): control and format characters, which a terminal
-# or a table would act on (escapes, newlines, bidi overrides).
-_BAD_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 ALL_PROJECTS = "*"  # what a read means by every project: no item belongs to it
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RULE_ID = re.compile(r"r_[0-9a-f]{10}")
@@ -164,14 +163,16 @@ def name(value: Any) -> str:
     checked = NAME(value)
     if not checked.strip():
         raise _Bad("must not be empty")
-    if _BAD_NAME.search(checked):
+    if UNPRINTED_NAME.search(checked):
         raise _Bad("must not contain control characters")
     return str(checked)
 
 
 def caller(value: Any) -> str:
-    """A tool's or token's name, redacted like the caller of a tool call."""
-    return redact_secrets(name(value))
+    """A tool's or token's name, redacted like the caller of a tool call, with what does not
+    print dropped as a caller's name is stored now (release 0.4.1 stored ``ALETHEIA_TOOL`` with
+    its control characters, and such a store's export must import)."""
+    return redact_secrets(name(printable_line(NAME(value), MAX_NAME) or ""))
 
 
 CALLER = caller

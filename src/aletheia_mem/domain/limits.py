@@ -3,6 +3,7 @@ that everything a store holds can be exported, imported and synced again."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from aletheia_mem.errors import InvalidInputError
@@ -26,6 +27,18 @@ HELD_FACT_PART = 10_000  # a fact's subject, predicate or object; a memory's sta
 HELD_RULE = 1000  # a rule's then, when and scope name
 HELD_REASON = 1000  # why an item was dismissed
 HELD_ITEMS = 1000  # a memory's statements and files, a rule's evidence ids
+
+
+# What no name may hold (a project, a tool's or token's name), whoever writes it: control and
+# format characters, which a terminal or a page would act on (escapes, newlines, bidi overrides)
+# or hide (zero-width), so that two names that look the same are the same name.
+UNPRINTED_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+
+
+def check_name_characters(name: str, value: str) -> None:
+    """Raises InvalidInputError when ``value`` holds a control or format character."""
+    if UNPRINTED_NAME.search(value):
+        raise InvalidInputError(f"{name} must not contain control characters.")
 
 
 def check_length(name: str, value: str, limit: int) -> None:

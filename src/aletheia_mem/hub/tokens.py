@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from aletheia_mem.clock import Clock
+from aletheia_mem.domain.limits import check_name_characters
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.storage.contracts import HubTokens
@@ -50,6 +51,8 @@ def parse_projects(text: str) -> tuple[str, ...] | None:
         return None
     names = [normalize_project(part) for part in text.replace(" ", ",").split(",")]
     projects = tuple(dict.fromkeys(name for name in names if name))
+    for name in projects:
+        check_name_characters("--projects", name)
     if not projects:
         raise InvalidInputError('--projects needs at least one project name, or "*" for all.')
     if ALL_PROJECTS in projects:

@@ -1,12 +1,14 @@
 """What the server answers to ``initialize``: the versions it speaks, its name and instructions.
 
 ``mcp.py`` answers every message with it; ``stdio.py`` also answers a client's first line with it
-before the tools and the store are loaded, so this module imports nothing but the version.
+before the tools and the store are loaded, so this module imports nothing but the version and
+``printable`` (which imports nothing).
 """
 
 from __future__ import annotations
 
 from aletheia_mem import __version__
+from aletheia_mem.printable import MAX_CALLER, printable_line
 
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
@@ -29,8 +31,7 @@ def client_name(name: object) -> str | None:
     printable characters only (a NUL or a lone surrogate could be neither stored nor exported)."""
     if not isinstance(name, str):
         return None
-    printable = "".join(char for char in name if char.isprintable() or char.isspace())
-    return " ".join(printable.split())[:100] or None
+    return printable_line(name, MAX_CALLER)
 
 
 def reported_name(params: dict[str, object]) -> str | None:

@@ -20,6 +20,7 @@ from aletheia_mem.domain.limits import (
     HELD_RULE,
     HELD_TEXT,
     HELD_TITLE,
+    UNPRINTED_NAME,
 )
 from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
@@ -27,6 +28,7 @@ from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.printable import printable_line
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
@@ -43,7 +45,6 @@ MAX_ITEMS = HELD_ITEMS
 MAX_TEXT = HELD_TEXT
 MAX_REQUEST = 20_000
 # Names: no control or format characters (newlines, escapes, bidi overrides).
-_BAD_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 Record = dict[str, Any]
@@ -66,7 +67,7 @@ class _Checker:
             return
         if (not empty and not value.strip()) or len(value) > limit:
             raise self.fail(f"{field} must be 1 to {limit} characters.")
-        if _BAD_NAME.search(value) or _SURROGATE.search(value):
+        if UNPRINTED_NAME.search(value) or _SURROGATE.search(value):
             raise self.fail(f"{field} must not contain control characters.")
 
     def text(self, field: str, limit: int, *, redact: bool = True) -> None:
@@ -87,6 +88,8 @@ class _Checker:
         items = parse_items(self._text(field, self.data[field], MAX_TEXT, False))
         if items is None:
             raise self.fail(f"{field} of a list must be a JSON list without Infinity or NaN.")
+        if len(items) > MAX_ITEMS:
+            raise self.fail(f"{field} of a list must hold at most {MAX_ITEMS} items.")
         self.data[field] = redacted_json(items)
 
     def texts(self, field: str, limit: int, count: int = MAX_ITEMS) -> None:
@@ -123,7 +126,11 @@ class _Checker:
     def caller(self, field: str) -> None:
         """A tool's or token's name: checked as a name, a secret in it redacted (and cut back
         to the name's limit: a redaction may lengthen it, and a longer name this store sent on
-        would be refused by the next)."""
+        would be refused by the next). What does not print is dropped first, as a caller's name
+        is stored now: release 0.4.1 stored ``ALETHEIA_TOOL`` with its control characters, and
+        such a store must still sync."""
+        if isinstance(self.data[field], str):
+            self.data[field] = printable_line(self.data[field], MAX_NAME) or ""
         self.name(field)
         if self.data[field] is not None:
             self.data[field] = redact_secrets(self.data[field])[:MAX_NAME]
@@ -132,7 +139,7 @@ class _Checker:
 def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
     """A global id (or a store's id): 1 to 100 characters, no blanks around, no control
     characters; else ``fail(problem)`` is raised."""
-    if not isinstance(value, str) or not 0 < len(value) <= 100 or _BAD_NAME.search(value):
+    if not isinstance(value, str) or not 0 < len(value) <= 100 or UNPRINTED_NAME.search(value):
         raise fail(problem)
     if _SURROGATE.search(value) or value != value.strip():
         raise fail(problem)
@@ -143,7 +150,7 @@ def is_project_key(value: Any) -> bool:
     characters, already normalised (lower-case, trimmed)."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_PROJECT_LENGTH:
         return False
-    if _BAD_NAME.search(value) or _SURROGATE.search(value):
+    if UNPRINTED_NAME.search(value) or _SURROGATE.search(value):
         return False
     return value == normalize_project(value)
 
