@@ -202,6 +202,19 @@ def test_accept_without_json_gets_406_and_other_media_types_415(server: RunningS
     assert server.post_mcp(rpc("ping"), session, {"Content-Type": "text/plain"}).status == 415
 
 
+def test_a_body_without_a_content_type_gets_415_and_opens_no_session(server: RunningServer) -> None:
+    # A page on another loopback port sends this with fetch(mode: "no-cors"), which a browser
+    # sends without a preflight: 1,100 of them opened sessions that pushed out the agents' own.
+    agent = server.initialize()
+    page = {"Origin": "http://127.0.0.1:5555", "Sec-Fetch-Site": "same-site"}
+    for _ in range(3):
+        body = json.dumps(initialize_message(client="evil-page")).encode()
+        sent = server.request("POST", "/mcp", body, {**page, "Accept": "*/*"})
+        assert sent.status == 415, sent.body
+        assert sent.header("mcp-session-id") is None
+    assert server.post_mcp(rpc("ping"), agent).status == 200
+
+
 def test_unreadable_body_gets_400_parse_error(server: RunningServer) -> None:
     session = server.initialize()
     reply = server.post_mcp(b"{not json", session)

@@ -113,7 +113,7 @@ def is_initialize(payload: Any) -> bool:
 def check_headers(
     request: Request, *, stateless: bool = False, request_id: Any = None
 ) -> Response | None:
-    """Refuse an unsupported protocol version, a reply type without JSON, a body not JSON.
+    """Refuse an unsupported protocol version, a reply type without JSON, a body not typed JSON.
 
     A stateless (2026-07-28) request has its version checked against its body instead. The
     error carries ``request_id``: the id of the request refused, when its body could be read.
@@ -131,8 +131,10 @@ def check_headers(
         return rpc_error(
             406, "Not Acceptable: the client must accept application/json.", request_id=request_id
         )
-    content_type = request.headers.get("content-type")
-    if content_type is not None and content_type.split(";")[0].strip().lower() != JSON_TYPE:
+    # A body without a type is refused too: a web page can send one cross-origin with no
+    # preflight (a "simple" request), and so open sessions that push out the agents' own.
+    content_type = request.headers.get("content-type") or ""
+    if content_type.split(";")[0].strip().lower() != JSON_TYPE:
         return rpc_error(
             415,
             "Unsupported Media Type: the body must be application/json.",
