@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from aletheia_mem.web.base import safe_next
+from aletheia_mem.web.base import safe_next, submitted
 from aletheia_mem.web.lists import item_line, parse_lines
 from aletheia_mem.web.security import (
     MAX_FORM_FIELDS,
@@ -67,6 +67,22 @@ def test_the_list_editor_gives_back_every_item_as_it_was() -> None:
     assert len(text.splitlines()) == len(items)
     assert parse_lines(text) == items
     assert [type(item) for item in parse_lines(text)] == [type(item) for item in items]
+
+
+def test_the_list_editor_shows_control_and_format_characters_as_escapes_it_reads_back() -> None:
+    hostile = "\u202eexe.txt\u2066 \u200b\u200d\u061c\x1b[31m\x00\x9b\U000e0041 end"
+    items = [hostile, {"k": hostile}, "\\u202e is six characters", "caf\u00e9 \u6771\u4eac"]
+    text = "\n".join(item_line(item) for item in items)
+    assert parse_lines(text) == items
+    assert all(char in "\n" or char.isprintable() for char in text), text
+    assert item_line("caf\u00e9 \u6771\u4eac") == "caf\u00e9 \u6771\u4eac"  # letters stay letters
+
+
+@pytest.mark.parametrize("shown", ["Rule \\u202eexe", "Rule \u202eexe edited", ""])
+def test_a_field_sent_back_as_shown_means_the_stored_value(shown: str) -> None:
+    form = {"then": shown, "then.stored": "Rule \u202eexe"}
+    assert submitted(form, "then") == ("Rule \u202eexe" if shown == "Rule \\u202eexe" else shown)
+    assert submitted({"then": shown}, "then") == shown
 
 
 def test_a_sign_in_cookie_ends_after_its_days_even_when_copied() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +12,9 @@ from starlette.responses import RedirectResponse, Response
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.render import page, secure
 from aletheia_mem.web.security import Gate
+from aletheia_mem.web.visible import visible
+
+STORED_SUFFIX = ".stored"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,16 @@ def whole_number(text: str, max_digits: int) -> int | None:
     if text.isascii() and text.isdigit() and len(text) <= max_digits:
         return int(text)
     return None
+
+
+def submitted(values: Mapping[str, str], name: str) -> str:
+    """A text field as the owner meant it: a field shows a stored value with its escapes
+    (``\\u202e``), and a hidden twin (``name.stored``, the ``stored_twin`` macro) carries the
+    value itself; while the field still shows exactly that, the stored value is what was meant,
+    so sending a form unchanged never turns a stored character into its escape."""
+    shown = values.get(name, "")
+    stored = values.get(name + STORED_SUFFIX)
+    return stored if stored is not None and visible(stored) == shown else shown
 
 
 def redirect(to: str) -> Response:

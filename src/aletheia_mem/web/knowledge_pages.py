@@ -9,7 +9,7 @@ from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules
-from aletheia_mem.web.base import Handler, Ui, redirect
+from aletheia_mem.web.base import Handler, Ui, redirect, submitted
 from aletheia_mem.web.render import page
 
 RULE_ACTIONS = {"confirm", "disable"}
@@ -19,9 +19,9 @@ MAX_RULE_ID = 200
 
 def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     params = request.query_params
-    subject = params.get("subject", "").strip()
+    subject = submitted(params, "subject").strip()
     project = params.get("project", "").strip() or ALL_PROJECTS
-    predicate = params.get("predicate", "").strip()
+    predicate = submitted(params, "predicate").strip()
     as_of = params.get("as_of", "").strip()
     found = facts.history(ui.app, subject, project, predicate, as_of) if subject else None
     return page(

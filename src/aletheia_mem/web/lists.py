@@ -8,6 +8,7 @@ from typing import Any
 
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.calls import call
+from aletheia_mem.web.visible import json_visible, visible
 
 MAX_LINES = 1000
 
@@ -24,15 +25,10 @@ def read(app: AppContext, project: str, name: str) -> dict[str, Any]:
     return found
 
 
-# Breaks that ``str.splitlines`` honours but JSON leaves as they are: escaped when shown.
-_UNESCAPED_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
 def _json_line(item: Any) -> str:
-    line = json.dumps(item, ensure_ascii=False)
-    for char, escaped in _UNESCAPED_BREAKS.items():
-        line = line.replace(char, escaped)
-    return line
+    """The item as JSON on one line, each control, format or line-separator character (that
+    ``str.splitlines`` would break on or the page would show escaped) as its ``\\uXXXX``."""
+    return json_visible(json.dumps(item, ensure_ascii=False))
 
 
 def _value_of(line: str) -> Any:
@@ -49,10 +45,13 @@ def _value_of(line: str) -> Any:
 
 def item_line(item: Any) -> str:
     """An item as one line of the editor that ``parse_lines`` reads back as the same item: text
-    as is when it reads back as itself, anything else (objects, numbers, text on several lines
-    or looking like JSON) as JSON."""
-    one_line = isinstance(item, str) and item.splitlines() == [item] and item == item.strip()
-    return item if one_line and _value_of(item) == item else _json_line(item)
+    as is when it reads back as itself and shows as itself, anything else (objects, numbers,
+    text on several lines, looking like JSON or holding a control or format character) as
+    JSON, so saving the form unchanged keeps every item as it is."""
+    plain = isinstance(item, str) and item.splitlines() == [item] and item == item.strip()
+    if plain and visible(item) == item and _value_of(item) == item:
+        return str(item)
+    return _json_line(item)
 
 
 def parse_lines(text: str) -> list[Any]:

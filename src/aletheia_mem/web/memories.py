@@ -16,7 +16,7 @@ from aletheia_mem.server.api_handlers import memory_json
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
-from aletheia_mem.web.base import whole_number
+from aletheia_mem.web.base import submitted, whole_number
 from aletheia_mem.web.calls import call
 
 PAGE_SIZE = 50
@@ -35,7 +35,7 @@ class Filters:
 
     @classmethod
     def of(cls, params: QueryParams) -> Filters:
-        values = {name: params.get(name, "").strip() for name in FILTERS}
+        values = {name: submitted(params, name).strip() for name in FILTERS}
         values["project"] = values["project"] or ALL_PROJECTS
         offset = whole_number(params.get("offset", ""), 7)
         return cls(values, params.get("dismissed") == "1", offset or 0)

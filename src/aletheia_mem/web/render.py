@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from aletheia_mem.web.security import CSRF_FIELD, SECURITY_HEADERS, csrf_token, remember_csrf
+from aletheia_mem.web.visible import visible
 
 NAV = ("Memories", "Facts", "Rules", "Lists", "Context")
 HUB_NAV = ("Tokens", "Audit")
@@ -25,24 +26,33 @@ def _when(value: str | None) -> str:
     return "" if not value else value[:16].replace("T", " ")
 
 
-# Bidi controls (embeddings, overrides, isolates, marks): a stored ``src/\u202eyp.evil.txt`` would
-# show as ``src/txt.live.py``. Stored text shows them as their escapes, as the CLI prints them.
-_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+class Exact(str):
+    """A stored value a form sends back as it is (an ``<option>``'s or a hidden input's value,
+    never shown): ``finalize`` leaves it alone, autoescape still escapes it."""
+
+    __slots__ = ()
 
 
-def _visible(value: object) -> str:
-    """Stored text with every bidi control as its escape (``\\u202e``), so nothing an agent
-    saved can reorder what the owner reads."""
-    return _BIDI_CONTROLS.sub(lambda found: f"\\u{ord(found.group()):04x}", str(value))
+def _exact(value: object) -> Exact:
+    return Exact(value)
+
+
+def _finalize(value: object) -> object:
+    """Every ``{{ }}`` a template prints: plain text shown with its escapes (``visible``), so
+    no template can forget to; Markup (already built from shown parts) and ``Exact`` as they
+    are."""
+    if isinstance(value, str) and not isinstance(value, Markup | Exact):
+        return visible(value)
+    return value
 
 
 _MEMORY_ID = re.compile(r"#(\d{1,15})\b")
 
 
 def _memory_links(value: object) -> Markup:
-    """Stored text (escaped, bidi controls visible) with each ``#N`` a link to memory N: a
+    """Stored text (escaped, control characters visible) with each ``#N`` a link to memory N: a
     resumed session's old summary says ``the session went on: #12 sums it up``."""
-    text, shown, start = _visible(value), [], 0
+    text, shown, start = visible(value), [], 0
     for found in _MEMORY_ID.finditer(text):
         shown += [escape(text[start : found.start()]), _memory_link(int(found.group(1)))]
         start = found.end()
@@ -77,10 +87,12 @@ ENV = Environment(
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    finalize=_finalize,
 )
 ENV.filters["when"] = _when
 ENV.filters["day"] = _date_of_ms
-ENV.filters["visible"] = _visible
+ENV.filters["visible"] = visible
+ENV.filters["exact"] = _exact
 ENV.filters["memory_links"] = _memory_links
 ENV.globals["asset"] = asset_url
 ENV.filters["stamp"] = _stamp_of_ms

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.web import context, lists
-from aletheia_mem.web.base import Handler, Ui, redirect
+from aletheia_mem.web.base import Handler, Ui, redirect, submitted
 from aletheia_mem.web.render import page
 
 
@@ -35,7 +35,7 @@ def lists_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    name, items = form.get("name", ""), form.get("items", "")
+    name, items = submitted(form, "name"), form.get("items", "")
     saved = lists.write(ui.app, _project(request, form), name, items)
     query = urlencode({"project": saved["project"], "name": saved["name"], "done": "saved"})
     return redirect(f"/lists?{query}")
