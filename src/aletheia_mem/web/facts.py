@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aletheia_mem.server.api_handlers import fact_json
+from aletheia_mem.server.api_handlers import fact_json, iso
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext
 from aletheia_mem.web.calls import call
@@ -14,6 +14,9 @@ AXIS_WIDTH = 1000
 MAX_INDEX_PROJECTS = 20
 INDEX_PER_PROJECT = 30
 MIN_BAR = 3
+# A subject's history page shows this many facts (and on the first page every current one too):
+# a memory author can write thousands of facts about one subject.
+FACTS_PER_PAGE = 200
 
 
 @dataclass(frozen=True)
@@ -39,9 +42,11 @@ def _ms(iso_text: str | None, fallback: int) -> int:
 
 
 def history(
-    app: AppContext, subject: str, project: str, predicate: str, as_of: str
+    app: AppContext, subject: str, project: str, predicate: str, as_of: str, older: int = 0
 ) -> dict[str, Any]:
-    """The tracks of a subject's facts, the axis ends, and which facts held at ``as_of``."""
+    """The tracks of a page of a subject's facts (the latest ``FACTS_PER_PAGE`` by valid from,
+    skipping ``older`` of them, and on the first page every current fact), the axis ends, which
+    facts held at ``as_of``, and where the older and newer pages start."""
     query: dict[str, Any] = {"subject": subject, "include_superseded": True}
     if project and project != ALL_PROJECTS:
         query["project"] = project
@@ -52,18 +57,29 @@ def history(
     if as_of:
         held = {f["id"] for f in call(app, "factHistory", query={**query, "as_of": as_of})["facts"]}
     now = app.clock()
+    # Valid now: the value a future one supersedes holds until that one starts. The times are
+    # ISO texts of one width (``iso``), so compared as text: a history may hold thousands.
+    at = iso(now)
+    valid_now = {
+        f["id"]
+        for f in found
+        if f["valid_from"] <= at and (f["valid_to"] is None or at < f["valid_to"])
+    }
+    found.sort(key=lambda fact: (fact["valid_from"], fact["id"]), reverse=True)
+    older = min(older, max(len(found) - 1, 0))
+    chosen = found[older : older + FACTS_PER_PAGE]
+    if older == 0:
+        chosen += [fact for fact in found[FACTS_PER_PAGE:] if fact["id"] in valid_now]
     # A current fact that starts in the future (a planned change) ends where it starts.
-    spans = []
-    for fact in found:
+    page = []
+    for fact in chosen:
         begins = _ms(fact["valid_from"], now)
-        spans.append((fact, begins, max(_ms(fact["valid_to"], now), begins)))
-    # Valid now: the value a future one supersedes holds until that one starts.
-    valid_now = {f["id"] for f, begins, _ in spans if begins <= now < _ms(f["valid_to"], now + 1)}
-    start = min((s for _, s, _ in spans), default=now)
-    end = max([now, *(e for _, _, e in spans)])
+        page.append((fact, begins, max(_ms(fact["valid_to"], now), begins)))
+    start = min((s for _, s, _ in page), default=now)
+    end = max([now, *(e for _, _, e in page)])
     scale = AXIS_WIDTH / max(end - start, 1)
     tracks: dict[str, list[Bar]] = {}
-    for fact, begins, ends in sorted(spans, key=lambda span: span[1]):
+    for fact, begins, ends in sorted(page, key=lambda span: span[1]):
         x = int((begins - start) * scale)
         bar = Bar(
             fact,
@@ -77,6 +93,7 @@ def history(
     as_of_x = None
     if as_of:
         as_of_x = int((_ms(as_of, now) - start) * scale)
+    following = older + FACTS_PER_PAGE
     return {
         "tracks": [Track(name, bars) for name, bars in sorted(tracks.items())],
         "axis_start": start,
@@ -84,6 +101,12 @@ def history(
         "as_of_x": as_of_x if as_of_x is not None and 0 <= as_of_x <= AXIS_WIDTH else None,
         "held": held,
         "width": AXIS_WIDTH,
+        "total": len(found),
+        "shown": len(page),
+        "first": older + 1,
+        "last": min(following, len(found)),
+        "older": following if following < len(found) else None,
+        "newer": max(older - FACTS_PER_PAGE, 0) if older else None,
     }
 
 

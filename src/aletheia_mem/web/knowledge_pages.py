@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -9,7 +11,7 @@ from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules
-from aletheia_mem.web.base import Handler, Ui, redirect, submitted
+from aletheia_mem.web.base import Handler, Ui, redirect, submitted, whole_number
 from aletheia_mem.web.render import page
 
 RULE_ACTIONS = {"confirm", "disable"}
@@ -23,7 +25,8 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     project = params.get("project", "").strip() or ALL_PROJECTS
     predicate = submitted(params, "predicate").strip()
     as_of = params.get("as_of", "").strip()
-    found = facts.history(ui.app, subject, project, predicate, as_of) if subject else None
+    older = whole_number(params.get("older", ""), 7) or 0
+    found = facts.history(ui.app, subject, project, predicate, as_of, older) if subject else None
     return page(
         request,
         "facts.html",
@@ -33,6 +36,10 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         predicate=predicate,
         as_of=as_of,
         found=found,
+        page_query=lambda older: urlencode(
+            {"subject": subject, "project": project, "predicate": predicate, "as_of": as_of}
+            | ({"older": older} if older else {})
+        ),
         index=[] if subject else facts.subject_index(ui.app, project),
         projects=ui.app.store.project_names(),
     )
@@ -40,11 +47,19 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     done = request.query_params.get("done", "")
+    offset = whole_number(request.query_params.get("offset", ""), 7) or 0
+    every = rules.all_rules(ui.app)
+    offset = min(offset, max(len(every) - 1, 0))
+    shown = every[offset : offset + rules.RULES_PER_PAGE]
     return page(
         request,
         "rules.html",
         section="Rules",
-        rules=rules.all_rules(ui.app),
+        rules=shown,
+        offset=offset,
+        total=len(every),
+        next_offset=offset + len(shown) if offset + len(shown) < len(every) else None,
+        previous_offset=max(offset - rules.RULES_PER_PAGE, 0) if offset else None,
         tiers=SCOPE_TIERS,
         notice=RULE_NOTICES.get(done),
     )
@@ -66,14 +81,19 @@ def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     places = rules.plan_places(ui.app, ui.root, ui.home)
-    return page(request, "rules_sync.html", section="Rules", places=places, written=None)
+    whole = request.query_params.get("whole", "")
+    return page(
+        request, "rules_sync.html", section="Rules", places=places, written=None, whole=whole
+    )
 
 
 def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     chosen = {key.removeprefix("write:") for key, value in form.items() if key.startswith("write:")}
     written = rules.write_files(ui.app, ui.root, ui.home, chosen)
     places = rules.plan_places(ui.app, ui.root, ui.home)
-    return page(request, "rules_sync.html", section="Rules", places=places, written=written)
+    return page(
+        request, "rules_sync.html", section="Rules", places=places, written=written, whole=""
+    )
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (

@@ -18,6 +18,11 @@ from aletheia_mem.web.base import whole_number
 from aletheia_mem.web.calls import call
 
 MAX_EVIDENCE_TEXT = 2000
+# Bounds of the pages (a memory author can add thousands of rules): rules per page of the Rules
+# page, and how much of each file's change the Write to tools preview shows until asked.
+RULES_PER_PAGE = 50
+PREVIEW_LINES = 60
+PREVIEW_CHARS = 6000
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,21 @@ class FilePlan:
     tool: str
     change: rule_sync.SyncChange
     suggested: bool
+
+    def preview(self, whole: bool) -> tuple[str, int]:
+        """The change's diff, cut to its first ``PREVIEW_LINES`` lines and ``PREVIEW_CHARS``
+        characters unless ``whole``, and how many lines were left out."""
+        lines = self.change.diff().split("\n")
+        if whole:
+            return "\n".join(lines), 0
+        shown: list[str] = []
+        size = 0
+        for line in lines[:PREVIEW_LINES]:
+            size += len(line) + 1
+            if shown and size > PREVIEW_CHARS:
+                break
+            shown.append(line[:PREVIEW_CHARS])
+        return "\n".join(shown), len(lines) - len(shown)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,110 @@
+"""Pages a memory author can grow (a subject's fact history, the rules, the Write to tools
+preview) show a bounded part, say how much more there is and link to it, in a real Chromium."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.http_server import RunningServer, running_server
+from tests.web.browser import mcp_tool
+
+pytestmark = pytest.mark.e2e
+
+FACTS = 250  # more than a page of 200
+RULES = 55  # more than a page of 50
+PAGE_WEIGHT = 150_000  # the README's target for every page
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("web-bounds")
+    (folder / "shop" / ".git").mkdir(parents=True)
+    (folder / "home").mkdir()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[RunningServer]:
+    with running_server(root, env={"HOME": str(root / "home")}) as running:
+        yield running
+
+
+def flood_facts(server: RunningServer) -> None:
+    """250 values of five predicates about one subject, and one owner set long before them
+    (still current: nothing superseded it)."""
+    facts = [
+        {
+            "subject": "payments",
+            "predicate": f"p{n % 5}",
+            "object": f"value {n}",
+            "valid_from": f"{2000 + n // 12}-{n % 12 + 1:02d}-01",
+        }
+        for n in range(FACTS)
+    ]
+    owner = {"subject": "payments", "predicate": "owner", "object": "team-pay"}
+    facts.append({**owner, "valid_from": "1990-01-01"})
+    for start in range(0, len(facts), 100):
+        text = f"flood {start}"
+        mcp_tool(server.mcp_url, "save_memory", {"text": text, "facts": facts[start : start + 100]})
+
+
+def test_a_long_fact_history_shows_the_latest_facts_and_links_the_older_ones(
+    server: RunningServer, page: Page
+) -> None:
+    flood_facts(server)
+    reply = server.request("GET", "/facts?subject=payments")
+    assert reply.status == 200 and len(reply.body) < PAGE_WEIGHT
+    page.goto(server.url + "/facts?subject=payments")
+    rows = page.locator("tr.fact-row")
+    expect(rows).to_have_count(201)  # the latest 200, and the current owner set in 1990
+    expect(page.locator("rect.bar.current")).to_have_count(6)
+    expect(rows.filter(has_text="value 249")).to_contain_text("current")
+    owner = page.locator("section.track", has=page.get_by_role("heading", name="owner"))
+    expect(owner.locator("tr.fact-row")).to_contain_text("current")
+    pager = page.locator("p.pager").first
+    expect(pager).to_contain_text("Facts 1 to 200 of 251")
+    expect(pager).to_contain_text("51 older not shown")
+    pager.get_by_role("link", name="Older facts").click()
+    expect(rows).to_have_count(51)
+    expect(rows.filter(has_text="value 0")).to_contain_text("superseded")
+    expect(page.locator("p.pager").first).to_contain_text("Facts 201 to 251 of 251")
+    page.locator("p.pager").first.get_by_role("link", name="Newer facts").click()
+    expect(rows).to_have_count(201)
+
+
+def test_many_rules_are_shown_a_page_at_a_time(server: RunningServer, page: Page) -> None:
+    headers = {"Content-Type": "application/json"}
+    for n in range(RULES):
+        body = json.dumps({"then": f"Rule {n:03d}: " + "always do the thing carefully " * 26})
+        assert server.request("POST", "/api/rules", body, headers).status in (200, 201)
+    reply = server.request("GET", "/rules")
+    assert reply.status == 200 and len(reply.body) < PAGE_WEIGHT
+    page.goto(server.url + "/rules")
+    expect(page.locator("tr.rule")).to_have_count(50)
+    pager = page.locator("p.pager")
+    expect(pager).to_contain_text(f"Rules 1 to 50 of {RULES}")
+    pager.get_by_role("link", name="Next rules").click()
+    expect(page.locator("tr.rule")).to_have_count(RULES - 50)
+    expect(page.locator("tr.rule").last).to_contain_text(f"Rule {RULES - 1:03d}")
+    page.get_by_role("link", name="Previous rules").click()
+    expect(page.locator("tr.rule")).to_have_count(50)
+
+    reply = server.request("GET", "/rules/sync")
+    assert reply.status == 200 and len(reply.body) < PAGE_WEIGHT
+    page.goto(server.url + "/rules/sync")
+    claude = page.locator("fieldset.file", has_text="shop/CLAUDE.md")
+    diff = claude.locator("pre.diff")
+    assert len(diff.inner_text().splitlines()) <= 60
+    expect(claude).to_contain_text("more line(s) of this change not shown")
+    claude.get_by_role("link", name="Show the whole change").click()
+    claude = page.locator("fieldset.file", has_text="shop/CLAUDE.md")
+    shown = claude.locator("pre.diff").inner_text()
+    assert all(f"Rule {n:03d}" in shown for n in range(RULES))
+    expect(claude).not_to_contain_text("not shown")
+    # The other files stay cut, and writing still writes every rule.
+    expect(page.locator("fieldset.file", has_text="AGENTS.md").first).to_contain_text("not shown")
