@@ -7,6 +7,7 @@ import pytest
 
 from aletheia_mem.web.base import safe_next, submitted
 from aletheia_mem.web.lists import item_line, parse_lines
+from aletheia_mem.web.render import ENV
 from aletheia_mem.web.security import (
     MAX_FORM_FIELDS,
     SESSION_SECONDS,
@@ -76,6 +77,17 @@ def test_the_list_editor_shows_control_and_format_characters_as_escapes_it_reads
     assert parse_lines(text) == items
     assert all(char in "\n" or char.isprintable() for char in text), text
     assert item_line("caf\u00e9 \u6771\u4eac") == "caf\u00e9 \u6771\u4eac"  # letters stay letters
+
+
+def test_every_value_a_template_prints_shows_its_control_characters_as_escapes() -> None:
+    # Any template, also one written later: the rule is the environment's, not a filter's.
+    template = ENV.from_string('<p title="{{ v }}">{{ v }} {{ v|upper }}</p><i>{{ v|exact }}</i>')
+    html = template.render(v="a\u202eb<\x1b\u200b")
+    assert html == (
+        '<p title="a\\u202eb&lt;\\x1b\\u200b">'
+        "a\\u202eb&lt;\\x1b\\u200b A\\u202eB&lt;\\x1b\\u200b</p>"
+        "<i>a\u202eb&lt;\x1b\u200b</i>"
+    )
 
 
 @pytest.mark.parametrize("shown", ["Rule \\u202eexe", "Rule \u202eexe edited", ""])
