@@ -5,7 +5,9 @@ a tooltip), and a form sent back unchanged keeps the stored values exactly."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -25,6 +27,8 @@ LIST = "list " + HOSTILE
 SUBJECT = "subject " + HOSTILE
 SHOWN = "\\u202eexe.txt\\u2066 bidi \\u200b\\u200d\\u200f\\u061c \\x1b[31m\\x85\\u2028 end"
 ITEMS = [HOSTILE, {"k": HOSTILE}, "#1 " + HOSTILE, "\\u202e is six characters"]
+SEEDED = "proj-seeded"  # the project the tools write, renamed to PROJECT in the store
+LISTS = "lists"  # the list's project, kept: a project with such characters takes no write
 
 # What the owner can read: every text node (the page's title and SVG tooltips too), the value
 # of every field that shows one, each option's label, and the attributes a browser shows or
@@ -61,8 +65,10 @@ def server(root: Path) -> Iterator[RunningServer]:
 
 
 @pytest.fixture(scope="module")
-def memory_id(server: RunningServer) -> int:
-    """The store a hostile memory author leaves, through the tools, every field seeded."""
+def memory_id(server: RunningServer, root: Path) -> int:
+    """The store a hostile memory author leaves, through the tools, every field seeded; the
+    project name, which the tools now refuse with such characters, as a store of release 0.4.1
+    may hold it (written into the store by hand)."""
     url = server.mcp_url
     facts = [{"subject": SUBJECT, "predicate": "pred " + HOSTILE, "object": "value " + HOSTILE}]
     saved = mcp_tool(
@@ -71,21 +77,29 @@ def memory_id(server: RunningServer) -> int:
         {
             "text": "text " + HOSTILE + "\nsecond line",
             "title": "title " + HOSTILE,
-            "project": PROJECT,
+            "project": SEEDED,
             "kind": "kind" + HOSTILE,
             "facts": facts,
             "files": ["src/" + HOSTILE + ".py"],
         },
     )
     found = memory_ids(saved)[0]
-    other = mcp_tool(url, "save_memory", {"text": "other", "project": PROJECT})
+    other = mcp_tool(url, "save_memory", {"text": "other", "project": SEEDED})
     mcp_tool(url, "dismiss_memory", {"id": memory_ids(other)[0], "reason": "reason " + HOSTILE})
     rule = {"then": "then " + HOSTILE, "when": "when " + HOSTILE}
     mcp_tool(url, "add_rule", {**rule, "scopeTier": "situation", "scopeName": "sit " + HOSTILE})
-    mcp_tool(url, "add_rule", {**rule, "scopeTier": "project", "scopeName": PROJECT})
+    mcp_tool(url, "add_rule", {**rule, "scopeTier": "project", "scopeName": SEEDED})
     mcp_tool(url, "add_rule", {"then": "everywhere " + HOSTILE})
-    mcp_tool(url, "work_state_write", {"list": LIST, "items": ITEMS, "project": PROJECT})
+    mcp_tool(url, "work_state_write", {"list": LIST, "items": ITEMS, "project": LISTS})
+    _rename_project(root / "data" / "aletheia.db", SEEDED, PROJECT)
     return found
+
+
+def _rename_project(store: Path, old: str, new: str) -> None:
+    with closing(sqlite3.connect(store)) as db, db:
+        for table in ("memories", "facts", "episodes", "memory_rank"):
+            db.execute(f"UPDATE {table} SET project = ? WHERE project = ?", (new, old))
+        db.execute("UPDATE rules SET scope_name = ? WHERE scope_name = ?", (new, old))
 
 
 def _pages(memory_id: int) -> list[str]:
@@ -102,7 +116,7 @@ def _pages(memory_id: int) -> list[str]:
         "/rules",
         "/rules/sync",
         "/lists?" + project,
-        "/lists?" + urlencode({"project": PROJECT, "name": LIST}),
+        "/lists?" + urlencode({"project": LISTS, "name": LIST}),
         "/context?" + project,
     ]
 
@@ -126,13 +140,13 @@ def test_no_page_shows_a_raw_control_or_format_character_from_the_store(
 def test_a_list_saved_unchanged_keeps_its_name_and_items_exactly(
     server: RunningServer, memory_id: int, page: Page
 ) -> None:
-    page.goto(server.url + "/lists?" + urlencode({"project": PROJECT, "name": LIST}))
+    page.goto(server.url + "/lists?" + urlencode({"project": LISTS, "name": LIST}))
     expect(page.get_by_label("List name")).to_have_value("list " + SHOWN)
     shown_items = page.get_by_label("Items, one per line").input_value()
     assert '{"k": "\\u202eexe.txt\\u2066 bidi' in shown_items
     page.get_by_role("button", name="Save list").click()
     expect(page.get_by_role("status")).to_have_text("List saved.")
-    read = mcp_tool(server.mcp_url, "work_state_read", {"list": LIST, "project": PROJECT})
+    read = mcp_tool(server.mcp_url, "work_state_read", {"list": LIST, "project": LISTS})
     assert json.loads(read[read.index("[") : read.rindex("]") + 1]) == ITEMS
     expect(page.locator("main ul li")).to_have_count(1)  # no second list named with escapes
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia_mem.domain.limits import check_fact_parts
+from aletheia_mem.domain.limits import check_fact_parts, check_name_characters
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.storage.base import Fact
 from aletheia_mem.storage.contracts import Store
@@ -26,6 +26,7 @@ def record_fact(
     to where it ended. Returns the fact and whether it is new (the same object as the fact valid
     at ``valid_from`` changes nothing).
     """
+    check_name_characters("project", project)
     check_fact_parts(subject.strip(), predicate.strip(), object.strip())
     new = NewFact(
         project=project,

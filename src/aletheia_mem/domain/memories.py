@@ -14,6 +14,7 @@ from aletheia_mem.domain.limits import (
     check_fact_parts,
     check_fact_text,
     check_length,
+    check_name_characters,
     check_paths,
 )
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
@@ -71,6 +72,7 @@ def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, 
 
     Returns the memory and whether it is new (False: the same one was saved before).
     """
+    check_name_characters("project", item.project)
     check_length("text", item.text, MAX_TEXT)
     if item.title:
         check_length("title", item.title, MAX_TITLE)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.domain.limits import MAX_NAME, check_length
+from aletheia_mem.domain.limits import MAX_NAME, check_length, check_name_characters
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import InvalidInputError
@@ -51,6 +51,7 @@ def write_list(
         InvalidInputError: an item is not a string, number, boolean or plain object, a number
             is not finite (JSON has no Infinity or NaN), or the items are too long as JSON.
     """
+    check_name_characters("project", project)
     check_length("list", name, MAX_NAME)
     check_items(items)
     text = redacted_json(list(items))

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.domain.limits import check_name_characters
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import normalize_project
 
@@ -41,7 +40,6 @@ def _named_project(app: AppContext, value: str) -> str:
         raise InvalidInputError("project must not be empty.")
     if len(project) > MAX_PROJECT_LENGTH:
         raise InvalidInputError(f"project must be at most {MAX_PROJECT_LENGTH} characters.")
-    check_name_characters("project", project)  # as import and sync check it: stores agree
     if app.allowed_projects is not None and project not in app.allowed_projects:
         raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
     return project
