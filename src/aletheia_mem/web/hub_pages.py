@@ -1,13 +1,22 @@
-"""The hub's pages for an admin token: Tokens (create, shown once; revoke) and Audit."""
+"""The hub's pages for an admin token: Tokens (create, shown once; revoke) and Audit.
+
+An admin token limited to projects acts on the pages only within them, as it does over MCP: it
+sees and revokes only tokens whose projects are all its own, creates only such tokens (never one
+for every project), and sees only audit rows of its projects. An every-project admin sees all.
+"""
 
 from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.errors import AletheiaError, InvalidInputError, NotFoundError
 from aletheia_mem.hub.tokens import SCOPES, create_token, parse_projects, verify_token
+from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.sessions import SessionState, SessionStore
 from aletheia_mem.server.wiring import hub_store
+from aletheia_mem.storage.contracts import HubStore
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.base import Handler, Ui, redirect
@@ -23,6 +32,8 @@ WEB_SESSIONS_PER_TOKEN = 100
 AUDIT_ROWS = 200
 RESULTS = ("ok", "error", "refused")
 MAX_FILTER = 200
+# Where the gate leaves the signed-in admin token for the handler of the same request.
+ADMIN_KEY = "aletheia_hub_admin"
 
 
 def admin_gate(hub: AppContext) -> Gate:
@@ -31,7 +42,8 @@ def admin_gate(hub: AppContext) -> Gate:
     Signing in starts a session kept in the store (the MCP sessions' table, hashed, shared by
     every hub process) and the cookie holds ``<token id>:<session id>``, never the token: a
     cookie sent to another service on the hub's host name is no bearer for ``/mcp`` or sync.
-    Revoking the token, or a day unused, signs the browser out."""
+    Revoking the token, or a day unused, signs the browser out. The admitted token is left on
+    the request for the page (``signed_in_admin``), read afresh on every request."""
     store = hub_store(hub)
     sessions = SessionStore(store.sessions(), hub.clock, max_sessions=WEB_SESSIONS_PER_TOKEN)
 
@@ -41,20 +53,23 @@ def admin_gate(hub: AppContext) -> Gate:
         token = verify_token(store, secret)
         return token if token is not None and token.scope == "admin" else None
 
-    def signed_in(cookie: str) -> bool:
+    def signed_in(cookie: str) -> HubToken | None:
         token_id, _, session_id = cookie.partition(":")
         if not (token_id.isascii() and token_id.isdigit() and len(token_id) <= 18 and session_id):
-            return False
+            return None
         if sessions.get(session_id, WEB_OWNER + token_id) is None:
-            return False
+            return None
         live = (t for t in store.list_tokens() if t.id == int(token_id) and t.revoked_at is None)
-        return any(token.scope == "admin" for token in live)
+        return next((token for token in live if token.scope == "admin"), None)
 
     def admits(request: Request) -> bool:
         bearer = bearer_of(request)
         if bearer is not None:
-            return admin(bearer) is not None
-        return signed_in(request.cookies.get(HUB_COOKIE, ""))
+            token = admin(bearer)
+        else:
+            token = signed_in(request.cookies.get(HUB_COOKIE, ""))
+        request.scope[ADMIN_KEY] = token
+        return token is not None
 
     def session_for(given: str) -> str | None:
         token = admin(given.strip())
@@ -66,22 +81,74 @@ def admin_gate(hub: AppContext) -> Gate:
     return Gate(HUB_COOKIE, True, admits, session_for)
 
 
+def signed_in_admin(request: Request) -> HubToken:
+    """The admin token the gate admitted for this request."""
+    token = request.scope.get(ADMIN_KEY)
+    if not isinstance(token, HubToken):  # the gate runs before every page: never reached
+        raise AletheiaError("Sign in first.")
+    return token
+
+
+def _own_projects(admin: HubToken) -> frozenset[str] | None:
+    """The projects an admin acts within (normalised as the tools compare them); None: all."""
+    if admin.projects is None:
+        return None
+    return frozenset(normalize_project(name) for name in admin.projects)
+
+
+def within(admin: HubToken, token: HubToken) -> bool:
+    """Whether ``admin`` may see and revoke ``token``: every project of it is the admin's own."""
+    own = _own_projects(admin)
+    if own is None:
+        return True
+    return token.projects is not None and {normalize_project(p) for p in token.projects} <= own
+
+
 def _tokens_page(ui: Ui, request: Request, created: tuple[str, HubToken] | None) -> Response:
     store = hub_store(ui.app)
+    admin = signed_in_admin(request)
+    tokens = [token for token in store.list_tokens() if within(admin, token)]
+    names = {token.name for token in tokens}
+    last_used = {name: at for name, at in store.last_audit_by_actor().items() if name in names}
     return page(
         request,
         "tokens.html",
         section="Tokens",
-        tokens=store.list_tokens(),
-        last_used=store.last_audit_by_actor(),
+        tokens=tokens,
+        last_used=last_used,
         scopes=SCOPES,
         created=created,
         notice="Token revoked." if request.query_params.get("done") == "revoked" else None,
+        # A limited admin's new token gets its projects unless told fewer.
+        default_projects="*" if admin.projects is None else ",".join(admin.projects),
     )
 
 
 def tokens_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     return _tokens_page(ui, request, None)
+
+
+def _projects_for(admin: HubToken, text: str) -> tuple[str, ...] | None:
+    """The projects a new token gets: those typed, which for a limited admin must be its own.
+
+    Raises:
+        InvalidInputError: no project, or one beyond the admin's own.
+    """
+    own = _own_projects(admin)
+    if own is None:
+        return parse_projects(text or "*")
+    projects = parse_projects(text or ",".join(sorted(own)))
+    if projects is None:
+        raise InvalidInputError(
+            "This admin token is limited to projects: name projects of its own, not *."
+        )
+    beyond = [name for name in projects if name not in own]
+    if beyond:
+        raise InvalidInputError(
+            f'This admin token may not give a token project "{beyond[0]}": it is limited to'
+            f" {', '.join(sorted(own))}."
+        )
+    return projects
 
 
 def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -90,15 +157,46 @@ def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         hub_store(ui.app),
         ui.app.clock,
         scope=form.get("scope", ""),
-        projects=parse_projects(form.get("projects", "") or "*"),
+        projects=_projects_for(signed_in_admin(request), form.get("projects", "").strip()),
         name=form.get("name"),
     )
     return _tokens_page(ui, request, created)
 
 
 def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    hub_store(ui.app).revoke_token(form.get("name", "")[:MAX_FILTER], ui.app.clock())
+    """Revoke a live token by name (or shown prefix), as ``mcp-link revoke`` does; a limited
+    admin is told of a token beyond its projects exactly as of one that does not exist."""
+    store = hub_store(ui.app)
+    admin = signed_in_admin(request)
+    given = form.get("name", "")[:MAX_FILTER]
+    # Every live token the store could take for ``given``: all must be within the admin's reach.
+    matches = [
+        token
+        for token in store.list_tokens()
+        if token.revoked_at is None and given in (token.name, token.prefix)
+    ]
+    if not matches or not all(within(admin, token) for token in matches):
+        raise NotFoundError(f'No live token named "{given}".')
+    store.revoke_token(given, ui.app.clock())
     return redirect("/tokens?done=revoked")
+
+
+def _audit_rows(store: HubStore, admin: HubToken, chosen: dict[str, str]) -> list[AuditEntry]:
+    """The newest rows matching ``chosen``; for a limited admin, only rows of its projects."""
+    actor, tool = chosen["token"] or None, chosen["tool"] or None
+    result = chosen["result"] or None
+    own = _own_projects(admin)
+    if own is None:
+        return store.list_audit_page(AUDIT_ROWS, actor, tool, chosen["project"] or None, result)
+    # One query per own project (a few): rows with no project or another's never show.
+    wanted = own if not chosen["project"] else own & {normalize_project(chosen["project"])}
+    rows = [
+        row
+        for project in sorted(wanted)
+        for row in store.list_audit_page(AUDIT_ROWS, actor, tool, project, result)
+    ]
+    rows.sort(key=lambda row: row.at, reverse=True)
+    return rows[:AUDIT_ROWS]
 
 
 def audit_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -107,21 +205,15 @@ def audit_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         for name in ("token", "tool", "project", "result")
     }
     store = hub_store(ui.app)
-    rows = store.list_audit_page(
-        AUDIT_ROWS,
-        chosen["token"] or None,
-        chosen["tool"] or None,
-        chosen["project"] or None,
-        chosen["result"] or None,
-    )
+    admin = signed_in_admin(request)
     return page(
         request,
         "audit.html",
         section="Audit",
-        rows=rows,
+        rows=_audit_rows(store, admin, chosen),
         chosen=chosen,
         results=RESULTS,
-        token_names=[token.name for token in store.list_tokens()],
+        token_names=[token.name for token in store.list_tokens() if within(admin, token)],
     )
 
 
