@@ -152,3 +152,16 @@ def test_the_sign_in_cookie_is_a_session_not_the_token_and_ends_with_it(
         store.close()
     page.goto(hub.url + "/tokens")
     expect(page).to_have_url(hub.url + "/sign-in?next=%2Ftokens")
+
+
+def test_sign_out_ends_the_hub_session_for_a_copied_cookie_too(hub: Hub, page: Page) -> None:
+    sign_in(page, hub, hub.token("admin", None, "ops-sign-out"))
+    expect(page).to_have_url(hub.url + "/tokens")
+    [cookie] = [c for c in page.context.cookies() if c["name"] == "aletheia_hub"]
+    copied = f"aletheia_hub={cookie['value']}"
+    assert page_status(hub, "/tokens", copied) == 200
+    page.get_by_role("button", name="Sign out").click()
+    expect(page).to_have_url(hub.url + "/sign-in")
+    assert [c for c in page.context.cookies() if c["name"] == "aletheia_hub"] == []
+    assert page_status(hub, "/tokens", copied) == 303
+    assert axe_violations(page) == []

@@ -142,7 +142,7 @@ def test_sign_in_refuses_a_wrong_key_and_accepts_the_right_one(
 
 def form_post(server: RunningServer, path: str, fields: dict[str, str]) -> Reply:
     """A same-origin form post carrying this client's CSRF cookie and token."""
-    cookie = server.request("GET", "/").header("set-cookie") or ""
+    cookie = server.request("GET", "/sign-in").header("set-cookie") or ""
     token = cookie.split(";")[0].partition("=")[2]
     body = urlencode({"csrf": token, **fields})
     headers = {
@@ -183,3 +183,72 @@ def test_sign_in_returns_to_the_page_asked_for_with_its_query(keyed: RunningServ
     assert reply.status == 303
     location = reply.header("location") or ""
     assert parse_qs(urlsplit(location).query)["next"] == ["/facts?subject=billing&project=shop"]
+
+
+def test_sign_out_ends_the_session_for_a_copied_cookie_too(
+    keyed: RunningServer, browser: Browser
+) -> None:
+    context = browser.new_context()
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    try:
+        page.goto(keyed.url + "/")
+        page.get_by_label("API key").fill(KEY)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(keyed.url + "/")
+        copied = next(c["value"] for c in context.cookies() if c["name"] == "aletheia_ui")
+        replayed = {"Cookie": f"aletheia_ui={copied}"}
+        assert keyed.request("GET", "/", headers=replayed).status == 200
+
+        page.get_by_role("button", name="Sign out").click()
+        expect(page).to_have_url(keyed.url + "/sign-in")
+        assert [c for c in context.cookies() if c["name"] == "aletheia_ui"] == []
+        # Ended in the store, not only in this browser: the copy no longer signs in.
+        assert keyed.request("GET", "/", headers=replayed).status == 303
+        page.goto(keyed.url + "/rules")
+        expect(page).to_have_url(keyed.url + "/sign-in?next=%2Frules")
+    finally:
+        context.close()
+
+
+def test_the_sign_in_cookie_lasts_a_week_and_sign_out_needs_the_csrf_token(
+    keyed: RunningServer,
+) -> None:
+    reply = form_post(keyed, "/sign-in", {"key": KEY, "next": "/"})
+    assert reply.status == 303
+    cookie = next(
+        value for name, value in reply.headers.items() if name == "set-cookie" and "ui=" in value
+    )
+    assert "Max-Age=604800" in cookie
+    session = cookie.split(";")[0]
+    assert keyed.request("GET", "/", headers={"Cookie": session}).status == 200
+    forged = keyed.request(
+        "POST", "/sign-out", "csrf=x", {"Origin": keyed.url, "Cookie": f"{session}; x=1"}
+    )
+    assert forged.status == 403
+    assert keyed.request("GET", "/", headers={"Cookie": session}).status == 200
+
+
+@pytest.fixture
+def keyed_alone(tmp_path: Path) -> Iterator[RunningServer]:
+    """A keyed server of one test's own: its failure counts are no other test's. One worker:
+    each worker process counts its own, as each hub process does."""
+    env = {"ALETHEIA_API_KEY": KEY, "ALETHEIA_WORKERS": "1"}
+    with running_server(tmp_path, env=env) as running:
+        yield running
+
+
+def test_wrong_keys_are_throttled_per_address_as_the_hub_throttles_tokens(
+    keyed_alone: RunningServer,
+) -> None:
+    statuses = [keyed_alone.api("GET", "/api/memories", key=f"guess-{n}").status for n in range(20)]
+    assert statuses == [401] * 20
+    throttled = keyed_alone.api("GET", "/api/memories", key="guess-20")
+    assert throttled.status == 429
+    assert int(throttled.header("retry-after") or "0") > 0
+    assert keyed_alone.post_mcp({}, headers={"Authorization": "Bearer guess"}).status == 429
+    # The sign-in form counts into the same.
+    assert form_post(keyed_alone, "/sign-in", {"key": "guess", "next": "/"}).status == 429
+    # The right key is still served from the same address.
+    assert keyed_alone.api("GET", "/api/memories?query=x", key=KEY).status == 200
+    assert form_post(keyed_alone, "/sign-in", {"key": KEY, "next": "/"}).status == 303

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from aletheia_mem.hub.auth_failures import AuthFailures
+
 MAX_BODY_BYTES = 4 * 1024 * 1024
 JSONRPC_INVALID_REQUEST = -32600
 _CHALLENGE = 'Bearer realm="aletheia"'
@@ -190,12 +192,29 @@ def _too_large(policy: GuardPolicy) -> Refusal:
     )
 
 
-class Guard:
-    """ASGI middleware: checks every HTTP request, then hands the app its whole body at once."""
+def _throttled(failures: AuthFailures, scope: Scope) -> Refusal | None:
+    """Count a wrong or missing key from the request's address: 429 once it failed too often
+    (the right key from it is still served), else None (answer 401)."""
+    client = scope.get("client")
+    wait, _ = failures.fail(str(client[0]) if client else "?")
+    if wait is None:
+        return None
+    message = f"Too many failed authentications from this address. Retry in {wait} s."
+    return Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
 
-    def __init__(self, app: ASGIApp, policy: GuardPolicy) -> None:
+
+class Guard:
+    """ASGI middleware: checks every HTTP request, then hands the app its whole body at once.
+
+    ``failures``, when given, counts wrong keys per client address as the hub counts wrong
+    tokens (the web UI's sign-in counts into the same)."""
+
+    def __init__(
+        self, app: ASGIApp, policy: GuardPolicy, failures: AuthFailures | None = None
+    ) -> None:
         self.app = app
         self.policy = policy
+        self.failures = failures
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -210,6 +229,8 @@ class Guard:
                 else None
             )
         )
+        if refusal is not None and refusal.status == 401 and self.failures is not None:
+            refusal = _throttled(self.failures, scope) or refusal
         length = _header(scope, b"content-length")
         if refusal is None and length is not None and _over(length, self.policy.max_body_bytes):
             refusal = _too_large(self.policy)

@@ -21,6 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
+from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.server import api, stateless_http
 from aletheia_mem.server.guard import Guard, GuardPolicy
 from aletheia_mem.server.handshake import LATEST_VERSION, SUPPORTED_VERSIONS
@@ -376,13 +377,15 @@ def create_app(
         # Semantic search embeds the query first: milliseconds that must not stall the loop.
         reads_inline=app.semantic is None,
     )
+    # Wrong keys, on /mcp, /api/ and the sign-in page alike, per client address (the hub's rule).
+    failures = AuthFailures() if policy.api_key is not None else None
     routes = [
         Route("/mcp", endpoint=endpoint),
         *api.routes(replace(app, caller=api_caller), secured=policy.api_key is not None),
-        *web_routes(replace(app, caller="web"), policy.api_key),
+        *web_routes(replace(app, caller="web"), policy.api_key, failures),
     ]
     starlette = Starlette(routes=routes, exception_handlers=api.exception_handlers())
-    return Guard(McpFirst(endpoint, starlette), policy)
+    return Guard(McpFirst(endpoint, starlette), policy, failures)
 
 
 class McpFirst:

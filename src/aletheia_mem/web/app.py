@@ -14,8 +14,11 @@ from starlette.routing import BaseRoute, Route
 
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import AletheiaError
+from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.projects import project_root
 from aletheia_mem.server.api import status_of
+from aletheia_mem.server.sessions import SessionStore
+from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web import hub_pages, knowledge_pages, memory_pages, work_pages
 from aletheia_mem.web.base import (
@@ -28,7 +31,9 @@ from aletheia_mem.web.base import (
 )
 from aletheia_mem.web.render import STATIC, page, secure
 from aletheia_mem.web.security import (
+    WEB_SESSIONS_PER_KEY,
     bearer_of,
+    clear_session,
     csrf_problem,
     key_gate,
     parse_form,
@@ -58,6 +63,7 @@ def _guarded(
         problem = csrf_problem(request, form)
         if problem is not None:
             return error_page(request, 403, problem)
+    request.scope["aletheia_signed_in"] = ui.gate.needed  # the pages then offer Sign out
     try:
         return handler(ui, request, form)
     except AletheiaError as error:
@@ -124,9 +130,21 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
         remember_csrf(request, response)
         return response
 
+    async def sign_out(request: Request) -> Response:
+        """End this browser's sign-in session (kept in the store) and drop its cookie."""
+        request.scope["aletheia_hub"] = ui.hub
+        problem = csrf_problem(request, parse_form(await request.body()))
+        if problem is not None:
+            return error_page(request, 403, problem)
+        await to_thread.run_sync(ui.gate.sign_out, request)
+        response = redirect("/sign-in")
+        clear_session(request, response, ui.gate.cookie)
+        return response
+
     return [
         Route("/sign-in", show, methods=["GET"]),
         Route("/sign-in", submit, methods=["POST"]),
+        Route("/sign-out", sign_out, methods=["POST"]),
     ]
 
 
@@ -137,9 +155,25 @@ def _build(ui: Ui, pages: tuple[tuple[str, Handler, bool], ...]) -> list[BaseRou
     return found
 
 
-def routes(app: AppContext, api_key: str | None) -> list[BaseRoute]:
-    """Every route of the owner's UI, to mount beside ``/mcp`` and ``/api/``."""
-    ui = Ui(app, key_gate(api_key), project_root(load_settings().cwd), Path.home())
+def routes(
+    app: AppContext, api_key: str | None, failures: AuthFailures | None = None
+) -> list[BaseRoute]:
+    """Every route of the owner's UI, to mount beside ``/mcp`` and ``/api/``; ``failures``
+    counts wrong keys per client address (shared with the bearer check of ``/mcp`` and
+    ``/api/``), past which an address waits."""
+    sessions = None
+    if api_key is not None:
+        sessions = SessionStore(
+            hub_store(app).sessions(), app.clock, max_sessions=WEB_SESSIONS_PER_KEY
+        )
+    counted = failures
+
+    def failed_credential(client: str, detail: str) -> int | None:
+        return None if counted is None else counted.fail(client)[0]
+
+    root = project_root(load_settings().cwd)
+    gate = key_gate(api_key, sessions)
+    ui = Ui(app, gate, root, Path.home(), failed_credential=failed_credential)
     return _build(ui, PAGES)
 
 

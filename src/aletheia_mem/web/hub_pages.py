@@ -78,7 +78,12 @@ def admin_gate(hub: AppContext) -> Gate:
         state = SessionState(protocol_version=WEB_SESSION, client_name=None)
         return f"{token.id}:{sessions.add(WEB_OWNER + str(token.id), state)}"
 
-    return Gate(HUB_COOKIE, True, admits, session_for)
+    def sign_out(request: Request) -> None:
+        token_id, _, session_id = request.cookies.get(HUB_COOKIE, "").partition(":")
+        if token_id and session_id:
+            sessions.end(session_id, WEB_OWNER + token_id)
+
+    return Gate(HUB_COOKIE, True, admits, session_for, sign_out)
 
 
 def signed_in_admin(request: Request) -> HubToken:

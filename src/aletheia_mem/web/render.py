@@ -115,6 +115,7 @@ def page(request: Request, template: str, status: int = 200, **values: Any) -> R
         nav=HUB_NAV if hub else NAV,
         section=section,
         notice=values.pop("notice", None),
+        signed_in=bool(request.scope.get("aletheia_signed_in")),
         **values,
     )
     response = HTMLResponse(html, status)

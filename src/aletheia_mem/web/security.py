@@ -5,9 +5,10 @@ The Guard in front of the server already refuses foreign Host and Origin headers
 * every page is sent with a Content-Security-Policy that allows scripts, styles and requests
   only from this origin (no inline script), ``nosniff`` and no framing;
 * with ``ALETHEIA_API_KEY`` set, a page is shown only to a browser holding the sign-in cookie
-  (or to a script sending the key as a bearer token); the cookie is a random nonce and its
-  expiry with their HMAC under the key, so every worker process can check it, it ends after 30
-  days even when copied, and changing the key signs all out;
+  (or to a script sending the key as a bearer token); the cookie is a sign-in session's id and
+  its expiry with their HMAC under the key. The session is kept in the store (hashed, as MCP
+  sessions are), so every worker process can check it and signing out ends it for a copied
+  cookie too; it ends after a day unused and 7 days in all, and changing the key signs all out;
 * every state-changing request must come from this origin (``Origin`` equal to ``Host``) and
   carry the per-browser CSRF token: a random value kept in a cookie and echoed in each form.
 """
@@ -25,10 +26,16 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.server.sessions import SessionState, SessionStore
+
 SESSION_COOKIE = "aletheia_ui"
 CSRF_COOKIE = "aletheia_csrf"
 CSRF_FIELD = "csrf"
-SESSION_SECONDS = 30 * 24 * 3600
+# A sign-in cookie goes to every port of its host name, and a copy works from anywhere: a week
+# bounds what a copied one is worth even while it is used every day (sign-out ends it at once).
+SESSION_SECONDS = 7 * 24 * 3600
+WEB_SESSION = "web-ui"  # a sign-in session's marker in the sessions table
+WEB_SESSIONS_PER_KEY = 100
 MAX_FORM_FIELDS = 200
 
 SECURITY_HEADERS = {
@@ -49,10 +56,10 @@ def _signature(api_key: str, signed: str) -> str:
     return hmac.new(api_key.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
-def new_session_cookie(api_key: str, now: float | None = None) -> str:
+def new_session_cookie(api_key: str, now: float | None = None, nonce: str | None = None) -> str:
     """``<nonce>.<expiry>.<signature>``: the expiry (epoch seconds) is signed with the nonce, so
     a copied cookie stops working when the browser's would, whatever its holder sends."""
-    nonce = secrets.token_urlsafe(24)
+    nonce = nonce or secrets.token_urlsafe(24)
     expires = int(time.time() if now is None else now) + SESSION_SECONDS
     signed = f"{nonce}.{expires}"
     return f"{signed}.{_signature(api_key, signed)}"
@@ -80,33 +87,60 @@ def bearer_of(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
+def _no_session(request: Request) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Gate:
-    """Who may see the pages: ``admits`` a request (run in a worker thread), and
-    ``session_for`` the key typed on the sign-in page (the cookie to set, or None)."""
+    """Who may see the pages: ``admits`` a request (run in a worker thread), ``session_for``
+    the key typed on the sign-in page (the cookie to set, or None), and ``sign_out`` ends the
+    request's sign-in session where it is kept (in a worker thread)."""
 
     cookie: str
     needed: bool
     admits: Callable[[Request], bool]
     session_for: Callable[[str], str | None]
+    sign_out: Callable[[Request], None] = _no_session
 
 
-def key_gate(api_key: str | None) -> Gate:
-    """``aletheia-server``'s gate: ``ALETHEIA_API_KEY`` when set, else the Guard alone."""
-    if api_key is None:
+def key_gate(api_key: str | None, sessions: SessionStore | None = None) -> Gate:
+    """``aletheia-server``'s gate: ``ALETHEIA_API_KEY`` when set, else the Guard alone.
+
+    ``sessions`` keeps the sign-in sessions (the store's sessions table); their owner is a
+    digest of the key, so a session of one key is none of another's."""
+    if api_key is None or sessions is None:
+        if api_key is not None:
+            raise ValueError("a key gate needs somewhere to keep its sign-in sessions")
         return Gate(SESSION_COOKIE, False, lambda request: True, lambda given: None)
-    key = api_key
+    key, kept = api_key, sessions
+    owner = "web-key:" + _signature(key, "sessions")[:32]
+
+    def session_of(cookie: str) -> str | None:
+        """The session id a cookie this key signed names, while not expired."""
+        if not session_cookie_valid(key, cookie):
+            return None
+        return cookie.partition(".")[0]
 
     def admits(request: Request) -> bool:
         bearer = bearer_of(request)
         if bearer is not None and key_matches(key, bearer):
             return True
-        return session_cookie_valid(key, request.cookies.get(SESSION_COOKIE, ""))
+        session_id = session_of(request.cookies.get(SESSION_COOKIE, ""))
+        return session_id is not None and kept.get(session_id, owner) is not None
 
     def session_for(given: str) -> str | None:
-        return new_session_cookie(key) if key_matches(key, given) else None
+        if not key_matches(key, given):
+            return None
+        state = SessionState(protocol_version=WEB_SESSION, client_name=None)
+        return new_session_cookie(key, nonce=kept.add(owner, state))
 
-    return Gate(SESSION_COOKIE, True, admits, session_for)
+    def sign_out(request: Request) -> None:
+        session_id = session_of(request.cookies.get(SESSION_COOKIE, ""))
+        if session_id is not None:
+            kept.end(session_id, owner)
+
+    return Gate(SESSION_COOKIE, True, admits, session_for, sign_out)
 
 
 def csrf_token(request: Request) -> str:
@@ -143,6 +177,11 @@ def set_session(request: Request, response: Response, name: str, value: str) -> 
         samesite="strict",
         secure=_secure(request),
     )
+
+
+def clear_session(request: Request, response: Response, name: str) -> None:
+    """Have the browser drop its sign-in cookie."""
+    response.delete_cookie(name, httponly=True, samesite="strict", secure=_secure(request))
 
 
 def same_origin(request: Request) -> bool:
