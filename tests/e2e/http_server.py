@@ -25,7 +25,7 @@ from typing import Any
 SERVER = Path(sys.executable).parent / "aletheia-server"
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 10.0
-LISTENING = re.compile(r"^Aletheia listening on (http://127\.0\.0\.1:(\d+))$")
+LISTENING = re.compile(r"^Aletheia listening on (http://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+))$")
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 PROTOCOL_VERSION = "2025-11-25"
 

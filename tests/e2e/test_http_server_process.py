@@ -153,6 +153,43 @@ def test_help_names_the_default_port_and_the_settings(command: list[str]) -> Non
         assert "ALETHEIA_API_KEY" in done.stdout and "ALETHEIA_PORT" in done.stdout
 
 
+@pytest.mark.parametrize("command", [[str(SERVER)], [str(CLI), "serve"]])
+def test_a_non_loopback_address_without_a_key_is_refused_with_one_line(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """The Host check stops browsers only: a script sends "Host: 127.0.0.1" from anywhere."""
+    done = subprocess.run(
+        [*command, "--host", "0.0.0.0", "--port", "0"],  # noqa: S104
+        env=server_env(tmp_path / "data", tmp_path, {}),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    [line] = [line for line in done.stderr.splitlines() if "ALETHEIA_API_KEY" in line]
+    assert "--host 0.0.0.0 is reachable from the network and ALETHEIA_API_KEY is not set" in line
+    assert "set ALETHEIA_API_KEY (or pass --trusted-network" in line
+    assert not (tmp_path / "data" / "aletheia.db").exists()  # refused before anything opened
+
+
+def test_a_non_loopback_address_is_served_with_a_key_or_on_a_trusted_network(
+    tmp_path: Path,
+) -> None:
+    wide = ("--host", "0.0.0.0", "--port", "0")  # noqa: S104
+    with running_server(tmp_path / "keyed", args=wide, env={"ALETHEIA_API_KEY": "k"}) as server:
+        assert server.post_mcp(initialize_message()).status == 401
+        key = {"Authorization": "Bearer k"}
+        assert server.post_mcp(initialize_message(), headers=key).status == 200
+    with running_server(tmp_path / "trusted", args=(*wide, "--trusted-network")) as server:
+        assert server.post_mcp(initialize_message()).status == 200
+        assert any("without ALETHEIA_API_KEY (--trusted-network)" in line for line in server.lines)
+    serve = [str(CLI), "serve"]
+    with running_server(tmp_path / "cli", args=(*wide, "--trusted-network"), command=serve):
+        pass
+
+
 def test_the_stdio_server_starts_without_the_http_stack() -> None:
     code = (
         "import sys, aletheia_mem.server.stdio;"

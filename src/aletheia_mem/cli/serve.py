@@ -34,12 +34,19 @@ from aletheia_mem.errors import InvalidInputError
     help="Worker processes sharing the port and the store."
     "  [default: ALETHEIA_WORKERS, else 2 on 2+ cores]",
 )
+@click.option(
+    "--trusted-network",
+    is_flag=True,
+    help="Serve a non-loopback --host without ALETHEIA_API_KEY: everyone who reaches the"
+    " address reads and writes every memory.",
+)
 def serve(
     host: str | None,
     port: str | None,
     origins: tuple[str, ...],
     hosts: tuple[str, ...],
     workers: str | None,
+    trusted_network: bool,
 ) -> None:
     """Serve MCP over HTTP at /mcp and the JSON API at /api/.
 
@@ -51,7 +58,9 @@ def serve(
     from aletheia_mem.server.http_main import with_options
 
     try:
-        http = with_options(load_http_settings(), host, port, origins, hosts, workers)
+        http = with_options(
+            load_http_settings(), host, port, origins, hosts, workers, trusted_network
+        )
     except InvalidInputError as error:
         raise click.UsageError(error.message) from None
     sys.exit(run_server(load_settings(), http))

@@ -54,9 +54,10 @@ def serve(settings: Settings, http: HttpSettings) -> int:
     hands them the connections it accepts.
     """
     allowed_hosts = served_hosts(http.host, http.allowed_hosts)
-    if not is_loopback(http.host.strip("[]")) and http.api_key is None:
+    if open_without_key(http):  # only with --trusted-network (``with_options`` refuses it else)
         logger.warning(
-            "listening on %s without ALETHEIA_API_KEY: anyone who reaches it can read and write",
+            "listening on %s without ALETHEIA_API_KEY (--trusted-network): anyone who reaches"
+            " it can read and write",
             http.host,
         )
     policy = make_policy(http.api_key, allowed_hosts, http.allowed_origins)
@@ -134,7 +135,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="HOST",
         help="also accept this Host header name, e.g. when binding 0.0.0.0 (repeatable)",
     )
+    parser.add_argument("--trusted-network", action="store_true", help=TRUSTED_NETWORK_HELP)
     return parser.parse_args(argv)
+
+
+TRUSTED_NETWORK_HELP = (
+    "serve a non-loopback --host without ALETHEIA_API_KEY: everyone who reaches the address"
+    " reads and writes every memory (the Host check stops only browsers)"
+)
+
+
+def open_without_key(http: HttpSettings) -> bool:
+    """Bound beyond loopback with no key: anyone who reaches the address is served."""
+    return not is_loopback(http.host.strip("[]")) and http.api_key is None
 
 
 def with_options(
@@ -144,14 +157,16 @@ def with_options(
     origins: Sequence[str],
     hosts: Sequence[str],
     workers: str | None = None,
+    trusted_network: bool = False,
 ) -> HttpSettings:
     """The environment's settings with command-line options on top.
 
     Raises:
-        InvalidInputError: the port is not a number from 0 to 65535, or the worker count is not
-            a whole number from 1 to 32.
+        InvalidInputError: the port is not a number from 0 to 65535, the worker count is not
+            a whole number from 1 to 32, or the address is not loopback while no key is set
+            and ``trusted_network`` is not.
     """
-    return replace(
+    chosen = replace(
         http,
         host=host.strip() if host and host.strip() else http.host,
         port=http.port if port is None else parse_port(port, "--port"),
@@ -159,6 +174,14 @@ def with_options(
         allowed_hosts=(*http.allowed_hosts, *hosts),
         workers=http.workers if workers is None else parse_workers(workers, "--workers"),
     )
+    # The Host check stops browsers only: a script sends "Host: 127.0.0.1" from anywhere.
+    if open_without_key(chosen) and not trusted_network:
+        raise InvalidInputError(
+            f"--host {chosen.host} is reachable from the network and ALETHEIA_API_KEY is not"
+            " set: set ALETHEIA_API_KEY (or pass --trusted-network if everyone who reaches it"
+            " may read and write every memory)."
+        )
+    return chosen
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -173,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             args.allow_origin,
             args.allow_host,
             args.workers,
+            args.trusted_network,
         )
     except InvalidInputError as error:
         sys.stderr.write(f"aletheia-server: {error.message}\n")
