@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import http.client
 from collections.abc import Iterator
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.storage.sqlite import SqliteStore
-from tests.hub.helpers import INIT_PARAMS, Hub, running_hub
+from tests.hub.helpers import INIT_PARAMS, Hub, Reply, running_hub
 from tests.web.browser import axe_violations
 
 pytestmark = pytest.mark.e2e
@@ -61,10 +61,12 @@ def test_only_an_admin_token_signs_in(hub: Hub, page: Page) -> None:
 
 
 def test_a_token_is_created_shown_once_and_revoked(hub: Hub, page: Page) -> None:
-    sign_in(page, hub, hub.token("admin", None, "ops-2"))
+    admin = hub.token("admin", None, "ops-2")
+    sign_in(page, hub, admin)
     page.get_by_label("Name").fill("bob-laptop")
     page.get_by_label("Scope").select_option("mcp")
     page.get_by_label("Projects (comma-separated, or * for every project)").fill("shop")
+    page.get_by_label("Your admin token (to confirm)").fill(admin)
     page.get_by_role("button", name="Create token").click()
     secret = page.get_by_label("New token").input_value()
     assert secret.startswith("alt_")
@@ -73,6 +75,10 @@ def test_a_token_is_created_shown_once_and_revoked(hub: Hub, page: Page) -> None
     page.goto(hub.url + "/tokens")
     assert secret not in page.content()  # shown once: never again
     page.get_by_role("button", name="Revoke bob-laptop").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Confirm with your admin token")
+    assert axe_violations(page) == []
+    page.get_by_label("Your admin token").fill(admin)
+    page.get_by_role("button", name="Confirm").click()
     expect(page.get_by_role("status")).to_have_text("Token revoked.")
     expect(page.locator('tr[data-token="bob-laptop"]')).to_contain_text("revoked")
     assert initialize_status(hub, secret) == 401
@@ -165,3 +171,51 @@ def test_sign_out_ends_the_hub_session_for_a_copied_cookie_too(hub: Hub, page: P
     assert [c for c in page.context.cookies() if c["name"] == "aletheia_hub"] == []
     assert page_status(hub, "/tokens", copied) == 303
     assert axe_violations(page) == []
+
+
+def replayed_post(hub: Hub, path: str, cookies: str, csrf: str, fields: dict[str, str]) -> Reply:
+    """A form post as another service on the hub's host name can send it: the owner's cookies
+    (the sign-in and the CSRF one, both sent to every port) and this origin, no token."""
+    parts = urlsplit(hub.url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=5)
+    try:
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": hub.url,
+            "Cookie": cookies,
+        }
+        conn.request("POST", path, urlencode({"csrf": csrf, **fields}), headers)
+        answer = conn.getresponse()
+        return Reply(answer.status, dict(answer.getheaders()), answer.read().decode())
+    finally:
+        conn.close()
+
+
+def test_a_copied_sign_in_cookie_alone_creates_and_revokes_no_token(hub: Hub, page: Page) -> None:
+    """Browsers send a host's cookies to every port of it: a copy must mint nothing."""
+    owner = hub.token("admin", None, "ops-replayed")
+    victim = hub.token("read", None, "victim-reader")
+    other_admin = hub.token("admin", None, "ops-other")
+    sign_in(page, hub, owner)
+    expect(page).to_have_url(hub.url + "/tokens")
+    jar = {c["name"]: c["value"] for c in page.context.cookies()}
+    cookies = "; ".join(f"{name}={value}" for name, value in jar.items())
+    csrf = jar["aletheia_csrf"]
+    mint = {"name": "minted", "scope": "admin", "projects": "*"}
+
+    asked = replayed_post(hub, "/tokens/create", cookies, csrf, mint)
+    assert asked.status == 200 and "Confirm with your admin token" in asked.body
+    assert 'id="secret"' not in asked.body
+    for wrong in ("alt_" + "x" * 32, other_admin):
+        refused = replayed_post(
+            hub, "/tokens/create", cookies, csrf, {**mint, "admin_token": wrong}
+        )
+        assert refused.status == 401
+        assert "not the admin token you signed in with" in refused.body
+    asked = replayed_post(hub, "/tokens/revoke", cookies, csrf, {"name": "victim-reader"})
+    assert asked.status == 200 and "Confirm with your admin token" in asked.body
+    assert "minted" not in _token_names(hub)
+    assert initialize_status(hub, victim) == 200
+
+    made = replayed_post(hub, "/tokens/create", cookies, csrf, {**mint, "admin_token": owner})
+    assert made.status == 200 and 'id="secret"' in made.body  # the owner, typing it again

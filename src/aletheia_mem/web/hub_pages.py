@@ -3,6 +3,10 @@
 An admin token limited to projects acts on the pages only within them, as it does over MCP: it
 sees and revokes only tokens whose projects are all its own, creates only such tokens (never one
 for every project), and sees only audit rows of its projects. An every-project admin sees all.
+
+Creating or revoking a token also needs the admin token itself (typed again, or sent as the
+bearer): browsers send a host's cookies to every port of it, so another service on the hub's
+host name may hold a copy of the sign-in cookie, and that copy alone must mint no token.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from aletheia_mem.storage.contracts import HubStore
 from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
-from aletheia_mem.web.base import Handler, Ui, redirect
+from aletheia_mem.web.base import Handler, Ui, credential_refusal, redirect
 from aletheia_mem.web.render import page
 from aletheia_mem.web.security import Gate, bearer_of
 
@@ -34,6 +38,7 @@ RESULTS = ("ok", "error", "refused")
 MAX_FILTER = 200
 # Where the gate leaves the signed-in admin token for the handler of the same request.
 ADMIN_KEY = "aletheia_hub_admin"
+CONFIRM_FIELD = "admin_token"  # the admin token typed again to create or revoke
 
 
 def admin_gate(hub: AppContext) -> Gate:
@@ -126,6 +131,7 @@ def _tokens_page(ui: Ui, request: Request, created: tuple[str, HubToken] | None)
         notice="Token revoked." if request.query_params.get("done") == "revoked" else None,
         # A limited admin's new token gets its projects unless told fewer.
         default_projects="*" if admin.projects is None else ",".join(admin.projects),
+        confirm_field=CONFIRM_FIELD,
     )
 
 
@@ -156,8 +162,42 @@ def _projects_for(admin: HubToken, text: str) -> tuple[str, ...] | None:
     return projects
 
 
+def _unconfirmed(
+    ui: Ui, request: Request, form: dict[str, str], action: str, kept: tuple[str, ...]
+) -> Response | None:
+    """None when the request holds the signed-in admin token itself (the bearer, or typed again
+    in ``CONFIRM_FIELD``); else the page asking for it, carrying the ``kept`` form fields."""
+    admin = signed_in_admin(request)
+    if bearer_of(request) is not None:  # the gate checked it is this very admin token
+        return None
+    typed = form.get(CONFIRM_FIELD, "").strip()
+    if typed:
+        token = verify_token(hub_store(ui.app), typed)
+        if token is not None and token.id == admin.id:
+            return None
+        refusal = credential_refusal(ui, request, "wrong admin token (hub page confirmation)")
+        if refusal is not None:
+            return refusal
+    return page(
+        request,
+        "confirm_token.html",
+        401 if typed else 200,
+        section="Tokens",
+        action=action,
+        path=request.url.path,
+        fields=[(name, form.get(name, "")) for name in kept],
+        confirm_field=CONFIRM_FIELD,
+        failed=bool(typed),
+    )
+
+
 def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     """Make a token and show its secret in this answer only (never stored, never redirected)."""
+    name = form.get("name", "").strip()
+    action = f'Create token "{name}"' if name else "Create a token"
+    asked = _unconfirmed(ui, request, form, action, ("name", "scope", "projects"))
+    if asked is not None:
+        return asked
     created = create_token(
         hub_store(ui.app),
         ui.app.clock,
@@ -182,6 +222,9 @@ def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     ]
     if not matches or not all(within(admin, token) for token in matches):
         raise NotFoundError(f'No live token named "{given}".')
+    asked = _unconfirmed(ui, request, form, f'Revoke token "{given}"', ("name",))
+    if asked is not None:
+        return asked
     store.revoke_token(given, ui.app.clock())
     return redirect("/tokens?done=revoked")
 
