@@ -371,8 +371,10 @@ def create_app(
         api_caller: the name JSON API writes are recorded under.
         sessions: the MCP sessions (by default in the store's file, opened here).
     """
+    if sessions is None:
+        sessions = SessionStore(hub_store(app).sessions(), app.clock)
     endpoint = McpEndpoint(
-        sessions if sessions is not None else SessionStore(hub_store(app).sessions(), app.clock),
+        sessions,
         new_session=lambda _request: McpSession(app=app, fixed_caller=fixed_caller),
         # Semantic search embeds the query first: milliseconds that must not stall the loop.
         reads_inline=app.semantic is None,
@@ -382,7 +384,7 @@ def create_app(
     routes = [
         Route("/mcp", endpoint=endpoint),
         *api.routes(replace(app, caller=api_caller), secured=policy.api_key is not None),
-        *web_routes(replace(app, caller="web"), policy.api_key, failures),
+        *web_routes(replace(app, caller="web"), policy.api_key, failures, sessions),
     ]
     starlette = Starlette(routes=routes, exception_handlers=api.exception_handlers())
     return Guard(McpFirst(endpoint, starlette), policy, failures)

@@ -89,6 +89,11 @@ class SessionStore:
     def close(self) -> None:
         self._rows.close()
 
+    def sharing_rows(self, max_sessions: int) -> SessionStore:
+        """Sessions in the same rows (closed with these), keeping at most ``max_sessions`` per
+        owner: the web UI's sign-ins beside the MCP sessions, on no connection of their own."""
+        return SessionStore(self._rows, self._clock, max_sessions=max_sessions, idle_ms=self._idle)
+
     def __len__(self) -> int:
         return self._rows.count()
 

@@ -156,16 +156,21 @@ def _build(ui: Ui, pages: tuple[tuple[str, Handler, bool], ...]) -> list[BaseRou
 
 
 def routes(
-    app: AppContext, api_key: str | None, failures: AuthFailures | None = None
+    app: AppContext,
+    api_key: str | None,
+    failures: AuthFailures | None = None,
+    mcp_sessions: SessionStore | None = None,
 ) -> list[BaseRoute]:
-    """Every route of the owner's UI, to mount beside ``/mcp`` and ``/api/``; ``failures``
-    counts wrong keys per client address (shared with the bearer check of ``/mcp`` and
-    ``/api/``), past which an address waits."""
+    """Every route of the owner's UI, to mount beside ``/mcp`` and ``/api/``.
+
+    ``failures`` counts wrong keys per client address (shared with the bearer check of ``/mcp``
+    and ``/api/``), past which an address waits; with a key, sign-ins are kept in the rows of
+    ``mcp_sessions`` (the server's MCP sessions, closed with them)."""
     sessions = None
     if api_key is not None:
-        sessions = SessionStore(
-            hub_store(app).sessions(), app.clock, max_sessions=WEB_SESSIONS_PER_KEY
-        )
+        if mcp_sessions is None:
+            mcp_sessions = SessionStore(hub_store(app).sessions(), app.clock)
+        sessions = mcp_sessions.sharing_rows(WEB_SESSIONS_PER_KEY)
     counted = failures
 
     def failed_credential(client: str, detail: str) -> int | None:
