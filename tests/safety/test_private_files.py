@@ -71,6 +71,21 @@ def test_a_hub_store_made_by_mcp_link_is_0600(tmp_path: Path) -> None:
     assert _mode(hub_db.parent) == 0o700
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o000])
+def test_the_data_folder_made_first_by_mcp_link_create_is_0700_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    home = tmp_path / "home"
+    data = home / ".aletheia"  # not there yet: making the hub store makes it
+    made = run_command(home, "aletheia", "mcp-link", "create", "--projects", "*", umask=umask)
+    assert made.returncode == 0, made.stderr
+    assert (_mode(data), _mode(data / "hub"), _mode(data / "hub" / "hub.db")) == (
+        0o700,
+        0o700,
+        0o600,
+    )
+
+
 def test_an_export_is_0600_and_a_symlink_planted_at_its_temporary_path_is_not_followed(
     tmp_path: Path,
 ) -> None:

@@ -23,10 +23,12 @@ PRIVATE_FILE_MODE = 0o600
 
 
 def ensure_private_dir(folder: Path) -> None:
-    """Create ``folder`` 0700 (its missing parents as usual); an existing one is left alone."""
+    """Create ``folder`` 0700, and its missing parents too (the data folder above the hub's,
+    say, as XDG asks); an existing folder is left alone."""
     if folder.is_dir():
         return
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    if folder.parent != folder:
+        ensure_private_dir(folder.parent)
     try:
         folder.mkdir(mode=PRIVATE_DIR_MODE)
     except FileExistsError:
