@@ -264,6 +264,36 @@ def test_a_read_only_store_still_reads_and_says_so_in_one_line_on_save(
         assert "Traceback" not in served.stderr
 
 
+READS = [
+    ["search", "pnpm", "-p", "*"],
+    ["show", "1"],
+    ["timeline", "1"],
+    ["context", "-p", "home"],
+    ["facts", "history", "a"],
+    ["rules", "list"],
+    ["export"],
+    ["audit", "--local"],
+]
+
+
+def test_a_store_in_a_read_only_folder_still_reads_and_refuses_a_save_with_9(
+    tmp_path: Path, template: Path
+) -> None:
+    # SQLite can make no -wal or -shm file in such a folder: a WAL store is read as it stands.
+    home = tmp_path / "home"
+    store = _store_in(home, template)
+    with _read_only(store.parent):
+        for command in READS:
+            result = run_command(home, "aletheia", *command)
+            assert (result.returncode, result.stderr) == (0, ""), command
+        found = run_command(home, "aletheia", "search", "pnpm", "-p", "*")
+        assert "note 39 about the pnpm build" in found.stdout
+        saved = run_command(home, "aletheia", "save", "one more note")
+        assert saved.returncode == EXIT_READ_ONLY
+        assert saved.stderr.startswith(f"Error: The store {store} is read-only for this user;")
+        assert sorted(path.name for path in store.parent.iterdir()) == ["aletheia.db"]
+
+
 def test_a_store_that_cannot_be_created_says_so_in_one_line_and_exits_9(tmp_path: Path) -> None:
     home = tmp_path / "home"
     locked = home / "locked"

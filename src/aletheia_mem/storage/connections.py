@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from aletheia_mem.storage.store_file import store_problem
+from aletheia_mem.storage.store_file import readable_only, store_problem
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -38,13 +39,20 @@ class ThreadConnections:
         self.busy_timeout_ms = BUSY_TIMEOUT_MS
         # Run in each write transaction once it holds the write lock; raising rolls it back.
         self.write_check: Callable[[sqlite3.Connection], None] | None = None
+        # A store in a folder this user cannot write is opened as it stands on disk: SQLite can
+        # make no -wal or -shm file there, and without them it opens a WAL store only so.
+        # Writes then fail as read-only (exit 9) while reads work.
+        self._target = str(path)
+        if readable_only(path):
+            self._target = f"file:{quote(str(path))}?mode=ro&immutable=1"
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(
-                self.path,
+                self._target,
+                uri=self._target.startswith("file:"),
                 isolation_level=None,
                 timeout=self.busy_timeout_ms / 1000,
                 check_same_thread=False,

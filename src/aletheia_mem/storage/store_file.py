@@ -140,6 +140,14 @@ def _declared_size(header: bytes) -> int:
     return page_size * int.from_bytes(header[28:32], "big")
 
 
+def readable_only(path: Path) -> bool:
+    """Whether the store at ``path`` can only be read, and safely so as the file stands: its
+    folder cannot be written by this user (no -wal or -shm file can be made there) and no WAL
+    holds changes the file lacks. No one else writes it then either, unless another user may
+    write that folder: SQLite's ``immutable`` reading assumes no one does."""
+    return path.is_file() and not os.access(path.parent, os.W_OK) and not _has_wal(path)
+
+
 def _has_wal(path: Path) -> bool:
     """A WAL may hold pages a checkpoint is copying into the file right now."""
     try:
