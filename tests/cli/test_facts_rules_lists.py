@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from aletheia_mem.domain.rule_sync import BLOCK_END, BLOCK_START
 from tests.cli.conftest import Invoke, Workspace, json_of
 
@@ -153,6 +155,20 @@ def test_lists_write_then_read(run: Invoke) -> None:
         "ship docs",
         {"task": "b", "done": False},
     ]
+
+
+def test_lists_write_refuses_more_than_1000_items_as_the_tool_does(run: Invoke) -> None:
+    for args in (
+        [str(number) for number in range(1001)],
+        ["--items-json", json.dumps(list(range(1001)))],
+    ):
+        refused = run("lists", "write", "big", *args)
+        assert (refused.exit_code, refused.stderr) == (
+            2,
+            "Error: items must hold at most 1000 items.\n",
+        )
+    assert run("lists", "read", "big").exit_code == 3  # nothing was written
+    assert run("lists", "write", "big", *map(str, range(1000))).exit_code == 0
 
 
 def test_history_shows_a_value_replaced_the_same_day_by_its_instants(run: Invoke) -> None:

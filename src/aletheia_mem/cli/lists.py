@@ -65,7 +65,7 @@ def _items(values: tuple[str, ...], items_json: str | None) -> list[Any]:
 def write(
     name: str, values: tuple[str, ...], items_json: str | None, project: str | None, as_json: bool
 ) -> None:
-    """Replace a list with these items (send the whole list)."""
+    """Replace a list with these items (send the whole list, at most 1000 items)."""
     if not name.strip():
         raise InvalidInputError("list is required.")
     items = _items(values, items_json)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.domain.limits import MAX_NAME, check_length, check_name_characters
+from aletheia_mem.domain.limits import HELD_ITEMS, MAX_NAME, check_length, check_name_characters
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import InvalidInputError
@@ -48,8 +48,9 @@ def write_list(
     """Replace the list's items; returns the list's memory id (stable across rewrites).
 
     Raises:
-        InvalidInputError: an item is not a string, number, boolean or plain object, a number
-            is not finite (JSON has no Infinity or NaN), or the items are too long as JSON.
+        InvalidInputError: more than ``HELD_ITEMS`` items (the tool's ``maxItems``), an item is
+            not a string, number, boolean or plain object, a number is not finite (JSON has no
+            Infinity or NaN), or the items are too long as JSON.
     """
     check_name_characters("project", project)
     check_length("list", name, MAX_NAME)
@@ -70,6 +71,8 @@ def write_list(
 
 def check_items(items: Sequence[object]) -> None:
     """Refuse what a list cannot hold: see ``write_list``."""
+    if len(items) > HELD_ITEMS:  # the CLI and the JSON API refuse what the tool's schema does
+        raise InvalidInputError(f"items must hold at most {HELD_ITEMS} items.")
     for item in items:
         if item is None or isinstance(item, list):
             raise InvalidInputError(
