@@ -131,6 +131,14 @@ def test_rules_sync_refuses_a_block_without_its_end(run: Invoke, workspace: Work
     assert agents.read_text(encoding="utf-8") == f"intro\n{BLOCK_START}\nhalf a block\n"
 
 
+def test_rules_add_of_a_disabled_rule_answers_it_enabled_and_not_created(run: Invoke) -> None:
+    rule_id = json_of(run("rules", "add", "Run the linter", "--json"))["rule"]["id"]
+    run("rules", "disable", rule_id)
+    again = json_of(run("rules", "add", "Run the linter", "--json"))
+    assert again == {"created": False, "rule": json_of(run("rules", "list", "--json"))[0]}
+    assert again["rule"]["id"] == rule_id and again["rule"]["enabled"] is True
+
+
 def test_lists_write_then_read(run: Invoke) -> None:
     written = run("lists", "write", "todo", "ship docs", "test hooks")
     assert written.stdout == 'Saved list "todo" with 2 item(s) as #1.\n'

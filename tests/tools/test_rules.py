@@ -84,6 +84,16 @@ def test_identical_rule_is_not_added_twice(call, app):
     assert len(body_lines(call("list_rules"))) == 1
 
 
+def test_adding_a_disabled_rule_again_brings_it_back_as_already_saved(call, app, clock):
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE))
+    app.store.set_rule_enabled(rule_id, False, clock())
+
+    again = call("add_rule", **COMMIT_RULE)
+
+    assert again.text == (f"Rule already saved ({rule_id}). An identical rule is not added twice.")
+    assert len(body_lines(call("list_rules"))) == 1
+
+
 def test_same_then_with_another_situation_is_another_rule(call):
     call("add_rule", **COMMIT_RULE)
     call("add_rule", then="Run the tests before you commit", when="you push")

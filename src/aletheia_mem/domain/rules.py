@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from aletheia_mem.domain.formatting import one_line
@@ -60,6 +60,9 @@ def add_rule(
     ``projects`` limits the evidence a caller may cite (None: every project). The limits on
     ``then`` and ``when`` are the stored rule's (DESIGN: "then (at most 800 chars)"): its text
     with whitespace collapsed, as every door gives it, and with secrets redacted.
+
+    Returns the rule as stored after the add, and whether it is new: an identical rule that was
+    disabled is enabled again and returned enabled, not new (it was there).
     """
     # One space between words, as every door collapses them already.
     then, when = " ".join(item.then.split()), " ".join(item.when.split())
@@ -99,7 +102,10 @@ def add_rule(
         last_confirmed_at=now,
         enabled=True,
     )
-    return store.add_rule(rule)
+    stored, changed = store.add_rule(rule)
+    if changed and not stored.enabled:  # the store returns a re-enabled rule as it was
+        return replace(stored, enabled=True), False
+    return stored, changed
 
 
 def confirm_rule(
