@@ -89,3 +89,40 @@ def test_a_bad_date_names_the_option_the_user_typed(
     assert result.stderr == (
         f"Error: {flag} must be an ISO 8601 date, date-time or epoch milliseconds.\n"
     )
+
+
+HUGE = "a" * 100_000
+TOO_LONG_NAMES = [
+    (["lists", "read", HUGE], "list must be at most 200 characters."),
+    (["rules", "confirm", HUGE], "id must be at most 200 characters."),
+    (["rules", "disable", HUGE], "id must be at most 200 characters."),
+    (["rules", "sync", "--tool", HUGE], "--tool must be at most 200 characters."),
+    (["facts", "history", HUGE], "subject must be at most 400 characters."),
+    (["mcp-link", "revoke", HUGE], "name must be at most 100 characters."),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"), TOO_LONG_NAMES, ids=[" ".join(args[:2]) for args, _ in TOO_LONG_NAMES]
+)
+def test_an_over_long_name_is_refused_as_the_tool_refuses_it_not_echoed(
+    aletheia: Invoke, args: list[str], message: str
+) -> None:
+    aletheia("save", "a note")  # a store to look in: the length is what is wrong
+    result = aletheia(*args)
+    assert (result.exit_code, result.stderr) == (2, f"Error: {message}\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["search", "x", "--type", HUGE], ["connect", HUGE], ["show", HUGE]],
+    ids=lambda args: args[0],
+)
+def test_a_usage_error_quotes_a_huge_argument_by_its_start_and_end(
+    aletheia: Invoke, args: list[str]
+) -> None:
+    result = aletheia(*args)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and len(result.stderr) < 1100
+    assert result.stderr.startswith("Error: Invalid value for ")
+    assert "…" in result.stderr and result.stderr.endswith(f" Try 'aletheia {args[0]} --help'.\n")

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from aletheia_mem.cli.terminal import json_safe, one_line_safe, terminal_safe
+from aletheia_mem.cli.terminal import bounded, json_safe, one_line_safe, terminal_safe
 from aletheia_mem.cli.textwidth import cut, display_width, pad
 from aletheia_mem.config import Settings, load_excluded_projects, load_settings
 from aletheia_mem.errors import (
@@ -156,6 +156,7 @@ def json_option(function: F) -> F:
 
 def fail(message: str, code: int = 1, *, as_json: bool = False, kind: str = "error") -> None:
     """Print an error (JSON on stdout with ``--json``) and exit with ``code``."""
+    message = bounded(message)
     if as_json:
         emit_json({"error": {"code": kind, "message": message}})
     echo(style("Error: ", fg="red", bold=True) + terminal_safe(message), err=True)

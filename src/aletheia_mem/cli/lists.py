@@ -10,6 +10,7 @@ import click
 from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
 from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.domain import worklists
+from aletheia_mem.domain.limits import MAX_NAME, check_length
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.tools.app import target_project
 
@@ -26,6 +27,7 @@ def lists() -> None:
 @handles_errors
 def read(name: str, project: str | None, as_json: bool) -> None:
     """Print a list's items."""
+    check_length("list", name.strip(), MAX_NAME)  # as work_state_read: never a huge echo
     with open_cli_app(create=False) as app:
         text = worklists.read_list(
             app.store, project=target_project(app, project), name=name.strip()

@@ -55,9 +55,9 @@ class OneLineUsageError(click.UsageError):
         self.as_json = as_json
 
     def show(self, file: IO[Any] | None = None) -> None:
-        from aletheia_mem.cli.terminal import json_safe, one_line_safe
+        from aletheia_mem.cli.terminal import bounded, json_safe, one_line_safe
 
-        message = one_line_safe(self.format_message())
+        message = bounded(one_line_safe(self.format_message()))
         if self.as_json:
             error = {"error": {"code": "invalid_input", "message": message}}
             click.echo(json_safe(json.dumps(error, ensure_ascii=False, indent=2)))

@@ -21,8 +21,9 @@ from aletheia_mem.cli.common import (
 )
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import hub_db_path, hub_target
+from aletheia_mem.domain.limits import check_length
 from aletheia_mem.errors import NotFoundError
-from aletheia_mem.hub.tokens import SCOPES, can_write, create_token, parse_projects
+from aletheia_mem.hub.tokens import MAX_NAME_LENGTH, SCOPES, can_write, create_token, parse_projects
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.sync.client import hub_base_url
@@ -211,9 +212,11 @@ def token_json(token: HubToken, last_used: int | None) -> dict[str, Any]:
 @handles_errors
 def revoke(hub_db: str | None, name: str, as_json: bool) -> None:
     """Revoke a token by its name (or the first characters shown by list)."""
+    wanted = name.strip().rstrip("…")
+    check_length("name", wanted, MAX_NAME_LENGTH)  # no token has a longer one: no huge echo
     store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
-        token = store.revoke_token(name.strip().rstrip("…"), system_clock())
+        token = store.revoke_token(wanted, system_clock())
         last_used = None if token is None else store.last_audit_by_actor().get(token.name)
     finally:
         store.close()

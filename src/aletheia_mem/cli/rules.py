@@ -22,6 +22,7 @@ from aletheia_mem.cli.terminal import terminal_safe
 from aletheia_mem.domain import rule_admin, rule_sync
 from aletheia_mem.domain import rules as rule_domain
 from aletheia_mem.domain.formatting import rule_scope, rule_text
+from aletheia_mem.domain.limits import MAX_NAME, check_length
 from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.projects import project_for_directory, project_root
@@ -171,6 +172,7 @@ def add_rule(
 @handles_errors
 def confirm(rule_id: str, as_json: bool) -> None:
     """Record that a rule was re-checked: only its last-confirmed date changes."""
+    check_length("id", rule_id.strip(), MAX_NAME)  # as confirm_rule: never a huge echo
     with open_cli_app(create=False) as app:
         now = app.clock()
         rule_domain.confirm_rule(app.store, rule_id.strip(), now)
@@ -190,6 +192,7 @@ def confirm(rule_id: str, as_json: bool) -> None:
 @handles_errors
 def disable(rule_id: str, as_json: bool) -> None:
     """Switch a rule off: it is kept, but no longer listed, shown in context or synced."""
+    check_length("id", rule_id.strip(), MAX_NAME)
     with open_cli_app(create=False) as app:
         now = app.clock()
         rule_admin.set_rule_enabled(app.store, rule_id.strip(), False, now)
@@ -227,6 +230,8 @@ def sync(
     outside the block is never touched. By default the files that exist are updated, or
     AGENTS.md and CLAUDE.md when none does.
     """
+    for tool in tools:  # an unknown tool is named in the error: never a huge echo
+        check_length("--tool", tool, MAX_NAME)
     if directory is None:  # ALETHEIA_CWD (else the working folder), as the web UI
         directory = cli_settings().cwd
         if not directory.is_dir():

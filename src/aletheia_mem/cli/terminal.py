@@ -42,6 +42,18 @@ def one_line_safe(text: str) -> str:
     return _ONE_LINE_CANDIDATE.sub(_visible, text)
 
 
+MAX_ERROR_CHARS = 1000  # an error line quoting a huge argument shows its start and its end
+
+
+def bounded(message: str) -> str:
+    """An error line cut in the middle (with "…") when it quotes a huge argument: the start
+    names the option and the value, the end what was wrong with it."""
+    if len(message) <= MAX_ERROR_CHARS:
+        return message
+    head = MAX_ERROR_CHARS * 2 // 3
+    return message[:head] + "…" + message[-(MAX_ERROR_CHARS - head - 1) :]
+
+
 def _json_escape(match: re.Match[str]) -> str:
     char = match.group()
     if unicodedata.category(char) not in _UNPRINTED:
