@@ -36,9 +36,15 @@ def test_a_file_search_refuses_the_filters_it_does_not_apply(run: Invoke) -> Non
         refused = run("search", "--file", "deploy/staging.sh", *given)
         assert refused.exit_code == 2
         assert refused.stderr == (
-            f"Error: --file finds memories by path: {given[0]} do not apply to it"
+            f"Error: --file finds memories by path: {given[0]} does not apply to it"
             " (only --project, --file-suffix and --limit do).\n"
         )
+    both = run("search", "deploys", "--file", "deploy/staging.sh", "--type", "gotcha")
+    assert (both.exit_code, both.stderr) == (
+        2,
+        "Error: --file finds memories by path: QUERY, --type do not apply to it"
+        " (only --project, --file-suffix and --limit do).\n",
+    )
     found = run("search", "--file", "deploy/staging.sh", "--limit", "5", "--order", "relevance")
     assert found.exit_code == 0 and "Staging deploys need the VPN" in found.stdout
 

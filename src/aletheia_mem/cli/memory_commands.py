@@ -160,7 +160,7 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
     if not query and not file:
         raise InvalidInputError("query is required.")
     if file:
-        _refuse_filters_with_file(options)
+        _refuse_filters_with_file({**options, "query": query})
     with open_cli_app(create=False) as app:
         result = _search(app, query, file, **options)
     if as_json:
@@ -181,9 +181,10 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
         echo(table(["id", "date", "type", "title"], memory_rows(result.memories)))
 
 
-# Search options that a file search does not apply (only --project, --file-suffix and --limit
-# do, as with the tool), with the value each has when not given.
+# Search options (and the query) that a file search does not apply (only --project, --file-suffix
+# and --limit do, as with the tool), with the value each has when not given.
 _NOT_WITH_FILE = {
+    "query": ("QUERY", None),
     "kind_filter": ("--type", None),
     "memory_kind": ("--kind", None),
     "since": ("--since", None),
@@ -202,8 +203,9 @@ def _refuse_filters_with_file(options: dict[str, Any]) -> None:
     """
     given = [flag for name, (flag, unset) in _NOT_WITH_FILE.items() if options[name] != unset]
     if given:
+        verb = "does" if len(given) == 1 else "do"
         raise InvalidInputError(
-            f"--file finds memories by path: {', '.join(given)} do not apply to it"
+            f"--file finds memories by path: {', '.join(given)} {verb} not apply to it"
             " (only --project, --file-suffix and --limit do)."
         )
 
