@@ -101,6 +101,20 @@ def test_the_postgresql_store_serves_save_search_and_doctor_and_refuses_sync_and
     assert not workspace.data_dir.exists()
 
 
+@pytest.mark.parametrize("command", [["export"], ["import", "-"]], ids=" ".join)
+def test_export_and_import_refuse_a_postgresql_store_without_connecting_to_it(
+    run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    monkeypatch.setenv("ALETHEIA_HUB_DB", "postgresql://nobody@127.0.0.1:1/nodb")  # no server
+    refused = run(*command, input="")
+    assert (refused.exit_code, refused.stderr) == (
+        2,
+        "Error: Export and import copy a SQLite store; ALETHEIA_HUB_DB names a PostgreSQL"
+        " database: back it up with pg_dump instead.\n",
+    )
+    assert not workspace.data_dir.exists()
+
+
 def test_doctor_on_a_postgresql_store_gives_its_server_version_not_an_unknown_sqlite(
     run: Invoke, pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,9 +22,25 @@ from aletheia_mem.cli.common import (
     open_cli_app,
 )
 from aletheia_mem.domain import transfer as store_transfer
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.server.wiring import sqlite_store
 from aletheia_mem.storage.files import private_writer
+
+
+def _sqlite_store_in_use() -> Path:
+    """The SQLite store the command copies, refused at once (no connection tried) when
+    ``ALETHEIA_HUB_DB`` names a PostgreSQL database.
+
+    Raises:
+        InvalidInputError: it does.
+    """
+    store = cli_settings().store
+    if not isinstance(store, Path):
+        raise InvalidInputError(
+            "Export and import copy a SQLite store; ALETHEIA_HUB_DB names a PostgreSQL"
+            " database: back it up with pg_dump instead."
+        )
+    return store
 
 
 def _show_progress(flag: bool | None) -> bool:
@@ -50,6 +66,7 @@ def export_command(output: Path | None, progress: bool | None, as_json: bool) ->
     FIFO, a device or /dev/fd/N is written straight through). With --output and --json, the
     count and the file are printed as JSON.
     """
+    _sqlite_store_in_use()
     with open_cli_app(create=False) as app:
         if output is None:
             with _standard_output() as out:
@@ -171,7 +188,7 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
     fact's validity may be any instant from year 1 to 9999), and a note's dedupe key made
     again from its words. A bad record is named by its line and nothing is imported.
     """
-    target = cli_settings().store
+    target = _sqlite_store_in_use()
     with _no_store_left_on_failure(target), open_cli_app() as app:
         size, now = _size_of(source), app.clock()
         if _show_progress(progress) and size:
