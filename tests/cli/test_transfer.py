@@ -301,7 +301,7 @@ def test_export_into_a_missing_folder_is_one_line_and_no_traceback(
     run("save", "x")
     target = tmp_path / "nodir" / "x.jsonl"
     result = run("export", "-o", str(target))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input, as a folder given for the file
     assert result.stderr == f"Error: Cannot write {target}: no folder {target.parent}.\n"
 
 
@@ -460,3 +460,24 @@ def test_a_fact_listed_before_the_memory_it_states_still_marks_that_memory_stale
         assert store.stale_memory_ids([1], now=10) == {1}
     finally:
         store.close()
+
+
+def test_export_json_needs_output_and_a_wrong_output_is_bad_input_named_as_typed(
+    run: Invoke, workspace: Workspace
+) -> None:
+    run("save", "Use pnpm, not npm")
+    missing = workspace.home / "nodir" / "x.jsonl"
+    refusals = {
+        ("--json",): "--json needs --output: the export itself is JSON Lines, one record per line.",
+        ("-o", ""): "--output needs a file name; it was empty.",
+        ("-o", str(missing)): f"Cannot write {missing}: no folder {missing.parent}.",
+    }
+    for args, message in refusals.items():
+        refused = run("export", *args)
+        assert (refused.exit_code, refused.stderr) == (2, f"Error: {message}\n")
+    # --json without -o: one JSON value on stdout, the error, not a JSON Lines export
+    assert json_of(run("export", "--json"))["error"]["code"] == "invalid_input"
+    folder = run("export", "-o", str(workspace.home))
+    assert folder.exit_code == 2 and f"'{workspace.home}' is a directory" in folder.stderr
+    written = json_of(run("export", "-o", str(workspace.home / "b.jsonl"), "--json"))
+    assert written == {"exported": 1, "file": str(workspace.home / "b.jsonl")}

@@ -51,29 +51,35 @@ def _show_progress(flag: bool | None) -> bool:
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False),
     help="Write to this file (default: standard output).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
 @json_option
 @handles_errors
-def export_command(output: Path | None, progress: bool | None, as_json: bool) -> None:
+def export_command(output: str | None, progress: bool | None, as_json: bool) -> None:
     """Export everything as JSON Lines: memories, facts with their history, rules, episodes
     and their requests, dismissed items and the audit trail.
 
     --output writes a new 0600 file beside FILE, flushes it to the disk and renames it over
     FILE, so that FILE holds its old content or the whole export, even after a power cut (a
     FIFO, a device or /dev/fd/N is written straight through). With --output and --json, the
-    count and the file are printed as JSON.
+    count and the file are printed as JSON (--json needs --output: the export itself is JSON
+    Lines).
     """
     _sqlite_store_in_use()
+    target = None if output is None else _output_file(output)
+    if as_json and target is None:
+        raise InvalidInputError(
+            "--json needs --output: the export itself is JSON Lines, one record per line."
+        )
     with open_cli_app(create=False) as app:
-        if output is None:
+        if target is None:
             with _standard_output() as out:
                 store_transfer.write_export(sqlite_store(app), out)
             return
         total = store_transfer.count_records(sqlite_store(app))
-        with _export_target(output) as out:
+        with _export_target(target) as out:
             if _show_progress(progress):
                 with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
                     count = store_transfer.write_export(sqlite_store(app), out, bar.update)
@@ -83,6 +89,21 @@ def export_command(output: Path | None, progress: bool | None, as_json: bool) ->
         emit_json({"exported": count, "file": str(output)})
     else:
         echo(f"Exported {count} records to {output}.", err=True)
+
+
+def _output_file(output: str) -> Path:
+    """``--output``'s file, checked before the store is read: a name, in a folder that is there
+    (click refuses a folder itself), as the user typed it in any error.
+
+    Raises:
+        InvalidInputError: an empty name, or no such folder.
+    """
+    if not output.strip():
+        raise InvalidInputError("--output needs a file name; it was empty.")
+    target = Path(output)
+    if not target.parent.is_dir():
+        raise InvalidInputError(f"Cannot write {output}: no folder {target.parent}.")
+    return target
 
 
 @contextmanager
