@@ -45,6 +45,24 @@ def test_every_script_answers_help(script: str, flag: str) -> None:
     assert "--version" in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("command", "wrong", "message"),
+    [
+        (["aletheia-server"], ["--prot", "1"], "Unrecognized arguments: --prot 1."),
+        (["aletheia-server"], ["--port"], "Argument --port: expected one argument."),
+        (["aletheia-sync"], ["--prot", "1"], "Unrecognized arguments: --prot 1."),
+        (["aletheia", "hub"], ["--prot", "1"], "Unrecognized arguments: --prot 1."),
+    ],
+    ids=["server-typo", "server-no-value", "sync-typo", "hub-typo"],
+)
+def test_a_server_script_tells_a_mistyped_option_in_one_line(
+    command: list[str], wrong: list[str], message: str
+) -> None:
+    result = run(str(BIN / command[0]), *command[1:], *wrong)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"Error: {message} Try '{' '.join(command)} --help'.\n"
+
+
 def test_the_quick_version_line_is_the_one_click_prints() -> None:
     quick = run(str(BIN / "aletheia"), "--version").stdout
     assert (

@@ -41,6 +41,7 @@ from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
 from aletheia_mem.hub.tokens import TOKEN_CACHE_SECONDS
 from aletheia_mem.hub.write_turns import write_turns
 from aletheia_mem.server import connections
+from aletheia_mem.server.arguments import OneLineArgumentParser
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import hub_store, open_hub_app
 from aletheia_mem.storage.store_file import exits_on_store_problem
@@ -50,7 +51,7 @@ DEFAULT_HUB_PORT = 8787
 
 
 def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog=prog,
         description="Serve the team hub: MCP at /mcp and the sync API at /sync/, for tokens"
         " made with `aletheia mcp-link create`.",

@@ -27,6 +27,7 @@ from aletheia_mem.config import (
     parse_workers,
 )
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.server.arguments import OneLineArgumentParser
 from aletheia_mem.server.guard import is_loopback, make_policy
 from aletheia_mem.server.http import create_app
 from aletheia_mem.server.runner import (
@@ -105,7 +106,7 @@ def _server_options() -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="aletheia-server",
         description="Serve MCP over Streamable HTTP at /mcp and the JSON API at /api/.",
         epilog="Environment: ALETHEIA_PORT, ALETHEIA_API_KEY (bearer key for every request),"
