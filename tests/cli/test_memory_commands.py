@@ -232,3 +232,17 @@ def test_search_by_an_absolute_path_finds_the_file_saved_relative(run, workspace
     absolute = str(workspace.project / "src" / "auth.py")
     data = json_of(run("search", "--file", absolute, "--json"))
     assert [memory["files"] for memory in data["memories"]] == [["src/auth.py"]]
+
+
+def test_timeline_help_says_an_anchor_id_needs_no_project_as_it_behaves(run: Invoke) -> None:
+    run("save", "billing note", "--project", "billing")  # #1, not this directory's project
+    run("save", "shop note")
+    around = run("timeline", "1")
+    assert around.exit_code == 0 and "billing note" in around.stdout
+    assert "shop note" not in around.stdout  # the neighbours are the anchor's project's
+    assert run("timeline", "1", "-p", "shop").exit_code == 3
+    shown = " ".join(run("timeline", "--help").stdout.split())
+    assert (
+        "Default: with ANCHOR, the anchor's own project; with --query, this directory's project."
+        in shown
+    )

@@ -36,6 +36,11 @@ from aletheia_mem.tools.write_tools import memory_input, restore_item, set_dismi
 
 PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
 WRITE_PROJECT_HELP = "Project key. Default: this directory's project."  # "*" is refused there
+# As the timeline tool: an anchor given by id may be in any project the caller can read.
+TIMELINE_PROJECT_HELP = (
+    'Project key: limits the lookup and the neighbours; "*" for every project. Default: with'
+    " ANCHOR, the anchor's own project; with --query, this directory's project."
+)
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:
@@ -238,7 +243,7 @@ def _none_found(ids: list[int]) -> str:
 @click.command()
 @click.argument("anchor", required=False, type=ITEM_ID)
 @click.option("--query", "-q", help="Find the anchor by search instead of by id.")
-@click.option("--project", "-p", help=PROJECT_HELP)
+@click.option("--project", "-p", help=TIMELINE_PROJECT_HELP)
 @click.option("--before", type=click.IntRange(0, 50), default=5, show_default=True)
 @click.option("--after", type=click.IntRange(0, 50), default=5, show_default=True)
 @json_option
