@@ -235,18 +235,19 @@ def test_a_missing_choice_is_one_readable_line(workspace: Workspace, command: st
 
 
 def test_export_takes_json_like_import(run: Invoke, workspace: Workspace) -> None:
-    missing = run("export", "--json")
+    target = workspace.home / "backup.jsonl"
+    missing = run("export", "-o", str(target), "--json")
     assert missing.exit_code == 7
     assert json_of(missing)["error"]["code"] == "no_store"
     run("save", "Use pnpm, not npm")
-    target = workspace.home / "backup.jsonl"
     result = run("export", "-o", str(target), "--json")
     assert result.exit_code == 0
     assert json_of(result) == {"exported": 1, "file": str(target)}
     assert result.stderr == ""
-    lines = run("export", "--json").stdout.splitlines()
+    lines = run("export").stdout.splitlines()
     assert lines == target.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["type"] for line in lines] == ["header", "memory"]
+    assert run("export", "--json").exit_code == 2  # stdout would hold JSON Lines, not one value
 
 
 def test_json_shapes_and_times_are_the_same_on_postgresql(

@@ -51,13 +51,13 @@ def _show_progress(flag: bool | None) -> bool:
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False),
+    type=click.Path(dir_okay=False, path_type=bytes),  # as typed: '' is not "." here
     help="Write to this file (default: standard output).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
 @json_option
 @handles_errors
-def export_command(output: str | None, progress: bool | None, as_json: bool) -> None:
+def export_command(output: bytes | None, progress: bool | None, as_json: bool) -> None:
     """Export everything as JSON Lines: memories, facts with their history, rules, episodes
     and their requests, dismissed items and the audit trail.
 
@@ -86,12 +86,12 @@ def export_command(output: str | None, progress: bool | None, as_json: bool) -> 
             else:
                 count = store_transfer.write_export(sqlite_store(app), out)
     if as_json:
-        emit_json({"exported": count, "file": str(output)})
+        emit_json({"exported": count, "file": str(target)})
     else:
-        echo(f"Exported {count} records to {output}.", err=True)
+        echo(f"Exported {count} records to {target}.", err=True)
 
 
-def _output_file(output: str) -> Path:
+def _output_file(output: bytes) -> Path:
     """``--output``'s file, checked before the store is read: a name, in a folder that is there
     (click refuses a folder itself), as the user typed it in any error.
 
@@ -100,9 +100,9 @@ def _output_file(output: str) -> Path:
     """
     if not output.strip():
         raise InvalidInputError("--output needs a file name; it was empty.")
-    target = Path(output)
+    target = Path(os.fsdecode(output))  # a name that is not UTF-8 keeps its bytes
     if not target.parent.is_dir():
-        raise InvalidInputError(f"Cannot write {output}: no folder {target.parent}.")
+        raise InvalidInputError(f"Cannot write {target}: no folder {target.parent}.")
     return target
 
 
