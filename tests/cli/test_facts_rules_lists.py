@@ -179,6 +179,26 @@ def test_lists_write_refuses_more_than_1000_items_as_the_tool_does(run: Invoke) 
     assert run("lists", "write", "big", *map(str, range(1000))).exit_code == 0
 
 
+def _nested(levels: int) -> str:
+    return "[" + '{"a":' * levels + "1" + "}" * levels + "]"
+
+
+def test_lists_write_refuses_what_the_tools_argument_check_refuses(run: Invoke) -> None:
+    # A lone surrogate crashed the write with a traceback; 500 levels crashed it in recursion,
+    # and 200 made the official client's work_state_read hang.
+    for items_json, problem in (
+        ('["a\\ud800b"]', "items must not contain lone surrogate characters."),
+        ('[{"k\\udfff": 1}]', "items must not contain lone surrogate characters."),
+        (_nested(31), "items must not nest more than 30 levels deep."),
+        (_nested(500), "items must not nest more than 30 levels deep."),
+        ("[" * 5000 + "]" * 5000, "items must not nest more than 30 levels deep."),
+    ):
+        refused = run("lists", "write", "deep", "--items-json", items_json)
+        assert (refused.exit_code, refused.stderr) == (2, f"Error: {problem}\n")
+    assert run("lists", "read", "deep").exit_code == 3  # nothing was written
+    assert run("lists", "write", "deep", "--items-json", _nested(30)).exit_code == 0
+
+
 def test_history_shows_a_value_replaced_the_same_day_by_its_instants(run: Invoke) -> None:
     run("facts", "add", "cache", "ttl", "60 s", "--valid-from", "2026-01-05T10:00:00Z")
     run("facts", "add", "cache", "ttl", "90 s", "--valid-from", "2026-01-05T12:30:00Z")

@@ -51,6 +51,10 @@ def _items(values: tuple[str, ...], items_json: str | None) -> list[Any]:
             parsed = json.loads(items_json)
         except ValueError:
             raise InvalidInputError("--items-json is not valid JSON.") from None
+        except RecursionError:  # past Python's recursion limit, the items check's limit too
+            raise InvalidInputError(
+                f"items must not nest more than {worklists.MAX_ITEM_DEPTH} levels deep."
+            ) from None
         if not isinstance(parsed, list):
             raise InvalidInputError("items must be an array.")
         return parsed  # the items themselves are checked by worklists.write_list
