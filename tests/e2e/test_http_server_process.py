@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -105,6 +106,25 @@ def test_a_port_in_use_is_one_line_and_exit_code_1(tmp_path: Path, workers: str)
         done.stderr
         == f"aletheia-server: Cannot listen on 127.0.0.1:{port}: Address already in use.\n"
     )
+
+
+@pytest.mark.parametrize("command", ["aletheia-server", "aletheia-sync"])
+def test_a_host_that_is_no_name_is_one_error_line(tmp_path: Path, command: str) -> None:
+    # A --host of bytes that are not UTF-8 ended both servers in a traceback.
+    done = subprocess.run(
+        [str(SERVER.parent / command), "--host", os.fsdecode(b"\xff"), "--port", "0"],
+        env={**server_env(tmp_path / "data", tmp_path, {}), "ALETHEIA_API_KEY": "k"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        f"{command}: Cannot listen on \\udcff:0: not a host name or address."
+    )
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

@@ -181,6 +181,7 @@ def bind(host: str, port: int) -> socket.socket:
         AletheiaError: the address cannot be bound (the port is taken, say): one line for the
             caller to print, not uvicorn's log line and its exit code.
     """
+    shown = host.encode("unicode_escape", "backslashreplace").decode("ascii")[:200]
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -189,7 +190,12 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as error:
         sock.close()
         reason = error.strerror or str(error)
-        raise AletheiaError(f"Cannot listen on {host}:{port}: {reason}.") from None
+        raise AletheiaError(f"Cannot listen on {shown}:{port}: {reason}.") from None
+    except (TypeError, UnicodeError, ValueError):  # no host name: not UTF-8, a NUL, too long
+        sock.close()
+        raise AletheiaError(
+            f"Cannot listen on {shown}:{port}: not a host name or address."
+        ) from None
     sock.set_inheritable(True)
     return sock
 
