@@ -7,7 +7,6 @@ import threading
 import pytest
 
 from aletheia_mem.errors import ConflictError, InvalidInputError
-from aletheia_mem.hub.ratelimit import RateLimiter, SharedRateLimiter
 from aletheia_mem.hub.tokens import (
     TokenCache,
     create_token,
@@ -15,6 +14,7 @@ from aletheia_mem.hub.tokens import (
     parse_projects,
     verify_token,
 )
+from aletheia_mem.server.ratelimit import RateLimiter, SharedRateLimiter
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.conftest import FakeClock
 from tests.stores import dump

@@ -20,15 +20,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
 from aletheia_mem.hub import audit
-from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
-from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.hub.readiness import readiness_route
 from aletheia_mem.hub.sync_api import SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.api import RETRY_AFTER_S
+from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import (
     Guard,
     GuardPolicy,
@@ -40,6 +39,7 @@ from aletheia_mem.server.guard import (
 )
 from aletheia_mem.server.http import UNAVAILABLE, McpEndpoint, failure_response
 from aletheia_mem.server.mcp import McpSession
+from aletheia_mem.server.ratelimit import Limiter
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken

@@ -10,9 +10,9 @@ from anyio import to_thread
 
 from aletheia_mem.domain import dismissals
 from aletheia_mem.errors import AletheiaError
-from aletheia_mem.hub.ratelimit import RateLimiter
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.projects import normalize_project
+from aletheia_mem.server.ratelimit import RateLimiter
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditLog
 from aletheia_mem.storage.entries import AuditEntry

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from anyio import to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.hub.ratelimit import Limiter
 from aletheia_mem.server.guard import Refusal, replay_body, send_refusal
+from aletheia_mem.server.ratelimit import Limiter
 from aletheia_mem.storage.hub_rows import HubToken
 
 MAX_BATCH = 100

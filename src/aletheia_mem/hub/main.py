@@ -37,11 +37,11 @@ from aletheia_mem.errors import (
 )
 from aletheia_mem.hub.app import create_hub_app
 from aletheia_mem.hub.log_bounds import bound_every_handler
-from aletheia_mem.hub.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
 from aletheia_mem.hub.tokens import TOKEN_CACHE_SECONDS
 from aletheia_mem.hub.write_turns import write_turns
 from aletheia_mem.server import connections
 from aletheia_mem.server.arguments import OneLineArgumentParser
+from aletheia_mem.server.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import hub_store, open_hub_app
 from aletheia_mem.storage.store_file import exits_on_store_problem

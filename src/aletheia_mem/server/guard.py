@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from aletheia_mem.hub.auth_failures import AuthFailures
+from aletheia_mem.server.auth_failures import AuthFailures
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 JSONRPC_INVALID_REQUEST = -32600

@@ -21,8 +21,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
-from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.server import api, stateless_http
+from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import Guard, GuardPolicy
 from aletheia_mem.server.handshake import LATEST_VERSION, SUPPORTED_VERSIONS
 from aletheia_mem.server.mcp import (

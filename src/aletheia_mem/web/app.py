@@ -14,9 +14,9 @@ from starlette.routing import BaseRoute, Route
 
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import AletheiaError
-from aletheia_mem.hub.auth_failures import AuthFailures
 from aletheia_mem.projects import project_root
 from aletheia_mem.server.api import status_of
+from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from aletheia_mem.hub.ratelimit import RateLimiter
+from aletheia_mem.server.ratelimit import RateLimiter
 
 FAILURES_PER_MINUTE = 20  # per client address
 AUDITED_PER_MINUTE = 120  # audit rows of failures, every address together
