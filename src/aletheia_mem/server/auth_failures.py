@@ -25,6 +25,12 @@ class AuthFailures:
         self._clients = RateLimiter(per_client, monotonic=monotonic)
         self._audited = RateLimiter(audited, monotonic=monotonic)
 
+    def waiting(self, client: str) -> int | None:
+        """The seconds ``client`` must wait after failing too often (None: it may try), so that
+        aletheia-server can refuse its next key unread, the right one too: else a throttled
+        address goes on guessing at full speed, told only which guesses failed."""
+        return self._clients.waiting(client)
+
     def fail(self, client: str) -> tuple[int | None, bool]:
         """Count one failure from ``client``: the seconds it must wait (None: answer 401), and
         whether this failure gets an audit row (only those answered 401, within the cap)."""

@@ -193,12 +193,26 @@ def _too_large(policy: GuardPolicy) -> Refusal:
 
 
 def _throttled(failures: AuthFailures, scope: Scope) -> Refusal | None:
-    """Count a wrong or missing key from the request's address: 429 once it failed too often
-    (the right key from it is still served), else None (answer 401)."""
+    """Count a wrong or missing key from the request's address: 429 once it failed too often,
+    else None (answer 401)."""
+    wait, _ = failures.fail(_client(scope))
+    return None if wait is None else _wait_refusal(wait)
+
+
+def _still_waiting(failures: AuthFailures | None, scope: Scope) -> Refusal | None:
+    """429 for any key from an address still waiting after too many failures, the right key
+    too, unread: a throttle that still served the right key let guessing go on at full speed
+    (one owner's server: no team shares its address, as a hub's clients may)."""
+    wait = None if failures is None else failures.waiting(_client(scope))
+    return None if wait is None else _wait_refusal(wait)
+
+
+def _client(scope: Scope) -> str:
     client = scope.get("client")
-    wait, _ = failures.fail(str(client[0]) if client else "?")
-    if wait is None:
-        return None
+    return str(client[0]) if client else "?"
+
+
+def _wait_refusal(wait: int) -> Refusal:
     message = f"Too many failed authentications from this address. Retry in {wait} s."
     return Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
 
@@ -220,14 +234,12 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        keyed = speaks_json(scope.get("path", "")) and self.policy.api_key is not None
         refusal = (
             check_host(self.policy, _text(_header(scope, b"host")))
             or check_origin(self.policy, _text(_header(scope, b"origin")))
-            or (
-                check_bearer(self.policy, _header(scope, b"authorization"))
-                if speaks_json(scope.get("path", ""))
-                else None
-            )
+            or (_still_waiting(self.failures, scope) if keyed else None)
+            or (check_bearer(self.policy, _header(scope, b"authorization")) if keyed else None)
         )
         if refusal is not None and refusal.status == 401 and self.failures is not None:
             refusal = _throttled(self.failures, scope) or refusal

@@ -103,6 +103,18 @@ class RateLimiter:
             hits.extend([now] * count)
             return None
 
+    def waiting(self, key: Hashable) -> int | None:
+        """The seconds ``key`` must wait before one more request may go on, without counting
+        one; None when it may go on now."""
+        if self.limit <= 0:
+            return None
+        now = self._monotonic()
+        with self._lock:
+            hits = [at for at in self._hits.get(key, ()) if at > now - self.window]
+            if len(hits) < self.limit:
+                return None
+            return max(1, math.ceil(hits[len(hits) - self.limit] + self.window - now))
+
     def _prune(self, now: float) -> None:
         """Forget the keys with no hit in the window (called with the lock held)."""
         idle = [

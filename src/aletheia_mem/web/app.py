@@ -24,10 +24,12 @@ from aletheia_mem.web import hub_pages, knowledge_pages, memory_pages, work_page
 from aletheia_mem.web.base import (
     Handler,
     Ui,
+    client_address,
     credential_refusal,
     error_page,
     redirect,
     safe_next,
+    wait_page,
 )
 from aletheia_mem.web.render import STATIC, page, secure
 from aletheia_mem.web.security import (
@@ -118,6 +120,9 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
         target = safe_next(form.get("next"))
         if not ui.gate.needed:
             return redirect(target)
+        wait = None if ui.credential_wait is None else ui.credential_wait(client_address(request))
+        if wait is not None:
+            return wait_page(request, wait)
         session = await to_thread.run_sync(ui.gate.session_for, form.get("key", ""))
         if session is None:
             detail = "no admin token (web sign-in)"
@@ -178,7 +183,14 @@ def routes(
 
     root = project_root(load_settings().cwd)
     gate = key_gate(api_key, sessions)
-    ui = Ui(app, gate, root, Path.home(), failed_credential=failed_credential)
+    ui = Ui(
+        app,
+        gate,
+        root,
+        Path.home(),
+        failed_credential=failed_credential,
+        credential_wait=None if counted is None else counted.waiting,
+    )
     return _build(ui, PAGES)
 
 

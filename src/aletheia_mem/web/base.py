@@ -30,6 +30,10 @@ class Ui:
     # A failed credential from a client address (``detail`` says which kind), counted and
     # audited as the hub's other endpoints do: the seconds the address must wait, or None.
     failed_credential: Callable[[str, str], int | None] | None = None
+    # aletheia-server's: the seconds an address that failed too often still waits, during
+    # which its sign-ins are refused unread, the right key too (a hub's clients may share one
+    # address, so the hub serves the right token whatever others sent).
+    credential_wait: Callable[[str], int | None] | None = None
 
 
 def client_address(request: Request) -> str:
@@ -42,8 +46,11 @@ def credential_refusal(ui: Ui, request: Request, detail: str) -> Response | None
     if ui.failed_credential is None:
         return None
     wait = ui.failed_credential(client_address(request), detail)
-    if wait is None:
-        return None
+    return None if wait is None else wait_page(request, wait)
+
+
+def wait_page(request: Request, wait: int) -> Response:
+    """429: the address failed to sign in too often."""
     message = f"Too many failed sign-ins from this address. Retry in {wait} s."
     response = error_page(request, 429, message)
     response.headers["retry-after"] = str(wait)
