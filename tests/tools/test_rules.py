@@ -353,3 +353,20 @@ def test_confirm_rule_needs_an_id(call, arguments):
 
     assert result.is_error
     assert result.text == "id is required."
+
+
+@pytest.mark.parametrize("tier", ["project", "situation"])
+@pytest.mark.parametrize("name", ["shop\u200b", "deploy \u202eevil", "esc\x1b[31m"])
+def test_a_scope_name_with_control_or_format_characters_is_refused(call, app, tier, name):
+    # Sync refuses such a scope name: one such rule stopped every push of the store.
+    result = call("add_rule", then="Use poetry", scopeTier=tier, scopeName=name)
+
+    assert result.is_error
+    assert result.text == "scopeName must not contain control characters."
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
+
+
+def test_a_scope_name_spread_over_lines_is_one_line(call, app):
+    call("add_rule", then="Use poetry", scopeTier="situation", scopeName="deploy\n\tprod")
+
+    assert db_rows(app, "SELECT scope_name FROM rules") == [("deploy prod",)]

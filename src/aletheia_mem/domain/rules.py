@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from aletheia_mem.domain.formatting import one_line
-from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length
+from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
 from aletheia_mem.storage.base import DismissTable
@@ -69,6 +69,8 @@ def add_rule(
     check_length("then", then, MAX_RULE)
     check_length("when", when, MAX_RULE)
     check_length("scopeName", item.scope_name, MAX_NAME)
+    # As sync checks it (stores agree), once blanks are one space: a newline is a blank.
+    check_name_characters("scopeName", " ".join(item.scope_name.split()))
     memory_ids = list(dict.fromkeys(item.evidence_memory_ids))
     fact_ids = list(dict.fromkeys(item.evidence_fact_ids))
     missing_memories = sorted(
