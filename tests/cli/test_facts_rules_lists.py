@@ -205,3 +205,11 @@ def test_history_shows_a_value_replaced_the_same_day_by_its_instants(run: Invoke
     lines = run("facts", "history", "cache", "--include-superseded").stdout.splitlines()
     old = next(line for line in lines if "60 s" in line)
     assert "2026-01-05T10:00:00.000Z → 2026-01-05T12:30:00.000Z" in old
+
+
+def test_history_finds_a_subject_as_long_as_a_fact_may_have(run: Invoke) -> None:
+    # facts add stores subjects of up to 2000 characters; history refused those past 400.
+    subject = "s" * 2000
+    assert run("facts", "add", subject, "db", "pg").exit_code == 0
+    found = run("facts", "history", subject)
+    assert found.exit_code == 0 and "db = pg" in found.stdout

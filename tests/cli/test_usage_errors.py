@@ -97,7 +97,7 @@ TOO_LONG_NAMES = [
     (["rules", "confirm", HUGE], "id must be at most 200 characters."),
     (["rules", "disable", HUGE], "id must be at most 200 characters."),
     (["rules", "sync", "--tool", HUGE], "--tool must be at most 200 characters."),
-    (["facts", "history", HUGE], "subject must be at most 400 characters."),
+    (["facts", "history", HUGE], "subject must be at most 2000 characters."),
     (["mcp-link", "revoke", HUGE], "name must be at most 100 characters."),
 ]
 

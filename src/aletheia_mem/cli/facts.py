@@ -16,7 +16,7 @@ from aletheia_mem.cli.memory_commands import fact_json
 from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.domain import facts as fact_domain
 from aletheia_mem.domain.formatting import interval_ends
-from aletheia_mem.domain.limits import MAX_TITLE, check_length
+from aletheia_mem.domain.limits import MAX_FACT_PART, check_length
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Fact
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
@@ -117,7 +117,8 @@ def history(
     as_json: bool,
 ) -> None:
     """Show how the facts about a subject changed (current ones by default)."""
-    check_length("subject", subject.strip(), MAX_TITLE)  # as fact_history: never a huge echo
+    # as fact_history: any subject a fact can have, and never a huge echo
+    check_length("subject", subject.strip(), MAX_FACT_PART)
     with open_cli_app(create=False) as app:
         at = parse_instant(as_of, "--as-of") if as_of else None
         now = app.clock()

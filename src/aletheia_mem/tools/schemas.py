@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aletheia_mem.domain.limits import MAX_IDS, MAX_NAME, MAX_PATH, MAX_RULE, MAX_TEXT, MAX_TITLE
+from aletheia_mem.domain.limits import (
+    MAX_FACT_PART,
+    MAX_IDS,
+    MAX_NAME,
+    MAX_PATH,
+    MAX_RULE,
+    MAX_TEXT,
+    MAX_TITLE,
+)
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.tools.arguments import CollapsedString, ItemId
 
@@ -144,7 +152,7 @@ FACT_HISTORY: Schema = {
     "properties": {
         "subject": {
             "type": "string",
-            "maxLength": MAX_TITLE,
+            "maxLength": MAX_FACT_PART,  # any subject a fact can have
             "description": "For example a service or library name.",
         },
         "project": {"type": "string", "description": "Narrow the match to one project."},
