@@ -64,15 +64,11 @@ def export_command(output: bytes | None, progress: bool | None, as_json: bool) -
     --output writes a new 0600 file beside FILE, flushes it to the disk and renames it over
     FILE, so that FILE holds its old content or the whole export, even after a power cut (a
     FIFO, a device or /dev/fd/N is written straight through). With --output and --json, the
-    count and the file are printed as JSON (--json needs --output: the export itself is JSON
-    Lines).
+    count and the file are printed as JSON; without --output the export itself is printed,
+    JSON Lines with or without --json (``export --json > backup.jsonl`` makes a backup).
     """
     _sqlite_store_in_use()
     target = None if output is None else _output_file(output)
-    if as_json and target is None:
-        raise InvalidInputError(
-            "--json needs --output: the export itself is JSON Lines, one record per line."
-        )
     with open_cli_app(create=False) as app:
         if target is None:
             with _standard_output() as out:
