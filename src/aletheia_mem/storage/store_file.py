@@ -142,10 +142,42 @@ def _declared_size(header: bytes) -> int:
 
 def readable_only(path: Path) -> bool:
     """Whether the store at ``path`` can only be read, and safely so as the file stands: its
-    folder cannot be written by this user (no -wal or -shm file can be made there) and no WAL
-    holds changes the file lacks. No one else writes it then either, unless another user may
-    write that folder: SQLite's ``immutable`` reading assumes no one does."""
-    return path.is_file() and not os.access(path.parent, os.W_OK) and not _has_wal(path)
+    folder cannot be written by anyone (no write permission at all, or a read-only mount), so
+    no -wal, -shm or journal can be made there and no one writes the store while SQLite reads
+    it ``immutable`` (without locks, never looking for changes), and no WAL holds changes the
+    file lacks. A folder only another user may write is not: that user's saves would go unseen.
+    """
+    if not path.is_file() or os.access(path.parent, os.W_OK) or _has_wal(path):
+        return False
+    try:
+        folder = path.parent.stat()
+        mount = os.statvfs(path.parent)
+    except OSError:
+        return False
+    unwritable = not folder.st_mode & 0o222 or bool(mount.f_flag & os.ST_RDONLY)
+    return unwritable or _immutable(path.parent)
+
+
+_FS_IOC_GETFLAGS = 0x80086601  # Linux: a file's attributes (lsattr)
+_FS_IMMUTABLE_FL = 0x10  # chattr +i: no one writes it, root included
+
+
+def _immutable(folder: Path) -> bool:
+    """Whether ``folder`` is marked immutable (Linux's ``chattr +i``); False where unknown."""
+    try:
+        import fcntl  # POSIX only
+
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except (ImportError, OSError, AttributeError):
+        return False
+    try:
+        flags = bytearray(8)
+        fcntl.ioctl(descriptor, _FS_IOC_GETFLAGS, flags)
+        return bool(int.from_bytes(flags[:4], sys.byteorder) & _FS_IMMUTABLE_FL)
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
 
 
 def _has_wal(path: Path) -> bool:
