@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+
 import pytest
 
+from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import (
+    Guard,
     check_bearer,
     check_host,
     check_origin,
@@ -97,3 +102,42 @@ def test_with_a_key_only_that_bearer_token_passes() -> None:
         assert refusal is not None
         assert refusal.status == 401
         assert dict(refusal.headers)["www-authenticate"].startswith('Bearer realm="aletheia"')
+
+
+def _status(guard: Guard, client: str, key: str) -> int:
+    """One ``GET /api/memories`` through ``guard`` from ``client`` with ``key`` as the bearer."""
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/api/memories",
+        "headers": [(b"host", b"127.0.0.1:8765"), (b"authorization", f"Bearer {key}".encode())],
+        "client": (client, 50000),
+    }
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    asyncio.run(guard(scope, receive, send))
+    return int(str(sent[0]["status"]))
+
+
+async def _ok(scope: object, receive: object, send: Callable[..., Awaitable[None]]) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.parametrize(("client", "right_key_after"), [("192.0.2.7", 429), ("127.0.0.1", 200)])
+def test_an_address_past_its_failed_keys_waits_even_with_the_right_key_unless_loopback(
+    client: str, right_key_after: int
+) -> None:
+    # The right key was served from a throttled address: guessing from the network went on at
+    # full speed through the 429s. Loopback is spared: every local tool connects from there.
+    guard = Guard(_ok, make_policy("s3cret"), AuthFailures())
+    assert [_status(guard, client, f"guess-{n}") for n in range(20)] == [401] * 20
+    assert _status(guard, client, "guess-20") == 429
+    assert _status(guard, client, "s3cret") == right_key_after
+    assert _status(guard, "192.0.2.99", "s3cret") == 200  # another address is not held

@@ -249,10 +249,8 @@ def test_wrong_keys_are_throttled_per_address_as_the_hub_throttles_tokens(
     assert keyed_alone.post_mcp({}, headers={"Authorization": "Bearer guess"}).status == 429
     # The sign-in form counts into the same.
     assert form_post(keyed_alone, "/sign-in", {"key": "guess", "next": "/"}).status == 429
-    # The right key from that address waits too, unread: when it was served, a throttled
-    # address went on guessing at full speed and found the key among the 429s.
-    assert keyed_alone.api("GET", "/api/memories?query=x", key=KEY).status == 429
-    assert keyed_alone.post_mcp({}, headers={"Authorization": f"Bearer {KEY}"}).status == 429
-    assert form_post(keyed_alone, "/sign-in", {"key": KEY, "next": "/"}).status == 429
-    # Pages a browser already signed in to are not keyed requests: they are still served.
-    assert keyed_alone.request("GET", "/sign-in").status == 200
+    # From loopback the right key is still served: every local tool connects from there, and
+    # one with a stale key must not lock out the others (from the network it waits too, see
+    # tests/server/test_http_guard.py).
+    assert keyed_alone.api("GET", "/api/memories?query=x", key=KEY).status == 200
+    assert form_post(keyed_alone, "/sign-in", {"key": KEY, "next": "/"}).status == 303

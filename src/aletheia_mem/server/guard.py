@@ -202,9 +202,16 @@ def _throttled(failures: AuthFailures, scope: Scope) -> Refusal | None:
 def _still_waiting(failures: AuthFailures | None, scope: Scope) -> Refusal | None:
     """429 for any key from an address still waiting after too many failures, the right key
     too, unread: a throttle that still served the right key let guessing go on at full speed
-    (one owner's server: no team shares its address, as a hub's clients may)."""
-    wait = None if failures is None else failures.waiting(_client(scope))
+    from the network. Loopback is spared (``key_wait``)."""
+    wait = None if failures is None else key_wait(failures, _client(scope))
     return None if wait is None else _wait_refusal(wait)
+
+
+def key_wait(failures: AuthFailures, client: str) -> int | None:
+    """How long any key from ``client`` waits, or None. Not from loopback: every local tool
+    connects from there, and one with a stale key would lock out the others with the right one
+    (a hub's clients may share an address too, so the hub never waits a valid token)."""
+    return None if is_loopback(client) else failures.waiting(client)
 
 
 def _client(scope: Scope) -> str:

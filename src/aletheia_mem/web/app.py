@@ -4,6 +4,7 @@ checks, and answers with a page carrying the security headers."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -17,6 +18,7 @@ from aletheia_mem.errors import AletheiaError
 from aletheia_mem.projects import project_root
 from aletheia_mem.server.api import status_of
 from aletheia_mem.server.auth_failures import AuthFailures
+from aletheia_mem.server.guard import key_wait
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
@@ -189,7 +191,7 @@ def routes(
         root,
         Path.home(),
         failed_credential=failed_credential,
-        credential_wait=None if counted is None else counted.waiting,
+        credential_wait=None if counted is None else partial(key_wait, counted),
     )
     return _build(ui, PAGES)
 
