@@ -22,6 +22,7 @@ from aletheia_mem.domain.limits import (
     HELD_RULE,
     HELD_TEXT,
     HELD_TITLE,
+    LONE_SURROGATE,
     MAX_FACT_PART,
     MAX_IDS,
     MAX_NAME,
@@ -55,7 +56,6 @@ SCOPE_NAME = max(MAX_NAME, HELD_RULE)
 # below SQLite's 2^63 - 1, so that a store imported at the cap still has ids to give.
 MAX_ID = 2**53
 ALL_PROJECTS = "*"  # what a read means by every project: no item belongs to it
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _RULE_ID = re.compile(r"r_[0-9a-f]{10}")
 _UID = re.compile(r"[0-9a-f]{32}")
 
@@ -111,7 +111,7 @@ def text(limit: int, *, redact: bool = True) -> Check:
             raise _Bad(f"must be a string, not {_kind(value)}")
         if "\x00" in value:
             raise _Bad("must not contain NUL characters")
-        if _SURROGATE.search(value):  # SQLite stores UTF-8, which has no place for them
+        if LONE_SURROGATE.search(value):  # SQLite stores UTF-8, which has no place for them
             raise _Bad("must not contain lone surrogate characters")
         if len(value) > limit:
             raise _Bad(f"must be at most {limit} characters (it has {len(value)})")

@@ -35,6 +35,27 @@ HELD_ITEMS = 1000  # a memory's statements and files, a rule's evidence ids
 UNPRINTED_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
+# Half of a UTF-16 pair, alone: no store and no JSON writer can encode it.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shape_problem(values: Sequence[object], what: str, max_depth: int) -> str | None:
+    """Why JSON values cannot reach a store, else None: a lone surrogate, which no store can
+    encode, or lists and objects nested past ``max_depth`` levels (each of ``values`` at level
+    1), which the recursive steps after this could not walk. Walked without recursion."""
+    pending: list[tuple[object, int]] = [(value, 1) for value in values]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, str) and not value.isascii() and LONE_SURROGATE.search(value):
+            return f"{what} must not contain lone surrogate characters."
+        if isinstance(value, dict | list):
+            if depth > max_depth:
+                return f"{what} must not nest more than {max_depth} levels deep."
+            children = [*value, *value.values()] if isinstance(value, dict) else value
+            pending.extend((child, depth + 1) for child in children)
+    return None
+
+
 def check_name_characters(name: str, value: str) -> None:
     """Raises InvalidInputError when ``value`` holds a control or format character."""
     if UNPRINTED_NAME.search(value):

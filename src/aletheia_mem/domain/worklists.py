@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.domain.limits import HELD_ITEMS, MAX_NAME, check_length, check_name_characters
+from aletheia_mem.domain.limits import (
+    HELD_ITEMS,
+    MAX_NAME,
+    check_length,
+    check_name_characters,
+    shape_problem,
+)
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import InvalidInputError
@@ -17,7 +22,6 @@ from aletheia_mem.storage.entries import NewMemory
 
 WORK_STATE_KIND = "work_state"
 MAX_LIST_JSON = 100_000
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # Levels of lists and objects in one item, the item's own included: what the tool takes (its
 # arguments nest at most 32 levels, the arguments object and the items list among them).
 MAX_ITEM_DEPTH = 30
@@ -83,32 +87,14 @@ def check_items(items: Sequence[object]) -> None:
             raise InvalidInputError(
                 "items must hold only strings, numbers, booleans or plain objects."
             )
-    _check_nesting(items)
+    if (problem := shape_problem(items, "items", MAX_ITEM_DEPTH)) is not None:
+        raise InvalidInputError(problem)
     try:
         size = len(json.dumps(items, ensure_ascii=False, allow_nan=False))
     except ValueError:
         raise InvalidInputError("items must hold only finite numbers.") from None
     if size > MAX_LIST_JSON:
         raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
-
-
-def _check_nesting(items: Sequence[object]) -> None:
-    """Refuse what the tool's argument check refuses (the CLI's and the API's JSON reaches here
-    unchecked): a lone surrogate, which no store can encode, and nesting past
-    ``MAX_ITEM_DEPTH``, which the recursive steps after this could not walk. Walked without
-    recursion."""
-    pending: list[tuple[object, int]] = [(item, 1) for item in items]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
-            raise InvalidInputError("items must not contain lone surrogate characters.")
-        if isinstance(value, dict | list):
-            if depth > MAX_ITEM_DEPTH:
-                raise InvalidInputError(
-                    f"items must not nest more than {MAX_ITEM_DEPTH} levels deep."
-                )
-            children = [*value, *value.values()] if isinstance(value, dict) else value
-            pending.extend((child, depth + 1) for child in children)
 
 
 def _redact_strings(item: object) -> object:

@@ -7,12 +7,12 @@ tools, and tools never see them.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from aletheia_mem.domain.limits import shape_problem
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.server import modern
 from aletheia_mem.server.handshake import (
@@ -41,7 +41,6 @@ STRUCTURED_VERSIONS = frozenset({"2025-06-18", "2025-11-25", *modern.MODERN_VERS
 _TOOL_LISTS = {flag: [tool.definition(flag) for tool in TOOLS] for flag in (False, True)}
 MAX_ARGUMENT_DEPTH = 32
 MAX_ECHO = 100  # characters of a client's method or tool name an error repeats
-_SURROGATE = re.compile("[\ud800-\udfff]")
 Message = dict[str, Any]
 # Decides, per tools/call, whether the caller may run this tool here (None: yes).
 ToolGate = Callable[[ToolSpec, dict[str, Any]], ToolResult | None]
@@ -235,17 +234,7 @@ def stored_name(name: str | None) -> str | None:
 
 def argument_problem(arguments: dict[str, Any]) -> str | None:
     """Why these arguments cannot reach a tool (SQLite and the handlers' recursion), else None."""
-    pending: list[tuple[Any, int]] = [(arguments, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
-            return "arguments must not contain lone surrogate characters."
-        if isinstance(value, dict | list):
-            if depth > MAX_ARGUMENT_DEPTH:
-                return f"arguments must not nest more than {MAX_ARGUMENT_DEPTH} levels deep."
-            children = [*value, *value.values()] if isinstance(value, dict) else value
-            pending.extend((child, depth + 1) for child in children)
-    return None
+    return shape_problem([arguments], "arguments", MAX_ARGUMENT_DEPTH)
 
 
 def caller_of(session: McpSession) -> str:

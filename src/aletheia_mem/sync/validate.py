@@ -20,6 +20,7 @@ from aletheia_mem.domain.limits import (
     HELD_RULE,
     HELD_TEXT,
     HELD_TITLE,
+    LONE_SURROGATE,
     UNPRINTED_NAME,
 )
 from aletheia_mem.domain.memories import dedupe_key
@@ -46,7 +47,6 @@ MAX_TEXT = HELD_TEXT
 MAX_REQUEST = 20_000
 # Names: no control or format characters (newlines, escapes, bidi overrides).
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 Record = dict[str, Any]
 
 
@@ -67,7 +67,7 @@ class _Checker:
             return
         if (not empty and not value.strip()) or len(value) > limit:
             raise self.fail(f"{field} must be 1 to {limit} characters.")
-        if UNPRINTED_NAME.search(value) or _SURROGATE.search(value):
+        if UNPRINTED_NAME.search(value) or LONE_SURROGATE.search(value):
             raise self.fail(f"{field} must not contain control characters.")
 
     def text(self, field: str, limit: int, *, redact: bool = True) -> None:
@@ -139,7 +139,7 @@ def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str
     characters; else ``fail(problem)`` is raised."""
     if not isinstance(value, str) or not 0 < len(value) <= 100 or UNPRINTED_NAME.search(value):
         raise fail(problem)
-    if _SURROGATE.search(value) or value != value.strip():
+    if LONE_SURROGATE.search(value) or value != value.strip():
         raise fail(problem)
 
 
@@ -148,7 +148,7 @@ def is_project_key(value: Any) -> bool:
     characters, already normalised (lower-case, trimmed)."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_PROJECT_LENGTH:
         return False
-    if UNPRINTED_NAME.search(value) or _SURROGATE.search(value):
+    if UNPRINTED_NAME.search(value) or LONE_SURROGATE.search(value):
         return False
     return value == normalize_project(value)
 

@@ -13,6 +13,7 @@ import math
 import re
 from typing import Any
 
+from aletheia_mem.domain.limits import LONE_SURROGATE
 from aletheia_mem.errors import InvalidInputError
 
 Schema = dict[str, Any]
@@ -21,7 +22,6 @@ MIN_WHOLE = -(2**63)
 _TYPE_NAMES = {"string": "a string", "number": "a number", "boolean": "true or false"}
 # A whole number written out: read exactly, not through a float that rounds past 2**53.
 _WHOLE_TEXT = re.compile(r"[+-]?[0-9]{1,40}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class CollapsedString(dict[str, Any]):
@@ -61,7 +61,7 @@ def _check_encodable(name: str, value: Any) -> None:
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            if not item.isascii() and _SURROGATE.search(item):
+            if not item.isascii() and LONE_SURROGATE.search(item):
                 raise InvalidInputError(f"{name} must not contain lone surrogate characters.")
         elif isinstance(item, dict):
             pending += [*item, *item.values()]
