@@ -126,6 +126,10 @@ class SyncChange:
 
 def render_block(rules: Sequence[Rule], newline: str = "\n") -> str:
     """The marked block: a heading, one line per rule, and the end marker."""
+    return _block_of([rule_line(rule) for rule in rules], newline)
+
+
+def _block_of(rule_lines: Sequence[str], newline: str) -> str:
     lines = [
         BLOCK_START,
         "## Rules from Aletheia",
@@ -134,7 +138,7 @@ def render_block(rules: Sequence[Rule], newline: str = "\n") -> str:
         " replaced on every `aletheia rules sync`).",
         "",
     ]
-    lines += [rule_line(rule) for rule in rules] or ["- (no enabled rules)"]
+    lines += rule_lines or ["- (no enabled rules)"]
     lines.append(BLOCK_END)
     return newline.join(lines)
 
@@ -147,7 +151,9 @@ def rule_line(rule: Rule) -> str:
     invisible character is whole again here); and no "<!" that would hide what follows in an
     HTML comment or read as one of the block's markers: it is shown as "&lt;!".
     """
-    text = "".join(char for char in applied_rule_text(rule) if not _invisible(char))
+    text = applied_rule_text(rule)
+    if not (text.isascii() and text.isprintable()):  # most rules: nothing to take out
+        text = "".join(char for char in text if not _invisible(char))
     return "- " + _COMMENT_OPEN.sub("&lt;", redact_secrets(" ".join(text.split())))
 
 
@@ -235,12 +241,13 @@ def plan_user_sync(store: RuleStore, home: Path) -> list[SyncChange]:
 def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> list[SyncChange]:
     """The new text of each target file below ``root`` with the marked block of ``rules``."""
     changes = []
+    rule_lines = [rule_line(rule) for rule in rules]  # once for all files: there may be thousands
     for target in targets:
         path = root / target.path
         real = real_target_inside(path, root)  # refuses a link out of the repository
         old = _read_instructions(real)
         try:
-            new = replace_block(old, render_block(rules, newline_of(old)), target.preamble)
+            new = replace_block(old, _block_of(rule_lines, newline_of(old)), target.preamble)
         except InvalidInputError as error:
             raise InvalidInputError(f"{path}: {error.message}") from None
         if not rules and not _START_LINE.search(old.removeprefix(_BOM)):
