@@ -173,8 +173,16 @@ def caller_name(value: str) -> str | None:
     """``ALETHEIA_TOOL`` as a caller's name is stored: one line, at most 100 characters, of
     printable characters only (as a client's self-reported name is: a control or format
     character would make the store's export unreadable to import and sync), None when blank;
-    bytes that are not UTF-8 written as ``\\xff`` (see :func:`escape_undecodable`)."""
-    return printable_line(escape_undecodable(value), MAX_CALLER)
+    bytes that are not UTF-8 written as ``\\xff`` (see :func:`escape_undecodable`); any secret
+    in it redacted, as in a client's self-reported name."""
+    escaped = escape_undecodable(value)
+    line = printable_line(escaped, len(escaped))
+    if line is None:
+        return None
+    # Here, not at the top: most commands never name a caller, and redaction is a big import.
+    from aletheia_mem.domain.redaction import redact_secrets
+
+    return printable_line(redact_secrets(line), MAX_CALLER)
 
 
 def escape_undecodable(text: str) -> str:

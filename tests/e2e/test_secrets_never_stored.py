@@ -89,7 +89,11 @@ async def _run_scenario(call: Callable[[str, dict[str, Any]], Awaitable[str]]) -
 async def test_secrets_sent_to_the_stdio_mcp_server_are_never_stored(tmp_path: Path) -> None:
     project = tmp_path / "shop"
     project.mkdir()
-    env = {"ALETHEIA_DATA_DIR": str(tmp_path / "data"), "ALETHEIA_CWD": str(project)}
+    env = {
+        "ALETHEIA_DATA_DIR": str(tmp_path / "data"),
+        "ALETHEIA_CWD": str(project),
+        "ALETHEIA_TOOL": f"codex {leaky.GITHUB}",  # stored with each write, as the caller
+    }
     params = StdioServerParameters(command=str(BIN / "aletheia-mcp"), env=env, cwd=str(tmp_path))
     async with (
         stdio_client(params) as (read, write),
@@ -164,6 +168,7 @@ def test_secrets_given_to_the_cli_are_never_stored(tmp_path: Path) -> None:
     cwd.mkdir()
     env = {**os.environ, "ALETHEIA_DATA_DIR": str(tmp_path / "data"), "NO_COLOR": "1"}
     env.pop("ALETHEIA_CWD", None)
+    env["ALETHEIA_TOOL"] = f"codex {leaky.GITHUB}"  # stored with each write, as the caller
     writes = [
         ("save", leaky.TEXT, "--title", leaky.TITLE, "--file", leaky.FILES[0]),
         ("save", "Deploy checklist for the acme project", "--project", leaky.PROJECT),
