@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from aletheia_mem.domain.captured import Captured, save_captured
+from aletheia_mem.domain.kinds import OBSERVATION_KIND
 from tests.tools.helpers import DAY_MS, body_lines, rule_id_of, unwrap
 
 ECONOMICS = re.compile(
@@ -326,3 +328,24 @@ def test_star_is_not_a_project_for_context(call):
 
     assert result.is_error
     assert result.text == 'project "*" is only for search and timeline.'
+
+
+def test_a_pinned_observation_or_list_is_listed_under_pinned(call, app, clock):
+    """Hook observations and lists stay out of Recent, but one the owner pinned is listed."""
+    captured = Captured("change", "Edited src/app.py", "Edited src/app.py", ("src/app.py",))
+    observed = save_captured(app.store, captured, OBSERVATION_KIND, "shop", "claude-code", clock())
+    call("work_state_write", list="release", items=["tag v2"])
+    call("save_memory", text="Staging deploys need the VPN", type="gotcha")
+    app.store.set_pinned(observed.id, True, clock())
+
+    lines = body_lines(call("session_start_context"))
+
+    assert lines[:5] == [
+        "# Memory for shop",
+        "## Pinned",
+        "- #1 19:46 [C] Edited src/app.py",
+        "## Recent",
+        "### 2026-10-29",
+    ]
+    assert lines[5:-1] == ["- #3 19:46 [G] Staging deploys need the VPN"]
+    assert _economics(result := call("session_start_context"))[0] == 2, result.text

@@ -80,8 +80,8 @@ def build_context_parts(
 ) -> tuple[str, ContextParts]:
     """``build_context`` and the items its block lists."""
     skip = (WORK_STATE_KIND, OBSERVATION_KIND)  # a list is read whole; a session's summary
-    # names the files its observations changed
-    pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=skip)
+    # names the files its observations changed. Pinned, any kind is listed: someone chose it.
+    pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=())
     recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
     requests = store.recent_requests(project, MAX_REQUESTS)
     facts = store.current_facts(project, MAX_FACTS, now)
