@@ -33,6 +33,9 @@ def saved(call) -> dict[str, int]:
         "deadbeef42",
         "OPS-99341",
         "SHOP-4822",  # another ticket of a project that has one: not that one
+        "SHOP4822",  # the same, its separator left out (docs/search.md: `abc12`)
+        "basket4822",  # a word of a memory and a number: a name and a number, whole
+        "payment_4822",
         "E1235",
         "k2m9",
         "zq9x",
@@ -52,6 +55,8 @@ def test_an_unknown_id_gives_no_matches_with_its_reason(call, saved, query) -> N
         ("qx7k2m9", "control"),
         ("7f3ab9d", "commit"),
         ("SHOP-4821", "ticket"),
+        ("SHOP4821", "ticket"),
+        ("shop_4821", "ticket"),
         ("E1234", "error"),
         ("3.0.2", "version"),
         ("parseHTTPRequest", "camel"),

@@ -76,9 +76,10 @@ def _compound_terms(compound: str) -> list[str]:
         for word in segment:
             if single or not is_fragment(word, word):
                 terms.append(word.lower())
-            terms.extend(
-                part.lower() for part in split_identifier(word) if not is_fragment(part, word)
-            )
+            parts = split_identifier(word)
+            if parts and parts[-1].isdigit():  # SHOP4822, gcc12: whole, as SHOP-4822 is
+                continue
+            terms.extend(part.lower() for part in parts if not is_fragment(part, word))
     return terms
 
 
