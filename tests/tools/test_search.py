@@ -139,6 +139,19 @@ def test_project_limited_caller_is_refused_other_projects(call, as_caller):
     assert body_lines(every) == ["#1 2026-10-29 [note] shop uses pnpm  (shop, cli)"]
 
 
+def test_omitted_project_of_a_limited_caller_is_its_first_project(call, as_caller):
+    """As the schema says, and as session_start_context and save_memory default: "*" for all."""
+    save(call, "shop uses pnpm")
+    save(call, "billing uses pnpm workspaces", project="billing")
+    limited = as_caller(allowed_projects=("billing", "shop"))
+
+    omitted = body_lines(call("search", _app=limited, query="pnpm"))
+    every = body_lines(call("search", _app=limited, query="pnpm", project="*"))
+
+    assert omitted == ["#2 2026-10-29 [note] billing uses pnpm workspaces  (billing, cli)"]
+    assert len(every) == 2
+
+
 def test_type_filter_keeps_one_memory_type(call):
     save(call, "pnpm lockfile conflicts", type="gotcha")
     save(call, "adopt pnpm", type="decision")

@@ -68,8 +68,6 @@ def readable_projects(app: AppContext, value: str | None) -> tuple[str, ...] | N
     """The projects a search covers: the working directory's, a named one, or ``*`` for all."""
     if value is not None and value.strip() == ALL_PROJECTS:
         return app.allowed_projects
-    if value is None or not value.strip():
-        if app.allowed_projects is not None:
-            return app.allowed_projects  # a project-limited token sees all of its projects
-        return (app.default_project,)
-    return (_named_project(app, value),)
+    # Omitted: the project a write would go to, as the schema says (a project-limited token's
+    # first one, as for session_start_context); "*" reaches the token's other projects.
+    return (target_project(app, value),)
