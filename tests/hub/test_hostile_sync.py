@@ -14,6 +14,7 @@ import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, rules
+from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.client import HubClient
@@ -25,6 +26,8 @@ from tests.hub.test_sync_e2e import run_sync, save_notes
 
 pytestmark = pytest.mark.e2e
 ORIGIN = "a" * 32
+# A text that redaction makes half as long again: each "mysql -pab1" grows by 7 characters.
+LENGTHENED = "mysql -pab1 db " * 1000
 
 
 def memory_record(**changes: Any) -> dict[str, Any]:
@@ -74,6 +77,12 @@ def _push(hub: Hub, token: str, *records: dict[str, Any]) -> Any:
         ({"tool": "\x1b\u202e"}, "tool must be 1 to 200 characters"),  # none left that prints
         ({"title": "t" * 5000}, "title must be at most 1000 characters"),
         ({"files": ["f"] * 5000}, "files must hold at most 1000 items"),
+        # within the limit as sent, past it once redacted (-pab1 becomes -p[REDACTED])
+        ({"title": LENGTHENED[:990]}, "title must be at most 1000 characters once its secrets"),
+        ({"facts": [LENGTHENED[:9990]]}, "facts must be at most 10000 characters once"),
+        ({"files": ["a", LENGTHENED[:999]]}, "files must be at most 1000 characters once"),
+        ({"dismiss_reason": LENGTHENED[:999]}, "dismiss_reason must be at most 1000 characters"),
+        ({"project": LENGTHENED[:199].strip()}, "project must be at most 200 characters once"),
     ],
 )
 def test_a_pushed_record_that_a_tool_call_could_not_make_is_refused_whole(
@@ -187,6 +196,26 @@ def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[s
     finally:
         store.close()
     assert counts_at(tmp_path / "local.db")["memories"] == 0
+
+
+def test_a_text_a_hub_holds_past_its_limit_once_redacted_is_pulled_cut_to_the_limit(
+    tmp_path: Path,
+) -> None:
+    """A hub that measured a title before redacting it holds one past the limit: a store pulls
+    it cut to the limit (and redacted again), not refusing that page forever."""
+    held = LENGTHENED[:990].replace("-pab1", "-p[REDACTED]")
+    assert len(held) > 1000
+    _HostileHub.page = [memory_record(key="held", title=held), memory_record(key="after")]
+    store = SqliteStore(tmp_path / "local.db")
+    try:
+        with serving(_HostileHub) as url:
+            report = sync_store(store, HubClient(url, "alt_x"), system_clock)
+        assert report.applied == 2
+    finally:
+        store.close()
+    title = items_at(tmp_path / "local.db")[("memory", "held")]["title"]
+    assert len(title) <= 1000 and title.startswith(held[:950])
+    assert redact_secrets(title) == title  # pushed again, it is what the hub checks
 
 
 def _everywhere_rule_record(tmp_path: Path) -> dict[str, Any]:

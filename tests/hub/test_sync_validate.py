@@ -206,3 +206,35 @@ def test_what_sync_takes_at_its_limits_exports_and_imports_again(
             assert transfer.import_lines(fresh, lines, now=system_clock()) > 0
     finally:
         fresh.close()
+
+
+def test_a_text_redaction_lengthens_past_its_limit_is_refused_on_push_and_cut_on_pull(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    """Lengths are those of the stored (redacted) value; what a push stored passes a pull
+    unchanged, redacting it again changes nothing."""
+    grows = "mysql -pab1 db " * 14_000  # each -pab1 becomes -p[REDACTED]
+    records = {r["kind"]: r for r in _every_kind(store, clock)}
+    cases = [
+        ("memory", "title", 1000),
+        ("memory", "dismiss_reason", 1000),
+        ("fact", "subject", 10_000),
+        ("fact", "object", 10_000),
+        ("episode", "summary", 200_000),
+    ]
+    for kind, field, limit in cases:
+        record = copy.deepcopy(records[kind])
+        record["data"][field] = grows[: limit - 5]
+        with pytest.raises(InvalidInputError, match=f"{field} must be at most {limit} characters"):
+            validate_records([record], system_clock())
+        [cut] = validate_records([record], system_clock(), pulled=True)
+        assert len(cut["data"][field]) <= limit, field
+        assert validate_records([copy.deepcopy(cut)], system_clock()) == [cut]  # a fixed point
+        record["data"][field] = grows[: limit // 2]
+        [stored] = validate_records([record], system_clock())
+        assert "[REDACTED]" in stored["data"][field]
+        assert validate_records([copy.deepcopy(stored)], system_clock(), pulled=True) == [stored]
+    episode = copy.deepcopy(records["episode"])
+    episode["data"]["requests"] = [[clock.now, grows[:19_995]]]
+    with pytest.raises(InvalidInputError, match="requests must be at most 20000 characters"):
+        validate_records([episode], system_clock())

@@ -160,7 +160,7 @@ def _validated(client: HubClient, records: list[dict[str, Any]], now: int) -> li
     """A pulled page checked as the hub checks a pushed one: a hub cannot break this store.
     The skew is doubled: the hub's clock and this one may each be off."""
     try:
-        return validate_records(records, now, 2 * MAX_SKEW_MS)
+        return validate_records(records, now, 2 * MAX_SKEW_MS, pulled=True)
     except InvalidInputError as error:
         raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
 

@@ -53,10 +53,11 @@ Record = dict[str, Any]
 class _Checker:
     """Checks (and redacts) one record's data in place; each problem names the field."""
 
-    def __init__(self, where: str, data: dict[str, Any], latest: int) -> None:
+    def __init__(self, where: str, data: dict[str, Any], latest: int, pulled: bool) -> None:
         self.where = where
         self.data = data
         self.latest = latest
+        self.pulled = pulled
 
     def fail(self, message: str) -> InvalidInputError:
         return InvalidInputError(f"{self.where}: {message}")
@@ -77,18 +78,41 @@ class _Checker:
         self.data[field] = self._text(field, value, limit, redact)
 
     def _text(self, field: str, value: str, limit: int, redact: bool) -> str:
-        if len(value) > limit:
-            raise self.fail(f"{field} must be at most {limit} characters.")
+        """``value`` as it is stored: redacted, then held to ``limit`` (a redaction may
+        lengthen it: ``-pab1`` becomes ``-p[REDACTED]``)."""
         if _BAD_TEXT.search(value):
             raise self.fail(f"{field} must not contain NUL or lone surrogate characters.")
-        return redact_secrets(value) if redact else value
+        return self.fit(field, value, limit, redact_secrets if redact else _kept)
+
+    def fit(self, field: str, value: str, limit: int, store: Callable[[str], str]) -> str:
+        """``store(value)`` if it is at most ``limit`` characters long. A longer one is refused
+        on push; on pull it is cut to at most the limit, where storing it again changes nothing
+        (a cut may leave the start of a secret, or of a redaction's mark): a hub from before
+        this check measured values before redacting them and may hold one longer, which no
+        store could otherwise pull past."""
+        stored = store(value)
+        if len(stored) <= limit:
+            return stored
+        if not self.pulled:
+            after = " once its secrets are redacted" if len(value) <= limit else ""
+            raise self.fail(f"{field} must be at most {limit} characters{after}.")
+        end = limit
+        while end > 0:  # a cut through a redaction's mark may be redacted again: cut earlier
+            cut = store(stored[:end])
+            if len(cut) <= limit and store(cut) == cut:
+                return cut
+            end -= max(1, limit - end) if limit - end >= 64 else 1
+        return store("")
 
     def items(self, field: str) -> None:
         """A work-state list's text: a JSON list, redacted as ``work_state_write`` stores it."""
         items = parse_items(self._text(field, self.data[field], MAX_TEXT, False))
         if items is None:
             raise self.fail(f"{field} of a list must be a JSON list without Infinity or NaN.")
-        self.data[field] = redacted_json(items)
+        stored = redacted_json(items)
+        if len(stored) > MAX_TEXT and not self.pulled:  # a list cut short is no list: kept
+            raise self.fail(f"{field} must be at most {MAX_TEXT} characters once redacted.")
+        self.data[field] = stored
 
     def texts(self, field: str, limit: int, count: int = MAX_ITEMS) -> None:
         values = self.data[field]
@@ -115,11 +139,13 @@ class _Checker:
             raise self.fail(f"{field} must be one of {', '.join(allowed)}.")
 
     def project(self) -> None:
-        value = self.data["project"]
-        self.name("project", MAX_PROJECT_LENGTH)
+        """A project key, a secret in it redacted as a tool's, within the limit once redacted
+        (``fit``)."""
+        value = self.data["project"]  # as a tool takes it; a hub may hold it longer (``fit``)
+        self.name("project", MAX_TEXT if self.pulled else MAX_PROJECT_LENGTH)
         if value != value.strip().lower():
             raise self.fail("project must be a project key (lower-case, trimmed).")
-        self.data["project"] = normalize_project(value)  # a secret in it redacted, as a tool's
+        self.data["project"] = self.fit("project", value, MAX_PROJECT_LENGTH, normalize_project)
 
     def caller(self, field: str) -> None:
         """A tool's or token's name: checked as a name, a secret in it redacted (and cut back
@@ -132,6 +158,10 @@ class _Checker:
         self.name(field)
         if self.data[field] is not None:
             self.data[field] = redact_secrets(self.data[field])[:MAX_NAME]
+
+
+def _kept(value: str) -> str:
+    return value
 
 
 def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
@@ -221,22 +251,27 @@ def _episode(check: _Checker) -> None:
     requests = check.data["requests"]
     if len(requests) > 10 * MAX_ITEMS:
         raise check.fail("requests must hold at most 10000 items.")
-    for at, text in requests:
+    for at, _ in requests:
         if not 0 <= at <= check.latest:
             raise check.fail("a request must not be in the future (or before 1970).")
-        check._text("requests", text, MAX_REQUEST, False)
-    check.data["requests"] = [[at, redact_secrets(text)] for at, text in requests]
+    check.data["requests"] = [
+        [at, check._text("requests", text, MAX_REQUEST, True)] for at, text in requests
+    ]
 
 
-def validate_record(record: Record, position: int, now: int, skew_ms: int = MAX_SKEW_MS) -> Record:
+def validate_record(
+    record: Record, position: int, now: int, skew_ms: int = MAX_SKEW_MS, *, pulled: bool = False
+) -> Record:
     """A copy of a shape-checked record with its values checked and its secrets redacted.
+    ``pulled``: a store checks what a hub sent, and cuts a text that redaction left over its
+    limit instead of refusing it (``_Checker.fit``).
 
     Raises:
         InvalidInputError: naming the record's position and the field at fault.
     """
     where = f"record {position}"
     latest = now + skew_ms
-    check = _Checker(where, dict(record["data"]), latest)
+    check = _Checker(where, dict(record["data"]), latest, pulled)
     check_key(record["key"], check.fail, "key must be a global id.")
     changed_at, origin = record["v"]
     if not 0 <= changed_at <= latest:
@@ -257,6 +292,10 @@ def validate_record(record: Record, position: int, now: int, skew_ms: int = MAX_
     return {**record, "data": check.data}
 
 
-def validate_records(records: list[Record], now: int, skew_ms: int = MAX_SKEW_MS) -> list[Record]:
+def validate_records(
+    records: list[Record], now: int, skew_ms: int = MAX_SKEW_MS, *, pulled: bool = False
+) -> list[Record]:
     """Every record of a page checked and redacted (see ``validate_record``)."""
-    return [validate_record(record, n, now, skew_ms) for n, record in enumerate(records)]
+    return [
+        validate_record(record, n, now, skew_ms, pulled=pulled) for n, record in enumerate(records)
+    ]
