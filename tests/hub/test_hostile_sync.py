@@ -163,6 +163,46 @@ def test_a_teammate_still_syncs_after_a_future_version_was_pushed(hub: Hub, tmp_
     assert again.returncode == 0, again.stderr
 
 
+def episode_record(key: str, requests: list[list[Any]], **changes: Any) -> dict[str, Any]:
+    """A well-formed episode record of `shop` holding ``requests``."""
+    now = system_clock()
+    data = {
+        "project": "shop",
+        "tool": "codex",
+        "started_at": now - 3_000_000,
+        "ended_at": None,
+        "summary": None,
+        "dismissed_at": None,
+        "dismiss_reason": None,
+        "requests": requests,
+    }
+    version = changes.pop("v", [now, ORIGIN])
+    return {"kind": "episode", "key": key, "v": version, "data": {**data, **changes}}
+
+
+def test_two_pushes_of_an_episodes_requests_keep_the_newest_ten_thousand(
+    hub: Hub, tmp_path: Path
+) -> None:
+    """The union of two full pushes would be a record no store takes: every store's pull
+    stopped at it."""
+    token = hub.token("sync", ("shop",), "request-filler")
+    now = system_clock()
+    older = [[now - 2_000_000 + n, "b"] for n in range(10_000)]
+    newer = [[now - 1_000_000 + n, "a"] for n in range(10_000)]
+    before = counts_at(hub.db)["episode_requests"]
+    assert _push(hub, token, episode_record("filled", newer, v=[now - 10, ORIGIN])).status == 200
+    assert _push(hub, token, episode_record("filled", older, v=[now - 5, ORIGIN])).status == 200
+    assert counts_at(hub.db)["episode_requests"] == before + 10_000
+    held = items_at(hub.db)[("episode", "filled")]["requests"]
+    assert held == newer
+    teammate = tmp_path / "teammate"
+    teammate.mkdir()
+    reader = hub.token("sync", ("shop",), "request-reader")
+    done = run_sync(teammate, "--hub", hub.url, "--token", reader)
+    assert done.returncode == 0, done.stderr
+    assert items_at(teammate / "aletheia.db")[("episode", "filled")]["requests"] == newer
+
+
 class _HostileHub(FakeHub):
     """A hub that answers hello as a real one and pulls with one poisoned record."""
 

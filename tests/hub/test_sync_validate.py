@@ -12,6 +12,8 @@ from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import dismissals, facts, memories, rules, transfer, worklists
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.sync_export import MAX_REQUESTS
+from aletheia_mem.sync.records import MAX_LIST
 from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
 from aletheia_mem.timefmt import FIRST_MS
 from tests.conftest import FakeClock
@@ -238,3 +240,7 @@ def test_a_text_redaction_lengthens_past_its_limit_is_refused_on_push_and_cut_on
     episode["data"]["requests"] = [[clock.now, grows[:19_995]]]
     with pytest.raises(InvalidInputError, match="requests must be at most 20000 characters"):
         validate_records([episode], system_clock())
+
+
+def test_an_episode_record_carries_no_more_requests_than_a_store_takes() -> None:
+    assert MAX_REQUESTS == MAX_LIST

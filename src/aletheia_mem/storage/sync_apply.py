@@ -25,7 +25,7 @@ from typing import Any
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id, json_value
-from aletheia_mem.storage.sync_export import read_items, store_id
+from aletheia_mem.storage.sync_export import MAX_REQUESTS, read_items, store_id
 from aletheia_mem.storage.sync_peers import set_pull_cursor
 from aletheia_mem.storage.sync_records import ApplyStats, Record, record_project
 from aletheia_mem.storage.sync_timeline import PageTimelines, retile_key
@@ -595,8 +595,11 @@ def _apply_episode(ctx: _Context, record: Record) -> str:
         )
     }
     missing = [request for request in dict.fromkeys(incoming) if request not in have]
-    # Requests are only ever added: the union is kept whoever wins the other fields.
+    # Requests are only ever added: the union is kept whoever wins the other fields, up to the
+    # newest MAX_REQUESTS of it.
     _add_requests(conn, episode_id, missing)
+    if len(have) + len(missing) > MAX_REQUESTS:
+        _keep_newest_requests(conn, episode_id)
     if wins:
         conn.execute(
             "UPDATE episodes SET project = ?, tool = ?, started_at = ?, ended_at = ?,"
@@ -610,6 +613,18 @@ def _apply_episode(ctx: _Context, record: Record) -> str:
         return "skipped"
     _bump(ctx, "episode", uid, local_version, _incoming(record))
     return "merged"
+
+
+def _keep_newest_requests(conn: SyncConn, episode_id: int) -> None:
+    """Of an episode's requests, keep the newest ``MAX_REQUESTS`` by time, then text: decided
+    by the data alone, so every store keeps the same ones (a store refuses a record of more)."""
+    rows = conn.execute(
+        "SELECT id, at, text FROM episode_requests WHERE episode_id = ?", (episode_id,)
+    ).fetchall()
+    oldest = sorted(rows, key=lambda row: (row[1], row[2], row[0]))[: len(rows) - MAX_REQUESTS]
+    for chunk in _chunks([row[0] for row in oldest]):
+        marks = ",".join("?" * len(chunk))
+        conn.execute(f"DELETE FROM episode_requests WHERE id IN ({marks})", chunk)
 
 
 def _add_requests(conn: SyncConn, episode_id: int, requests: list[Any]) -> None:

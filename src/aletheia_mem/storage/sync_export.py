@@ -14,6 +14,10 @@ from typing import Any
 from aletheia_mem.storage.sync_dialect import SyncConn, json_value
 from aletheia_mem.storage.sync_records import ExportPage, Record, record_project
 
+# The most requests one episode record carries, as every store takes them
+# (``sync.records.MAX_LIST``; a test holds them equal): a receiver keeps the newest of a union.
+MAX_REQUESTS = 10_000
+
 
 def _in(values: Sequence[object]) -> str:
     return ",".join("?" * len(values))
@@ -131,6 +135,10 @@ def _episodes(conn: SyncConn, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
             "SELECT at, text FROM episode_requests WHERE episode_id = ? ORDER BY at, id",
             (row["id"],),
         ).fetchall()
+        if len(requests) > MAX_REQUESTS:  # held before the cap (sync_apply): the newest go
+            order = sorted(range(len(requests)), key=lambda n: (requests[n][0], requests[n][1]))
+            kept = set(order[-MAX_REQUESTS:])
+            requests = [request for n, request in enumerate(requests) if n in kept]
         found[row["uid"]] = {
             "project": row["project"],
             "tool": row["tool"],
