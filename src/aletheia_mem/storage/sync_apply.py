@@ -108,14 +108,32 @@ def _check_rule(ctx: _Context, scope_tier: str, scope_name: str) -> None:
 MAX_AUTHOR = 200
 # The field that names who made an item, by kind.
 _AUTHOR = {"memory": "tool", "fact": "source", "rule": "source", "episode": "tool"}
-# What an author writes, by kind: a record changing any of it is the sender's work, whoever made
-# the item; one changing none of it (a dismissal, a confirmation) keeps the item's author.
-_AUTHORED = {
-    "memory": ("project", "title", "text", "narrative", "facts", "files"),
-    "fact": ("project", "subject", "predicate", "object", "valid_from"),
-    "rule": (),  # its text is its id
-    "episode": ("project", "summary"),
+# What a record may change of a memory or an episode and keep the item's author (a dismissal, a
+# restore): a change of anything else (its words, type, pin, dates; an episode's new requests)
+# is the sender's work, whoever made the item.
+_KEEPS_AUTHOR = {
+    "memory": ("dismissed_at", "dismiss_reason", "updated_at"),
+    "episode": ("dismissed_at", "dismiss_reason", "requests"),  # requests: only new ones count
 }
+# What an author writes of a fact or a rule (the rest is its timeline, which every store may
+# change as it places a teammate's fact; a confirmation; a rule's text is its id).
+_AUTHORED = {
+    "fact": ("project", "subject", "predicate", "object", "valid_from"),
+    "rule": (),
+}
+
+
+def _changes_authored(kind: str, mine: dict[str, Any], data: dict[str, Any]) -> bool:
+    """Whether a record's ``data`` changes what the author of the item ``mine`` wrote."""
+    if kind in _AUTHORED:
+        return any(mine[name] != data[name] for name in (_AUTHOR[kind], *_AUTHORED[kind]))
+    if kind == "episode":
+        have = {(at, text) for at, text in mine["requests"]}
+        if any((at, text) not in have for at, text in data["requests"]):
+            return True
+    return any(
+        mine[name] != value for name, value in data.items() if name not in _KEEPS_AUTHOR[kind]
+    )
 
 
 def sender_author(token: str, claimed: str) -> str:
@@ -150,7 +168,7 @@ def _with_author(ctx: _Context, record: Record, stored: dict[tuple[str, str], An
     kind, data = record["kind"], record["data"]
     field = _AUTHOR[kind]
     mine = stored.get((kind, record["key"]))
-    if mine is not None and all(mine[name] == data[name] for name in (field, *_AUTHORED[kind])):
+    if mine is not None and not _changes_authored(kind, mine, data):
         return record
     author = sender_author(ctx.author, data[field])
     if author == data[field]:
