@@ -103,6 +103,8 @@ def _check_rule(ctx: _Context, scope_tier: str, scope_name: str) -> None:
     _check_project(ctx, scope_name if scope_tier == "project" else None)
 
 
+# How many of a pushed rule's evidence ids the hub keeps waiting for items it does not have.
+MAX_WAITING = 10
 # The longest author a hub makes: every store refuses a longer name on pull
 # (``sync.validate.MAX_NAME``; a test holds them equal).
 MAX_AUTHOR = 200
@@ -546,6 +548,12 @@ def _apply_rule(ctx: _Context, record: Record) -> str:
         elif found not in fact_ids:
             _check_evidence(ctx, "facts", found)
             fact_ids.append(found)
+    # A sender (a token, at the hub) may leave few references waiting per rule: each is kept
+    # until its item comes, which may be never (add_rule refuses an unknown id). The first ones
+    # by id are kept, and the rule gets a version of the hub's, so it travels back as kept.
+    trimmed = ctx.author is not None and len(waiting) > MAX_WAITING
+    if trimmed:
+        waiting = sorted(waiting)[:MAX_WAITING]
     conn.execute(
         "INSERT INTO rules (id, then_text, when_text, scope_tier, scope_name,"
         " evidence_memory_ids, evidence_fact_ids, source, added_at, last_confirmed_at, enabled,"
@@ -573,6 +581,9 @@ def _apply_rule(ctx: _Context, record: Record) -> str:
     )
     _set_pending(ctx, "rule", rule_id, waiting)
     _log(ctx, "rule", rule_id, _incoming(record), remote=True)
+    if trimmed:
+        _bump(ctx, "rule", rule_id, _incoming(record))
+        return "merged"
     return "applied"
 
 
@@ -655,18 +666,38 @@ def _add_requests(conn: SyncConn, episode_id: int, requests: list[Any]) -> None:
 # -- pending references --------------------------------------------------------------------------
 
 
-def _resolve_pending(conn: SyncConn) -> None:
-    """Fill in the references whose targets have arrived by now."""
-    rows = conn.execute(
-        "SELECT p.kind, p.key, p.field, p.target, m.id AS found, m.project FROM sync_pending p"
-        " JOIN memories m ON m.uid = coalesce("
-        "  (SELECT canonical FROM sync_aliases a WHERE a.uid = p.target), p.target)"
-        " WHERE p.field IN ('memory', 'evidence_memory')"
-        " UNION ALL"
-        " SELECT p.kind, p.key, p.field, p.target, f.id AS found, f.project FROM sync_pending p"
-        " JOIN facts f ON f.uid = p.target WHERE p.field IN ('superseded_by', 'evidence_fact')"
-    ).fetchall()
-    for row in rows:
+def _arrived(conn: SyncConn, records: list[Record]) -> list[Any]:
+    """The references waiting for an item of ``records`` (a memory's or fact's key), with the
+    local id and project of that item: only a page's own items can fill one in, so a page reads
+    only theirs, however many references wait for items that never came."""
+    keys = {kind: sorted({r["key"] for r in records if r["kind"] == kind}) for kind in _AUTHOR}
+    rows: list[Any] = []
+    for chunk in _chunks(keys["memory"]):
+        rows += conn.execute(
+            "SELECT p.kind, p.key, p.field, p.target, m.id AS found, m.project"
+            " FROM sync_pending p JOIN memories m ON m.uid = coalesce("
+            "  (SELECT canonical FROM sync_aliases a WHERE a.uid = p.target), p.target)"
+            f" WHERE p.field IN ('memory', 'evidence_memory') AND p.target IN ({_marks(chunk)})",
+            chunk,
+        ).fetchall()
+    for chunk in _chunks(keys["fact"]):
+        rows += conn.execute(
+            "SELECT p.kind, p.key, p.field, p.target, f.id AS found, f.project"
+            " FROM sync_pending p JOIN facts f ON f.uid = p.target"
+            " WHERE p.field IN ('superseded_by', 'evidence_fact')"
+            f" AND p.target IN ({_marks(chunk)})",
+            chunk,
+        ).fetchall()
+    return rows
+
+
+def _marks(values: list[str]) -> str:
+    return ",".join("?" * len(values))
+
+
+def _resolve_pending(conn: SyncConn, records: list[Record]) -> None:
+    """Fill in the references whose targets the page ``records`` brought."""
+    for row in _arrived(conn, records):
         if row["field"] == "memory":
             # A fact is tied only to a memory of its own project, as a save ties it: a memory
             # of that key arriving in another project (another sender's) is not the fact's.
@@ -753,7 +784,7 @@ def apply_records(
             stats.touched_projects.add(project)
     _version_retiled_facts(ctx, stats)
     if conn.execute("SELECT 1 FROM sync_pending LIMIT 1").fetchone() is not None:
-        _resolve_pending(conn)
+        _resolve_pending(conn, records)
     dialect.set_quiet(conn, False)
     return stats
 
