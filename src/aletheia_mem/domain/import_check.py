@@ -3,9 +3,12 @@
 An export file may come from anyone (a teammate, a download, an attacker), so every field must
 have its column's type, stay within the tools' limits, hold no NUL character and name only
 known enums, and no time of a past event may lie in the future (more than a day ahead of the
-importing machine's clock); unknown and missing fields are refused. A note's dedupe key is made
-again from its words, as sync does. Free text goes through the same redaction as every other
-write. A problem is an :class:`InvalidInputError` naming the line and field.
+importing machine's clock; one less ahead is kept as that clock's time); unknown and missing
+fields are refused. A note's dedupe key is made again from its words, as sync does. Free text
+goes through the same redaction as every other write, and its length is checked once redacted;
+a rule whose text redaction changed is kept under the id of its redacted text. What an import
+keeps is what a hub takes from a push (``sync.validate``), so that the store syncs after it. A
+problem is an :class:`InvalidInputError` naming the line and field.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from aletheia_mem.domain.limits import (
     HELD_FACT_PART,
     HELD_ITEMS,
+    HELD_KEY,
     HELD_REASON,
     HELD_RULE,
     HELD_TEXT,
@@ -113,11 +117,18 @@ def text(limit: int, *, redact: bool = True) -> Check:
             raise _Bad("must not contain NUL characters")
         if LONE_SURROGATE.search(value):  # SQLite stores UTF-8, which has no place for them
             raise _Bad("must not contain lone surrogate characters")
-        if len(value) > limit:
-            raise _Bad(f"must be at most {limit} characters (it has {len(value)})")
-        return redact_secrets(value) if redact else value
+        return within(limit, value, redact_secrets(value) if redact else value)
 
     return check
+
+
+def within(limit: int, given: str, stored: str) -> str:
+    """``stored`` (``given`` as stored: redacted, keyed) if it is at most ``limit`` characters:
+    the length a hub checks when this store pushes it (a redaction may lengthen text)."""
+    if len(stored) > limit:
+        after = " once its secrets are redacted" if len(given) <= limit else ""
+        raise _Bad(f"must be at most {limit} characters{after} (it has {len(stored)})")
+    return stored
 
 
 def one_of(choices: tuple[str, ...]) -> Check:
@@ -172,7 +183,7 @@ def caller(value: Any) -> str:
     """A tool's or token's name, redacted like the caller of a tool call, with what does not
     print dropped as a caller's name is stored now (release 0.4.1 stored ``ALETHEIA_TOOL`` with
     its control characters, and such a store's export must import)."""
-    return redact_secrets(name(printable_line(NAME(value), MAX_NAME) or ""))
+    return redact_secrets(name(printable_line(NAME(value), MAX_NAME) or ""))[:MAX_NAME]
 
 
 CALLER = caller
@@ -188,7 +199,8 @@ def rule_key(value: Any) -> str:
 def project(value: Any) -> str:
     """A project as the tools key it: trimmed, lower-case, any secret in it redacted; never
     ``*`` (every project, to a read) nor empty, which no write can name."""
-    key = normalize_project(name(value))
+    given = name(value)
+    key = within(MAX_NAME, given, normalize_project(given))
     if key == ALL_PROJECTS:
         raise _Bad('must not be "*", which means every project')
     return key
@@ -215,7 +227,7 @@ FIELDS: dict[str, dict[str, Check]] = {
     },
     "fact": {
         "id": ID, "uid": uid, "project": project, "subject": text(FACT_PART),
-        "predicate": text(FACT_PART), "object": text(MAX_TEXT), "valid_from": VALIDITY,
+        "predicate": text(FACT_PART), "object": text(FACT_PART), "valid_from": VALIDITY,
         "valid_to": optional(VALIDITY), "recorded_at": INSTANT, "superseded_by": optional(ID),
         "source": CALLER, "memory_id": optional(ID), "dismissed_at": optional(INSTANT),
         "dismiss_reason": REASON,
@@ -267,7 +279,7 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
         except _Bad as problem:
             raise InvalidInputError(f'Line {line}: {kind} field "{name}" {problem}.') from None
     try:
-        _check_times(kind, clean, now + MAX_AHEAD_MS)
+        _check_times(kind, clean, now)
         _check_whole(kind, clean, data)
     except _Bad as problem:
         raise InvalidInputError(f"Line {line}: {kind} field {problem}.") from None
@@ -277,26 +289,34 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
             # as sync takes a peer's note: the key is the hash of its words, so that a key
             # naming other words cannot answer their save "Already saved" with this record
             clean["dedupe_key"] = dedupe_key(clean["title"], clean["text"])
+        elif clean["dedupe_key"] is not None and len(clean["dedupe_key"]) > HELD_KEY:
+            raise InvalidInputError(
+                f'Line {line}: memory field "dedupe_key" of a list must be at most {HELD_KEY}'
+                " characters."
+            )
     elif kind == "fact":  # as the fact tools store it: password = Tr0ub4dor&3 loses its value
         clean["object"] = redact_named_value(clean["predicate"], clean["object"])
     return clean
 
 
-def _check_times(kind: str, record: dict[str, Any], latest: int) -> None:
-    """No time of a past event after ``latest``."""
+def _check_times(kind: str, record: dict[str, Any], now: int) -> None:
+    """No time of a past event more than ``MAX_AHEAD_MS`` after ``now``; one ahead of ``now``
+    (a day at most) is kept as ``now``: a hub takes a time at most minutes ahead of its clock,
+    and would refuse every push of this store until its clock passed it."""
     for name in PAST_FIELDS[kind]:
-        if record[name] is not None and record[name] > latest:
+        if record[name] is not None and record[name] > now + MAX_AHEAD_MS:
             raise _Bad(
                 f'"{name}" must not be in the future (more than a day ahead of this machine\'s'
                 " clock)"
             )
+        if record[name] is not None:
+            record[name] = min(record[name], now)
 
 
 def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> None:
     """What fields say together; a problem starts with the quoted name of the field at fault.
-    A rule's id is checked against its text as given, as a hub checks it (sync refuses a rule
-    whose key is not its id), before this version's redaction, which may differ from the one
-    that saved it."""
+    A rule's id is checked against its text as given, before this version's redaction, which
+    may differ from the one that saved it; then it becomes the id of the text as redacted."""
     if kind == "fact":
         if record["superseded_by"] == record["id"]:
             raise _Bad('"superseded_by" must not be the fact\'s own id')
@@ -306,20 +326,28 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
         parts = ("then_text", "when_text", "scope_tier", "scope_name")
         if record["id"] != rule_id(*(given[part] for part in parts)):
             raise _Bad('"id" must be the id add_rule gives its text and scope')
+        # redacted here, the rule is kept under the id of what it now says, as add_rule would
+        # key it: a hub refuses a rule whose id is not its text's
+        record["id"] = rule_id(*(record[part] for part in parts))
 
 
 def _memory_text(memory: dict[str, Any], line: int) -> str:
     """A note's text, redacted, or a work-state list's items as JSON."""
     value: str = memory["text"]
     if memory["kind"] != WORK_STATE_KIND:
-        return redact_secrets(value)
-    items = parse_items(value)
-    if items is None:
-        raise InvalidInputError(
-            f'Line {line}: memory field "text" of a list must be a JSON list'
-            " without Infinity or NaN."
-        )
-    return value if redacted_json(items) == _compact(items) else redacted_json(items)
+        stored = redact_secrets(value)
+    else:
+        items = parse_items(value)
+        if items is None:
+            raise InvalidInputError(
+                f'Line {line}: memory field "text" of a list must be a JSON list'
+                " without Infinity or NaN."
+            )
+        stored = value if redacted_json(items) == _compact(items) else redacted_json(items)
+    try:
+        return within(LONG_TEXT, value, stored)
+    except _Bad as problem:
+        raise InvalidInputError(f'Line {line}: memory field "text" {problem}.') from None
 
 
 def _compact(items: list[Any]) -> str:

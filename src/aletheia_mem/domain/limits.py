@@ -27,6 +27,7 @@ HELD_FACT_PART = 10_000  # a fact's subject, predicate or object; a memory's sta
 HELD_RULE = 1000  # a rule's then, when and scope name
 HELD_REASON = 1000  # why an item was dismissed
 HELD_ITEMS = 1000  # a memory's statements and files, a rule's evidence ids
+HELD_KEY = 300  # a memory's dedupe key (a list's "list:" and name)
 
 
 # What no name may hold (a project, a tool's or token's name), whoever writes it: control and

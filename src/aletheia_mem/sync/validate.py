@@ -16,6 +16,7 @@ from typing import Any
 from aletheia_mem.domain.limits import (
     HELD_FACT_PART,
     HELD_ITEMS,
+    HELD_KEY,
     HELD_REASON,
     HELD_RULE,
     HELD_TEXT,
@@ -197,7 +198,7 @@ def _memory(check: _Checker) -> None:
     check.texts("facts", MAX_FACT_PART)
     check.texts("files", MAX_TITLE)
     check.text("dismiss_reason", MAX_REASON)
-    check.text("dedupe_key", 300, redact=False)
+    check.text("dedupe_key", HELD_KEY, redact=False)
     if check.data["kind"] != WORK_STATE_KIND and check.data["dedupe_key"] is not None:
         # a save's key is the hash of its title and text: a key naming other words would
         # answer the save of those words "Already saved" with this record's words
