@@ -90,9 +90,11 @@ def test_a_pushed_record_that_a_tool_call_could_not_make_is_refused_whole(
 ) -> None:
     token = hub.token("sync", ("shop",), f"pusher-{abs(hash(repr(changes)))}")
     before = counts_at(hub.db)
-    reply = _push(hub, token, memory_record(), memory_record(**changes))
+    bad = memory_record(**changes)
+    reply = _push(hub, token, memory_record(), bad)
     assert reply.status == 400, reply.body
-    assert reply.body["error"]["message"].startswith("record 1: ")
+    named = reply.body["error"]["message"].startswith(f"record 1 (memory {bad['key']}): ")
+    assert named, reply.body  # the item named: the sender's user can find it
     assert problem in reply.body["error"]["message"]
     assert counts_at(hub.db) == before
 
@@ -229,7 +231,7 @@ def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[s
     try:
         with (
             serving(_HostileHub) as url,
-            pytest.raises(AletheiaError, match="sent a bad pull page: record 1: "),
+            pytest.raises(AletheiaError, match=r"sent a bad pull page: record 1 \(memory m\d+\): "),
         ):
             sync_store(store, HubClient(url, "alt_x"), system_clock)
         assert store.sync_cursors("b" * 32, 1) == (0, 0)

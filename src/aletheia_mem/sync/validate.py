@@ -274,6 +274,9 @@ def validate_record(
     latest = now + skew_ms
     check = _Checker(where, dict(record["data"]), latest, pulled)
     check_key(record["key"], check.fail, "key must be a global id.")
+    # named by its kind and global id too: the page's position alone does not tell the store's
+    # user which item a hub refused (and every later push stops at it)
+    check.where = f"{where} ({record['kind']} {record['key']})"
     changed_at, origin = record["v"]
     if not 0 <= changed_at <= latest:
         raise check.fail(
