@@ -14,9 +14,9 @@ import pytest
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.rules import rule_id
-from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.validate import validate_records
 from aletheia_mem.timefmt import LAST_MS
+from tests.hub.sync_helpers import items_at
 from tests.safety.entry_points import run_command
 
 DAY_MS = 86_400_000
@@ -433,16 +433,10 @@ def test_what_an_import_keeps_passes_the_check_a_hub_makes_of_a_push(
     home = tmp_path / "home"
     result = _import(home, [*export_lines, *(json.dumps(record) for record in records)])
     assert result.returncode == 0, result.stderr
-    store = SqliteStore(home / ".aletheia" / "aletheia.db")
-    try:
-        page = store.export_changes(
-            after=0, limit=100, max_bytes=10**7, local_only=True, exclude_origin=None,
-            projects=None,
-        )  # fmt: skip
-    finally:
-        store.close()
-    assert validate_records(page.records, system_clock()) == page.records  # as a hub checks
-    [kept] = [r for r in page.records if r["kind"] == "rule" and "CI" in r["data"]["then"]]
+    pushed = list(items_at(home / ".aletheia" / "aletheia.db").items())
+    records = [{"kind": k, "key": key, "v": [1, "a" * 32], "data": d} for (k, key), d in pushed]
+    assert validate_records(records, system_clock()) == records  # as a hub checks a push
+    [kept] = [r for r in records if r["kind"] == "rule" and "CI" in r["data"]["then"]]
     assert "[REDACTED]" in kept["data"]["then"]
-    note = next(r for r in page.records if r["kind"] == "memory" and r["key"] == "f" * 32)
+    note = next(r for r in records if r["kind"] == "memory" and r["key"] == "f" * 32)
     assert note["data"]["created_at"] <= system_clock()

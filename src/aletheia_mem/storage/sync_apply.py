@@ -670,29 +670,28 @@ def _arrived(conn: SyncConn, records: list[Record]) -> list[Any]:
     """The references waiting for an item of ``records`` (a memory's or fact's key), with the
     local id and project of that item: only a page's own items can fill one in, so a page reads
     only theirs, however many references wait for items that never came."""
-    keys = {kind: sorted({r["key"] for r in records if r["kind"] == kind}) for kind in _AUTHOR}
     rows: list[Any] = []
-    for chunk in _chunks(keys["memory"]):
-        rows += conn.execute(
-            "SELECT p.kind, p.key, p.field, p.target, m.id AS found, m.project"
-            " FROM sync_pending p JOIN memories m ON m.uid = coalesce("
-            "  (SELECT canonical FROM sync_aliases a WHERE a.uid = p.target), p.target)"
-            f" WHERE p.field IN ('memory', 'evidence_memory') AND p.target IN ({_marks(chunk)})",
-            chunk,
-        ).fetchall()
-    for chunk in _chunks(keys["fact"]):
-        rows += conn.execute(
-            "SELECT p.kind, p.key, p.field, p.target, f.id AS found, f.project"
-            " FROM sync_pending p JOIN facts f ON f.uid = p.target"
-            " WHERE p.field IN ('superseded_by', 'evidence_fact')"
-            f" AND p.target IN ({_marks(chunk)})",
-            chunk,
-        ).fetchall()
+    for kind, (join, fields) in _WAITING_FOR.items():
+        keys = sorted({record["key"] for record in records if record["kind"] == kind})
+        for chunk in _chunks(keys):
+            rows += conn.execute(
+                "SELECT p.kind, p.key, p.field, p.target, t.id AS found, t.project"
+                f" FROM sync_pending p {join} WHERE p.field IN {fields}"
+                f" AND p.target IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
     return rows
 
 
-def _marks(values: list[str]) -> str:
-    return ",".join("?" * len(values))
+# What a waiting reference to an item of each kind names (joined as t), and its fields.
+_WAITING_FOR = {
+    "memory": (
+        "JOIN memories t ON t.uid = coalesce("
+        " (SELECT canonical FROM sync_aliases a WHERE a.uid = p.target), p.target)",
+        "('memory', 'evidence_memory')",
+    ),
+    "fact": ("JOIN facts t ON t.uid = p.target", "('superseded_by', 'evidence_fact')"),
+}
 
 
 def _resolve_pending(conn: SyncConn, records: list[Record]) -> None:
