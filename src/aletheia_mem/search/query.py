@@ -76,10 +76,10 @@ def _compound_terms(compound: str) -> list[str]:
         for word in segment:
             if single or not is_fragment(word, word):
                 terms.append(word.lower())
-            parts = split_identifier(word)
-            if parts and parts[-1].isdigit():  # SHOP4822, gcc12: whole, as SHOP-4822 is
+            pieces = split_identifier(word)
+            if pieces and pieces[-1].isdigit():  # SHOP4822, gcc12: whole, as SHOP-4822 is
                 continue
-            terms.extend(part.lower() for part in parts if not is_fragment(part, word))
+            terms.extend(piece.lower() for piece in pieces if not is_fragment(piece, word))
     return terms
 
 
