@@ -440,3 +440,21 @@ def test_what_an_import_keeps_passes_the_check_a_hub_makes_of_a_push(
     assert "[REDACTED]" in kept["data"]["then"]
     note = next(r for r in records if r["kind"] == "memory" and r["key"] == "f" * 32)
     assert note["data"]["created_at"] <= system_clock()
+
+
+def test_a_list_holding_a_key_twice_is_stored_as_parsed_and_redacted(
+    tmp_path: Path, export_lines: list[str]
+) -> None:
+    """JSON keeps a repeated key's last value: the first, never checked, must not be stored."""
+    token = "ghp_" + "R4nd0mT0k3nV4lu3Xy9Zq8Wp7Vo6Un5Tm4Sl3K"
+    text = '[{"note":"' + token + '","note":"fine"}]'
+    work = _memory(id=902, uid="f" * 32, kind="work_state", text=text, dedupe_key="list:dup")
+    lines = [*export_lines, json.dumps({"type": "memory", "data": work})]
+    home = tmp_path / "home"
+
+    assert _import(home, lines).returncode == 0
+
+    raw = b"".join(path.read_bytes() for path in (home / ".aletheia").glob("aletheia.db*"))
+    assert token.encode() not in raw
+    shown = run_command(home, "aletheia", "show", "902")
+    assert '[{"note":"fine"}]' in shown.stdout, shown.stdout
