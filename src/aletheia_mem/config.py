@@ -232,6 +232,15 @@ def hub_db_path(env: Mapping[str, str] | None = None) -> Path | str:
     return hub_target(named) if named else data_dir(env) / HUB_DB_RELATIVE
 
 
+def hub_db_chosen_by(option: str | None, env: Mapping[str, str] | None = None) -> str:
+    """What named the hub's store (``--hub-db``, else as :func:`hub_db_path` reads it): the
+    option or variable an error about its path tells the user to fix."""
+    if option is not None:
+        return "--hub-db"
+    env = os.environ if env is None else env
+    return STORE_VARIABLE if env.get(STORE_VARIABLE, "").strip() else DATA_DIR_VARIABLE
+
+
 def hub_search_cache_mb(env: Mapping[str, str] | None = None) -> int | None:
     """``ALETHEIA_HUB_SEARCH_CACHE_MB``: the postings a PostgreSQL hub process holds for
     relevance search, in MB, or None.

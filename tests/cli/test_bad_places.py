@@ -180,12 +180,53 @@ def test_the_stdio_server_with_a_data_dir_that_is_a_file_exits_in_one_line(
         timeout=20,
         check=False,
     )
-    assert result.returncode == 8
-    assert result.stderr.endswith(
-        f"cannot be opened or made: a file stands where the folder {folder} (or one above it)"
-        " should be. Point ALETHEIA_DATA_DIR at a folder.\n"
+    assert result.returncode == 7
+    assert result.stderr == (
+        f"aletheia-mcp: No store at {folder / 'aletheia.db'}: a file stands where the folder"
+        f" {folder} (or one above it) should be; point ALETHEIA_DATA_DIR at a folder.\n"
     )
-    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "store", "chosen_by"),
+    [
+        (["aletheia-server", "--port", "19731"], "aletheia.db", "ALETHEIA_DATA_DIR"),
+        (["aletheia-sync", "--port", "19732"], "hub/hub.db", "ALETHEIA_DATA_DIR"),
+        (["aletheia", "hub", "--port", "19733", "--hub-db", "{file}/h.db"], "h.db", "--hub-db"),
+        (["aletheia", "mcp-link", "create", "--projects", "x"], "hub/hub.db", "ALETHEIA_DATA_DIR"),
+        (["aletheia", "mcp-link", "list"], "hub/hub.db", "ALETHEIA_DATA_DIR"),
+        (["aletheia", "mcp-link", "revoke", "1"], "hub/hub.db", "ALETHEIA_DATA_DIR"),
+        (["aletheia", "audit"], "hub/hub.db", "ALETHEIA_DATA_DIR"),
+        (["aletheia", "audit", "--local"], "aletheia.db", "ALETHEIA_DATA_DIR"),
+        (["aletheia", "doctor", "--hub-db", "{file}/h.db"], "h.db", "--hub-db"),
+    ],
+    ids=lambda value: " ".join(value[:3]) if isinstance(value, list) else None,
+)
+def test_every_program_with_a_file_where_the_data_folder_should_be_exits_7_naming_it(
+    tmp_path: Path, command: list[str], store: str, chosen_by: str
+) -> None:
+    """A mistyped path, as the README's exit codes say: 7 (no store), not 8 (broken store,
+    whose advice is to restore an export); nothing is made and the file is left as it was."""
+    folder = tmp_path / "afile"
+    folder.write_text("hi\n", encoding="utf-8")
+    executable, *args = [part.replace("{file}", str(folder)) for part in command]
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / executable), *args],
+        capture_output=True,
+        text=True,
+        env={**variables, "HOME": str(tmp_path), "ALETHEIA_DATA_DIR": str(folder)},
+        timeout=20,
+        check=False,
+    )
+    path = folder / store
+    assert result.returncode == 7, result.stderr
+    assert (
+        f"No store at {path}: a file stands where the folder {path.parent} (or one above it)"
+        f" should be; point {chosen_by} at a folder."
+    ) in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert folder.read_text(encoding="utf-8") == "hi\n"
 
 
 @pytest.mark.parametrize(

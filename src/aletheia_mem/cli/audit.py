@@ -12,6 +12,7 @@ from aletheia_mem.cli.common import (
     handles_errors,
     json_option,
     local_store_hint,
+    misplaced_store,
     require_store,
     table,
 )
@@ -34,6 +35,9 @@ def _store_in_use() -> Path | str:
     """``--local``: the store the CLI and the servers use (``ALETHEIA_HUB_DB``, else the data
     folder's), which must exist."""
     settings = load_settings()
+    problem = misplaced_store(settings)
+    if problem is not None:
+        raise problem
     if isinstance(settings.store, Path):
         return require_store(settings.store, local_store_hint(settings))
     return settings.store

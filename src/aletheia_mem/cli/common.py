@@ -29,7 +29,7 @@ from aletheia_mem.errors import (
     StoreTooNewError,
 )
 from aletheia_mem.server.wiring import close_app, open_app
-from aletheia_mem.storage.store_file import store_problem
+from aletheia_mem.storage.store_file import misplaced, store_problem
 from aletheia_mem.timefmt import format_instant
 from aletheia_mem.tools.app import AppContext
 
@@ -75,19 +75,7 @@ def require_store(path: Path, hint: str) -> Path:
 
 def misplaced_store(settings: Settings) -> NoStoreError | None:
     """The error when a file stands where the store's folder should be, else None."""
-    store = settings.store
-    if not isinstance(store, Path):
-        return None
-    try:
-        os.stat(store)
-    except NotADirectoryError:
-        return NoStoreError(
-            f"No store at {store}: a file stands where the folder {store.parent} (or one above"
-            f" it) should be; point {settings.store_variable} at a folder."
-        )
-    except OSError:
-        return None
-    return None
+    return misplaced(settings.store, settings.store_variable)
 
 
 def local_store_hint(settings: Settings) -> str:

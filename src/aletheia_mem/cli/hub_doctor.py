@@ -14,7 +14,7 @@ from typing import Any
 from aletheia_mem.cli.common import EXIT_CODES, echo, style
 from aletheia_mem.errors import AletheiaError, NoStoreError
 from aletheia_mem.storage.open import display_target, hub_store_exists, open_hub_store
-from aletheia_mem.storage.store_file import check_place
+from aletheia_mem.storage.store_file import check_place, misplaced
 
 NO_HUB_STORE = "no hub store here (aletheia mcp-link create --hub-db starts one)"
 
@@ -25,11 +25,14 @@ def check_hub_store(target: Path | str) -> dict[str, Any]:
     shown = display_target(target)
     try:
         if isinstance(target, Path):
+            problem = misplaced(target, "--hub-db")  # a file where its folder should be
+            if problem is not None:
+                raise problem
             check_place(target)  # a folder there is no store, nor a missing one
         if not hub_store_exists(target):  # never made here: a wrong URL gets no tables
             return {"target": shown, "ok": False, "missing": True, "detail": NO_HUB_STORE}
         store = open_hub_store(target)
-    except NoStoreError as error:  # a PostgreSQL database that does not exist
+    except NoStoreError as error:  # a file in the way, or a PostgreSQL database not there
         return {"target": shown, "ok": False, "missing": True, "detail": error.message}
     except AletheiaError as error:
         return {"target": shown, "ok": False, "detail": error.message}

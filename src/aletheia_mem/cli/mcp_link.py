@@ -20,12 +20,13 @@ from aletheia_mem.cli.common import (
     table,
 )
 from aletheia_mem.clock import system_clock
-from aletheia_mem.config import hub_db_path, hub_target
+from aletheia_mem.config import hub_db_chosen_by, hub_db_path, hub_target
 from aletheia_mem.domain.limits import check_length
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.hub.tokens import MAX_NAME_LENGTH, SCOPES, can_write, create_token, parse_projects
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.open import open_hub_store
+from aletheia_mem.storage.store_file import misplaced
 from aletheia_mem.sync.client import hub_base_url
 from aletheia_mem.timefmt import format_instant
 
@@ -49,9 +50,13 @@ def hub_db_of(option: str | None, *, create: bool) -> Path | str:
     ``postgresql://`` URL stays a string.
 
     Raises:
-        NoStoreError: ``create`` is False and there is no store file there.
+        NoStoreError: ``create`` is False and there is no store file there, or a file stands
+            where its folder should be.
     """
     target = hub_target(option) if option is not None else hub_db_path()
+    problem = misplaced(target, hub_db_chosen_by(option))
+    if problem is not None:
+        raise problem
     if create or isinstance(target, str):
         return target
     return require_store(target, NO_HUB_HINT)

@@ -20,6 +20,7 @@ from aletheia_mem import __version__
 from aletheia_mem.config import (
     MAX_POOL_SIZE,
     MAX_SEARCH_CACHE_MB,
+    hub_db_chosen_by,
     hub_db_path,
     hub_pool_size,
     hub_search_cache_mb,
@@ -44,7 +45,7 @@ from aletheia_mem.server.arguments import OneLineArgumentParser
 from aletheia_mem.server.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import hub_store, open_hub_app
-from aletheia_mem.storage.store_file import exits_on_store_problem
+from aletheia_mem.storage.store_file import exits_on_store_problem, misplaced
 
 logger = logging.getLogger("aletheia")
 DEFAULT_HUB_PORT = 8787
@@ -210,6 +211,9 @@ def _server_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
     """Run the hub until SIGINT or SIGTERM; returns the exit code."""
+    problem = misplaced(hub_db, hub_db_chosen_by(args.hub_db or None))  # a mistyped path
+    if problem is not None:
+        raise problem  # exits_on_store_problem tells it: exit code 7
     settings = load_settings()
     if isinstance(hub_db, Path):
         settings = replace(settings, store=hub_db)

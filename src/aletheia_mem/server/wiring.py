@@ -15,6 +15,7 @@ from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import is_excluded, project_for_directory
 from aletheia_mem.storage.open import open_hub_store, open_store
 from aletheia_mem.storage.sqlite import SqliteStore
+from aletheia_mem.storage.store_file import misplaced
 from aletheia_mem.tools.app import AppContext
 
 if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
@@ -31,7 +32,11 @@ def open_app(settings: Settings) -> AppContext:
     Raises:
         InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
         StoreUnavailableError: the PostgreSQL database cannot be reached (one line).
+        NoStoreError: a file stands where the store's folder should be.
     """
+    problem = misplaced(settings.store, settings.store_variable)  # a mistyped path: exit 7
+    if problem is not None:
+        raise problem
     store = open_store(settings.store)  # first: a broken store stops here, in one line
     app = _closing_on_failure(store, lambda: _context(settings, store, _local_path(settings.store)))
     # Only a local server knows the repository its tools name files in (a hub has no cwd):

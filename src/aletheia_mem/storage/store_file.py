@@ -104,7 +104,8 @@ def check_place(path: Path) -> bool:
     store (a folder or a FIFO there, or a file where the data folder should be).
 
     Raises:
-        StoreBrokenError: ``path`` is no regular file, or a part of its folder is a file.
+        StoreBrokenError: ``path`` is no regular file.
+        NoStoreError: a part of its folder is a file.
         StoreReadOnlyError: its folder cannot be entered by this user.
     """
     try:
@@ -124,11 +125,28 @@ def check_place(path: Path) -> bool:
     return True
 
 
-def not_in_folder(path: Path) -> StoreBrokenError:
-    return StoreBrokenError(
-        f"The store {path} cannot be opened or made: a file stands where the folder"
-        f" {path.parent} (or one above it) should be. Point ALETHEIA_DATA_DIR at a folder."
+def not_in_folder(path: Path, chosen_by: str = "ALETHEIA_DATA_DIR") -> NoStoreError:
+    """No store can be at ``path``: a file stands where its folder (or one above it) should be
+    (a mistyped path, as a missing store is: exit code 7). ``chosen_by``: the variable or option
+    that gave the path, named as what to fix."""
+    return NoStoreError(
+        f"No store at {path}: a file stands where the folder {path.parent} (or one above it)"
+        f" should be; point {chosen_by} at a folder."
     )
+
+
+def misplaced(target: Path | str, chosen_by: str) -> NoStoreError | None:
+    """The error when a file stands where the folder of the store at ``target`` should be (see
+    :func:`not_in_folder`), else None (a ``postgresql://`` URL has no folder)."""
+    if not isinstance(target, Path):
+        return None
+    try:
+        os.stat(target)
+    except NotADirectoryError:
+        return not_in_folder(target, chosen_by)
+    except OSError:
+        return None
+    return None
 
 
 def _declared_size(header: bytes) -> int:
