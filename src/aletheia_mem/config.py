@@ -167,6 +167,9 @@ def load_http_settings(env: Mapping[str, str] | None = None) -> HttpSettings:
 
 
 CONFIG_FILE_NAME = "config.json"
+# The keys config.json may hold: every one any release read (none ever wrote the file).
+CONFIG_KEYS = ("exclude_projects",)
+_SHOWN_KEY_LENGTH = 60
 
 
 def caller_name(value: str) -> str | None:
@@ -279,7 +282,8 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
     ``ALETHEIA_EXCLUDE`` (comma-separated).
 
     Raises:
-        ConfigError: the config file exists but cannot be read or is not valid.
+        ConfigError: the config file exists but cannot be read or is not valid (a key other
+            than ``exclude_projects`` too: a misspelt one would turn the exclusion off).
     """
     env = os.environ if env is None else env
     entries = [part.strip() for part in env.get("ALETHEIA_EXCLUDE", "").split(",")]
@@ -292,11 +296,25 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
             raise ConfigError(f"{path} is not valid JSON: {error}.") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path} is not a JSON object.")
+        unknown = [key for key in loaded if key not in CONFIG_KEYS]
+        if unknown:  # a misspelt exclude_projects would turn the exclusion off unseen
+            raise ConfigError(
+                f"{path} has an unknown key {_shown_key(unknown[0])}"
+                f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}: the only"
+                f" key it takes is {_shown_key(CONFIG_KEYS[0])}."
+            )
         listed = loaded.get("exclude_projects", [])
         if not isinstance(listed, list) or not all(isinstance(e, str) for e in listed):
             raise ConfigError(f"exclude_projects in {path} must be a list of strings.")
         entries += listed
     return tuple(entry for entry in entries if entry.strip())
+
+
+def _shown_key(key: str) -> str:
+    """A key as an error shows it: quoted, escaped to ASCII (no control character reaches the
+    terminal) and cut to a readable length."""
+    shown = json.dumps(key)
+    return shown if len(shown) <= _SHOWN_KEY_LENGTH else shown[: _SHOWN_KEY_LENGTH - 4] + '..."'
 
 
 def _read_config(path: Path) -> str:

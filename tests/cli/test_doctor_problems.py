@@ -4,6 +4,7 @@ docs/troubleshooting.md, the same facts in ``--json``, and never a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -187,6 +188,37 @@ def test_a_config_json_that_is_not_an_object_is_named(run: Invoke, workspace: Wo
     result = run("doctor")
     assert result.exit_code == 1
     assert f"Config  PROBLEM  {config} is not a JSON object." in result.stdout
+
+
+def test_a_config_json_with_a_misspelt_key_stops_commands_and_doctor_names_it(
+    tmp_path: Path,
+) -> None:
+    """``exclude_project`` for ``exclude_projects`` would silently capture the projects the
+    user meant to keep out: the file is refused, as any other invalid one."""
+    data = tmp_path / "data"
+    data.mkdir()
+    config = data / "config.json"
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
+    env = {**variables, "HOME": str(tmp_path), "ALETHEIA_DATA_DIR": str(data), "NO_COLOR": "1"}
+    aletheia = str(Path(sys.executable).parent / "aletheia")
+    said = (
+        f'{config} has an unknown key "exclude_project": the only key it takes is'
+        ' "exclude_projects".'
+    )
+
+    def aletheia_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [aletheia, *args], capture_output=True, text=True, env=env, timeout=60, check=False
+        )
+
+    config.write_text('{"exclude_projects": ["shop"]}', encoding="utf-8")
+    assert aletheia_run("save", "a first note").returncode == 0
+    config.write_text('{"exclude_projects": [], "exclude_project": ["shop"]}', encoding="utf-8")
+    saved = aletheia_run("save", "a note")
+    assert (saved.returncode, saved.stderr) == (1, f"Error: {said}\n")
+    doctor = aletheia_run("doctor")
+    assert doctor.returncode == 1
+    assert f"Config  PROBLEM  {said}" in doctor.stdout.splitlines()
 
 
 def test_a_valid_config_json_is_reported_ok(run: Invoke, workspace: Workspace) -> None:

@@ -15,6 +15,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     (home / "code" / "shop" / ".git").mkdir(parents=True)
     return {
         "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # a worktree's sources, when tested
         "HOME": str(home),
         "ALETHEIA_DATA_DIR": str(home / ".aletheia"),
         "ALETHEIA_TOOL": "claude-code",

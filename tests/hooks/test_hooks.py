@@ -96,12 +96,15 @@ def test_one_session_is_one_episode_that_the_end_closes(env: dict[str, str]) -> 
     assert {r["episode_id"] for r in requests} == {episodes[0]["id"]}
 
 
-@pytest.mark.parametrize("how", ["config", "env-key", "env-path"])
+@pytest.mark.parametrize("how", ["config", "config-misspelt", "env-key", "env-path"])
 def test_excluded_projects_capture_nothing(env: dict[str, str], how: str) -> None:
-    if how == "config":
+    if how.startswith("config"):
+        # A misspelt key makes the file invalid, which stops capture: it never turns off the
+        # exclusion unseen.
+        key = "exclude_project" if how == "config-misspelt" else "exclude_projects"
         data_dir = Path(env["ALETHEIA_DATA_DIR"])
         data_dir.mkdir(parents=True)
-        (data_dir / "config.json").write_text(json.dumps({"exclude_projects": ["Shop"]}))
+        (data_dir / "config.json").write_text(json.dumps({key: ["Shop"]}))
     elif how == "env-key":
         env["ALETHEIA_EXCLUDE"] = "other, shop"
     else:
