@@ -258,3 +258,28 @@ def test_the_largest_id_is_simply_not_found(run: Invoke, command: list[str]) -> 
 def test_a_rule_evidence_id_past_the_largest_is_bad_input(run: Invoke) -> None:
     result = run("rules", "add", "Run the tests", "--evidence-memory", str(2**63))
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("variable", ["ALETHEIA_DATA_DIR", "ALETHEIA_HUB_DB"])
+def test_sync_without_a_hub_in_a_mistyped_data_folder_makes_no_store_and_exits_7(
+    tmp_path: Path, variable: str
+) -> None:
+    """As the read commands: no hub can be remembered where no store is, so the path is what
+    is wrong (it used to make an empty store there and then say "No hub yet")."""
+    typo = tmp_path / "typo"
+    value = str(typo / "aletheia.db") if variable == "ALETHEIA_HUB_DB" else str(typo)
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "aletheia"), "sync"],
+        capture_output=True,
+        text=True,
+        env={**variables, "HOME": str(tmp_path), variable: value},
+        timeout=20,
+        check=False,
+    )
+    assert result.returncode == 7
+    assert result.stderr == (
+        f'Error: No store at {typo / "aletheia.db"}: {variable} is "{value}"; check it, or save'
+        " something first to start a store there.\n"
+    )
+    assert not typo.exists()

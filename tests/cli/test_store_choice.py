@@ -79,6 +79,11 @@ def test_sync_uses_the_file_aletheia_hub_db_names(
 ) -> None:
     store = tmp_path / "shared.db"
     monkeypatch.setenv("ALETHEIA_HUB_DB", str(store))
+    missing = run("sync")  # no hub can be remembered in a store not made yet: none is made
+    assert missing.exit_code == 7
+    assert missing.stderr.startswith(f'Error: No store at {store}: ALETHEIA_HUB_DB is "{store}"')
+    assert not store.exists()
+    assert run("save", "a note").exit_code == 0
     result = run("sync")
     assert result.exit_code == 2 and "No hub yet" in result.stderr
     assert store.is_file() and not workspace.data_dir.exists()

@@ -133,7 +133,13 @@ def test_every_hub_command_has_help(runner: CliRunner, command: list[str]) -> No
     assert result.exit_code == 0 and "Usage:" in result.output
 
 
-def test_sync_without_a_hub_says_how_to_start(runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(cli, ["sync"], env={"ALETHEIA_DATA_DIR": str(tmp_path / "data")})
+@pytest.mark.parametrize("store", ["none yet", "made"])
+def test_sync_without_a_hub_says_how_to_start(
+    runner: CliRunner, tmp_path: Path, store: str
+) -> None:
+    if store == "made":
+        assert runner.invoke(cli, ["save", "a note"]).exit_code == 0
+    result = runner.invoke(cli, ["sync"])  # the default data folder, ~/.aletheia
     assert result.exit_code == 2
     assert "No hub yet: run ALETHEIA_HUB_TOKEN=TOKEN aletheia sync --hub URL once" in result.output
+    assert (tmp_path / ".aletheia" / "aletheia.db").exists() is (store == "made")

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option
+from aletheia_mem.cli.common import (
+    echo,
+    emit_json,
+    handles_errors,
+    json_option,
+    local_store_hint,
+    misplaced_store,
+    require_store,
+)
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import InvalidInputError
@@ -16,6 +25,9 @@ from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, SyncReport, sync_store
 
 HUB_TOKEN_ENV = "ALETHEIA_HUB_TOKEN"  # noqa: S105 - a variable name
+NO_HUB_YET = (
+    "No hub yet: run ALETHEIA_HUB_TOKEN=TOKEN aletheia sync --hub URL once; it is remembered."
+)
 
 
 @click.command("sync")
@@ -65,16 +77,16 @@ def sync(
     """
     if token_stdin:
         token = sys.stdin.readline().strip() or None
-    store = open_local_store(_sqlite_store_in_use())
+    path = _sqlite_store_in_use()
+    if url is None and not path.is_file():
+        _no_hub_without_a_store(path)
+    store = open_local_store(path)
     try:
         remembered = store.remembered_hub()
         if url is None and remembered is not None:
             url = remembered[0]
         if url is None:
-            raise InvalidInputError(
-                "No hub yet: run ALETHEIA_HUB_TOKEN=TOKEN aletheia sync --hub URL once;"
-                " it is remembered."
-            )
+            raise InvalidInputError(NO_HUB_YET)
         same_hub = remembered is not None and hub_base_url(remembered[0]) == hub_base_url(url)
         if same_hub and remembered is not None:
             token = token or remembered[1]
@@ -139,14 +151,34 @@ def _summary(report: SyncReport) -> str:
     return line
 
 
+def _no_hub_without_a_store(path: Path) -> None:
+    """Without ``--hub`` and with no store at ``path``, there is no remembered hub either:
+    a mistyped ``ALETHEIA_DATA_DIR`` (or ``ALETHEIA_HUB_DB``) is told as the read commands tell
+    it (exit code 7), the default folder as no hub yet; no store is made either way.
+
+    Raises:
+        NoStoreError: the path came from a variable.
+        InvalidInputError: the default folder's store, not made yet.
+    """
+    settings = load_settings()
+    if os.environ.get(settings.store_variable, "").strip():
+        require_store(path, local_store_hint(settings))
+    raise InvalidInputError(NO_HUB_YET)
+
+
 def _sqlite_store_in_use() -> Path:
     """The store the CLI uses (``ALETHEIA_HUB_DB``'s file, else the data folder's): SQLite only,
     as the remembered hub and its token file are.
 
     Raises:
         InvalidInputError: ``ALETHEIA_HUB_DB`` names a PostgreSQL database, a hub's store.
+        NoStoreError: a file stands where the store's folder should be.
     """
-    store = load_settings().store
+    settings = load_settings()
+    problem = misplaced_store(settings)  # a file where the data folder should be: exit 7
+    if problem is not None:
+        raise problem
+    store = settings.store
     if not isinstance(store, Path):
         raise InvalidInputError(
             "aletheia sync exchanges a SQLite store with a hub; ALETHEIA_HUB_DB names a"
