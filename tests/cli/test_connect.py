@@ -233,3 +233,28 @@ def test_connect_writes_nothing(run: Invoke, workspace: Workspace) -> None:
         assert run("connect", host.name).exit_code == 0
     assert not (workspace.home / ".claude.json").exists()
     assert not (workspace.home / ".codex").exists()
+
+
+CODEX_TRUST = "Codex reads a project's .codex/config.toml only in trusted projects."
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["connect", "codex"], False),
+        (["connect", "codex", "--http", "https://h/mcp"], False),
+        (["install", "codex", "--write"], False),
+        (["install", "codex", "--hooks", "--write"], False),
+        (["connect", "codex", "--scope", "project"], True),
+        (["install", "codex", "--scope", "project", "--write"], True),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else None,
+)
+def test_codex_s_trusted_project_note_is_said_only_at_project_scope(
+    run: Invoke, args: list[str], said: bool
+) -> None:
+    """The user file ~/.codex/config.toml needs no trust: the note there misled a new user
+    into looking for a step that does not exist."""
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert (CODEX_TRUST in result.stdout) is said

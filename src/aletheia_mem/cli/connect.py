@@ -159,8 +159,8 @@ def connect_text(host: Host, server: Server, scope: Scope, path: Path) -> str:
         lines += [f"Add this to {path}:", "", render_document(host, server), ""]
         lines.append("or let Aletheia merge it")
     lines[-1] += " with: " + install_command(host, server, scope)
-    if host.note:
-        lines.append(host.note)
+    if host.note_for(scope):
+        lines.append(host.note_for(scope))
     return "\n".join(lines)
 
 

@@ -239,9 +239,15 @@ class Host:
     remote_instead: str = ""
     document_extra: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    project_note: str = ""  # said only for --scope project (the user file needs no trust)
     # Other places the host reads servers from (OpenCode's newer ``mcp.servers``): an entry
     # found there, and not in ``servers_key``, is the one the host starts, updated in place.
     other_servers_keys: tuple[tuple[str, ...], ...] = ()
+
+    def note_for(self, scope: Scope) -> str:
+        """What to know after adding the entry at ``scope`` ("" when nothing)."""
+        notes = (self.note, self.project_note if scope == "project" else "")
+        return " ".join(note for note in notes if note)
 
     def servers_keys(self) -> tuple[tuple[str, ...], ...]:
         """Where the host looks for servers, the place it starts first."""
@@ -287,7 +293,7 @@ HOSTS: tuple[Host, ...] = (
         ".codex/config.toml",
         _codex_entry,
         _codex_add,
-        note="Codex reads a project's .codex/config.toml only in trusted projects.",
+        project_note="Codex reads a project's .codex/config.toml only in trusted projects.",
     ),
     Host(
         "cursor",

@@ -228,8 +228,8 @@ def install(
     pending = any(change.action != "unchanged" for change, _ in plans)
     if not write and pending:
         echo("Nothing written yet. Run again with --write to make this change.")
-    elif write and chosen.note:
-        echo(chosen.note)
+    elif write and chosen.note_for(scope):
+        echo(chosen.note_for(scope))
     if write and hooks and chosen.name == "codex":
         echo(CODEX_TRUST_NOTE)
 
