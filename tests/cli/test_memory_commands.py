@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.cli.conftest import Invoke, Workspace, json_of
@@ -47,6 +52,33 @@ def test_a_file_search_refuses_the_filters_it_does_not_apply(run: Invoke) -> Non
     )
     found = run("search", "--file", "deploy/staging.sh", "--limit", "5", "--order", "relevance")
     assert found.exit_code == 0 and "Staging deploys need the VPN" in found.stdout
+
+
+@pytest.mark.usefixtures("workspace")
+@pytest.mark.parametrize(
+    "args", [["--file-suffix", "cart.py"], ["cart.py", "--file-suffix"], ["--file-suffix"]]
+)
+def test_file_suffix_without_file_is_refused_not_a_word_search(
+    run: Invoke, args: list[str]
+) -> None:
+    """--file-suffix is a flag: ``--file-suffix cart.py`` (the path taken for its value) ran a
+    word search for "cart.py" without a hint, while every other mix is refused."""
+    run("save", "The cart rounds prices half up", "--file", "src/cart.py")
+    aletheia = str(Path(sys.executable).parent / "aletheia")
+    for extra in ([], ["--json"]):
+        result = subprocess.run(
+            [aletheia, "search", *args, *extra], capture_output=True, text=True, timeout=30
+        )
+        assert result.returncode == 2
+        said = (
+            "--file-suffix only goes with --file (a flag: --file PATH --file-suffix finds the"
+            " paths that end with PATH)."
+        )
+        assert result.stderr == f"Error: {said}\n"
+        if extra:
+            assert json.loads(result.stdout)["error"] == {"code": "invalid_input", "message": said}
+        else:
+            assert result.stdout == ""
 
 
 def test_empty_search_says_why(run: Invoke) -> None:

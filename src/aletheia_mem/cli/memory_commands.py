@@ -139,7 +139,9 @@ def _query_only_semantic(app: AppContext) -> SemanticSource | None:
 @click.command()
 @click.argument("query", required=False)
 @click.option("--file", help="Find memories about this exact file path instead.")
-@click.option("--file-suffix", is_flag=True, help="With --file: paths that end with it.")
+@click.option(
+    "--file-suffix", is_flag=True, help="Only with --file: match stored paths that end with it."
+)
 @click.option("--project", "-p", help=PROJECT_HELP)
 @click.option("--type", "kind_filter", type=click.Choice(MEMORY_TYPES), help="Only this type.")
 @click.option("--kind", "memory_kind", help="Only this kind (note, observation, summary...).")
@@ -162,6 +164,11 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
     """Search memories and facts (matching facts first), or find memories by file."""
     query = (query or "").strip() or None
     file = (file or "").strip() or None
+    if options["file_suffix"] and not file:  # a flag: `--file-suffix cart.py` is a word search
+        raise InvalidInputError(
+            "--file-suffix only goes with --file (a flag: --file PATH --file-suffix finds the"
+            " paths that end with PATH)."
+        )
     if not query and not file:
         raise InvalidInputError("query is required.")
     if file:
