@@ -45,6 +45,15 @@ def test_every_script_answers_help(script: str, flag: str) -> None:
     assert "--version" in result.stdout
 
 
+@pytest.mark.parametrize("script", ["aletheia-mcp", "aletheia-server", "aletheia-sync"])
+def test_every_server_s_help_names_the_semantic_switch_it_reads(script: str) -> None:
+    """configuration.md: ALETHEIA_SEMANTIC is read by "the servers and the CLI" (a typo in it
+    stops each server), so each server's list of variables names it."""
+    result = run(str(BIN / script), "--help")
+    assert result.returncode == 0, result.stderr
+    assert "ALETHEIA_SEMANTIC" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("command", "wrong", "message"),
     [

@@ -58,7 +58,8 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
         " made with `aletheia mcp-link create`.",
         epilog="Environment: ALETHEIA_HUB_DB (instead of --hub-db), ALETHEIA_DATA_DIR,"
         " ALETHEIA_HUB_POOL_SIZE (instead of --pool-size), ALETHEIA_HUB_SEARCH_CACHE_MB"
-        " (instead of --search-cache-mb), ALETHEIA_CWD.",
+        " (instead of --search-cache-mb), ALETHEIA_CWD, ALETHEIA_SEMANTIC (on: semantic recall"
+        " too, for a SQLite hub).",
     )
     parser.add_argument("--version", action="version", version=f"{prog}, version {__version__}")
     parser.add_argument(

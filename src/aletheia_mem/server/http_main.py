@@ -111,7 +111,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="Serve MCP over Streamable HTTP at /mcp and the JSON API at /api/.",
         epilog="Environment: ALETHEIA_PORT, ALETHEIA_API_KEY (bearer key for every request),"
         " ALETHEIA_ALLOWED_ORIGINS, ALETHEIA_ALLOWED_HOSTS, ALETHEIA_DATA_DIR, ALETHEIA_HUB_DB,"
-        " ALETHEIA_TOOL, ALETHEIA_CWD, ALETHEIA_WORKERS.",
+        " ALETHEIA_TOOL, ALETHEIA_CWD, ALETHEIA_WORKERS, ALETHEIA_SEMANTIC (on: semantic recall"
+        " too).",
     )
     parser.add_argument(
         "--version", action="version", version=f"aletheia-server, version {__version__}"
