@@ -9,11 +9,9 @@ import click
 from aletheia_mem.cli.common import (
     echo,
     emit_json,
+    existing_store,
     handles_errors,
     json_option,
-    local_store_hint,
-    misplaced_store,
-    require_store,
     table,
 )
 from aletheia_mem.cli.mcp_link import hub_db_of, hub_db_option
@@ -34,13 +32,7 @@ def shown(text: str | None) -> str | None:
 def _store_in_use() -> Path | str:
     """``--local``: the store the CLI and the servers use (``ALETHEIA_HUB_DB``, else the data
     folder's), which must exist."""
-    settings = load_settings()
-    problem = misplaced_store(settings)
-    if problem is not None:
-        raise problem
-    if isinstance(settings.store, Path):
-        return require_store(settings.store, local_store_hint(settings))
-    return settings.store
+    return existing_store(load_settings())
 
 
 @click.command("audit")

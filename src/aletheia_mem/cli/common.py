@@ -78,6 +78,21 @@ def misplaced_store(settings: Settings) -> NoStoreError | None:
     return misplaced(settings.store, settings.store_variable)
 
 
+def existing_store(settings: Settings) -> Path | str:
+    """The store in use, which must be there already (a ``postgresql://`` URL is checked when
+    it is opened).
+
+    Raises:
+        NoStoreError: a file stands where its folder should be, or no store file is there.
+    """
+    problem = misplaced_store(settings)
+    if problem is not None:
+        raise problem
+    if isinstance(settings.store, Path):
+        require_store(settings.store, local_store_hint(settings))
+    return settings.store
+
+
 def local_store_hint(settings: Settings) -> str:
     """Where a missing store's path came from: ``ALETHEIA_HUB_DB`` or ``ALETHEIA_DATA_DIR``."""
     variable = settings.store_variable
@@ -229,8 +244,8 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
     if problem is not None:
         raise problem
     load_excluded_projects()  # a bad config.json is an error here too, not only when saving
-    if not create and isinstance(settings.store, Path):
-        require_store(settings.store, local_store_hint(settings))
+    if not create:
+        existing_store(settings)
     app = open_app(settings)
     try:
         yield replace(app, caller=settings.tool or CLI_CALLER)

@@ -11,11 +11,10 @@ import click
 from aletheia_mem.cli.common import (
     echo,
     emit_json,
+    existing_store,
     handles_errors,
     json_option,
-    local_store_hint,
     misplaced_store,
-    require_store,
 )
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
@@ -79,7 +78,7 @@ def sync(
         token = sys.stdin.readline().strip() or None
     path = _sqlite_store_in_use()
     if url is None and not path.is_file():
-        _no_hub_without_a_store(path)
+        _no_hub_without_a_store()
     store = open_local_store(path)
     try:
         remembered = store.remembered_hub()
@@ -151,8 +150,8 @@ def _summary(report: SyncReport) -> str:
     return line
 
 
-def _no_hub_without_a_store(path: Path) -> None:
-    """Without ``--hub`` and with no store at ``path``, there is no remembered hub either:
+def _no_hub_without_a_store() -> None:
+    """Without ``--hub`` and with no store file yet, there is no remembered hub either:
     a mistyped ``ALETHEIA_DATA_DIR`` (or ``ALETHEIA_HUB_DB``) is told as the read commands tell
     it (exit code 7), the default folder as no hub yet; no store is made either way.
 
@@ -162,7 +161,7 @@ def _no_hub_without_a_store(path: Path) -> None:
     """
     settings = load_settings()
     if os.environ.get(settings.store_variable, "").strip():
-        require_store(path, local_store_hint(settings))
+        existing_store(settings)
     raise InvalidInputError(NO_HUB_YET)
 
 
