@@ -13,6 +13,7 @@ problem is an :class:`InvalidInputError` naming the line and field.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -342,10 +343,31 @@ def _memory_text(memory: dict[str, Any], line: int) -> str:
                 f'Line {line}: memory field "text" of a list must be a JSON list'
                 " without Infinity or NaN."
             )
-        # Written again whole, as work_state_write writes it: the text as given may say more
-        # than its parse (a key twice: the first value, never checked, would be kept).
-        stored = redacted_json(items)
+        # As given (an earlier release spaced its JSON), unless redacting its parse changes it,
+        # or the text says more than its parse: a key given twice keeps only its last value,
+        # and the first, never checked, would be stored.
+        redacted = redacted_json(items)
+        same = redacted == _compact(items) and not _repeats_a_key(value)
+        stored = value if same else redacted
     try:
         return within(LONG_TEXT, value, stored)
     except _Bad as problem:
         raise InvalidInputError(f'Line {line}: memory field "text" {problem}.') from None
+
+
+def _compact(items: list[Any]) -> str:
+    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
+
+
+def _repeats_a_key(text: str) -> bool:
+    """Whether a JSON text (one that parses) gives some object a key twice."""
+    repeated = False
+
+    def pairs(found: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        keys = [key for key, _ in found]
+        repeated = repeated or len(set(keys)) != len(keys)
+        return dict(found)
+
+    json.loads(text, object_pairs_hook=pairs)
+    return repeated
