@@ -484,7 +484,11 @@ def _best_ratio(large: str, small: str, runs: int = 9) -> float:
 
 
 @pytest.mark.parametrize(
-    "unit", ["key=", "auth=", "sk-", " -p", "password=a&", "Cookie: a=bbbbbb1; ", ":1:"]
+    "unit",
+    [
+        *("key=", "auth=", "sk-", " -p", "password=a&", "Cookie: a=bbbbbb1; ", ":1:"),
+        *("value: Tr0ub4dor3 ", "secret access key is ", 'x\\"', "%3A%2F%2Fa%3A", "key "),
+    ],
 )
 def test_a_chain_of_candidates_costs_linear_time(unit: str) -> None:
     """Each "key=" (a weak name) or "sk-" (a token prefix) of one long word was judged against

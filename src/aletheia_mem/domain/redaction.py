@@ -6,29 +6,40 @@ context around it (``password=[REDACTED]``, ``postgres://app:[REDACTED]@db/prod`
 
 The rules, each in its own module:
 
-* blocks (:mod:`~aletheia_mem.domain.redaction_blocks`): PEM and PuTTY private keys, the
-  ``data:`` values of Kubernetes Secrets;
+* blocks (:mod:`~aletheia_mem.domain.redaction_blocks`): PEM, PGP and PuTTY private keys
+  (also as string literals, comments, quotes, numbered or diff lines), the ``data:`` values of
+  Kubernetes Secrets;
 * lines (:mod:`~aletheia_mem.domain.redaction_lines`): URL and DSN passwords (IPv6 hosts too),
   webhook URLs, ``Authorization`` and ``Cookie`` headers and ``Bearer`` tokens, command-line
   options (``--password X``, ``curl -u user:pass``, ``mysql -pX``, ``sshpass -p X``,
-  ``echo X | docker login --password-stdin``), passwords written in sentences and prompts,
-  ``.pgpass`` lines;
+  ``mongo -p X``, ``ldapsearch -w X``, ``smbclient -U u%X``, ``htpasswd -b``, ``net user``,
+  ``IDENTIFIED BY``, ``echo X | docker login --password-stdin``), passwords written in
+  sentences and prompts, random values after a strong name and blanks or a table cell
+  (``aws configure set aws_secret_access_key X``), ``.pgpass`` lines;
 * vendors (:mod:`~aletheia_mem.domain.redaction_vendors`): 80 token formats with a documented
   shape (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, Hugging Face, Vault,
-  DigitalOcean, Databricks, Doppler, SendGrid, Twilio, age...);
+  DigitalOcean, Databricks, Doppler, SendGrid, Twilio, age...), also wrapped in base64, and
+  the AWS secret key beside its key ID;
 * names (:mod:`~aletheia_mem.domain.redaction_names`): literal values given to secret-looking
-  names in code, subscripts, YAML, INI, dotenv, JSON, XML, Terraform variables, cookies and
-  query strings, with an entropy check for weak names (``key``, ``session``, ``seed``), and
-  quoted passphrases given to password names.
+  names in code, subscripts, YAML (also on the next line), INI, dotenv, JSON (also escaped
+  inside a JSON string), XML, Terraform variables, name/value pairs, call arguments, cookies
+  and query strings, with an entropy check for weak names (``key``, ``session``, ``seed``),
+  and quoted passphrases given to password names.
 
-Kept: placeholders (``${DB_PASSWORD}``, ``<your-token>``, ``xxxx``), code expressions, paths,
-git SHAs, UUIDs, digests, public keys and certificates. Every pattern is bounded or possessive,
+Invisible characters between two ASCII characters are dropped first, and a token cut by a shell
+line continuation is read joined.
+
+Kept: placeholders (``${DB_PASSWORD}``, ``<your-token>``, ``xxxx``) and status words
+(``Password: required``), code expressions, paths and resource names, git SHAs, UUIDs and ULIDs
+named as identifiers (``Idempotency-Key``), digests, tokenizer and model names after "token",
+public keys, fingerprints and certificates. Every pattern is bounded or possessive,
 so the cost stays linear on adversarial input. The output is a fixed point: redacting it again
 changes nothing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from aletheia_mem.domain.redaction_blocks import redact_blocks
@@ -63,6 +74,22 @@ _RULES: tuple[Callable[[str], str], ...] = (
 )
 
 
+# Invisible characters inside a token ("ghp_R4nd\u200bXy9..."), between two printable ASCII
+# characters (not in an emoji or a Persian word), and a token cut by a shell line continuation
+# ("GITHUB_TOKEN=ghp_R4nd\" + newline + "Xy9Zq8..."): the text is read without them, and kept
+# so when that finds a secret.
+_INVISIBLE = re.compile(r"(?<=[\x21-\x7e])[\u00ad\u180e\u200b-\u200d\u2060\ufeff]++(?=[\x21-\x7e])")
+_CONTINUATION = re.compile(
+    r"(?<=[A-Za-z0-9+/=_\-]{8})\\\r?\n(?=[A-Za-z0-9+/_][A-Za-z0-9+/=_\-]{7})"
+)
+
+
+def _apply_rules(text: str) -> str:
+    for rule in _RULES:
+        text = rule(text)
+    return text
+
+
 def redact_secrets(text: str) -> str:
     """Replace the secrets in ``text`` with :data:`REDACTED`, keeping their context.
 
@@ -73,9 +100,16 @@ def redact_secrets(text: str) -> str:
         ``text`` with each recognised secret replaced; innocent text is returned unchanged.
         Redacting the result again returns it unchanged.
     """
-    for rule in _RULES:
-        text = rule(text)
-    return text
+    joined = text
+    if not text.isascii():
+        joined = _INVISIBLE.sub("", joined)
+    if "\\" in text and ("\\\n" in text or "\\\r\n" in text):
+        joined = _CONTINUATION.sub("", joined)
+    if joined is not text and joined != text:
+        redacted = _apply_rules(joined)
+        if redacted != joined:
+            return redacted
+    return _apply_rules(text)
 
 
 def redact_named_value(name: str, value: str) -> str:

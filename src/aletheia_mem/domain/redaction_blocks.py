@@ -6,6 +6,7 @@ key names under it) are kept; the secret lines become one ``[REDACTED]``.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections.abc import Iterator
@@ -14,30 +15,62 @@ from aletheia_mem.domain.redaction_values import REDACTED, is_placeholder, redac
 
 # -- PEM private keys ----------------------------------------------------------------------
 
-# The body holds base64, blanks, "Proc-Type: 4,ENCRYPTED" style headers and "\n" escapes (keys
-# inside JSON strings); it stops at the first "-----". A key cut before its END line is still
-# redacted, up to its last base64 line.
-_PEM = re.compile(
-    r"(?P<begin>-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----)"
-    r"(?P<body>(?:[A-Za-z0-9+/=\s:,.\\]|-(?!----))*+)"
-    r"(?P<end>-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----)?"
-)
-_PEM_LINES = re.compile(r"(?:\s|\\n)*+(?:[A-Za-z0-9+/=]++(?:\r?\n|\\n|\Z))*+")
-_PEM_BLANK = re.compile(r"(?:\s|\\n)*+")  # blanks and "\n" escapes around the base64
-_PEM_BLANK_REVERSED = re.compile(r"(?:\s|n\\)*+")  # the same, read from the end
+# A key's lines may carry anything around their base64: quotes and "\n" escapes (string
+# literals, JSON), "# " or "> " (comments, quotes), "-" or "+" (diffs), line numbers ("  2→",
+# cat -n), "<br>", commas. So the key is found by its base64 chunks, not by its layout: from
+# the first chunk after the BEGIN line to the last one before the END line, PGP armor headers
+# ("Comment: ...") included. A chunk does not start right after a backslash ("\nMIIE": the
+# "n" belongs to the escape).
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_CHUNK = re.compile(r"(?:(?<=\\[nrt])|(?<![\\A-Za-z0-9+/=]))[A-Za-z0-9+/=]{4,}+")
+# A key cut before its END line: its lines are the ones whose base64 is most of the line
+# (a run of 8+), after optional armor headers and blank lines.
+_PEM_RUN = re.compile(r"(?:(?<=\\[nrt])|(?<![\\A-Za-z0-9+/=]))[A-Za-z0-9+/=]{8,}+")
+_PEM_HEADER = re.compile(r"[^\w\n]{0,16}+[A-Za-z][\w\-]{0,40}+:[ \t]")
+_MARK = REDACTED.strip("[]")  # a key redacted already: its "REDACTED" is no chunk
+_PEM_DECORATION = re.compile(r"[^A-Za-z0-9+/=]*+")
 
 
-def _redact_pem(match: re.Match[str]) -> str:
-    body, rest = match["body"], ""
-    if match["end"] is None:  # truncated: redact whole base64 lines only
-        lines = _PEM_LINES.match(match.string, match.start("body"))
-        split = min(len(body), lines.end() - match.start("body")) if lines else 0
-        body, rest = body[:split], body[split:]
-    lead = _PEM_BLANK.match(body).end()  # type: ignore[union-attr]
-    trail = len(body) - _PEM_BLANK_REVERSED.match(body[::-1]).end()  # type: ignore[union-attr]
-    if lead >= trail:
-        return match.group(0)
-    return match["begin"] + body[:lead] + REDACTED + body[trail:] + rest + (match["end"] or "")
+def _truncated_key(text: str, start: int, stop: int) -> tuple[int, int] | None:
+    """The span of a key's lines from ``start`` (after its BEGIN line) up to ``stop``."""
+    first = last = -1
+    position = start
+    while position < stop:
+        line_end = text.find("\n", position, stop)
+        line_end = stop if line_end == -1 else line_end
+        runs = [run for run in _PEM_RUN.finditer(text, position, line_end) if run[0] != _MARK]
+        filled = sum(len(run.group()) for run in runs)
+        solid = len(text[position:line_end].replace(" ", "").replace("\t", ""))
+        if runs and 2 * filled >= solid:
+            first = runs[0].start() if first == -1 else first
+            last = runs[-1].end()
+        elif not (
+            _PEM_DECORATION.fullmatch(text, position, line_end)
+            or (first == -1 and _PEM_HEADER.match(text, position, line_end))
+        ):
+            break
+        position = line_end + 1
+    return (first, last) if first != -1 else None
+
+
+def _pem_spans(text: str) -> list[tuple[int, int]]:
+    begins = list(_PEM_BEGIN.finditer(text))
+    ends = [match.start() for match in _PEM_END.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    for index, begin in enumerate(begins):
+        stop = begins[index + 1].start() if index + 1 < len(begins) else len(text)
+        at = bisect.bisect_left(ends, begin.end())
+        if at < len(ends) and ends[at] < stop:
+            found = _PEM_CHUNK.finditer(text, begin.end(), ends[at])
+            chunks = [chunk for chunk in found if chunk[0] != _MARK]
+            if chunks:
+                spans.append((chunks[0].start(), chunks[-1].end()))
+        else:
+            span = _truncated_key(text, begin.end(), stop)
+            if span is not None:
+                spans.append(span)
+    return spans
 
 
 # PuTTY .ppk: the lines after "Private-Lines: N" and the MAC.
@@ -111,7 +144,7 @@ def _redact_kubernetes(text: str) -> str:
 def redact_blocks(text: str) -> str:
     """Private key blocks and Kubernetes Secret values."""
     if "PRIVATE KEY" in text:
-        text = _PEM.sub(_redact_pem, text)
+        text = redact_span(text, _pem_spans(text))
     if "Private-" in text:
         text = _redact_putty(text)
     if "Secret" in text and "ata:" in text:

@@ -2,9 +2,11 @@
 
 ``postgres://app:p@ss/w#rd@db/prod``, ``Authorization: token 0f3a...``, ``Cookie: sid=...``,
 ``curl -u me:pw``, ``mysql -pS3cret``, ``sshpass -p S3cret``, ``--password S3cret``,
+``smbclient -U me%S3cret``, ``htpasswd -b f me S3cret``, ``IDENTIFIED BY 'S3cret'``,
 ``echo S3cret | docker login --password-stdin``, "the password is hunter22",
-"Password for admin: S3cret", ``.pgpass`` lines. Assignments (``password: ...``) are
-:mod:`aletheia_mem.domain.redaction_names`' job.
+"Password for admin: S3cret", ``gh secret set DB_PASSWORD --body S3cret``,
+``aws configure set aws_secret_access_key wJalr...``, ``.pgpass`` lines. Assignments
+(``password: ...``) are :mod:`aletheia_mem.domain.redaction_names`' job.
 """
 
 from __future__ import annotations
@@ -12,11 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from aletheia_mem.domain.redaction_names import Strength, is_literal_secret, name_strength
+from aletheia_mem.domain.redaction_names import (
+    Strength,
+    is_literal_secret,
+    is_public_name,
+    name_strength,
+)
 from aletheia_mem.domain.redaction_values import (
     character_kinds,
     is_high_entropy,
+    is_model_name,
     is_placeholder,
+    is_relative_path,
     looks_like_code,
     looks_like_password,
     lower_same_length,
@@ -33,6 +42,16 @@ _URL_USERINFO = re.compile(
     r"(?P<secret>[^\s@]{0,256}+(?:@[^\s@]{0,256}+){0,8})"  # backtracks by "@", not by character
     r"@(?=(?:\[[0-9A-Fa-f:.]{2,45}+(?:%25[\w.~\-]{1,32}+)?\]|[A-Za-z0-9\-.\[\]]++)"
     r"(?::\d{1,5})?(?:[/?#\s\"'`<>),;]|$))"
+)
+# A token used as the URL's user, without a password: https://<40 hex>@github.com/org/repo
+_URL_TOKEN_USER = re.compile(
+    r"://(?P<secret>[A-Za-z0-9_\-.~]{32,256}+)@(?=[A-Za-z0-9\-.\[\]]++(?::\d{1,5})?(?:[/?#\s\"'`<>),;]|$))"
+)
+_MIN_TOKEN_USER = 32
+# A URL inside a query string, percent-encoded: next=https%3A%2F%2Falice%3AS3cret%40host
+_ENCODED_USERINFO = re.compile(
+    r"(?i:%3A%2F%2F)[^\s%&/?#@]{0,128}+(?i:%3A)"
+    r"(?P<secret>(?:[^\s%&]|%(?!40|3[Aa]%2[Ff])[0-9A-Fa-f]{2}){1,256}+)(?=%40)"
 )
 _PORT_AND_PATH = re.compile(r"\d{1,5}(?:/.*)?", re.DOTALL)  # https://host:8080/path/@user
 # Go MySQL DSNs: app:s3cret@tcp(db:3306)/shop
@@ -54,6 +73,10 @@ def _url_passwords(text: str) -> Iterator[tuple[int, int]]:
         secret = "" if match is None else match["secret"]
         if match and not (is_placeholder(secret) or _PORT_AND_PATH.fullmatch(secret)):
             yield match.span("secret")
+        elif match is None:
+            user = _URL_TOKEN_USER.match(text, start, len(text) if following == -1 else following)
+            if user and is_high_entropy(user["secret"], _MIN_TOKEN_USER):
+                yield user.span("secret")
         start = following
 
 
@@ -63,6 +86,8 @@ def redact_urls(text: str) -> str:
     if "://" in text:
         spans += _url_passwords(text)
         spans += (match.span("secret") for match in _WEBHOOK.finditer(text))
+    if "%" in text and ("%2F%2F" in text or "%2f%2f" in text):
+        spans += (m.span("secret") for m in _ENCODED_USERINFO.finditer(text))
     if "@tcp(" in text or "@unix(" in text:
         spans += (m.span("secret") for m in _GO_DSN.finditer(text) if not is_placeholder(m[1]))
     spans.sort()
@@ -174,13 +199,35 @@ _USER_FLAG = re.compile(
     r"(?P<secret>[^\s\"']{1,256}+)"
 )
 # mysql -pS3cret (attached); sshpass -p S3cret, docker login -p S3cret, redis-cli -a S3cret
-_SHORT_FLAG = re.compile(rf"-(?<!\S-)(?P<flag>[pa])(?P<gap>[ \t]*+)(?P<secret>{_VALUE})")
+_SHORT_FLAG = re.compile(rf"-(?<!\S-)(?P<flag>[paw])(?P<gap>[ \t]*+)(?P<secret>{_VALUE})")
 _ATTACHED_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb(?:-dump)?)\b")
 _SPACED_P = re.compile(
     r"\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm|az|cf)\b.*\blogin"
-    r"|helm\b.*\brepo add|keytool|jarsigner)\b"
+    r"|helm\b.*\brepo add|keytool|jarsigner|mongo(?:sh|dump|restore|export|import|stat|top)?)\b"
 )
 _SPACED_A = re.compile(r"\bredis-cli\b")
+_SPACED_W = re.compile(r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b")
+# smbclient -U admin%S3cret, rpcclient -U 'DOMAIN\admin%S3cret'
+_PERCENT_USER = re.compile(
+    r"-(?<!\S-)(?:U|-user)(?:[ \t=]++)[\"']?[^\s%\"']{1,64}+%(?P<secret>[^\s\"']{1,256}+)"
+)
+_SMB = re.compile(r"\b(?:smbclient|rpcclient|smbget|smbcacls|smbmap|smbtree|winexe|net|mount)\b")
+# htpasswd -b[c] FILE USER PASSWORD, htpasswd -nb USER PASSWORD
+_HTPASSWD = re.compile(
+    r"\bhtpasswd(?P<flags>(?:[ \t]++-[A-Za-z]{1,8}+)++)"
+    r"(?P<args>(?:[ \t]++[^\s\-][^\s]{0,255}+){2,3}+)"
+)
+# net user NAME PASSWORD [/add] (Windows)
+_NET_USER = re.compile(
+    r"\b(?i:net[ \t]++user)[ \t]++(?:\"[^\"\n]{1,64}+\"|[^\s\"/]{1,64}+)[ \t]++"
+    r"(?P<secret>[^\s/\"*][^\s]{0,255}+)"
+)
+# SQL: CREATE USER ... IDENTIFIED BY 'S3cret', IDENTIFIED WITH plugin BY 'S3cret'
+_IDENTIFIED_BY = re.compile(
+    r"(?i:identified)[ \t]++(?:(?i:with)[ \t]++[\w\-]{1,64}+[ \t]++)?(?i:by)[ \t]++"
+    r"(?:(?i:password)[ \t]++)?(?:'(?P<sq>[^'\n]{1,256}+)'|\"(?P<dq>[^\"\n]{1,256}+)\""
+    r"|(?P<bare>[^\s;'\"]{1,256}+))"
+)
 _OPENSSL_PASS = re.compile(r"-(?<!\S-)pass(?:in|out)?[ \t]++pass:(?P<secret>[^\s\"']{1,256}+)")
 # echo S3cret | docker login --password-stdin; printf '%s' 'S3cret' | helm registry login ...
 _STDIN_FLAG = "--password-stdin"
@@ -206,6 +253,8 @@ def _short_flag_is_secret(match: re.Match[str]) -> bool:
     head = _line_start(match.string, match.start())
     if match["flag"] == "a":
         return bool(match["gap"]) and _SPACED_A.search(head) is not None
+    if match["flag"] == "w":
+        return bool(match["gap"]) and _SPACED_W.search(head) is not None
     if not match["gap"]:
         return _ATTACHED_P.search(head) is not None
     return _SPACED_P.search(head) is not None
@@ -228,6 +277,38 @@ def _piped_passwords(text: str) -> Iterator[tuple[int, int]]:
         index = text.find(_STDIN_FLAG, index + 1)
 
 
+def _htpasswd_passwords(text: str) -> Iterator[tuple[int, int]]:
+    """The last argument of ``htpasswd -b FILE USER PASSWORD`` (``-nb USER PASSWORD``)."""
+    for match in _HTPASSWD.finditer(text):
+        flags = match["flags"]
+        if "b" not in flags or "D" in flags or "v" in flags:
+            continue
+        args = match["args"].split()
+        if len(args) == 3 - ("n" in flags) and not is_placeholder(args[-1]):
+            yield match.end("args") - len(args[-1]), match.end("args")
+
+
+def _program_passwords(text: str) -> Iterator[tuple[int, int]]:
+    """Passwords given as an argument: smbclient -U u%p, htpasswd -b, net user, SQL."""
+    if "%" in text and ("-U" in text or "--user" in text):
+        for match in _PERCENT_USER.finditer(text):
+            head = _line_start(text, match.start())
+            if _SMB.search(head) and not is_placeholder(match["secret"]):
+                yield match.span("secret")
+    lower = lower_same_length(text)
+    if "htpasswd" in lower:
+        yield from _htpasswd_passwords(text)
+    if "net user" in lower:
+        for match in _NET_USER.finditer(text):
+            if not is_placeholder(match["secret"]) and len(match["secret"]) >= 3:
+                yield match.span("secret")
+    if "identified" in lower:
+        for match in _IDENTIFIED_BY.finditer(text):
+            group = "sq" if match["sq"] is not None else "dq" if match["dq"] is not None else "bare"
+            if not is_placeholder(match[group]):
+                yield match.span(group)
+
+
 def redact_command_lines(text: str) -> str:
     """Passwords and tokens given to programs as options."""
     spans: list[tuple[int, int]] = []
@@ -244,7 +325,9 @@ def redact_command_lines(text: str) -> str:
             for match in _USER_FLAG.finditer(text)
             if not (is_placeholder(match["secret"]) or match["secret"].isdigit())
         )
-    if " -p" in text or " -a" in text or text.startswith(("-p", "-a")):
+    if (" -" in text and (" -p" in text or " -a" in text or " -w" in text)) or text.startswith(
+        ("-p", "-a")
+    ):
         for match in _SHORT_FLAG.finditer(text):
             value = _flag_value(match["secret"])
             if _short_flag_is_secret(match) and not is_placeholder(value) and len(value) >= 3:
@@ -255,13 +338,13 @@ def redact_command_lines(text: str) -> str:
         )
     if _STDIN_FLAG in text:
         spans += _piped_passwords(text)
+    spans += _program_passwords(text)
     spans.sort()
     return redact_span(text, spans)
 
 
 # -- Prose and other line shapes ----------------------------------------------------------
 
-_PROSE_NAMES = ("password", "passphrase", "passwd", "pwd", "pw", "secret", "token", "api key")
 # "the password for the staging db is Tr0ub4dor&3", "passphrase: Tr0ub4dor&3", "password x9",
 # "Password for admin: Tr0ub4dor&3" (a prompt and what was typed)
 _PROSE = re.compile(
@@ -273,6 +356,9 @@ _PROSE = re.compile(
     r"[ \t]*+[`\"']?(?P<secret>[^\s`\"'<>]{6,200}+)"
 )
 _TRAILING = ".,;:!?)]}"
+_FLAG_VALUE = re.compile(
+    r"--?[A-Za-z][\w\-]{0,40}+(?:=|[ \t]++)[`\"']?(?P<secret>[^\s`\"'<>]{6,200}+)"
+)
 # Telegram bot tokens: 123456789:AAH...
 _TELEGRAM = re.compile(r"(?<!\d)\d{8,10}:(?P<secret>AA[A-Za-z0-9_\-]{33})(?![\w\-])")
 # A .pgpass line, alone on its line: hostname:port:database:username:password, ":" escaped "\:".
@@ -300,29 +386,113 @@ def _pgpass_passwords(text: str) -> Iterator[tuple[int, int]]:
         port = _PGPASS_PORT.search(text, line_end) if line_end != -1 else None
 
 
-def _prose_starts(lower: str) -> list[int]:
+# Where the prose and spaced rules may start, found by one fast scan per word: "pass" stands for
+# password, passphrase and passwd, "pw" for pwd, "key" for "api key".
+_HINTS = ("pass", "pw", "secret", "token", "key")
+_SPACED_HINTS = frozenset({"pass", "secret", "token", "key"})
+
+
+def _hints(lower: str) -> dict[str, list[int]]:
+    """The positions of each of ``_HINTS`` in ``lower``."""
+    found: dict[str, list[int]] = {}
+    for hint in _HINTS:
+        positions = found[hint] = []
+        index = lower.find(hint)
+        while index != -1:
+            positions.append(index)
+            index = lower.find(hint, index + len(hint))
+    return found
+
+
+def _prose_starts(lower: str, hints: dict[str, list[int]]) -> list[int]:
     """Where a secret word starts a word in ``lower``."""
     starts: set[int] = set()
-    for word in _PROSE_NAMES:
-        index = lower.find(word)
-        while index != -1:
+    for hint, positions in hints.items():
+        for index in positions:
+            if hint == "key":
+                if not lower.startswith("api ", index - 4):
+                    continue
+                index -= 4
             if index == 0 or not lower[index - 1].isalnum():
                 starts.add(index)
-            index = lower.find(word, index + 1)
     return sorted(starts)
+
+
+# A random value after a strong name and blanks, a table cell or "is" rather than "=":
+# "aws configure set aws_secret_access_key wJalr...", "| AWS_SECRET_ACCESS_KEY | wJalr... |",
+# "set -x OPENAI_API_KEY 9f8e...", "the aws secret access key is wJalr...". The name may be a
+# few words ("secret access key"); the value must look random.
+_SPACED = re.compile(
+    r"[a-z][a-z0-9_.\-]{0,90}+"  # from a hint on
+    r"(?:[ \t]++(?:is|was)|[ \t]*+[|,:]|)[ \t]++[`\"']?(?P<secret>[a-z0-9+/=_\-.~]{16,256}+)"
+)
+_WORDS_BEFORE = re.compile(r"(?:[A-Za-z]{2,12}+[ \t]++){1,3}+$")
+_IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_MAX_NAME = 80
+
+
+def _spaced_secrets(
+    text: str, lower: str, hints: dict[str, list[int]]
+) -> Iterator[tuple[int, int]]:
+    for hint in _SPACED_HINTS:
+        for index in hints[hint]:
+            match = _SPACED.match(lower, index)
+            if match is not None:
+                yield from _spaced_secret(text, lower, match)
+
+
+def _spaced_secret(text: str, lower: str, match: re.Match[str]) -> Iterator[tuple[int, int]]:
+    begin = match.start("secret")
+    secret = text[begin : match.end("secret")].rstrip(_TRAILING)
+    if not is_high_entropy(secret) or is_relative_path(secret):
+        return
+    start = match.start()
+    floor = max(0, start - _MAX_NAME)
+    while start > floor and lower[start - 1] in _IDENTIFIER_CHARS:
+        start -= 1
+    end = start + len(lower[start:begin].split(None, 1)[0])  # the identifier
+    words = _WORDS_BEFORE.search(text, max(0, start - 40), start)  # "aws secret access" key
+    for name_start in (start, *([words.start()] if words else [])):
+        name = text[name_start:end]
+        if name_strength(name) is Strength.STRONG and not is_public_name(text, name_start, name):
+            yield begin, begin + len(secret)
+            return
+
+
+_IDIOM = re.compile(r"secrets?[ \t]++(?:to|of)[ \t]")  # "the secret to fast builds is ..."
+
+
+def _innocent_prose(lower: str, start: int, secret: str) -> bool:
+    """Whether a word after a secret word is prose: an idiom, a tokenizer after "token"."""
+    if lower.startswith("token", start):
+        return is_model_name(secret)
+    return _IDIOM.match(lower, start) is not None
 
 
 def redact_prose(text: str) -> str:
     """Passwords written in sentences and prompts, netrc and .pgpass lines, Telegram bot
-    tokens."""
+    tokens, random values after a strong name and blanks."""
     spans: list[tuple[int, int]] = []
-    for start in _prose_starts(lower_same_length(text)):
+    lower = lower_same_length(text)
+    hints = _hints(lower)
+    spans += _spaced_secrets(text, lower, hints)
+    for start in _prose_starts(lower, hints):
         match = _PROSE.match(text, start)
         if match is None:
             continue
-        secret = match["secret"].rstrip(_TRAILING)
-        if looks_like_password(secret) and not looks_like_code(secret):
+        begin = match.start("secret")
+        if match["secret"].startswith("-"):  # a flag: "DB_PASSWORD --body S3cret", its value
+            match = _FLAG_VALUE.match(text, begin)
+            if match is None:
+                continue
             begin = match.start("secret")
+        secret = match["secret"].rstrip(_TRAILING)
+        if (
+            looks_like_password(secret)
+            and not looks_like_code(secret)
+            and not is_relative_path(secret)
+            and not _innocent_prose(lower, start, secret)
+        ):
             spans.append((begin, begin + len(secret)))
     if ":AA" in text:
         spans += (match.span("secret") for match in _TELEGRAM.finditer(text))

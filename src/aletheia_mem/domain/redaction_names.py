@@ -11,14 +11,21 @@ soon") are kept.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import string
+from collections.abc import Iterator
 from enum import Enum
 
 from aletheia_mem.domain.redaction_values import (
     is_high_entropy,
+    is_identifier,
+    is_model_name,
     is_placeholder,
+    is_relative_path,
+    looks_like_code,
+    looks_like_password,
     lower_same_length,
     redact_span,
 )
@@ -68,9 +75,35 @@ def _names(name: str, suffixes: tuple[str, ...], words: frozenset[str]) -> bool:
     return bool(found) and found[-1].lower() in words
 
 
+# Public halves and their names: "GPG key: 9DC8...", "mapbox public token pk.eyJ..."
+_PUBLIC_SUFFIXES = ("publickey", "publishablekey", "pubkey", "gpgkey", "pgpkey", "publictoken")
+# Weak names of identifiers, whose UUID or ULID is no secret ("heroku_key: <uuid>" is one)
+_ID_KEYS = (
+    "idempotencykey", "primarykey", "partitionkey", "sortkey", "rangekey", "hashkey", "rowkey",
+    "cachekey", "dedupekey", "dedupkey", "foreignkey", "objectkey", "lookupkey", "uniquekey",
+    "requestkey", "messagekey", "eventkey", "session",
+)  # fmt: skip
+# The bare word "token" names tokenizers and models as often as credentials
+_TOKEN_WORDS = frozenset({"token", "tokens", "tokenizer"})
+
+
+_WORD_BEFORE = re.compile(r"([A-Za-z]{1,20}+)[ \t]$")
+
+
+def is_public_name(text: str, start: int, name: str) -> bool:
+    """Whether ``name`` at ``start`` with the word before it names a public value
+    ("GPG key", "public token")."""
+    if not name[-5:].lower().endswith(("key", "token")):  # how every public name ends
+        return False
+    before = _WORD_BEFORE.search(text, max(0, start - 21), start)
+    return before is not None and compact(before[1] + name).endswith(_PUBLIC_SUFFIXES)
+
+
 @functools.lru_cache(maxsize=4096)
 def name_strength(name: str) -> Strength:
     """How secret the values of ``name`` are: ``DB_PASSWORD`` strong, ``sort_key`` weak."""
+    if compact(name).endswith(_PUBLIC_SUFFIXES):
+        return Strength.NONE
     if _names(name, _STRONG_SUFFIXES, _STRONG_WORDS):
         return Strength.STRONG
     return Strength.WEAK if compact(name).endswith(_WEAK_SUFFIXES) else Strength.NONE
@@ -83,14 +116,20 @@ def is_literal_secret(name: str, value: str) -> bool:
     strength = name_strength(name)
     if strength is Strength.NONE or _BLANK.search(value):
         return False
+    compact_name = compact(name)
     if (
         is_placeholder(value)
         or _PATH.fullmatch(value)
+        or ("/" in value and is_relative_path(value))
         or _COLOR.fullmatch(value)
-        or compact(name).endswith(compact(value))  # password=password
+        or compact_name.endswith(compact(value))  # password=password
     ):
         return False
-    return strength is Strength.STRONG or is_high_entropy(value)
+    if strength is Strength.STRONG:
+        return not (compact_name in _TOKEN_WORDS and is_model_name(value))  # token: cl100k_base
+    if is_identifier(value) and (compact_name == "key" or compact_name.endswith(_ID_KEYS)):
+        return False
+    return is_high_entropy(value)
 
 
 _PASSWORD_SUFFIXES = ("password", "passwd", "passphrase", "passcode")
@@ -210,11 +249,51 @@ def _quoted_secret_end(text: str, match: re.Match[str], name: str) -> int:
     return end if is_quoted_secret(name, text[start : min(end, start + _MAX_JUDGED_LENGTH)]) else 0
 
 
+# JSON inside a JSON string (logs, tool results): {\"password\": \"...\"}. The escaping
+# backslashes are dropped from a copy, which is read like any text; its spans are mapped back.
+_ESCAPED_QUOTE = re.compile(r"\\++(?=\")")
+
+
 def redact_assignments(text: str) -> str:
-    """Redact the literal values assigned to secret-looking names."""
+    """Redact the literal values assigned to secret-looking names (also in escaped JSON), given
+    as the value of a name/value pair, on the next line or as a call's next argument."""
+    lower = lower_same_length(text)
+    spans = _assignment_spans(text, lower)
+    if "value" in lower:
+        spans += _pair_spans(text, lower)
+    if "\n" in text and ":" in text:
+        spans += _next_line_spans(text, lower)
+    if "(" in text:
+        spans += _call_spans(text)
+    text = redact_span(text, sorted(spans))
+    if '\\"' not in text:
+        return text
+    kept: list[str] = []
+    cuts: list[int] = []  # where each escaped quote is in the copy
+    removed = [0]  # backslashes removed up to it
+    done = 0
+    for escape in _ESCAPED_QUOTE.finditer(text):
+        kept.append(text[done : escape.start()])
+        cuts.append(escape.start() - removed[-1])
+        removed.append(removed[-1] + len(escape.group()))
+        done = escape.end()
+    kept.append(text[done:])
+    unescaped = "".join(kept)
+    spans = [
+        (
+            start + removed[bisect.bisect_right(cuts, start)],
+            end + removed[bisect.bisect_left(cuts, end)],
+        )
+        for start, end in _assignment_spans(unescaped, lower_same_length(unescaped))
+    ]
+    return redact_span(text, spans)
+
+
+def _assignment_spans(text: str, lower: str) -> list[tuple[int, int]]:
+    """The literal values assigned to secret-looking names."""
     spans: list[tuple[int, int]] = []
     done = run_end = 0
-    for match in _ASSIGNMENT.finditer(lower_same_length(text)):
+    for match in _ASSIGNMENT.finditer(lower):
         if match["bare"] is None:
             start = match.start("dq" if match["dq"] is not None else "sq")
         else:
@@ -228,10 +307,10 @@ def redact_assignments(text: str) -> str:
             end = _quoted_secret_end(text, match, name)
         else:
             end = _bare_secret_end(text, match, name, run_end)
-        if end:
+        if end and not is_public_name(text, text.rfind(name, 0, match.start()), name):
             spans.append((start, end))
             done = end
-    return redact_span(text, spans)
+    return spans
 
 
 # -- Terraform variables -------------------------------------------------------------------
@@ -281,3 +360,86 @@ def redact_xml(text: str) -> str:
                 spans.append(match.span("secret"))
     spans.sort()
     return redact_span(text, spans)
+
+
+# -- Name and value pairs ------------------------------------------------------------------
+
+# Kubernetes and Compose env lists, ECS task definitions, work-list items: a secret name given as
+# the "name" (or "key") of an object whose "value" is the secret.
+#   - name: DB_PASSWORD            {"name": "DB_PASSWORD", "value": "..."}
+#     value: Tr0ub4dor3
+_PAIR_VALUE = re.compile(
+    r"(?<![a-z0-9])value[\"']?[ \t]*+[:=][ \t]*+"
+    r"(?:\"(?P<dq>[^\"\\\n]{6,512}+)\"|'(?P<sq>[^'\\\n]{6,512}+)'"
+    r"|(?P<bare>[^\s\"',;{}\[\]]{6,512}+))"
+)
+_PAIR_NAME = re.compile(
+    r"(?<![\w\-])(?:name|key)[\"']?[ \t]*+[:=][ \t]*+[\"']?(?P<name>[\w.\-]{1,80}+)[\"']?"
+)
+_PAIR_BREAK = re.compile(r"[{}]|\n[ \t]*+-[ \t]")  # another object or list item in between
+_PAIR_WINDOW = 200
+
+
+def _pair_spans(text: str, lower: str) -> Iterator[tuple[int, int]]:
+    for match in _PAIR_VALUE.finditer(lower):
+        group = next(group for group in ("dq", "sq", "bare") if match[group] is not None)
+        start, end = match.span(group)
+        value = text[start:end]
+        if is_placeholder(value):
+            continue
+        names = list(_PAIR_NAME.finditer(text, max(0, match.start() - _PAIR_WINDOW), match.start()))
+        judge = is_literal_secret if group == "bare" else is_quoted_secret
+        if (
+            names
+            and not _PAIR_BREAK.search(text, names[-1].end(), match.start())
+            and judge(names[-1]["name"], value)
+        ):
+            yield start, end
+
+
+# -- Values on the next line ---------------------------------------------------------------
+
+# YAML: "password: |" (a block scalar) or "password:" with its value on the next, deeper line.
+_NEXT_LINE_VALUE = re.compile(
+    r":(?=[^\n]{0,8}+\n)"  # a cheap check first: the line ends soon after the ":"
+    rf"(?<={_NAME_END}:)[ \t]*+(?P<block>[|>][\-+0-9]{{0,2}}+)?[ \t]*+\r?\n"
+    r"(?P<indent>[ \t]++)"
+    r"(?(block)|(?!-[ \t]|[^\n]*:(?:[ \t]|\r?\n|\Z)))"  # a plain value: no list item, no mapping
+    r"(?P<value>[^\s#][^\n]{0,512}+)"
+)
+
+
+def _next_line_spans(text: str, lower: str) -> Iterator[tuple[int, int]]:
+    for match in _NEXT_LINE_VALUE.finditer(lower):
+        name = _name_before(text, match.start())
+        if not name or name_strength(name) is Strength.NONE:
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line = text[line_start : match.start()]
+        if len(line) - len(line.lstrip(" \t")) >= len(match["indent"]):
+            continue  # not deeper: the next key of the same mapping
+        value = text[match.start("value") : match.end("value")].rstrip()
+        judged = value[1:-1] if value[:1] in "\"'" and value[-1:] == value[:1] else value
+        if is_quoted_secret(name, judged):
+            start = match.start("value")
+            yield start, start + len(value)
+
+
+# A secret name given as a call's first argument, the literal as its second:
+# os.environ.setdefault("DB_PASSWORD", "..."), config.set("api_key", "...").
+_CALL_PAIR = re.compile(
+    r"\([ \t]*+[\"'](?P<name>[\w.\-]{1,80}+)[\"'][ \t]*+,[ \t]*+"
+    r"(?:\"(?P<dq>[^\"\\\n]{1,512}+)\"|'(?P<sq>[^'\\\n]{1,512}+)')"
+)
+
+
+def _call_spans(text: str) -> Iterator[tuple[int, int]]:
+    for match in _CALL_PAIR.finditer(text):
+        group = "dq" if match["dq"] is not None else "sq"
+        value = match[group]
+        if (
+            is_literal_secret(match["name"], value)
+            and looks_like_password(value)
+            and not looks_like_code(value)
+        ):
+            yield match.span(group)

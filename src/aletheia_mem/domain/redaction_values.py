@@ -6,6 +6,7 @@ Shared by every redaction rule (:mod:`aletheia_mem.domain.redaction`), so that `
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import string
@@ -39,16 +40,30 @@ _CHARACTER_KINDS = (str.islower, str.isupper, str.isdigit)
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
+@functools.lru_cache(maxsize=4)
 def lower_same_length(text: str) -> str:
-    """``text`` lower-cased with every index unchanged (``str.lower`` may lengthen "İ")."""
+    """``text`` lower-cased with every index unchanged (``str.lower`` may lengthen "İ").
+
+    Cached: the rules of one redaction ask for the same text, unchanged when it holds no
+    secret, and a string keeps its hash."""
     lower = text.lower()
     return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
+
+
+# What a form or a log says of a secret: "Password: required", "token=expired"
+_STATUS_WORDS = frozenset(
+    {
+        "required", "optional", "invalid", "incorrect", "missing", "empty", "expired", "revoked",
+        "rotated", "hidden", "masked", "unset", "unknown", "disabled", "deleted", "n/a",
+    }
+)  # fmt: skip
 
 
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` stands for a secret (``<token>``, ``${PW}``, ``xxxx``) or is one."""
     return (
         _PLACEHOLDER.fullmatch(value) is not None
+        or value.lower() in _STATUS_WORDS
         or _TEMPLATE.search(value) is not None
         # redacted already, maybe then lower-cased (project keys): a second pass leaves it alone
         or REDACTED in value
@@ -86,6 +101,49 @@ def is_high_entropy(value: str, min_length: int = _MIN_RANDOM_LENGTH) -> bool:
     )
 
 
+# Tokenizers and models, named after the word "token": cl100k_base, o200k_base, gpt-4o-mini,
+# text-embedding-3-small. Lower-case parts, each a word, a number or short ("4o", "100k").
+_MODEL_NAME = re.compile(r"[a-z][a-z0-9]*+(?:[_\-.][a-z0-9]++)++")
+_MODEL_PART = re.compile(r"[a-z]++|[0-9]++|[a-z0-9]{1,6}+")
+_MODEL_NAME_SPLIT = re.compile(r"[_\-.]")
+
+
+def is_model_name(value: str) -> bool:
+    """Whether ``value`` names a tokenizer or a model rather than being a token."""
+    return _MODEL_NAME.fullmatch(value) is not None and all(
+        _MODEL_PART.fullmatch(part) for part in _MODEL_NAME_SPLIT.split(value)
+    )
+
+
+# Paths without a leading "/": uploads/2024/01/report.pdf, projects/p/secrets/db/versions/1
+_PATH_CHARS = re.compile(r"[\w.\-@]++(?:/[\w.\-@]++)++")
+_FILE_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
+_PATH_HEAD = re.compile(r"[a-z]{3,}+[a-z\-]*+/")
+_MIN_PATH_SLASHES = 2
+
+
+def is_relative_path(value: str) -> bool:
+    """Whether ``value`` is a path or resource name rather than base64 holding "/"."""
+    if "/" not in value or _PATH_CHARS.fullmatch(value) is None:
+        return False
+    dot = value.rfind(".")
+    if dot > value.rfind("/") and _FILE_EXTENSION.fullmatch(value, dot):
+        return True
+    return value.count("/") >= _MIN_PATH_SLASHES and _PATH_HEAD.match(value) is not None
+
+
+# A canonical UUID or a ULID: identifiers, named "key" or "session" as often as not
+_IDENTIFIER = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[0-7][0-9A-HJKMNP-TV-Z]{25}"
+)
+
+
+def is_identifier(value: str) -> bool:
+    """Whether ``value`` is a UUID or a ULID."""
+    return _IDENTIFIER.fullmatch(value) is not None
+
+
 def looks_like_password(value: str) -> bool:
     """Whether a word given after "password is" is a password rather than prose.
 
@@ -118,13 +176,15 @@ def looks_like_code(value: str) -> bool:
 
 
 def redact_span(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with each of the sorted, non-overlapping ``spans`` replaced by REDACTED."""
+    """``text`` with each of the sorted ``spans`` replaced by REDACTED (overlapping spans as
+    one)."""
     if not spans:
         return text
     parts: list[str] = []
     done = 0
     for start, end in spans:
-        if start < done:
+        if start < done:  # inside the last one: redacted with it, to whichever end is further
+            done = max(done, end)
             continue
         parts += (text[done:start], REDACTED)
         done = end

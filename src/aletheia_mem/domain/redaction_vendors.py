@@ -8,11 +8,12 @@ first two characters, so that 80 formats cost about as much as one.
 
 from __future__ import annotations
 
+import binascii
 import re
 from collections import defaultdict
 from collections.abc import Iterator
 
-from aletheia_mem.domain.redaction_values import is_masked, redact_span
+from aletheia_mem.domain.redaction_values import is_high_entropy, is_masked, redact_span
 
 # Token characters: vendor tokens never contain "=", ":", "/" or blanks, which separate them
 # from the names they are assigned to ("GITHUB_TOKEN=ghp_...", "x-access-token:ghp_...@").
@@ -175,15 +176,65 @@ def _token_spans(run: str, offset: int) -> Iterator[tuple[int, int]]:
                 yield offset + start, offset + end
 
 
-def redact_vendor_tokens(text: str) -> str:
-    """Replace every vendor-shaped token in ``text``."""
+# The secret access key beside its key ID, in the console's CSV (AKIA...,wJalr...) or a table.
+_AWS_ID = ("AKIA", "ASIA")
+_AWS_SECRET_AFTER = re.compile(
+    r"[ \t]*+[,|;:\t][ \t]*+(?P<secret>[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])"
+)
+
+
+def _aws_secrets(text: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    for start, end in spans:
+        if text.startswith(_AWS_ID, start):
+            match = _AWS_SECRET_AFTER.match(text, end)
+            if match and is_high_entropy(match["secret"]):
+                yield match.span("secret")
+
+
+# A token wrapped in base64 ("echo Z2hwX... | base64 -d", a Docker auth of "user:ghp_..."):
+# each long run of base64 that decodes to printable ASCII is searched for tokens in turn.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{28,4096}+={0,2}(?![A-Za-z0-9+/=])")
+_MIN_BASE64 = 28
+
+
+def _wraps_token(run: str) -> bool:
+    """Whether the base64 ``run`` decodes to text holding a vendor token."""
+    try:
+        decoded = binascii.a2b_base64(run + "=" * (-len(run) % 4)).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return decoded.isprintable() and _vendor_spans(decoded, decode=False) != []
+
+
+def _vendor_spans(text: str, *, decode: bool) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     cursor = 0
     # Splitting on blanks is the fastest way through prose; only long words are scanned.
     for word in [word for word in text.split() if len(word) >= _MIN_RUN]:
         offset = text.find(word, cursor)
         cursor = offset + len(word)
+        found_before = len(spans)
         for found in _RUN.finditer(word):
             run = found.group().rstrip(_TRIM)
             spans += _token_spans(run, offset + found.start())
+        if (
+            decode
+            and len(spans) == found_before
+            and len(word) >= _MIN_BASE64
+            and not (word.islower() or word.isupper())  # base64 of text mixes cases
+            and "://" not in word
+        ):
+            spans += (
+                (offset + match.start(), offset + match.end())
+                for match in _BASE64_RUN.finditer(word)
+                if _wraps_token(match.group())
+            )
+    return spans
+
+
+def redact_vendor_tokens(text: str) -> str:
+    """Replace every vendor-shaped token in ``text``, also wrapped in base64."""
+    spans = _vendor_spans(text, decode=True)
+    if spans:
+        spans = sorted([*spans, *_aws_secrets(text, spans)])
     return redact_span(text, spans)
