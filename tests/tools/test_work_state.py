@@ -161,3 +161,22 @@ def test_a_name_with_a_line_break_is_shown_as_its_json_string(call):
 
     assert written.text == 'Saved list "to\\"do\\tnow\\nlater" with 1 item(s) as #1.'
     assert _read(call, json.loads('"to\\"do\\tnow\\nlater"')) == ["a"]
+
+
+def test_a_value_named_by_its_object_is_judged_by_that_name(call, app):
+    items = [
+        {"name": "DB_PASSWORD", "value": "Tr0ub4dor3xyzW"},
+        {"value": "hunter2hunter2", "key": "api_key"},  # the name after the value
+        {"name": "LOG_LEVEL", "value": "debug"},
+    ]
+
+    call("work_state_write", list="env", items=items)
+
+    [(stored,)] = db_rows(app, "SELECT text FROM memories WHERE kind = 'work_state'")
+    assert "Tr0ub4dor3xyzW" not in stored
+    assert "hunter2hunter2" not in stored
+    assert _read(call, "env") == [
+        {"name": "DB_PASSWORD", "value": "[REDACTED]"},
+        {"value": "[REDACTED]", "key": "api_key"},
+        {"name": "LOG_LEVEL", "value": "debug"},
+    ]

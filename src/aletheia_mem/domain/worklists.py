@@ -15,7 +15,7 @@ from aletheia_mem.domain.limits import (
     shape_problem,
 )
 from aletheia_mem.domain.recall_tag import neutralize
-from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import NewMemory
@@ -97,11 +97,19 @@ def check_items(items: Sequence[object]) -> None:
         raise InvalidInputError(f"items must be at most {MAX_LIST_JSON} characters as JSON.")
 
 
+_PAIR_NAMES = ("name", "key")
+
+
 def _redact_strings(item: object) -> object:
     if isinstance(item, str):
         return redact_secrets(item)
     if isinstance(item, dict):
-        return {redact_secrets(str(k)): _redact_strings(v) for k, v in item.items()}
+        redacted = {redact_secrets(str(k)): _redact_strings(v) for k, v in item.items()}
+        # {"name": "DB_PASSWORD", "value": "..."}: the value is judged by the name it is given
+        name = next((item[k] for k in _PAIR_NAMES if isinstance(item.get(k), str)), None)
+        if name is not None and isinstance(item.get("value"), str):
+            redacted["value"] = redact_named_value(name, item["value"])
+        return redacted
     if isinstance(item, list):
         return [_redact_strings(value) for value in item]
     return item
