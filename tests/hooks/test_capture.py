@@ -184,3 +184,16 @@ def test_a_summary_of_many_requests_and_files_stays_short() -> None:
     assert "- ... and 10 more" in summary.text
     assert summary.text.endswith(", f19.py and 5 more.")
     assert len(summary.files) == 20
+
+
+@pytest.mark.parametrize(
+    "name", [".env", ".env.production", "keys/deploy.pem", "credentials.json", "tls.key"]
+)
+def test_an_edit_of_a_secrets_file_keeps_no_excerpt(tmp_path: Path, name: str) -> None:
+    edit = {"file_path": str(tmp_path / name), "old_string": "hunter2old", "new_string": "S3"}
+    seen = observation_of("Edit", edit, tmp_path)
+    assert seen is not None
+    assert seen.text == f"Edited {name}."
+    other = observation_of("Edit", {**edit, "file_path": str(tmp_path / "env.py")}, tmp_path)
+    assert other is not None
+    assert other.text == "Edited env.py.\nReplaced:\nhunter2old\nWith:\nS3"

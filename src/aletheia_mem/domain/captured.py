@@ -59,8 +59,27 @@ def shown_path(raw: str, root: Path) -> str:
     return real.relative_to(top).as_posix() if real.is_relative_to(top) else path.as_posix()
 
 
-def replacement(old: Any, new: Any) -> str:
-    if not isinstance(old, str) or not isinstance(new, str):
+# Files that hold secrets and little else (.env, .env.production, key.pem, credentials.json,
+# ~/.aws/credentials): an edit's text is the secret itself, often a bare value no rule could
+# tell from a word, so no excerpt of it is kept.
+_SECRET_FILE_PREFIXES = (".env", "credentials")
+_SECRET_FILE_SUFFIXES = (".pem", ".key")
+_SECRET_FILES = frozenset({".netrc", "_netrc", ".pgpass"})
+
+
+def holds_secrets(path: str) -> bool:
+    """Whether the file at ``path`` is a secrets file (``.env*``, ``*.pem``, ``credentials*``)."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return (
+        name.startswith(_SECRET_FILE_PREFIXES)
+        or name.endswith(_SECRET_FILE_SUFFIXES)
+        or name in _SECRET_FILES
+    )
+
+
+def replacement(old: Any, new: Any, path: str) -> str:
+    """The replaced text and its replacement, cut short; nothing for a secrets file."""
+    if not isinstance(old, str) or not isinstance(new, str) or holds_secrets(path):
         return ""
     return f"\nReplaced:\n{excerpt(old)}\nWith:\n{excerpt(new)}"
 

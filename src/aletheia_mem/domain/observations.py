@@ -90,7 +90,7 @@ def observation_of(tool_name: object, tool_input: object, root: Path) -> Capture
     pairs = [e for e in edits if isinstance(e, dict)]
     text = f"Edited {path}" + (f" ({len(pairs)} edits)." if len(pairs) > 1 else ".")
     if pairs:
-        text += replacement(pairs[0].get("old_string"), pairs[0].get("new_string"))
+        text += replacement(pairs[0].get("old_string"), pairs[0].get("new_string"), path)
     return Captured("change", titled("Edited", path), text, (path,))
 
 

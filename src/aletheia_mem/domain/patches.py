@@ -152,7 +152,7 @@ def _patch_observation(change: FileChange, shown: list[str]) -> Captured:
     edits = f" ({change.hunks} edits)." if change.hunks > 1 else "."
     text += edits
     if change.hunks:
-        text += replacement("\n".join(change.old), "\n".join(change.new))
+        text += replacement("\n".join(change.old), "\n".join(change.new), path)
     return Captured("change", title, text, tuple(shown))
 
 
