@@ -208,28 +208,28 @@ def _wraps_token(run: str) -> bool:
 
 def _vendor_spans(text: str, *, decode: bool) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
+    wrapped: list[tuple[str, int]] = []  # words that may be base64 of a token
     cursor = 0
     # Splitting on blanks is the fastest way through prose; only long words are scanned.
     for word in [word for word in text.split() if len(word) >= _MIN_RUN]:
         offset = text.find(word, cursor)
         cursor = offset + len(word)
-        found_before = len(spans)
         for found in _RUN.finditer(word):
             run = found.group().rstrip(_TRIM)
             spans += _token_spans(run, offset + found.start())
-        if (
-            decode
-            and len(spans) == found_before
-            and len(word) >= _MIN_BASE64
-            and not (word.islower() or word.isupper())  # base64 of text mixes cases
-            and "://" not in word
-        ):
+        if len(word) >= _MIN_BASE64:
+            wrapped.append((word, offset))
+    if not decode:
+        return spans
+    for word, offset in wrapped:
+        # base64 of text mixes cases; a URL is no base64
+        if not (word.islower() or word.isupper()) and "://" not in word:
             spans += (
                 (offset + match.start(), offset + match.end())
                 for match in _BASE64_RUN.finditer(word)
                 if _wraps_token(match.group())
             )
-    return spans
+    return sorted(spans)
 
 
 def redact_vendor_tokens(text: str) -> str:
