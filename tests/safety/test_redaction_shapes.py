@@ -234,6 +234,12 @@ INNOCENT = [
         "env:\n  - name: LOG_LEVEL\n    value: debug\n  - name: API_TOKEN\n    valueFrom: {}",
         id="env-without-secret-value",
     ),
+    pytest.param(
+        "-----BEGIN RSA PRIVATE KEY-----\nThe next paragraph is about configuration management.",
+        id="prose-after-a-begin-line",
+    ),
+    pytest.param("if token:\n    refresh()\nif not password:\n    raise ValueError", id="code"),
+    pytest.param('key = "password"\nvalue = form.get(key)', id="pair-in-code"),
     pytest.param("htpasswd -c .htpasswd admin", id="htpasswd-prompting"),
     pytest.param("net user admin * /add", id="net-user-prompting"),
     pytest.param("ps -U root%cpu", id="percent-not-smb"),

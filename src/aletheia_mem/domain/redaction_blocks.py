@@ -32,6 +32,16 @@ _MARK = REDACTED.strip("[]")  # a key redacted already: its "REDACTED" is no chu
 _PEM_DECORATION = re.compile(r"[^A-Za-z0-9+/=]*+")
 
 
+def _keyish(run: str) -> bool:
+    """Whether ``run`` reads as base64 rather than a long word: it mixes cases and holds a
+    digit, "+" or "/" (a line of a key almost always does)."""
+    return (
+        not (run.islower() or run.isupper())
+        and any(c.isdigit() or c in "+/" for c in run)
+        and run != _MARK
+    )
+
+
 def _truncated_key(text: str, start: int, stop: int) -> tuple[int, int] | None:
     """The span of a key's lines from ``start`` (after its BEGIN line) up to ``stop``."""
     first = last = -1
@@ -39,7 +49,7 @@ def _truncated_key(text: str, start: int, stop: int) -> tuple[int, int] | None:
     while position < stop:
         line_end = text.find("\n", position, stop)
         line_end = stop if line_end == -1 else line_end
-        runs = [run for run in _PEM_RUN.finditer(text, position, line_end) if run[0] != _MARK]
+        runs = [run for run in _PEM_RUN.finditer(text, position, line_end) if _keyish(run[0])]
         filled = sum(len(run.group()) for run in runs)
         solid = len(text[position:line_end].replace(" ", "").replace("\t", ""))
         if runs and 2 * filled >= solid:

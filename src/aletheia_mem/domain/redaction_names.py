@@ -388,7 +388,7 @@ def _pair_spans(text: str, lower: str) -> Iterator[tuple[int, int]]:
         if is_placeholder(value):
             continue
         names = list(_PAIR_NAME.finditer(text, max(0, match.start() - _PAIR_WINDOW), match.start()))
-        judge = is_literal_secret if group == "bare" else is_quoted_secret
+        judge = _is_plain_secret if group == "bare" else is_quoted_secret
         if (
             names
             and not _PAIR_BREAK.search(text, names[-1].end(), match.start())
@@ -409,6 +409,10 @@ _NEXT_LINE_VALUE = re.compile(
 )
 
 
+def _is_plain_secret(name: str, value: str) -> bool:
+    return is_literal_secret(name, value) and not looks_like_code(value)
+
+
 def _next_line_spans(text: str, lower: str) -> Iterator[tuple[int, int]]:
     for match in _NEXT_LINE_VALUE.finditer(lower):
         name = _name_before(text, match.start())
@@ -416,11 +420,14 @@ def _next_line_spans(text: str, lower: str) -> Iterator[tuple[int, int]]:
             continue
         line_start = text.rfind("\n", 0, match.start()) + 1
         line = text[line_start : match.start()]
+        if line.strip().removeprefix("- ").strip("\"'") != name:
+            continue  # not a YAML key alone on its line: "if token:" (code), prose
         if len(line) - len(line.lstrip(" \t")) >= len(match["indent"]):
             continue  # not deeper: the next key of the same mapping
         value = text[match.start("value") : match.end("value")].rstrip()
         judged = value[1:-1] if value[:1] in "\"'" and value[-1:] == value[:1] else value
-        if is_quoted_secret(name, judged):
+        block = match["block"] is not None
+        if is_quoted_secret(name, judged) if block else _is_plain_secret(name, judged):
             start = match.start("value")
             yield start, start + len(value)
 
