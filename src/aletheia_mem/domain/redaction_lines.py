@@ -84,7 +84,8 @@ def redact_urls(text: str) -> str:
     """Passwords in URLs and DSNs, and the secret part of webhook URLs."""
     spans: list[tuple[int, int]] = []
     if "://" in text:
-        spans += _url_passwords(text)
+        if "@" in text:  # every URL password and token user is followed by one
+            spans += _url_passwords(text)
         spans += (match.span("secret") for match in _WEBHOOK.finditer(text))
     if "%" in text and ("%2F%2F" in text or "%2f%2f" in text):
         spans += (m.span("secret") for m in _ENCODED_USERINFO.finditer(text))

@@ -259,14 +259,14 @@ def redact_assignments(text: str) -> str:
     as the value of a name/value pair, on the next line or as a call's next argument."""
     lower = lower_same_length(text)
     spans = _assignment_spans(text, lower)
-    if "value" in lower:
+    if ("=" in text or ":" in text) and "value" in lower:
         spans += _pair_spans(text, lower)
     if "\n" in text and ":" in text:
         spans += _next_line_spans(text, lower)
     if "(" in text:
         spans += _call_spans(text)
     text = redact_span(text, sorted(spans))
-    if '\\"' not in text:
+    if "\\" not in text or '\\"' not in text:
         return text
     kept: list[str] = []
     cuts: list[int] = []  # where each escaped quote is in the copy
