@@ -120,6 +120,27 @@ def test_a_pushed_rule_whose_id_is_not_its_text_is_refused(hub: Hub) -> None:
     assert "key must be the id of its text" in reply.body["error"]["message"]
 
 
+def test_a_pushed_rule_holding_a_secret_is_kept_redacted_and_the_page_applies(hub: Hub) -> None:
+    """As an earlier release, redacting less, may push it: the page is not refused for good."""
+    token = hub.token("sync", None, "older-release")
+    then = "Connect with mongo -u admin -p Tr0ub4dor3xyzM"
+    sent = rules.rule_id(then, "always", "everywhere", "")
+    data = {
+        "then": then, "when": "always", "scope_tier": "everywhere", "scope_name": "",
+        "evidence_memories": [], "evidence_facts": [], "source": "admin", "added_at": 1,
+        "last_confirmed_at": 1, "enabled": True, "updated_at": 1,
+    }  # fmt: skip
+    note = memory_record(key="beside-the-rule")
+    reply = _push(hub, token, {"kind": "rule", "key": sent, "v": [1, ORIGIN], "data": data}, note)
+    assert reply.status == 200, reply.body
+    held = items_at(hub.db)
+    assert ("rule", sent) not in held and ("memory", "beside-the-rule") in held
+    (stored,) = [
+        item for (kind, _), item in held.items() if kind == "rule" and "mongo" in item["then"]
+    ]
+    assert "Tr0ub4dor" not in stored["then"] and "[REDACTED]" in stored["then"]
+
+
 def test_the_hub_names_the_author_from_the_token_and_redacts_pushed_secrets(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "honest-name")
     record = memory_record(
