@@ -298,7 +298,8 @@ def timeline(
 @json_option
 @handles_errors
 def context(project: str | None, limit: int, as_json: bool) -> None:
-    """Print the session-start context block an agent gets for a project."""
+    """Print the session-start context block an agent gets for a project (for you to read:
+    without the recall wrapper that marks it as data for the agent)."""
     with open_cli_app(create=False) as app:
         chosen = target_project(app, project)
         block = build_context(app.store, chosen, limit, now=app.clock())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -114,6 +115,23 @@ def rule_scope(rule: Rule) -> str:
     return f"[{rule.scope_tier}: {one_line(rule.scope_name)}]"
 
 
+# A stored line that reads as the block's own structure: the separator between memories, a
+# memory's header or source line, a section's heading. Stored text could otherwise show a whole
+# made-up memory (another id, ``source: you``, pinned) after its own.
+_STRUCTURE_LINE = re.compile(
+    r"^(?:\s*-{3,}\s*|#\d+ \[.*|.* · source: .*|(?:Narrative|Facts|Files):\s*)$", re.MULTILINE
+)
+
+
+def _body(text: str) -> str:
+    """A memory's text or narrative as ``observation_block`` shows it: neutralized, and a line
+    that reads as the block's structure marked with a backslash (Markdown's escape)."""
+    text = neutralize(text)
+    if "---" not in text and "#" not in text and ":" not in text:  # most texts: none
+        return text
+    return _STRUCTURE_LINE.sub(lambda line: "\\" + line[0], text)
+
+
 def observation_block(memory: Memory) -> str:
     """Full text of one memory, as ``get_observations`` shows it."""
     lines = [
@@ -130,9 +148,9 @@ def observation_block(memory: Memory) -> str:
         if memory.dismiss_reason:
             note += f": {one_line(memory.dismiss_reason)}"
         lines.append(f"({note})")
-    lines.append(neutralize(memory.text))
+    lines.append(_body(memory.text))
     if memory.narrative:
-        lines += ["Narrative:", neutralize(memory.narrative)]
+        lines += ["Narrative:", _body(memory.narrative)]
     if memory.facts:
         lines += ["Facts:", *(f"- {one_line(fact)}" for fact in memory.facts)]
     if memory.files:

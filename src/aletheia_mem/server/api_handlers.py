@@ -338,7 +338,8 @@ def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
 
 
 def session_context(app: AppContext, args: dict[str, Any]) -> Reply:
-    """The session-start block the session_start_context tool would give, as Markdown."""
+    """The session-start block the session_start_context tool would give, as Markdown, for the
+    owner's pages: without the recall wrapper that marks it as data for an agent."""
     project = target_project(app, args.get("project"))
     return _ok(
         {
