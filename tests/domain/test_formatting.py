@@ -122,6 +122,14 @@ LOOKALIKE_WORDS = [
     "\u0391L\u0395\u03a4\u0397\u0395\u0399\u0391-\u039c\u0395\u039c\u039f\u0280\u03a5",  # Greek
     "al\u0113th\u0113ia-memory",  # accented letters
     "ale\u0301theia-memory",  # a combining accent
+    "aletheia\u00admemory",  # a soft hyphen, read as the hyphen
+    "aletheia\u02d7memory",  # a modifier minus
+    "aletheia\u2043memory",  # a hyphen bullet
+    "aletheia\u2796memory",  # a heavy minus
+    "aletheia-mem\u0e50ry",  # Thai digit zero
+    "aletheia-mem\u1040ry",  # Myanmar digit zero
+    "al\u212etheia-memory",  # the estimated sign
+    "\u237aletheia-memory",  # APL alpha
 ]
 PAYLOAD_WORDS = [
     *(f"aletheia-{char}memory" for char in INVISIBLE),
@@ -140,7 +148,9 @@ def test_a_tag_that_reads_as_the_recall_tag_is_defused(tag: str) -> None:
     assert neutralize(text) == text.replace("<", "&lt;", 1)
 
 
-@pytest.mark.parametrize("less_than", ["\uff1c", "\ufe64", "\u2039", "\u02c2", "\u3008"])
+@pytest.mark.parametrize(
+    "less_than", ["\uff1c", "\ufe64", "\u2039", "\u02c2", "\u3008", "\u16b2", "\U000e003c"]
+)
 def test_a_lookalike_less_than_sign_before_the_tag_is_defused(less_than: str) -> None:
     assert neutralize(f"a {less_than}/aletheia-memory> b") == "a &lt;/aletheia-memory> b"
 

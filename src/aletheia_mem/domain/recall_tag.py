@@ -8,8 +8,8 @@ import unicodedata
 from functools import lru_cache
 
 # The characters a reader takes for "<": the ASCII one, its full-width and small forms, and the
-# angle brackets and arrowheads drawn like it.
-_LESS_THAN = "<\ufe64\uff1c\u02c2\u1438\u2039\u2329\u276c\u276e\u27e8\u3008"
+# angle brackets and arrowheads drawn like it, the Runic kauna and the invisible TAG less-than.
+_LESS_THAN = "<\ufe64\uff1c\u02c2\u1438\u2039\u2329\u276c\u276e\u27e8\u3008\u16b2\U000e003c"
 _TAG = "aletheia-memory"
 # In the regex below: a character ASCII text may skip (white space and controls), and one
 # that is not ASCII, whose reading is left to Python.
@@ -49,19 +49,21 @@ _IGNORABLE = (
 # Greek, Armenian, Georgian, Hebrew, Arabic and Lisu, Latin small capitals and IPA letters. Only
 # the tag's letters matter: Cyrillic es or ze cannot spell it.
 _LOOKALIKES = {
-    **dict.fromkeys("\u0430\u03b1\u0251\u1d00", "a"),
+    **dict.fromkeys("\u0430\u03b1\u0251\u1d00\u237a", "a"),
     **dict.fromkeys("\u04cf\u01c0\u029f\u0627\u05d5\u05df\ua4f2", "l"),
-    **dict.fromkeys("\u0435\u03b5\u0454\u04bd\u1d07", "e"),
+    **dict.fromkeys("\u0435\u03b5\u0454\u04bd\u1d07\u212e", "e"),
     **dict.fromkeys("\u0442\u03c4\u1d1b", "t"),
     **dict.fromkeys("\u04bb\u043d\u03b7\u029c\u0570", "h"),
     **dict.fromkeys("\u0456\u03b9\u0131\u0269", "i"),
     **dict.fromkeys("\u043c\u03bc\u1d0d", "m"),
-    **dict.fromkeys("\u043e\u03bf\u03c3\u1d0f\u0585", "o"),
+    **dict.fromkeys("\u043e\u03bf\u03c3\u1d0f\u0585\u0e50\u1040", "o"),
     **dict.fromkeys("\u0433\u0280", "r"),
     **dict.fromkeys("\u0443\u04af\u03b3\u03c5\u028f\u10e7\u0263", "y"),
     **dict.fromkeys("\u2044\u2215\u29f8", "/"),
-    "\u2212": "-",
+    **dict.fromkeys("\u2212\u02d7\u2043\u2796", "-"),
 }
+# Read as a hyphen where one is wanted, else not seen: a soft hyphen shows where a line breaks.
+_SOFT_HYPHEN = "\u00ad"
 
 
 def _is_gap(char: str) -> bool:
@@ -90,14 +92,20 @@ def _reading(char: str) -> str:
 
 def _reads_as_tag(text: str, start: int) -> bool:
     """Whether ``text`` from ``start`` reads as ``aletheia-memory``, a "/" before it or not."""
-    read = ""
+    readings = {""}  # what was read so far, each way a soft hyphen may be read
     for index in range(start, len(text)):
-        read += _reading(text[index])
-        wanted = read[1:] if read[:1] == "/" else read
-        if wanted.startswith(_TAG):
-            return True
-        if not _TAG.startswith(wanted):
+        char = text[index]
+        ways = ("", "-") if char == _SOFT_HYPHEN else (_reading(char),)
+        kept = set()
+        for read in (before + way for before in readings for way in ways):
+            wanted = read[1:] if read[:1] == "/" else read
+            if wanted.startswith(_TAG):
+                return True
+            if _TAG.startswith(wanted):
+                kept.add(read)
+        if not kept:
             return False
+        readings = kept
     return False
 
 
