@@ -199,7 +199,26 @@ def test_a_log_record_with_a_huge_message_and_traceback_is_cut_to_the_bound() ->
     assert BoundedRecords(4000).filter(record)
     text = logging.Formatter().format(record)
     assert text.startswith("failed xxx") and len(text) < 4100
-    assert text.endswith("characters cut]")
+    assert "characters cut]" in text
+    assert text.endswith("v" * 100)  # the traceback's last line, the error's, is kept
+
+
+def test_a_cut_traceback_keeps_the_line_naming_the_error() -> None:
+    """A traceback past the bound: its start says what failed, its end why."""
+    try:
+        try:
+            raise ValueError("v" * 10_000)
+        except ValueError:
+            raise OSError("the line naming the error")  # noqa: B904  (a chained traceback)
+    except OSError:
+        record = logging.LogRecord(
+            "t", logging.ERROR, __file__, 1, "Exception in ASGI application", (), sys.exc_info()
+        )
+    assert BoundedRecords(4000).filter(record)
+    text = logging.Formatter().format(record)
+    assert text.startswith("Exception in ASGI application\nTraceback")
+    assert "characters cut]" in text and len(text) < 4100
+    assert text.endswith("OSError: the line naming the error")
 
 
 def test_a_client_turned_away_with_its_request_sent_reads_the_503_not_a_reset(
