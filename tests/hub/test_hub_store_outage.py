@@ -1,6 +1,8 @@
 """A PostgreSQL hub whose database goes away (a TCP relay the test cuts, the shared server left
 alone): every protected request is answered 503 in JSON with Retry-After, saying nothing of the
-database (its address goes to the hub's log), and the hub serves again once the database is back."""
+database (its address goes to the hub's log), and the hub serves again once the database is back.
+A hub whose connections the server ended (a restart, an operator's pg_terminate_backend) serves
+its next request at once."""
 
 from __future__ import annotations
 
@@ -8,12 +10,17 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
 import pytest
 
 from aletheia_mem.server.http import UNAVAILABLE
 from tests.hub.helpers import Hub, running_hub
+from tests.pg import FIXTURE_APPLICATION
 from tests.storage.postgres.relay import Relay
 
 pytestmark = pytest.mark.e2e
@@ -47,32 +54,82 @@ def _post(hub: Hub, path: str, body: object, token: str, session: str) -> tuple[
             return error.code, dict(error.headers), json.loads(error.read())
 
 
-def test_a_hub_whose_database_is_gone_answers_503_and_serves_once_it_is_back(
-    pg_url: str,
-) -> None:
+@contextmanager
+def _relayed_hub(pg_url: str) -> Iterator[tuple[Relay, Hub]]:
+    """A hub reaching the database through a relay the test may cut (cut at the end too)."""
     parts = urlsplit(pg_url)
     relay = Relay((parts.hostname or "127.0.0.1", parts.port or 5432))
     user = f"{parts.username}@" if parts.username else ""
     through = urlunsplit(parts._replace(netloc=f"{user}127.0.0.1:{relay.port}"))
     try:
         with running_hub(through, "--rate-limit", "0") as hub:
-            token = hub.token("sync", ("shop",), "laptop")
-            session = hub.initialize(token)
-            relay.cut()
-            for _ in range(2):  # the first waits for the pool; the next is told at once
-                status, headers, body = _post(hub, "/mcp", TOOL_CALL, token, session)
-                assert status == 503, body
-                assert body["error"] == {"code": -32603, "message": UNAVAILABLE}
-                assert body["id"] in (3, None)  # None: refused before its body was read
-                assert headers.get("retry-after") == "5"
-            status, headers, body = _post(hub, "/sync/hello", {"store_id": "a" * 32}, token, "")
-            assert status == 503, body
-            assert body == {"error": {"code": "unavailable", "message": UNAVAILABLE}}
-            relay.restore()
-            deadline = time.monotonic() + 15
-            while (reply := _post(hub, "/mcp", TOOL_CALL, token, session))[0] != 200:
-                assert time.monotonic() < deadline, reply
-                time.sleep(0.5)
-            assert reply[2]["result"]["content"][0]["text"].startswith("No matches.")
+            yield relay, hub
     finally:
         relay.cut()
+
+
+def test_a_hub_whose_database_is_gone_answers_503_and_serves_once_it_is_back(
+    pg_url: str,
+) -> None:
+    with _relayed_hub(pg_url) as (relay, hub):
+        token = hub.token("sync", ("shop",), "laptop")
+        session = hub.initialize(token)
+        relay.cut()
+        for _ in range(2):  # the first waits for the pool; the next is told at once
+            status, headers, body = _post(hub, "/mcp", TOOL_CALL, token, session)
+            assert status == 503, body
+            assert body["error"] == {"code": -32603, "message": UNAVAILABLE}
+            assert body["id"] in (3, None)  # None: refused before its body was read
+            assert headers.get("retry-after") == "5"
+        status, headers, body = _post(hub, "/sync/hello", {"store_id": "a" * 32}, token, "")
+        assert status == 503, body
+        assert body == {"error": {"code": "unavailable", "message": UNAVAILABLE}}
+        relay.restore()
+        deadline = time.monotonic() + 15
+        while (reply := _post(hub, "/mcp", TOOL_CALL, token, session))[0] != 200:
+            assert time.monotonic() < deadline, reply
+            time.sleep(0.5)
+        assert reply[2]["result"]["content"][0]["text"].startswith("No matches.")
+
+
+# The hub's connections: every one of the test's database but the fixtures' and the asker's.
+HUB_BACKENDS = (
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+    f" AND pid <> pg_backend_pid() AND application_name <> '{FIXTURE_APPLICATION}'"
+)
+
+
+def test_a_hub_whose_connections_the_server_ended_serves_the_next_request_at_once(
+    pg_url: str,
+) -> None:
+    """pg_terminate_backend of every connection of a hub holding several (as a server restart
+    ends them): the pool's wait between two broken ones (1 s, 2 s, 4 s...) kept the next
+    request 10 s, then answered 503, with the server up the whole time."""
+    with (
+        running_hub(pg_url, "--rate-limit", "0") as hub,
+        psycopg.connect(pg_url, autocommit=True) as admin,
+    ):
+        token = hub.token("sync", ("shop",), "laptop")
+        session = hub.initialize(token)
+        deadline = time.monotonic() + 30
+        with ThreadPoolExecutor(12) as pool:  # a busy hub: its pool grows
+            while len(pids := admin.execute(HUB_BACKENDS).fetchall()) < 5:
+                assert time.monotonic() < deadline, "the hub's pool did not grow"
+                calls = [
+                    pool.submit(_post, hub, "/mcp", TOOL_CALL, token, session) for _ in range(24)
+                ]
+                assert all(call.result()[0] == 200 for call in calls)
+        ended = [pid for (pid,) in pids]
+        for pid in ended:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        while admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (ended,)
+        ).fetchone() != (0,):
+            assert time.monotonic() < deadline + 5, "the ended connections did not end"
+            time.sleep(0.05)
+        started = time.monotonic()
+        status, _, body = _post(hub, "/mcp", TOOL_CALL, token, session)
+        took = time.monotonic() - started
+    assert status == 200, body
+    assert body["result"]["content"][0]["text"].startswith("No matches.")
+    assert took < 5, took  # loose: it took 10 s, then 503

@@ -13,6 +13,7 @@ import pytest
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.storage.postgres.database import PgDatabase, StoreUnavailableError, redact_url
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
+from tests.pg import FIXTURE_APPLICATION
 
 
 def test_health_reports_the_server_schema_and_size(pg_store: PostgresStore) -> None:
@@ -46,6 +47,38 @@ def test_connections_the_server_dropped_are_replaced_by_the_pool(
     assert dropped is not None and dropped[0] >= 1
     assert pg_store.list_tokens() == []
     assert pg_store.health()["connection"] == "ok"
+
+
+def test_a_pool_of_connections_all_dropped_serves_the_next_read_at_once(pg_store_url: str) -> None:
+    """After a restart every idle connection is dead: each is dropped without the pool's wait
+    between two broken ones (1 s, 2 s, 4 s...), which kept the first request 10 s, then 503."""
+    db = PgDatabase(pg_store_url, pool_size=8)
+    all_lent = threading.Barrier(8, timeout=10)
+
+    def hold_one(_: int) -> None:
+        with db.read() as conn:
+            conn.execute("SELECT 1")
+            all_lent.wait()
+
+    others = (
+        "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        f" AND application_name <> '{FIXTURE_APPLICATION}'"
+    )
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(hold_one, range(8)))  # the pool now holds 8 idle connections
+        with psycopg.connect(pg_store_url, autocommit=True) as admin:
+            dropped = admin.execute(f"SELECT count(pg_terminate_backend(pid)) {others}").fetchone()
+            deadline = time.monotonic() + 5
+            while admin.execute(f"SELECT count(*) {others}").fetchone() != (0,):
+                assert time.monotonic() < deadline, "the dropped connections did not end"
+        assert dropped == (8,)
+        started = time.monotonic()
+        with db.read() as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        assert time.monotonic() - started < 3.0  # loose: the pool's waits took 10 s
+    finally:
+        db.close()
 
 
 def test_a_deadlock_reaches_the_caller_as_one_so_that_it_may_retry(pg_store_url: str) -> None:

@@ -10,7 +10,9 @@ added.
 The pool's connections are in autocommit: a read is one round trip per statement, with no
 BEGIN/COMMIT (and no ROLLBACK when the pool takes the connection back), and ``write()`` opens
 its transaction explicitly. A connection lent out is not asked whether it still works (a round
-trip per request): its socket is polled instead, which finds one the server closed.
+trip per request): its socket is polled instead, which finds one the server closed. One found
+closed is dropped and the next taken at once: after a restart, every idle connection is dead,
+and none of them may cost the request a wait.
 
 A server that is down makes a request fail within ``POOL_WAIT_S`` (and the next ones at once,
 while a new connection is refused), never wait longer than a client does; the first request
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 import select
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -143,7 +146,7 @@ def rows_on_generic_plan(
 
 
 def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
-    """Raise if an idle connection of the pool no longer works (the pool then opens another).
+    """Raise if an idle connection of the pool no longer works.
 
     An idle connection has nothing to read unless the server closed it (a restart, a
     terminated backend, an idle timeout) or sent a notice: only then is the server asked, so
@@ -189,7 +192,6 @@ class PgDatabase:
                 "connect_timeout": CONNECT_TIMEOUT_S,
                 "autocommit": True,
             },
-            check=check_idle_connection,
             configure=limit_lock_waits,
             open=False,
             name="aletheia",
@@ -226,11 +228,39 @@ class PgDatabase:
         if self._unreachable.is_set():
             self._check_reachable()
         try:
-            with self._pool.connection() as conn:
-                yield conn
+            conn = self._working_connection()
         except PoolTimeout as error:
             self._check_reachable()  # the server down says so, rather than "timed out"
             raise StoreUnavailableError(unavailable(error, self.display_url)) from None
+        try:
+            with conn:  # as the pool's own ``connection()``: committed, or rolled back
+                yield conn
+        finally:
+            self._pool.putconn(conn)
+
+    def _working_connection(self) -> psycopg.Connection[Row]:
+        """A pooled connection not found broken, within ``POOL_WAIT_S``: each idle one the
+        server closed (a restart, a terminated backend) is given back, which makes the pool
+        drop it and open another, and the next is taken at once. The pool's own check would
+        wait between two broken ones (1 s, 2 s, 4 s...): a pool of dead connections after a
+        restart would keep the first request past ``POOL_WAIT_S``.
+
+        Raises:
+            PoolTimeout: no connection within ``POOL_WAIT_S``.
+        """
+        deadline = time.monotonic() + POOL_WAIT_S
+        while True:
+            conn = self._pool.getconn(timeout=max(0.0, deadline - time.monotonic()))
+            try:
+                check_idle_connection(conn)
+            except psycopg.Error:
+                conn.close()
+                self._pool.putconn(conn)  # closed: the pool opens another in its place
+                continue
+            except BaseException:
+                self._pool.putconn(conn)
+                raise
+            return conn
 
     def _check_reachable(self) -> None:
         """Return when a new connection can be made (the server answers); else raise why not,
