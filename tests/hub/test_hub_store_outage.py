@@ -1,19 +1,22 @@
 """A PostgreSQL hub whose database goes away (a TCP relay the test cuts, the shared server left
-alone): every protected request is answered 503 in JSON with Retry-After, saying nothing of the
-database (its address goes to the hub's log), and the hub serves again once the database is back.
-A hub whose connections the server ended (a restart, an operator's pg_terminate_backend) serves
-its next request at once."""
+alone): every protected request, and every page, is answered 503 with Retry-After, saying
+nothing of the database (its address goes to the hub's log, one line), and the hub serves again
+once the database is back. A hub whose connections the server ended (a restart, an operator's
+pg_terminate_backend) serves its next request at once."""
 
 from __future__ import annotations
 
+import html
+import http.client
 import json
+import re
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -90,6 +93,61 @@ def test_a_hub_whose_database_is_gone_answers_503_and_serves_once_it_is_back(
             assert time.monotonic() < deadline, reply
             time.sleep(0.5)
         assert reply[2]["result"]["content"][0]["text"].startswith("No matches.")
+
+
+def _page(
+    hub: Hub, method: str, path: str, headers: dict[str, str], body: str = ""
+) -> tuple[int, dict[str, str], str]:
+    """Status, headers (lower-case names) and text of one page request over HTTP."""
+    parts = urlsplit(hub.url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=40)
+    try:
+        conn.request(method, path, body or None, headers)
+        answer = conn.getresponse()
+        found = {name.lower(): value for name, value in answer.getheaders()}
+        return answer.status, found, answer.read().decode()
+    finally:
+        conn.close()
+
+
+def test_the_hub_pages_answer_503_with_one_log_line_while_the_database_is_gone(
+    pg_url: str,
+) -> None:
+    with _relayed_hub(pg_url) as (relay, hub):
+        admin = hub.token("admin", None, "ops")
+        bearer = {"Authorization": f"Bearer {admin}"}
+        assert _page(hub, "GET", "/tokens", bearer)[0] == 200
+        status, headers, _ = _page(hub, "GET", "/sign-in", {})
+        assert status == 200
+        found = re.search(r"aletheia_csrf=([^;]+)", headers["set-cookie"])
+        assert found is not None
+        csrf = found.group(1)
+        relay.cut()
+        sign_in = (
+            "POST",
+            "/sign-in",
+            {
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Origin": hub.url,
+                "Cookie": f"aletheia_csrf={csrf}",
+            },
+            urlencode({"csrf": csrf, "key": admin, "next": "/tokens"}),
+        )
+        # The first waits for the pool (10 s); the next are told at once.
+        for method, path, sent, body in (
+            ("GET", "/tokens", bearer, ""),
+            ("GET", "/audit", bearer, ""),
+            sign_in,
+        ):
+            status, headers, text = _page(hub, method, path, sent, body)
+            assert status == 503, (path, text[:300])
+            assert headers.get("retry-after") == "5", path
+            assert html.escape(UNAVAILABLE) in text, path
+            assert "postgresql://" not in text, path
+    logged = "".join(hub.log.queue)
+    assert "Traceback" not in logged, logged[-2000:]
+    for path in ("/tokens", "/audit", "/sign-in"):
+        assert f"Page {path} failed: Cannot reach the PostgreSQL store at" in logged, logged
 
 
 # The hub's connections: every one of the test's database but the fixtures' and the asker's.

@@ -44,6 +44,9 @@ JSON_TYPE = "application/json"
 # handler sends the notice, so ``/api/`` and the web UI (which runs it in process) both do.
 _EMBEDDING_WRITES = frozenset({"saveMemory", "writeWorkState", "restoreMemory", "pinMemory"})
 RETRY_AFTER_S = 5  # what a client is told to wait when the store cannot be reached or is busy
+# Told to any client of a hub, signed in or not: the cause (with the database's address) goes
+# to the log.
+UNAVAILABLE = "Service unavailable: the store cannot be reached; try again shortly."
 _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
     (InvalidInputError, 400),
     (ForbiddenError, 403),

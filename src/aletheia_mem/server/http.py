@@ -78,8 +78,7 @@ def request_id_of(payload: Any) -> Any:
     return None
 
 
-# Told to any client, signed in or not: the cause (with the database's address) goes to the log.
-UNAVAILABLE = "Service unavailable: the store cannot be reached; try again shortly."
+UNAVAILABLE = api.UNAVAILABLE
 
 
 def failure_response(error: Exception, request_id: Any = None) -> Response:

@@ -24,6 +24,7 @@ from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web import hub_pages, knowledge_pages, memory_pages, work_pages
 from aletheia_mem.web.base import (
+    STORE_FAILURES,
     Handler,
     Ui,
     client_address,
@@ -31,6 +32,7 @@ from aletheia_mem.web.base import (
     error_page,
     redirect,
     safe_next,
+    store_failure_page,
     wait_page,
 )
 from aletheia_mem.web.render import STATIC, page, secure
@@ -70,17 +72,35 @@ def _guarded(
     request.scope["aletheia_signed_in"] = ui.gate.needed  # the pages then offer Sign out
     try:
         return handler(ui, request, form)
+    except STORE_FAILURES:
+        raise  # told by _store_failures_told
     except AletheiaError as error:
         return error_page(request, status_of(error), error.message)
 
 
-def _wrap(ui: Ui, handler: Handler, writes: bool) -> Callable[[Request], Awaitable[Response]]:
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def _store_failures_told(ui: Ui, endpoint: Endpoint) -> Endpoint:
+    """``endpoint``, answering 503 (one line in the log) when the store fails under it, from
+    the sign-in check to the page itself, rather than 500 with a traceback."""
+
+    async def told(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except STORE_FAILURES as error:
+            return store_failure_page(ui, request, error)
+
+    return told
+
+
+def _wrap(ui: Ui, handler: Handler, writes: bool) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         request.scope["aletheia_hub"] = ui.hub
         form = parse_form(await request.body()) if writes else {}
         return await to_thread.run_sync(_guarded, ui, handler, request, form, writes)
 
-    return endpoint
+    return _store_failures_told(ui, endpoint)
 
 
 def _static() -> dict[str, tuple[bytes, str]]:
@@ -150,8 +170,8 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
 
     return [
         Route("/sign-in", show, methods=["GET"]),
-        Route("/sign-in", submit, methods=["POST"]),
-        Route("/sign-out", sign_out, methods=["POST"]),
+        Route("/sign-in", _store_failures_told(ui, submit), methods=["POST"]),
+        Route("/sign-out", _store_failures_told(ui, sign_out), methods=["POST"]),
     ]
 
 

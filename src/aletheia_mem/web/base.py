@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,12 +10,18 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
+from aletheia_mem.server.api import RETRY_AFTER_S, UNAVAILABLE
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.render import page, secure
 from aletheia_mem.web.security import Gate
 from aletheia_mem.web.visible import visible
 
 STORED_SUFFIX = ".stored"
+# The store failing under a page: told as a page of its own (503), not as the page's error.
+STORE_FAILURES = (StoreUnavailableError, StoreTooNewError)
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,21 @@ def credential_refusal(ui: Ui, request: Request, detail: str) -> Response | None
         return None
     wait = ui.failed_credential(client_address(request), detail)
     return None if wait is None else wait_page(request, wait)
+
+
+def store_failure_page(
+    ui: Ui, request: Request, error: StoreUnavailableError | StoreTooNewError
+) -> Response:
+    """503 when the store cannot serve a page, with one line in the log saying why. While it
+    cannot be reached (a passing state) with ``Retry-After``, and on the hub without the
+    database's address, as ``/mcp`` and ``/sync/`` answer; a store a newer version migrated
+    is told as such."""
+    logger.warning("Page %s failed: %s", request.url.path, error.message)
+    if isinstance(error, StoreTooNewError):
+        return error_page(request, 503, error.message)
+    response = error_page(request, 503, UNAVAILABLE if ui.hub else error.message)
+    response.headers["retry-after"] = str(RETRY_AFTER_S)
+    return response
 
 
 def wait_page(request: Request, wait: int) -> Response:
