@@ -6,13 +6,14 @@ block; text that does not read as it is left as it is."""
 from __future__ import annotations
 
 import sys
+import time
 import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aletheia_mem.domain.formatting import one_line
+from aletheia_mem.domain.formatting import _body, one_line
 from aletheia_mem.domain.recall_tag import neutralize
 
 
@@ -248,3 +249,19 @@ def _defused_by_reading(text: str) -> str:
 )
 def test_neutralize_defuses_what_reads_as_the_tag_and_nothing_else(text: str) -> None:
     assert neutralize(text) == _defused_by_reading(text)
+
+
+def test_marking_structure_lines_costs_linear_time_on_blank_lines() -> None:
+    """A blank-line run after each line start was scanned to its end for a "---" line."""
+
+    def best(text: str) -> float:
+        timings = []
+        for _ in range(5):
+            started = time.perf_counter()
+            _body(text)
+            timings.append(time.perf_counter() - started)
+        return min(timings)
+
+    small, large = ("---x\n" + "\n" * size + "x" for size in (5_000, 20_000))
+    ratio = best(large) / best(small)
+    assert ratio < 8, f"{ratio:.1f} x (linear: 4 x; quadratic: 16 x)"

@@ -499,6 +499,13 @@ def test_a_chain_of_candidates_costs_linear_time(unit: str) -> None:
     assert ratio < 8, f"{ratio:.1f} x (linear: 4 x; quadratic: 16 x)"
 
 
+def test_a_long_run_of_backslashes_after_an_escaped_quote_costs_linear_time() -> None:
+    """Each backslash of the run was tried as the start of an escape, scanning the rest."""
+    small, large = ('\\"' + "\\" * size + "x" for size in (5_000, 20_000))
+    ratio = _best_ratio(large, small)
+    assert ratio < 8, f"{ratio:.1f} x (linear: 4 x; quadratic: 16 x)"
+
+
 @pytest.mark.parametrize("text", ADVERSARIAL)
 def test_adversarial_input_does_not_backtrack_catastrophically(text: str) -> None:
     once = redact_secrets(text)

@@ -119,7 +119,8 @@ def rule_scope(rule: Rule) -> str:
 # memory's header or source line, a section's heading. Stored text could otherwise show a whole
 # made-up memory (another id, ``source: you``, pinned) after its own.
 _STRUCTURE_LINE = re.compile(
-    r"^(?:\s*-{3,}\s*|#\d+ \[.*|.* · source: .*|(?:Narrative|Facts|Files):\s*)$", re.MULTILINE
+    r"^(?:[ \t]*-{3,}[ \t]*|#\d+ \[.*|.* · source: .*|(?:Narrative|Facts|Files):[ \t]*)$",
+    re.MULTILINE,
 )
 
 

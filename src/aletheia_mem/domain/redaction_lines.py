@@ -54,6 +54,7 @@ _ENCODED_USERINFO = re.compile(
     r"(?P<secret>(?:[^\s%&]|%(?!40|3[Aa]%2[Ff])[0-9A-Fa-f]{2}){1,256}+)(?=%40)"
 )
 _PORT_AND_PATH = re.compile(r"\d{1,5}(?:/.*)?", re.DOTALL)  # https://host:8080/path/@user
+_ENCODED_PORT_AND_PATH = re.compile(r"\d{1,5}(?:%2[Ff].*)?", re.DOTALL)
 # Go MySQL DSNs: app:s3cret@tcp(db:3306)/shop
 _GO_DSN = re.compile(r"(?<![\w/:@.])[\w.\-]{1,64}:(?P<secret>[^\s:@/]{1,128}+)@(?:tcp|unix)\(")
 _WEBHOOK = re.compile(
@@ -88,7 +89,11 @@ def redact_urls(text: str) -> str:
             spans += _url_passwords(text)
         spans += (match.span("secret") for match in _WEBHOOK.finditer(text))
     if "%" in text and ("%2F%2F" in text or "%2f%2f" in text):
-        spans += (m.span("secret") for m in _ENCODED_USERINFO.finditer(text))
+        spans += (
+            m.span("secret")
+            for m in _ENCODED_USERINFO.finditer(text)
+            if not _ENCODED_PORT_AND_PATH.fullmatch(m["secret"])
+        )
     if "@tcp(" in text or "@unix(" in text:
         spans += (m.span("secret") for m in _GO_DSN.finditer(text) if not is_placeholder(m[1]))
     spans.sort()
@@ -204,8 +209,18 @@ _SHORT_FLAG = re.compile(rf"-(?<!\S-)(?P<flag>[paw])(?P<gap>[ \t]*+)(?P<secret>{
 _ATTACHED_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb(?:-dump)?)\b")
 _SPACED_P = re.compile(
     r"\b(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm|az|cf)\b.*\blogin"
-    r"|helm\b.*\brepo add|keytool|jarsigner|mongo(?:sh|dump|restore|export|import|stat|top)?)\b"
+    r"|helm\b.*\brepo add|keytool|jarsigner)\b"
 )
+# Where a command starts on its line: the line's start, after a prompt ("$ ", "C:\\> "), a pipe,
+# ";", "&&" or "(", with "sudo" or a path before the program. A name that is also a common word
+# or part of another ("some-mongo", "net user growth") counts only there.
+_COMMAND_AT = r"(?:^|[|;&(`]|[$#>][ \t])[ \t]*+(?:sudo[ \t]++)?(?:[\w.\-]*+/)*+"
+# The mongo shells as a word of their own ("some-mongo" and "mongo-express" are other names),
+# and their -p value never a port mapping (docker's "-p 27017:27017" on the same line).
+_MONGO_COMMAND = re.compile(
+    r"(?<![\w\-.])mongo(?:sh|dump|restore|export|import|stat|top)?(?![\w\-])"
+)
+_PORTS = re.compile(r"\d{1,5}+(?::\d{1,5}+){0,2}+(?:/(?:tcp|udp))?")
 _SPACED_A = re.compile(r"\bredis-cli\b")
 _SPACED_W = re.compile(r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b")
 # smbclient -U admin%S3cret, rpcclient -U 'DOMAIN\admin%S3cret'
@@ -229,6 +244,9 @@ _IDENTIFIED_BY = re.compile(
     r"(?:(?i:password)[ \t]++)?(?:'(?P<sq>[^'\n]{1,256}+)'|\"(?P<dq>[^\"\n]{1,256}+)\""
     r"|(?P<bare>[^\s;'\"]{1,256}+))"
 )
+# The statements that give an account its password: CREATE/ALTER USER, ROLE or LOGIN; GRANT.
+_SQL_ACCOUNT = re.compile(r"\b(?i:(?:create|alter)[ \t\n]++(?:user|role|login)|grant)\b")
+_AT_COMMAND_END = re.compile(_COMMAND_AT + r"$")
 _OPENSSL_PASS = re.compile(r"-(?<!\S-)pass(?:in|out)?[ \t]++pass:(?P<secret>[^\s\"']{1,256}+)")
 # echo S3cret | docker login --password-stdin; printf '%s' 'S3cret' | helm registry login ...
 _STDIN_FLAG = "--password-stdin"
@@ -258,7 +276,9 @@ def _short_flag_is_secret(match: re.Match[str]) -> bool:
         return bool(match["gap"]) and _SPACED_W.search(head) is not None
     if not match["gap"]:
         return _ATTACHED_P.search(head) is not None
-    return _SPACED_P.search(head) is not None
+    if _SPACED_P.search(head) is not None:
+        return True
+    return _MONGO_COMMAND.search(head) is not None and not _PORTS.fullmatch(match["secret"])
 
 
 def _flag_value(value: str) -> str:
@@ -301,10 +321,14 @@ def _program_passwords(text: str) -> Iterator[tuple[int, int]]:
         yield from _htpasswd_passwords(text)
     if "net user" in lower:
         for match in _NET_USER.finditer(text):
-            if not is_placeholder(match["secret"]) and len(match["secret"]) >= 3:
+            command = _AT_COMMAND_END.search(_line_start(text, match.start())) is not None
+            if command and not is_placeholder(match["secret"]) and len(match["secret"]) >= 3:
                 yield match.span("secret")
     if "identified" in lower:
         for match in _IDENTIFIED_BY.finditer(text):
+            statement = text[max(0, match.start() - _PROGRAM_WINDOW) : match.start()]
+            if not _SQL_ACCOUNT.search(statement):  # "identified by its address": prose
+                continue
             group = "sq" if match["sq"] is not None else "dq" if match["dq"] is not None else "bare"
             if not is_placeholder(match[group]):
                 yield match.span(group)

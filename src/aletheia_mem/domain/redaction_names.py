@@ -87,7 +87,8 @@ _ID_KEYS = (
 _TOKEN_WORDS = frozenset({"token", "tokens", "tokenizer"})
 
 
-_WORD_BEFORE = re.compile(r"([A-Za-z]{1,20}+)[ \t]$")
+# A whole word: one glued to what comes before it ("...xyzGPG key") names nothing public.
+_WORD_BEFORE = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{1,20}+)[ \t]$")
 
 
 def is_public_name(text: str, start: int, name: str) -> bool:
@@ -251,7 +252,9 @@ def _quoted_secret_end(text: str, match: re.Match[str], name: str) -> int:
 
 # JSON inside a JSON string (logs, tool results): {\"password\": \"...\"}. The escaping
 # backslashes are dropped from a copy, which is read like any text; its spans are mapped back.
-_ESCAPED_QUOTE = re.compile(r"\\++(?=\")")
+# From the first backslash of a run only: a try from each of a run's backslashes would scan the
+# rest of the run again (quadratic on a long run).
+_ESCAPED_QUOTE = re.compile(r"(?<!\\)\\++(?=\")")
 
 
 def redact_assignments(text: str) -> str:

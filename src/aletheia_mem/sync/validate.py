@@ -91,12 +91,15 @@ class _Checker:
         (a cut may leave the start of a secret, or of a redaction's mark): a hub from before
         this check measured values before redacting them and may hold one longer, which no
         store could otherwise pull past."""
+        if len(value) > limit and not self.pulled:  # refused before a redaction's cost
+            raise self.fail(f"{field} must be at most {limit} characters.")
         stored = store(value)
         if len(stored) <= limit:
             return stored
         if not self.pulled:
-            after = " once its secrets are redacted" if len(value) <= limit else ""
-            raise self.fail(f"{field} must be at most {limit} characters{after}.")
+            raise self.fail(
+                f"{field} must be at most {limit} characters once its secrets are redacted."
+            )
         end = limit
         while end > 0:  # a cut through a redaction's mark may be redacted again: cut earlier
             cut = store(stored[:end])
