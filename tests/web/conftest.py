@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from tests.e2e.http_server import RunningServer, running_server
 from tests.web.browser import AXE, CHROMIUM, WAIT_MS, launch
 
 pytestmark = pytest.mark.e2e
@@ -38,3 +40,19 @@ def page(browser: Browser) -> Iterator[Page]:
     finally:
         context.close()
     assert dialogs == [], f"a page opened a dialog: {dialogs}"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A module's folder: the git repository ``shop`` the server runs in, and a home folder."""
+    folder = tmp_path_factory.mktemp("web-repo")
+    (folder / "shop" / ".git").mkdir(parents=True)
+    (folder / "home").mkdir()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(root: Path) -> Iterator[RunningServer]:
+    """A server in ``root/shop`` with ``root/home`` as its home folder."""
+    with running_server(root, env={"HOME": str(root / "home")}) as running:
+        yield running

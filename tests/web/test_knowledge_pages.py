@@ -8,33 +8,18 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from aletheia_mem.storage.sqlite import SqliteStore
-from tests.e2e.http_server import RunningServer, running_server, server_env
+from tests.e2e.http_server import RunningServer, server_env
 from tests.web.browser import axe_violations, mcp_tool, memory_ids
 
 pytestmark = pytest.mark.e2e
 
 XSS = '<img src=x onerror="window.__xss=1">'
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("web-knowledge")
-    (folder / "shop" / ".git").mkdir(parents=True)
-    (folder / "home").mkdir()
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(root: Path) -> Iterator[RunningServer]:
-    with running_server(root, env={"HOME": str(root / "home")}) as running:
-        yield running
 
 
 def record_facts(server: RunningServer) -> int:

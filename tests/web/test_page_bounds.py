@@ -4,13 +4,11 @@ preview) show a bounded part, say how much more there is and link to it, in a re
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.http_server import RunningServer, running_server
+from tests.e2e.http_server import RunningServer
 from tests.web.browser import mcp_tool
 
 pytestmark = pytest.mark.e2e
@@ -18,20 +16,6 @@ pytestmark = pytest.mark.e2e
 FACTS = 250  # more than a page of 200
 RULES = 55  # more than a page of 50
 PAGE_WEIGHT = 150_000  # the README's target for every page
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("web-bounds")
-    (folder / "shop" / ".git").mkdir(parents=True)
-    (folder / "home").mkdir()
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(root: Path) -> Iterator[RunningServer]:
-    with running_server(root, env={"HOME": str(root / "home")}) as running:
-        yield running
 
 
 def flood_facts(server: RunningServer) -> None:

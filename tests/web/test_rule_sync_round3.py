@@ -4,29 +4,14 @@ short is shown but not offered."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.http_server import RunningServer, running_server
+from tests.e2e.http_server import RunningServer
 from tests.web.browser import mcp_tool
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("web-rule-sync")
-    (folder / "shop" / ".git").mkdir(parents=True)
-    (folder / "home").mkdir()
-    return folder
-
-
-@pytest.fixture(scope="module")
-def server(root: Path) -> Iterator[RunningServer]:
-    with running_server(root, env={"HOME": str(root / "home")}) as running:
-        yield running
 
 
 def test_write_to_tools_is_refused_without_the_csrf_token_or_from_another_site(

@@ -6,11 +6,10 @@ import json
 import math
 from typing import Any
 
+from aletheia_mem.errors import NotFoundError
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.calls import call
 from aletheia_mem.web.visible import json_visible, visible
-
-MAX_LINES = 1000
 
 
 def index(app: AppContext, project: str) -> dict[str, Any]:
@@ -55,9 +54,18 @@ def item_line(item: Any) -> str:
 
 
 def parse_lines(text: str) -> list[Any]:
-    """One item per non-blank line (see ``_value_of``)."""
-    lines = (line.strip() for line in text.splitlines()[:MAX_LINES])
+    """One item per non-blank line (see ``_value_of``), every one of them: past the tool's
+    limit the write is refused with its own words, never cut short."""
+    lines = (line.strip() for line in text.splitlines())
     return [_value_of(line) for line in lines if line]
+
+
+def exists(app: AppContext, project: str, name: str) -> bool:
+    try:
+        read(app, project, name)
+    except NotFoundError:
+        return False
+    return True
 
 
 def write(app: AppContext, project: str, name: str, text: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.web import context, lists
 from aletheia_mem.web.base import Handler, Ui, redirect, submitted
 from aletheia_mem.web.render import page
@@ -16,27 +17,60 @@ def _project(request: Request, form: dict[str, str]) -> str:
     return (form.get("project") or request.query_params.get("project", "")).strip()
 
 
-def lists_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    project = _project(request, form)
-    name = request.query_params.get("name", "").strip()
+def _lists_view(
+    ui: Ui,
+    request: Request,
+    project: str,
+    name: str,
+    status: int = 200,
+    typed: tuple[str, str] | None = None,
+    error: str | None = None,
+    existing: str | None = None,
+) -> Response:
+    """The Lists page with list ``name`` open (none: the New list form); ``typed`` (name,
+    items) keeps what a refused form held, ``error`` says why and ``existing`` names the list
+    in the way."""
     found = lists.index(ui.app, project)
     current = lists.read(ui.app, found["project"], name) if name else None
+    lines = "\n".join(lists.item_line(item) for item in current["items"]) if current else ""
     return page(
         request,
         "lists.html",
+        status,
         section="Lists",
         project=found["project"],
         lists=found["lists"],
         current=current,
-        lines="\n".join(lists.item_line(item) for item in current["items"]) if current else "",
+        name_value=typed[0] if typed else (current["name"] if current else ""),
+        lines=typed[1] if typed else lines,
+        error=error,
+        existing=existing,
         projects=ui.app.store.project_names(),
         notice="List saved." if request.query_params.get("done") == "saved" else None,
     )
 
 
+def lists_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    name = request.query_params.get("name", "").strip()
+    return _lists_view(ui, request, _project(request, form), name)
+
+
 def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    """Save the form's list. A name other than the list being edited (the New list form edits
+    none) must be free: the form never replaces another list unseen. A refused form comes back
+    as it was sent, with the reason."""
     name, items = submitted(form, "name"), form.get("items", "")
-    saved = lists.write(ui.app, _project(request, form), name, items)
+    project = lists.index(ui.app, _project(request, form))["project"]
+    editing = form.get("editing", "").strip()
+    back = editing if editing and lists.exists(ui.app, project, editing) else ""
+    typed = (name, items)
+    if name.strip() != editing and name.strip() and lists.exists(ui.app, project, name.strip()):
+        error = f"A list named “{name.strip()}” exists: open it to edit it."
+        return _lists_view(ui, request, project, back, 409, typed, error, name.strip())
+    try:
+        saved = lists.write(ui.app, project, name, items)
+    except InvalidInputError as refused:
+        return _lists_view(ui, request, project, back, 400, typed, refused.message)
     query = urlencode({"project": saved["project"], "name": saved["name"], "done": "saved"})
     return redirect(f"/lists?{query}")
 

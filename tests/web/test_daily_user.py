@@ -1,0 +1,66 @@
+"""A daily user's findings on the owner's UI: lists kept whole, a New list never replacing one,
+phone widths, Write to tools writing only what was previewed, notices that stay true, and an
+ended sign-in or a mistyped address told as such."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.http_server import Reply, RunningServer
+from tests.web.test_web_security import form_post
+
+pytestmark = pytest.mark.e2e
+
+KEY = "daily-user-key-0123456789"
+LONG_PATH = "services/payments-api/src/payments_api/reconciliation/nightly_settlement_job.py"
+
+
+def read_list(server: RunningServer, name: str) -> list[object]:
+    reply = server.api("GET", f"/api/work-state/{name}")
+    assert reply.status == 200, reply.body
+    items: list[object] = reply.json()["items"]
+    return items
+
+
+def text_of(reply: Reply) -> str:
+    return reply.body.decode("utf-8")
+
+
+def test_a_list_keeps_every_line_and_past_the_limit_is_refused_in_the_form(
+    server: RunningServer,
+) -> None:
+    spaced = "\n\n".join(f"task {n}" for n in range(600))  # pasted with blank lines between
+    reply = form_post(server, "/lists/save", {"name": "spaced", "items": spaced, "editing": ""})
+    assert reply.status == 303, reply.body
+    assert read_list(server, "spaced") == [f"task {n}" for n in range(600)]
+
+    too_many = "\n".join(f"i{n}" for n in range(1001))
+    reply = form_post(server, "/lists/save", {"name": "big", "items": too_many, "editing": ""})
+    assert reply.status == 400
+    page = text_of(reply)
+    assert "items must hold at most 1000 items." in page  # the tool's words, as the API's
+    assert "List saved." not in page
+    assert "i1000</textarea>" in page  # what was typed stays in the form
+    assert server.api("GET", "/api/work-state/big").status == 404  # nothing was cut and saved
+
+
+def test_the_new_list_form_refuses_the_name_of_a_list_that_exists(
+    server: RunningServer,
+) -> None:
+    items = ["Fix flaky checkout test", "Ship coupons", "Review PR #12"]
+    assert server.api("PUT", "/api/work-state/todo", {"items": items}).status == 200
+    reply = form_post(server, "/lists/save", {"name": "todo", "items": "only one", "editing": ""})
+    assert reply.status == 409
+    page = text_of(reply)
+    assert "A list named “todo” exists: open it to edit it." in page
+    assert 'href="/lists?project=shop&amp;name=todo"' in page
+    assert ">only one</textarea>" in page
+    assert read_list(server, "todo") == items
+    # Editing a list saves it; renaming it onto another list is refused as well.
+    fields = {"name": "todo", "items": "only one", "editing": "todo"}
+    assert form_post(server, "/lists/save", fields).status == 303
+    assert read_list(server, "todo") == ["only one"]
+    assert server.api("PUT", "/api/work-state/later", {"items": ["x"]}).status == 200
+    fields = {"name": "later", "items": "y", "editing": "todo"}
+    assert form_post(server, "/lists/save", fields).status == 409
+    assert read_list(server, "later") == ["x"]
