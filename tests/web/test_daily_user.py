@@ -5,8 +5,10 @@ ended sign-in or a mistyped address told as such."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import Page, expect
 
 from tests.e2e.http_server import Reply, RunningServer
+from tests.web.browser import mcp_tool, memory_ids
 from tests.web.test_web_security import form_post
 
 pytestmark = pytest.mark.e2e
@@ -64,3 +66,32 @@ def test_the_new_list_form_refuses_the_name_of_a_list_that_exists(
     fields = {"name": "later", "items": "y", "editing": "todo"}
     assert form_post(server, "/lists/save", fields).status == 409
     assert read_list(server, "later") == ["x"]
+
+
+def test_undo_of_a_restore_dismisses_again_for_the_same_reason(
+    server: RunningServer, page: Page
+) -> None:
+    memory = memory_ids(mcp_tool(server.mcp_url, "save_memory", {"text": "Logs via structlog"}))[0]
+    mcp_tool(server.mcp_url, "dismiss_memory", {"id": memory, "reason": "structlog was reverted"})
+    page.goto(f"{server.url}/memories/{memory}")
+    page.get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Memory #{memory} restored.")
+    page.get_by_role("button", name="Undo").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Memory #{memory} dismissed.")
+    shown = server.api("GET", f"/api/memories/{memory}").json()
+    assert shown["dismissed_at"] is not None
+    assert shown["dismiss_reason"] == "structlog was reverted"
+
+
+def test_back_to_a_notice_no_longer_true_shows_no_notice(server: RunningServer, page: Page) -> None:
+    memory = memory_ids(mcp_tool(server.mcp_url, "save_memory", {"text": "Cache is Redis 7"}))[0]
+    page.goto(f"{server.url}/memories/{memory}")
+    page.get_by_label("Reason").fill("x")
+    page.get_by_role("button", name="Dismiss").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Memory #{memory} dismissed.")
+    page.get_by_role("button", name="Undo").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Memory #{memory} restored.")
+    page.go_back()
+    expect(page).to_have_url(f"{server.url}/memories/{memory}?done=dismiss")
+    expect(page.get_by_role("button", name="Dismiss")).to_be_visible()
+    expect(page.get_by_role("status")).to_have_count(0)  # it is no longer dismissed

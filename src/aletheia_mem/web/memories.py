@@ -125,16 +125,19 @@ def memory_detail(app: AppContext, memory_id: int) -> dict[str, Any]:
     return {"memory": memory, "before": around["before"], "after": around["after"]}
 
 
-def act_on_memory(app: AppContext, memory_id: int, action: str, reason: str) -> bool:
-    """Dismiss (with a reason), Restore, Pin or Unpin: the API's own operations. False when
-    Restore finds the memory not dismissed (restored meanwhile, from another page or a tool)."""
+def act_on_memory(app: AppContext, memory_id: int, action: str, reason: str) -> str | None:
+    """Dismiss (with a reason), Restore, Pin or Unpin: the API's own operations. None when
+    Restore finds the memory not dismissed (restored meanwhile, from another page or a tool);
+    else the reason a restored memory was dismissed for (for its Undo), or ""."""
     path = {"memory_id": memory_id}
     if action == "dismiss":
         call(app, "dismissMemory", path=path, body={"reason": reason} if reason.strip() else {})
     elif action == "restore":
-        if call(app, "getMemory", path=path)["dismissed_at"] is None:
-            return False
+        memory = call(app, "getMemory", path=path)
+        if memory["dismissed_at"] is None:
+            return None
         call(app, "restoreMemory", path=path)
+        return str(memory.get("dismiss_reason") or "")
     else:
         call(app, "pinMemory", path=path, body={"pinned": action == "pin"})
-    return True
+    return ""

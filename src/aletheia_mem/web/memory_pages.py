@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -20,6 +21,7 @@ DONE_NOTICES = {
     "unpin": ("unpinned", "pin"),
 }
 NOT_DISMISSED = "not-dismissed"
+MAX_REASON = 400  # as the Reason field takes
 
 
 def _memory_id(request: Request) -> int:
@@ -93,14 +95,28 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     done_key = request.query_params.get("done", "")
     # The restore_memory tool's words for a memory that was not dismissed.
     notice = f"Nothing to restore: memory #{memory_id} is not dismissed."
+    # The address keeps its notice (Back, a reload): shown only while it is still true.
+    done = DONE_NOTICES.get(done_key) if _still_true(done_key, detail["memory"]) else None
     return page(
         request,
         "memory.html",
         section="Memories",
-        done=DONE_NOTICES.get(done_key),
+        done=done,
+        # Undo of a Restore dismisses again for the reason it was dismissed for.
+        undo_reason=request.query_params.get("reason", "")[:MAX_REASON],
         notice=notice if done_key == NOT_DISMISSED else None,
         **detail,
     )
+
+
+def _still_true(done: str, memory: dict[str, Any]) -> bool:
+    dismissed = memory["dismissed_at"] is not None
+    return {
+        "dismiss": dismissed,
+        "restore": not dismissed,
+        "pin": bool(memory["pinned"]),
+        "unpin": not memory["pinned"],
+    }.get(done, False)
 
 
 def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -108,11 +124,15 @@ def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     action = str(request.path_params["action"])
     if action not in memories.ACTIONS:
         raise NotFoundError(f"No action {action!r}.")
-    changed = memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
-    done = action if changed else NOT_DISMISSED
+    reason = memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
+    done = {"done": action if reason is not None else NOT_DISMISSED}
+    if reason:  # a restored memory's: its Undo dismisses it again for the same reason
+        done["reason"] = reason
     back = safe_next(form.get("next"), f"/memories/{memory_id}")
     separator = "&" if "?" in back else "?"
-    return redirect(f"{back}{separator}done={done}" if back.startswith("/memories/") else back)
+    if not back.startswith("/memories/"):
+        return redirect(back)
+    return redirect(f"{back}{separator}{urlencode(done)}")
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (
