@@ -4,6 +4,9 @@ ended sign-in or a mistyped address told as such."""
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -68,6 +71,21 @@ def test_the_new_list_form_refuses_the_name_of_a_list_that_exists(
     assert read_list(server, "later") == ["x"]
 
 
+def test_adding_a_rule_that_exists_says_so_in_the_clis_words(server: RunningServer) -> None:
+    fields = {"then": "Run the tests before you commit", "when": "you are about to commit"}
+    first = form_post(server, "/rules/add", fields)
+    assert first.header("location") == "/rules?done=added"
+    again = form_post(server, "/rules/add", fields)
+    location = again.header("location") or ""
+    rules = server.api("GET", "/api/rules").json()["rules"]
+    same = [r for r in rules if r["then"] == fields["then"]]
+    assert len(same) == 1
+    page = text_of(server.request("GET", location))
+    rule_id = same[0]["id"]
+    assert f"Rule already saved ({rule_id}). An identical rule is not added twice." in page
+    assert "Rule added." not in page
+
+
 def test_undo_of_a_restore_dismisses_again_for_the_same_reason(
     server: RunningServer, page: Page
 ) -> None:
@@ -95,3 +113,54 @@ def test_back_to_a_notice_no_longer_true_shows_no_notice(server: RunningServer, 
     expect(page).to_have_url(f"{server.url}/memories/{memory}?done=dismiss")
     expect(page.get_by_role("button", name="Dismiss")).to_be_visible()
     expect(page.get_by_role("status")).to_have_count(0)  # it is no longer dismissed
+
+
+def shop_claude_key(root: Path) -> str:
+    shop = (root / "shop").resolve()
+    return "repo:" + hashlib.sha256(str(shop).encode()).hexdigest()[:16] + ":claude-code"
+
+
+def test_write_to_tools_writes_only_what_was_previewed_and_redirects(
+    server: RunningServer, root: Path, page: Page
+) -> None:
+    mcp_tool(server.mcp_url, "add_rule", {"then": "Keep pull requests small"})
+    page.goto(server.url + "/rules/sync")
+    for box in page.get_by_role("checkbox").all():
+        box.uncheck()
+    claude = page.locator("fieldset.file", has_text="shop/CLAUDE.md")
+    claude.get_by_role("checkbox").check()
+    mcp_tool(server.mcp_url, "add_rule", {"then": "Added after the preview was opened"})
+    page.get_by_role("button", name="Write to tools").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "The rules changed since the preview; review again."
+    )
+    claude_md = root / "shop" / "CLAUDE.md"
+    assert not claude_md.exists()  # nothing written
+    claude = page.locator("fieldset.file", has_text="shop/CLAUDE.md")
+    expect(claude.get_by_role("checkbox")).to_be_checked()  # the ticks kept, the preview new
+    expect(claude).to_contain_text("Added after the preview was opened")
+    expect(page.locator("input[type=checkbox]:checked")).to_have_count(1)
+    posts: list[str] = []
+    page.on("request", lambda request: posts.append(request.url) if request.method == "POST" else 0)
+    page.get_by_role("button", name="Write to tools").click()
+    expect(page.get_by_role("status")).to_contain_text("Rules written to 1 file(s)")
+    expect(page.get_by_role("status")).to_contain_text(str(claude_md))
+    assert "Added after the preview was opened" in claude_md.read_text(encoding="utf-8")
+    assert page.url.startswith(server.url + "/rules/sync?done=written")
+    page.reload()  # a GET: nothing is sent again
+    expect(page.get_by_role("status")).to_contain_text("Rules written to 1 file(s)")
+    assert len(posts) == 1
+
+
+def test_a_write_post_without_the_previewed_digest_writes_nothing(
+    server: RunningServer, root: Path
+) -> None:
+    mcp_tool(server.mcp_url, "add_rule", {"then": "Name branches after their ticket"})
+    key = shop_claude_key(root)
+    claude_md = root / "shop" / "CLAUDE.md"
+    before = claude_md.read_text(encoding="utf-8") if claude_md.exists() else None
+    for sent in ("1", "0" * 32):  # a form of an older page, or another preview's
+        reply = form_post(server, "/rules/sync", {"write:" + key: sent})
+        assert reply.status == 409
+        assert "The rules changed since the preview; review again." in text_of(reply)
+        assert (claude_md.read_text(encoding="utf-8") if claude_md.exists() else None) == before

@@ -61,13 +61,21 @@ def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         next_offset=offset + len(shown) if offset + len(shown) < len(every) else None,
         previous_offset=max(offset - rules.RULES_PER_PAGE, 0) if offset else None,
         tiers=SCOPE_TIERS,
-        notice=RULE_NOTICES.get(done),
+        notice=_rule_notice(done, request.query_params.get("rule", "")[:MAX_RULE_ID]),
     )
 
 
+def _rule_notice(done: str, rule_id: str) -> str | None:
+    if done == "exists":  # the CLI's words for an identical rule
+        return f"Rule already saved ({rule_id}). An identical rule is not added twice."
+    return RULE_NOTICES.get(done)
+
+
 def rule_add(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    rules.add_rule(ui.app, form)
-    return redirect("/rules?done=added")
+    saved = rules.add_rule(ui.app, form)
+    if saved["created"]:
+        return redirect("/rules?done=added")
+    return redirect("/rules?" + urlencode({"done": "exists", "rule": saved["rule"]["id"]}))
 
 
 def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -79,21 +87,48 @@ def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     return redirect(f"/rules?done={action}")
 
 
+STALE_PREVIEW = "The rules changed since the preview; review again."
+
+
 def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    params = request.query_params
     places = rules.plan_places(ui.app, ui.root, ui.home)
-    whole = request.query_params.get("whole", "")
+    done = params.get("done") == "written"
     return page(
-        request, "rules_sync.html", section="Rules", places=places, written=None, whole=whole
+        request,
+        "rules_sync.html",
+        section="Rules",
+        places=places,
+        written=rules.paths_of(places, params.getlist("file")) if done else None,
+        whole=params.get("whole", ""),
+        chosen=None,
+        error=None,
     )
 
 
 def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    chosen = {key.removeprefix("write:") for key, value in form.items() if key.startswith("write:")}
+    """Write the ticked files, each only if its planned text is still the one previewed; then
+    back to the preview (303), so that reloading it writes nothing again."""
+    # A ticked file's box sends the digest of the text its preview planned.
+    chosen = {
+        key.removeprefix("write:"): value for key, value in form.items() if key.startswith("write:")
+    }
     written = rules.write_files(ui.app, ui.root, ui.home, chosen)
-    places = rules.plan_places(ui.app, ui.root, ui.home)
-    return page(
-        request, "rules_sync.html", section="Rules", places=places, written=written, whole=""
-    )
+    if written is None:
+        places = rules.plan_places(ui.app, ui.root, ui.home)
+        return page(
+            request,
+            "rules_sync.html",
+            409,
+            section="Rules",
+            places=places,
+            written=None,
+            whole="",
+            chosen=set(chosen),
+            error=STALE_PREVIEW,
+        )
+    query = urlencode([("done", "written"), *(("file", key) for key in written)])
+    return redirect(f"/rules/sync?{query}")
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (

@@ -35,6 +35,13 @@ class FilePlan:
     change: rule_sync.SyncChange
     suggested: bool
 
+    @property
+    def digest(self) -> str:
+        """The file's planned text, digested: the preview sends it with the form, so Write
+        writes only what was previewed."""
+        planned = self.change.new_text.encode("utf-8", "surrogatepass")
+        return hashlib.sha256(planned).hexdigest()[:32]
+
     def preview(self, whole: bool) -> tuple[str, int]:
         """The change's diff, cut to its first ``PREVIEW_LINES`` lines and ``PREVIEW_CHARS``
         characters unless ``whole``, and how many lines were left out."""
@@ -147,13 +154,23 @@ def _problem(error: AletheiaError | OSError) -> str:
     return error.message if isinstance(error, AletheiaError) else f"{error.strerror}."
 
 
-def write_files(app: AppContext, root: Path, home: Path, chosen: set[str]) -> list[Path]:
-    """Plan again (the files may have changed since the preview) and write the chosen ones:
-    the form names files by key only, never by path."""
-    changes = [
-        plan.change
-        for place in plan_places(app, root, home)
-        for plan in place.files
-        if plan.key in chosen
+def write_files(
+    app: AppContext, root: Path, home: Path, chosen: dict[str, str]
+) -> list[str] | None:
+    """Plan again and write the chosen files (``chosen``: each one's key, never its path, and
+    the digest of the text its preview planned); returns the keys of the files written, or
+    None, writing nothing, when a chosen file's planned text changed since its preview (a rule
+    added, changed or disabled meanwhile, or the file edited)."""
+    plans = [
+        plan for place in plan_places(app, root, home) for plan in place.files if plan.key in chosen
     ]
-    return rule_sync.apply_sync(changes)
+    if any(plan.digest != chosen[plan.key] for plan in plans):
+        return None
+    written = set(rule_sync.apply_sync([plan.change for plan in plans]))
+    return [plan.key for plan in plans if plan.change.path in written]
+
+
+def paths_of(places: list[Place], keys: list[str]) -> list[str]:
+    """The paths of the files with these keys, in the places' order."""
+    wanted = set(keys)
+    return [str(plan.change.path) for place in places for plan in place.files if plan.key in wanted]
