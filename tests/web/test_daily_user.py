@@ -164,3 +164,20 @@ def test_a_write_post_without_the_previewed_digest_writes_nothing(
         assert reply.status == 409
         assert "The rules changed since the preview; review again." in text_of(reply)
         assert (claude_md.read_text(encoding="utf-8") if claude_md.exists() else None) == before
+
+
+@pytest.mark.parametrize("path", ["/nope", "/lists/todo", "/memories/3/extra/more"])
+def test_a_mistyped_address_gets_the_uis_page_and_programs_get_json(
+    server: RunningServer, path: str
+) -> None:
+    reply = server.request("GET", path, headers={"Accept": "text/html,application/xhtml+xml"})
+    assert reply.status == 404
+    assert (reply.header("content-type") or "").startswith("text/html")
+    assert "No page at this address." in text_of(reply)
+    assert "Something went wrong" in text_of(reply)
+    for program in (path, "/api/nope"):
+        reply = server.request("GET", program, headers={"Accept": "application/json"})
+        assert reply.status == 404
+        assert reply.json()["error"]["code"] == "not_found"
+    reply = server.request("GET", "/api/nope", headers={"Accept": "text/html"})
+    assert reply.json()["error"]["code"] == "not_found"

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from anyio import to_thread
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -16,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.projects import project_root
+from aletheia_mem.server import api
 from aletheia_mem.server.api import status_of
 from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import key_wait
@@ -46,6 +49,11 @@ from aletheia_mem.web.security import (
     remember_csrf,
     set_session,
 )
+
+# Paths a program asks: an unknown address there answers in JSON, as the API's errors do.
+PROGRAM_PATHS = ("/api/", "/mcp", "/static/")
+NO_PAGE = "No page at this address. Check the address, or start from Memories."
+ExceptionHandler = Callable[[Request, Exception], Awaitable[Response]]
 
 PAGES = (*memory_pages.PAGES, *knowledge_pages.PAGES, *work_pages.PAGES)
 STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
@@ -125,6 +133,27 @@ def _static_route() -> Route:
         return secure(response)
 
     return Route("/static/{name}", static, methods=["GET"])
+
+
+def _wants_page(request: Request) -> bool:
+    """A browser opening an address (not a program calling the API or MCP)."""
+    path = request.url.path
+    if request.method not in ("GET", "HEAD") or path == "/api" or path.startswith(PROGRAM_PATHS):
+        return False
+    return "text/html" in request.headers.get("accept", "")
+
+
+def exception_handlers() -> dict[Any, ExceptionHandler]:
+    """The API's JSON errors, but the UI's own 404 page for a browser at an unknown address."""
+    handlers = api.exception_handlers()
+    as_json = handlers[HTTPException]
+
+    async def unknown(request: Request, error: Exception) -> Response:
+        if isinstance(error, HTTPException) and error.status_code == 404 and _wants_page(request):
+            return error_page(request, 404, NO_PAGE)
+        return await as_json(request, error)
+
+    return {**handlers, HTTPException: unknown}
 
 
 def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
