@@ -8,10 +8,10 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.http_server import Reply, RunningServer
-from tests.web.browser import mcp_tool, memory_ids
+from tests.web.browser import WAIT_MS, mcp_tool, memory_ids
 from tests.web.test_web_security import form_post
 
 pytestmark = pytest.mark.e2e
@@ -181,3 +181,80 @@ def test_a_mistyped_address_gets_the_uis_page_and_programs_get_json(
         assert reply.json()["error"]["code"] == "not_found"
     reply = server.request("GET", "/api/nope", headers={"Accept": "text/html"})
     assert reply.json()["error"]["code"] == "not_found"
+
+
+# Phone widths: no page scrolls sideways, with content that is long where it can be.
+def fill_realistic(server: RunningServer, root: Path) -> int:
+    for n in range(3):
+        mcp_tool(
+            server.mcp_url,
+            "add_rule",
+            {
+                "then": f"Run the tests before you commit ({n}): pytest -q tests/integration",
+                "when": "you are about to commit a change to the payments reconciliation job",
+                "scopeTier": "project",
+                "scopeName": "shop",
+            },
+        )
+    facts = [
+        {
+            "subject": "shop",
+            "predicate": "database",
+            "object": "MySQL 5.7",
+            "valid_from": "2024-01-01",
+        },
+        {"subject": "shop", "predicate": "database", "object": "PostgreSQL 15 on RDS"},
+        {"subject": "shop", "predicate": "deploy", "object": "Fridays", "valid_from": "2999-01-01"},
+    ]
+    saved = mcp_tool(
+        server.mcp_url,
+        "save_memory",
+        {
+            "text": "Nightly settlement job reads " + LONG_PATH + " and retries three times.",
+            "files": [LONG_PATH],
+            "facts": facts,
+        },
+    )
+    items = ["Fix flaky checkout test", {"task": "review PR 12", "owner": "alice"}]
+    assert server.api("PUT", "/api/work-state/todo", {"items": items}).status == 200
+    return memory_ids(saved)[0]
+
+
+NARROW_PAGES = [
+    "/",
+    "/?q=settlement",
+    "/memories/{memory}",
+    "/facts",
+    "/facts?subject=shop",
+    "/rules",
+    "/rules/sync",
+    "/lists",
+    "/lists?name=todo",
+    "/context",
+    "/nope",
+]
+WIDER_THAN_THE_SCREEN = """() => [...document.querySelectorAll("body *")]
+  .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+  .slice(0, 5).map(e => e.tagName + "." + e.className + ": " + e.textContent.slice(0, 40))"""
+
+
+@pytest.mark.parametrize("width", [320, 375])
+def test_no_page_scrolls_sideways_on_a_phone(
+    server: RunningServer, root: Path, browser: Browser, width: int
+) -> None:
+    memory = fill_realistic(server, root)
+    context = browser.new_context(viewport={"width": width, "height": 700}, is_mobile=True)
+    context.set_default_timeout(WAIT_MS)
+    try:
+        phone = context.new_page()
+        for path in NARROW_PAGES:
+            phone.goto(server.url + path.format(memory=memory))
+            sizes = phone.evaluate(
+                "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            assert sizes[0] <= sizes[1], (path, sizes, phone.evaluate(WIDER_THAN_THE_SCREEN))
+        phone.goto(f"{server.url}/memories/{memory}")
+        dismiss = phone.get_by_role("button", name="Dismiss").bounding_box()
+        assert dismiss is not None and dismiss["x"] + dismiss["width"] <= width
+    finally:
+        context.close()
