@@ -5,12 +5,15 @@ ended sign-in or a mistyped address told as such."""
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.http_server import Reply, RunningServer
+from tests.e2e.http_server import Reply, RunningServer, running_server
 from tests.web.browser import WAIT_MS, mcp_tool, memory_ids
 from tests.web.test_web_security import form_post
 
@@ -256,5 +259,48 @@ def test_no_page_scrolls_sideways_on_a_phone(
         phone.goto(f"{server.url}/memories/{memory}")
         dismiss = phone.get_by_role("button", name="Dismiss").bounding_box()
         assert dismiss is not None and dismiss["x"] + dismiss["width"] <= width
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    env = {"ALETHEIA_API_KEY": KEY}
+    with running_server(tmp_path_factory.mktemp("web-daily-keyed"), env=env) as running:
+        yield running
+
+
+def test_search_as_you_type_after_signing_out_elsewhere_says_so(
+    keyed: RunningServer, browser: Browser
+) -> None:
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+    for text in ("Cart totals round half up", "Logging via structlog"):
+        body = json.dumps({"text": text})
+        assert keyed.request("POST", "/api/memories", body, headers).status in (200, 201)
+    context = browser.new_context()
+    context.set_default_timeout(WAIT_MS)
+    try:
+        tab_a, tab_b = context.new_page(), context.new_page()
+        tab_a.goto(keyed.url + "/")
+        tab_a.get_by_label("API key").fill(KEY)
+        tab_a.get_by_role("button", name="Sign in").click()
+        expect(tab_a.locator("li.memory")).to_have_count(2)
+        tab_b.goto(keyed.url + "/")
+        tab_b.get_by_role("button", name="Sign out").click()
+        expect(tab_b).to_have_url(keyed.url + "/sign-in")
+        tab_a.get_by_label("Search").fill("cart")
+        alert = tab_a.get_by_role("alert")
+        expect(alert).to_have_text("Signed out: sign in again")
+        expect(tab_a.locator("li.memory")).to_have_count(0)  # no stale rows under the query
+        link = alert.get_by_role("link", name="sign in again")
+        href = link.get_attribute("href") or ""
+        assert href == "/sign-in?" + urlencode({"next": "/?q=cart"}) or href.startswith(
+            "/sign-in?next="
+        )
+        link.click()
+        tab_a.get_by_label("API key").fill(KEY)
+        tab_a.get_by_role("button", name="Sign in").click()
+        expect(tab_a.locator("li.memory")).to_have_count(1)
+        expect(tab_a.locator("li.memory")).to_contain_text("Cart totals")
     finally:
         context.close()

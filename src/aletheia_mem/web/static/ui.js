@@ -28,9 +28,33 @@
       headers: { Accept: "text/html" },
     }).then(function (response) {
       // A redirect (to the sign-in page) is no list of rows either.
+      if (response.status === 401 || (response.redirected && signInPage(response.url))) {
+        throw new SignedOut();
+      }
       if (!response.ok || response.redirected) throw new Error("HTTP " + response.status);
       return response;
     });
+  }
+
+  function SignedOut() {}
+
+  function signInPage(url) {
+    try { return new URL(url).pathname === "/sign-in"; } catch (e) { return false; }
+  }
+
+  // The sign-in ended (signed out in another tab, or the key changed): say so where the
+  // results are, rather than leave the old ones under the new query.
+  function signedOut(url) {
+    list.innerHTML = "";
+    list.removeAttribute("data-live");
+    if (more) more.hidden = true;
+    if (!label) return;
+    var link = document.createElement("a");
+    link.href = "/sign-in?" + new URLSearchParams({ next: url }).toString();
+    link.textContent = "sign in again";
+    label.textContent = "Signed out: ";
+    label.appendChild(link);
+    label.setAttribute("role", "alert");
   }
 
   function rows(query) {
@@ -71,9 +95,11 @@
         document.body.setAttribute("data-search-ms", String(Math.round(performance.now() - started)));
         document.body.setAttribute("data-searched", query.toString());
       });
-    }).catch(function () {
+    }).catch(function (error) {
+      if (mine.abort) return;
       // Enter on a search the rows cannot show (a bad date, signed out): load it as a page.
-      if (remember && !mine.abort) location.assign(url);
+      if (remember) location.assign(url);
+      else if (error instanceof SignedOut) signedOut(url);
     });
   }
 
@@ -83,7 +109,10 @@
       query.get("order") !== "date_asc";  // new memories join the newest-first list only
     if (browsing) list.setAttribute("data-live", "1");
     else list.removeAttribute("data-live");
-    if (label) label.textContent = headers.get("x-results-label") || label.textContent;
+    if (label) {
+      label.removeAttribute("role");
+      label.textContent = headers.get("x-results-label") || label.textContent;
+    }
     if (more) {
       var next = headers.get("x-more-query") || "";
       more.hidden = !next;
