@@ -54,10 +54,12 @@ SAVES = 3000
 
 
 def fingerprint() -> str:
-    """Changes whenever the corpus, the schema or the indexing changes (cached stores go stale)."""
+    """Changes whenever the corpus, the schema, the indexing or the redaction of saved text
+    changes (cached stores go stale)."""
     digest = hashlib.sha256(CORPUS.read_bytes())
     src = ROOT / "src" / "aletheia_mem"
     indexing = [src / "search/text.py", src / "search/cjk.py"]
+    indexing += sorted((src / "domain").glob("redaction*.py"))
     for path in [*sorted((src / "storage" / "migrations").glob("*.sql")), *indexing]:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
