@@ -275,6 +275,17 @@ def _whole_number(env: Mapping[str, str] | None, name: str, top: int) -> int | N
     return value
 
 
+def _misspelt_key(key: str) -> bool:
+    """Whether a key no release reads looks like ``exclude_projects`` written another way."""
+    import difflib  # only for a file holding a key of its own: off the start path
+
+    folded = key.casefold()
+    return (
+        "exclu" in folded
+        or difflib.SequenceMatcher(None, folded, "exclude_projects").ratio() >= 0.6
+    )
+
+
 def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """Projects that hooks never capture from: project keys or folders.
 
@@ -282,8 +293,8 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
     ``ALETHEIA_EXCLUDE`` (comma-separated).
 
     Raises:
-        ConfigError: the config file exists but cannot be read or is not valid (a key other
-            than ``exclude_projects`` too: a misspelt one would turn the exclusion off).
+        ConfigError: the config file exists but cannot be read or is not valid (a key that
+            reads like a misspelt ``exclude_projects`` too: it would turn the exclusion off).
     """
     env = os.environ if env is None else env
     entries = [part.strip() for part in env.get("ALETHEIA_EXCLUDE", "").split(",")]
@@ -296,8 +307,11 @@ def load_excluded_projects(env: Mapping[str, str] | None = None) -> tuple[str, .
             raise ConfigError(f"{path} is not valid JSON: {error}.") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path} is not a JSON object.")
-        unknown = [key for key in loaded if key not in CONFIG_KEYS]
-        if unknown:  # a misspelt exclude_projects would turn the exclusion off unseen
+        # A misspelt exclude_projects would turn the exclusion off unseen: a key that reads
+        # like it is refused. Any other (a "_comment", a note), which an earlier release
+        # ignored too, is ignored.
+        unknown = [key for key in loaded if key not in CONFIG_KEYS and _misspelt_key(key)]
+        if unknown:
             raise ConfigError(
                 f"{path} has an unknown key {_shown_key(unknown[0])}"
                 f"{f' (and {len(unknown) - 1} more)' if len(unknown) > 1 else ''}: the only"

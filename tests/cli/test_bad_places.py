@@ -220,10 +220,11 @@ def test_every_program_with_a_file_where_the_data_folder_should_be_exits_7_namin
         check=False,
     )
     path = folder / store
+    place = "a folder" if chosen_by == "ALETHEIA_DATA_DIR" else "a file in a folder"
     assert result.returncode == 7, result.stderr
     assert (
         f"No store at {path}: a file stands where the folder {path.parent} (or one above it)"
-        f" should be; point {chosen_by} at a folder."
+        f" should be; point {chosen_by} at {place}."
     ) in result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert folder.read_text(encoding="utf-8") == "hi\n"
@@ -283,3 +284,19 @@ def test_sync_without_a_hub_in_a_mistyped_data_folder_makes_no_store_and_exits_7
         " something first to start a store there.\n"
     )
     assert not typo.exists()
+
+
+def test_sync_and_reads_call_a_folder_at_the_store_path_a_broken_store_as_save_does(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    (data / "aletheia.db").mkdir(parents=True)
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
+    env = {**variables, "HOME": str(tmp_path), "ALETHEIA_DATA_DIR": str(data)}
+    aletheia = str(Path(sys.executable).parent / "aletheia")
+    for args in (["sync"], ["search", "x"], ["save", "x"]):
+        result = subprocess.run(
+            [aletheia, *args], capture_output=True, text=True, env=env, timeout=20, check=False
+        )
+        assert result.returncode == 8, (args, result.stderr)
+        assert "is not a regular file (a folder or a special file)" in result.stderr, args

@@ -221,6 +221,17 @@ def test_a_config_json_with_a_misspelt_key_stops_commands_and_doctor_names_it(
     assert f"Config  PROBLEM  {said}" in doctor.stdout.splitlines()
 
 
+def test_a_comment_or_another_key_in_config_json_is_ignored_as_before(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """Release 0.4.1 ignored every other key: a "_comment" must not stop a working install."""
+    run("save", "a first memory")
+    config = workspace.data_dir / "config.json"
+    config.write_text('{"_comment": "mine", "note": "x", "exclude_projects": []}', "utf-8")
+    assert run("save", "a second memory").exit_code == 0
+    assert json_of(run("doctor", "--json"))["config"]["ok"] is True
+
+
 def test_a_valid_config_json_is_reported_ok(run: Invoke, workspace: Workspace) -> None:
     run("save", "a first memory")
     (workspace.data_dir / "config.json").write_text('{"exclude_projects": []}', encoding="utf-8")

@@ -29,7 +29,7 @@ from aletheia_mem.errors import (
     StoreTooNewError,
 )
 from aletheia_mem.server.wiring import close_app, open_app
-from aletheia_mem.storage.store_file import misplaced, store_problem
+from aletheia_mem.storage.store_file import check_place, misplaced, store_problem
 from aletheia_mem.timefmt import format_instant
 from aletheia_mem.tools.app import AppContext
 
@@ -67,8 +67,9 @@ def require_store(path: Path, hint: str) -> Path:
 
     Raises:
         NoStoreError: nothing is there; ``hint`` says where the path came from.
+        StoreBrokenError: a folder or a special file is there.
     """
-    if not path.is_file():
+    if not check_place(path):  # a folder there is a broken store, as a save finds it
         raise NoStoreError(f"No store at {path}: {hint}")
     return path
 

@@ -77,7 +77,7 @@ def sync(
     if token_stdin:
         token = sys.stdin.readline().strip() or None
     path = _sqlite_store_in_use()
-    if url is None and not path.is_file():
+    if url is None and not path.exists():  # a folder there: the broken store, as save says
         _no_hub_without_a_store()
     store = open_local_store(path)
     try:

@@ -129,9 +129,11 @@ def not_in_folder(path: Path, chosen_by: str = "ALETHEIA_DATA_DIR") -> NoStoreEr
     """No store can be at ``path``: a file stands where its folder (or one above it) should be
     (a mistyped path, as a missing store is: exit code 7). ``chosen_by``: the variable or option
     that gave the path, named as what to fix."""
+    # The data folder names a folder; ALETHEIA_HUB_DB and --hub-db name the store file itself.
+    place = "a folder" if chosen_by == "ALETHEIA_DATA_DIR" else "a file in a folder"
     return NoStoreError(
         f"No store at {path}: a file stands where the folder {path.parent} (or one above it)"
-        f" should be; point {chosen_by} at a folder."
+        f" should be; point {chosen_by} at {place}."
     )
 
 
