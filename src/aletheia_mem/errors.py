@@ -54,6 +54,17 @@ class StoreUnavailableError(AletheiaError):
     code = "store_unavailable"
 
 
+class StoreBusyError(StoreUnavailableError):
+    """Another process kept a SQLite store's write lock for longer than this one waits: nothing
+    was changed. ``store`` names it as the user should read it (its path)."""
+
+    def __init__(self, store: str) -> None:
+        super().__init__(
+            f"The store {store} is busy: another process kept it for longer than this one waits"
+            " (a large `aletheia import`, say); nothing was changed. Try again once it is done."
+        )
+
+
 class StoreBrokenError(AletheiaError):
     """The store file is damaged, empty or another program's: nothing can be read from it."""
 

@@ -18,12 +18,12 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
+from aletheia_mem.errors import StoreBusyError, StoreTooNewError, StoreUnavailableError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.readiness import readiness_route
-from aletheia_mem.hub.sync_api import SyncApi
+from aletheia_mem.hub.sync_api import HUB_BUSY, SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.api import RETRY_AFTER_S
@@ -54,6 +54,7 @@ ANONYMOUS = "(no token)"
 SESSIONS_PER_TOKEN = 100
 _INTERNAL = Refusal(500, "internal_error", "Internal error: the hub could not answer; see its log.")
 _UNAVAILABLE = Refusal(503, "unavailable", UNAVAILABLE, (("retry-after", str(RETRY_AFTER_S)),))
+_BUSY = Refusal(503, "unavailable", HUB_BUSY, (("retry-after", str(RETRY_AFTER_S)),))
 
 logger = logging.getLogger(__name__)
 
@@ -92,13 +93,14 @@ async def _send_failure(scope: Scope, receive: Receive, send: Send, error: Excep
     it (logged): a JSON-RPC error on ``/mcp`` (DESIGN §10), the sync API's error object on
     ``/sync/``. A store a newer version migrated is told as such (503)."""
     if not scope.get("path", "").startswith("/sync/"):
-        await failure_response(error)(scope, receive, send)
+        await failure_response(error, busy=HUB_BUSY)(scope, receive, send)
     elif isinstance(error, StoreTooNewError):
         logger.warning("Token check failed: %s", error.message)
         await _send_json_refusal(scope, send, Refusal(503, error.code, error.message))
     elif isinstance(error, StoreUnavailableError):
         logger.warning("Token check failed: %s", error.message)
-        await _send_json_refusal(scope, send, _UNAVAILABLE)
+        busy = isinstance(error, StoreBusyError)
+        await _send_json_refusal(scope, send, _BUSY if busy else _UNAVAILABLE)
     else:
         logger.error("Token check failed", exc_info=error)
         await _send_json_refusal(scope, send, _INTERNAL)
@@ -238,7 +240,9 @@ def hub_mcp_endpoint(
         hub_store(hub).sessions(), hub.clock, max_sessions=SESSIONS_PER_TOKEN,
         remember_s=remember_seconds,
     )  # fmt: skip
-    return McpEndpoint(sessions, new_session, owner_of, refused_calls=refused_calls)
+    return McpEndpoint(
+        sessions, new_session, owner_of, refused_calls=refused_calls, busy_line=HUB_BUSY
+    )
 
 
 def create_hub_app(

@@ -29,6 +29,7 @@ from aletheia_mem.errors import (
     AletheiaError,
     ForbiddenError,
     InvalidInputError,
+    StoreBusyError,
     StoreTooNewError,
     StoreUnavailableError,
 )
@@ -42,6 +43,9 @@ from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import check_key, validate_records
 from aletheia_mem.tools.app import AppContext
+
+# A SQLite hub's store another process keeps busy: said as such, without the file's path.
+HUB_BUSY = StoreBusyError("of the hub").message
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +128,8 @@ class SyncApi:
             reply, detail = await to_thread.run_sync(work, token, body)
         except StoreUnavailableError as error:  # nothing to audit in: said to the log
             logger.warning("Sync request failed: %s", error.message)
-            body = {"error": {"code": "unavailable", "message": UNAVAILABLE}}
+            busy = isinstance(error, StoreBusyError)
+            body = {"error": {"code": "unavailable", "message": HUB_BUSY if busy else UNAVAILABLE}}
             return JSONResponse(body, 503, headers={"retry-after": str(RETRY_AFTER_S)})
         except StoreTooNewError as error:  # nothing may be written, the audit row neither
             logger.warning("Sync request refused: %s", error.message)

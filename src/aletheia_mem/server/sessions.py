@@ -5,9 +5,12 @@ and ends on any other. What a session holds is fixed at initialize (the negotiat
 the client's name) plus who owns it; the ``McpSession`` of each request is rebuilt from that.
 Sessions left idle too long expire; past the cap of one owner's sessions that owner's least
 recently used one goes (use is recorded once a minute at most, so "least recently" is to the
-minute). One owner (a hub token) never ends another's sessions. A PostgreSQL hub's processes may
-remember a session's row for a moment (``remember_s``), as they remember tokens: a session ended
-through one process then ends at the others within that moment.
+minute). Recording a use never waits for a store another process keeps busy: it is then tried
+again at the session's next request, and until it is written this process counts the session's
+idle time from the use it could not record. One owner (a hub token) never ends another's
+sessions. A PostgreSQL hub's processes may remember a session's row for a moment
+(``remember_s``), as they remember tokens: a session ended through one process then ends at the
+others within that moment.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 
 from aletheia_mem.clock import Clock
+from aletheia_mem.errors import StoreUnavailableError
 from aletheia_mem.storage.contracts import SessionRows
 from aletheia_mem.storage.entries import SessionRow
 
@@ -84,6 +89,8 @@ class SessionStore:
         self._remembered: dict[str, tuple[SessionRow, float]] = {}
         # Sessions this process ended, and when: a read begun before is not remembered.
         self._forgotten: dict[str, float] = {}
+        # Uses this process could not record (the store was busy), by session: the last one.
+        self._unrecorded: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -114,8 +121,7 @@ class SessionStore:
         found = self._peek(id_hash, owner)
         if found.write_due:
             if found.state is None:
-                self._rows.delete(id_hash)
-                self._forget(id_hash)
+                self._drop_expired(id_hash)
             else:
                 self._touch(id_hash)
         return found.state
@@ -128,11 +134,13 @@ class SessionStore:
         row = self._row(id_hash)
         if row is None or row.owner != owner:
             return Lookup(None, write_due=False)
-        idle = self._clock() - row.last_used_at
-        if idle > self._idle:
+        now = self._clock()
+        with self._lock:
+            used_at = max(row.last_used_at, self._unrecorded.get(id_hash, 0))
+        if now - used_at > self._idle:
             return Lookup(None, write_due=True)
         state = SessionState(row.protocol_version, row.client_name)
-        return Lookup(state, write_due=idle >= self._touch_every)
+        return Lookup(state, write_due=now - row.last_used_at >= self._touch_every)
 
     def end(self, session_id: str, owner: str) -> bool:
         """End a session; False when ``owner`` has no such live session."""
@@ -161,13 +169,31 @@ class SessionStore:
         return row
 
     def _touch(self, id_hash: str) -> None:
-        """Record the session's use, in the store and in what this process remembers."""
+        """Record the session's use, in the store and in what this process remembers; when the
+        store is busy, only here (the next request tries again): a read never waits for it."""
         now = self._clock()
-        self._rows.touch(id_hash, now)
+        try:
+            self._rows.touch(id_hash, now)
+        except StoreUnavailableError:
+            with self._lock:
+                if len(self._unrecorded) >= REMEMBERED_SESSIONS:
+                    self._unrecorded.clear()
+                self._unrecorded[id_hash] = now
+            return
         with self._lock:
+            self._unrecorded.pop(id_hash, None)
             found = self._remembered.get(id_hash)
             if found is not None:
                 self._remembered[id_hash] = (replace(found[0], last_used_at=now), found[1])
+
+    def _drop_expired(self, id_hash: str) -> None:
+        """Remove a session that expired, unless the store is busy (a later request, or the next
+        initialize, removes it): it is gone for its client either way."""
+        with suppress(StoreUnavailableError):
+            self._rows.delete(id_hash, wait=False)
+        self._forget(id_hash)
+        with self._lock:
+            self._unrecorded.pop(id_hash, None)
 
     def _remember(self, id_hash: str, row: SessionRow, read_at: float) -> None:
         """Keep a row read at ``read_at``, unless this process ended its session since."""

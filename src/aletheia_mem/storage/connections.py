@@ -77,10 +77,14 @@ class ThreadConnections:
         return conn
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error."""
+    def write(self, *, wait_ms: int | None = None) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error.
+        ``wait_ms``: how long this one waits for another process's write lock (None: as every
+        write does, ``busy_timeout_ms``); past it, the store's busy error."""
         conn = self.get()
         memo: dict[Any, Any] = self._local.memo
+        if wait_ms is not None:
+            conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -100,6 +104,8 @@ class ThreadConnections:
             raise problem from None  # a read-only or damaged store, told in one line
         finally:
             memo.clear()  # a write may change what it holds, even one that changes no row
+            if wait_ms is not None:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

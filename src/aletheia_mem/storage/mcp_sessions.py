@@ -12,6 +12,10 @@ from pathlib import Path
 from aletheia_mem.storage.connections import ThreadConnections
 from aletheia_mem.storage.entries import SessionRow
 
+# How long a new session's row waits for another process's write lock: initialize answers the
+# store's busy line past it rather than hold the client for the 30 s a tool's write waits.
+INSERT_WAIT_MS = 2_000
+
 
 def _configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode = WAL")
@@ -37,7 +41,7 @@ class SessionRows:
     ) -> None:
         """Add a session after dropping expired ones and, past the cap of its owner's sessions,
         that owner's least recently used: an owner never ends another owner's session."""
-        with self._pool.write() as conn:
+        with self._pool.write(wait_ms=INSERT_WAIT_MS) as conn:
             conn.execute("DELETE FROM mcp_sessions WHERE last_used_at < ?", (expired_before,))
             (count,) = conn.execute(
                 "SELECT count(*) FROM mcp_sessions WHERE owner = ?", (row.owner,)
@@ -75,14 +79,18 @@ class SessionRows:
         return None if found is None else SessionRow(found[0], found[1], found[2], int(found[3]))
 
     def touch(self, id_hash: str, at: int) -> None:
-        with self._pool.write() as conn:
+        """Record a use, never waiting for another process's write lock: the store's busy error
+        when it is held (the use is recorded at a later request)."""
+        with self._pool.write(wait_ms=0) as conn:
             conn.execute(
                 "UPDATE mcp_sessions SET last_used_at = max(last_used_at, ?) WHERE id_hash = ?",
                 (at, id_hash),
             )
 
-    def delete(self, id_hash: str) -> bool:
-        with self._pool.write() as conn:
+    def delete(self, id_hash: str, *, wait: bool = True) -> bool:
+        """Remove a session; with ``wait`` False, the store's busy error at once when another
+        process holds the write lock."""
+        with self._pool.write(wait_ms=None if wait else 0) as conn:
             cursor = conn.execute("DELETE FROM mcp_sessions WHERE id_hash = ?", (id_hash,))
             return cursor.rowcount > 0
 

@@ -19,9 +19,9 @@ from aletheia_mem.errors import (
     AletheiaError,
     NoStoreError,
     StoreBrokenError,
+    StoreBusyError,
     StoreReadOnlyError,
     StoreTooNewError,
-    StoreUnavailableError,
 )
 from aletheia_mem.storage.files import ensure_private_dir, new_private_file, tighten
 
@@ -265,10 +265,7 @@ def store_problem(path: Path, error: sqlite3.Error) -> AletheiaError | None:
     than this one waits) rather than a bug."""
     text = str(error).lower()
     if any(mark in text for mark in _BUSY_MARKS):
-        return StoreUnavailableError(
-            f"The store {path} is busy: another process kept it for longer than this one waits"
-            " (a large `aletheia import`, say); nothing was changed. Try again once it is done."
-        )
+        return StoreBusyError(str(path))
     if any(mark in text for mark in _READ_ONLY_MARKS):
         return read_only(path)
     if any(mark in text for mark in _BROKEN_MARKS):

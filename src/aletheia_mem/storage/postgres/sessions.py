@@ -60,7 +60,7 @@ class PgSessionRows:
             (at, id_hash),
         )
 
-    def delete(self, id_hash: str) -> bool:
+    def delete(self, id_hash: str, *, wait: bool = True) -> bool:  # a row lock: never long
         sql = "DELETE FROM mcp_sessions WHERE id_hash = %s RETURNING 1"
         return bool(self._db.statement(sql, (id_hash,)))
 
