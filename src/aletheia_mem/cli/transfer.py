@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import stat
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -153,12 +155,57 @@ def _export_target(output: Path) -> Iterator[IO[str]]:
     """
     try:
         stream = _open_stream(output)
-        with stream or private_writer(output) as out:
-            yield out
+        if stream is not None:
+            with stream:
+                yield stream
+        else:
+            with _stopped_by_signals(), private_writer(output) as out:
+                yield out
     except OSError as error:
         if not output.parent.is_dir():
             raise AletheiaError(f"Cannot write {output}: no folder {output.parent}.") from None
         raise AletheiaError(f"Cannot write {output}: {error.strerror or error}.") from None
+
+
+# What ends a command run from a shell, a service manager or ``timeout``, short of SIGKILL.
+_STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class _Stopped(BaseException):
+    """A stop signal, raised where the export was so that the partial file is removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: object) -> None:
+    raise _Stopped(signum)
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raised as an exception in the block (which cleans up as on any
+    error), then, the earlier handlers back, sent again: the process ends by the signal as it
+    would have (exit 143 for SIGTERM)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set there
+        return
+    previous = {
+        signum: signal.signal(signum, _raise_stopped) or signal.SIG_DFL for signum in _STOP_SIGNALS
+    }
+    try:
+        yield
+    except _Stopped as stopped:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        os.kill(os.getpid(), stopped.signum)
+        raise SystemExit(128 + stopped.signum) from None  # the signal's handler did not end us
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _open_stream(path: Path) -> IO[str] | None:
