@@ -1,5 +1,11 @@
 """One sync of a local store with a hub: push this store's changes, then pull everyone else's.
 
+A hub (and token) this store never synced with gets every item the store holds, not only the
+changes made here: a hub set up anew (its store lost) or another hub then gets the team's memory
+back from any store that had it. A version another store (or a hub) made is sent as this store's
+at the same time, since a push carries only the pushing store's versions; a hub holding that
+version or a later one keeps its own.
+
 Each push page is applied by the hub in one transaction before this store moves its push
 cursor; each pull page is applied here in one transaction together with the pull cursor. A sync
 killed at any point therefore resumes where it stopped, and a page sent twice changes nothing
@@ -95,8 +101,9 @@ def sync_store(
     _check_scope(store, client, projects)
     accepted()
     push_cursor, pull_cursor = store.sync_cursors(hub_id, token_id)
+    first = (push_cursor, pull_cursor) == (0, 0)  # never pushed to nor pulled from: send all
     push_cursor = _push(
-        store, client, report, token_id, push_cursor, projects, page_size, clock, progress
+        store, client, report, token_id, push_cursor, projects, page_size, clock, progress, first
     )
     merged_before = report.merged
     _pull(store, client, report, token_id, pull_cursor, projects, page_size, clock, progress)
@@ -115,8 +122,10 @@ def _push(
     page_size: int,
     clock: Clock,
     progress: Progress,
+    everything: bool = False,
 ) -> int:
     """Send this store's own changes after ``cursor``; returns the new push cursor.
+    ``everything``: every item's current version, those pulled too (``as_own``).
 
     The next page is read while the hub applies the current one; the cursor moves only once
     the hub has answered for the page.
@@ -128,7 +137,7 @@ def _push(
             after=after,
             limit=page_size,
             max_bytes=PAGE_BYTES,
-            local_only=True,
+            local_only=not everything,
             exclude_origin=None,
             projects=projects,
         )
@@ -138,7 +147,13 @@ def _push(
         while True:
             sent: Future[dict[str, Any]] | None = None
             records = [record for record in page.records if writable(record, projects)]
-            report.held_back += len(page.records) - len(records)
+            # Held back: this store's own changes (a pulled rule stays the hub's to send).
+            report.held_back += sum(
+                1
+                for record in page.records
+                if record["v"][1] == store_id and not writable(record, projects)
+            )
+            records = [as_own(record, store_id) for record in records]
             if records:
                 body = {"store_id": store_id, "records": records}
                 sent = sender.submit(client.call, "/sync/push", body)
@@ -185,6 +200,16 @@ def _apply_pulled(
         )
     except ForbiddenError as error:
         raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
+
+
+def as_own(record: dict[str, Any], store_id: str) -> dict[str, Any]:
+    """A record as this store pushes it: a version another store made, at the same time but
+    this store's (a hub takes only the pushing store's versions). A hub that holds that
+    version or a later one keeps what it has (the same words, or newer ones); for the same
+    time, the greater origin wins on every store alike, so they stay the same."""
+    if record["v"][1] == store_id:
+        return record
+    return {**record, "v": [record["v"][0], store_id]}
 
 
 def writable(record: dict[str, Any], projects: tuple[str, ...] | None) -> bool:
