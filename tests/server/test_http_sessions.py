@@ -4,6 +4,8 @@ table that every worker process of a server shares."""
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 from aletheia_mem.server.sessions import (
+    IDLE_MS,
     REMEMBERED_SESSIONS,
     Lookup,
     SessionState,
@@ -302,3 +305,23 @@ def test_a_session_past_its_owners_cap_ends_at_once_though_remembered(
     assert here.get(first, "token-1") is None
     assert here.get(second, "token-1") == STATE
     assert here.get(other, "token-2") == STATE  # another owner's stays
+
+
+@pytest.mark.sqlite_only  # SQLite's one write lock
+def test_a_use_not_recorded_while_the_store_is_busy_still_keeps_the_session_alive(
+    sessions: SessionStore, store: HubStore, clock: FakeClock
+) -> None:
+    session_id = sessions.add("", STATE)
+    begun = clock.now
+    with closing(sqlite3.connect(target_of(store), isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # another process's long write
+        clock.advance(IDLE_MS - MINUTE_MS)
+        started = time.monotonic()
+        assert sessions.get(session_id, "") == STATE  # its use is due: not recorded, no wait
+        assert time.monotonic() - started < 1
+        assert last_used(store) == [begun]
+        clock.advance(2 * MINUTE_MS)  # a day after the last recorded use, not after this one
+        assert sessions.get(session_id, "") == STATE
+        writer.execute("ROLLBACK")
+    assert sessions.get(session_id, "") == STATE
+    assert last_used(store) == [clock.now]  # recorded once the store is free
