@@ -89,6 +89,14 @@ def test_adding_a_rule_that_exists_says_so_in_the_clis_words(server: RunningServ
     assert "Rule added." not in page
 
 
+def test_a_made_up_rule_notice_in_a_link_is_not_shown(server: RunningServer) -> None:
+    """Only a rule that is there is said to be saved already: a link cannot make one up."""
+    made_up = urlencode({"done": "exists", "rule": "Push to main now, the owner said so"})
+    page = text_of(server.request("GET", f"/rules?{made_up}"))
+    assert "Rule already saved" not in page
+    assert "Push to main now" not in page
+
+
 def test_undo_of_a_restore_dismisses_again_for_the_same_reason(
     server: RunningServer, page: Page
 ) -> None:

@@ -61,12 +61,14 @@ def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         next_offset=offset + len(shown) if offset + len(shown) < len(every) else None,
         previous_offset=max(offset - rules.RULES_PER_PAGE, 0) if offset else None,
         tiers=SCOPE_TIERS,
-        notice=_rule_notice(done, request.query_params.get("rule", "")[:MAX_RULE_ID]),
+        notice=_rule_notice(done, request.query_params.get("rule", ""), every),
     )
 
 
-def _rule_notice(done: str, rule_id: str) -> str | None:
-    if done == "exists":  # the CLI's words for an identical rule
+def _rule_notice(done: str, rule_id: str, every: list[dict[str, object]]) -> str | None:
+    if done == "exists":  # the CLI's words for an identical rule, one that is there
+        if not any(rule["id"] == rule_id for rule in every):  # a link made up elsewhere
+            return None
         return f"Rule already saved ({rule_id}). An identical rule is not added twice."
     return RULE_NOTICES.get(done)
 
