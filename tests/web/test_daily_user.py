@@ -112,6 +112,13 @@ def test_undo_of_a_restore_dismisses_again_for_the_same_reason(
     assert shown["dismiss_reason"] == "structlog was reverted"
 
 
+def test_a_link_made_elsewhere_cannot_give_an_undo_its_reason(server: RunningServer) -> None:
+    memory = memory_ids(mcp_tool(server.mcp_url, "save_memory", {"text": "Queue is SQS"}))[0]
+    crafted = urlencode({"done": "restore", "reason": "made up by a link", "signed": "0" * 64})
+    page = text_of(server.request("GET", f"/memories/{memory}?{crafted}"))
+    assert "made up by a link" not in page
+
+
 def test_back_to_a_notice_no_longer_true_shows_no_notice(server: RunningServer, page: Page) -> None:
     memory = memory_ids(mcp_tool(server.mcp_url, "save_memory", {"text": "Cache is Redis 7"}))[0]
     page.goto(f"{server.url}/memories/{memory}")

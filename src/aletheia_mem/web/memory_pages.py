@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 from urllib.parse import urlencode
 
@@ -13,6 +14,7 @@ from aletheia_mem.errors import NotFoundError
 from aletheia_mem.web import memories
 from aletheia_mem.web.base import Handler, Ui, redirect, safe_next, whole_number
 from aletheia_mem.web.render import fragment, page
+from aletheia_mem.web.security import browser_signature
 
 DONE_NOTICES = {
     "dismiss": ("dismissed", "restore"),
@@ -103,10 +105,19 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         section="Memories",
         done=done,
         # Undo of a Restore dismisses again for the reason it was dismissed for.
-        undo_reason=request.query_params.get("reason", "")[:MAX_REASON],
+        undo_reason=_signed_reason(request, memory_id),
         notice=notice if done_key == NOT_DISMISSED else None,
         **detail,
     )
+
+
+def _signed_reason(request: Request, memory_id: int) -> str:
+    """The reason this page's Restore sent in its redirect: one a link made elsewhere holds
+    carries no valid signature, and is not used."""
+    reason = request.query_params.get("reason", "")[:MAX_REASON]
+    signature = request.query_params.get("signed", "")
+    expected = browser_signature(request, f"{memory_id}\0{reason}")
+    return reason if reason and hmac.compare_digest(signature, expected) else ""
 
 
 def _still_true(done: str, memory: dict[str, Any]) -> bool:
@@ -127,7 +138,9 @@ def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     reason = memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
     done = {"done": action if reason is not None else NOT_DISMISSED}
     if reason:  # a restored memory's: its Undo dismisses it again for the same reason
+        reason = reason[:MAX_REASON]
         done["reason"] = reason
+        done["signed"] = browser_signature(request, f"{memory_id}\0{reason}")
     back = safe_next(form.get("next"), f"/memories/{memory_id}")
     separator = "&" if "?" in back else "?"
     if not back.startswith("/memories/"):

@@ -155,6 +155,13 @@ def csrf_token(request: Request) -> str:
     return cached
 
 
+def browser_signature(request: Request, message: str) -> str:
+    """``message`` signed with this browser's CSRF token: a value a page sent itself in an
+    address (a redirect's), which a link made elsewhere cannot carry."""
+    key = csrf_token(request).encode("utf-8")
+    return hmac.new(key, message.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
+
 def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
