@@ -292,6 +292,56 @@ def test_facts_sent_with_an_existing_memory_are_still_recorded(call):
     fact = {"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 16"}
 
     again = call("save_memory", text="Payments run on Postgres", facts=[fact])
+    same_again = call("save_memory", text="Payments run on Postgres", facts=[fact])
+
+    assert again.text == (
+        "Already saved as #1. A fact it states changed; fact_history shows the change."
+    )
+    assert same_again.text == "Already saved as #1."
+    assert "PostgreSQL 16" in call("fact_history", subject="payments-api").text
+
+
+def test_the_same_call_with_facts_again_answers_as_in_the_reference(call):
+    fact = {"subject": "api", "predicate": "runtime", "object": "node 18"}
+    call("save_memory", text="Runtime is node", facts=[fact])
+
+    again = call("save_memory", text="Runtime is node", facts=[fact])
 
     assert again.text == "Already saved as #1."
-    assert "PostgreSQL 16" in call("fact_history", subject="payments-api").text
+
+
+def test_saving_again_with_a_new_fact_value_says_the_fact_changed(call):
+    old = {"subject": "api", "predicate": "runtime", "object": "node 18"}
+    new = {**old, "object": "node 22"}
+    call("save_memory", text="Runtime is node", title="Runtime", facts=[old])
+
+    again = call("save_memory", text="Runtime is node", title="Runtime", facts=[new])
+
+    assert again.text == (
+        "Already saved as #1. A fact it states changed; fact_history shows the change."
+    )
+    assert "node 22" in call("fact_history", subject="api").text
+
+
+def test_saving_again_names_the_type_pin_and_files_it_did_not_apply(call, app):
+    call("save_memory", text="Runtime is node")
+
+    again = call(
+        "save_memory", text="Runtime is node", type="decision", pinned=True, files=["Dockerfile"]
+    )
+    only_pin = call("save_memory", text="Runtime is node", pinned=True)
+
+    assert again.text == "Already saved as #1. Its type, pin and files stay as first saved."
+    assert only_pin.text == "Already saved as #1. Its pin stays as first saved."
+    assert _memory_row(app, 1)[1] == "note"
+
+
+def test_saving_again_with_what_the_memory_already_has_adds_nothing(call):
+    call("save_memory", text="Runtime is node", type="decision", pinned=True, files=["a.py"])
+
+    again = call(
+        "save_memory", text="Runtime is node", type="decision", pinned=True, files=["a.py"]
+    )
+    omitted = call("save_memory", text="Runtime is node")
+
+    assert again.text == omitted.text == "Already saved as #1."

@@ -32,7 +32,12 @@ from aletheia_mem.tools.app import (
     readable_projects,
     target_project,
 )
-from aletheia_mem.tools.write_tools import memory_input, restore_item, set_dismissed
+from aletheia_mem.tools.write_tools import (
+    memory_input,
+    restore_item,
+    saved_again_notes,
+    set_dismissed,
+)
 
 PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
 WRITE_PROJECT_HELP = "Project key. Default: this directory's project."  # "*" is refused there
@@ -86,7 +91,7 @@ def save(
     arguments = {"text": text, "title": title, "project": project, "type": kind, "pinned": pin}
     with open_cli_app() as app:
         item = memory_input(app, {**arguments, "files": list(files)})
-        memory, created = memories.save_memory(app.store, app.clock, item)
+        memory, created, facts_changed = memories.save_memory_noting(app.store, app.clock, item)
     if as_json:
         emit_json({"created": created, "memory": memory_json(memory)})
     elif created:
@@ -95,9 +100,10 @@ def save(
         echo(
             f"Already saved as #{memory.id}. It is dismissed: hidden from search and context;"
             f" aletheia restore {memory.id} brings it back."
+            + saved_again_notes(memory, item, facts_changed)
         )
     else:
-        echo(f"Already saved as #{memory.id}.")
+        echo(f"Already saved as #{memory.id}." + saved_again_notes(memory, item, facts_changed))
 
 
 def _search(app: AppContext, query: str | None, file: str | None, **options: Any) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
@@ -67,11 +67,26 @@ def default_title(text: str) -> str:
     return " ".join(text.split())[:DEFAULT_TITLE_LENGTH] or "(untitled)"
 
 
+class Saved(NamedTuple):
+    """What a save did: the memory, whether it is new, and whether a fact it stated changed
+    the fact timeline (a memory saved before still records its facts)."""
+
+    memory: Memory
+    created: bool
+    facts_changed: bool
+
+
 def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, bool]:
     """Redact secrets, then store the memory and its facts in one transaction.
 
     Returns the memory and whether it is new (False: the same one was saved before).
     """
+    saved = save_memory_noting(store, clock, item)
+    return saved.memory, saved.created
+
+
+def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
+    """``save_memory``, also telling whether the facts it stated changed the fact timeline."""
     check_name_characters("project", item.project)
     check_length("text", item.text, MAX_TEXT)
     if item.title:
@@ -110,7 +125,34 @@ def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, 
         )
         for fact in structured
     ]
-    return store.add_memory(new, facts)
+    held = [_object_at(store, fact) for fact in facts]
+    memory, created = store.add_memory(new, facts)
+    changed = any(before != fact.object for before, fact in zip(held, facts, strict=True))
+    return Saved(memory, created, changed)
+
+
+def _object_at(store: Store, fact: NewFact) -> str | None:
+    """The object its key holds at the fact's ``valid_from``, before it is written."""
+    for known in store.facts_about(fact.subject, fact.project, fact.predicate):
+        if known.valid_from <= fact.valid_from and (
+            known.valid_to is None or fact.valid_from < known.valid_to
+        ):
+            return known.object
+    return None
+
+
+def not_applied_again(memory: Memory, item: MemoryInput) -> list[str]:
+    """What a save answered "Already saved" asked for and did not get: the existing memory
+    keeps its type, pin and files. A type counts only when it is not the default ``note``
+    (an omitted type cannot be told from ``note``); an unpinned save asks for nothing."""
+    kept: list[str] = []
+    if item.type != "note" and item.type != memory.type:
+        kept.append("type")
+    if item.pinned and not memory.pinned:
+        kept.append("pin")
+    if {redact_secrets(path) for path in item.files} - set(memory.files):
+        kept.append("files")
+    return kept
 
 
 def _statement(fact: FactInput) -> str:

@@ -13,6 +13,7 @@ from aletheia_mem.domain import dismissals, memories
 from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.domain.vocabulary import ItemType
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.base import Memory
 from aletheia_mem.tools.app import AppContext, target_project
 
 # After save_memory's "Already saved as #N." when that memory is dismissed.
@@ -39,11 +40,29 @@ def memory_input(app: AppContext, args: dict[str, Any]) -> memories.MemoryInput:
 
 def save_memory(app: AppContext, args: dict[str, Any]) -> str:
     """Store one memory; the same project, title and text again returns the existing id."""
-    memory, created = memories.save_memory(app.store, app.clock, memory_input(app, args))
-    if not created:  # the reference's line; a hidden memory is said to be one after it
+    item = memory_input(app, args)
+    memory, created, facts_changed = memories.save_memory_noting(app.store, app.clock, item)
+    if not created:  # the reference's line, then what else the call did or did not do
         hidden = memory.dismissed_at is not None
-        return f"Already saved as #{memory.id}." + (_DISMISSED if hidden else "")
+        return (
+            f"Already saved as #{memory.id}."
+            + (_DISMISSED if hidden else "")
+            + saved_again_notes(memory, item, facts_changed)
+        )
     return f"Saved as #{memory.id} in {one_line(memory.project)}."
+
+
+def saved_again_notes(memory: Memory, item: memories.MemoryInput, facts_changed: bool) -> str:
+    """After "Already saved as #N.": a fact it stated changed the fact timeline, or a type,
+    pin or files it asked for were not applied. Empty for the same call again."""
+    notes = ""
+    if facts_changed:
+        notes += " A fact it states changed; fact_history shows the change."
+    kept = memories.not_applied_again(memory, item)
+    if kept:
+        named = " and ".join([", ".join(kept[:-1]), kept[-1]] if len(kept) > 1 else kept)
+        notes += f" Its {named} {'stay' if len(kept) > 1 else 'stays'} as first saved."
+    return notes
 
 
 def set_dismissed(
