@@ -62,6 +62,27 @@ def test_token_estimate_is_the_block_length_over_four(call):
     assert _near_a_quarter_of(tokens, result.text)
 
 
+def test_a_project_with_only_lists_names_them_instead_of_nothing_saved(call):
+    call("work_state_write", list="todo", items=["a", "b"])
+    call("work_state_write", list='re"lease', items=["tag"])
+    call("work_state_write", list="other", items=["x"], project="billing")
+
+    result = call("session_start_context")
+
+    assert body_lines(result)[:-1] == [
+        "# Memory for shop",
+        "No memories to list for this project yet; its work-state lists:"
+        ' "re\\"lease", "todo" (work_state_read reads one).',
+    ]
+
+
+def test_lists_are_not_named_once_the_block_lists_something(call):
+    call("work_state_write", list="todo", items=["a"])
+    call("save_memory", text="Use pnpm")
+
+    assert "todo" not in call("session_start_context").text
+
+
 def test_empty_project_says_nothing_is_saved_yet(call):
     result = call("session_start_context")
 

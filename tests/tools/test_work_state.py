@@ -112,9 +112,16 @@ def test_lists_belong_to_a_project(call, as_caller):
 
 
 def test_lists_are_not_listed_in_session_context(call):
+    call("save_memory", text="Use pnpm")
     call("work_state_write", list="todo", items=TODO)
 
     assert "todo" not in unwrap(call("session_start_context"))
+
+
+def test_a_session_context_with_nothing_else_names_the_lists(call):
+    call("work_state_write", list="todo", items=TODO)
+
+    assert '"todo" (work_state_read reads one)' in unwrap(call("session_start_context"))
 
 
 def test_secrets_in_items_are_redacted_and_the_list_stays_json(call, app):

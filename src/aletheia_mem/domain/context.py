@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from aletheia_mem.domain.formatting import TYPE_MARKS, applied_rule_text, fact_line, one_line
 from aletheia_mem.domain.kinds import OBSERVATION_KIND
 from aletheia_mem.domain.rules import rules_for_project
-from aletheia_mem.domain.worklists import WORK_STATE_KIND
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, quoted_name
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import Rule, SessionRequest
@@ -18,6 +18,7 @@ CHARACTER_BUDGET = 6000
 # ("- #1 19:46 [N] x") fill, so that the budget, not this, leaves pinned ones out (counted as cut).
 MAX_PINNED = CHARACTER_BUDGET // len("- #1 19:46 [N] x\n") + 1
 MAX_FACTS = 10
+MAX_LISTS_NAMED = 10  # an empty block names this many of the project's lists
 MAX_REQUESTS = 10
 MAX_REQUEST_LENGTH = 200
 _MEMORY, _FACT, _RULE = ("memory", "memories"), ("fact", "facts"), ("rule", "rules")
@@ -126,7 +127,22 @@ def build_context_parts(
         rules[: shown[4]],
         cut,
     )
-    return _render(header, sections, cut), parts
+    listed = any(section.kept for section in sections)
+    lists = [] if listed else _list_names(store, project)
+    return _render(header, sections, cut, lists), parts
+
+
+def _list_names(store: Store, project: str) -> list[str]:
+    """The project's work-state lists, newest first, named as work_state_read takes them: a
+    block that lists nothing else says they exist instead of "Nothing saved"."""
+    found = store.recent_memories(
+        project, MAX_LISTS_NAMED, pinned=False, exclude_kinds=(OBSERVATION_KIND,)
+    )
+    return [
+        quoted_name(memory.title.removesuffix(" list"))
+        for memory in found
+        if memory.kind == WORK_STATE_KIND
+    ]
 
 
 def _cut_outcome(sections: list[_Section]) -> str:
@@ -147,7 +163,7 @@ def _cut_outcome(sections: list[_Section]) -> str:
     return "; ".join([f"{outcome} ({named})", *hints])
 
 
-def _render(header: str, sections: list[_Section], cut: int) -> str:
+def _render(header: str, sections: list[_Section], cut: int, lists: list[str]) -> str:
     out = [header]
     items = 0
     for section in sections:
@@ -159,7 +175,12 @@ def _render(header: str, sections: list[_Section], cut: int) -> str:
         out.append(section.heading)
         out.extend(line for line, _ in kept)
         items += sum(1 for _, counts in kept if counts)
-    if items == 0:
+    if items == 0 and lists:
+        out.append(
+            f"No memories to list for this project yet; its work-state lists: {', '.join(lists)}"
+            " (work_state_read reads one)."
+        )
+    elif items == 0:
         out.append("Nothing saved for this project yet. Use save_memory to keep what matters.")
     body = "\n".join(out)
     tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
