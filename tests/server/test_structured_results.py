@@ -148,8 +148,10 @@ def test_a_search_head_lists_its_rank_last_and_a_later_page_counts_on(
     filled: AppContext,
 ) -> None:
     session = _session(filled, "2025-11-25")
-    params = {"name": "search", "arguments": {"query": "pnpm", "offset": 1}}
+    # The fact line comes first and counts in the offset: 2 skips it and the first memory.
+    params = {"name": "search", "arguments": {"query": "pnpm", "offset": 2}}
     found = _ask(session, "tools/call", params)["structuredContent"]
+    assert found["facts"] == []
     keys = ["id", "project", "type", "title", "tool", "pinned", "created_at", "rank"]
     assert [list(memory) for memory in found["memories"]] == [keys]
     assert [memory["rank"] for memory in found["memories"]] == [2]

@@ -44,6 +44,46 @@ def test_matching_facts_are_listed_before_memories(call):
     ]
 
 
+def _replica_facts(call, count):
+    """``count`` services, each saved with its replicas fact; all match "replicas"."""
+    for number in range(1, count + 1):
+        fact = {"subject": f"svc{number}", "predicate": "replicas", "object": str(number)}
+        save(call, f"Service svc{number} runs with more replicas now", facts=[fact])
+
+
+def test_fact_lines_count_in_the_limit_facts_first(call):
+    _replica_facts(call, 3)
+
+    one = body_lines(call("search", query="replicas", limit=1))
+    four = body_lines(call("search", query="replicas", limit=4))
+
+    assert len(one) == 1 and one[0].startswith("fact #")
+    assert [line.startswith("fact #") for line in four] == [True, True, True, False]
+
+
+def test_offset_pages_through_facts_then_memories_without_gaps(call):
+    _replica_facts(call, 7)  # 5 fact lines at most, then 7 memories: 12 lines in all
+
+    whole = body_lines(call("search", query="replicas", limit=100))
+    pages = [
+        line
+        for offset in range(0, 12, 3)
+        for line in body_lines(call("search", query="replicas", limit=3, offset=offset))
+    ]
+
+    assert len(whole) == 12 and sum(line.startswith("fact #") for line in whole) == 5
+    assert pages == whole
+
+
+def test_ranks_in_the_structured_output_count_memories_only(call):
+    _replica_facts(call, 3)
+
+    result = call("search", query="replicas", limit=4)
+
+    assert [head["rank"] for head in result.structured["memories"]] == [1]
+    assert len(result.structured["facts"]) == 3
+
+
 def test_a_fact_written_for_a_later_time_is_not_listed_as_current_before_it(call, clock):
     fact = {"subject": "payments-api", "predicate": "database", "object": "PostgreSQL 15"}
     save(call, "Payments run on PostgreSQL 15", facts=[fact])

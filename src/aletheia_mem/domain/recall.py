@@ -49,6 +49,9 @@ class SearchRequest:
     limit: int = 20
     offset: int = 0
     repository: RepositoryRoot | Path | None = None  # a folder: the repository holding it
+    # The search tool's index counts its fact lines in ``limit`` and ``offset`` (one line per
+    # hit, facts first); the JSON API and the CLI page the memories and list the facts apart.
+    facts_in_page: bool = False
 
 
 M = TypeVar("M", Memory, Memory | MemoryHead)
@@ -61,6 +64,7 @@ class SearchResult(Generic[M]):
     facts: list[Fact]
     memories: Sequence[M]
     empty_reason: str | None
+    memory_offset: int = 0  # the memories ranked before this page's first one
 
 
 def search(
@@ -69,7 +73,8 @@ def search(
     now: int,
     semantic: SemanticSource | None = None,
 ) -> SearchResult[Memory]:
-    """Facts that match (first page only), then one page of memories.
+    """Facts that match (first page only, or counted in the page: ``facts_in_page``), then
+    one page of memories.
 
     With ``semantic`` (the optional extra, once its model is loaded) the memories are ranked by
     BM25 fused with semantic similarity; otherwise by BM25 alone.
@@ -114,6 +119,20 @@ def _search_in(
         return SearchResult(
             [], [], f"The query {_quoted(request.query)} has no words to search for."
         )
+    matching: list[Fact] = []
+    fact_terms = without_word_parts(request.query or "", terms)
+    wanted = request.facts_in_page or request.offset == 0
+    if wanted and request.type is None and request.kind is None and fact_terms:
+        matching = [
+            fact
+            for fact in store.search_facts(fact_terms, request.projects, MAX_FACT_HITS, now)
+            if _within(fact.valid_from, request.since, request.until)
+        ]
+    if request.facts_in_page:  # one index of lines: the facts, then the memories
+        facts = matching[request.offset : request.offset + request.limit]
+        offset, limit = max(request.offset - len(matching), 0), request.limit - len(facts)
+    else:
+        facts, offset, limit = matching, request.offset, request.limit
     query = MemoryQuery(
         terms=terms,
         projects=request.projects,
@@ -122,20 +141,12 @@ def _search_in(
         since=request.since,
         until=request.until,
         order=request.order,
-        limit=request.limit,
-        offset=request.offset,
+        limit=max(limit, 1),
+        offset=offset,
     )
-    memories = page(store, query, query_start(request.query or ""), semantic, now)
-    facts: list[Fact] = []
-    fact_terms = without_word_parts(request.query or "", terms)
-    if request.offset == 0 and request.type is None and request.kind is None and fact_terms:
-        facts = [
-            fact
-            for fact in store.search_facts(fact_terms, request.projects, MAX_FACT_HITS, now)
-            if _within(fact.valid_from, request.since, request.until)
-        ]
+    memories = page(store, query, query_start(request.query or ""), semantic, now) if limit else []
     reason = None if memories or facts else _empty_reason(store, request, query, now)
-    return SearchResult(facts, memories, reason)
+    return SearchResult(facts, memories, reason, offset)
 
 
 def _file_search(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from aletheia_mem.domain import recall
@@ -61,13 +62,14 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
 def search(app: AppContext, args: dict[str, Any]) -> Output:
     """Ranked memories and facts for a query, or the memories that name a file."""
     now = app.clock()
-    request = search_request(app, args, now)
+    # One index of lines: its fact lines count in limit and offset, as its memory lines do.
+    request = replace(search_request(app, args, now), facts_in_page=True)
     query, file = request.query or "", request.file or ""
     result = recall.search_index(app.store, request, now, app.semantic)
     facts = [structured.fact(fact) for fact in result.facts]
     heads = [structured.memory_head(memory) for memory in result.memories]
     if query and not file and request.order == "relevance":
-        for rank, head in enumerate(heads, request.offset + 1):
+        for rank, head in enumerate(heads, result.memory_offset + 1):
             head["rank"] = rank  # last, after the head's own fields
     if result.empty_reason is not None:
         data = structured.recall(memories=[], facts=[], empty_reason=result.empty_reason)
