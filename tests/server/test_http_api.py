@@ -243,6 +243,30 @@ def test_work_state_lists_are_written_listed_and_read(server: RunningServer) -> 
     )
 
 
+def test_a_list_is_renamed_in_one_call_and_a_taken_name_refuses_it(
+    server: RunningServer,
+) -> None:
+    project = {"project": "api-rename"}
+    first = server.api("PUT", "/api/work-state/todo", {"items": ["a"], **project}).json()
+    server.api("PUT", "/api/work-state/later", {"items": ["x"], **project})
+    body = {"to": "later", "items": ["b"], **project}
+    assert error(server, "POST", "/api/work-state/todo/rename", body) == (
+        409,
+        ("conflict", 'A list named "later" exists; nothing was renamed.'),
+    )
+    body = {"to": "plan", "items": ["b"], **project}
+    assert error(server, "POST", "/api/work-state/nope/rename", body) == (
+        404,
+        ("not_found", 'No list named "nope".'),
+    )
+    reply = server.api("POST", "/api/work-state/todo/rename", body)
+    assert reply.status == 200, reply.body
+    assert reply.json() == {"project": "api-rename", "name": "plan", "id": first["id"], "count": 1}
+    index = get(server, "/api/work-state", **project)
+    assert sorted(entry["name"] for entry in index["lists"]) == ["later", "plan"]
+    assert get(server, "/api/work-state/plan", **project)["items"] == ["b"]
+
+
 def test_a_list_with_a_number_json_cannot_hold_is_refused_and_nothing_is_stored(
     server: RunningServer,
 ) -> None:
@@ -318,6 +342,7 @@ def test_openapi_document_describes_every_route(server: RunningServer) -> None:
         "/api/rules/{rule_id}/disable",
         "/api/work-state",
         "/api/work-state/{name}",
+        "/api/work-state/{name}/rename",
         "/api/context",
     }
     search = paths["/api/memories"]["get"]

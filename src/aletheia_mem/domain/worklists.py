@@ -16,9 +16,9 @@ from aletheia_mem.domain.limits import (
 )
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.storage.contracts import Store
-from aletheia_mem.storage.entries import NewMemory
+from aletheia_mem.storage.entries import AuditEntry, NewMemory
 
 WORK_STATE_KIND = "work_state"
 MAX_LIST_JSON = 100_000
@@ -51,6 +51,25 @@ def list_key(name: str) -> str:
     return "list:" + list_name(name)
 
 
+def _list_memory(
+    clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
+) -> NewMemory:
+    """The memory a list is stored as, its items checked (see ``write_list``)."""
+    check_name_characters("project", project)
+    check_length("list", name, MAX_NAME)
+    check_items(items)
+    return NewMemory(
+        project=project,
+        type="note",
+        kind=WORK_STATE_KIND,
+        title=f"{list_name(name)} list",
+        text=redacted_json(list(items)),
+        tool=tool,
+        created_at=clock(),
+        dedupe_key=list_key(name),
+    )
+
+
 def write_list(
     store: Store, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> int:
@@ -61,21 +80,49 @@ def write_list(
             not a string, number, boolean or plain object, a number is not finite (JSON has no
             Infinity or NaN), or the items are too long as JSON.
     """
-    check_name_characters("project", project)
-    check_length("list", name, MAX_NAME)
-    check_items(items)
-    text = redacted_json(list(items))
-    new = NewMemory(
-        project=project,
-        type="note",
-        kind=WORK_STATE_KIND,
-        title=f"{list_name(name)} list",
-        text=text,
-        tool=tool,
-        created_at=clock(),
-        dedupe_key=list_key(name),
-    )
+    new = _list_memory(clock, project=project, name=name, items=items, tool=tool)
     return store.put_work_state(new)
+
+
+RENAME_TOOL = "rename_list"  # the audit trail's name for a rename (no tool of its own)
+
+
+def rename_list(
+    store: Store,
+    clock: Clock,
+    *,
+    project: str,
+    name: str,
+    new_name: str,
+    items: Sequence[object],
+    tool: str,
+) -> int:
+    """Rename a live list and replace its items, in one transaction with an audit row: the
+    list keeps its memory id, uid, pin and creation time, and no list is left under the old
+    name. Returns the list's memory id.
+
+    Raises:
+        NotFoundError: no live list has the old name.
+        ConflictError: another list (a dismissed one too) has the new name; nothing changed.
+        InvalidInputError: as ``write_list``.
+    """
+    new = _list_memory(clock, project=project, name=new_name, items=items, tool=tool)
+    if list_key(name) == new.dedupe_key:
+        return store.put_work_state(new)
+    audit = AuditEntry(
+        at=new.created_at, actor=tool, tool=RENAME_TOOL, project=project, result="ok", detail=None
+    )
+    moved = store.rename_work_state(list_key(name), new, audit)
+    if moved == "missing":
+        raise NotFoundError(no_such_list(name))
+    if moved == "taken":
+        held = store.find_memory(project, list_key(new_name))
+        hidden = held is not None and held.dismissed_at is not None
+        raise ConflictError(
+            f"A {'dismissed ' if hidden else ''}list named {quoted_name(list_name(new_name))}"
+            " exists; nothing was renamed."
+        )
+    return moved
 
 
 def check_items(items: Sequence[object]) -> None:

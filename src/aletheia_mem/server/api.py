@@ -42,7 +42,9 @@ JSON_TYPE = "application/json"
 # The operations that can leave a live memory without a current vector (as ``EMBEDDING_WRITES``;
 # pinning changes a memory's ``updated_at``): semantic recall embeds it soon after. Their served
 # handler sends the notice, so ``/api/`` and the web UI (which runs it in process) both do.
-_EMBEDDING_WRITES = frozenset({"saveMemory", "writeWorkState", "restoreMemory", "pinMemory"})
+_EMBEDDING_WRITES = frozenset(
+    {"saveMemory", "writeWorkState", "renameWorkState", "restoreMemory", "pinMemory"}
+)
 RETRY_AFTER_S = 5  # what a client is told to wait when the store cannot be reached or is busy
 # Told to any client of a hub, signed in or not: the cause (with the database's address) goes
 # to the log.

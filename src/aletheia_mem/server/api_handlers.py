@@ -337,6 +337,26 @@ def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     return _ok({"project": project, "name": stored, "id": written, "count": len(items)})
 
 
+def rename_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
+    """Rename a list and replace its items (send the whole list) in one transaction: no list
+    is left under the old name; another list under the new one refuses it (409)."""
+    name, to, items = args["name"].strip(), args["to"].strip(), args["items"]
+    if not to:
+        raise InvalidInputError("to is required.")
+    project = target_project(app, args.get("project"))
+    moved = worklists.rename_list(
+        app.store,
+        app.clock,
+        project=project,
+        name=name,
+        new_name=to,
+        items=items,
+        tool=app.caller,
+    )
+    stored = worklists.list_name(to)
+    return _ok({"project": project, "name": stored, "id": moved, "count": len(items)})
+
+
 def session_context(app: AppContext, args: dict[str, Any]) -> Reply:
     """The session-start block the session_start_context tool would give, as Markdown, for the
     owner's pages: without the recall wrapper that marks it as data for an agent."""

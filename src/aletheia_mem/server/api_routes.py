@@ -58,6 +58,14 @@ _WORK_STATE_BODY: Schema = {
     },
     "required": ["items"],
 }
+_RENAME_BODY: Schema = {
+    "type": "object",
+    "properties": {
+        "to": {"type": "string", "maxLength": MAX_NAME, "description": "The list's new name."},
+        **_WORK_STATE_BODY["properties"],
+    },
+    "required": ["to", "items"],
+}
 _SAVED = (201, 200)
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -233,6 +241,18 @@ OPERATIONS: tuple[Operation, ...] = (
         "SavedWorkState",
         path_params=_LIST_NAME,
         body=_WORK_STATE_BODY,
+        body_required=True,
+    ),
+    Operation(
+        "POST",
+        "/api/work-state/{name}/rename",
+        "renameWorkState",
+        "Rename a work-state list and replace its items (send the whole list), in one"
+        " transaction: 409 when another list has the new name.",
+        h.rename_work_state,
+        "SavedWorkState",
+        path_params=_LIST_NAME,
+        body=_RENAME_BODY,
         body_required=True,
     ),
     Operation(

@@ -8,6 +8,9 @@ from typing import Literal, NamedTuple
 
 Order = Literal["relevance", "date_desc", "date_asc"]
 DismissTable = Literal["memories", "facts", "episodes"]
+# Why ``rename_work_state`` moved nothing: no live list under the old key, or another memory
+# of the project holds the new one.
+RenameRefusal = Literal["missing", "taken"]
 
 
 @dataclass(frozen=True)

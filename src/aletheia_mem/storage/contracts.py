@@ -13,7 +13,14 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
-from aletheia_mem.storage.base import DismissTable, Fact, Memory, MemoryHead, MemoryQuery
+from aletheia_mem.storage.base import (
+    DismissTable,
+    Fact,
+    Memory,
+    MemoryHead,
+    MemoryQuery,
+    RenameRefusal,
+)
 from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory, Rule, SessionRequest
 
 # Dataclasses of base (kept off the start path with these protocols), named here too.
@@ -88,6 +95,9 @@ class WorkStore(Protocol):
     """Work-state lists, episodes (sessions of a host) and their requests, dismissals."""
 
     def put_work_state(self, new: NewMemory) -> int: ...
+    def rename_work_state(
+        self, old_key: str, new: NewMemory, audit: AuditEntry
+    ) -> int | RenameRefusal: ...
     def keyed_memories(
         self, project: str, key_prefix: str, kind: str, limit: int
     ) -> list[Memory]: ...

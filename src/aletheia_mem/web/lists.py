@@ -74,3 +74,13 @@ def write(app: AppContext, project: str, name: str, text: str) -> dict[str, Any]
         body["project"] = project
     saved: dict[str, Any] = call(app, "writeWorkState", path={"name": name}, body=body)
     return saved
+
+
+def rename(app: AppContext, project: str, name: str, to: str, text: str) -> dict[str, Any]:
+    """Rename list ``name`` to ``to`` with the text's items, in one transaction (the API's
+    ``renameWorkState``): nothing is left under the old name."""
+    body: dict[str, Any] = {"to": to, "items": parse_lines(text)}
+    if project:
+        body["project"] = project
+    moved: dict[str, Any] = call(app, "renameWorkState", path={"name": name}, body=body)
+    return moved

@@ -7,10 +7,14 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.web import context, lists
 from aletheia_mem.web.base import Handler, Ui, redirect, submitted
 from aletheia_mem.web.render import page
+
+LIST_NOTICES = {"saved": "List saved.", "renamed": "List renamed."}
+# A refused save's status: the list to rename is gone, or the new name taken meanwhile.
+_REFUSED = ((NotFoundError, 404), (ConflictError, 409), (InvalidInputError, 400))
 
 
 def _project(request: Request, form: dict[str, str]) -> str:
@@ -46,7 +50,7 @@ def _lists_view(
         error=error,
         existing=existing,
         projects=ui.app.store.project_names(),
-        notice="List saved." if request.query_params.get("done") == "saved" else None,
+        notice=LIST_NOTICES.get(request.query_params.get("done", "")),
     )
 
 
@@ -57,8 +61,9 @@ def lists_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     """Save the form's list. A name other than the list being edited (the New list form edits
-    none) must be free: the form never replaces another list unseen. A refused form comes back
-    as it was sent, with the reason."""
+    none) must be free: the form never replaces another list unseen, and an edited list given
+    a new name is renamed (nothing is left under the old one). A refused form comes back as it
+    was sent, with the reason."""
     name, items = submitted(form, "name"), form.get("items", "")
     project = lists.index(ui.app, _project(request, form))["project"]
     editing = form.get("editing", "").strip()
@@ -67,11 +72,18 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if name.strip() != editing and name.strip() and lists.exists(ui.app, project, name.strip()):
         error = f"A list named “{name.strip()}” exists: open it to edit it."
         return _lists_view(ui, request, project, back, 409, typed, error, name.strip())
+    renaming = bool(back) and name.strip() != back
     try:
-        saved = lists.write(ui.app, project, name, items)
-    except InvalidInputError as refused:
-        return _lists_view(ui, request, project, back, 400, typed, refused.message)
-    query = urlencode({"project": saved["project"], "name": saved["name"], "done": "saved"})
+        if renaming:
+            saved = lists.rename(ui.app, project, back, name, items)
+        else:
+            saved = lists.write(ui.app, project, name, items)
+    except (NotFoundError, ConflictError, InvalidInputError) as refused:
+        status = next(code for kind, code in _REFUSED if isinstance(refused, kind))
+        shown = "" if status == 404 else back  # the list to rename is gone: a New list form
+        return _lists_view(ui, request, project, shown, status, typed, refused.message)
+    done = "renamed" if renaming else "saved"
+    query = urlencode({"project": saved["project"], "name": saved["name"], "done": done})
     return redirect(f"/lists?{query}")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.contracts import HubStore
 from aletheia_mem.storage.entries import AuditEntry
@@ -20,6 +22,55 @@ def test_a_work_state_list_is_replaced_in_place(contract_store: HubStore) -> Non
     lists = contract_store.keyed_memories("shop", "work:", "work_state", 10)
     assert [(m.id, m.title) for m in lists] == [(first, "todo v2"), (done, "done")]
     assert contract_store.keyed_memories("shop", "other:", "work_state", 10) == []
+
+
+def test_a_renamed_list_moves_whole_keeping_its_id_uid_and_pin(
+    contract_store: HubStore,
+) -> None:
+    old = memory("todo", key="work:todo", kind="work_state", text='["a"]')
+    first = contract_store.put_work_state(old)
+    assert contract_store.set_pinned(first, True, T0 + 1) is not None
+    before = contract_store.get_memory(first)
+    renamed = replace(
+        old, title="zebra", text='["a","b"]', dedupe_key="work:plan", created_at=T0 + 5
+    )
+    moved = contract_store.rename_work_state("work:todo", renamed, audit(T0 + 5, tool="rename"))
+    assert moved == first
+    after = contract_store.get_memory(first)
+    assert before is not None and after is not None
+    assert (after.uid, after.pinned, after.created_at) == (before.uid, True, before.created_at)
+    assert (after.title, after.text, after.updated_at) == ("zebra", '["a","b"]', T0 + 5)
+    assert contract_store.find_memory("shop", "work:todo") is None
+    found = contract_store.find_memory("shop", "work:plan")
+    assert found is not None and found.id == first
+    lists = contract_store.keyed_memories("shop", "work:", "work_state", 10)
+    assert [m.id for m in lists] == [first]
+    hits = contract_store.search_memories(MemoryQuery(terms=("zebra",), projects=("shop",)), T0)
+    assert [m.id for m in hits] == [first]  # indexed under its new title
+    (row,) = contract_store.list_audit(10)
+    assert (row.tool, row.project, row.at) == ("rename", "shop", T0 + 5)
+
+
+def test_a_rename_onto_a_taken_name_or_of_no_live_list_changes_nothing(
+    contract_store: HubStore,
+) -> None:
+    todo = memory("todo", key="work:todo", kind="work_state", text='["a"]')
+    first = contract_store.put_work_state(todo)
+    other = contract_store.put_work_state(
+        memory("later", key="work:later", kind="work_state", text='["x"]')
+    )
+    onto = replace(todo, title="later", text='["b"]', dedupe_key="work:later", created_at=T0 + 5)
+    assert contract_store.rename_work_state("work:todo", onto, audit(T0 + 5)) == "taken"
+    contract_store.set_dismissed("memories", other, T0 + 6, None, audit(T0 + 6, tool="dismiss"))
+    assert contract_store.rename_work_state("work:todo", onto, audit(T0 + 7)) == "taken"
+    gone = replace(onto, dedupe_key="work:new")
+    assert contract_store.rename_work_state("work:none", gone, audit(T0 + 8)) == "missing"
+    contract_store.set_dismissed("memories", first, T0 + 9, None, audit(T0 + 9, tool="dismiss"))
+    assert contract_store.rename_work_state("work:todo", gone, audit(T0 + 10)) == "missing"
+    kept = contract_store.get_memory(first)
+    assert kept is not None and (kept.title, kept.text) == ("todo", '["a"]')
+    assert contract_store.find_memory("shop", "work:new") is None
+    assert [row.tool for row in contract_store.list_audit(10)] == ["dismiss", "dismiss"]
 
 
 def test_an_episode_collects_requests_until_it_ends(contract_store: HubStore) -> None:

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import psycopg
+from psycopg import errors
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
-from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery
-from aletheia_mem.storage.entries import NewFact, NewMemory
+from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, RenameRefusal
+from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory
 from aletheia_mem.storage.postgres import full_text, memory_search
+from aletheia_mem.storage.postgres.audit import insert_audit
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
 from aletheia_mem.storage.postgres.facts import put_fact, retrying, write_retrying
 from aletheia_mem.storage.postgres.postings import Postings
@@ -170,6 +172,44 @@ class PgMemories(PgPart):
                 memory_id = int(_one(row)[0])
                 index_memory(conn, memory_id, new, totals)
                 return memory_id
+
+        return write_retrying(self._db, work)
+
+    def rename_work_state(
+        self, old_key: str, new: NewMemory, audit: AuditEntry
+    ) -> int | RenameRefusal:
+        """As the SQLite store's: move the live list to the new key in one transaction, its id,
+        uid, pin and creation time kept, with an audit row; nothing changes when it is missing
+        or the new key is taken (by a racing writer too: the unique index says so)."""
+
+        def work(conn: psycopg.Connection[Row]) -> int | RenameRefusal:
+            row = conn.execute(
+                f"SELECT id FROM memories WHERE {KEY_MATCH} AND kind = %s"
+                " AND dismissed_at IS NULL FOR UPDATE",
+                (old_key, new.project, new.kind),
+            ).fetchone()
+            if row is None:
+                return "missing"
+            memory_id = int(row[0])
+            taken = conn.execute(
+                f"SELECT 1 FROM memories WHERE {KEY_MATCH} AND id != %s",
+                (new.dedupe_key, new.project, memory_id),
+            ).fetchone()
+            if taken is not None:
+                return "taken"
+            try:
+                with conn.transaction():  # a savepoint: a key taken meanwhile is undone alone
+                    conn.execute(
+                        "UPDATE memories SET dedupe_key = %s, title = %s, text = %s, tool = %s,"
+                        " updated_at = %s WHERE id = %s",
+                        (new.dedupe_key, new.title, new.text, new.tool, new.created_at, memory_id),
+                    )
+            except errors.UniqueViolation:
+                return "taken"
+            with full_text.indexing(conn) as totals:
+                index_memory(conn, memory_id, new, totals)
+            insert_audit(conn, replace(audit, project=new.project))
+            return memory_id
 
         return write_retrying(self._db, work)
 

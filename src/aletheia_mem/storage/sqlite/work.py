@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.base import DismissTable, Memory
+from aletheia_mem.storage.base import DismissTable, Memory, RenameRefusal
 from aletheia_mem.storage.sqlite.audit import insert_audit
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory, insert_memory
@@ -49,6 +49,36 @@ class SqliteWork(SqliteDatabase):
                 (new.title, new.text, new.tool, new.created_at, row["id"]),
             )
             index_memory(conn, row["id"], new)
+            return int(row["id"])
+
+    def rename_work_state(
+        self, old_key: str, new: NewMemory, audit: AuditEntry
+    ) -> int | RenameRefusal:
+        """Move the live list under ``old_key`` to ``new.dedupe_key`` with ``new``'s title, text
+        and tool (its id, uid, pin and creation time stay) and audit it, in one transaction;
+        nothing changes when there is no such list or another memory holds the new key. Returns
+        the list's id, or why nothing moved."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT id FROM memories WHERE project = ? AND dedupe_key = ? AND kind = ?"
+                " AND dismissed_at IS NULL",
+                (new.project, old_key, new.kind),
+            ).fetchone()
+            if row is None:
+                return "missing"
+            taken = conn.execute(
+                "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ? AND id != ?",
+                (new.project, new.dedupe_key, row["id"]),
+            ).fetchone()
+            if taken is not None:
+                return "taken"
+            conn.execute(
+                "UPDATE memories SET dedupe_key = ?, title = ?, text = ?, tool = ?,"
+                " updated_at = ? WHERE id = ?",
+                (new.dedupe_key, new.title, new.text, new.tool, new.created_at, row["id"]),
+            )
+            index_memory(conn, row["id"], new)
+            insert_audit(conn, replace(audit, project=new.project))
             return int(row["id"])
 
     def keyed_memories(self, project: str, key_prefix: str, kind: str, limit: int) -> list[Memory]:

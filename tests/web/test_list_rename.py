@@ -1,0 +1,113 @@
+"""Renaming a list in its Edit form renames it: nothing is left under the old name, the list
+keeps its id, pin and project, the rename is audited, and a taken name changes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.http_server import RunningServer
+from tests.web.browser import axe_violations, mcp_tool
+from tests.web.test_daily_user import read_list, text_of
+from tests.web.test_web_security import form_post
+
+pytestmark = pytest.mark.e2e
+
+ALETHEIA = Path(sys.executable).parent / "aletheia"
+
+
+def write_list(server: RunningServer, name: str, items: list[object]) -> int:
+    reply = server.api("PUT", f"/api/work-state/{name}", {"items": items})
+    assert reply.status == 200, reply.body
+    list_id: int = reply.json()["id"]
+    return list_id
+
+
+def local_audit(root: Path) -> list[dict[str, object]]:
+    """The store's audit rows as the real CLI prints them (``aletheia audit --local``)."""
+    env = {**os.environ, "ALETHEIA_DATA_DIR": str(root / "data"), "HOME": str(root / "home")}
+    done = subprocess.run(
+        [str(ALETHEIA), "audit", "--local", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, object]] = json.loads(done.stdout)
+    return rows
+
+
+def test_a_renamed_list_leaves_no_copy_and_keeps_its_pin_and_id(
+    server: RunningServer, root: Path
+) -> None:
+    list_id = write_list(server, "groceries", ["milk", {"item": "eggs", "count": 12}])
+    assert server.api("POST", f"/api/memories/{list_id}/pin", {"pinned": True}).status == 200
+    before = server.api("GET", f"/api/memories/{list_id}").json()
+    items = 'milk\n{"item": "eggs", "count": 6}'
+    fields = {"name": "shopping", "items": items, "editing": "groceries"}
+    reply = form_post(server, "/lists/save", fields)
+    assert reply.status == 303, reply.body
+    location = reply.header("location") or ""
+    query = parse_qs(urlsplit(location).query)
+    assert (query["name"], query["done"]) == (["shopping"], ["renamed"])
+    assert "List renamed." in text_of(server.request("GET", location))
+    missing = server.api("GET", "/api/work-state/groceries")
+    assert missing.status == 404
+    assert read_list(server, "shopping") == ["milk", {"item": "eggs", "count": 6}]
+    index = server.api("GET", "/api/work-state").json()["lists"]
+    assert [entry["name"] for entry in index].count("groceries") == 0
+    assert [entry["id"] for entry in index if entry["name"] == "shopping"] == [list_id]
+    after = server.api("GET", f"/api/memories/{list_id}").json()
+    kept = ("uid", "project", "pinned", "created_at", "kind")
+    assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
+    assert after["pinned"] is True
+    assert after["title"] == "shopping list"
+    rows = [row for row in local_audit(root) if row["tool"] == "rename_list"]
+    assert [(row["project"], row["result"]) for row in rows] == [("shop", "ok")]
+    # The agent reads it under its new name only.
+    assert "No list named" in mcp_tool(server.mcp_url, "work_state_read", {"list": "groceries"})
+    assert "eggs" in mcp_tool(server.mcp_url, "work_state_read", {"list": "shopping"})
+
+
+def test_a_rename_onto_a_taken_name_changes_nothing(server: RunningServer) -> None:
+    write_list(server, "sprint", ["ship coupons"])
+    write_list(server, "backlog", ["rewrite search"])
+    fields = {"name": "backlog", "items": "changed", "editing": "sprint"}
+    reply = form_post(server, "/lists/save", fields)
+    assert reply.status == 409
+    assert "A list named “backlog” exists: open it to edit it." in text_of(reply)
+    assert read_list(server, "sprint") == ["ship coupons"]
+    assert read_list(server, "backlog") == ["rewrite search"]
+    # A dismissed list holds its name too: the rename is refused, saying so.
+    hidden = write_list(server, "icebox", ["someday"])
+    assert server.api("POST", f"/api/memories/{hidden}/dismiss", {}).status == 200
+    fields = {"name": "icebox", "items": "changed", "editing": "sprint"}
+    reply = form_post(server, "/lists/save", fields)
+    assert reply.status == 409
+    page = text_of(reply)
+    assert "A dismissed list named &#34;icebox&#34; exists; nothing was renamed." in page
+    assert ">changed</textarea>" in page  # what was typed stays in the form
+    assert read_list(server, "sprint") == ["ship coupons"]
+    assert server.api("GET", f"/api/memories/{hidden}").json()["dismissed_at"] is not None
+
+
+def test_a_list_is_renamed_from_its_edit_form(server: RunningServer, page: Page) -> None:
+    mcp_tool(server.mcp_url, "work_state_write", {"list": "release", "items": ["tag v2"]})
+    page.goto(server.url + "/lists")
+    page.get_by_role("link", name="release", exact=True).click()
+    page.get_by_label("List name").fill("release-2")
+    page.get_by_role("button", name="Save list").click()
+    expect(page.get_by_role("status")).to_have_text("List renamed.")
+    expect(page.get_by_role("heading", name="Edit “release-2”")).to_be_visible()
+    expect(page.get_by_role("link", name="release-2", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="release", exact=True)).to_have_count(0)
+    expect(page.get_by_label("Items, one per line")).to_have_value("tag v2")
+    assert axe_violations(page) == []
