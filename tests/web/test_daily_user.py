@@ -114,9 +114,11 @@ def test_undo_of_a_restore_dismisses_again_for_the_same_reason(
 
 def test_a_link_made_elsewhere_cannot_give_an_undo_its_reason(server: RunningServer) -> None:
     memory = memory_ids(mcp_tool(server.mcp_url, "save_memory", {"text": "Queue is SQS"}))[0]
-    crafted = urlencode({"done": "restore", "reason": "made up by a link", "signed": "0" * 64})
-    page = text_of(server.request("GET", f"/memories/{memory}?{crafted}"))
-    assert "made up by a link" not in page
+    for signed in ("0" * 64, "é"):  # a non-ASCII one is no signature, not a server error
+        crafted = urlencode({"done": "restore", "reason": "made up by a link", "signed": signed})
+        reply = server.request("GET", f"/memories/{memory}?{crafted}")
+        assert reply.status == 200
+        assert "made up by a link" not in text_of(reply)
 
 
 def test_back_to_a_notice_no_longer_true_shows_no_notice(server: RunningServer, page: Page) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,7 +13,7 @@ from aletheia_mem.errors import NotFoundError
 from aletheia_mem.web import memories
 from aletheia_mem.web.base import Handler, Ui, redirect, safe_next, whole_number
 from aletheia_mem.web.render import fragment, page
-from aletheia_mem.web.security import browser_signature
+from aletheia_mem.web.security import browser_signature, browser_signed
 
 DONE_NOTICES = {
     "dismiss": ("dismissed", "restore"),
@@ -116,8 +115,8 @@ def _signed_reason(request: Request, memory_id: int) -> str:
     carries no valid signature, and is not used."""
     reason = request.query_params.get("reason", "")[:MAX_REASON]
     signature = request.query_params.get("signed", "")
-    expected = browser_signature(request, f"{memory_id}\0{reason}")
-    return reason if reason and hmac.compare_digest(signature, expected) else ""
+    signed = browser_signed(request, f"{memory_id}\0{reason}", signature)
+    return reason if reason and signed else ""
 
 
 def _still_true(done: str, memory: dict[str, Any]) -> bool:

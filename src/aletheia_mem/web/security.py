@@ -162,6 +162,13 @@ def browser_signature(request: Request, message: str) -> str:
     return hmac.new(key, message.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
 
 
+def browser_signed(request: Request, message: str, signature: str) -> bool:
+    """Whether ``signature`` (from an address) is ``browser_signature`` of ``message``; one
+    with non-ASCII characters is no signature (``compare_digest`` refuses such text)."""
+    expected = browser_signature(request, message).encode()
+    return hmac.compare_digest(signature.encode("utf-8", "surrogatepass"), expected)
+
+
 def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
