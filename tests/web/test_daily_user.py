@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -184,6 +185,47 @@ def test_a_write_post_without_the_previewed_digest_writes_nothing(
         assert reply.status == 409
         assert "The rules changed since the preview; review again." in text_of(reply)
         assert (claude_md.read_text(encoding="utf-8") if claude_md.exists() else None) == before
+
+
+def browser_token(server: RunningServer) -> str:
+    """A new browser's CSRF token, as its cookie holds it."""
+    cookie = server.request("GET", "/sign-in").header("set-cookie") or ""
+    return cookie.split(";")[0].partition("=")[2]
+
+
+def test_a_written_notice_shows_only_after_this_browsers_own_write(
+    server: RunningServer, root: Path
+) -> None:
+    mcp_tool(server.mcp_url, "add_rule", {"then": "Squash commits before merging"})
+    key = shop_claude_key(root)
+    made_up = [("done", "written"), ("file", key)]
+    for crafted in (made_up, [*made_up, ("signed", "0" * 64)], [*made_up, ("signed", "é")]):
+        reply = server.request("GET", "/rules/sync?" + urlencode(crafted))
+        assert reply.status == 200
+        assert "Rules written" not in text_of(reply)
+        assert "Nothing was written" not in text_of(reply)
+    claude_md = root / "shop" / "CLAUDE.md"
+    assert not claude_md.exists() or "Squash commits" not in claude_md.read_text(encoding="utf-8")
+    # A real write: its redirect's notice is signed for the browser that wrote, only.
+    token = browser_token(server)
+    preview = text_of(server.request("GET", "/rules/sync"))
+    found = re.search(f'name="write:{re.escape(key)}" value="([0-9a-f]+)"', preview)
+    assert found is not None
+    headers = {
+        "Origin": server.url,
+        "Cookie": f"aletheia_csrf={token}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+    body = urlencode({"csrf": token, "write:" + key: found[1]})
+    reply = server.request("POST", "/rules/sync", body, headers)
+    assert reply.status == 303
+    location = reply.header("location") or ""
+    assert "Squash commits" in claude_md.read_text(encoding="utf-8")
+    mine = text_of(server.request("GET", location, headers={"Cookie": f"aletheia_csrf={token}"}))
+    assert "Rules written to 1 file(s)" in mine
+    for cookie in (f"aletheia_csrf={browser_token(server)}", ""):  # another browser, or none
+        theirs = text_of(server.request("GET", location, headers={"Cookie": cookie}))
+        assert "Rules written" not in theirs
 
 
 @pytest.mark.parametrize("path", ["/nope", "/lists/todo", "/memories/3/extra/more"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -13,6 +14,7 @@ from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules
 from aletheia_mem.web.base import Handler, Ui, redirect, submitted, whole_number
 from aletheia_mem.web.render import page
+from aletheia_mem.web.security import browser_signature, browser_signed
 
 RULE_ACTIONS = {"confirm", "disable"}
 RULE_NOTICES = {"added": "Rule added.", "confirm": "Rule confirmed.", "disable": "Rule disabled."}
@@ -95,17 +97,29 @@ STALE_PREVIEW = "The rules changed since the preview; review again."
 def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     params = request.query_params
     places = rules.plan_places(ui.app, ui.root, ui.home)
-    done = params.get("done") == "written"
+    files = params.getlist("file")
+    done = params.get("done") == "written" and _signed_files(request, files)
     return page(
         request,
         "rules_sync.html",
         section="Rules",
         places=places,
-        written=rules.paths_of(places, params.getlist("file")) if done else None,
+        written=rules.paths_of(places, files) if done else None,
         whole=params.get("whole", ""),
         chosen=None,
         error=None,
     )
+
+
+def _written_message(files: list[str]) -> str:
+    return "rules-written\0" + json.dumps(files)
+
+
+def _signed_files(request: Request, files: list[str]) -> bool:
+    """Whether the files a 'written' notice names are those this browser's own redirect after
+    a write signed: a link made elsewhere cannot say that files were written."""
+    message = _written_message(files)
+    return browser_signed(request, message, request.query_params.get("signed", ""))
 
 
 def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -129,7 +143,9 @@ def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
             chosen=set(chosen),
             error=STALE_PREVIEW,
         )
-    query = urlencode([("done", "written"), *(("file", key) for key in written)])
+    files = [("file", key) for key in written]
+    signed = ("signed", browser_signature(request, _written_message(written)))
+    query = urlencode([("done", "written"), *files, signed])
     return redirect(f"/rules/sync?{query}")
 
 
