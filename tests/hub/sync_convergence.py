@@ -14,6 +14,7 @@ Run by hand for many seeds: ``python -m tests.hub.sync_convergence --seeds 200 [
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sqlite3
 import sys
@@ -29,7 +30,7 @@ from typing import Any
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
 from aletheia_mem.domain.rule_admin import set_rule_enabled
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, ConflictError, NotFoundError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import SyncReport, sync_store
@@ -66,9 +67,12 @@ def random_ops(seed: int, count: int = 40) -> list[Op]:
             ops.append(
                 ("dismiss", store, rng.choice(("memory", "fact")), rng.random(), rng.random() < 0.7)
             )
-        elif roll < 0.44:
+        elif roll < 0.42:
             items = rng.sample(("a", "b", "c", "d"), rng.randint(0, 3))
             ops.append(("list", store, rng.choice(PROJECTS), rng.choice(LISTS), items))
+        elif roll < 0.44:
+            old, new = rng.sample(LISTS, 2)
+            ops.append(("rename", store, rng.choice(PROJECTS), old, new, ["r"]))
         elif roll < 0.50:
             ops.append(
                 (
@@ -235,6 +239,13 @@ def _edit(world: World, op: Op) -> None:
             worklists.write_list(
                 store, system_clock, project=project, name=list_name, items=items, tool=name
             )
+        elif kind == "rename":  # refused (no such list, the name taken) it changes nothing
+            _, _, project, old_name, new_name, items = op
+            with contextlib.suppress(NotFoundError, ConflictError):
+                worklists.rename_list(
+                    store, system_clock, project=project, name=old_name, new_name=new_name,
+                    items=items, tool=name,
+                )  # fmt: skip
         elif kind == "rule":
             _, _, which, tier, fraction = op
             then, when = RULES[which]

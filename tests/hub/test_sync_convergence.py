@@ -76,6 +76,28 @@ def test_a_later_list_write_wins_though_the_earlier_one_reached_the_hub_first(
     assert _rows(world, "SELECT text FROM memories WHERE kind = 'work_state'") == {('["y"]',)}
 
 
+def test_a_list_renamed_onto_a_name_another_store_holds_merges_as_two_writes(
+    tmp_path: Path, hub_db: Path | str
+) -> None:
+    # A rename that changed the row's key in place would, on b, collide with b's own "todo"
+    # (one live list per name) and stop b's sync.
+    world, problems = _play(
+        hub_db,
+        tmp_path,
+        [
+            ("list", "a", "shop", "later", ["old"]),
+            ("list", "b", "shop", "todo", ["b's"]),
+            ("rename", "a", "shop", "later", "todo", ["renamed"]),
+            ("sync", "a"),
+            ("sync", "b"),
+            ("sync", "a"),
+        ],
+    )
+    assert problems == []
+    live = "SELECT title, text FROM memories WHERE kind = 'work_state' AND dismissed_at IS NULL"
+    assert _rows(world, live) == {("todo list", '["renamed"]')}
+
+
 def test_a_dismissal_made_before_a_duplicate_merges_is_kept(
     tmp_path: Path, hub_db: Path | str
 ) -> None:

@@ -261,7 +261,10 @@ def test_a_list_is_renamed_in_one_call_and_a_taken_name_refuses_it(
     )
     reply = server.api("POST", "/api/work-state/todo/rename", body)
     assert reply.status == 200, reply.body
-    assert reply.json() == {"project": "api-rename", "name": "plan", "id": first["id"], "count": 1}
+    renamed = reply.json()
+    assert {**renamed, "id": 0} == {"project": "api-rename", "name": "plan", "id": 0, "count": 1}
+    assert renamed["id"] != first["id"]  # a new list; the old one is dismissed
+    assert get(server, f"/api/memories/{first['id']}")["dismiss_reason"] == "renamed to plan"
     index = get(server, "/api/work-state", **project)
     assert sorted(entry["name"] for entry in index["lists"]) == ["later", "plan"]
     assert get(server, "/api/work-state/plan", **project)["items"] == ["b"]

@@ -1,5 +1,6 @@
-"""Renaming a list in its Edit form renames it: nothing is left under the old name, the list
-keeps its id, pin and project, the rename is audited, and a taken name changes nothing."""
+"""Renaming a list in its Edit form renames it: nothing live is left under the old name (the old
+list is dismissed, restorable), the list keeps its pin and project, the rename is audited, and a
+taken name changes nothing."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def local_audit(root: Path) -> list[dict[str, object]]:
     return rows
 
 
-def test_a_renamed_list_leaves_no_copy_and_keeps_its_pin_and_id(
+def test_a_renamed_list_leaves_no_live_copy_and_keeps_its_pin(
     server: RunningServer, root: Path
 ) -> None:
     list_id = write_list(server, "groceries", ["milk", {"item": "eggs", "count": 12}])
@@ -64,12 +65,15 @@ def test_a_renamed_list_leaves_no_copy_and_keeps_its_pin_and_id(
     assert read_list(server, "shopping") == ["milk", {"item": "eggs", "count": 6}]
     index = server.api("GET", "/api/work-state").json()["lists"]
     assert [entry["name"] for entry in index].count("groceries") == 0
-    assert [entry["id"] for entry in index if entry["name"] == "shopping"] == [list_id]
-    after = server.api("GET", f"/api/memories/{list_id}").json()
-    kept = ("uid", "project", "pinned", "created_at", "kind")
+    (new_id,) = [entry["id"] for entry in index if entry["name"] == "shopping"]
+    after = server.api("GET", f"/api/memories/{new_id}").json()
+    kept = ("project", "pinned", "kind")
     assert {k: after[k] for k in kept} == {k: before[k] for k in kept}
     assert after["pinned"] is True
     assert after["title"] == "shopping list"
+    # The old list is dismissed (restorable), its reason naming the new one.
+    old = server.api("GET", f"/api/memories/{list_id}").json()
+    assert old["dismissed_at"] is not None and old["dismiss_reason"] == "renamed to shopping"
     rows = [row for row in local_audit(root) if row["tool"] == "rename_list"]
     assert [(row["project"], row["result"]) for row in rows] == [("shop", "ok")]
     # The agent reads it under its new name only.

@@ -98,8 +98,9 @@ def rename_list(
     tool: str,
 ) -> int:
     """Rename a live list and replace its items, in one transaction with an audit row: the
-    list keeps its memory id, uid, pin and creation time, and no list is left under the old
-    name. Returns the list's memory id.
+    list is saved under the new name with its pin, and the old one is dismissed (restore brings
+    it back), so that a synced store merges the rename as ordinary writes. Returns the new
+    list's memory id.
 
     Raises:
         NotFoundError: no live list has the old name.

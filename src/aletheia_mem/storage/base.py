@@ -13,6 +13,11 @@ DismissTable = Literal["memories", "facts", "episodes"]
 RenameRefusal = Literal["missing", "taken"]
 
 
+def renamed_reason(new_title: str) -> str:
+    """The dismissal reason of a list renamed to the list titled ``new_title``."""
+    return f"renamed to {new_title.removesuffix(' list')}"
+
+
 @dataclass(frozen=True)
 class Memory:
     """A stored memory with its facts, files and state."""

@@ -24,29 +24,32 @@ def test_a_work_state_list_is_replaced_in_place(contract_store: HubStore) -> Non
     assert contract_store.keyed_memories("shop", "other:", "work_state", 10) == []
 
 
-def test_a_renamed_list_moves_whole_keeping_its_id_uid_and_pin(
+def test_a_renamed_list_is_saved_anew_with_its_pin_and_the_old_one_dismissed(
     contract_store: HubStore,
 ) -> None:
-    old = memory("todo", key="work:todo", kind="work_state", text='["a"]')
+    old = memory("todo list", key="work:todo", kind="work_state", text='["a"]')
     first = contract_store.put_work_state(old)
     assert contract_store.set_pinned(first, True, T0 + 1) is not None
-    before = contract_store.get_memory(first)
     renamed = replace(
-        old, title="zebra", text='["a","b"]', dedupe_key="work:plan", created_at=T0 + 5
+        old, title="zebra list", text='["a","b"]', dedupe_key="work:plan", created_at=T0 + 5
     )
     moved = contract_store.rename_work_state("work:todo", renamed, audit(T0 + 5, tool="rename"))
-    assert moved == first
-    after = contract_store.get_memory(first)
-    assert before is not None and after is not None
-    assert (after.uid, after.pinned, after.created_at) == (before.uid, True, before.created_at)
-    assert (after.title, after.text, after.updated_at) == ("zebra", '["a","b"]', T0 + 5)
-    assert contract_store.find_memory("shop", "work:todo") is None
+    assert isinstance(moved, int) and moved != first
+    new, gone = contract_store.get_memory(moved), contract_store.get_memory(first)
+    assert new is not None and gone is not None
+    assert (new.title, new.text, new.pinned, new.created_at) == (
+        "zebra list",
+        '["a","b"]',
+        True,
+        T0 + 5,
+    )
+    assert (gone.dismissed_at, gone.dismiss_reason) == (T0 + 5, "renamed to zebra")
     found = contract_store.find_memory("shop", "work:plan")
-    assert found is not None and found.id == first
+    assert found is not None and found.id == moved
     lists = contract_store.keyed_memories("shop", "work:", "work_state", 10)
-    assert [m.id for m in lists] == [first]
+    assert [m.id for m in lists] == [moved]
     hits = contract_store.search_memories(MemoryQuery(terms=("zebra",), projects=("shop",)), T0)
-    assert [m.id for m in hits] == [first]  # indexed under its new title
+    assert [m.id for m in hits] == [moved]  # indexed under its new title
     (row,) = contract_store.list_audit(10)
     assert (row.tool, row.project, row.at) == ("rename", "shop", T0 + 5)
 

@@ -11,10 +11,15 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import psycopg
-from psycopg import errors
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
-from aletheia_mem.storage.base import Memory, MemoryHead, MemoryQuery, RenameRefusal
+from aletheia_mem.storage.base import (
+    Memory,
+    MemoryHead,
+    MemoryQuery,
+    RenameRefusal,
+    renamed_reason,
+)
 from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory
 from aletheia_mem.storage.postgres import full_text, memory_search
 from aletheia_mem.storage.postgres.audit import insert_audit
@@ -178,36 +183,26 @@ class PgMemories(PgPart):
     def rename_work_state(
         self, old_key: str, new: NewMemory, audit: AuditEntry
     ) -> int | RenameRefusal:
-        """As the SQLite store's: move the live list to the new key in one transaction, its id,
-        uid, pin and creation time kept, with an audit row; nothing changes when it is missing
-        or the new key is taken (by a racing writer too: the unique index says so)."""
+        """As the SQLite store's: the new list saved (with the old one's pin) and the old one
+        dismissed, with an audit row, in one transaction; nothing changes when it is missing or
+        the new key is taken (by a racing writer too: the insert then inserts nothing)."""
 
         def work(conn: psycopg.Connection[Row]) -> int | RenameRefusal:
             row = conn.execute(
-                f"SELECT id FROM memories WHERE {KEY_MATCH} AND kind = %s"
+                f"SELECT id, pinned FROM memories WHERE {KEY_MATCH} AND kind = %s"
                 " AND dismissed_at IS NULL FOR UPDATE",
                 (old_key, new.project, new.kind),
             ).fetchone()
             if row is None:
                 return "missing"
-            memory_id = int(row[0])
-            taken = conn.execute(
-                f"SELECT 1 FROM memories WHERE {KEY_MATCH} AND id != %s",
-                (new.dedupe_key, new.project, memory_id),
-            ).fetchone()
-            if taken is not None:
-                return "taken"
-            try:
-                with conn.transaction():  # a savepoint: a key taken meanwhile is undone alone
-                    conn.execute(
-                        "UPDATE memories SET dedupe_key = %s, title = %s, text = %s, tool = %s,"
-                        " updated_at = %s WHERE id = %s",
-                        (new.dedupe_key, new.title, new.text, new.tool, new.created_at, memory_id),
-                    )
-            except errors.UniqueViolation:
-                return "taken"
             with full_text.indexing(conn) as totals:
-                index_memory(conn, memory_id, new, totals)
+                memory_id = self._insert_memory(conn, replace(new, pinned=bool(row[1])), totals)
+            if memory_id is None:
+                return "taken"
+            conn.execute(
+                "UPDATE memories SET dismissed_at = %s, dismiss_reason = %s WHERE id = %s",
+                (new.created_at, renamed_reason(new.title), int(row[0])),
+            )
             insert_audit(conn, replace(audit, project=new.project))
             return memory_id
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.base import DismissTable, Memory, RenameRefusal
+from aletheia_mem.storage.base import DismissTable, Memory, RenameRefusal, renamed_reason
 from aletheia_mem.storage.sqlite.audit import insert_audit
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory, insert_memory
@@ -54,32 +54,35 @@ class SqliteWork(SqliteDatabase):
     def rename_work_state(
         self, old_key: str, new: NewMemory, audit: AuditEntry
     ) -> int | RenameRefusal:
-        """Move the live list under ``old_key`` to ``new.dedupe_key`` with ``new``'s title, text
-        and tool (its id, uid, pin and creation time stay) and audit it, in one transaction;
-        nothing changes when there is no such list or another memory holds the new key. Returns
-        the list's id, or why nothing moved."""
+        """Rename the live list under ``old_key``: ``new`` (its pin taken from the old list) is
+        saved under the new key and the old list is dismissed, its reason naming the new one,
+        with an audit row, in one transaction. Nothing changes when there is no such list or
+        another memory holds the new key. Returns the new list's id, or why nothing moved.
+
+        Two ordinary changes, not a key changed in place: a synced store that holds another
+        list under the new name merges the new one as two writes of one name, where a row whose
+        key changed would break that store's unique key and stop its sync."""
         with self._write() as conn:
             row = conn.execute(
-                "SELECT id FROM memories WHERE project = ? AND dedupe_key = ? AND kind = ?"
+                "SELECT id, pinned FROM memories WHERE project = ? AND dedupe_key = ? AND kind = ?"
                 " AND dismissed_at IS NULL",
                 (new.project, old_key, new.kind),
             ).fetchone()
             if row is None:
                 return "missing"
             taken = conn.execute(
-                "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ? AND id != ?",
-                (new.project, new.dedupe_key, row["id"]),
+                "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ?",
+                (new.project, new.dedupe_key),
             ).fetchone()
             if taken is not None:
                 return "taken"
+            memory_id = insert_memory(conn, replace(new, pinned=bool(row["pinned"])))
             conn.execute(
-                "UPDATE memories SET dedupe_key = ?, title = ?, text = ?, tool = ?,"
-                " updated_at = ? WHERE id = ?",
-                (new.dedupe_key, new.title, new.text, new.tool, new.created_at, row["id"]),
+                "UPDATE memories SET dismissed_at = ?, dismiss_reason = ? WHERE id = ?",
+                (new.created_at, renamed_reason(new.title), row["id"]),
             )
-            index_memory(conn, row["id"], new)
             insert_audit(conn, replace(audit, project=new.project))
-            return int(row["id"])
+            return memory_id
 
     def keyed_memories(self, project: str, key_prefix: str, kind: str, limit: int) -> list[Memory]:
         """A project's live memories of one kind whose dedupe key starts with ``key_prefix``
