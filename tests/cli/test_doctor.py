@@ -6,6 +6,7 @@ import json
 import sqlite3
 import sys
 
+from aletheia_mem import __version__
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 
@@ -50,7 +51,7 @@ def test_doctor_starts_the_configured_server_and_lists_its_tools(
     data = json_of(run("doctor", "--json"))
     checks = {(c["host"], c["scope"]): c for c in data["hosts"]}
     assert checks[("claude-code", "user")]["status"] == "ok"
-    assert checks[("claude-code", "user")]["detail"] == "server answers (13 tools)"
+    assert checks[("claude-code", "user")]["detail"] == f"Aletheia {__version__} answers (13 tools)"
     assert checks[("codex", "user")]["status"] == "ok"
     assert data["ok"] is True
 

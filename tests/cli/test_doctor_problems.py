@@ -303,7 +303,7 @@ def test_a_server_that_exits_at_once_says_so_with_its_exit_code(
 
 def test_a_server_that_prints_garbage_on_stdout_says_so(run: Invoke, workspace: Workspace) -> None:
     run("save", "a first memory")
-    script = "import sys\nsys.stdin.read()\nprint('Welcome to my server!')\n"
+    script = "import sys\nprint('Welcome to my server!', flush=True)\nsys.stdin.readline()\n"
     _cursor_entry(workspace, {"command": sys.executable, "args": ["-c", script]})
     code, _, check = _cursor(run)
     assert code == 1

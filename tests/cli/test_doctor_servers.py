@@ -17,41 +17,59 @@ from typing import Any
 import pytest
 
 from aletheia_mem.cli import doctor_hosts
+from aletheia_mem.tools.registry import TOOLS
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 # A stdio server: ``server.py PIDFILE MODE``. With a PIDFILE it first starts a child that
 # sleeps (holding its stdout, as ``sleep 1000 &`` in a shell does) and writes the child's pid
-# there. MODE: exits (answers, exits at the end of input), lingers (answers, keeps running),
-# half (answers initialize only, keeps running), silent (answers nothing, keeps running).
+# there. It calls itself Aletheia and lists Aletheia's tools (TOOL_NAMES, filled in), except in
+# mode toy. MODE: exits (answers, exits at the end of input), lingers (answers, keeps running),
+# half (answers initialize only, keeps running), silent (answers nothing, keeps running), toy
+# (another MCP server of one tool, exits at the end of input), slow (answers each request
+# 0.3 s after it came, but exits as soon as its input ends, answered or not).
 FAKE_SERVER = """\
-import json, os, subprocess, sys, time
+import json, os, queue, subprocess, sys, threading, time
+TOOL_NAMES = {tool_names}
 pid_file, mode = sys.argv[1], sys.argv[2]
 if pid_file != "-":
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
     with open(pid_file + ".tmp", "w") as out:
         out.write(str(child.pid))
     os.replace(pid_file + ".tmp", pid_file)
-for line in sys.stdin:
-    message = json.loads(line)
+name, names = ("toy", ["ping"]) if mode == "toy" else ("aletheia", TOOL_NAMES)
+tools = [{{"name": tool, "inputSchema": {{"type": "object"}}}} for tool in names]
+messages = queue.Queue()
+def read():
+    for line in sys.stdin:
+        messages.put(json.loads(line))
+    if mode == "slow":
+        os._exit(0)
+    messages.put(None)
+threading.Thread(target=read, daemon=True).start()
+while (message := messages.get()) is not None:
     if mode == "silent" or "id" not in message:
         continue
+    if mode == "slow":
+        time.sleep(0.3)
     if message["method"] == "initialize":
-        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "fake", "version": "1"}}
+        result = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}},
+                  "serverInfo": {{"name": name, "version": "9.9"}}}}
     elif mode == "half":
         continue
     else:
-        result = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
-if mode != "exits":
+        result = {{"tools": tools}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": message["id"], "result": result}}), flush=True)
+if mode not in ("exits", "toy"):
     time.sleep(1000)
 """
+ANSWERS = "Aletheia 9.9 answers (13 tools)"
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Path:
     path = tmp_path / "server.py"
-    path.write_text(FAKE_SERVER, encoding="utf-8")
+    names = [tool.name for tool in TOOLS]
+    path.write_text(FAKE_SERVER.format(tool_names=repr(names)), encoding="utf-8")
     return path
 
 
@@ -113,7 +131,7 @@ def test_a_server_s_child_is_ended_when_the_server_is_done(
         )
         _configure(workspace, "sh", "-c", line)
     code, check = _cursor_check(run)
-    assert (check["status"], check["detail"]) == ("ok", "server answers (1 tools)")
+    assert (check["status"], check["detail"]) == ("ok", ANSWERS)
     assert code == 0
     assert _ended(int(pid_file.read_text(encoding="utf-8")))
 
@@ -151,13 +169,13 @@ def test_a_server_that_answers_but_outlives_its_input_is_a_warning_not_no_answer
     assert result.exit_code == 0  # a host stops it itself: it works, with a warning
     assert "WARNING" in line
     assert (
-        "server answers (1 tools), but did not exit within 1 s of its input closing (a stdio"
+        f"{ANSWERS}, but did not exit within 1 s of its input closing (a stdio"
         " server should exit at the end of its input)" in line
     )
     assert _ended(int(pid_file.read_text(encoding="utf-8")))
     code, check = _cursor_check(run)
     assert (code, check["status"]) == (0, "warning")
-    assert check["detail"].startswith("server answers (1 tools), but did not exit within 1 s")
+    assert check["detail"].startswith(f"{ANSWERS}, but did not exit within 1 s")
 
 
 def test_a_server_that_answers_initialize_only_says_so(
@@ -172,3 +190,29 @@ def test_a_server_that_answers_initialize_only_says_so(
         "broken",
         "the server answered initialize but not tools/list within 2 s",
     )
+
+
+def test_another_mcp_server_in_the_aletheia_entry_is_named_not_ok(
+    run: Invoke, workspace: Workspace, server: Path
+) -> None:
+    run("save", "a first memory")
+    _configure(workspace, sys.executable, str(server), "-", "toy")
+    code, check = _cursor_check(run)
+    assert code == 1
+    assert (check["status"], check["detail"]) == (
+        "broken",
+        "the server answers but is not Aletheia: it calls itself 'toy' and lists 1 tool (ping);"
+        " fix the entry, or run `aletheia install cursor --write`",
+    )
+
+
+def test_a_server_that_exits_at_the_end_of_its_input_is_asked_one_request_at_a_time(
+    run: Invoke, workspace: Workspace, server: Path
+) -> None:
+    """Like a host, doctor sends each request once the one before is answered, and closes the
+    server's input only then: a server that ends at the end of its input, answered or not,
+    works with hosts and so with doctor."""
+    run("save", "a first memory")
+    _configure(workspace, sys.executable, str(server), "-", "slow")
+    code, check = _cursor_check(run)
+    assert (code, check["status"], check["detail"]) == (0, "ok", ANSWERS)

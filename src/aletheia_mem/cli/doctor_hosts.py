@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,12 @@ from typing import Any
 from aletheia_mem import __version__
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host, Scope
-from aletheia_mem.cli.server_probe import ServerRun, run_server
+from aletheia_mem.cli.server_probe import ServerRun, Step, run_server
+from aletheia_mem.tools.registry import TOOLS
 
 SERVER_CHECK_SECONDS = 10
 EXIT_GRACE_SECONDS = 5  # after its answer, for the server to exit once its input is closed
-_HANDSHAKE = [
+_HANDSHAKE: list[dict[str, Any]] = [
     {
         "jsonrpc": "2.0",
         "id": 1,
@@ -120,17 +122,20 @@ def launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | st
     return [command, *(str(arg) for arg in args)], {str(k): str(v) for k, v in env.items()}
 
 
-def probe_server(argv: list[str], env: dict[str, str]) -> tuple[str, str]:
-    """Start the server as a host would (minimal env), list its tools and close its input;
-    returns the check's status (ok, warning, broken) and what it found."""
+def probe_server(argv: list[str], env: dict[str, str], host: str) -> tuple[str, str]:
+    """Start the server as a host would (minimal env), initialize it and list its tools, each
+    request once the one before is answered, then close its input; returns the check's status
+    (ok, warning, broken) and what it found: whether it is Aletheia, with its tools."""
     base = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
-    payload = "".join(json.dumps(message) + "\n" for message in _HANDSHAKE)
+    steps: list[Step] = [
+        (json.dumps(message) + "\n", _answers(message["id"]) if "id" in message else None)
+        for message in _HANDSHAKE
+    ]
     try:
         run = run_server(
             argv,
             {**base, **env},
-            payload,
-            lambda line: _reply(line, 2) is not None,
+            steps,
             timeout=SERVER_CHECK_SECONDS,
             exit_grace=EXIT_GRACE_SECONDS,
         )
@@ -140,17 +145,76 @@ def probe_server(argv: list[str], env: dict[str, str]) -> tuple[str, str]:
         return "broken", f"{argv[0]} is not executable"
     except OSError as error:  # not a program at all (an exec format error, say)
         return "broken", f"{argv[0]} cannot be started: {error.strerror or error}"
-    listed = [reply for line in run.stdout.splitlines() if (reply := _reply(line, 2)) is not None]
-    if not listed:
+    lines = run.stdout.splitlines()
+    listed = next((reply for line in lines if (reply := _reply(line, 2)) is not None), None)
+    if listed is None:
         return "broken", _no_answer(run)
-    tools = listed[0].get("tools")
-    answers = f"server answers ({len(tools) if isinstance(tools, list) else 0} tools)"
-    if run.returncode is None:  # hosts stop it themselves, so it works; but it lingers
+    started = next((reply for line in lines if (reply := _reply(line, 1)) is not None), {})
+    status, answers = identify(started, listed, host)
+    if status == "ok" and run.returncode is None:  # hosts stop it themselves; but it lingers
         return "warning", (
             f"{answers}, but did not exit within {EXIT_GRACE_SECONDS} s of its input closing"
             " (a stdio server should exit at the end of its input)"
         )
-    return "ok", answers
+    return status, answers
+
+
+def identify(started: dict[str, Any], listed: dict[str, Any], host: str) -> tuple[str, str]:
+    """Whether the server that answered is Aletheia with this version's tools: its
+    ``serverInfo`` (from the initialize result) and the names of the tools it listed."""
+    info = started.get("serverInfo")
+    info = info if isinstance(info, dict) else {}
+    name, server_version = str(info.get("name", "")), str(info.get("version", "?"))
+    tools = listed.get("tools")
+    names = [
+        str(tool.get("name"))
+        for tool in (tools if isinstance(tools, list) else [])
+        if isinstance(tool, dict)
+    ]
+    count = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
+    if name != SERVER_NAME:
+        called = f"calls itself {name[:60]!r}" if name else "gives no name"
+        return "broken", (
+            f"the server answers but is not Aletheia: it {called} and lists {count}"
+            f" ({_some(names)}); fix the entry, or run `aletheia install {host} --write`"
+        )
+    expected = [tool.name for tool in TOOLS]
+    missing = [tool for tool in expected if tool not in names]
+    unknown = [tool for tool in names if tool not in expected]
+    answers = f"Aletheia {server_version[:40]} answers ({count})"
+    if not missing and not unknown:
+        return "ok", answers
+    differences = [
+        *([f"missing {_some(missing)}"] if missing else []),
+        *([f"unknown {_some(unknown)}"] if unknown else []),
+    ]
+    return "warning", (
+        f"{answers}, not the {len(expected)} tools of Aletheia {__version__}: "
+        + "; ".join(differences)
+        + " (an older or newer server; run `aletheia install "
+        + f"{host} --write` from this install)"
+    )
+
+
+def _some(names: list[str], shown: int = 4) -> str:
+    """The first few names, and how many more: ``a, b, c, d and 3 more``."""
+    if not names:
+        return "none"
+    text = ", ".join(name[:40] for name in names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _answers(request_id: int) -> Callable[[str], bool]:
+    """Whether a line is the response (a result or an error) to ``request_id``."""
+
+    def answer(line: str) -> bool:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        return isinstance(message, dict) and message.get("id") == request_id
+
+    return answer
 
 
 def _reply(line: str, request_id: int) -> dict[str, Any] | None:
@@ -214,7 +278,7 @@ def check_host(host: Host, scope: Scope, path: Path) -> HostCheck:
     spec = launch_spec(host, entry)
     if isinstance(spec, str):
         return result("remote" if spec.startswith("remote") else "broken", spec)
-    return result(*probe_server(*spec))
+    return result(*probe_server(*spec, host.name))
 
 
 def check_hosts(cwd: Path) -> list[HostCheck]:

@@ -1,5 +1,6 @@
-"""Run a configured stdio server for ``aletheia doctor``: send it a few lines, close its input,
-collect what it prints, and end it together with every process it started.
+"""Run a configured stdio server for ``aletheia doctor``: send it a few messages, each once the
+one before is answered (as a host does), close its input, collect what it prints, and end it
+together with every process it started.
 
 The server runs in a session (process group) of its own, so that a launcher that forks (``sh -c
 '... & exec server'``, npx, uvx) leaves nothing behind: the whole group is sent SIGTERM, then
@@ -21,6 +22,10 @@ from typing import IO, cast
 
 STOP_GRACE_SECONDS = 1.0  # from SIGTERM to SIGKILL
 _POLL_SECONDS = 0.05
+_EXIT_SETTLE_SECONDS = 1.0  # after the server exited, for its last output to be read
+
+# One message to send, and how to know its answer (None: a notification, nothing to wait for).
+Step = tuple[str, Callable[[str], bool] | None]
 
 
 @dataclass(frozen=True)
@@ -35,14 +40,14 @@ class ServerRun:
 def run_server(
     argv: list[str],
     env: dict[str, str],
-    payload: str,
-    is_answer: Callable[[str], bool],
+    steps: list[Step],
     *,
     timeout: float,
     exit_grace: float,
 ) -> ServerRun:
-    """Start ``argv``, write ``payload`` and close its input; wait up to ``timeout`` for a line
-    ``is_answer`` accepts (or for the server to end), then up to ``exit_grace`` for it to exit.
+    """Start ``argv`` and send it ``steps`` in order, each after the previous one's answer;
+    stop at the first one not answered within what is left of ``timeout`` (or once the server
+    ended). Once all are answered, close its input and wait up to ``exit_grace`` for it to exit.
 
     Raises:
         OSError: the program cannot be started (missing, not executable, not a program).
@@ -59,53 +64,97 @@ def run_server(
     )
     # all three are piped: never None
     stdin, stdout, stderr = (cast(IO[str], pipe) for pipe in _pipes(process))
-    lines: list[str] = []
+    output = _Output()
     errors: list[str] = []
-    answered, settled = threading.Event(), threading.Event()  # settled: answered or ended
-
-    def read_stdout() -> None:
-        for line in stdout:
-            lines.append(line)
-            if is_answer(line):
-                answered.set()
-                settled.set()
 
     def wait_exit() -> None:
         process.wait()
-        settled.set()
+        output.mark(exited=True)
 
     readers = [
-        threading.Thread(target=read_stdout, daemon=True),
+        threading.Thread(target=output.read, args=(stdout,), daemon=True),
         threading.Thread(target=lambda: errors.append(stderr.read()), daemon=True),
     ]
     for thread in [*readers, threading.Thread(target=wait_exit, daemon=True)]:
         thread.start()
+    deadline = time.monotonic() + timeout
     try:
-        _send(stdin, payload)
-        settled.wait(timeout)
-        if answered.is_set():
+        answered = all(output.exchange(stdin, step, deadline) for step in steps)
+        with contextlib.suppress(OSError):
+            stdin.close()  # end of input, when a stdio server should exit
+        if answered:
             _wait(process, exit_grace)
-        returncode = process.returncode
+        # the waiting thread sets the code (poll() from here can miss it while that one waits)
+        returncode = process.wait() if output.exited() else None
     finally:
         stop_group(process)
     for reader, stream in zip(readers, (stdout, stderr), strict=True):
         reader.join(STOP_GRACE_SECONDS)  # a process that left the group may hold the pipe
         if not reader.is_alive():
             stream.close()
-    return ServerRun("".join(lines), "".join(errors), returncode)
+    return ServerRun(output.text(), "".join(errors), returncode)
+
+
+class _Output:
+    """The server's stdout lines as they come, and whether its output or the process ended."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._ended = False  # stdout closed
+        self._exited = False
+        self._changed = threading.Condition()
+
+    def read(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self._lines.append(line)
+                self._changed.notify_all()
+        self.mark(ended=True)
+
+    def mark(self, *, ended: bool = False, exited: bool = False) -> None:
+        with self._changed:
+            self._ended |= ended
+            self._exited |= exited
+            self._changed.notify_all()
+
+    def exited(self) -> bool:
+        with self._changed:
+            return self._exited
+
+    def text(self) -> str:
+        with self._changed:
+            return "".join(self._lines)
+
+    def exchange(self, stdin: IO[str], step: Step, deadline: float) -> bool:
+        """Send one message and wait for its answer: until ``deadline``, the end of the
+        output, or shortly after the server exited. Whether it was answered."""
+        line, is_answer = step
+        with self._changed:
+            seen = len(self._lines)
+        try:
+            stdin.write(line)
+            stdin.flush()
+        except OSError:  # the server closed its input or exited: its output says why
+            return False
+        if is_answer is None:
+            return True
+
+        def found() -> bool:
+            return any(is_answer(text) for text in self._lines[seen:])
+
+        with self._changed:
+            left = max(deadline - time.monotonic(), 0)
+            self._changed.wait_for(lambda: found() or self._ended or self._exited, left)
+            settle = min(_EXIT_SETTLE_SECONDS, max(deadline - time.monotonic(), 0))
+            if not found() and self._exited:  # its last lines, if any
+                self._changed.wait_for(lambda: found() or self._ended, settle)
+            elif not found() and self._ended:  # its output closed: it is exiting, or has
+                self._changed.wait_for(lambda: self._exited, settle)
+            return found()
 
 
 def _pipes(process: subprocess.Popen[str]) -> tuple[IO[str] | None, ...]:
     return process.stdin, process.stdout, process.stderr
-
-
-def _send(stream: IO[str], payload: str) -> None:
-    """Write the lines, then close: end of input, when a stdio server should exit. A server
-    that has exited already (or closed its input) is let be: its output says why."""
-    with contextlib.suppress(OSError):
-        stream.write(payload)
-    with contextlib.suppress(OSError):
-        stream.close()
 
 
 def _wait(process: subprocess.Popen[str], seconds: float) -> None:
