@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from aletheia_mem.cli import doctor_hosts
+from aletheia_mem.cli import doctor_probe
 from aletheia_mem.tools.registry import TOOLS
 from tests.cli.conftest import Invoke, Workspace, json_of
 
@@ -144,7 +144,7 @@ def test_a_server_that_never_answers_is_ended_with_its_child(
     pid_file: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(doctor_hosts, "SERVER_CHECK_SECONDS", 3)
+    monkeypatch.setattr(doctor_probe, "SERVER_CHECK_SECONDS", 3)
     run("save", "a first memory")
     _configure(workspace, sys.executable, str(server), str(pid_file), "silent")
     code, check = _cursor_check(run)
@@ -161,7 +161,7 @@ def test_a_server_that_answers_but_outlives_its_input_is_a_warning_not_no_answer
     pid_file: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(doctor_hosts, "EXIT_GRACE_SECONDS", 1)
+    monkeypatch.setattr(doctor_probe, "EXIT_GRACE_SECONDS", 1)
     run("save", "a first memory")
     _configure(workspace, sys.executable, str(server), str(pid_file), "lingers")
     result = run("doctor")
@@ -181,7 +181,7 @@ def test_a_server_that_answers_but_outlives_its_input_is_a_warning_not_no_answer
 def test_a_server_that_answers_initialize_only_says_so(
     run: Invoke, workspace: Workspace, server: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(doctor_hosts, "SERVER_CHECK_SECONDS", 2)
+    monkeypatch.setattr(doctor_probe, "SERVER_CHECK_SECONDS", 2)
     run("save", "a first memory")
     _configure(workspace, sys.executable, str(server), "-", "half")
     code, check = _cursor_check(run)

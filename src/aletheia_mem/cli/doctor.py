@@ -151,6 +151,8 @@ _MARKS = {
     "ok": ("ok", "green"),
     "warning": ("WARNING", "yellow"),  # works with a host, but not as it should
     "remote": ("remote", "cyan"),
+    "disabled": ("disabled", "yellow"),  # the host does not start it
+    "shadowed": ("shadowed", "white"),  # another scope's entry comes first
     "not-configured": ("-", "white"),
     "broken": ("BROKEN", "red"),
     "unreadable": ("UNREADABLE", "red"),
@@ -181,7 +183,7 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
     settings = cli_settings()
     store = check_store_in_use(settings)
     versions = _versions(store)
-    hosts = check_hosts(Path.cwd())
+    hosts = check_hosts(Path.cwd(), settings.store)
     hooks = check_hooks(Path.cwd())
     config = check_config()
     db_path = settings.store if "counts" in store and isinstance(settings.store, Path) else None

@@ -1,46 +1,34 @@
-"""``aletheia doctor``'s tools section: each host's config file read, its ``aletheia`` entry's
-shape checked, and its server started as the host would and asked for its tools."""
+"""``aletheia doctor``'s tools section: each host's config files read, the ``aletheia`` entry
+the host would use found (Claude Code: local over project over user scope), its shape checked,
+and its server started as the host would (``doctor_probe``), unless it is disabled, shadowed by
+another scope's, or its store does not exist (a server would make a new one)."""
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from aletheia_mem import __version__
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
-from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host, Scope
-from aletheia_mem.cli.server_probe import ServerRun, Step, run_server
-from aletheia_mem.tools.registry import TOOLS
+from aletheia_mem.cli.doctor_probe import host_env, probe_server
+from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host
+from aletheia_mem.config import load_settings
+from aletheia_mem.projects import project_root
 
-SERVER_CHECK_SECONDS = 10
-EXIT_GRACE_SECONDS = 5  # after its answer, for the server to exit once its input is closed
-_HANDSHAKE: list[dict[str, Any]] = [
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "aletheia-doctor", "version": __version__},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-]
+DoctorScope = Literal["user", "project", "local"]
+Store = Path | str  # a SQLite file or a postgresql:// URL
 
 
 @dataclass(frozen=True)
 class HostCheck:
     host: str
-    scope: Scope
+    scope: DoctorScope
     path: str
-    status: str  # not-configured, ok, warning, broken, remote, unreadable
+    # not-configured, ok, warning, broken, remote, unreadable, disabled, shadowed
+    status: str
     detail: str
+    store: str | None = None  # the store a stdio entry's server uses
 
     @property
     def problem(self) -> bool:
@@ -122,171 +110,181 @@ def launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | st
     return [command, *(str(arg) for arg in args)], {str(k): str(v) for k, v in env.items()}
 
 
-def probe_server(argv: list[str], env: dict[str, str], host: str) -> tuple[str, str]:
-    """Start the server as a host would (minimal env), initialize it and list its tools, each
-    request once the one before is answered, then close its input; returns the check's status
-    (ok, warning, broken) and what it found: whether it is Aletheia, with its tools."""
-    base = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
-    steps: list[Step] = [
-        (json.dumps(message) + "\n", _answers(message["id"]) if "id" in message else None)
-        for message in _HANDSHAKE
-    ]
+@dataclass(frozen=True)
+class _Place:
+    """Where a host may keep its ``aletheia`` entry: a file, and a key path inside it."""
+
+    scope: DoctorScope
+    path: Path
+    prefix: tuple[str, ...] = ()  # Claude Code's local scope: ("projects", <project folder>)
+
+
+@dataclass(frozen=True)
+class _Found:
+    place: _Place
+    document: Any
+    entry: Any
+
+
+def check_hosts(cwd: Path, cli_store: Store) -> list[HostCheck]:
+    """One row per host and scope that has a config file (the user scope always), each saying
+    whether the entry there works, and which one the host uses where it reads several."""
+    checks: list[HostCheck] = []
+    for host in HOSTS:
+        checks.extend(_check_host(host, _places(host, cwd), cli_store))
+    return checks
+
+
+def _places(host: Host, cwd: Path) -> list[_Place]:
+    """The host's places, the one it prefers last; a project file that is the user file (run
+    from the home folder) is one place."""
+    user = _Place("user", host.config_path("user", cwd))
+    places = [user]
+    if host.project_file is not None:
+        project = host.config_path("project", cwd)
+        if project.exists() and not same_file(project, user.path):
+            places.append(_Place("project", project))
+    if host.name == "claude-code":  # `claude mcp add` without --scope: ~/.claude.json's projects
+        places.append(_Place("local", user.path, ("projects", str(project_root(cwd)))))
+    return places
+
+
+def same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file (through links, or the same path written twice)."""
     try:
-        run = run_server(
-            argv,
-            {**base, **env},
-            steps,
-            timeout=SERVER_CHECK_SECONDS,
-            exit_grace=EXIT_GRACE_SECONDS,
-        )
-    except FileNotFoundError:
-        return "broken", f"{argv[0]} does not exist"
-    except PermissionError:
-        return "broken", f"{argv[0]} is not executable"
-    except OSError as error:  # not a program at all (an exec format error, say)
-        return "broken", f"{argv[0]} cannot be started: {error.strerror or error}"
-    lines = run.stdout.splitlines()
-    listed = next((reply for line in lines if (reply := _reply(line, 2)) is not None), None)
-    if listed is None:
-        return "broken", _no_answer(run)
-    started = next((reply for line in lines if (reply := _reply(line, 1)) is not None), {})
-    status, answers = identify(started, listed, host)
-    if status == "ok" and run.returncode is None:  # hosts stop it themselves; but it lingers
-        return "warning", (
-            f"{answers}, but did not exit within {EXIT_GRACE_SECONDS} s of its input closing"
-            " (a stdio server should exit at the end of its input)"
-        )
-    return status, answers
+        return os.path.samefile(one, other)
+    except OSError:  # one of them does not exist
+        return one.absolute() == other.absolute()
 
 
-def identify(started: dict[str, Any], listed: dict[str, Any], host: str) -> tuple[str, str]:
-    """Whether the server that answered is Aletheia with this version's tools: its
-    ``serverInfo`` (from the initialize result) and the names of the tools it listed."""
-    info = started.get("serverInfo")
-    info = info if isinstance(info, dict) else {}
-    name, server_version = str(info.get("name", "")), str(info.get("version", "?"))
-    tools = listed.get("tools")
-    names = [
-        str(tool.get("name"))
-        for tool in (tools if isinstance(tools, list) else [])
-        if isinstance(tool, dict)
-    ]
-    count = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
-    if name != SERVER_NAME:
-        called = f"calls itself {name[:60]!r}" if name else "gives no name"
-        return "broken", (
-            f"the server answers but is not Aletheia: it {called} and lists {count}"
-            f" ({_some(names)}); fix the entry, or run `aletheia install {host} --write`"
-        )
-    expected = [tool.name for tool in TOOLS]
-    missing = [tool for tool in expected if tool not in names]
-    unknown = [tool for tool in names if tool not in expected]
-    answers = f"Aletheia {server_version[:40]} answers ({count})"
-    if not missing and not unknown:
-        return "ok", answers
-    differences = [
-        *([f"missing {_some(missing)}"] if missing else []),
-        *([f"unknown {_some(unknown)}"] if unknown else []),
-    ]
-    return "warning", (
-        f"{answers}, not the {len(expected)} tools of Aletheia {__version__}: "
-        + "; ".join(differences)
-        + " (an older or newer server; run `aletheia install "
-        + f"{host} --write` from this install)"
-    )
+def _check_host(host: Host, places: list[_Place], cli_store: Store) -> list[HostCheck]:
+    rows: list[HostCheck | _Found] = [_read(host, place) for place in places]
+    if host.name == "claude-code":
+        rows = _claude_precedence(rows)
+    checks = []
+    for row in rows:
+        if isinstance(row, HostCheck):
+            if row.scope != "local" or row.status in ("disabled", "shadowed"):
+                checks.append(row)  # a local place unread is the user file's, told there
+        elif row.place.scope != "local" or row.entry is not None:
+            checks.append(_check_entry(host, row, cli_store))
+    return checks
 
 
-def _some(names: list[str], shown: int = 4) -> str:
-    """The first few names, and how many more: ``a, b, c, d and 3 more``."""
-    if not names:
-        return "none"
-    text = ", ".join(name[:40] for name in names[:shown])
-    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
+def _read(host: Host, place: _Place) -> HostCheck | _Found:
+    """The place's document and entry (None when it has none), or the row saying why not."""
 
-
-def _answers(request_id: int) -> Callable[[str], bool]:
-    """Whether a line is the response (a result or an error) to ``request_id``."""
-
-    def answer(line: str) -> bool:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return False
-        return isinstance(message, dict) and message.get("id") == request_id
-
-    return answer
-
-
-def _reply(line: str, request_id: int) -> dict[str, Any] | None:
-    """The result of the reply to ``request_id`` in one line of output, else None."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    if isinstance(message, dict) and message.get("id") == request_id:
-        result = message.get("result")
-        return result if isinstance(result, dict) else None
-    return None
-
-
-def _no_answer(run: ServerRun) -> str:
-    """Why a server gave no list of tools: what it printed instead, or how it ended."""
-    lines = run.stdout.splitlines()
-    garbage = next((line.strip() for line in lines if line.strip() and not _is_json(line)), "")
-    if garbage:
-        return (
-            f"the server printed something that is not MCP on stdout: {garbage[:80]!r}"
-            " (a stdio server may write only JSON-RPC there)"
-        )
-    if run.returncode is None:
-        within = f"within {SERVER_CHECK_SECONDS} s"
-        if any(_reply(line, 1) is not None for line in lines):
-            return f"the server answered initialize but not tools/list {within}"
-        return f"no answer {within}"
-    said = (run.stderr.strip().splitlines() or [""])[-1][:200]
-    if run.returncode != 0:
-        ended = f"the server exited with code {run.returncode} without answering"
-    else:
-        ended = "the server did not answer tools/list"
-    return f"{ended}: {said}" if said else ended
-
-
-def _is_json(line: str) -> bool:
-    try:
-        json.loads(line)
-    except ValueError:
-        return False
-    return True
-
-
-def check_host(host: Host, scope: Scope, path: Path) -> HostCheck:
     def result(status: str, detail: str) -> HostCheck:
-        return HostCheck(host.name, scope, str(path), status, detail)
+        return HostCheck(host.name, place.scope, str(place.path), status, detail)
 
-    if not path.exists():
+    if not place.path.exists():
         return result("not-configured", "no config file")
     try:
-        document = get_entry(read_text(path), host.fmt, ())
+        document = get_entry(read_text(place.path), host.fmt, ())
     except ConfigFileError as error:
         return result("unreadable", str(error))
-    shape = shape_problem(host, document)
-    if shape is not None:
-        return result("unreadable", shape)
-    entry = find_entry(host, document)
-    if entry is None:
+    node = document
+    for key in place.prefix:
+        node = node.get(key) if isinstance(node, dict) else None
+    if not place.prefix:
+        shape = shape_problem(host, node)
+        if shape is not None:
+            return result("unreadable", shape)
+    return _Found(place, document, find_entry(host, node) if isinstance(node, dict) else None)
+
+
+def _claude_precedence(rows: list[HostCheck | _Found]) -> list[HostCheck | _Found]:
+    """Claude Code starts the local-scope entry, else the project's (unless refused there),
+    else the user's; ``disabledMcpServers`` of the project's settings turns that one off."""
+    settings = _claude_project_settings(rows)
+    used: str | None = None
+    checked: list[HostCheck | _Found] = []
+    for row in reversed(rows):  # local, project, user
+        if isinstance(row, HostCheck) or row.entry is None:
+            checked.append(row)
+            continue
+        scope, path = row.place.scope, str(row.place.path)
+        if scope == "project" and SERVER_NAME in _names(settings, "disabledMcpjsonServers"):
+            detail = (
+                "disabled: the project's .mcp.json servers were refused (disabledMcpjsonServers)"
+            )
+            checked.append(HostCheck("claude-code", scope, path, "disabled", detail))
+        elif used is not None:
+            detail = f"not used: Claude Code starts the {used}-scope entry, which comes first"
+            checked.append(HostCheck("claude-code", scope, path, "shadowed", detail))
+        elif SERVER_NAME in _names(settings, "disabledMcpServers"):
+            used = scope
+            detail = "disabled in this project (disabledMcpServers; /mcp in Claude Code enables it)"
+            checked.append(HostCheck("claude-code", scope, path, "disabled", detail))
+        else:
+            used = scope
+            checked.append(row)
+    return list(reversed(checked))
+
+
+def _claude_project_settings(rows: list[HostCheck | _Found]) -> dict[str, Any]:
+    """``~/.claude.json``'s ``projects[<this project>]``: its servers and switches."""
+    for row in rows:
+        if isinstance(row, _Found) and row.place.scope == "local":
+            node = row.document
+            for key in row.place.prefix:
+                node = node.get(key) if isinstance(node, dict) else None
+            return node if isinstance(node, dict) else {}
+    return {}
+
+
+def _names(settings: dict[str, Any], key: str) -> list[str]:
+    names = settings.get(key)
+    return [str(name) for name in names] if isinstance(names, list) else []
+
+
+def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
+    path = str(found.place.path)
+
+    def result(status: str, detail: str, store: Store | None = None) -> HostCheck:
+        shown = None if store is None else str(store)
+        return HostCheck(host.name, found.place.scope, path, status, detail, shown)
+
+    if found.entry is None:
         return result("not-configured", "no aletheia entry")
-    spec = launch_spec(host, entry)
+    if host.name in ("opencode", "codex") and _switched_off(found.entry):
+        return result(
+            "disabled", f"disabled: its enabled is false, so {host.title} does not start it"
+        )
+    spec = launch_spec(host, found.entry)
     if isinstance(spec, str):
         return result("remote" if spec.startswith("remote") else "broken", spec)
-    return result(*probe_server(*spec, host.name))
+    argv, env = spec
+    store = load_settings(host_env(env)).store
+    other = not _same_store(store, cli_store)
+    if isinstance(store, Path) and not store.exists():
+        detail = f"not started: its store {store} does not exist"
+        if other:
+            detail += (
+                f" and is not the CLI's ({cli_store}); the server would make a new, empty store"
+                " there, and the tool would not see the CLI's memories"
+            )
+        else:
+            detail += " yet (the server makes it at its start; save a memory first)"
+        return result("warning", detail, store)
+    status, detail = probe_server(argv, env, host.name)
+    if other and status == "ok":
+        status, detail = (
+            "warning",
+            (
+                f"{detail}, but it uses the store {store}, not the CLI's ({cli_store}):"
+                " the tool and the CLI see different memories"
+            ),
+        )
+    return result(status, detail, store)
 
 
-def check_hosts(cwd: Path) -> list[HostCheck]:
-    checks = []
-    for host in HOSTS:
-        checks.append(check_host(host, "user", host.config_path("user", cwd)))
-        if host.project_file is not None:
-            project_path = host.config_path("project", cwd)
-            if project_path.exists():
-                checks.append(check_host(host, "project", project_path))
-    return checks
+def _switched_off(entry: Any) -> bool:
+    """OpenCode's ``"enabled": false``, Codex's ``enabled = false``."""
+    return isinstance(entry, dict) and entry.get("enabled") is False
+
+
+def _same_store(one: Store, other: Store) -> bool:
+    if isinstance(one, Path) and isinstance(other, Path):
+        return one.resolve() == other.resolve()
+    return one == other
