@@ -12,7 +12,6 @@ from typing import Any
 import click
 
 from aletheia_mem import __version__
-from aletheia_mem.cli.clients import ConfigFileError, read_text
 from aletheia_mem.cli.common import (
     EXIT_CODES,
     cli_settings,
@@ -23,9 +22,8 @@ from aletheia_mem.cli.common import (
     misplaced_store,
     style,
 )
+from aletheia_mem.cli.doctor_hooks import HookCheck, check_hooks
 from aletheia_mem.cli.doctor_hosts import HostCheck, check_hosts
-from aletheia_mem.cli.hooks import HOOK_HOSTS, HOOK_MARKS, hooks_path
-from aletheia_mem.cli.hosts import Scope
 from aletheia_mem.cli.hub_doctor import (
     NO_HUB_STORE,
     check_hub_store,
@@ -130,23 +128,6 @@ def check_store(db_path: Path, hint: str) -> dict[str, Any]:
     }
 
 
-def check_hooks(cwd: Path) -> dict[str, dict[str, bool]]:
-    """For each tool that takes capture hooks, in which scopes its settings hold Aletheia's."""
-    return {host: _hooks_of(host, cwd) for host in HOOK_HOSTS}
-
-
-def _hooks_of(host: str, cwd: Path) -> dict[str, bool]:
-    found: dict[str, bool] = {}
-    scopes: tuple[Scope, ...] = ("user", "project")
-    for scope in scopes:
-        try:
-            text = read_text(hooks_path(host, scope, cwd))
-        except (ConfigFileError, ValueError):  # told with the hosts' checks, or no such scope
-            text = ""
-        found[scope] = any(mark in text for mark in HOOK_MARKS)
-    return found
-
-
 _MARKS = {
     "ok": ("ok", "green"),
     "warning": ("WARNING", "yellow"),  # works with a host, but not as it should
@@ -193,8 +174,14 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
         and config["ok"]
         and "problem" not in semantic
         and not any(check.problem for check in hosts)
+        and not any(c.status == "broken" for scopes in hooks.values() for c in scopes.values())
     )
     code = EXIT_CODES["no_store"] if store.get("missing") else 0 if healthy else 1
+    # per host and scope: whether Aletheia's hooks are there and work
+    installed = {
+        host: {scope: check.status == "ok" for scope, check in scopes.items()}
+        for host, scopes in hooks.items()
+    }
     if as_json:
         emit_json(
             {
@@ -203,8 +190,12 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
                 "config": config,
                 "versions": versions,
                 "hosts": [check.__dict__ for check in hosts],
-                "hooks": hooks,
-                "claude_code_hooks": hooks["claude-code"],  # as doctor reported it before
+                "hooks": installed,
+                "hook_checks": {
+                    host: {scope: check.__dict__ for scope, check in scopes.items()}
+                    for host, scopes in hooks.items()
+                },
+                "claude_code_hooks": installed["claude-code"],  # as doctor reported it before
                 "semantic": semantic,
             }
         )
@@ -250,7 +241,7 @@ def _print_report(
     config: dict[str, Any],
     versions: dict[str, str],
     hosts: list[HostCheck],
-    hooks: dict[str, dict[str, bool]],
+    hooks: dict[str, dict[str, HookCheck]],
 ) -> None:
     mark = style("ok", fg="green") if store["ok"] else style("PROBLEM", fg="red", bold=True)
     chosen = f" (from {HUB_DB})" if store["chosen_by"] == HUB_DB else ""
@@ -284,10 +275,23 @@ def _print_report(
             f" {check.detail}  ({check.path})"
         )
     echo(style("Hooks", bold=True) + "  " + "; ".join(_hooks_line(h, s) for h, s in hooks.items()))
+    for host, scopes in hooks.items():
+        for scope, hook in scopes.items():
+            if hook.status in ("broken", "disabled"):
+                label, colour = _MARKS[hook.status]
+                echo(
+                    f"  {host:<15} {scope:<8} {style(label.ljust(10), fg=colour)}"
+                    f" {hook.detail}  ({hook.path})"
+                )
 
 
-def _hooks_line(host: str, scopes: dict[str, bool]) -> str:
-    installed = [scope for scope, present in scopes.items() if present]
+def _hooks_line(host: str, scopes: dict[str, HookCheck]) -> str:
+    """``claude-code: user, project scope``, a scope whose hooks do not work marked."""
+    installed = [
+        scope if check.status == "ok" else f"{scope} ({check.status})"
+        for scope, check in scopes.items()
+        if check.installed
+    ]
     return f"{host}: " + (", ".join(installed) + " scope" if installed else "not installed")
 
 

@@ -1,0 +1,154 @@
+"""``aletheia doctor``'s hooks section: for each host that takes capture hooks and each scope,
+whether Aletheia's hook is there for every event ``install --hooks`` writes, and whether the
+program each hook runs exists and is executable (OpenCode: its plugin's program)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
+from aletheia_mem.cli.doctor_hosts import same_file
+from aletheia_mem.cli.hooks import (
+    CLAUDE_EVENTS,
+    CODEX_EVENTS,
+    GEMINI_EVENTS,
+    HOOK_HOSTS,
+    HOOK_MARKS,
+    hooks_path,
+)
+from aletheia_mem.cli.hosts import Scope
+from aletheia_mem.cli.opencode_plugin import PLUGIN_MARK
+from aletheia_mem.domain.kinds import CURSOR_EVENTS
+
+# The events ``install --hooks`` writes, per host (OpenCode's plugin handles its own).
+EXPECTED_EVENTS: dict[str, tuple[str, ...]] = {
+    "claude-code": tuple(CLAUDE_EVENTS),
+    "gemini-cli": tuple(GEMINI_EVENTS),
+    "codex": tuple(CODEX_EVENTS),
+    "cursor": tuple(CURSOR_EVENTS),
+}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PLUGIN_PROGRAM = re.compile(r"^const PROGRAM = (.*);$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class HookCheck:
+    path: str
+    status: str  # ok, broken, disabled, not-installed
+    detail: str
+
+    @property
+    def installed(self) -> bool:
+        return self.status != "not-installed"
+
+
+def check_hooks(cwd: Path) -> dict[str, dict[str, HookCheck]]:
+    """Each hook host's scopes (a project file that is the user file once) and their check."""
+    found: dict[str, dict[str, HookCheck]] = {}
+    for host in HOOK_HOSTS:
+        found[host] = {}
+        user = hooks_path(host, "user", cwd)
+        scopes: list[tuple[Scope, Path]] = [("user", user)]
+        project = hooks_path(host, "project", cwd)
+        if not same_file(project, user):
+            scopes.append(("project", project))
+        for scope, path in scopes:
+            found[host][scope] = _check(host, path)
+    return found
+
+
+def _check(host: str, path: Path) -> HookCheck:
+    try:
+        text = read_text(path)
+    except ConfigFileError as error:  # also told with the hosts' checks when it is theirs
+        return HookCheck(str(path), "broken" if path.exists() else "not-installed", str(error))
+    if not any(mark in text for mark in HOOK_MARKS):
+        return HookCheck(str(path), "not-installed", "")
+    if host == "opencode":
+        return _check_plugin(path, text)
+    try:
+        document = get_entry(text, "json", ())
+    except ConfigFileError as error:
+        return HookCheck(str(path), "broken", f"{path} is {error}")
+    hooks = document.get("hooks") if isinstance(document, dict) else None
+    hooks = hooks if isinstance(hooks, dict) else {}
+    commands = {event: _our_commands(host, hooks.get(event)) for event in EXPECTED_EVENTS[host]}
+    problems = []
+    missing = [event for event, found in commands.items() if not found]
+    if missing:
+        problems.append(f"no Aletheia hook for {', '.join(missing)}")
+    programs = sorted({_program(command) for found in commands.values() for command in found})
+    problems += [problem for program in programs if (problem := _program_problem(program))]
+    if problems:
+        fix = f"run `aletheia install {host} --hooks --write`"
+        return HookCheck(str(path), "broken", "; ".join(problems) + f"; {fix}")
+    if host == "gemini-cli" and _gemini_hooks_off(document):
+        return HookCheck(str(path), "disabled", "hooksConfig.enabled is false")
+    return HookCheck(str(path), "ok", "")
+
+
+def _our_commands(host: str, event: Any) -> list[str]:
+    """The commands of Aletheia's hooks for one event: Cursor lists hooks, the others groups
+    of ``{"hooks": [...]}``."""
+    entries = event if isinstance(event, list) else []
+    if host != "cursor":
+        entries = [
+            hook
+            for group in entries
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            for hook in group["hooks"]
+        ]
+    commands = [str(hook.get("command", "")) for hook in entries if isinstance(hook, dict)]
+    return [command for command in commands if any(mark in command for mark in HOOK_MARKS)]
+
+
+def _program(command: str) -> str:
+    """The program a hook's shell command runs: its first word after ``NAME=value`` ones."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # unbalanced quotes: the shell fails too
+        return command
+    words = [word for word in words if not _ASSIGNMENT.match(word)] or [""]
+    return words[0]
+
+
+def _program_problem(program: str) -> str | None:
+    if not program:
+        return "a hook runs no program"
+    if os.sep not in program and "/" not in program:  # found on PATH, as the shell finds it
+        return None if shutil.which(program) else f"{program} is not found on PATH"
+    if not os.path.exists(program):
+        return f"{program} does not exist"
+    if not os.access(program, os.X_OK) or os.path.isdir(program):
+        return f"{program} is not executable"
+    return None
+
+
+def _check_plugin(path: Path, text: str) -> HookCheck:
+    if PLUGIN_MARK not in text:
+        return HookCheck(str(path), "not-installed", "")
+    match = _PLUGIN_PROGRAM.search(text)
+    try:
+        program = json.loads(match.group(1)) if match else None
+    except ValueError:
+        program = None
+    if not isinstance(program, list) or not program:
+        detail = "the plugin names no program; run `aletheia install opencode --hooks --write`"
+        return HookCheck(str(path), "broken", detail)
+    problem = _program_problem(str(program[0]))
+    if problem:
+        fix = "run `aletheia install opencode --hooks --write`"
+        return HookCheck(str(path), "broken", f"{problem}; {fix}")
+    return HookCheck(str(path), "ok", "")
+
+
+def _gemini_hooks_off(document: dict[str, Any]) -> bool:
+    config = document.get("hooksConfig")
+    return isinstance(config, dict) and config.get("enabled") is False
