@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -280,22 +281,36 @@ def _earlier_form(existing: Any, entry: Any) -> bool:
 
 
 def plan_change(
-    path: Path, fmt: FileFormat, entry_path: tuple[str, ...], entry: Any, *, force: bool
+    path: Path,
+    fmt: FileFormat,
+    entry_path: tuple[str, ...],
+    entry: Any,
+    *,
+    force: bool,
+    owned: Callable[[Any], bool] | None = None,
+    merge: Callable[[Any, Any], Any] | None = None,
 ) -> Change:
     """What writing ``entry`` at ``entry_path`` in ``path`` would do.
 
-    An equal entry already there changes nothing; one that holds only some of the entry's
-    fields, each with the entry's value, is the entry as an earlier release wrote it (before
-    OpenCode's ``enabled``), replaced; a different one is a conflict unless ``force``.
+    An equal entry already there changes nothing. One that is ours (``owned``), or holds only
+    some of the entry's fields, each with the entry's value (the entry as an earlier release
+    wrote it, before OpenCode's ``enabled``), is replaced by ``merge(existing, entry)`` (what
+    the user added to it kept); a different one is a conflict unless ``force``, which replaces
+    it whole.
     """
     old = read_text(path)
     try:
         existing = get_entry(old, fmt, entry_path)
     except ConfigFileError as error:
         raise ConfigFileError(f"{path} is {error}") from None
+    ours = existing is not None and (
+        _earlier_form(existing, entry) or (owned is not None and owned(existing))
+    )
+    if ours and merge is not None:
+        entry = merge(existing, entry)
     if existing == entry:
         return Change(path, "unchanged", old, old, existing)
-    if existing is not None and not force and not _earlier_form(existing, entry):
+    if existing is not None and not force and not ours:
         return Change(path, "conflict", old, old, existing)
     try:
         new = set_entry(old, fmt, entry_path, entry)

@@ -49,8 +49,8 @@ from aletheia_mem.projects import project_root
 HOOK_MARKER = "aletheia-hook"
 HOOK_MODULE = "aletheia_mem.hooks"
 # Marks of our hook commands (``uvx aletheia-mem hook ...`` from a run-once cache); hooks
-# written before the rename ran ``python -m aletheia.hooks``.
-HOOK_MARKS = (HOOK_MARKER, HOOK_MODULE, f"{PACKAGE} hook", "aletheia.hooks")
+# written before the rename ran ``python -m aletheia.hooks``; ``aletheia hook`` is the CLI's.
+HOOK_MARKS = (HOOK_MARKER, HOOK_MODULE, f"{PACKAGE} hook", "aletheia.hooks", "aletheia hook")
 HOOK_TIMEOUT_SECONDS = 5
 # Claude Code event -> the aletheia-hook event it runs.
 CLAUDE_EVENTS = {

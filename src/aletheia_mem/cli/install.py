@@ -49,6 +49,7 @@ from aletheia_mem.cli.hooks import (
     plan_gemini_hooks,
 )
 from aletheia_mem.cli.hosts import (
+    HOSTS,
     HOSTS_BY_NAME,
     SERVER_NAME,
     Host,
@@ -56,6 +57,7 @@ from aletheia_mem.cli.hosts import (
     server_env,
 )
 from aletheia_mem.cli.opencode_plugin import plan_opencode_plugin, plugin_path
+from aletheia_mem.cli.ownership import entry_tool, is_aletheia_entry, with_user_keys
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_root
 from aletheia_mem.storage.files import real_target_inside
@@ -73,7 +75,38 @@ def _describe(change: Change, what: str, written: bool) -> str:
     return f"Would {verb.lower()} {what} in {path}:"
 
 
-def _conflict_message(change: Change) -> str:
+def sharing_hosts(chosen: Host, scope: Scope) -> list[Host]:
+    """The other hosts that read the same file at ``scope`` (Claude Code's and Command Code's
+    project ``.mcp.json``)."""
+    if scope != "project":
+        return []
+    return [h for h in HOSTS if h is not chosen and h.project_file == chosen.project_file]
+
+
+def owned_by(chosen: Host, scope: Scope, url: str | None) -> Callable[[Any], bool]:
+    """Whether an entry is Aletheia's own for ``chosen``: not one written for another host
+    that shares the file (that one is replaced only with --force)."""
+    others = {host.name for host in sharing_hosts(chosen, scope)}
+    return lambda entry: is_aletheia_entry(entry, url) and entry_tool(entry) not in others
+
+
+def shared_message(chosen: Host, scope: Scope, change: Change, verb: str) -> str | None:
+    """Why the entry of another host sharing the file is left alone, or None."""
+    for other in sharing_hosts(chosen, scope):
+        if entry_tool(change.existing) == other.name:
+            return (
+                f"{change.path} already holds Aletheia's entry for {other.title}: {other.title}"
+                f" and {chosen.title} both read this project file, which has room for one server"
+                f' named "{SERVER_NAME}". Keep it, use --force to {verb} it (the file is backed'
+                f" up first), or use --scope user for {chosen.title}."
+            )
+    return None
+
+
+def _conflict_message(chosen: Host, scope: Scope, change: Change) -> str:
+    shared = shared_message(chosen, scope, change, "replace")
+    if shared:
+        return shared
     existing = json.dumps(change.existing, ensure_ascii=False)
     return (
         f'{change.path} already has a different server named "{SERVER_NAME}" ({existing});'
@@ -88,12 +121,17 @@ def _plans(
     cwd = Path.cwd()
     path = _writable_target(chosen.config_path(scope, cwd), scope, cwd)
     entry = chosen.entry(server)
-    plans = [
-        (
-            plan_change(path, chosen.fmt, _entry_path(chosen, path), entry, force=force),
-            "the aletheia entry",
-        )
-    ]
+    owned = owned_by(chosen, scope, url)
+    change = plan_change(
+        path,
+        chosen.fmt,
+        _entry_path(chosen, path),
+        entry,
+        force=force,
+        owned=owned,
+        merge=with_user_keys,
+    )
+    plans = [(change, "the aletheia entry")]
     if not hooks:
         return plans
     env = server_env(cli_settings(), chosen.name)
@@ -194,8 +232,10 @@ def install(
 
     Without --write it shows the change as a diff. With --write it merges the entry into the
     file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
-    first. A second run changes nothing. A different server already named aletheia is left
-    alone unless --force. With --hooks (Claude Code, Gemini CLI, Codex, OpenCode, Cursor) both
+    first. A second run changes nothing. Aletheia's own entry (it runs aletheia-mcp, aletheia
+    mcp or uvx aletheia-mem mcp, or sets ALETHEIA_TOOL) and hooks are updated, keys you added
+    to the entry kept; a different server already named aletheia is left alone unless --force.
+    With --hooks (Claude Code, Gemini CLI, Codex, OpenCode, Cursor) both
     files are written or neither; Gemini CLI keeps its hooks in the file of its MCP entry,
     written once; Codex keeps them in hooks.json beside its config.toml and runs them once
     trusted (/hooks); Cursor keeps them in hooks.json beside its mcp.json; OpenCode gets a
@@ -212,7 +252,8 @@ def install(
         fail(str(error), 1, as_json=as_json, kind="config_file")
     conflicts = [change for change, _ in plans if change.action == "conflict"]
     if conflicts:
-        fail(_conflict_message(conflicts[0]), EXIT_CONFLICT, as_json=as_json, kind="conflict")
+        message = _conflict_message(chosen, scope, conflicts[0])
+        fail(message, EXIT_CONFLICT, as_json=as_json, kind="conflict")
     try:
         report = _apply(plans, write, as_json)
     except ConfigFileError as error:

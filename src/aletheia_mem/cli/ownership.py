@@ -1,0 +1,120 @@
+"""Which ``aletheia`` entry in a host's config is Aletheia's own, and how ours is updated.
+
+An entry is Aletheia's own when any of these holds:
+
+* its command line (``command`` and ``args``; OpenCode's ``command`` array) runs a program
+  named ``aletheia-mcp`` (in any folder, ``.exe`` too), ``aletheia mcp`` or ``aletheia-mem mcp``
+  (``uvx``, ``pipx run``), or Python with ``aletheia_mem`` (``-m``, ``-c``);
+* its environment (``env``; OpenCode's ``environment``) sets ``ALETHEIA_TOOL``, which every
+  entry ``install`` writes has;
+* it is a remote entry (a URL, no command) whose address is the one being installed, or whose
+  path ends in ``/mcp``, where Aletheia's servers and hub answer.
+
+Ours is updated without ``--force`` (after a venv moved, pip to pipx, a new release), keeping
+the keys a user added to it (Gemini CLI's ``trust``, ``timeout``; another variable in its
+environment); anything else named ``aletheia`` is someone else's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+# The keys ``install`` writes in some host's entry: the rest of an entry of ours is the user's.
+ENTRY_KEYS = frozenset(
+    {
+        "type",
+        "transport",
+        "command",
+        "args",
+        "env",
+        "environment",
+        "url",
+        "serverUrl",
+        "headers",
+        "enabled",
+        "bearer_token_env_var",
+    }
+)
+ENV_KEYS = ("env", "environment")
+URL_KEYS = ("url", "serverUrl", "httpUrl")
+TOOL_VARIABLE = "ALETHEIA_TOOL"
+_PROGRAMS = {"aletheia-mcp", "aletheia-mcp.exe", "aletheia-mcp-script.py"}
+_CLI_NAMES = {"aletheia", "aletheia.exe", "aletheia-mem", "aletheia-mem.exe"}
+_MODULE = re.compile(r"\baletheia_mem\b")
+
+
+def _words(entry: dict[str, Any]) -> list[str]:
+    command = entry.get("command")
+    words = list(command) if isinstance(command, list) else [command]
+    args = entry.get("args")
+    if isinstance(args, list):
+        words += args
+    return [word for word in words if isinstance(word, str)]
+
+
+def _base(word: str) -> str:
+    return re.split(r"[\\/]", word)[-1].lower()
+
+
+def runs_our_server(entry: dict[str, Any]) -> bool:
+    """Whether the entry's command line starts Aletheia's stdio server."""
+    words = _words(entry)
+    for index, word in enumerate(words):
+        name = _base(word)
+        if name in _PROGRAMS or _MODULE.search(word):
+            return True
+        if name in _CLI_NAMES and index + 1 < len(words) and words[index + 1] == "mcp":
+            return True
+    return False
+
+
+def entry_tool(entry: Any) -> str | None:
+    """The ``ALETHEIA_TOOL`` the entry's environment sets, or None."""
+    if not isinstance(entry, dict):
+        return None
+    for key in ENV_KEYS:
+        env = entry.get(key)
+        if isinstance(env, dict) and isinstance(env.get(TOOL_VARIABLE), str):
+            return str(env[TOOL_VARIABLE])
+    return None
+
+
+def entry_url(entry: Any) -> str | None:
+    """A remote entry's address, or None (a stdio entry, or no entry)."""
+    if not isinstance(entry, dict) or entry.get("command"):
+        return None
+    for key in URL_KEYS:
+        if isinstance(entry.get(key), str):
+            return str(entry[key])
+    return None
+
+
+def is_aletheia_entry(entry: Any, url: str | None = None) -> bool:
+    """Whether ``entry`` is Aletheia's own (see the module's rule); ``url``: the remote
+    address being installed, if any."""
+    if not isinstance(entry, dict):
+        return False
+    if runs_our_server(entry) or entry_tool(entry) is not None:
+        return True
+    address = entry_url(entry)
+    if address is None:
+        return False
+    return address == url or urlsplit(address).path.rstrip("/").endswith("/mcp")
+
+
+def with_user_keys(existing: Any, wanted: dict[str, Any]) -> dict[str, Any]:
+    """``wanted`` plus the keys the user added to our ``existing`` entry, and the variables the
+    user added to its environment (ours win where both set one)."""
+    if not isinstance(existing, dict):
+        return wanted
+    merged = dict(wanted)
+    for key in ENV_KEYS:
+        theirs, ours = existing.get(key), wanted.get(key)
+        if isinstance(theirs, dict) and isinstance(ours, dict):
+            merged[key] = {**ours, **{k: v for k, v in theirs.items() if k not in ours}}
+    for key, value in existing.items():
+        if key not in ENTRY_KEYS and key not in merged:
+            merged[key] = value
+    return merged

@@ -1,0 +1,132 @@
+"""``aletheia install`` over an entry that is Aletheia's own: after the venv moved (or pip to
+pipx, uvx), or with keys the user added to it, it is updated without --force, the user's keys
+kept, and Aletheia's own old hooks are replaced with it."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Invoke, Workspace
+
+MCP_SCRIPT = str(Path(sys.executable).parent / "aletheia-mcp")
+HOOK_SCRIPT = Path(sys.executable).parent / "aletheia-hook"
+OLD_ENV = {"ALETHEIA_DATA_DIR": "/old/data", "ALETHEIA_TOOL": "claude-code"}
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_an_entry_and_hooks_of_a_moved_venv_are_replaced_without_force(
+    run: Invoke, workspace: Workspace
+) -> None:
+    config = workspace.home / ".claude.json"
+    old_entry = {
+        "type": "stdio",
+        "command": "/old/venv/bin/python",
+        "args": ["/old/venv/bin/aletheia-mcp"],
+        "env": OLD_ENV,
+    }
+    _write(config, json.dumps({"mcpServers": {"aletheia": old_entry}}, indent=2) + "\n")
+    settings = workspace.home / ".claude" / "settings.json"
+    old_hook = {
+        "type": "command",
+        "command": "ALETHEIA_DATA_DIR=/old/data /old/venv/bin/aletheia-hook session-start",
+        "timeout": 5,
+    }
+    mine = {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}
+    hooks = {"SessionStart": [mine, {"hooks": [old_hook]}]}
+    _write(settings, json.dumps({"hooks": hooks}, indent=2) + "\n")
+
+    result = run("install", "claude-code", "--hooks", "--write")
+    assert result.exit_code == 0, result.stderr
+    assert f"Replaced the aletheia entry in {config}." in result.stdout
+    assert f"Replaced the hooks in {settings}." in result.stdout
+    entry = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["aletheia"]
+    assert entry["command"] == sys.executable
+    assert entry["args"] == [MCP_SCRIPT]
+    assert entry["env"]["ALETHEIA_DATA_DIR"] == str(workspace.data_dir)
+    groups = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["SessionStart"]
+    assert groups[0] == mine
+    assert len(groups) == 2
+    assert f"{HOOK_SCRIPT} session-start" in groups[1]["hooks"][0]["command"]
+    assert "/old/" not in settings.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "old_entry",
+    [
+        {"command": "uvx", "args": ["aletheia-mem", "mcp"]},
+        {"command": "pipx", "args": ["run", "--spec", "aletheia-mem", "aletheia-mem", "mcp"]},
+        {"command": "/home/me/.local/bin/aletheia", "args": ["mcp"]},
+        {"command": "C:\\venv\\Scripts\\aletheia-mcp.exe"},
+        {"command": "python3", "args": ["-m", "aletheia_mem.server.stdio"]},
+        {"command": "/opt/run-it", "env": {"ALETHEIA_TOOL": "cursor"}},
+        {"url": "https://hub.example.com/mcp"},
+    ],
+)
+def test_each_form_of_our_entry_is_ours(
+    run: Invoke, workspace: Workspace, old_entry: dict[str, object]
+) -> None:
+    config = workspace.home / ".cursor" / "mcp.json"
+    _write(config, json.dumps({"mcpServers": {"aletheia": old_entry}}))
+    result = run("install", "cursor", "--write")
+    assert result.exit_code == 0, result.stderr
+    entry = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["aletheia"]
+    assert entry["args"] == [MCP_SCRIPT]
+    assert "url" not in entry
+
+
+def test_gemini_trust_and_timeout_are_kept_with_the_hooks(
+    run: Invoke, workspace: Workspace
+) -> None:
+    assert run("install", "gemini-cli", "--write").exit_code == 0
+    settings = workspace.home / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    data["mcpServers"]["aletheia"].update({"trust": True, "timeout": 30000})
+    data["mcpServers"]["aletheia"]["env"]["ALETHEIA_LOG"] = "debug"
+    _write(settings, json.dumps(data, indent=2) + "\n")
+    result = run("install", "gemini-cli", "--hooks", "--write")
+    assert result.exit_code == 0, result.stderr
+    entry = json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["aletheia"]
+    assert entry["trust"] is True
+    assert entry["timeout"] == 30000
+    assert entry["env"]["ALETHEIA_LOG"] == "debug"
+    assert entry["args"] == [MCP_SCRIPT]
+    again = run("install", "gemini-cli", "--hooks", "--write")
+    assert "nothing to change" in again.stdout
+    forced = run("install", "gemini-cli", "--hooks", "--write", "--force")
+    assert forced.exit_code == 0
+    assert json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["aletheia"]["trust"]
+
+
+def test_an_extra_key_in_codex_entry_is_kept(run: Invoke, workspace: Workspace) -> None:
+    config = workspace.home / ".codex" / "config.toml"
+    _write(
+        config,
+        '[mcp_servers.aletheia]\ncommand = "/old/venv/bin/python"\n'
+        'args = ["/old/venv/bin/aletheia-mcp"]\nstartup_timeout_sec = 20\n',
+    )
+    result = run("install", "codex", "--hooks", "--write")
+    assert result.exit_code == 0, result.stderr
+    entry = tomllib.loads(config.read_text(encoding="utf-8"))["mcp_servers"]["aletheia"]
+    assert entry["startup_timeout_sec"] == 20
+    assert entry["args"] == [MCP_SCRIPT]
+    assert entry["env"]["ALETHEIA_TOOL"] == "codex"
+
+
+def test_a_server_of_someone_else_still_needs_force(run: Invoke, workspace: Workspace) -> None:
+    config = workspace.home / ".cursor" / "mcp.json"
+    original = json.dumps(
+        {"mcpServers": {"aletheia": {"command": "npx", "args": ["aletheia-notes"]}}}
+    )
+    _write(config, original)
+    result = run("install", "cursor", "--write")
+    assert result.exit_code == 4
+    assert config.read_text(encoding="utf-8") == original
