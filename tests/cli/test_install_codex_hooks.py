@@ -50,7 +50,7 @@ def test_the_hooks_go_into_hooks_json_beside_config_toml(run: Invoke, workspace:
     result = run("install", "codex", "--hooks", "--write")
     assert result.exit_code == 0, result.stderr
     assert f"Added the aletheia entry in {folder / 'config.toml'}." in result.stdout
-    assert f"Replaced the hooks in {folder / 'hooks.json'}." in result.stdout
+    assert f"Added the hooks in {folder / 'hooks.json'}." in result.stdout  # none replaced
     assert "type /hooks and trust Aletheia's four hooks" in result.stdout
     config = (folder / "config.toml").read_text(encoding="utf-8")
     assert config.startswith(CONFIG)  # comments and all kept; the entry appended

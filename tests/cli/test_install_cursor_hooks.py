@@ -49,7 +49,7 @@ def test_the_hooks_go_into_hooks_json_beside_mcp_json(run: Invoke, workspace: Wo
     result = run("install", "cursor", "--hooks", "--write")
     assert result.exit_code == 0, result.stderr
     assert f"Added the aletheia entry in {folder / 'mcp.json'}." in result.stdout
-    assert f"Replaced the hooks in {folder / 'hooks.json'}." in result.stdout
+    assert f"Added the hooks in {folder / 'hooks.json'}." in result.stdout  # none replaced
     mcp = (folder / "mcp.json").read_text(encoding="utf-8")
     assert mcp.startswith("{\n  // my servers\n")  # the comment kept
     assert '"ALETHEIA_TOOL": "cursor"' in mcp

@@ -45,7 +45,7 @@ def test_the_hooks_and_the_entry_go_into_gemini_settings_in_one_write(
     settings.write_text(original, encoding="utf-8")
     result = run("install", "gemini-cli", "--hooks", "--write")
     assert result.exit_code == 0, result.stderr
-    assert f"Replaced the aletheia entry and the hooks in {settings}." in result.stdout
+    assert f"Added the aletheia entry and the hooks in {settings}." in result.stdout
     assert "runs hooks only in trusted folders" in result.stdout
     data = json.loads(settings.read_text(encoding="utf-8"))
     assert data["ui"] == {"theme": "GitHub"}

@@ -23,7 +23,8 @@ from tomlkit.items import InlineTable
 from aletheia_mem.cli import jsonc
 
 FileFormat = Literal["json", "toml"]
-Action = Literal["add", "unchanged", "replace", "conflict"]
+# "remove": an entry or hooks taken out of a file; "delete": a file deleted (uninstall).
+Action = Literal["add", "unchanged", "replace", "conflict", "remove", "delete"]
 
 
 class ConfigFileError(Exception):
@@ -270,6 +271,70 @@ def set_entry(text: str, fmt: FileFormat, path: tuple[str, ...], value: Any) -> 
         raise ConfigFileError(str(error)) from None
     except jsonc.JsoncError as error:
         raise ConfigFileError(f"not valid JSON: {error}") from None
+
+
+def set_list(text: str, path: tuple[str, ...], values: list[Any]) -> str:
+    """A JSON file's text with the list at ``path`` holding ``values``, the text of the
+    elements that stay (and all else) kept as it was."""
+    try:
+        return jsonc.set_array(text, path, values)
+    except jsonc.JsoncShapeError as error:
+        raise ConfigFileError(str(error)) from None
+    except jsonc.JsoncError as error:
+        raise ConfigFileError(f"not valid JSON: {error}") from None
+
+
+def remove_entry(text: str, fmt: FileFormat, path: tuple[str, ...]) -> str:
+    """The file's text without the value at ``path``, all else kept."""
+    if fmt == "toml":
+        mark, body, crlf = _toml_body(text)
+        new = _toml_remove(body, path)
+        return mark + (new.replace("\n", "\r\n") if crlf else new)
+    try:
+        return jsonc.remove_member(text, path)
+    except jsonc.JsoncError as error:
+        raise ConfigFileError(f"not valid JSON: {error}") from None
+
+
+def _toml_without(text: str, path: tuple[str, ...], prune: bool) -> dict[str, Any]:
+    """The document without ``path``; with ``prune``, tables it leaves empty go too."""
+    document: dict[str, Any] = tomllib.loads(text)
+    parents = [document]
+    for key in path[:-1]:
+        parents.append(parents[-1].get(key, {}))
+    parents[-1].pop(path[-1], None)
+    for depth in range(len(path) - 1, 0, -1):
+        if prune and not parents[depth]:
+            parents[depth - 1].pop(path[depth - 1], None)
+    return document
+
+
+def _toml_remove(text: str, path: tuple[str, ...]) -> str:
+    """The ``[path]`` table cut out as text (its sub-tables too), else removed through tomlkit;
+    the result must read as the old document without it."""
+    try:
+        wanted = [_toml_without(text, path, prune) for prune in (False, True)]
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigFileError(f"not valid TOML: {error}") from None
+    span = _table_span(text, path)
+    if span is not None:
+        candidate = text[: span[0]] + text[span[1] :]
+        if span[1] == len(text) and candidate.endswith("\n\n"):
+            candidate = candidate[:-1]  # the blank line install put before the table
+        try:
+            if tomllib.loads(candidate) in wanted:
+                return candidate
+        except tomllib.TOMLDecodeError:
+            pass
+    document: Any = tomlkit.parse(text)
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    del parent[path[-1]]
+    new = tomlkit.dumps(document)
+    if tomllib.loads(new) not in wanted:
+        raise ConfigFileError(f"cannot remove {'.'.join(path)} from this TOML layout")
+    return new
 
 
 def _earlier_form(existing: Any, entry: Any) -> bool:

@@ -21,6 +21,7 @@ class Written:
 
     backup: Path | None = None
     folders: tuple[Path, ...] = ()
+    mode: int | None = None  # a deleted file's, to put it back with
 
 
 def backup_path(path: Path, now: datetime | None = None) -> Path:
@@ -72,6 +73,8 @@ def write_change(change: Change) -> Written:
         return Written()
     path = change.path
     try:
+        if change.action == "delete":
+            return _delete(path)
         return _replace_text(path, change.new_text)
     except OSError as error:
         raise ConfigFileError(f"Cannot write {path}: {error}") from None
@@ -88,6 +91,10 @@ def undo_change(change: Change, written: Written) -> None:
     if change.action in ("unchanged", "conflict"):
         return
     backup = written.backup
+    if change.action == "delete" and backup is not None:
+        os.chmod(backup, written.mode if written.mode is not None else 0o600)
+        os.replace(backup, change.path)
+        return
     if backup is None:
         change.path.unlink(missing_ok=True)
         _remove_folders(written.folders)
@@ -119,6 +126,20 @@ def _replace_text(path: Path, text: str) -> Written:
         _remove_folders(folders)
         raise
     return Written(backup, folders)
+
+
+def _delete(path: Path) -> Written:
+    """Remove the file after a private backup of it."""
+    old = path.stat()
+    _refuse_read_only(path, old)
+    backup = backup_path(path)
+    _private_copy(path, backup, old)
+    try:
+        path.unlink()
+    except BaseException:
+        backup.unlink(missing_ok=True)
+        raise
+    return Written(backup, (), stat.S_IMODE(old.st_mode))
 
 
 def _make_folders(folder: Path) -> tuple[Path, ...]:

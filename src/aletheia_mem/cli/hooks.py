@@ -33,7 +33,9 @@ from aletheia_mem.cli.clients import (
     ConfigFileError,
     get_entry,
     read_text,
+    remove_entry,
     set_entry,
+    set_list,
 )
 from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
@@ -292,13 +294,64 @@ def _plan_hooks(
         if existing == wanted:
             continue
         try:
-            new_text = set_entry(text, "json", ("hooks", event), wanted)
+            new_text = set_list(text, ("hooks", event), wanted)
         except ConfigFileError as error:
             raise ConfigFileError(f"{path}: {error}") from None
-        kind: Action = "add" if existing is None else "replace"
+        kind: Action = "replace" if holds_our_hook(existing) else "add"
         changes.append(Change(path, kind, text, new_text, None))
         text = new_text
     return changes
+
+
+def holds_our_hook(hooks: Any) -> bool:
+    """Whether a list of hooks (Cursor's) or of groups of them holds one of ours."""
+    if not isinstance(hooks, list):
+        return False
+    for item in hooks:
+        inner = item.get("hooks") if isinstance(item, dict) else None
+        if _is_our_hook(item) or (
+            isinstance(inner, list) and any(_is_our_hook(hook) for hook in inner)
+        ):
+            return True
+    return False
+
+
+def _without_our_hooks(hooks: list[Any]) -> list[Any]:
+    """The list (of hooks or of groups) without ours; groups left empty go too."""
+    result = []
+    for item in hooks:
+        if _is_our_hook(item):
+            continue
+        kept = _without_ours(item)
+        if kept is not None:
+            result.append(kept)
+    return result
+
+
+def remove_our_hooks(path: Path, text: str) -> Change:
+    """``text`` without Aletheia's hooks, at any event of ``hooks`` (an event left with none
+    goes, and ``hooks`` when it is left empty); all else kept as it was.
+
+    Raises:
+        ConfigFileError: the file is no JSON; the message names it.
+    """
+    try:
+        events = get_entry(text, "json", ("hooks",))
+        new = text
+        if isinstance(events, dict):
+            for event, hooks in events.items():
+                if not holds_our_hook(hooks):
+                    continue
+                kept = _without_our_hooks(hooks)
+                if kept:
+                    new = set_list(new, ("hooks", event), kept)
+                else:
+                    new = remove_entry(new, "json", ("hooks", event))
+            if new != text and get_entry(new, "json", ("hooks",)) == {}:
+                new = remove_entry(new, "json", ("hooks",))
+    except ConfigFileError as error:
+        raise ConfigFileError(f"{path} is {error}") from None
+    return Change(path, "unchanged" if new == text else "remove", text, new, None)
 
 
 def combined(path: Path, changes: list[Change]) -> Change:

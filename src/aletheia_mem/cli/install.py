@@ -119,7 +119,7 @@ def _plans(
 ) -> list[tuple[Change, str]]:
     server = server_for(chosen, url, token_env)
     cwd = Path.cwd()
-    path = _writable_target(chosen.config_path(scope, cwd), scope, cwd)
+    path = writable_target(chosen.config_path(scope, cwd), scope, cwd)
     entry = chosen.entry(server)
     owned = owned_by(chosen, scope, url)
     change = plan_change(
@@ -138,11 +138,11 @@ def _plans(
     if chosen.name == "gemini-cli":
         return [_with_gemini_hooks(plans[0][0], env)]
     if chosen.name == "opencode":
-        plugin = _writable_target(plugin_path(scope, cwd), scope, cwd)
+        plugin = writable_target(plugin_path(scope, cwd), scope, cwd)
         plans.append((plan_opencode_plugin(plugin, hook_program(), env), "the capture plugin"))
         return plans
     where, plan = HOOK_FILES[chosen.name]
-    hooks_path = _writable_target(where(scope, cwd), scope, cwd)
+    hooks_path = writable_target(where(scope, cwd), scope, cwd)
     plans.append((combined(hooks_path, plan(hooks_path, env)), "the hooks"))
     return plans
 
@@ -186,7 +186,7 @@ def _entry_path(host: Host, path: Path) -> tuple[str, ...]:
     return host.entry_path()
 
 
-def _writable_target(path: Path, scope: Scope, cwd: Path) -> Path:
+def writable_target(path: Path, scope: Scope, cwd: Path) -> Path:
     """The file to change for ``path``: a link's target when it stays inside the repository
     (project scope) or the home folder (user scope; the file's own folder when the tool keeps
     it elsewhere), so that a linked config is updated in place and not replaced.
@@ -278,7 +278,7 @@ def install(
 def _apply(plans: list[tuple[Change, str]], write: bool, as_json: bool) -> list[dict[str, Any]]:
     """Write (or only describe) each change; returns the report of each."""
     changes = [change for change, _ in plans]
-    backups = _write_all(changes) if write else [None] * len(changes)
+    backups = write_all(changes) if write else [None] * len(changes)
     report = []
     for (change, what), backup in zip(plans, backups, strict=True):
         report.append(
@@ -295,13 +295,13 @@ def _apply(plans: list[tuple[Change, str]], write: bool, as_json: bool) -> list[
             continue
         echo(_describe(change, what, write))
         if not write and change.action != "unchanged":
-            echo(_coloured_diff(change.diff()))
+            echo(coloured_diff(change.diff()))
         if backup:
             echo(f"Backup of the previous file: {backup}")
     return report
 
 
-def _write_all(changes: list[Change]) -> list[Path | None]:
+def write_all(changes: list[Change]) -> list[Path | None]:
     """Write every change or none: each file is checked first, and when a write fails anyway
     the files written before it are put back as they were. Returns each change's backup.
 
@@ -339,7 +339,7 @@ def _undo_all(written: list[tuple[Change, Written]], error: str) -> str:
     return error
 
 
-def _coloured_diff(diff: str) -> str:
+def coloured_diff(diff: str) -> str:
     lines = []
     for line in diff.rstrip("\n").splitlines():
         if line.startswith("+") and not line.startswith("+++"):

@@ -7,6 +7,7 @@ member as it was, which a load-and-dump round trip cannot.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -347,3 +348,163 @@ def get_member(text: str, path: tuple[str, ...]) -> Any:
             return None
         value = value[key]
     return value
+
+
+# -- removing members and editing arrays in place -------------------------------------------
+
+
+def _node_at(text: str, path: tuple[str, ...]) -> Node | None:
+    """The node at ``path`` with positions, or None where it is missing."""
+    node = parse(text, path)
+    for key in path:
+        member = node.members.get(key) if isinstance(node.value, dict) else None
+        if member is None:
+            return None
+        node = member.node
+    return node
+
+
+def _after_blanks(text: str, pos: int) -> int:
+    probe = _Parser(text)
+    probe.pos = pos
+    probe.skip()
+    return probe.pos
+
+
+def _own_line(text: str, start: int) -> bool:
+    return not text[_line_start(text, start) : start].strip()
+
+
+def _cut_item(text: str, starts: list[int], ends: list[int], index: int) -> str:
+    """``text`` without the item ``index`` of an object or array (a member from its key, an
+    element), and the comma that went with it; an item on lines of its own takes them along."""
+    start, end = starts[index], ends[index]
+    after = _after_blanks(text, end)
+    own_line = _own_line(text, start)
+    if text.startswith(",", after):
+        end = after + 1
+    elif index > 0:  # the last item: the comma before it goes, the previous one is the last now
+        comma = _after_blanks(text, ends[index - 1])
+        if not own_line:
+            return text[:comma] + text[end:]
+        text = text[:comma] + text[comma + 1 :]
+        start, end = start - 1, end - 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if own_line and not text[end:line_end].strip():
+        return text[: _line_start(text, start)] + text[line_end + 1 :]
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return text[:start] + text[end:]
+
+
+def _emptied(text: str, path: tuple[str, ...]) -> str:
+    """An object or array at ``path`` left with only blanks inside written ``{}`` or ``[]``."""
+    node = _node_at(text, path)
+    if node is None or text[node.start + 1 : node.end - 1].strip():
+        return text
+    return text[: node.start + 1] + text[node.end - 1 :]
+
+
+def remove_member(text: str, path: tuple[str, ...]) -> str:
+    """``text`` without the member at ``path`` (unchanged when it is missing); every other
+    byte kept, but for the comma and line that went with it.
+
+    Raises:
+        JsoncError: the text does not parse.
+    """
+    if holds_no_value(text):
+        return text
+    parent = _node_at(text, path[:-1])
+    if parent is None or not isinstance(parent.value, dict) or path[-1] not in parent.members:
+        return text
+    members = list(parent.members.values())
+    index = [member.key for member in members].index(path[-1])
+    starts = [member.key_start for member in members]
+    text = _cut_item(text, starts, [member.node.end for member in members], index)
+    return _emptied(text, path[:-1])
+
+
+def _element_spans(text: str, path: tuple[str, ...]) -> tuple[list[int], list[int]]:
+    node = _node_at(text, path)
+    if node is None or not isinstance(node.value, list):
+        raise JsoncShapeError(f"{'.'.join(path)} is not a list")
+    return [e.start for e in node.elements], [e.end for e in node.elements]
+
+
+def _insert_element(text: str, path: tuple[str, ...], index: int, value: Any) -> str:
+    """``value`` as element ``index`` of the array at ``path`` (which has elements)."""
+    starts, ends = _element_spans(text, path)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    unit = indent_unit(text)
+    anchor = starts[min(index, len(starts) - 1)]
+    own_line = _own_line(text, anchor)
+    indent = _indent_of(text, anchor) if own_line else ""
+    rendered = render(value, indent, unit if own_line else "", newline)
+    if index < len(starts):
+        if own_line:
+            at = _line_start(text, anchor)
+            return text[:at] + indent + rendered + "," + newline + text[at:]
+        return text[:anchor] + rendered + ", " + text[anchor:]
+    after = _after_blanks(text, ends[-1])
+    trailing = text.startswith(",", after)
+    at = after + 1 if trailing else ends[-1]
+    gap = newline + indent if own_line else " "
+    return (
+        text[:at]
+        + ("" if trailing else ",")
+        + gap
+        + rendered
+        + ("," if trailing else "")
+        + (text[at:])
+    )
+
+
+def _replace_element(text: str, path: tuple[str, ...], index: int, value: Any) -> str:
+    starts, ends = _element_spans(text, path)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    own_line = _own_line(text, starts[index])
+    indent = _indent_of(text, starts[index]) if own_line else ""
+    rendered = render(value, indent, indent_unit(text) if own_line else "", newline)
+    return text[: starts[index]] + rendered + text[ends[index] :]
+
+
+def _remove_element(text: str, path: tuple[str, ...], index: int) -> str:
+    starts, ends = _element_spans(text, path)
+    return _emptied(_cut_item(text, starts, ends, index), path)
+
+
+def set_array(text: str, path: tuple[str, ...], values: list[Any]) -> str:
+    """``text`` with the array at ``path`` holding ``values``: elements that stay keep their
+    text as it was (a one-line group stays one line); only those added, changed or removed are
+    written. A missing (or empty) array is set as :func:`set_member` does.
+
+    Raises:
+        JsoncError: the text does not parse, or something on the path is not an object.
+    """
+    node = None if holds_no_value(text) else _node_at(text, path)
+    if node is None or not isinstance(node.value, list) or not node.elements:
+        return set_member(text, path, values)
+
+    def canonical(value: Any) -> str:
+        return json.dumps(value, sort_keys=True)
+
+    old = node.value
+    matcher = difflib.SequenceMatcher(
+        a=[canonical(v) for v in old], b=[canonical(v) for v in values], autojunk=False
+    )
+    for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
+        if tag == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1)
+        for index in reversed(range(i1 + paired, i2)):
+            text = _remove_element(text, path, index)
+        for value in reversed(values[j1 + paired : j2]):
+            text = (
+                _insert_element(text, path, i1 + paired, value)
+                if _node_at(text, path).elements  # type: ignore[union-attr]
+                else set_member(text, path, [value])
+            )
+        for offset in reversed(range(paired)):
+            text = _replace_element(text, path, i1 + offset, values[j1 + offset])
+    return text

@@ -31,6 +31,7 @@ COMMANDS: Mapping[str, str] = {
     "import": "aletheia_mem.cli.transfer:import_command",
     "connect": "aletheia_mem.cli.connect:connect",
     "install": "aletheia_mem.cli.install:install",
+    "uninstall": "aletheia_mem.cli.uninstall:uninstall",
     "doctor": "aletheia_mem.cli.doctor:doctor",
     "mcp": "aletheia_mem.cli.servers:mcp",
     "serve": "aletheia_mem.cli.serve:serve",

@@ -1,0 +1,205 @@
+"""``aletheia uninstall <host>``: take out what ``install`` wrote, and nothing else."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from aletheia_mem.cli.clients import (
+    Action,
+    Change,
+    ConfigFileError,
+    get_entry,
+    read_text,
+    remove_entry,
+)
+from aletheia_mem.cli.common import echo, emit_json, fail, handles_errors, json_option
+from aletheia_mem.cli.connect import check_scope, host_argument, scope_option
+from aletheia_mem.cli.hooks import HOOK_HOSTS, remove_our_hooks
+from aletheia_mem.cli.hosts import HOSTS_BY_NAME, SERVER_NAME, Host, Scope
+from aletheia_mem.cli.install import (
+    EXIT_CONFLICT,
+    HOOK_FILES,
+    coloured_diff,
+    owned_by,
+    shared_message,
+    writable_target,
+    write_all,
+)
+from aletheia_mem.cli.opencode_plugin import PLUGIN_MARK, plugin_path
+from aletheia_mem.errors import InvalidInputError
+
+ENTRY = "the aletheia entry"
+HOOKS = "Aletheia's hooks"
+PLUGIN = "the capture plugin"
+
+
+class Refused(Exception):
+    """Something named like ours that is not Aletheia's own; the message says what."""
+
+
+def _entry_change(chosen: Host, scope: Scope, path: Path, force: bool) -> Change:
+    """The entry file without Aletheia's entry (in each place the host reads servers from).
+
+    Raises:
+        Refused: an ``aletheia`` entry is someone else's (or another host's sharing the file)
+            and ``force`` is off.
+    """
+    text = read_text(path)
+    owned = owned_by(chosen, scope, None)
+    new, found = text, None
+    for servers in chosen.servers_keys():
+        where = (*servers, SERVER_NAME)
+        try:
+            existing = get_entry(new, chosen.fmt, where)
+            if existing is None:
+                continue
+            found = existing
+            if not force and not owned(existing):
+                change = Change(path, "conflict", text, text, existing)
+                shown = json.dumps(existing, ensure_ascii=False)
+                raise Refused(
+                    shared_message(chosen, scope, change, "remove")
+                    or f'{path} has a server named "{SERVER_NAME}" that is not Aletheia\'s'
+                    f" ({shown}); use --force to remove it (the file is backed up first)."
+                )
+            new = remove_entry(new, chosen.fmt, where)
+        except ConfigFileError as error:
+            raise ConfigFileError(f"{path} is {error}") from None
+    return Change(path, "unchanged" if new == text else "remove", text, new, found)
+
+
+def _plugin_change(path: Path, force: bool) -> Change:
+    text = read_text(path)
+    if not path.exists():
+        return Change(path, "unchanged", text, text, None)
+    if PLUGIN_MARK not in text and not force:
+        raise Refused(
+            f"{path} is not Aletheia's plugin (it lacks its first line); use --force to delete"
+            " it (a backup is kept)."
+        )
+    return Change(path, "delete", text, "", None)
+
+
+def _plans(chosen: Host, scope: Scope, hooks: bool, force: bool) -> list[tuple[Change, str]]:
+    cwd = Path.cwd()
+    entry = _entry_change(
+        chosen, scope, writable_target(chosen.config_path(scope, cwd), scope, cwd), force
+    )
+    plans = [(entry, ENTRY)]
+    if not hooks:
+        return plans
+    if chosen.name == "gemini-cli":  # its hooks are in the entry's file: one change
+        both = remove_our_hooks(entry.path, entry.new_text)
+        action: Action = "remove" if both.new_text != entry.old_text else "unchanged"
+        merged = Change(entry.path, action, entry.old_text, both.new_text, entry.existing)
+        return [(merged, f"{ENTRY} and {HOOKS}")]
+    if chosen.name == "opencode":
+        plugin = writable_target(plugin_path(scope, cwd), scope, cwd)
+        return [*plans, (_plugin_change(plugin, force), PLUGIN)]
+    where, _ = HOOK_FILES[chosen.name]
+    hooks_file = writable_target(where(scope, cwd), scope, cwd)
+    return [*plans, (remove_our_hooks(hooks_file, read_text(hooks_file)), HOOKS)]
+
+
+def _left_hooks(chosen: Host, scope: Scope) -> str | None:
+    """The file where Aletheia's hooks (or plugin) stay without --hooks, or None."""
+    if chosen.name not in HOOK_HOSTS:
+        return None
+    try:
+        plans = _plans(chosen, scope, True, False)
+    except (ConfigFileError, Refused):
+        return None
+    for change, what in plans:
+        if what != ENTRY and change.action != "unchanged":
+            return str(change.path)
+    return None
+
+
+def _describe(change: Change, what: str, written: bool) -> str:
+    path = change.path
+    if change.action == "unchanged":
+        absent = {
+            ENTRY: "has no aletheia entry",
+            HOOKS: "has no hooks of Aletheia's",
+            PLUGIN: "is not there",
+        }.get(what, "has no aletheia entry nor hooks of Aletheia's")
+        return f"{path} {absent}; nothing to remove."
+    if change.action == "delete":
+        return f"Deleted {path} ({what})." if written else f"Would delete {path} ({what})."
+    return f"Removed {what} from {path}." if written else f"Would remove {what} from {path}:"
+
+
+@click.command()
+@host_argument()
+@click.option("--write", is_flag=True, help="Make the change. Without it: a dry run.")
+@scope_option
+@click.option(
+    "--hooks",
+    is_flag=True,
+    help="Also remove Aletheia's capture hooks (OpenCode: its plugin aletheia.js).",
+)
+@click.option(
+    "--force", is_flag=True, help="Remove a server named aletheia that is not Aletheia's own."
+)
+@json_option
+@handles_errors
+def uninstall(
+    host: str, write: bool, scope: Scope, hooks: bool, force: bool, as_json: bool
+) -> None:
+    """Take Aletheia out of a coding tool's config file: what install wrote.
+
+    Without --write it shows the change as a diff. With --write it removes Aletheia's own
+    aletheia entry and, with --hooks, Aletheia's hooks (OpenCode: deletes the plugin
+    aletheia.js), keeping everything else in the files as it was and writing a backup of each
+    file first. A second run finds nothing to remove. A server named aletheia that is not
+    Aletheia's own is left alone unless --force.
+    """
+    chosen = HOSTS_BY_NAME[host.lower()]
+    check_scope(chosen, scope)
+    if hooks and chosen.name not in HOOK_HOSTS:
+        raise InvalidInputError(f"{chosen.title} has no capture hooks from Aletheia.")
+    try:
+        plans = _plans(chosen, scope, hooks, force)
+    except Refused as refused:
+        fail(str(refused), EXIT_CONFLICT, as_json=as_json, kind="conflict")
+    except ConfigFileError as error:
+        fail(str(error), 1, as_json=as_json, kind="config_file")
+    changes = [change for change, _ in plans]
+    try:
+        backups = write_all(changes) if write else [None] * len(changes)
+    except ConfigFileError as error:
+        fail(str(error), 1, as_json=as_json, kind="config_file")
+    left = None if hooks else _left_hooks(chosen, scope)
+    note = f"Aletheia's hooks in {left} stay; add --hooks to remove them too." if left else None
+    report: list[dict[str, Any]] = []
+    for (change, what), backup in zip(plans, backups, strict=True):
+        report.append(
+            {
+                "path": str(change.path),
+                "what": what,
+                "action": change.action,
+                "written": bool(write and change.action != "unchanged"),
+                "backup": str(backup) if backup else None,
+                "diff": "" if change.action == "delete" else change.diff(),
+            }
+        )
+        if as_json:
+            continue
+        echo(_describe(change, what, write))
+        if not write and change.action == "remove":
+            echo(coloured_diff(change.diff()))
+        if backup:
+            echo(f"Backup of the previous file: {backup}")
+    if as_json:
+        emit_json(
+            {"host": chosen.name, "scope": scope, "write": write, "changes": report, "note": note}
+        )
+        return
+    if note:
+        echo(note)
+    if not write and any(change.action != "unchanged" for change in changes):
+        echo("Nothing removed yet. Run again with --write to make this change.")
