@@ -147,7 +147,7 @@ def test_vscode_jsonc_comments_survive(run: Invoke, workspace: Workspace) -> Non
     assert result.exit_code == 0
     new = target.read_text(encoding="utf-8")
     assert new.startswith(head + mine + '\t\t"aletheia": {\n')
-    assert new.endswith("\t\t}\n\t},\n}\n")
+    assert new.endswith("\t\t},\n\t},\n}\n")  # the trailing comma style kept for ours too
 
 
 def test_opencode_writes_the_reference_shape_into_xdg_config(

@@ -134,3 +134,34 @@ def test_doctor_finds_the_opencode_plugin(run: Invoke, workspace: Workspace) -> 
     assert data["hooks"]["opencode"] == {"user": False, "project": True}
     line = next(line for line in run("doctor").stdout.splitlines() if line.startswith("Hooks"))
     assert line.endswith("; opencode: project scope; cursor: not installed")
+
+
+def test_an_opencode_jsonc_file_is_used_when_it_is_the_one_there(
+    run: Invoke, workspace: Workspace
+) -> None:
+    config = _config(workspace)
+    config.mkdir(parents=True)
+    original = (
+        '{\n  // my settings\n  "theme": "tokyonight",\n  "mcp": {\n'
+        '    "docs": {"type": "local", "command": ["docs"]},\n  },\n}\n'
+    )
+    (config / "opencode.jsonc").write_text(original, encoding="utf-8")
+    result = run("install", "opencode", "--hooks", "--write")
+    assert result.exit_code == 0, result.stderr
+    assert f"Added the aletheia entry in {config / 'opencode.jsonc'}." in result.stdout
+    assert not (config / "opencode.json").exists()
+    text = (config / "opencode.jsonc").read_text(encoding="utf-8")
+    assert text.startswith(original.split("  },\n}")[0])  # comment and trailing comma kept
+    assert '"ALETHEIA_TOOL": "opencode"' in text
+    assert _plugin(workspace).exists()
+    assert "nothing to change" in run("install", "opencode", "--hooks", "--write").stdout
+    assert run("uninstall", "opencode", "--hooks", "--write").exit_code == 0
+    assert (config / "opencode.jsonc").read_text(encoding="utf-8") == original
+
+
+def test_a_project_opencode_jsonc_is_used_too(run: Invoke, workspace: Workspace) -> None:
+    (workspace.project / "opencode.jsonc").write_text("{\n  // team\n}\n", encoding="utf-8")
+    assert run("install", "opencode", "--scope", "project", "--write").exit_code == 0
+    assert not (workspace.project / "opencode.json").exists()
+    text = (workspace.project / "opencode.jsonc").read_text(encoding="utf-8")
+    assert text.startswith("{\n  // team\n") and '"aletheia"' in text

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from aletheia_mem.cli.jsonc import JsoncError, get_member, parse, set_member
+from aletheia_mem.cli.jsonc import (
+    JsoncError,
+    get_member,
+    parse,
+    remove_member,
+    set_array,
+    set_member,
+)
 
 JSONC = """{
   // Editor settings, hand written.
@@ -22,7 +29,7 @@ def test_new_member_is_added_after_the_last_one_with_comments_kept() -> None:
     out = set_member(JSONC, ("mcpServers", "aletheia"), {"command": "py"})
     assert out.startswith(JSONC.split('    "other"')[0])
     assert '"other": { "command": "node", "args": ["x.js"] }, // a friend\'s server\n' in out
-    assert '    "aletheia": {\n      "command": "py"\n    }\n' in out
+    assert '    "aletheia": {\n      "command": "py"\n    },\n' in out  # the trailing comma style
     assert get_member(out, ("mcpServers", "aletheia")) == {"command": "py"}
     assert get_member(out, ("mcpServers", "other")) == {"command": "node", "args": ["x.js"]}
 
@@ -84,3 +91,24 @@ def test_a_hundred_levels_parse_and_one_more_is_a_named_error() -> None:
     assert parse("[" * 100 + "]" * 100).end == 200
     with pytest.raises(JsoncError, match="nested more than 100 levels deep at line 1, column 101"):
         parse("[" * 101 + "]" * 101)
+
+
+def test_a_member_added_then_removed_leaves_the_text_as_it_was() -> None:
+    for text in (
+        JSONC,
+        '{"mcpServers": {"x": 1}}',
+        '{\r\n  "mcpServers": {\r\n    "x": 1\r\n  }\r\n}\r\n',
+    ):
+        added = set_member(text, ("mcpServers", "aletheia"), {"command": "py"})
+        assert remove_member(added, ("mcpServers", "aletheia")) == text
+    assert remove_member('{"a": {"aletheia": 1}}', ("a", "aletheia")) == '{"a": {}}'
+    assert remove_member('{"a": 1}', ("b", "c")) == '{"a": 1}'
+
+
+def test_set_array_keeps_the_text_of_the_elements_that_stay() -> None:
+    text = '{\n  "stop": [\n    {"command": "a"}, // mine\n    {"command": "old"}\n  ]\n}\n'
+    out = set_array(text, ("stop",), [{"command": "a"}, {"command": "new"}])
+    assert '    {"command": "a"}, // mine\n' in out
+    assert json.loads(out.replace("// mine", ""))["stop"] == [{"command": "a"}, {"command": "new"}]
+    back = set_array(out, ("stop",), [{"command": "a"}])
+    assert back == '{\n  "stop": [\n    {"command": "a"} // mine\n  ]\n}\n'

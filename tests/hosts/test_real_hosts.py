@@ -85,6 +85,8 @@ def machine(tmp_path: Path) -> Machine:
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
+    if os.environ.get("PYTHONPATH"):  # a worktree's sources (PYTHONPATH=src), not the venv's
+        env["PYTHONPATH"] = os.path.abspath(os.environ["PYTHONPATH"])
     return Machine(home, project, env)
 
 
@@ -151,6 +153,23 @@ def test_opencode_starts_a_newer_shaped_entry_beside_the_one_install_adds(
     assert result.returncode == 0, result.stderr
     assert re.search(r"✓ other\s+connected", result.stdout), result.stdout
     assert re.search(r"✓ aletheia\s+connected", result.stdout), result.stdout
+
+
+def test_opencode_starts_the_entry_install_adds_to_its_jsonc_file(machine: Machine) -> None:
+    """With only ``opencode.jsonc``, install writes into it (comments and trailing commas
+    kept) and makes no ``opencode.json``; OpenCode starts the entry from it."""
+    opencode = str(_require("opencode"))
+    folder = machine.home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    original = '{\n  // mine\n  "$schema": "https://opencode.ai/config.json",\n}\n'
+    (folder / "opencode.jsonc").write_text(original, encoding="utf-8")
+    _installed(machine, "opencode")
+    assert not (folder / "opencode.json").exists()
+    text = (folder / "opencode.jsonc").read_text(encoding="utf-8")
+    assert text.startswith('{\n  // mine\n  "$schema": "https://opencode.ai/config.json",\n')
+    listed = machine.run([opencode, "mcp", "list"])
+    assert listed.returncode == 0, listed.stderr
+    assert re.search(r"✓ aletheia\s+connected", listed.stdout), listed.stdout
 
 
 def test_opencode_starts_the_entry_an_earlier_release_wrote_once_updated_in_place(

@@ -243,6 +243,9 @@ class Host:
     # Other places the host reads servers from (OpenCode's newer ``mcp.servers``): an entry
     # found there, and not in ``servers_key``, is the one the host starts, updated in place.
     other_servers_keys: tuple[tuple[str, ...], ...] = ()
+    # The host reads ``<name>.jsonc`` as well (OpenCode): that file is used when it is the one
+    # that exists, rather than making a second one.
+    jsonc_twin: bool = False
 
     def note_for(self, scope: Scope) -> str:
         """What to know after adding the entry at ``scope`` ("" when nothing)."""
@@ -257,8 +260,13 @@ class Host:
         if scope == "project":
             if self.project_file is None:
                 raise ValueError(f"{self.title} has no project-scope config file.")
-            return project_root(cwd) / self.project_file
-        return self.user_file()
+            path = project_root(cwd) / self.project_file
+        else:
+            path = self.user_file()
+        twin = path.with_suffix(".jsonc")
+        if self.jsonc_twin and not path.exists() and twin.exists():
+            return twin
+        return path
 
     def entry_path(self) -> tuple[str, ...]:
         return (*self.servers_key, SERVER_NAME)
@@ -345,6 +353,7 @@ HOSTS: tuple[Host, ...] = (
         _opencode_entry,
         document_extra={"$schema": "https://opencode.ai/config.json"},
         other_servers_keys=(("mcp", "servers"),),
+        jsonc_twin=True,
     ),
     Host(
         "vscode",

@@ -303,6 +303,7 @@ def _insert_member(text: str, node: Node, key: str, value: Any, unit: str, newli
         if _line_start(text, last.key_start) == _line_start(text, node.start):
             # A one-line object: keep it on one line.
             comma_at = probe.pos + 1 if has_comma else after
+            rendered += "," if has_comma else ""  # a trailing comma stays the last member's
             return text[:comma_at] + ("" if has_comma else ",") + " " + rendered + text[comma_at:]
         line_end = text.find("\n", after)
         line_end = len(text) if line_end < 0 else line_end
@@ -313,6 +314,7 @@ def _insert_member(text: str, node: Node, key: str, value: Any, unit: str, newli
         if tail and not tail.startswith("//"):
             line_end = probe.pos + 1 if has_comma else after  # more on that line: insert inline
         comma = "" if has_comma else ","
+        rendered += "," if has_comma else ""  # a trailing comma stays the last member's
         head = text[:after] + comma + text[after:line_end]
         return head + newline + indent + rendered + text[line_end:]
     outer = _indent_of(text, node.start)
