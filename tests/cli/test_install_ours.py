@@ -130,3 +130,31 @@ def test_a_server_of_someone_else_still_needs_force(run: Invoke, workspace: Work
     result = run("install", "cursor", "--write")
     assert result.exit_code == 4
     assert config.read_text(encoding="utf-8") == original
+
+
+def test_claude_code_and_command_code_share_one_project_entry(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """Both read the project's .mcp.json, which has room for one server named aletheia: the
+    second tool's install says so and leaves the first one's entry unless --force."""
+    config = workspace.project / ".mcp.json"
+    assert run("install", "claude-code", "--scope", "project", "--write").exit_code == 0
+    before = config.read_text(encoding="utf-8")
+    result = run("install", "command-code", "--scope", "project", "--write")
+    assert result.exit_code == 4
+    assert result.stderr == (
+        f"Error: {config} already holds Aletheia's entry for Claude Code: Claude Code and"
+        " Command Code both read this project file, which has room for one server named"
+        ' "aletheia". Keep it, use --force to replace it (the file is backed up first), or'
+        " use --scope user for Command Code.\n"
+    )
+    assert config.read_text(encoding="utf-8") == before
+    assert run("uninstall", "command-code", "--scope", "project", "--write").exit_code == 4
+    again = run("install", "claude-code", "--scope", "project", "--write")
+    assert "nothing to change" in again.stdout
+    forced = run("install", "command-code", "--scope", "project", "--write", "--force")
+    assert forced.exit_code == 0
+    entry = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["aletheia"]
+    assert (entry["transport"], entry["env"]["ALETHEIA_TOOL"]) == ("stdio", "command-code")
+    back = run("install", "claude-code", "--scope", "project", "--write")
+    assert back.exit_code == 4 and "entry for Command Code" in back.stderr
