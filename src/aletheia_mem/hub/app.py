@@ -23,7 +23,7 @@ from aletheia_mem.hub import audit
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.readiness import readiness_route
-from aletheia_mem.hub.sync_api import HUB_BUSY, SyncApi
+from aletheia_mem.hub.sync_api import HUB_BUSY, STORE_WAIT_MS, SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.api import RETRY_AFTER_S
@@ -43,6 +43,7 @@ from aletheia_mem.server.ratelimit import Limiter
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.write_waits import waiting_at_most
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.app import hub_routes
 
@@ -173,7 +174,7 @@ class TokenAuth:
             return await self._unauthorized(scope, secret)
         # A limiter turned off (0) answers at once: no thread to wait for.
         limited = self.limiter.limit > 0
-        wait = await to_thread.run_sync(self.limiter.hit, token.id) if limited else None
+        wait = await to_thread.run_sync(self._hit, token.id) if limited else None
         if wait is not None:
             await self.refusals.limited(token, wait)
             message = (
@@ -182,6 +183,12 @@ class TokenAuth:
             )
             return Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
         return token
+
+    def _hit(self, token_id: int) -> int | None:
+        """The token's request counted (a write on a SQLite store): another process holding the
+        store's write lock is waited for ``STORE_WAIT_MS`` at most, then the busy line."""
+        with waiting_at_most(STORE_WAIT_MS):
+            return self.limiter.hit(token_id)
 
     async def _unauthorized(self, scope: Scope, secret: str | None) -> Refusal:
         """401, or 429 once the client's address has failed too often; audited while few."""

@@ -167,14 +167,29 @@ def record_event(
     """A hub event that is not a tool call (sync pages, 401 and 429 answers); ``detail`` is
     the hub's own words (a count, an error code), never a client's."""
     store.add_audit(
-        AuditEntry(
-            at=at,
-            actor=_safe(actor) or "",
-            tool=event,
-            project=_safe(project),
-            result=outcome,
-            detail=_safe(detail),
+        event_entry(
+            at=at, actor=actor, event=event, outcome=outcome, detail=detail, project=project
         )
+    )
+
+
+def event_entry(
+    *,
+    at: int,
+    actor: str,
+    event: str,
+    outcome: Outcome,
+    detail: str | None,
+    project: str | None = None,
+) -> AuditEntry:
+    """The audit row of a hub event (``record_event``)."""
+    return AuditEntry(
+        at=at,
+        actor=_safe(actor) or "",
+        tool=event,
+        project=_safe(project),
+        result=outcome,
+        detail=_safe(detail),
     )
 
 

@@ -8,6 +8,10 @@
 - ``POST /sync/pull`` ``{"store_id", "cursor", "limit"}``: the changes after a cursor, without
   the versions the asking store made itself.
 
+Each request waits at most ``STORE_WAIT_MS`` for a SQLite store's write lock that another process
+holds (a long ``aletheia import``), then answers 503 with ``Retry-After`` and the store's busy
+line; nothing of the page is written. A push and its audit row are one transaction.
+
 A store syncs with one token: the first token to name a store id holds it until that token is
 revoked, and a push carries only versions of the pushing store. A pull leaves out a store's own
 versions by their origin, so a token naming another store as the origin of its versions would
@@ -18,7 +22,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from anyio import to_thread
 from starlette.requests import Request
@@ -39,7 +44,9 @@ from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.http import UNAVAILABLE
 from aletheia_mem.server.wiring import hub_store
+from aletheia_mem.storage.contracts import AuditsWithWrites
 from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.write_waits import waiting_at_most
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import check_key, validate_records
 from aletheia_mem.tools.app import AppContext
@@ -50,9 +57,23 @@ HUB_BUSY = StoreBusyError("of the hub").message
 logger = logging.getLogger(__name__)
 
 PROTOCOL = 1
+# How long a sync request waits for another process's write lock on a SQLite hub store before
+# it answers the busy line (as a new MCP session does), rather than the 30 s a tool's write waits.
+STORE_WAIT_MS = 2_000
 MAX_RECORDS = 1000
 MAX_PAGE_BYTES = 4 * 1024 * 1024
+# A request's reply and its audit row's detail (None: written with the request's own write).
+Answer = tuple[dict[str, Any], str | None]
+Work = Callable[[HubToken, dict[str, Any]], Answer]
 _STATUS = {"invalid_input": 400, "forbidden": 403, "not_found": 404, "conflict": 409}
+
+
+def _unavailable(error: StoreUnavailableError) -> JSONResponse:
+    """503 with ``Retry-After``: the store's busy line, or that it cannot be reached."""
+    logger.warning("Sync request failed: %s", error.message)
+    busy = isinstance(error, StoreBusyError)
+    body = {"error": {"code": "unavailable", "message": HUB_BUSY if busy else UNAVAILABLE}}
+    return JSONResponse(body, 503, headers={"retry-after": str(RETRY_AFTER_S)})
 
 
 def _error(error: AletheiaError) -> JSONResponse:
@@ -108,7 +129,7 @@ class SyncApi:
         ]
 
     def _audit(self, token: HubToken, event: str, outcome: audit.Outcome, detail: str) -> None:
-        with self.writes:
+        with self.writes, waiting_at_most(STORE_WAIT_MS):
             audit.record_event(
                 hub_store(self.hub),
                 at=self.hub.clock(),
@@ -119,27 +140,32 @@ class SyncApi:
                 project=audit.token_scope(token.projects),
             )
 
-    async def _run(self, request: Request, event: str, work: Any) -> JSONResponse:
+    def _bounded(self, work: Work, token: HubToken, body: dict[str, Any]) -> Answer:
+        """``work`` on a worker thread, its writes waiting at most ``STORE_WAIT_MS``."""
+        with waiting_at_most(STORE_WAIT_MS):
+            return work(token, body)
+
+    async def _run(self, request: Request, event: str, work: Work) -> JSONResponse:
         token: HubToken = request.state.token
         try:
             if not can_write(token.scope):
                 raise ForbiddenError("This token cannot sync; it needs the sync or admin scope.")
             body = await _body(request)
-            reply, detail = await to_thread.run_sync(work, token, body)
+            reply, detail = await to_thread.run_sync(self._bounded, work, token, body)
+            if detail is not None and event != "sync-hello":
+                await to_thread.run_sync(self._audit, token, event, "ok", detail)
         except StoreUnavailableError as error:  # nothing to audit in: said to the log
-            logger.warning("Sync request failed: %s", error.message)
-            busy = isinstance(error, StoreBusyError)
-            body = {"error": {"code": "unavailable", "message": HUB_BUSY if busy else UNAVAILABLE}}
-            return JSONResponse(body, 503, headers={"retry-after": str(RETRY_AFTER_S)})
+            return _unavailable(error)
         except StoreTooNewError as error:  # nothing may be written, the audit row neither
             logger.warning("Sync request refused: %s", error.message)
             return JSONResponse({"error": {"code": error.code, "message": error.message}}, 503)
         except AletheiaError as error:
             outcome: audit.Outcome = "refused" if error.code == "forbidden" else "error"
-            await to_thread.run_sync(self._audit, token, event, outcome, error.code)
+            try:
+                await to_thread.run_sync(self._audit, token, event, outcome, error.code)
+            except StoreUnavailableError as unavailable:
+                return _unavailable(unavailable)
             return _error(error)
-        if event != "sync-hello":
-            await to_thread.run_sync(self._audit, token, event, "ok", detail)
         return JSONResponse(reply)
 
     async def hello(self, request: Request) -> JSONResponse:
@@ -161,7 +187,7 @@ class SyncApi:
             )
         return store_id
 
-    def _hello(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def _hello(self, token: HubToken, body: dict[str, Any]) -> Answer:
         hub_id = hub_store(self.hub).sync_store_id()
         if _store_id(body) == hub_id:
             raise InvalidInputError("This is the hub's own store; sync another store with it.")
@@ -180,19 +206,31 @@ class SyncApi:
         }
         return reply, ""
 
-    def _push(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def _push(self, token: HubToken, body: dict[str, Any]) -> Answer:
         store_id = _store_id(body)
         now = self.hub.clock()
         records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
         _own_versions(records, store_id)
         self._claimed_store_id(token, body)
-        stats = hub_store(self.hub).apply_changes(
-            records, projects=token.projects, now=now, author=token.name
+        store = hub_store(self.hub)
+        entry = audit.event_entry(
+            at=now,
+            actor=token.name,
+            event="sync-push",
+            outcome="ok",
+            detail=f"{len(records)} records",
+            project=audit.token_scope(token.projects),
         )
+        # The page and its audit row in one transaction, the hub's writers taking turns.
+        riding = cast("AuditsWithWrites", store).audit_with_next_write(entry)
+        with self.writes, riding:
+            stats = store.apply_changes(
+                records, projects=token.projects, now=now, author=token.name
+            )
         reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
-        return reply, f"{len(records)} records"
+        return reply, None
 
-    def _pull(self, token: HubToken, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def _pull(self, token: HubToken, body: dict[str, Any]) -> Answer:
         cursor, limit = _whole(body, "cursor", 0), _whole(body, "limit", MAX_RECORDS)
         store_id = self._claimed_store_id(token, body)
         page = hub_store(self.hub).export_changes(

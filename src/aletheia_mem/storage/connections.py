@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from aletheia_mem.storage.store_file import readable_only, store_problem
+from aletheia_mem.storage.write_waits import bounded_wait
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -80,11 +81,14 @@ class ThreadConnections:
     def write(self, *, wait_ms: int | None = None) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any error.
         ``wait_ms``: how long this one waits for another process's write lock (None: as every
-        write does, ``busy_timeout_ms``); past it, the store's busy error."""
+        write does, ``busy_timeout_ms``), less within a ``waiting_at_most`` block; past it, the
+        store's busy error."""
         conn = self.get()
         memo: dict[Any, Any] = self._local.memo
-        if wait_ms is not None:
-            conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+        wait = bounded_wait(self.busy_timeout_ms if wait_ms is None else wait_ms)
+        own_wait = wait != self.busy_timeout_ms
+        if own_wait:
+            conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -104,7 +108,7 @@ class ThreadConnections:
             raise problem from None  # a read-only or damaged store, told in one line
         finally:
             memo.clear()  # a write may change what it holds, even one that changes no row
-            if wait_ms is not None:
+            if own_wait:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
 
     @contextmanager

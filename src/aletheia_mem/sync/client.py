@@ -16,6 +16,7 @@ from aletheia_mem.errors import (
     ForbiddenError,
     InvalidInputError,
     RateLimitedError,
+    StoreUnavailableError,
 )
 
 TIMEOUT_SECONDS = 120.0
@@ -73,6 +74,7 @@ class HubClient:
 
         Raises:
             ForbiddenError: the token is unknown, revoked, or may not sync (401, 403).
+            StoreUnavailableError: the hub's store is busy or cannot be reached (503).
             RateLimitedError: still limited after waiting many times.
             AletheiaError: the hub cannot be reached or answered with an error.
         """
@@ -97,7 +99,7 @@ class HubClient:
             except urllib.error.HTTPError as error:
                 with error:  # the refusal holds the connection: closed whatever comes next
                     if error.code != 429:
-                        raise _error_of(error, self._read(error)) from None
+                        raise _error_of(error, self._read(error), self.url) from None
                     seconds = _retry_after(error.headers.get("Retry-After", "1"))
                 self.on_wait(seconds)
                 self.sleep(seconds)
@@ -147,12 +149,17 @@ def _json_of(body: bytes) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
-def _error_of(error: urllib.error.HTTPError, raw: bytes) -> AletheiaError:
+def _error_of(error: urllib.error.HTTPError, raw: bytes, url: str) -> AletheiaError:
     body = _json_of(raw)
     try:
         message = body["error"]["message"] if body is not None else error.reason
     except (KeyError, TypeError):
         message = error.reason
+    if error.code == 503:  # a passing state (its store busy or unreachable): not a refusal
+        return StoreUnavailableError(
+            f"The hub at {url} cannot sync now (503): {message}"
+            " Pages synced before stay synced; the next sync goes on from there."
+        )
     text = f"The hub refused the request ({error.code}): {message}"
     if error.code in (401, 403):
         return ForbiddenError(text)
