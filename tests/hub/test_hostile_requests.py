@@ -3,12 +3,14 @@ and one token crowding out another's sessions."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
 import pytest
 
 from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub
@@ -112,16 +114,34 @@ def test_a_call_no_tool_runs_still_gets_its_audit_row(
     assert _audit(hub.db, name) == [(tool, None, "error", None)]
 
 
-def test_the_dismiss_reason_never_reaches_the_audit_trail(hub: Hub) -> None:
+def test_the_dismiss_reason_is_in_its_audit_row_redacted_and_cut_as_the_item_keeps_it(
+    hub: Hub,
+) -> None:
+    """The reference: dismiss_memory's reason is "kept in the audit trail, cut to 300
+    characters"; read back by ``aletheia audit`` and the hub's Audit page."""
     token = hub.token("sync", ("shop",), "dismisser")
     session = hub.initialize(token)
     hub.call_tool(token, session, "save_memory", text="A note to hide")
     text, _ = hub.call_tool(token, session, "search", query="hide")
     memory_id = int(text.split("#")[1].split()[0])
-    hub.call_tool(token, session, "dismiss_memory", id=memory_id, reason="zebra-quartz-4711")
-    dump = "\n".join(line for line in dump_at(hub.db) if 'INSERT INTO "audit"' in line)
-    assert "zebra-quartz-4711" not in dump
-    assert _audit(hub.db, "dismisser")[-1] == ("dismiss_memory", "shop", "ok", None)
+    reason = "zebra-quartz-4711 DB_PASSWORD=hunter2hunter2 " + "x" * 400
+    hub.call_tool(token, session, "dismiss_memory", id=memory_id, reason=reason)
+    kept = ("zebra-quartz-4711 DB_PASSWORD=[REDACTED] " + "x" * 400)[:300]
+    assert _audit(hub.db, "dismisser")[-1] == ("dismiss_memory", "shop", "ok", kept)
+    assert "hunter2" not in "\n".join(dump_at(hub.db))
+    listed = subprocess.run(
+        [sys.executable, "-m", "aletheia_mem", "audit", "--hub-db", str(hub.db), "--json",
+         "--token", "dismisser", "--tool", "dismiss_memory"],
+        capture_output=True, text=True, timeout=WAIT_SECONDS, check=True,
+    )  # fmt: skip
+    assert [row["detail"] for row in json.loads(listed.stdout)] == [kept]
+    admin = hub.token("admin", None, "dismiss-auditor")
+    page = httpx.get(
+        hub.url + "/audit?token=dismisser",
+        headers={"Authorization": f"Bearer {admin}"},
+        timeout=WAIT_SECONDS,
+    )
+    assert f'<td class="wrap" data-label="Detail">{kept}</td>' in page.text
 
 
 def test_every_audit_row_names_the_project_the_call_acted_on(hub: Hub) -> None:

@@ -216,7 +216,7 @@ def test_id_is_required(call):
     assert result.text == "id is required."
 
 
-def test_dismiss_and_restore_write_audit_rows_without_the_reason(call, app):
+def test_dismiss_and_restore_write_audit_rows_with_the_reason_cut_to_300(call, app):
     call("save_memory", text="Staging deploys need the VPN")
     reason = "duplicate of #1 " + "x" * 400
 
@@ -224,11 +224,14 @@ def test_dismiss_and_restore_write_audit_rows_without_the_reason(call, app):
     call("restore_memory", id=1)
 
     assert db_rows(app, "SELECT at, actor, tool, project, result, detail FROM audit") == [
-        (app.clock(), "cli", "dismiss_memory", "shop", "ok", None),
+        (app.clock(), "cli", "dismiss_memory", "shop", "ok", reason[:300]),
         (app.clock(), "cli", "restore_memory", "shop", "ok", None),
     ]
     assert db_rows(app, "SELECT dismiss_reason FROM memories") == [(None,)]
     call("dismiss_memory", id=1, reason=reason)
+    assert db_rows(app, "SELECT dismiss_reason FROM memories") == [(reason[:300],)]
+    call("dismiss_memory", id=1)  # again, no reason given: the item keeps its own
+    assert db_rows(app, "SELECT detail FROM audit ORDER BY id")[-1] == (None,)
     assert db_rows(app, "SELECT dismiss_reason FROM memories") == [(reason[:300],)]
 
 
@@ -237,7 +240,7 @@ def test_dismiss_reason_is_redacted_before_storage(call, app):
 
     call("dismiss_memory", id=1, reason="leaked DB_PASSWORD=hunter2hunter2 here")
 
-    assert db_rows(app, "SELECT detail FROM audit") == [(None,)]
+    assert db_rows(app, "SELECT detail FROM audit") == [("leaked DB_PASSWORD=[REDACTED] here",)]
     assert db_rows(app, "SELECT dismiss_reason FROM memories") == [
         ("leaked DB_PASSWORD=[REDACTED] here",)
     ]

@@ -7,7 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -363,3 +365,19 @@ def test_search_as_you_type_after_signing_out_elsewhere_says_so(
         expect(tab_a.locator("li.memory")).to_contain_text("Cart totals")
     finally:
         context.close()
+
+
+def test_the_reason_typed_on_a_memorys_page_is_in_the_dismissals_audit_row(
+    server: RunningServer, page: Page, root: Path
+) -> None:
+    memory = memory_ids(mcp_tool(server.mcp_url, "save_memory", {"text": "Queue is Kafka"}))[0]
+    page.goto(f"{server.url}/memories/{memory}")
+    page.get_by_label("Reason").fill("moved to SQS; DB_PASSWORD=hunter2hunter2")
+    page.get_by_role("button", name="Dismiss").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Memory #{memory} dismissed.")
+    with closing(sqlite3.connect(root / "data" / "aletheia.db")) as conn:
+        rows = conn.execute(
+            "SELECT tool, result, detail FROM audit WHERE tool = 'dismiss_memory'"
+            " ORDER BY id DESC LIMIT 1"
+        ).fetchall()
+    assert rows == [("dismiss_memory", "ok", "moved to SQS; DB_PASSWORD=[REDACTED]")]

@@ -55,7 +55,8 @@ def audit(
 ) -> None:
     """The newest audit rows: time, token, tool, project, result (ok, error, refused).
 
-    Arguments of calls are never recorded; every field is printed with control characters
+    Arguments of calls are never recorded, but a dismissal's reason (redacted, at most 300
+    characters, as the item keeps it); every field is printed with control characters
     escaped.
     """
     if local:

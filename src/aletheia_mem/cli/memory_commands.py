@@ -334,7 +334,10 @@ def _set_dismissed(item_type: Any, item_id: int, *, dismiss: bool, reason: str |
 
 @click.command()
 @_item_options
-@click.option("--reason", help="Why (kept with the item, shown by show; cut to 300 characters).")
+@click.option(
+    "--reason",
+    help="Why (kept with the item, shown by show, and in the audit trail; cut to 300 characters).",
+)
 @json_option
 @handles_errors
 def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> None:

@@ -47,8 +47,9 @@ def set_dismissed(
     """
     reason = redact_secrets(reason)[:MAX_REASON_LENGTH] if reason and dismiss else None
     tool = "dismiss_memory" if dismiss else "restore_memory"
-    # The reason is the caller's text: kept with the item, never in the audit trail.
-    audit = AuditEntry(at=now, actor=actor, tool=tool, project=None, result="ok", detail=None)
+    # The reason given goes in the audit trail too (the reference: "kept in the audit trail"),
+    # as the item keeps it: redacted and cut to its length.
+    audit = AuditEntry(at=now, actor=actor, tool=tool, project=None, result="ok", detail=reason)
     table = _TABLES[item_type]
     keep_reason = not (
         dismiss and reason is None and table == "memories" and _replaced(store, item_id)

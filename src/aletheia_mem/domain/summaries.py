@@ -147,8 +147,9 @@ def _retire(
     for memory in earlier:
         reason = f"{REPLACED_REASON}#{saved_id} sums it up"
         audit = AuditEntry(
-            at=now, actor=memory.tool, tool="dismiss_memory", project=None, result="ok"
-        )
+            at=now, actor=memory.tool, tool="dismiss_memory", project=None, result="ok",
+            detail=reason,
+        )  # fmt: skip
         if store.retire_episode_memory(episode, memory.id, now, reason, audit):
             retired.append(memory)
     return retired

@@ -139,7 +139,7 @@ def test_a_retired_summary_is_dismissed_only_when_no_other_episode_links_it(
     shared, _ = contract_store.add_memory(memory("Session: run the tests", kind="summary"))
     for episode in (first, second):
         contract_store.link_episode_memory(episode, shared.id)
-    entry = AuditEntry(T0 + 1, "claude-code", "dismiss_memory", None, "ok")
+    entry = AuditEntry(T0 + 1, "claude-code", "dismiss_memory", None, "ok", "went on")
     assert not contract_store.retire_episode_memory(first, shared.id, T0 + 1, "went on", entry)
     assert contract_store.episode_memory_ids(first, "summary", 10) == []
     assert contract_store.episode_memory_ids(second, "summary", 10) == [shared.id]
@@ -149,8 +149,8 @@ def test_a_retired_summary_is_dismissed_only_when_no_other_episode_links_it(
     assert [(m.id, m.dismissed_at, m.dismiss_reason) for m in hidden] == [
         (shared.id, T0 + 2, "went on")
     ]
-    assert [(a.actor, a.tool, a.project) for a in contract_store.list_audit(5)] == [
-        ("claude-code", "dismiss_memory", "shop")
+    assert [(a.actor, a.tool, a.project, a.detail) for a in contract_store.list_audit(5)] == [
+        ("claude-code", "dismiss_memory", "shop", "went on")
     ]
 
 
@@ -169,7 +169,7 @@ def test_dismissing_hides_an_item_audits_it_and_restoring_brings_it_back(
     contract_store: HubStore,
 ) -> None:
     saved, _ = contract_store.add_memory(memory("to hide"))
-    entry = AuditEntry(T0 + 1, "cli", "dismiss", None, "ok")
+    entry = AuditEntry(T0 + 1, "cli", "dismiss", None, "ok", "wrong")
     assert contract_store.set_dismissed("memories", saved.id, T0 + 1, "wrong", entry) == "shop"
     assert contract_store.dismissed_memory_ids([saved.id]) == {saved.id}
     assert contract_store.count_memories(None) == 0
@@ -177,6 +177,7 @@ def test_dismissing_hides_an_item_audits_it_and_restoring_brings_it_back(
     assert [(m.id, m.dismiss_reason) for m in hidden] == [(saved.id, "wrong")]
     (row,) = contract_store.list_audit(10)
     assert (row.tool, row.project) == ("dismiss", "shop")  # the item's project is filled in
+    assert row.detail == "wrong"  # the reason, in the same transaction
     assert contract_store.set_dismissed("memories", saved.id, None, None, entry) == "shop"
     assert contract_store.dismissed_memory_ids([saved.id]) == set()
     assert contract_store.set_dismissed("memories", 424_242, T0, None, entry) is None
