@@ -6,7 +6,6 @@ block; text that does not read as it is left as it is."""
 from __future__ import annotations
 
 import sys
-import time
 import unicodedata
 
 import pytest
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 
 from aletheia_mem.domain.formatting import _body, one_line
 from aletheia_mem.domain.recall_tag import neutralize
+from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
 
 
 def _by_words(text: str) -> str:
@@ -254,14 +254,6 @@ def test_neutralize_defuses_what_reads_as_the_tag_and_nothing_else(text: str) ->
 def test_marking_structure_lines_costs_linear_time_on_blank_lines() -> None:
     """A blank-line run after each line start was scanned to its end for a "---" line."""
 
-    def best(text: str) -> float:
-        timings = []
-        for _ in range(5):
-            started = time.perf_counter()
-            _body(text)
-            timings.append(time.perf_counter() - started)
-        return min(timings)
-
-    small, large = ("---x\n" + "\n" * size + "x" for size in (5_000, 20_000))
-    ratio = best(large) / best(small)
-    assert ratio < 8, f"{ratio:.1f} x (linear: 4 x; quadratic: 16 x)"
+    small, large = ("---x\n" + "\n" * size + "x" for size in (5_000, 5_000 * GROWTH))
+    ratio = cpu_ratio(_body, large, small)
+    assert ratio < LINEAR_BOUND, f"{ratio:.1f} x (linear: 8 x; quadratic: 64 x)"

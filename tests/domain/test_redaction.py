@@ -6,14 +6,12 @@ scanners do not flag this file; the values are random and were never valid crede
 
 from __future__ import annotations
 
-import gc
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aletheia_mem.domain.redaction import REDACTED, redact_secrets
+from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
 
 R = REDACTED
 GH_BODY = "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"  # 36 characters, like a real GitHub token
@@ -472,27 +470,8 @@ def test_redacting_twice_gives_the_same_result(text: str) -> None:
     assert redact_secrets(once) == once
 
 
-# 8 times the text: linear costs 8 times, quadratic 64. The bound leaves a linear redaction three
-# times its ratio for a busy machine's noise (4 times the text with a bound of 2 failed at a load
-# average of 9) and still fails a quadratic one by more than twice.
-LINEAR_BOUND = 24
-
-
-def _best_ratio(large: str, small: str, runs: int = 9) -> float:
-    """The best CPU time of ``large`` over the best of ``small``, taken in turns: CPU time, not
-    wall time, so that other processes on a busy machine do not count, and with the garbage
-    collector off, whose passes land on one run or another."""
-    best = {large: float("inf"), small: float("inf")}
-    gc.disable()
-    try:
-        for _ in range(runs):
-            for text in (small, large):
-                started = time.process_time()
-                redact_secrets(text)
-                best[text] = min(best[text], time.process_time() - started)
-    finally:
-        gc.enable()
-    return best[large] / best[small]
+def _best_ratio(large: str, small: str) -> float:
+    return cpu_ratio(redact_secrets, large, small)
 
 
 @pytest.mark.parametrize(
@@ -506,14 +485,14 @@ def test_a_chain_of_candidates_costs_linear_time(unit: str) -> None:
     """Each "key=" (a weak name) or "sk-" (a token prefix) of one long word was judged against
     the rest of the word, each "-p" flag against the whole line before it: 4 times the text took
     15 times as long."""
-    small, large = (unit * (size // len(unit)) for size in (5_000, 40_000))
+    small, large = (unit * (size // len(unit)) for size in (5_000, 5_000 * GROWTH))
     ratio = _best_ratio(large, small)
     assert ratio < LINEAR_BOUND, f"{ratio:.1f} x (linear: 8 x; quadratic: 64 x)"
 
 
 def test_a_long_run_of_backslashes_after_an_escaped_quote_costs_linear_time() -> None:
     """Each backslash of the run was tried as the start of an escape, scanning the rest."""
-    small, large = ('\\"' + "\\" * size + "x" for size in (5_000, 40_000))
+    small, large = ('\\"' + "\\" * size + "x" for size in (5_000, 5_000 * GROWTH))
     ratio = _best_ratio(large, small)
     assert ratio < LINEAR_BOUND, f"{ratio:.1f} x (linear: 8 x; quadratic: 64 x)"
 
