@@ -323,6 +323,16 @@ def test_saving_again_with_a_new_fact_value_says_the_fact_changed(call):
     assert "node 22" in call("fact_history", subject="api").text
 
 
+def test_saving_again_the_value_of_a_dismissed_fact_says_nothing_changed(call):
+    fact = {"subject": "db", "predicate": "engine", "object": "postgres"}
+    call("save_memory", text="The database", facts=[fact])
+    call("dismiss_memory", id=1, type="fact")
+
+    again = call("save_memory", text="The database", facts=[fact])
+
+    assert again.text == "Already saved as #1."
+
+
 def test_saving_again_names_the_type_pin_and_files_it_did_not_apply(call, app):
     call("save_memory", text="Runtime is node")
 

@@ -125,20 +125,7 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
         )
         for fact in structured
     ]
-    held = [_object_at(store, fact) for fact in facts]
-    memory, created = store.add_memory(new, facts)
-    changed = any(before != fact.object for before, fact in zip(held, facts, strict=True))
-    return Saved(memory, created, changed)
-
-
-def _object_at(store: Store, fact: NewFact) -> str | None:
-    """The object its key holds at the fact's ``valid_from``, before it is written."""
-    for known in store.facts_about(fact.subject, fact.project, fact.predicate):
-        if known.valid_from <= fact.valid_from and (
-            known.valid_to is None or fact.valid_from < known.valid_to
-        ):
-            return known.object
-    return None
+    return Saved(*store.add_memory_noting(new, facts))
 
 
 def not_applied_again(memory: Memory, item: MemoryInput) -> list[str]:

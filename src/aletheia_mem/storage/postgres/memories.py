@@ -91,19 +91,27 @@ class PgMemories(PgPart):
     def add_memory(self, new: NewMemory, facts: Sequence[NewFact] = ()) -> tuple[Memory, bool]:
         """Insert a memory, and the facts it states, unless its dedupe key exists (then the
         facts still count, for the memory found). Returns the memory and whether it is new."""
-        if not facts:
-            return self._add_memory_alone(new)
+        memory, created, _ = self.add_memory_noting(new, facts)
+        return memory, created
 
-        def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool]:
+    def add_memory_noting(
+        self, new: NewMemory, facts: Sequence[NewFact] = ()
+    ) -> tuple[Memory, bool, bool]:
+        """``add_memory``, also telling whether a fact changed its key's timeline."""
+        if not facts:
+            return (*self._add_memory_alone(new), False)
+
+        def work(conn: psycopg.Connection[Row]) -> tuple[Memory, bool, bool]:
             with full_text.indexing(conn) as totals:
                 memory = _insert_new_memory(conn, new, totals)
                 # None: the key is taken (maybe by a racing writer, committed by now)
                 memory_id = _taken_id(conn, new) if memory is None else memory.id
+                changed = False
                 for fact in facts:  # facts sent again still count: new ones supersede
-                    put_fact(conn, fact, memory_id, totals)
+                    changed = put_fact(conn, fact, memory_id, totals)[1] or changed
                 if memory is None:
-                    return self._read_memory(conn, memory_id), False
-                return memory, True
+                    return self._read_memory(conn, memory_id), False, changed
+                return memory, True, changed
 
         return write_retrying(self._db, work)
 
@@ -164,28 +172,35 @@ class PgMemories(PgPart):
 
         def work(conn: psycopg.Connection[Row]) -> int:
             with full_text.indexing(conn) as totals:
-                if _keyed_id(conn, new) is None:
-                    memory_id = self._insert_memory(conn, new, totals)
-                    if memory_id is not None:
-                        return memory_id
-                row = conn.execute(
-                    "UPDATE memories SET title = %s, text = %s, tool = %s, updated_at = %s,"
-                    " dismissed_at = NULL, dismiss_reason = NULL"
-                    f" WHERE {KEY_MATCH} RETURNING id",
-                    (new.title, new.text, new.tool, new.created_at, new.dedupe_key, new.project),
-                ).fetchone()
-                memory_id = int(_one(row)[0])
-                index_memory(conn, memory_id, new, totals)
-                return memory_id
+                return self._put_list(conn, new, totals)
 
         return write_retrying(self._db, work)
+
+    def _put_list(
+        self, conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals
+    ) -> int:
+        """Create the list named by ``new.dedupe_key``, or replace its items and bring it back
+        if it was dismissed; its id stays."""
+        if _keyed_id(conn, new) is None:
+            memory_id = self._insert_memory(conn, new, totals)
+            if memory_id is not None:
+                return memory_id
+        row = conn.execute(
+            "UPDATE memories SET title = %s, text = %s, tool = %s, updated_at = %s,"
+            " dismissed_at = NULL, dismiss_reason = NULL"
+            f" WHERE {KEY_MATCH} RETURNING id",
+            (new.title, new.text, new.tool, new.created_at, new.dedupe_key, new.project),
+        ).fetchone()
+        memory_id = int(_one(row)[0])
+        index_memory(conn, memory_id, new, totals)
+        return memory_id
 
     def rename_work_state(
         self, old_key: str, new: NewMemory, audit: AuditEntry
     ) -> int | RenameRefusal:
-        """As the SQLite store's: the new list saved (with the old one's pin) and the old one
-        dismissed, with an audit row, in one transaction; nothing changes when it is missing or
-        the new key is taken (by a racing writer too: the insert then inserts nothing)."""
+        """As the SQLite store's: the new list saved (with the old one's pin; a dismissed one
+        of that name brought back) and the old one dismissed, with an audit row, in one
+        transaction; nothing changes when it is missing or a live list has the new name."""
 
         def work(conn: psycopg.Connection[Row]) -> int | RenameRefusal:
             row = conn.execute(
@@ -195,10 +210,19 @@ class PgMemories(PgPart):
             ).fetchone()
             if row is None:
                 return "missing"
-            with full_text.indexing(conn) as totals:
-                memory_id = self._insert_memory(conn, replace(new, pinned=bool(row[1])), totals)
-            if memory_id is None:
+            taken = conn.execute(
+                f"SELECT 1 FROM memories WHERE {KEY_MATCH} AND dismissed_at IS NULL",
+                (new.dedupe_key, new.project),
+            ).fetchone()
+            if taken is not None:
                 return "taken"
+            pinned = bool(row[1])
+            with full_text.indexing(conn) as totals:
+                memory_id = self._put_list(conn, replace(new, pinned=pinned), totals)
+            conn.execute(  # a dismissed list of the new name came back: it takes the pin too
+                "UPDATE memories SET pinned = %s WHERE id = %s AND pinned != %s",
+                (int(pinned), memory_id, int(pinned)),
+            )
             conn.execute(
                 "UPDATE memories SET dismissed_at = %s, dismiss_reason = %s WHERE id = %s",
                 (new.created_at, renamed_reason(new.title), int(row[0])),

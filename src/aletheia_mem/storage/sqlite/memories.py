@@ -108,6 +108,14 @@ def _inserted(memory_id: int, uid: str, new: NewMemory) -> Memory:
     )
 
 
+def _put_facts(conn: sqlite3.Connection, facts: Sequence[NewFact], memory_id: int) -> bool:
+    """Write every fact (none skipped); whether any changed its key's timeline."""
+    changed = False
+    for fact in facts:
+        changed = put_fact(conn, fact, memory_id)[1] or changed
+    return changed
+
+
 class SqliteMemories(SqliteDatabase):
     """Saving, reading and pinning memories."""
 
@@ -116,6 +124,13 @@ class SqliteMemories(SqliteDatabase):
 
         Returns the memory and whether it was created now.
         """
+        memory, created, _ = self.add_memory_noting(new, facts)
+        return memory, created
+
+    def add_memory_noting(
+        self, new: NewMemory, facts: Sequence[NewFact] = ()
+    ) -> tuple[Memory, bool, bool]:
+        """``add_memory``, also telling whether a fact changed its key's timeline."""
         with self._write() as conn:
             if new.dedupe_key is not None:
                 row = conn.execute(
@@ -123,14 +138,11 @@ class SqliteMemories(SqliteDatabase):
                     (new.project, new.dedupe_key),
                 ).fetchone()
                 if row is not None:
-                    for fact in facts:  # facts sent again still count: new ones supersede
-                        put_fact(conn, fact, row["id"])
-                    return memory_from_row(row), False
+                    # facts sent again still count: new ones supersede
+                    return memory_from_row(row), False, _put_facts(conn, facts, row["id"])
             uid = new_uid()
             memory_id = insert_memory(conn, new, uid)
-            for fact in facts:
-                put_fact(conn, fact, memory_id)
-            return _inserted(memory_id, uid, new), True
+            return _inserted(memory_id, uid, new), True, _put_facts(conn, facts, memory_id)
 
     def find_memory(self, project: str, dedupe_key: str) -> Memory | None:
         row = self._conn.execute(
