@@ -90,17 +90,20 @@ def test_a_rename_onto_a_taken_name_changes_nothing(server: RunningServer) -> No
     assert "A list named “backlog” exists: open it to edit it." in text_of(reply)
     assert read_list(server, "sprint") == ["ship coupons"]
     assert read_list(server, "backlog") == ["rewrite search"]
-    # A dismissed list holds its name too: the rename is refused, saying so.
-    hidden = write_list(server, "icebox", ["someday"])
-    assert server.api("POST", f"/api/memories/{hidden}/dismiss", {}).status == 200
-    fields = {"name": "icebox", "items": "changed", "editing": "sprint"}
-    reply = form_post(server, "/lists/save", fields)
-    assert reply.status == 409
-    page = text_of(reply)
-    assert "A dismissed list named &#34;icebox&#34; exists; nothing was renamed." in page
-    assert ">changed</textarea>" in page  # what was typed stays in the form
-    assert read_list(server, "sprint") == ["ship coupons"]
-    assert server.api("GET", f"/api/memories/{hidden}").json()["dismissed_at"] is not None
+
+
+def test_a_rename_back_brings_the_first_list_back(server: RunningServer) -> None:
+    first = write_list(server, "relaese", ["tag v3"])
+    fields = {"name": "release-3", "items": "tag v3", "editing": "relaese"}
+    assert form_post(server, "/lists/save", fields).status == 303
+    back = {"name": "relaese", "items": "tag v3\nfix typo", "editing": "release-3"}
+    reply = form_post(server, "/lists/save", back)
+    assert reply.status == 303, reply.body
+    assert read_list(server, "relaese") == ["tag v3", "fix typo"]
+    assert server.api("GET", "/api/work-state/release-3").status == 404
+    index = server.api("GET", "/api/work-state").json()["lists"]
+    names = ("relaese", "release-3")
+    assert [(e["name"], e["id"]) for e in index if e["name"] in names] == [("relaese", first)]
 
 
 def test_a_list_is_renamed_from_its_edit_form(server: RunningServer, page: Page) -> None:

@@ -99,12 +99,13 @@ def rename_list(
 ) -> int:
     """Rename a live list and replace its items, in one transaction with an audit row: the
     list is saved under the new name with its pin, and the old one is dismissed (restore brings
-    it back), so that a synced store merges the rename as ordinary writes. Returns the new
-    list's memory id.
+    it back), so that a synced store merges the rename as ordinary writes. A dismissed list of
+    the new name comes back with these items, as writing that name brings it back (a rename
+    undone is a rename back). Returns the new list's memory id.
 
     Raises:
         NotFoundError: no live list has the old name.
-        ConflictError: another list (a dismissed one too) has the new name; nothing changed.
+        ConflictError: a live list has the new name; nothing changed.
         InvalidInputError: as ``write_list``.
     """
     new = _list_memory(clock, project=project, name=new_name, items=items, tool=tool)
@@ -117,11 +118,8 @@ def rename_list(
     if moved == "missing":
         raise NotFoundError(no_such_list(name))
     if moved == "taken":
-        held = store.find_memory(project, list_key(new_name))
-        hidden = held is not None and held.dismissed_at is not None
         raise ConflictError(
-            f"A {'dismissed ' if hidden else ''}list named {quoted_name(list_name(new_name))}"
-            " exists; nothing was renamed."
+            f"A list named {quoted_name(list_name(new_name))} exists; nothing was renamed."
         )
     return moved
 

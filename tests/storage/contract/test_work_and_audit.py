@@ -64,16 +64,34 @@ def test_a_rename_onto_a_taken_name_or_of_no_live_list_changes_nothing(
     )
     onto = replace(todo, title="later", text='["b"]', dedupe_key="work:later", created_at=T0 + 5)
     assert contract_store.rename_work_state("work:todo", onto, audit(T0 + 5)) == "taken"
-    contract_store.set_dismissed("memories", other, T0 + 6, None, audit(T0 + 6, tool="dismiss"))
-    assert contract_store.rename_work_state("work:todo", onto, audit(T0 + 7)) == "taken"
     gone = replace(onto, dedupe_key="work:new")
     assert contract_store.rename_work_state("work:none", gone, audit(T0 + 8)) == "missing"
     contract_store.set_dismissed("memories", first, T0 + 9, None, audit(T0 + 9, tool="dismiss"))
     assert contract_store.rename_work_state("work:todo", gone, audit(T0 + 10)) == "missing"
-    kept = contract_store.get_memory(first)
+    kept, held = contract_store.get_memory(first), contract_store.get_memory(other)
     assert kept is not None and (kept.title, kept.text) == ("todo", '["a"]')
+    assert held is not None and (held.title, held.text) == ("later", '["x"]')
     assert contract_store.find_memory("shop", "work:new") is None
-    assert [row.tool for row in contract_store.list_audit(10)] == ["dismiss", "dismiss"]
+    assert [row.tool for row in contract_store.list_audit(10)] == ["dismiss"]
+
+
+def test_a_rename_onto_a_dismissed_list_brings_it_back_with_the_new_items(
+    contract_store: HubStore,
+) -> None:
+    alpha = memory("alpha list", key="work:alpha", kind="work_state", text='["x"]')
+    first = contract_store.put_work_state(alpha)
+    assert contract_store.set_pinned(first, True, T0 + 1) is not None
+    beta = replace(alpha, title="beta list", dedupe_key="work:beta", created_at=T0 + 2)
+    second = contract_store.rename_work_state("work:alpha", beta, audit(T0 + 2))
+    back = replace(alpha, text='["x","y"]', created_at=T0 + 3)
+    again = contract_store.rename_work_state("work:beta", back, audit(T0 + 3))  # a rename back
+    assert again == first and isinstance(second, int)
+    restored, gone = contract_store.get_memory(first), contract_store.get_memory(second)
+    assert restored is not None and gone is not None
+    assert (restored.text, restored.pinned, restored.dismissed_at) == ('["x","y"]', True, None)
+    assert (gone.dismissed_at, gone.dismiss_reason) == (T0 + 3, "renamed to alpha")
+    lists = contract_store.keyed_memories("shop", "work:", "work_state", 10)
+    assert [m.id for m in lists] == [first]
 
 
 def test_an_episode_collects_requests_until_it_ends(contract_store: HubStore) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -31,33 +32,41 @@ _CHANGES = (
 )
 
 
+def _put_list(conn: sqlite3.Connection, new: NewMemory) -> int:
+    """Create the list named by ``new.dedupe_key``, or replace its items and bring it back if it
+    was dismissed; its id stays."""
+    row = conn.execute(
+        "SELECT id FROM memories WHERE project = ? AND dedupe_key = ?",
+        (new.project, new.dedupe_key),
+    ).fetchone()
+    if row is None:
+        return insert_memory(conn, new)
+    conn.execute(
+        "UPDATE memories SET title = ?, text = ?, tool = ?, updated_at = ?,"
+        " dismissed_at = NULL, dismiss_reason = NULL WHERE id = ?",
+        (new.title, new.text, new.tool, new.created_at, row["id"]),
+    )
+    index_memory(conn, row["id"], new)
+    return int(row["id"])
+
+
 class SqliteWork(SqliteDatabase):
     """Work-state lists, episodes and their requests, dismissals."""
 
     def put_work_state(self, new: NewMemory) -> int:
         """Create or replace the work-state list named by ``new.dedupe_key``; its id stays."""
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT id FROM memories WHERE project = ? AND dedupe_key = ?",
-                (new.project, new.dedupe_key),
-            ).fetchone()
-            if row is None:
-                return insert_memory(conn, new)
-            conn.execute(
-                "UPDATE memories SET title = ?, text = ?, tool = ?, updated_at = ?,"
-                " dismissed_at = NULL, dismiss_reason = NULL WHERE id = ?",
-                (new.title, new.text, new.tool, new.created_at, row["id"]),
-            )
-            index_memory(conn, row["id"], new)
-            return int(row["id"])
+            return _put_list(conn, new)
 
     def rename_work_state(
         self, old_key: str, new: NewMemory, audit: AuditEntry
     ) -> int | RenameRefusal:
         """Rename the live list under ``old_key``: ``new`` (its pin taken from the old list) is
         saved under the new key and the old list is dismissed, its reason naming the new one,
-        with an audit row, in one transaction. Nothing changes when there is no such list or
-        another memory holds the new key. Returns the new list's id, or why nothing moved.
+        with an audit row, in one transaction. A dismissed list of the new name comes back with
+        the new items, as ``put_work_state`` brings it back. Nothing changes when there is no
+        such list or a live one holds the new name. Returns the new list's id, or why nothing
+        moved.
 
         Two ordinary changes, not a key changed in place: a synced store that holds another
         list under the new name merges the new one as two writes of one name, where a row whose
@@ -71,12 +80,18 @@ class SqliteWork(SqliteDatabase):
             if row is None:
                 return "missing"
             taken = conn.execute(
-                "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ?",
+                "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ?"
+                " AND dismissed_at IS NULL",
                 (new.project, new.dedupe_key),
             ).fetchone()
             if taken is not None:
                 return "taken"
-            memory_id = insert_memory(conn, replace(new, pinned=bool(row["pinned"])))
+            pinned = bool(row["pinned"])
+            memory_id = _put_list(conn, replace(new, pinned=pinned))
+            conn.execute(  # a dismissed list of the new name came back: it takes the pin too
+                "UPDATE memories SET pinned = ? WHERE id = ? AND pinned != ?",
+                (int(pinned), memory_id, int(pinned)),
+            )
             conn.execute(
                 "UPDATE memories SET dismissed_at = ?, dismiss_reason = ? WHERE id = ?",
                 (new.created_at, renamed_reason(new.title), row["id"]),
