@@ -75,6 +75,17 @@ def test_offset_pages_through_facts_then_memories_without_gaps(call):
     assert pages == whole
 
 
+def test_a_page_past_the_fact_lines_says_nothing_past_the_offset(call):
+    facts = [{"subject": "qux", "predicate": p, "object": "on"} for p in ("cache", "queue")]
+    save(call, "Qux settings", facts=facts)
+    call("dismiss_memory", id=1)  # its facts stay current
+
+    pages = [call("search", query="qux", limit=1, offset=offset).text for offset in (0, 1, 2)]
+
+    assert [page.startswith("No matches.") for page in pages] == [False, False, True]
+    assert pages[2] == "No matches. Nothing past offset 2."
+
+
 def test_ranks_in_the_structured_output_count_memories_only(call):
     _replica_facts(call, 3)
 

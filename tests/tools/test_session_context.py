@@ -76,7 +76,20 @@ def test_a_project_with_only_lists_names_them_instead_of_nothing_saved(call):
     ]
 
 
-def test_lists_are_not_named_once_the_block_lists_something(call):
+def test_lists_are_named_when_the_block_lists_rules_but_no_memory(call):
+    call("work_state_write", list="todo", items=["a"])
+    call("add_rule", then="Run the tests before you commit")
+
+    lines = body_lines(call("session_start_context"))
+
+    assert lines[-3:-1] == [
+        "- Always: Run the tests before you commit",
+        'No memories to list for this project yet; its work-state lists: "todo"'
+        " (work_state_read reads one).",
+    ]
+
+
+def test_lists_are_not_named_once_the_block_lists_a_memory(call):
     call("work_state_write", list="todo", items=["a"])
     call("save_memory", text="Use pnpm")
 

@@ -18,7 +18,8 @@ CHARACTER_BUDGET = 6000
 # ("- #1 19:46 [N] x") fill, so that the budget, not this, leaves pinned ones out (counted as cut).
 MAX_PINNED = CHARACTER_BUDGET // len("- #1 19:46 [N] x\n") + 1
 MAX_FACTS = 10
-MAX_LISTS_NAMED = 10  # an empty block names this many of the project's lists
+MAX_LISTS_NAMED = 10  # a block without memories names this many of the project's lists
+LIST_NAMES_BUDGET = 400  # characters of their names, past the block's budget
 MAX_REQUESTS = 10
 MAX_REQUEST_LENGTH = 200
 _MEMORY, _FACT, _RULE = ("memory", "memories"), ("fact", "facts"), ("rule", "rules")
@@ -127,22 +128,24 @@ def build_context_parts(
         rules[: shown[4]],
         cut,
     )
-    listed = any(section.kept for section in sections)
-    lists = [] if listed else _list_names(store, project)
+    lists = [] if pinned or recent else _list_names(store, project)
     return _render(header, sections, cut, lists), parts
 
 
 def _list_names(store: Store, project: str) -> list[str]:
     """The project's work-state lists, newest first, named as work_state_read takes them: a
-    block that lists nothing else says they exist instead of "Nothing saved"."""
+    block that lists no memory says they exist (instead of "Nothing saved" when it lists
+    nothing at all)."""
     found = store.recent_memories(
         project, MAX_LISTS_NAMED, pinned=False, exclude_kinds=(OBSERVATION_KIND,)
     )
-    return [
-        quoted_name(memory.title.removesuffix(" list"))
-        for memory in found
-        if memory.kind == WORK_STATE_KIND
-    ]
+    names: list[str] = []
+    for memory in found:
+        name = quoted_name(memory.title.removesuffix(" list"))
+        if memory.kind != WORK_STATE_KIND or sum(map(len, names)) + len(name) > LIST_NAMES_BUDGET:
+            continue
+        names.append(name)
+    return names
 
 
 def _cut_outcome(sections: list[_Section]) -> str:
@@ -175,7 +178,7 @@ def _render(header: str, sections: list[_Section], cut: int, lists: list[str]) -
         out.append(section.heading)
         out.extend(line for line, _ in kept)
         items += sum(1 for _, counts in kept if counts)
-    if items == 0 and lists:
+    if lists:
         out.append(
             f"No memories to list for this project yet; its work-state lists: {', '.join(lists)}"
             " (work_state_read reads one)."

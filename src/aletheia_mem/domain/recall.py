@@ -145,7 +145,8 @@ def _search_in(
         offset=offset,
     )
     memories = page(store, query, query_start(request.query or ""), semantic, now) if limit else []
-    reason = None if memories or facts else _empty_reason(store, request, query, now)
+    found = bool(memories or facts)
+    reason = None if found else _empty_reason(store, request, query, now, bool(matching))
     return SearchResult(facts, memories, reason, offset)
 
 
@@ -235,7 +236,12 @@ def _file_reason(request: SearchRequest) -> str:
     )
 
 
-def _empty_reason(store: Store, request: SearchRequest, query: MemoryQuery, now: int) -> str:
+def _empty_reason(
+    store: Store, request: SearchRequest, query: MemoryQuery, now: int, facts_matched: bool
+) -> str:
+    """Why a page is empty; ``facts_matched``: the search matched facts (on an earlier page)."""
+    if request.offset > 0 and facts_matched:
+        return f"Nothing past offset {request.offset}."
     if not store.has_memories(request.projects):
         if store.has_memories(request.projects, dismissed=True):
             where = "" if request.projects is None else f" in {_scope(request.projects)}"
