@@ -22,10 +22,10 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import hub_db_chosen_by, hub_db_path, hub_target
 from aletheia_mem.domain.limits import check_length
-from aletheia_mem.errors import NotFoundError
+from aletheia_mem.errors import NoStoreError, NotFoundError
 from aletheia_mem.hub.tokens import MAX_NAME_LENGTH, SCOPES, can_write, create_token, parse_projects
 from aletheia_mem.storage.hub_rows import HubToken
-from aletheia_mem.storage.open import open_hub_store
+from aletheia_mem.storage.open import display_target, hub_store_exists, open_hub_store
 from aletheia_mem.storage.store_file import misplaced
 from aletheia_mem.sync.client import hub_base_url
 from aletheia_mem.timefmt import format_instant
@@ -50,14 +50,21 @@ def hub_db_of(option: str | None, *, create: bool) -> Path | str:
     ``postgresql://`` URL stays a string.
 
     Raises:
-        NoStoreError: ``create`` is False and there is no store file there, or a file stands
-            where its folder should be.
+        NoStoreError: ``create`` is False and there is no store file there (a database without
+            a hub's tables, which is left as it is), or a file stands where its folder should be.
+        StoreUnavailableError: ``create`` is False and the database cannot be reached.
     """
     target = hub_target(option) if option is not None else hub_db_path()
     problem = misplaced(target, hub_db_chosen_by(option))
     if problem is not None:
         raise problem
-    if create or isinstance(target, str):
+    if create:
+        return target
+    if isinstance(target, str):
+        # Opening migrates: a database without the tables would get them. One at an older
+        # schema has them (schema_migrations) and is migrated on opening, as the hub does.
+        if not hub_store_exists(target):
+            raise NoStoreError(f"No hub store at {display_target(target)}: {NO_HUB_HINT}")
         return target
     return require_store(target, NO_HUB_HINT)
 
