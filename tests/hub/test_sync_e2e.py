@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,24 @@ def test_sync_needs_a_sync_or_admin_token(tmp_path: Path) -> None:
     assert refused.returncode == 5
     assert "This token cannot sync" in refused.stderr
     assert unknown.returncode == 5 and "(401)" in unknown.stderr
+
+
+def test_sync_from_an_address_that_failed_too_often_stops_at_once_as_refused(
+    tmp_path: Path,
+) -> None:
+    with running_hub(tmp_path / "hub.db") as hub:
+        statuses = [hub.post("/sync/hello", {}, "alt_wrong").status for _ in range(21)]
+        begun = time.monotonic()
+        result = run_sync(tmp_path, "--hub", hub.url, "--token", "alt_wrong")
+        seconds = time.monotonic() - begun
+    assert statuses[0] == 401 and statuses[-1] == 429
+    assert result.returncode == 5, result.stderr
+    assert result.stderr.startswith(
+        "Error: The hub refused the request (429): Too many failed authentications from this"
+        " address. Retry in "
+    )
+    assert result.stderr.rstrip().endswith("s with a valid token.")
+    assert "waiting" not in result.stderr and seconds < 10  # no wait on the token's rate limit
 
 
 def _self_signed(folder: Path) -> tuple[Path, Path]:

@@ -27,6 +27,8 @@ REPLY_SECONDS = 600.0
 _CHUNK = 64 * 1024
 MAX_RATE_LIMIT_WAITS = 20
 MAX_WAIT_SECONDS = 60
+# How a hub's 429 for an address's failed authentications begins (hub.app): no wait helps.
+FAILED_AUTHENTICATIONS = "Too many failed authentications"
 Waiting = Callable[[int], None]  # told the seconds before each wait on the rate limit
 
 
@@ -73,7 +75,8 @@ class HubClient:
         """POST ``body`` as JSON and return the JSON answer.
 
         Raises:
-            ForbiddenError: the token is unknown, revoked, or may not sync (401, 403).
+            ForbiddenError: the token is unknown, revoked, or may not sync (401, 403), or this
+                address failed to authenticate too often (429, not waited on).
             StoreUnavailableError: the hub's store is busy or cannot be reached (503).
             RateLimitedError: still limited after waiting many times.
             AletheiaError: the hub cannot be reached or answered with an error.
@@ -100,6 +103,9 @@ class HubClient:
                 with error:  # the refusal holds the connection: closed whatever comes next
                     if error.code != 429:
                         raise _error_of(error, self._read(error), self.url) from None
+                    refused = _failed_authentications(error, self._read(error))
+                    if refused is not None:  # waiting would only bring the token's 401
+                        raise refused from None
                     seconds = _retry_after(error.headers.get("Retry-After", "1"))
                 self.on_wait(seconds)
                 self.sleep(seconds)
@@ -149,12 +155,28 @@ def _json_of(body: bytes) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
-def _error_of(error: urllib.error.HTTPError, raw: bytes, url: str) -> AletheiaError:
+def _failed_authentications(error: urllib.error.HTTPError, raw: bytes) -> ForbiddenError | None:
+    """The 429 a hub sends an address that failed to authenticate too often (its message says
+    so, where the token's rate limit says "Too many requests"), as the refusal of the token it
+    is; None for any other 429."""
+    message = _message_of(error, raw)
+    if not message.startswith(FAILED_AUTHENTICATIONS):
+        return None
+    return ForbiddenError(f"The hub refused the request ({error.code}): {message}")
+
+
+def _message_of(error: urllib.error.HTTPError, raw: bytes) -> str:
+    """The message of a hub's error reply, else the HTTP reason."""
     body = _json_of(raw)
     try:
         message = body["error"]["message"] if body is not None else error.reason
     except (KeyError, TypeError):
         message = error.reason
+    return message if isinstance(message, str) else str(error.reason)
+
+
+def _error_of(error: urllib.error.HTTPError, raw: bytes, url: str) -> AletheiaError:
+    message = _message_of(error, raw)
     if error.code == 503:  # a passing state (its store busy or unreachable): not a refusal
         return StoreUnavailableError(
             f"The hub at {url} cannot sync now (503): {message}"
