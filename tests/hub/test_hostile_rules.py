@@ -107,7 +107,13 @@ def test_a_project_token_cannot_confirm_another_projects_rule_or_learn_it_exists
     wide = hub.call_tool(token, session, "confirm_rule", id=everywhere.id)
     assert other == (f'No rule with id "{billing.id}".', True)
     assert missing == ('No rule with id "r_0123456789".', True)
-    assert wide[1] and wide[0].endswith(REFUSED)
+    assert wide == (
+        f'Rule {everywhere.id} applies in every project (scopeTier "everywhere"); this token is'
+        " limited to projects, so confirming it is not allowed for this token.",
+        True,
+    )  # confirm_rule has no scopeTier argument for the message to name
+    sql = "SELECT result FROM audit WHERE actor = 'confirm' AND tool = 'confirm_rule' ORDER BY id"
+    assert [row[0] for row in rows_at(hub.db, sql)][-1] == "refused"
     assert _rule_rows(hub.db) == before
 
 

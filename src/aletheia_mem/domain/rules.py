@@ -123,7 +123,11 @@ def confirm_rule(
     rule = store.get_rule(rule_id)
     if rule is None or not rule_visible(rule, projects):  # the id quoted on one line, neutralized
         raise NotFoundError(f'No rule with id "{one_line(rule_id)}".')
-    check_rule_tier(rule.scope_tier, projects)
+    if projects is not None and rule.scope_tier != "project":  # no scopeTier argument to name
+        raise ForbiddenError(
+            f'Rule {rule.id} applies in every project (scopeTier "{rule.scope_tier}"); this token'
+            " is limited to projects, so confirming it is not allowed for this token."
+        )
     store.confirm_rule(rule_id, now)
 
 
@@ -134,7 +138,8 @@ def rule_visible(rule: Rule, projects: tuple[str, ...] | None) -> bool:
 
 
 def check_rule_tier(scope_tier: str, projects: tuple[str, ...] | None) -> None:
-    """Rules that apply beyond one project are made and changed by callers of every project.
+    """Rules that apply beyond one project are made by callers of every project (the message
+    names the ``scopeTier`` argument of ``add_rule``).
 
     Raises:
         ForbiddenError: an everywhere or situation rule, and a project-limited caller.
