@@ -286,6 +286,28 @@ def test_sync_without_a_hub_in_a_mistyped_data_folder_makes_no_store_and_exits_7
     assert not typo.exists()
 
 
+def test_sync_without_a_hub_or_a_store_in_the_default_folder_says_no_hub_yet_and_exits_7(
+    tmp_path: Path,
+) -> None:
+    """No store where the default folder is: no store, exit code 7 as for the read commands
+    (README's table), with the line that says how to start."""
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("ALETHEIA_")}
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "aletheia"), "sync"],
+        capture_output=True,
+        text=True,
+        env={**variables, "HOME": str(tmp_path)},
+        timeout=20,
+        check=False,
+    )
+    assert result.returncode == 7, result.stderr
+    assert result.stderr == (
+        "Error: No hub yet: run ALETHEIA_HUB_TOKEN=TOKEN aletheia sync --hub URL once; it is"
+        " remembered.\n"
+    )
+    assert not (tmp_path / ".aletheia").exists()
+
+
 def test_sync_and_reads_call_a_folder_at_the_store_path_a_broken_store_as_save_does(
     tmp_path: Path,
 ) -> None:

@@ -18,7 +18,7 @@ from aletheia_mem.cli.common import (
 )
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.errors import InvalidInputError, NoStoreError
 from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, SyncReport, sync_store
@@ -153,16 +153,15 @@ def _summary(report: SyncReport) -> str:
 def _no_hub_without_a_store() -> None:
     """Without ``--hub`` and with no store file yet, there is no remembered hub either:
     a mistyped ``ALETHEIA_DATA_DIR`` (or ``ALETHEIA_HUB_DB``) is told as the read commands tell
-    it (exit code 7), the default folder as no hub yet; no store is made either way.
+    it, the default folder as no hub yet; exit code 7 (no store) and no store made either way.
 
     Raises:
-        NoStoreError: the path came from a variable.
-        InvalidInputError: the default folder's store, not made yet.
+        NoStoreError: always.
     """
     settings = load_settings()
     if os.environ.get(settings.store_variable, "").strip():
         existing_store(settings)
-    raise InvalidInputError(NO_HUB_YET)
+    raise NoStoreError(NO_HUB_YET)
 
 
 def _sqlite_store_in_use() -> Path:
