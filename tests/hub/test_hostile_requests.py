@@ -166,6 +166,29 @@ def test_every_audit_row_names_the_project_the_call_acted_on(hub: Hub) -> None:
     assert _audit(hub.db, "named-rows-admin")[-1] == ("add_rule", "*", "ok", None)
 
 
+def test_a_read_across_projects_and_a_missing_item_are_audited_as_docs_say(hub: Hub) -> None:
+    wide = hub.token("admin", None, "wide-reader")
+    session = hub.initialize(wide)
+    hub.call_tool(wide, session, "fact_history", subject="payments-api")
+    hub.call_tool(wide, session, "list_rules")
+    hub.call_tool(wide, session, "dismiss_memory", id=999999)
+    narrow = hub.token("sync", ("shop", "billing"), "two-projects")
+    narrow_session = hub.initialize(narrow)
+    hub.call_tool(narrow, narrow_session, "search", query="anything")
+    hub.call_tool(narrow, narrow_session, "fact_history", subject="payments-api")
+    # fact_history without a project reads every project the token has: "*", not the hub's
+    # working folder; a missing item has no project; a search reads the token's first project.
+    assert _audit(hub.db, "wide-reader") == [
+        ("fact_history", "*", "ok", None),
+        ("list_rules", "*", "ok", None),
+        ("dismiss_memory", None, "error", None),
+    ]
+    assert _audit(hub.db, "two-projects") == [
+        ("search", "shop", "ok", None),
+        ("fact_history", "shop,billing", "ok", None),
+    ]
+
+
 def test_aletheia_audit_prints_a_forged_newline_as_an_escape(hub: Hub, tmp_path: Path) -> None:
     token = hub.token("sync", None, "forger")
     session = hub.initialize(token)

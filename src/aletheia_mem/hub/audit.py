@@ -47,13 +47,14 @@ def outside_token(project: str | None, projects: tuple[str, ...] | None) -> bool
     a missing one)."""
     if project is None or projects is None:
         return False
-    return project not in (*projects, ",".join(projects), ALL_PROJECTS)  # see _scope
+    return project not in (*projects, ",".join(projects), ALL_PROJECTS)  # see token_scope
 
 
 def call_project(app: AppContext, tool: str, arguments: dict[str, Any]) -> str | None:
     """The project a call acted on, for its audit row: the one named, else the item's (a rule's
-    scope, a dismissed item's project), else the caller's default one, ``*`` for every project.
-    None when the arguments name nothing that exists."""
+    scope, a dismissed item's project), else the caller's default one for a one-project call
+    (a search, a save), else the token's projects (``*`` for every project) for a read across
+    them (``fact_history``, ``list_rules``). None when the arguments name nothing that exists."""
     try:
         args = check_arguments(TOOLS_BY_NAME[tool].input_schema, arguments)
         return _bounded(_call_project(app, tool, args))
@@ -65,18 +66,11 @@ def _bounded(project: str | None) -> str | None:
     return None if project is None else project[:MAX_PROJECT_LENGTH]
 
 
-def _scope(app: AppContext) -> str:
-    """What a read without a project covers: the token's projects, else the default one."""
-    if app.allowed_projects is None:
-        return app.default_project
-    return ",".join(app.allowed_projects)
-
-
 def _call_project(app: AppContext, tool: str, args: dict[str, Any]) -> str | None:
     value = args.get("project")
     if isinstance(value, str) and value.strip():
         if value.strip() == ALL_PROJECTS:
-            return ALL_PROJECTS if app.allowed_projects is None else _scope(app)
+            return token_scope(app.allowed_projects)
         return normalize_project(value)
     if tool == "add_rule":
         if args["scopeTier"] != "project":
@@ -95,11 +89,10 @@ def _call_project(app: AppContext, tool: str, args: dict[str, Any]) -> str | Non
         return ",".join(sorted(name for name in found if name is not None)) or None
     if tool == "timeline" and args.get("anchor") is not None:
         return app.store.project_of("memories", int(args["anchor"]))
-    if tool in SINGLE_PROJECT_TOOLS:
-        return target_project(app, None)
-    if tool == "list_rules" and app.allowed_projects is None:
-        return ALL_PROJECTS
-    return _scope(app)
+    if tool in SINGLE_PROJECT_TOOLS or tool in ("search", "timeline"):
+        return target_project(app, None)  # a search without project reads this one alone
+    # fact_history without a project, list_rules: a read across every project the token has
+    return token_scope(app.allowed_projects)
 
 
 def token_scope(projects: tuple[str, ...] | None) -> str:
