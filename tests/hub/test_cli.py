@@ -125,6 +125,16 @@ def test_audit_lists_the_newest_rows_and_filters_by_token(
         {"at": "1970-01-01T00:00:02.000Z", "token": "ci", "tool": "search", "project": None,
          "result": "refused", "detail": None}
     ]  # fmt: skip
+    nosuch = runner.invoke(cli, ["audit", "--hub-db", str(hub_db), "--token", "nosuch"])
+    assert (nosuch.exit_code, nosuch.output) == (0, "No audit rows match --token nosuch.\n")
+    both = runner.invoke(cli, ["audit", "--hub-db", str(hub_db), "--token", "ci", "--tool", "x"])
+    assert both.output == "No audit rows match --token ci and --tool x.\n"
+
+
+def test_audit_of_a_hub_without_rows_says_none_yet(runner: CliRunner, hub_db: Path | str) -> None:
+    open_target(hub_db).close()
+    result = runner.invoke(cli, ["audit", "--hub-db", str(hub_db)])
+    assert (result.exit_code, result.output) == (0, "No audit rows yet.\n")
 
 
 @pytest.mark.parametrize("command", [["mcp-link"], ["mcp-link", "create"], ["audit"], ["sync"]])

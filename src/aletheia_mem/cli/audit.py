@@ -83,7 +83,7 @@ def audit(
         )
         return
     if not rows:
-        echo("No audit rows yet.")
+        echo(_none_found(actor, tool))
         return
     echo(
         table(
@@ -101,3 +101,12 @@ def audit(
             ],
         )
     )
+
+
+def _none_found(actor: str | None, tool: str | None) -> str:
+    """What an empty answer means: no rows at all, or none that the filter matched."""
+    filters = (("token", actor), ("tool", tool))
+    named = [f"--{option} {shown(value)}" for option, value in filters if value is not None]
+    if not named:
+        return "No audit rows yet."
+    return f"No audit rows match {' and '.join(named)}."
