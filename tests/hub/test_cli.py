@@ -77,11 +77,11 @@ def test_create_reads_the_hub_db_from_the_environment_and_speaks_json(
     )
     assert result.exit_code == 0, result.output
     created = json.loads(result.output)
-    assert created["projects"] is None and created["scope"] == "sync"
+    assert created["projects"] == ["*"] and created["scope"] == "sync"  # as --projects "*"
     assert created["mcp_json"]["mcpServers"]["aletheia-hub"]["url"] == "http://127.0.0.1:8787/mcp"
     assert created["sync"].startswith(f"ALETHEIA_HUB_TOKEN={created['token']} aletheia sync ")
     listed = json.loads(runner.invoke(cli, ["mcp-link", "list", "--json"]).output)
-    assert [token["name"] for token in listed] == [created["name"]]
+    assert [(token["name"], token["projects"]) for token in listed] == [(created["name"], ["*"])]
     assert "token" not in listed[0]
 
 

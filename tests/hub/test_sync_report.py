@@ -66,6 +66,8 @@ def test_a_project_limited_token_says_which_rules_stay_on_this_machine(tmp_path:
         assert every.returncode == 0, every.stderr
         assert every.stdout.startswith(f"Synced with {hub.url} (every project): pushed 3 item(s)")
         assert every.stdout.endswith("merged).\n") and "stay on this machine" not in every.stdout
+        every_json = json.loads(run_sync(carol, "--json").stdout)
+        assert (counts["projects"], every_json["projects"]) == (["shop"], ["*"])  # as mcp-link
     assert counts_at(tmp_path / "hub.db")["rules"] == 3  # one id per rule, whoever made it
 
 

@@ -141,6 +141,12 @@ def instant_json(ms: int | None) -> str | None:
     return None if ms is None else format_instant(ms)
 
 
+def projects_json(projects: Sequence[str] | None) -> list[str]:
+    """A token's projects as ``--json`` shows them: its list, or ``["*"]`` for every project,
+    as ``--projects "*"`` made it and the text output shows it."""
+    return ["*"] if projects is None else list(projects)
+
+
 def record_json(item: Any) -> dict[str, Any]:
     """A stored item (memory, fact, rule) as ``--json`` shows it: its fields, every time as a
     UTC instant."""

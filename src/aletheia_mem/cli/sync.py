@@ -15,6 +15,7 @@ from aletheia_mem.cli.common import (
     handles_errors,
     json_option,
     misplaced_store,
+    projects_json,
 )
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
@@ -120,7 +121,7 @@ def sync(
             {
                 "hub": report.hub_url,
                 "token": report.token_name,
-                "projects": report.projects,
+                "projects": projects_json(report.projects),
                 "pushed": report.pushed,
                 "merged_at_hub": report.merged_at_hub,
                 "held_back": report.held_back,
