@@ -82,10 +82,11 @@ def run_server(
         answered = all(output.exchange(stdin, step, deadline) for step in steps)
         with contextlib.suppress(OSError):
             stdin.close()  # end of input, when a stdio server should exit
-        if answered:
-            _wait(process, exit_grace)
-        # the waiting thread sets the code (poll() from here can miss it while that one waits)
-        returncode = process.wait() if output.exited() else None
+        # A server not answering may be exiting still (it refused our input at once): its exit
+        # code, not a timeout, says why. wait() with a timeout sees a code another thread's
+        # wait() set (poll() from here can miss it while that one waits).
+        _wait(process, exit_grace if answered else _EXIT_SETTLE_SECONDS)
+        returncode = process.returncode
     finally:
         stop_group(process)
     for reader, stream in zip(readers, (stdout, stderr), strict=True):
