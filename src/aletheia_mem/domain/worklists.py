@@ -17,6 +17,7 @@ from aletheia_mem.domain.limits import (
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
+from aletheia_mem.storage.base import Memory, renamed_reason
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import AuditEntry, NewMemory
 
@@ -122,6 +123,21 @@ def rename_list(
             f"A list named {quoted_name(list_name(new_name))} exists; nothing was renamed."
         )
     return moved
+
+
+def dismissed_list(store: Store, *, project: str, name: str) -> Memory | None:
+    """The dismissed list of this name (Restore brings it back), or None: no list has the
+    name, or a live one does."""
+    memory = store.find_memory(project, list_key(name))
+    if memory is None or memory.kind != WORK_STATE_KIND or memory.dismissed_at is None:
+        return None
+    return memory
+
+
+def renamed_to(memory: Memory, name: str) -> bool:
+    """Whether the dismissed list ``memory`` was renamed to the list called ``name``: renaming
+    that list back to it undoes the rename."""
+    return memory.dismiss_reason == renamed_reason(f"{list_name(name)} list")
 
 
 def check_items(items: Sequence[object]) -> None:

@@ -6,7 +6,9 @@ import json
 import math
 from typing import Any
 
+from aletheia_mem.domain.worklists import dismissed_list, renamed_to
 from aletheia_mem.errors import NotFoundError
+from aletheia_mem.storage.base import Memory
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.calls import call
 from aletheia_mem.web.visible import json_visible, visible
@@ -66,6 +68,23 @@ def exists(app: AppContext, project: str, name: str) -> bool:
     except NotFoundError:
         return False
     return True
+
+
+def dismissed(app: AppContext, project: str, name: str) -> Memory | None:
+    """The dismissed list called ``name`` in ``project`` (a project's name as ``index`` gives
+    it), or None."""
+    return dismissed_list(app.store, project=project, name=name.strip())
+
+
+def in_the_way(app: AppContext, project: str, name: str, renaming: str) -> Memory | None:
+    """The dismissed list a save under ``name`` would bring back with the form's items, its own
+    lost (``put_work_state``'s way, kept for the tool): the form refuses it. None when there is
+    none, or when it is the list just renamed to ``renaming`` (the list being edited), where
+    renaming back undoes the rename."""
+    found = dismissed(app, project, name)
+    if found is None or (renaming and renamed_to(found, renaming)):
+        return None
+    return found
 
 
 def write(app: AppContext, project: str, name: str, text: str) -> dict[str, Any]:

@@ -30,10 +30,11 @@ def _lists_view(
     typed: tuple[str, str] | None = None,
     error: str | None = None,
     existing: str | None = None,
+    dismissed_id: int | None = None,
 ) -> Response:
     """The Lists page with list ``name`` open (none: the New list form); ``typed`` (name,
     items) keeps what a refused form held, ``error`` says why and ``existing`` names the list
-    in the way."""
+    in the way (``dismissed_id``: the memory of the dismissed list in the way)."""
     found = lists.index(ui.app, project)
     current = lists.read(ui.app, found["project"], name) if name else None
     lines = "\n".join(lists.item_line(item) for item in current["items"]) if current else ""
@@ -49,6 +50,7 @@ def _lists_view(
         lines=typed[1] if typed else lines,
         error=error,
         existing=existing,
+        dismissed_id=dismissed_id,
         projects=ui.app.store.project_names(),
         notice=LIST_NOTICES.get(request.query_params.get("done", "")),
     )
@@ -73,6 +75,11 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         error = f"A list named “{name.strip()}” exists: open it to edit it."
         return _lists_view(ui, request, project, back, 409, typed, error, name.strip())
     renaming = bool(back) and name.strip() != back
+    other = bool(name.strip()) and name.strip() != back
+    gone = lists.in_the_way(ui.app, project, name, back) if other else None
+    if gone is not None:  # saving would bring it back with these items, its own lost
+        error = f"A dismissed list named “{name.strip()}” exists: restore it to edit it."
+        return _lists_view(ui, request, project, back, 409, typed, error, None, gone.id)
     try:
         if renaming:
             saved = lists.rename(ui.app, project, back, name, items)

