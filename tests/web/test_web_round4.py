@@ -65,3 +65,14 @@ def test_a_dismissed_list_in_the_way_is_restored_from_its_page(
     page.get_by_role("button", name="Restore").click()
     expect(page.get_by_role("status")).to_contain_text(f"Memory #{old} restored.")
     assert server.api("GET", "/api/work-state/packing").json()["items"] == ["tent", "stove"]
+
+
+def test_nothing_to_restore_shows_only_on_a_memory_that_is_not_dismissed(
+    server: RunningServer,
+) -> None:
+    memory = write_list(server, "notes-for-restore", ["a"])
+    told = f"Nothing to restore: memory #{memory} is not dismissed."
+    address = f"/memories/{memory}?done=not-dismissed"
+    assert told in text_of(server.request("GET", address))  # true: it is not dismissed
+    dismiss(server, memory, "stale")
+    assert told not in text_of(server.request("GET", address))  # a reload, or a crafted link

@@ -94,10 +94,11 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     memory_id = _memory_id(request)
     detail = memories.memory_detail(ui.app, memory_id)
     done_key = request.query_params.get("done", "")
+    # The address keeps its notice (Back, a reload): shown only while it is still true.
+    true_now = _still_true(done_key, detail["memory"])
+    done = DONE_NOTICES.get(done_key) if true_now else None
     # The restore_memory tool's words for a memory that was not dismissed.
     notice = f"Nothing to restore: memory #{memory_id} is not dismissed."
-    # The address keeps its notice (Back, a reload): shown only while it is still true.
-    done = DONE_NOTICES.get(done_key) if _still_true(done_key, detail["memory"]) else None
     return page(
         request,
         "memory.html",
@@ -105,7 +106,7 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         done=done,
         # Undo of a Restore dismisses again for the reason it was dismissed for.
         undo_reason=_signed_reason(request, memory_id),
-        notice=notice if done_key == NOT_DISMISSED else None,
+        notice=notice if done_key == NOT_DISMISSED and true_now else None,
         **detail,
     )
 
@@ -126,6 +127,7 @@ def _still_true(done: str, memory: dict[str, Any]) -> bool:
         "restore": not dismissed,
         "pin": bool(memory["pinned"]),
         "unpin": not memory["pinned"],
+        NOT_DISMISSED: not dismissed,
     }.get(done, False)
 
 
