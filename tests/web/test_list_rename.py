@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.http_server import RunningServer
 from tests.web.browser import axe_violations, mcp_tool
-from tests.web.test_daily_user import read_list, text_of
+from tests.web.test_daily_user import browser_token, read_list, text_of
 from tests.web.test_web_security import form_post
 
 pytestmark = pytest.mark.e2e
@@ -54,12 +54,14 @@ def test_a_renamed_list_leaves_no_live_copy_and_keeps_its_pin(
     before = server.api("GET", f"/api/memories/{list_id}").json()
     items = 'milk\n{"item": "eggs", "count": 6}'
     fields = {"name": "shopping", "items": items, "editing": "groceries"}
-    reply = form_post(server, "/lists/save", fields)
+    token = browser_token(server)
+    reply = form_post(server, "/lists/save", fields, token)
     assert reply.status == 303, reply.body
     location = reply.header("location") or ""
     query = parse_qs(urlsplit(location).query)
     assert (query["name"], query["done"]) == (["shopping"], ["renamed"])
-    assert "List renamed." in text_of(server.request("GET", location))
+    cookie = {"Cookie": f"aletheia_csrf={token}"}
+    assert "List renamed." in text_of(server.request("GET", location, headers=cookie))
     missing = server.api("GET", "/api/work-state/groceries")
     assert missing.status == 404
     assert read_list(server, "shopping") == ["milk", {"item": "eggs", "count": 6}]

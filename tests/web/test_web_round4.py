@@ -6,12 +6,14 @@ favicon) say what is true."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.http_server import RunningServer
 from tests.web.browser import axe_violations
-from tests.web.test_daily_user import text_of
+from tests.web.test_daily_user import browser_token, text_of
 from tests.web.test_list_rename import write_list
 from tests.web.test_web_security import form_post
 
@@ -76,3 +78,28 @@ def test_nothing_to_restore_shows_only_on_a_memory_that_is_not_dismissed(
     assert told in text_of(server.request("GET", address))  # true: it is not dismissed
     dismiss(server, memory, "stale")
     assert told not in text_of(server.request("GET", address))  # a reload, or a crafted link
+
+
+def test_a_link_made_elsewhere_shows_no_notice_of_an_action(server: RunningServer) -> None:
+    token = browser_token(server)
+    added = form_post(server, "/rules/add", {"then": "Tag releases from main"}, token)
+    rules = server.api("GET", "/api/rules").json()["rules"]
+    (rule_id,) = [rule["id"] for rule in rules if rule["then"] == "Tag releases from main"]
+    write_list(server, "crafted", ["x"])
+    crafted = {
+        "/rules?done=added": "Rule added.",
+        "/rules?done=disable": "Rule disabled.",
+        "/rules?done=confirm": "Rule confirmed.",
+        "/rules?" + urlencode({"done": "exists", "rule": rule_id}): "Rule already saved",
+        "/lists?project=shop&name=crafted&done=renamed": "List renamed.",
+        "/lists?project=shop&name=crafted&done=saved": "List saved.",
+    }
+    for address, notice in crafted.items():
+        for signed in ("", "&signed=" + "0" * 64):
+            assert notice not in text_of(server.request("GET", address + signed)), address
+    # This browser's own redirect after its action shows it; another browser's copy does not.
+    location = added.header("location") or ""
+    mine = {"Cookie": f"aletheia_csrf={token}"}
+    assert "Rule added." in text_of(server.request("GET", location, headers=mine))
+    theirs = {"Cookie": f"aletheia_csrf={browser_token(server)}"}
+    assert "Rule added." not in text_of(server.request("GET", location, headers=theirs))

@@ -140,10 +140,14 @@ def test_sign_in_refuses_a_wrong_key_and_accepts_the_right_one(
         context.close()
 
 
-def form_post(server: RunningServer, path: str, fields: dict[str, str]) -> Reply:
-    """A same-origin form post carrying this client's CSRF cookie and token."""
-    cookie = server.request("GET", "/sign-in").header("set-cookie") or ""
-    token = cookie.split(";")[0].partition("=")[2]
+def form_post(
+    server: RunningServer, path: str, fields: dict[str, str], token: str | None = None
+) -> Reply:
+    """A same-origin form post carrying this client's CSRF cookie and token (``token``: a
+    browser's own, whose pages then show the notices of its redirects; else a new one)."""
+    if token is None:
+        cookie = server.request("GET", "/sign-in").header("set-cookie") or ""
+        token = cookie.split(";")[0].partition("=")[2]
     body = urlencode({"csrf": token, **fields})
     headers = {
         "Origin": server.url,

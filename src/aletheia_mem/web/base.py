@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -14,10 +15,11 @@ from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
 from aletheia_mem.server.api import RETRY_AFTER_S, UNAVAILABLE
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.render import page, secure
-from aletheia_mem.web.security import Gate
+from aletheia_mem.web.security import Gate, browser_signature, browser_signed
 from aletheia_mem.web.visible import visible
 
 STORED_SUFFIX = ".stored"
+SIGNED = "signed"  # the field of a redirect's address that signs the rest of it
 # The store failing under a page: told as a page of its own (503), not as the page's error.
 STORE_FAILURES = (StoreUnavailableError, StoreTooNewError)
 
@@ -108,6 +110,34 @@ def submitted(values: Mapping[str, str], name: str) -> str:
 
 def redirect(to: str) -> Response:
     return secure(RedirectResponse(to, 303))
+
+
+def _address(path: str, fields: Iterable[tuple[str, str]]) -> str:
+    """``path?fields`` (without the signature), written one way whoever parsed it."""
+    return f"done\0{path}?" + urlencode([(k, v) for k, v in fields if k != SIGNED])
+
+
+def done_redirect(request: Request, to: str, fields: Iterable[tuple[str, str]]) -> Response:
+    """303 to ``to`` with ``fields`` (``done`` and what the notice names) added and the whole
+    address signed with this browser's CSRF token (``browser_signature``): the page shows a
+    notice saying that something happened only at an address this browser's own action made
+    (``signed_done``), never at a link made elsewhere."""
+    path, _, query = to.partition("?")
+    pairs = [*parse_qsl(query, keep_blank_values=True), *fields]
+    signature = browser_signature(request, _address(path, pairs))
+    return redirect(f"{path}?{urlencode([*pairs, (SIGNED, signature)])}")
+
+
+def signed_address(request: Request) -> bool:
+    """Whether the request's address is one ``done_redirect`` made for this browser."""
+    params = request.query_params
+    message = _address(request.url.path, params.multi_items())
+    return browser_signed(request, message, params.get(SIGNED, ""))
+
+
+def signed_done(request: Request) -> str:
+    """The address's ``done`` when ``done_redirect`` made it for this browser, else ""."""
+    return request.query_params.get("done", "") if signed_address(request) else ""
 
 
 def error_page(request: Request, status: int, message: str) -> Response:

@@ -23,7 +23,14 @@ from aletheia_mem.storage.contracts import HubStore
 from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
-from aletheia_mem.web.base import Handler, Ui, credential_refusal, redirect
+from aletheia_mem.web.base import (
+    Handler,
+    Ui,
+    credential_refusal,
+    done_redirect,
+    redirect,
+    signed_done,
+)
 from aletheia_mem.web.render import page
 from aletheia_mem.web.security import Gate, bearer_of
 
@@ -128,7 +135,7 @@ def _tokens_page(ui: Ui, request: Request, created: tuple[str, HubToken] | None)
         last_used=last_used,
         scopes=SCOPES,
         created=created,
-        notice="Token revoked." if request.query_params.get("done") == "revoked" else None,
+        notice="Token revoked." if signed_done(request) == "revoked" else None,
         # A limited admin's new token gets its projects unless told fewer.
         default_projects="*" if admin.projects is None else ",".join(admin.projects),
         confirm_field=CONFIRM_FIELD,
@@ -226,7 +233,7 @@ def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if asked is not None:
         return asked
     store.revoke_token(given, ui.app.clock())
-    return redirect("/tokens?done=revoked")
+    return done_redirect(request, "/tokens", [("done", "revoked")])
 
 
 def _audit_rows(store: HubStore, admin: HubToken, chosen: dict[str, str]) -> list[AuditEntry]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -12,9 +11,8 @@ from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules
-from aletheia_mem.web.base import Handler, Ui, redirect, submitted, whole_number
+from aletheia_mem.web.base import Handler, Ui, done_redirect, signed_done, submitted, whole_number
 from aletheia_mem.web.render import page
-from aletheia_mem.web.security import browser_signature, browser_signed
 
 RULE_ACTIONS = {"confirm", "disable"}
 RULE_NOTICES = {"added": "Rule added.", "confirm": "Rule confirmed.", "disable": "Rule disabled."}
@@ -48,7 +46,7 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
-    done = request.query_params.get("done", "")
+    done = signed_done(request)
     offset = whole_number(request.query_params.get("offset", ""), 7) or 0
     every = rules.all_rules(ui.app)
     offset = min(offset, max(len(every) - 1, 0))
@@ -78,8 +76,8 @@ def _rule_notice(done: str, rule_id: str, every: list[dict[str, object]]) -> str
 def rule_add(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     saved = rules.add_rule(ui.app, form)
     if saved["created"]:
-        return redirect("/rules?done=added")
-    return redirect("/rules?" + urlencode({"done": "exists", "rule": saved["rule"]["id"]}))
+        return done_redirect(request, "/rules", [("done", "added")])
+    return done_redirect(request, "/rules", [("done", "exists"), ("rule", saved["rule"]["id"])])
 
 
 def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -88,7 +86,7 @@ def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if action not in RULE_ACTIONS:
         raise NotFoundError(f"No action {action!r}.")
     rules.set_rule(ui.app, rule_id, action)
-    return redirect(f"/rules?done={action}")
+    return done_redirect(request, "/rules", [("done", action)])
 
 
 STALE_PREVIEW = "The rules changed since the preview; review again."
@@ -98,7 +96,7 @@ def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     params = request.query_params
     places = rules.plan_places(ui.app, ui.root, ui.home)
     files = params.getlist("file")
-    done = params.get("done") == "written" and _signed_files(request, files)
+    done = signed_done(request) == "written"
     return page(
         request,
         "rules_sync.html",
@@ -109,17 +107,6 @@ def sync_preview(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         chosen=None,
         error=None,
     )
-
-
-def _written_message(files: list[str]) -> str:
-    return "rules-written\0" + json.dumps(files)
-
-
-def _signed_files(request: Request, files: list[str]) -> bool:
-    """Whether the files a 'written' notice names are those this browser's own redirect after
-    a write signed: a link made elsewhere cannot say that files were written."""
-    message = _written_message(files)
-    return browser_signed(request, message, request.query_params.get("signed", ""))
 
 
 def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -144,9 +131,7 @@ def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
             error=STALE_PREVIEW,
         )
     files = [("file", key) for key in written]
-    signed = ("signed", browser_signature(request, _written_message(written)))
-    query = urlencode([("done", "written"), *files, signed])
-    return redirect(f"/rules/sync?{query}")
+    return done_redirect(request, "/rules/sync", [("done", "written"), *files])
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (

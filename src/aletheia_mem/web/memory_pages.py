@@ -11,9 +11,16 @@ from starlette.responses import Response
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.web import memories
-from aletheia_mem.web.base import Handler, Ui, redirect, safe_next, whole_number
+from aletheia_mem.web.base import (
+    Handler,
+    Ui,
+    done_redirect,
+    redirect,
+    safe_next,
+    signed_address,
+    whole_number,
+)
 from aletheia_mem.web.render import fragment, page
-from aletheia_mem.web.security import browser_signature, browser_signed
 
 DONE_NOTICES = {
     "dismiss": ("dismissed", "restore"),
@@ -105,19 +112,17 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         section="Memories",
         done=done,
         # Undo of a Restore dismisses again for the reason it was dismissed for.
-        undo_reason=_signed_reason(request, memory_id),
+        undo_reason=_signed_reason(request),
         notice=notice if done_key == NOT_DISMISSED and true_now else None,
         **detail,
     )
 
 
-def _signed_reason(request: Request, memory_id: int) -> str:
+def _signed_reason(request: Request) -> str:
     """The reason this page's Restore sent in its redirect: one a link made elsewhere holds
     carries no valid signature, and is not used."""
     reason = request.query_params.get("reason", "")[:MAX_REASON]
-    signature = request.query_params.get("signed", "")
-    signed = browser_signed(request, f"{memory_id}\0{reason}", signature)
-    return reason if reason and signed else ""
+    return reason if reason and signed_address(request) else ""
 
 
 def _still_true(done: str, memory: dict[str, Any]) -> bool:
@@ -137,16 +142,13 @@ def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if action not in memories.ACTIONS:
         raise NotFoundError(f"No action {action!r}.")
     reason = memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
-    done = {"done": action if reason is not None else NOT_DISMISSED}
+    done = [("done", action if reason is not None else NOT_DISMISSED)]
     if reason:  # a restored memory's: its Undo dismisses it again for the same reason
-        reason = reason[:MAX_REASON]
-        done["reason"] = reason
-        done["signed"] = browser_signature(request, f"{memory_id}\0{reason}")
+        done.append(("reason", reason[:MAX_REASON]))
     back = safe_next(form.get("next"), f"/memories/{memory_id}")
-    separator = "&" if "?" in back else "?"
     if not back.startswith("/memories/"):
         return redirect(back)
-    return redirect(f"{back}{separator}{urlencode(done)}")
+    return done_redirect(request, back, done)
 
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.web import context, lists
-from aletheia_mem.web.base import Handler, Ui, redirect, submitted
+from aletheia_mem.web.base import Handler, Ui, done_redirect, signed_done, submitted
 from aletheia_mem.web.render import page
 
 LIST_NOTICES = {"saved": "List saved.", "renamed": "List renamed."}
@@ -52,7 +50,7 @@ def _lists_view(
         existing=existing,
         dismissed_id=dismissed_id,
         projects=ui.app.store.project_names(),
-        notice=LIST_NOTICES.get(request.query_params.get("done", "")),
+        notice=LIST_NOTICES.get(signed_done(request)),
     )
 
 
@@ -90,8 +88,8 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         shown = "" if status == 404 else back  # the list to rename is gone: a New list form
         return _lists_view(ui, request, project, shown, status, typed, refused.message)
     done = "renamed" if renaming else "saved"
-    query = urlencode({"project": saved["project"], "name": saved["name"], "done": done})
-    return redirect(f"/lists?{query}")
+    fields = [("project", saved["project"]), ("name", saved["name"]), ("done", done)]
+    return done_redirect(request, "/lists", fields)
 
 
 def context_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
