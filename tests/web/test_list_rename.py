@@ -114,7 +114,9 @@ def test_a_list_is_renamed_from_its_edit_form(server: RunningServer, page: Page)
     page.get_by_role("link", name="release", exact=True).click()
     page.get_by_label("List name").fill("release-2")
     page.get_by_role("button", name="Save list").click()
-    expect(page.get_by_role("status")).to_have_text("List renamed.")
+    expect(page.get_by_role("status")).to_have_text(
+        "List renamed. The list “release” is dismissed; its page restores it."
+    )
     expect(page.get_by_role("heading", name="Edit “release-2”")).to_be_visible()
     expect(page.get_by_role("link", name="release-2", exact=True)).to_be_visible()
     expect(page.get_by_role("link", name="release", exact=True)).to_have_count(0)

@@ -103,3 +103,27 @@ def test_a_link_made_elsewhere_shows_no_notice_of_an_action(server: RunningServe
     assert "Rule added." in text_of(server.request("GET", location, headers=mine))
     theirs = {"Cookie": f"aletheia_csrf={browser_token(server)}"}
     assert "Rule added." not in text_of(server.request("GET", location, headers=theirs))
+
+
+def test_after_a_rename_the_old_name_leads_to_its_dismissed_list(
+    server: RunningServer, page: Page
+) -> None:
+    old = write_list(server, "roadmap", ["q3 launch"])
+    page.goto(server.url + "/lists?project=shop&name=roadmap")
+    page.get_by_label("List name").fill("roadmap-2026")
+    page.get_by_role("button", name="Save list").click()
+    status = page.get_by_role("status")
+    told = "The list “roadmap” is dismissed; its page restores it."
+    expect(status).to_have_text("List renamed. " + told)
+    expect(status.get_by_role("link", name="its page")).to_have_attribute(
+        "href", f"/memories/{old}"
+    )
+    page.go_back()  # the old name's page: where it went, not a 404
+    expect(page.get_by_role("status")).to_have_text(told)
+    expect(page.get_by_role("heading", name="New list")).to_be_visible()
+    assert axe_violations(page) == []
+    page.get_by_role("status").get_by_role("link", name="its page").click()
+    expect(page.get_by_role("button", name="Restore")).to_be_visible()
+    reply = server.request("GET", "/lists?" + urlencode({"project": "shop", "name": "roadmap"}))
+    assert reply.status == 200
+    assert f'The list “roadmap” is dismissed; <a href="/memories/{old}">' in text_of(reply)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -9,6 +10,7 @@ from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.web import context, lists
 from aletheia_mem.web.base import Handler, Ui, done_redirect, signed_done, submitted
 from aletheia_mem.web.render import page
+from aletheia_mem.web.visible import visible
 
 LIST_NOTICES = {"saved": "List saved.", "renamed": "List renamed."}
 # A refused save's status: the list to rename is gone, or the new name taken meanwhile.
@@ -34,7 +36,9 @@ def _lists_view(
     items) keeps what a refused form held, ``error`` says why and ``existing`` names the list
     in the way (``dismissed_id``: the memory of the dismissed list in the way)."""
     found = lists.index(ui.app, project)
-    current = lists.read(ui.app, found["project"], name) if name else None
+    # A dismissed list's name (Back after a rename, an old link): the page says where it went.
+    gone = lists.dismissed(ui.app, found["project"], name) if name else None
+    current = lists.read(ui.app, found["project"], name) if name and gone is None else None
     lines = "\n".join(lists.item_line(item) for item in current["items"]) if current else ""
     return page(
         request,
@@ -50,8 +54,22 @@ def _lists_view(
         existing=existing,
         dismissed_id=dismissed_id,
         projects=ui.app.store.project_names(),
-        notice=LIST_NOTICES.get(signed_done(request)),
+        notice=_notice(ui, request, found["project"], name if gone else ""),
     )
+
+
+def _notice(ui: Ui, request: Request, project: str, dismissed: str) -> str | Markup | None:
+    """What this browser's own save or rename did (a rename: where the old list went), or that
+    the list asked for (``dismissed``) is dismissed."""
+    done = signed_done(request)
+    old = request.query_params.get("from", "") if done == "renamed" else ""
+    for name in (old, dismissed):
+        gone = lists.dismissed(ui.app, project, name) if name else None
+        if gone is not None:
+            where = Markup('The list “{}” is dismissed; <a href="/memories/{}">its page</a>')
+            told = where.format(visible(name.strip()), gone.id) + " restores it."
+            return Markup(" ").join([LIST_NOTICES[done], told]) if name == old else told
+    return LIST_NOTICES.get(done)
 
 
 def lists_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -89,6 +107,8 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         return _lists_view(ui, request, project, shown, status, typed, refused.message)
     done = "renamed" if renaming else "saved"
     fields = [("project", saved["project"]), ("name", saved["name"]), ("done", done)]
+    if renaming:  # the page says where the old list went
+        fields.append(("from", back))
     return done_redirect(request, "/lists", fields)
 
 
