@@ -127,3 +127,12 @@ def test_after_a_rename_the_old_name_leads_to_its_dismissed_list(
     reply = server.request("GET", "/lists?" + urlencode({"project": "shop", "name": "roadmap"}))
     assert reply.status == 200
     assert f'The list “roadmap” is dismissed; <a href="/memories/{old}">' in text_of(reply)
+
+
+def test_sign_in_without_a_key_says_there_is_nothing_to_sign_in_to(server: RunningServer) -> None:
+    reply = server.request("GET", "/sign-in?next=/rules")
+    page = text_of(reply)
+    assert reply.status == 200
+    assert "This server is protected by" not in page and 'name="key"' not in page
+    assert "has no <code>ALETHEIA_API_KEY</code> set: there is nothing to sign in to." in page
+    assert '<a href="/rules">Continue</a>' in page

@@ -160,7 +160,9 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
     async def show(request: Request) -> Response:
         request.scope["aletheia_hub"] = ui.hub
         target = safe_next(request.query_params.get("next"))
-        return page(request, "sign_in.html", next=target, failed=False, hub=ui.hub)
+        return page(
+            request, "sign_in.html", next=target, failed=False, hub=ui.hub, needed=ui.gate.needed
+        )
 
     async def submit(request: Request) -> Response:
         request.scope["aletheia_hub"] = ui.hub
@@ -180,7 +182,8 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
             refusal = await to_thread.run_sync(credential_refusal, ui, request, detail)
             if refusal is not None:
                 return refusal
-            return page(request, "sign_in.html", 401, next=target, failed=True, hub=ui.hub)
+            shown = {"next": target, "hub": ui.hub, "needed": True}
+            return page(request, "sign_in.html", 401, failed=True, **shown)
         response = redirect(target)
         set_session(request, response, ui.gate.cookie, session)
         remember_csrf(request, response)
