@@ -136,3 +136,28 @@ def test_sign_in_without_a_key_says_there_is_nothing_to_sign_in_to(server: Runni
     assert "This server is protected by" not in page and 'name="key"' not in page
     assert "has no <code>ALETHEIA_API_KEY</code> set: there is nothing to sign in to." in page
     assert '<a href="/rules">Continue</a>' in page
+
+
+def test_adding_a_disabled_rule_again_says_it_is_enabled_again(
+    server: RunningServer, page: Page
+) -> None:
+    page.goto(server.url + "/rules")
+    page.get_by_label("Rule", exact=True).fill("Rebase before you push")
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("status")).to_have_text("Rule added.")
+    row = page.locator("tr.rule", has_text="Rebase before you push")
+    rule_id = row.get_attribute("data-rule")
+    row.get_by_role("button", name="Disable").click()
+    expect(page.get_by_role("status")).to_have_text("Rule disabled.")
+    page.get_by_label("Rule", exact=True).fill("Rebase before you push")
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("status")).to_have_text(
+        f"Rule already saved ({rule_id}); it was disabled and is enabled again."
+    )
+    expect(row.get_by_role("button", name="Disable")).to_be_visible()
+    # Added once more while enabled: the CLI's words.
+    page.get_by_label("Rule", exact=True).fill("Rebase before you push")
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("status")).to_have_text(
+        f"Rule already saved ({rule_id}). An identical rule is not added twice."
+    )

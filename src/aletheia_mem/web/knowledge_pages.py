@@ -66,18 +66,23 @@ def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def _rule_notice(done: str, rule_id: str, every: list[dict[str, object]]) -> str | None:
-    if done == "exists":  # the CLI's words for an identical rule, one that is there
-        if not any(rule["id"] == rule_id for rule in every):  # a link made up elsewhere
+    if done in ("exists", "enabled"):  # an identical rule, one that is there
+        if not any(rule["id"] == rule_id for rule in every):
             return None
+        if done == "enabled":  # the add enabled it again
+            return f"Rule already saved ({rule_id}); it was disabled and is enabled again."
         return f"Rule already saved ({rule_id}). An identical rule is not added twice."
     return RULE_NOTICES.get(done)
 
 
 def rule_add(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    disabled = {rule["id"] for rule in rules.all_rules(ui.app) if not rule["enabled"]}
     saved = rules.add_rule(ui.app, form)
     if saved["created"]:
         return done_redirect(request, "/rules", [("done", "added")])
-    return done_redirect(request, "/rules", [("done", "exists"), ("rule", saved["rule"]["id"])])
+    rule_id = saved["rule"]["id"]
+    done = "enabled" if rule_id in disabled else "exists"  # an identical rule is enabled again
+    return done_redirect(request, "/rules", [("done", done), ("rule", rule_id)])
 
 
 def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
