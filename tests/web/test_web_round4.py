@@ -161,3 +161,53 @@ def test_adding_a_disabled_rule_again_says_it_is_enabled_again(
     expect(page.get_by_role("status")).to_have_text(
         f"Rule already saved ({rule_id}). An identical rule is not added twice."
     )
+
+
+def test_an_offset_past_the_end_is_an_empty_page_without_more(server: RunningServer) -> None:
+    write_list(server, "offset-check", ["x"])
+    server.api("POST", "/api/memories", {"text": "Deploys go through the staging cluster"})
+    for offset in ("999999999999999999999", "1000000", "5000"):
+        for query in ("", "&q=staging"):
+            page = text_of(server.request("GET", f"/?offset={offset}{query}"))
+            assert "No more memories: this page is past the end of the list." in page, offset
+            assert '<p id="more" hidden>' in page
+            assert "staging cluster" not in page
+    page = text_of(server.request("GET", "/rules?offset=999999999999999999999"))
+    assert "Add a rule" in page
+
+
+def test_a_refused_rule_keeps_the_form_as_typed(server: RunningServer, page: Page) -> None:
+    page.goto(server.url + "/rules")
+    page.get_by_label("Rule", exact=True).fill("Cite the ticket in each commit")
+    page.get_by_label("When").fill("you commit")
+    page.get_by_label("Scope").select_option("situation")
+    page.get_by_label("Project or situation name").fill("hotfix")
+    page.get_by_label("Evidence memories (ids)").fill("999999")
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("alert")).to_have_text("Unknown evidence memory id #999999.")
+    expect(page.get_by_role("heading", name="Rules", exact=True)).to_be_visible()
+    expect(page.get_by_label("Rule", exact=True)).to_have_value("Cite the ticket in each commit")
+    expect(page.get_by_label("When")).to_have_value("you commit")
+    expect(page.get_by_label("Scope")).to_have_value("situation")
+    expect(page.get_by_label("Project or situation name")).to_have_value("hotfix")
+    expect(page.get_by_label("Evidence memories (ids)")).to_have_value("999999")
+    assert axe_violations(page) == []
+    reply = form_post(server, "/rules/add", {"then": "x", "evidence_fact_ids": "a, b"})
+    assert reply.status == 400
+    assert "Evidence facts must be ids like 12, 15." in text_of(reply)
+    assert 'value="a, b"' in text_of(reply)
+
+
+def test_pages_ask_for_no_address_that_is_missing(server: RunningServer, page: Page) -> None:
+    missing: list[str] = []
+    page.on(
+        "response", lambda response: missing.append(response.url) if response.status >= 400 else 0
+    )
+    for path in ("/", "/rules", "/lists", "/nope"):
+        page.goto(server.url + path)
+    page.wait_for_load_state("networkidle")
+    assert missing == [server.url + "/nope"]
+    icon = server.request("GET", "/favicon.ico")
+    assert icon.status == 200
+    assert icon.header("content-type") == "image/svg+xml"
+    assert icon.body.startswith(b"<svg")

@@ -56,7 +56,12 @@ NO_PAGE = "No page at this address. Check the address, or start from Memories."
 ExceptionHandler = Callable[[Request, Exception], Awaitable[Response]]
 
 PAGES = (*memory_pages.PAGES, *knowledge_pages.PAGES, *work_pages.PAGES)
-STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+STATIC_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+FAVICON = "favicon.svg"  # also at /favicon.ico, which browsers ask for on their own
 
 
 def _guarded(
@@ -120,7 +125,7 @@ def _static() -> dict[str, tuple[bytes, str]]:
     return found
 
 
-def _static_route() -> Route:
+def _static_routes() -> list[BaseRoute]:
     files = _static()
 
     async def static(request: Request) -> Response:
@@ -132,7 +137,16 @@ def _static_route() -> Route:
         response.headers["cache-control"] = "public, max-age=31536000, immutable"
         return secure(response)
 
-    return Route("/static/{name}", static, methods=["GET"])
+    async def favicon(request: Request) -> Response:
+        body, media_type = files[FAVICON]
+        response = Response(body, media_type=media_type)
+        response.headers["cache-control"] = "public, max-age=86400"
+        return secure(response)
+
+    return [
+        Route("/static/{name}", static, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+    ]
 
 
 def _wants_page(request: Request) -> bool:
@@ -208,7 +222,7 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
 
 
 def _build(ui: Ui, pages: tuple[tuple[str, Handler, bool], ...]) -> list[BaseRoute]:
-    found: list[BaseRoute] = [_static_route(), *_sign_in_routes(ui)]
+    found: list[BaseRoute] = [*_static_routes(), *_sign_in_routes(ui)]
     for path, handler, writes in pages:
         found.append(Route(path, _wrap(ui, handler, writes), methods=["POST" if writes else "GET"]))
     return found

@@ -22,6 +22,7 @@ STORED_SUFFIX = ".stored"
 SIGNED = "signed"  # the field of a redirect's address that signs the rest of it
 # The store failing under a page: told as a page of its own (503), not as the page's error.
 STORE_FAILURES = (StoreUnavailableError, StoreTooNewError)
+MAX_OFFSET = 1_000_000  # as far as the search tool's offset goes
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,14 @@ def whole_number(text: str, max_digits: int) -> int | None:
     if text.isascii() and text.isdigit() and len(text) <= max_digits:
         return int(text)
     return None
+
+
+def address_offset(text: str) -> int:
+    """A page's ``offset`` from its address: a whole number, at most ``MAX_OFFSET`` (a longer
+    one is past the end of any list, an empty page rather than the first); anything else 0."""
+    if not (text.isascii() and text.isdigit()):
+        return 0
+    return MAX_OFFSET if len(text) > len(str(MAX_OFFSET)) else min(int(text), MAX_OFFSET)
 
 
 def submitted(values: Mapping[str, str], name: str) -> str:

@@ -8,10 +8,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.domain.vocabulary import SCOPE_TIERS
-from aletheia_mem.errors import NotFoundError
+from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.tools.app import ALL_PROJECTS
 from aletheia_mem.web import facts, rules
-from aletheia_mem.web.base import Handler, Ui, done_redirect, signed_done, submitted, whole_number
+from aletheia_mem.web.base import (
+    Handler,
+    Ui,
+    address_offset,
+    done_redirect,
+    signed_done,
+    submitted,
+    whole_number,
+)
 from aletheia_mem.web.render import page
 
 RULE_ACTIONS = {"confirm", "disable"}
@@ -46,15 +54,29 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    return _rules_view(ui, request)
+
+
+def _rules_view(
+    ui: Ui,
+    request: Request,
+    status: int = 200,
+    typed: dict[str, str] | None = None,
+    error: str | None = None,
+) -> Response:
+    """The Rules page; ``typed`` keeps a refused Add form as it was sent, ``error`` says why."""
     done = signed_done(request)
-    offset = whole_number(request.query_params.get("offset", ""), 7) or 0
+    offset = address_offset(request.query_params.get("offset", ""))
     every = rules.all_rules(ui.app)
     offset = min(offset, max(len(every) - 1, 0))
     shown = every[offset : offset + rules.RULES_PER_PAGE]
     return page(
         request,
         "rules.html",
+        status,
         section="Rules",
+        typed=typed or {},
+        error=error,
         rules=shown,
         offset=offset,
         total=len(every),
@@ -77,7 +99,10 @@ def _rule_notice(done: str, rule_id: str, every: list[dict[str, object]]) -> str
 
 def rule_add(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     disabled = {rule["id"] for rule in rules.all_rules(ui.app) if not rule["enabled"]}
-    saved = rules.add_rule(ui.app, form)
+    try:
+        saved = rules.add_rule(ui.app, form)
+    except (InvalidInputError, NotFoundError) as refused:  # the form comes back as typed
+        return _rules_view(ui, request, 400, form, refused.message)
     if saved["created"]:
         return done_redirect(request, "/rules", [("done", "added")])
     rule_id = saved["rule"]["id"]

@@ -16,13 +16,14 @@ from aletheia_mem.server.api_handlers import memory_json
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
-from aletheia_mem.web.base import submitted, whole_number
+from aletheia_mem.web.base import address_offset, submitted
 from aletheia_mem.web.calls import call
 
 PAGE_SIZE = 50
 FILTERS = ("q", "project", "type", "kind", "since", "until", "file", "file_suffix", "order")
 ORDERS = ("relevance", "date_desc", "date_asc")
 ACTIONS = {"dismiss", "restore", "pin", "unpin"}
+PAST_THE_END = "No more memories: this page is past the end of the list."
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ class Filters:
     def of(cls, params: QueryParams) -> Filters:
         values = {name: submitted(params, name).strip() for name in FILTERS}
         values["project"] = values["project"] or ALL_PROJECTS
-        offset = whole_number(params.get("offset", ""), 7)
-        return cls(values, params.get("dismissed") == "1", offset or 0)
+        offset = address_offset(params.get("offset", ""))
+        return cls(values, params.get("dismissed") == "1", offset)
 
     @property
     def searching(self) -> bool:
@@ -105,6 +106,8 @@ def list_memories(app: AppContext, filters: Filters) -> Listing:
         rows, facts, reason = found["memories"], found["facts"], found["empty_reason"]
     else:
         rows, facts, reason = _browse(app, filters), [], None
+    if filters.offset and not rows and not facts:
+        reason = PAST_THE_END
     return Listing(rows[:PAGE_SIZE], facts, reason, len(rows) > PAGE_SIZE)
 
 
