@@ -1,7 +1,10 @@
 """``aletheia doctor``'s tools section: each host's config files read, the ``aletheia`` entry
 the host would use found (Claude Code: local over project over user scope), its shape checked,
 and its server started as the host would (``doctor_probe``), unless it is disabled, shadowed by
-another scope's, or its store does not exist (a server would make a new one)."""
+another scope's, or its store does not exist (a server would make a new one).
+An entry in a project's file (a cloned repository's) is started only when it is exactly
+what ``aletheia install`` writes for this installation: doctor never runs a repository's own
+command, which the hosts themselves ask the user to approve first."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import Any, Literal
 
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.doctor_probe import host_env, probe_server
-from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host
+from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host, mcp_command
 from aletheia_mem.config import load_settings
 from aletheia_mem.projects import project_root
 
@@ -255,6 +258,8 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
     if isinstance(spec, str):
         return result("remote" if spec.startswith("remote") else "broken", spec)
     argv, env = spec
+    if found.place.scope == "project" and not written_by_install(argv, env):
+        return result("warning", NOT_INSTALLS)
     store = load_settings(host_env(env)).store
     other = not _same_store(store, cli_store)
     if isinstance(store, Path) and not store.exists():
@@ -277,6 +282,19 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
             ),
         )
     return result(status, detail, store)
+
+
+NOT_INSTALLS = (
+    "not started: a project entry that aletheia install did not write; doctor does not run a"
+    " repository's commands (check it by hand: docs/troubleshooting.md)"
+)
+
+
+def written_by_install(argv: list[str], env: dict[str, str]) -> bool:
+    """Whether a stdio entry is what ``aletheia install`` writes for this installation: its
+    command line, and an environment of ``ALETHEIA_*`` variables only."""
+    command, args = mcp_command()
+    return argv == [command, *args] and all(key.startswith("ALETHEIA_") for key in env)
 
 
 def _switched_off(entry: Any) -> bool:
