@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.doctor_hosts import same_file
+from aletheia_mem.cli.hook_commands import is_our_hook_command, program_argv, runs_aletheia_hook
 from aletheia_mem.cli.hooks import (
     CLAUDE_EVENTS,
     CODEX_EVENTS,
@@ -34,7 +34,6 @@ EXPECTED_EVENTS: dict[str, tuple[str, ...]] = {
     "codex": tuple(CODEX_EVENTS),
     "cursor": tuple(CURSOR_EVENTS),
 }
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PLUGIN_PROGRAM = re.compile(r"^const PROGRAM = (.*);$", re.MULTILINE)
 
 
@@ -79,6 +78,8 @@ def _check(host: str, path: Path) -> HookCheck:
         return HookCheck(str(path), "broken", f"{path} is {error}")
     hooks = document.get("hooks") if isinstance(document, dict) else None
     hooks = hooks if isinstance(hooks, dict) else {}
+    if not any(_our_commands(host, event) for event in hooks.values()):
+        return HookCheck(str(path), "not-installed", "")  # only the user's own hooks
     commands = {event: _our_commands(host, hooks.get(event)) for event in EXPECTED_EVENTS[host]}
     problems = []
     missing = [event for event, found in commands.items() if not found]
@@ -105,18 +106,13 @@ def _our_commands(host: str, event: Any) -> list[str]:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list)
             for hook in group["hooks"]
         ]
-    commands = [str(hook.get("command", "")) for hook in entries if isinstance(hook, dict)]
-    return [command for command in commands if any(mark in command for mark in HOOK_MARKS)]
+    commands = [hook.get("command") for hook in entries if isinstance(hook, dict)]
+    return [str(command) for command in commands if is_our_hook_command(command)]
 
 
 def _program(command: str) -> str:
-    """The program a hook's shell command runs: its first word after ``NAME=value`` ones."""
-    try:
-        words = shlex.split(command)
-    except ValueError:  # unbalanced quotes: the shell fails too
-        return command
-    words = [word for word in words if not _ASSIGNMENT.match(word)] or [""]
-    return words[0]
+    """The program one of our hook commands runs: its first word after ``NAME=value`` ones."""
+    return (program_argv(command) or [""])[0]
 
 
 def _program_problem(program: str) -> str | None:
@@ -141,6 +137,13 @@ def _check_plugin(path: Path, text: str) -> HookCheck:
         program = None
     if not isinstance(program, list) or not program:
         detail = "the plugin names no program; run `aletheia install opencode --hooks --write`"
+        return HookCheck(str(path), "broken", detail)
+    if not runs_aletheia_hook([str(word) for word in program]):
+        shown = json.dumps(program, ensure_ascii=False)[:120]
+        detail = (
+            f"the plugin runs {shown}, not aletheia-hook; run `aletheia install opencode"
+            " --hooks --write`"
+        )
         return HookCheck(str(path), "broken", detail)
     problem = _program_problem(str(program[0]))
     if problem:

@@ -37,6 +37,7 @@ from aletheia_mem.cli.clients import (
     set_entry,
     set_list,
 )
+from aletheia_mem.cli.hook_commands import is_our_hook_command
 from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
 from aletheia_mem.cli.opencode_plugin import plugin_path
@@ -50,8 +51,9 @@ from aletheia_mem.projects import project_root
 
 HOOK_MARKER = "aletheia-hook"
 HOOK_MODULE = "aletheia_mem.hooks"
-# Marks of our hook commands (``uvx aletheia-mem hook ...`` from a run-once cache); hooks
-# written before the rename ran ``python -m aletheia.hooks``; ``aletheia hook`` is the CLI's.
+# Words found in the text of our hook commands (``uvx aletheia-mem hook ...`` from a run-once
+# cache; ``python -m aletheia.hooks`` before the rename; ``aletheia hook``, the CLI's): a file
+# without any holds none of ours. Which hooks are ours is ``cli.hook_commands``' rule.
 HOOK_MARKS = (HOOK_MARKER, HOOK_MODULE, f"{PACKAGE} hook", "aletheia.hooks", "aletheia hook")
 HOOK_TIMEOUT_SECONDS = 5
 # Claude Code event -> the aletheia-hook event it runs.
@@ -142,9 +144,8 @@ def hooks_path(host: str, scope: Scope, cwd: Path) -> Path:
 
 
 def _is_our_hook(hook: Any) -> bool:
-    return isinstance(hook, dict) and any(
-        mark in str(hook.get("command", "")) for mark in HOOK_MARKS
-    )
+    """A hook is ours when its command's program is Aletheia's hook (``cli.hook_commands``)."""
+    return isinstance(hook, dict) and is_our_hook_command(hook.get("command"))
 
 
 def _without_ours(group: Any) -> Any:
