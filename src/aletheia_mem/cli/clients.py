@@ -267,7 +267,7 @@ def set_entry(text: str, fmt: FileFormat, path: tuple[str, ...], value: Any) -> 
         return mark + (new.replace("\n", "\r\n") if crlf else new)
     try:
         return jsonc.set_member(text, path, value)
-    except jsonc.JsoncShapeError as error:
+    except (jsonc.JsoncShapeError, jsonc.JsoncDuplicateKeyError) as error:
         raise ConfigFileError(str(error)) from None
     except jsonc.JsoncError as error:
         raise ConfigFileError(f"not valid JSON: {error}") from None
@@ -278,7 +278,7 @@ def set_list(text: str, path: tuple[str, ...], values: list[Any]) -> str:
     elements that stay (and all else) kept as it was."""
     try:
         return jsonc.set_array(text, path, values)
-    except jsonc.JsoncShapeError as error:
+    except (jsonc.JsoncShapeError, jsonc.JsoncDuplicateKeyError) as error:
         raise ConfigFileError(str(error)) from None
     except jsonc.JsoncError as error:
         raise ConfigFileError(f"not valid JSON: {error}") from None
@@ -292,6 +292,8 @@ def remove_entry(text: str, fmt: FileFormat, path: tuple[str, ...]) -> str:
         return mark + (new.replace("\n", "\r\n") if crlf else new)
     try:
         return jsonc.remove_member(text, path)
+    except jsonc.JsoncDuplicateKeyError as error:
+        raise ConfigFileError(str(error)) from None
     except jsonc.JsoncError as error:
         raise ConfigFileError(f"not valid JSON: {error}") from None
 

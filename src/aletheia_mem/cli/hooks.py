@@ -338,7 +338,10 @@ def remove_our_hooks(path: Path, text: str) -> Change:
     """
     try:
         events = get_entry(text, "json", ("hooks",))
-        new = text
+    except ConfigFileError as error:
+        raise ConfigFileError(f"{path} is {error}") from None
+    new = text
+    try:
         if isinstance(events, dict):
             for event, hooks in events.items():
                 if not holds_our_hook(hooks):
@@ -351,7 +354,7 @@ def remove_our_hooks(path: Path, text: str) -> Change:
             if new != text and get_entry(new, "json", ("hooks",)) == {}:
                 new = remove_entry(new, "json", ("hooks",))
     except ConfigFileError as error:
-        raise ConfigFileError(f"{path} is {error}") from None
+        raise ConfigFileError(f"{path}: {error}") from None
     return Change(path, "unchanged" if new == text else "remove", text, new, None)
 
 

@@ -22,6 +22,11 @@ class JsoncShapeError(JsoncError):
     """The text parses, but something on the path to a member is not an object."""
 
 
+class JsoncDuplicateKeyError(JsoncError):
+    """An object to be edited holds a key twice: which member a host reads is unclear, and the
+    positions of one of them would cut the wrong text."""
+
+
 @dataclass
 class Node:
     """One value: its span ``[start, end)`` in the text and its Python value."""
@@ -56,11 +61,21 @@ class _Parser:
         self.text = text
         self.pos = 0
         self.depth = 0
+        self.trail: list[str] = []  # the keys of the members being read, outermost first
 
     def fail(self, problem: str) -> JsoncError:
         line = self.text.count("\n", 0, self.pos) + 1
         column = self.pos - (self.text.rfind("\n", 0, self.pos) + 1) + 1
         return JsoncError(f"{problem} at line {line}, column {column}")
+
+    def duplicate(self, key: str) -> JsoncDuplicateKeyError:
+        line = self.text.count("\n", 0, self.pos) + 1
+        where = ".".join(self.trail) or "the top level"
+        name = json.dumps(key, ensure_ascii=False)[:80]
+        return JsoncDuplicateKeyError(
+            f"{where} holds the key {name} twice (the second at line {line}); remove one of"
+            " them, then run this again"
+        )
 
     def skip(self) -> None:
         """Skip whitespace and comments."""
@@ -154,6 +169,12 @@ class _Parser:
         return self.quick_value()
 
     def object(self, path: tuple[str, ...] | None = None) -> Node:
+        """An object; with ``path`` (one on the way to an edit) a key read twice is refused
+        where it matters: the key on the way, or any key of the object edited (``path`` empty).
+
+        Raises:
+            JsoncDuplicateKeyError: such a key is there twice.
+        """
         node = Node(self.pos, self.pos, {})
         self.pos += 1
         while True:
@@ -164,8 +185,13 @@ class _Parser:
                 raise self.fail("expected a member name")
             key_start = self.pos
             key = self.string()
+            if key in node.members and path is not None and (not path or key == path[0]):
+                self.pos = key_start
+                raise self.duplicate(key)
             self.expect(":")
+            self.trail.append(key)
             child = self.member_value(key, path)
+            self.trail.pop()
             node.members[key] = Member(key, key_start, child)
             node.value[key] = child.value
             self.skip()

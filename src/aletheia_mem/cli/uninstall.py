@@ -55,20 +55,23 @@ def _entry_change(chosen: Host, scope: Scope, path: Path, force: bool) -> Change
         where = (*servers, SERVER_NAME)
         try:
             existing = get_entry(new, chosen.fmt, where)
-            if existing is None:
-                continue
-            found = existing
-            if not force and not owned(existing):
-                change = Change(path, "conflict", text, text, existing)
-                shown = json.dumps(existing, ensure_ascii=False)
-                raise Refused(
-                    shared_message(chosen, scope, change, "remove")
-                    or f'{path} has a server named "{SERVER_NAME}" that is not Aletheia\'s'
-                    f" ({shown}); use --force to remove it (the file is backed up first)."
-                )
-            new = remove_entry(new, chosen.fmt, where)
         except ConfigFileError as error:
             raise ConfigFileError(f"{path} is {error}") from None
+        if existing is None:
+            continue
+        found = existing
+        if not force and not owned(existing):
+            change = Change(path, "conflict", text, text, existing)
+            shown = json.dumps(existing, ensure_ascii=False)
+            raise Refused(
+                shared_message(chosen, scope, change, "remove")
+                or f'{path} has a server named "{SERVER_NAME}" that is not Aletheia\'s'
+                f" ({shown}); use --force to remove it (the file is backed up first)."
+            )
+        try:
+            new = remove_entry(new, chosen.fmt, where)
+        except ConfigFileError as error:
+            raise ConfigFileError(f"{path}: {error}") from None
     return Change(path, "unchanged" if new == text else "remove", text, new, found)
 
 
