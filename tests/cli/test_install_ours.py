@@ -158,3 +158,41 @@ def test_claude_code_and_command_code_share_one_project_entry(
     assert (entry["transport"], entry["env"]["ALETHEIA_TOOL"]) == ("stdio", "command-code")
     back = run("install", "claude-code", "--scope", "project", "--write")
     assert back.exit_code == 4 and "entry for Command Code" in back.stderr
+
+
+PLANTED = {"PYTHONPATH": "/x/evil", "LD_PRELOAD": "/x/evil.so", "NODE_OPTIONS": "-r /x/e.js"}
+
+
+@pytest.mark.parametrize("host", ["cursor", "opencode", "codex"])
+def test_a_reinstall_keeps_only_aletheia_variables_of_the_entry_s_env(
+    run: Invoke, workspace: Workspace, host: str
+) -> None:
+    env = {"ALETHEIA_TOOL": host, "ALETHEIA_LOG": "debug", **PLANTED}
+    if host == "codex":
+        config, key = workspace.home / ".codex" / "config.toml", "env"
+        variables = ", ".join(f"{name} = {json.dumps(value)}" for name, value in env.items())
+        _write(
+            config,
+            '[mcp_servers.aletheia]\ncommand = "/opt/run-it"\nstartup_timeout_sec = 20\n'
+            f"env = {{ {variables} }}\n",
+        )
+    elif host == "opencode":
+        config, key = workspace.home / ".config" / "opencode" / "opencode.json", "environment"
+        entry = {"type": "local", "command": ["/opt/run-it"], "environment": env, "timeout": 9}
+        _write(config, json.dumps({"mcp": {"aletheia": entry}}))
+    else:
+        config, key = workspace.home / ".cursor" / "mcp.json", "env"
+        entry = {"command": "/opt/run-it", "env": env, "timeout": 9}
+        _write(config, json.dumps({"mcpServers": {"aletheia": entry}}))
+    result = run("install", host, "--write")
+    assert result.exit_code == 0, result.stderr
+    text = config.read_text(encoding="utf-8")
+    if host == "codex":
+        written = tomllib.loads(text)["mcp_servers"]["aletheia"]
+        assert written["startup_timeout_sec"] == 20
+    else:
+        document = json.loads(text)
+        written = document["mcp" if host == "opencode" else "mcpServers"]["aletheia"]
+        assert written["timeout"] == 9
+    assert set(written[key]) == {"ALETHEIA_DATA_DIR", "ALETHEIA_TOOL", "ALETHEIA_LOG"}
+    assert written[key]["ALETHEIA_LOG"] == "debug"

@@ -11,8 +11,9 @@ An entry is Aletheia's own when any of these holds:
   path ends in ``/mcp``, where Aletheia's servers and hub answer.
 
 Ours is updated without ``--force`` (after a venv moved, pip to pipx, a new release), keeping
-the keys a user added to it (Gemini CLI's ``trust``, ``timeout``; another variable in its
-environment); anything else named ``aletheia`` is someone else's.
+the keys a user added to it (Gemini CLI's ``trust``, ``timeout``) and the ``ALETHEIA_*``
+variables added to its environment, but no other variable (``PYTHONPATH``, ``LD_PRELOAD``,
+``NODE_OPTIONS`` would change what runs); anything else named ``aletheia`` is someone else's.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ ENTRY_KEYS = frozenset(
 ENV_KEYS = ("env", "environment")
 URL_KEYS = ("url", "serverUrl", "httpUrl")
 TOOL_VARIABLE = "ALETHEIA_TOOL"
+ALETHEIA_PREFIX = "ALETHEIA_"  # the only variables of an entry of ours that a reinstall keeps
 _PROGRAMS = {"aletheia-mcp", "aletheia-mcp.exe", "aletheia-mcp-script.py"}
 _CLI_NAMES = {"aletheia", "aletheia.exe", "aletheia-mem", "aletheia-mem.exe"}
 _MODULE = re.compile(r"\baletheia_mem\b")
@@ -105,15 +107,21 @@ def is_aletheia_entry(entry: Any, url: str | None = None) -> bool:
 
 
 def with_user_keys(existing: Any, wanted: dict[str, Any]) -> dict[str, Any]:
-    """``wanted`` plus the keys the user added to our ``existing`` entry, and the variables the
-    user added to its environment (ours win where both set one)."""
+    """``wanted`` plus the keys the user added to our ``existing`` entry, and the ``ALETHEIA_*``
+    variables added to its environment (ours win where both set one); any other variable goes.
+    """
     if not isinstance(existing, dict):
         return wanted
     merged = dict(wanted)
     for key in ENV_KEYS:
         theirs, ours = existing.get(key), wanted.get(key)
         if isinstance(theirs, dict) and isinstance(ours, dict):
-            merged[key] = {**ours, **{k: v for k, v in theirs.items() if k not in ours}}
+            added = {
+                name: value
+                for name, value in theirs.items()
+                if name not in ours and str(name).startswith(ALETHEIA_PREFIX)
+            }
+            merged[key] = {**ours, **added}
     for key, value in existing.items():
         if key not in ENTRY_KEYS and key not in merged:
             merged[key] = value
