@@ -68,7 +68,6 @@ def test_an_entry_and_hooks_of_a_moved_venv_are_replaced_without_force(
         {"command": "C:\\venv\\Scripts\\aletheia-mcp.exe"},
         {"command": "python3", "args": ["-m", "aletheia_mem.server.stdio"]},
         {"command": "/opt/run-it", "env": {"ALETHEIA_TOOL": "cursor"}},
-        {"url": "https://hub.example.com/mcp"},
     ],
 )
 def test_each_form_of_our_entry_is_ours(
@@ -196,3 +195,39 @@ def test_a_reinstall_keeps_only_aletheia_variables_of_the_entry_s_env(
         assert written["timeout"] == 9
     assert set(written[key]) == {"ALETHEIA_DATA_DIR", "ALETHEIA_TOOL", "ALETHEIA_LOG"}
     assert written[key]["ALETHEIA_LOG"] == "debug"
+
+
+REMOTE = {"url": "https://tools.example.com/mcp"}
+
+
+def test_a_remote_entry_is_ours_only_at_the_address_given_with_http(
+    run: Invoke, workspace: Workspace
+) -> None:
+    config = workspace.home / ".cursor" / "mcp.json"
+    _write(config, json.dumps({"mcpServers": {"aletheia": REMOTE}}))
+    for args in ([], ["--http", "https://hub.example.com/mcp"]):
+        refused = run("install", "cursor", "--write", *args)
+        assert refused.exit_code == 4, refused.stdout
+        assert "use --force to replace it" in refused.stderr
+    assert json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["aletheia"] == REMOTE
+    token = ["--http", REMOTE["url"], "--token-env", "TOOLS_TOKEN"]
+    assert run("install", "cursor", "--write", *token).exit_code == 0
+    entry = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["aletheia"]
+    assert entry["headers"] == {"Authorization": "Bearer ${env:TOOLS_TOKEN}"}
+
+
+def test_uninstall_removes_a_remote_entry_only_when_http_names_it(
+    run: Invoke, workspace: Workspace
+) -> None:
+    config = workspace.home / ".cursor" / "mcp.json"
+    _write(config, json.dumps({"mcpServers": {"aletheia": REMOTE}}))
+    for args in ([], ["--http", "https://hub.example.com/mcp"]):
+        refused = run("uninstall", "cursor", "--write", *args)
+        assert refused.exit_code == 4
+        assert refused.stderr.strip().endswith(
+            f"pass --http {REMOTE['url']} to remove it as Aletheia's, or --force (the file is"
+            " backed up first)."
+        )
+    assert json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["aletheia"] == REMOTE
+    assert run("uninstall", "cursor", "--write", "--http", REMOTE["url"]).exit_code == 0
+    assert json.loads(config.read_text(encoding="utf-8"))["mcpServers"] == {}

@@ -233,8 +233,9 @@ def install(
     Without --write it shows the change as a diff. With --write it merges the entry into the
     file, keeping everything else in it (comments in TOML and JSONC too) and writing a backup
     first. A second run changes nothing. Aletheia's own entry (it runs aletheia-mcp, aletheia
-    mcp or uvx aletheia-mem mcp, or sets ALETHEIA_TOOL) and hooks are updated, keys you added
-    to the entry kept; a different server already named aletheia is left alone unless --force.
+    mcp or uvx aletheia-mem mcp, or sets ALETHEIA_TOOL; a remote one at the --http address)
+    and hooks are updated, keys you added to the entry kept (of its env, ALETHEIA_* variables
+    only); a different server already named aletheia is left alone unless --force.
     With --hooks (Claude Code, Gemini CLI, Codex, OpenCode, Cursor) both
     files are written or neither; Gemini CLI keeps its hooks in the file of its MCP entry,
     written once; Codex keeps them in hooks.json beside its config.toml and runs them once

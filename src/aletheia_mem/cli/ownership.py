@@ -7,8 +7,9 @@ An entry is Aletheia's own when any of these holds:
   (``uvx``, ``pipx run``), or Python with ``aletheia_mem`` (``-m``, ``-c``);
 * its environment (``env``; OpenCode's ``environment``) sets ``ALETHEIA_TOOL``, which every
   entry ``install`` writes has;
-* it is a remote entry (a URL, no command) whose address is the one being installed, or whose
-  path ends in ``/mcp``, where Aletheia's servers and hub answer.
+* it is a remote entry (a URL, no command) whose address is the one given with ``--http`` (to
+  ``install``, or to ``uninstall``): any server answers at some ``/mcp``, so a remote entry is
+  ours only when the user names its address.
 
 Ours is updated without ``--force`` (after a venv moved, pip to pipx, a new release), keeping
 the keys a user added to it (Gemini CLI's ``trust``, ``timeout``) and the ``ALETHEIA_*``
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
 # The keys ``install`` writes in some host's entry: the rest of an entry of ours is the user's.
 ENTRY_KEYS = frozenset(
@@ -95,15 +95,15 @@ def entry_url(entry: Any) -> str | None:
 
 def is_aletheia_entry(entry: Any, url: str | None = None) -> bool:
     """Whether ``entry`` is Aletheia's own (see the module's rule); ``url``: the remote
-    address being installed, if any."""
+    address given with ``--http``, if any."""
     if not isinstance(entry, dict):
         return False
     if runs_our_server(entry) or entry_tool(entry) is not None:
         return True
     address = entry_url(entry)
-    if address is None:
+    if address is None or url is None:
         return False
-    return address == url or urlsplit(address).path.rstrip("/").endswith("/mcp")
+    return address.rstrip("/") == url.rstrip("/")
 
 
 def with_user_keys(existing: Any, wanted: dict[str, Any]) -> dict[str, Any]:

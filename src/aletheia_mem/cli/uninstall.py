@@ -30,6 +30,7 @@ from aletheia_mem.cli.install import (
     write_all,
 )
 from aletheia_mem.cli.opencode_plugin import PLUGIN_MARK, plugin_path
+from aletheia_mem.cli.ownership import entry_url
 from aletheia_mem.errors import InvalidInputError
 
 ENTRY = "the aletheia entry"
@@ -41,15 +42,18 @@ class Refused(Exception):
     """Something named like ours that is not Aletheia's own; the message says what."""
 
 
-def _entry_change(chosen: Host, scope: Scope, path: Path, force: bool) -> Change:
-    """The entry file without Aletheia's entry (in each place the host reads servers from).
+def _entry_change(
+    chosen: Host, scope: Scope, path: Path, force: bool, url: str | None = None
+) -> Change:
+    """The entry file without Aletheia's entry (in each place the host reads servers from); a
+    remote entry is Aletheia's only when ``url`` (``--http``) is its address.
 
     Raises:
         Refused: an ``aletheia`` entry is someone else's (or another host's sharing the file)
             and ``force`` is off.
     """
     text = read_text(path)
-    owned = owned_by(chosen, scope, None)
+    owned = owned_by(chosen, scope, url)
     new, found = text, None
     for servers in chosen.servers_keys():
         where = (*servers, SERVER_NAME)
@@ -63,10 +67,17 @@ def _entry_change(chosen: Host, scope: Scope, path: Path, force: bool) -> Change
         if not force and not owned(existing):
             change = Change(path, "conflict", text, text, existing)
             shown = json.dumps(existing, ensure_ascii=False)
+            address = entry_url(existing)
             raise Refused(
                 shared_message(chosen, scope, change, "remove")
-                or f'{path} has a server named "{SERVER_NAME}" that is not Aletheia\'s'
-                f" ({shown}); use --force to remove it (the file is backed up first)."
+                or (
+                    f'{path} has a remote server named "{SERVER_NAME}" ({shown}); pass --http'
+                    f" {address} to remove it as Aletheia's, or --force (the file is backed up"
+                    " first)."
+                    if address is not None
+                    else f'{path} has a server named "{SERVER_NAME}" that is not Aletheia\'s'
+                    f" ({shown}); use --force to remove it (the file is backed up first)."
+                )
             )
         try:
             new = remove_entry(new, chosen.fmt, where)
@@ -87,10 +98,12 @@ def _plugin_change(path: Path, force: bool) -> Change:
     return Change(path, "delete", text, "", None)
 
 
-def _plans(chosen: Host, scope: Scope, hooks: bool, force: bool) -> list[tuple[Change, str]]:
+def _plans(
+    chosen: Host, scope: Scope, hooks: bool, force: bool, url: str | None = None
+) -> list[tuple[Change, str]]:
     cwd = Path.cwd()
     entry = _entry_change(
-        chosen, scope, writable_target(chosen.config_path(scope, cwd), scope, cwd), force
+        chosen, scope, writable_target(chosen.config_path(scope, cwd), scope, cwd), force, url
     )
     plans = [(entry, ENTRY)]
     if not hooks:
@@ -108,12 +121,12 @@ def _plans(chosen: Host, scope: Scope, hooks: bool, force: bool) -> list[tuple[C
     return [*plans, (remove_our_hooks(hooks_file, read_text(hooks_file)), HOOKS)]
 
 
-def _left_hooks(chosen: Host, scope: Scope) -> str | None:
+def _left_hooks(chosen: Host, scope: Scope, url: str | None) -> str | None:
     """The file where Aletheia's hooks (or plugin) stay without --hooks, or None."""
     if chosen.name not in HOOK_HOSTS:
         return None
     try:
-        plans = _plans(chosen, scope, True, False)
+        plans = _plans(chosen, scope, True, False, url)
     except (ConfigFileError, Refused):
         return None
     for change, what in plans:
@@ -148,10 +161,16 @@ def _describe(change: Change, what: str, written: bool) -> str:
 @click.option(
     "--force", is_flag=True, help="Remove a server named aletheia that is not Aletheia's own."
 )
+@click.option(
+    "--http",
+    "url",
+    metavar="URL",
+    help="The address of a remote aletheia entry to remove as Aletheia's (else it needs --force).",
+)
 @json_option
 @handles_errors
 def uninstall(
-    host: str, write: bool, scope: Scope, hooks: bool, force: bool, as_json: bool
+    host: str, write: bool, scope: Scope, hooks: bool, force: bool, url: str | None, as_json: bool
 ) -> None:
     """Take Aletheia out of a coding tool's config file: what install wrote.
 
@@ -159,14 +178,15 @@ def uninstall(
     aletheia entry and, with --hooks, Aletheia's hooks (OpenCode: deletes the plugin
     aletheia.js), keeping everything else in the files as it was and writing a backup of each
     file first. A second run finds nothing to remove. A server named aletheia that is not
-    Aletheia's own is left alone unless --force.
+    Aletheia's own is left alone unless --force; a remote one is Aletheia's when --http names
+    its address.
     """
     chosen = HOSTS_BY_NAME[host.lower()]
     check_scope(chosen, scope)
     if hooks and chosen.name not in HOOK_HOSTS:
         raise InvalidInputError(f"{chosen.title} has no capture hooks from Aletheia.")
     try:
-        plans = _plans(chosen, scope, hooks, force)
+        plans = _plans(chosen, scope, hooks, force, url)
     except Refused as refused:
         fail(str(refused), EXIT_CONFLICT, as_json=as_json, kind="conflict")
     except ConfigFileError as error:
@@ -176,7 +196,7 @@ def uninstall(
         backups = write_all(changes) if write else [None] * len(changes)
     except ConfigFileError as error:
         fail(str(error), 1, as_json=as_json, kind="config_file")
-    left = None if hooks else _left_hooks(chosen, scope)
+    left = None if hooks else _left_hooks(chosen, scope, url)
     note = f"Aletheia's hooks in {left} stay; add --hooks to remove them too." if left else None
     report: list[dict[str, Any]] = []
     for (change, what), backup in zip(plans, backups, strict=True):
