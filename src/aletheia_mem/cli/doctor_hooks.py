@@ -60,7 +60,34 @@ def check_hooks(cwd: Path) -> dict[str, dict[str, HookCheck]]:
             scopes.append(("project", project))
         for scope, path in scopes:
             found[host][scope] = _check(host, path)
+    found["claude-code"] = _claude_switched_off(found["claude-code"], cwd)
     return found
+
+
+def _claude_switched_off(checks: dict[str, HookCheck], cwd: Path) -> dict[str, HookCheck]:
+    """Claude Code runs no hooks at all when the settings that win (the project's
+    ``settings.local.json``, then its ``settings.json``, then the user's) say
+    ``"disableAllHooks": true``: working hooks are then disabled."""
+    project = hooks_path("claude-code", "project", cwd)
+    files = [
+        project.with_name("settings.local.json"),
+        project,
+        hooks_path("claude-code", "user", cwd),
+    ]
+    for settings in files:
+        try:
+            switch = get_entry(read_text(settings), "json", ("disableAllHooks",))
+        except ConfigFileError:
+            continue  # told with the hooks' check of that file, or not one of them
+        if isinstance(switch, bool):
+            if not switch:
+                return checks
+            detail = f"disableAllHooks is true in {settings}: Claude Code runs no hooks"
+            return {
+                scope: HookCheck(check.path, "disabled", detail) if check.status == "ok" else check
+                for scope, check in checks.items()
+            }
+    return checks
 
 
 def _check(host: str, path: Path) -> HookCheck:

@@ -1,14 +1,15 @@
 """``aletheia doctor``'s tools section: each host's config files read, the ``aletheia`` entry
 the host would use found (Claude Code: local over project over user scope), its shape checked,
 and its server started as the host would (``doctor_probe``), unless it is disabled, shadowed by
-another scope's, or its store does not exist (a server would make a new one).
-An entry in a project's file (a cloned repository's) is started only when it is exactly
+another scope's, its program is missing, or its store does not exist (a server would make a new
+one). An entry in a project's file (a cloned repository's) is started only when it is exactly
 what ``aletheia install`` writes for this installation: doctor never runs a repository's own
 command, which the hosts themselves ask the user to approve first."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -260,6 +261,9 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
     argv, env = spec
     if found.place.scope == "project" and not written_by_install(argv, env):
         return result("warning", NOT_INSTALLS)
+    problem = program_problem(argv[0], host_env(env).get("PATH"))
+    if problem is not None:
+        return result("broken", problem)
     store = load_settings(host_env(env)).store
     other = not _same_store(store, cli_store)
     if isinstance(store, Path) and not store.exists():
@@ -297,6 +301,20 @@ def written_by_install(argv: list[str], env: dict[str, str]) -> bool:
     return argv == [command, *args] and all(key.startswith("ALETHEIA_") for key in env)
 
 
+def program_problem(program: str, path: str | None) -> str | None:
+    """Why ``program`` cannot be started (missing, not executable), or None; a bare name is
+    looked up on ``path`` (the PATH the host starts it with)."""
+    if not program:
+        return "the entry runs no program"
+    if os.sep not in program and "/" not in program:
+        return None if shutil.which(program, path=path) else f"{program} is not found on PATH"
+    if not os.path.exists(program):
+        return f"{program} does not exist"
+    if os.path.isdir(program) or not os.access(program, os.X_OK):
+        return f"{program} is not executable"
+    return None
+
+
 def _switched_off(entry: Any) -> bool:
     """OpenCode's ``"enabled": false``, Codex's ``enabled = false``."""
     return isinstance(entry, dict) and entry.get("enabled") is False
@@ -304,5 +322,8 @@ def _switched_off(entry: Any) -> bool:
 
 def _same_store(one: Store, other: Store) -> bool:
     if isinstance(one, Path) and isinstance(other, Path):
-        return one.resolve() == other.resolve()
+        try:
+            return one.resolve() == other.resolve()
+        except (OSError, ValueError):  # a NUL in a path, a loop of links
+            return one.absolute() == other.absolute()
     return one == other

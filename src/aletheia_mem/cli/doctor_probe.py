@@ -59,6 +59,8 @@ def probe_server(argv: list[str], env: dict[str, str], host: str) -> tuple[str, 
         return "broken", f"{argv[0]} is not executable"
     except OSError as error:  # not a program at all (an exec format error, say)
         return "broken", f"{argv[0]} cannot be started: {error.strerror or error}"
+    except ValueError as error:  # a NUL in an argument or a variable
+        return "broken", f"{argv[0]} cannot be started: {error}"
     lines = run.stdout.splitlines()
     listed = next((reply for line in lines if (reply := _reply(line, 2)) is not None), None)
     if listed is None:
@@ -124,7 +126,7 @@ def _answers(request_id: int) -> Callable[[str], bool]:
     def answer(line: str) -> bool:
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             return False
         return isinstance(message, dict) and message.get("id") == request_id
 
@@ -135,7 +137,7 @@ def _reply(line: str, request_id: int) -> dict[str, Any] | None:
     """The result of the reply to ``request_id`` in one line of output, else None."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(message, dict) and message.get("id") == request_id:
         result = message.get("result")
@@ -168,6 +170,6 @@ def _no_answer(run: ServerRun) -> str:
 def _is_json(line: str) -> bool:
     try:
         json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
