@@ -140,3 +140,24 @@ def test_an_unknown_host_option_mirror_install(run: Invoke, workspace: Workspace
     assert result.exit_code == 2
     assert "no capture hooks" in result.stderr
     assert run("uninstall", "windsurf", "--scope", "project").exit_code == 2
+
+
+def test_claude_code_s_local_scope_entry_is_named_with_how_to_remove_it(
+    run: Invoke, workspace: Workspace
+) -> None:
+    path = workspace.home / ".claude.json"
+    entry = {"type": "stdio", "command": "aletheia-mcp", "env": {"ALETHEIA_TOOL": "claude-code"}}
+    document = {"projects": {str(workspace.project): {"mcpServers": {"aletheia": entry}}}}
+    path.write_text(json.dumps(document), encoding="utf-8")
+    result = run("uninstall", "claude-code", "--write")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        f"{path} has no aletheia entry; nothing to remove.",
+        f"Claude Code's local scope for {workspace.project} (projects in {path}) still has an"
+        " aletheia entry, which Claude Code starts first; remove it with `claude mcp remove"
+        f" aletheia -s local` run in {workspace.project}.",
+    ]
+    assert json.loads(path.read_text(encoding="utf-8")) == document
+    other = {"projects": {"/elsewhere": {"mcpServers": {"aletheia": entry}}}}
+    path.write_text(json.dumps(other), encoding="utf-8")
+    assert "local scope" not in run("uninstall", "claude-code", "--write").stdout

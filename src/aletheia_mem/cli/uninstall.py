@@ -32,6 +32,7 @@ from aletheia_mem.cli.install import (
 from aletheia_mem.cli.opencode_plugin import PLUGIN_MARK, plugin_path
 from aletheia_mem.cli.ownership import entry_url
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.projects import project_root
 
 ENTRY = "the aletheia entry"
 HOOKS = "Aletheia's hooks"
@@ -135,6 +136,26 @@ def _left_hooks(chosen: Host, scope: Scope, url: str | None) -> str | None:
     return None
 
 
+def _local_entry_note(chosen: Host) -> str | None:
+    """Where Claude Code's local scope (``claude mcp add`` without ``--scope``) still holds an
+    ``aletheia`` entry for this project, which this command does not touch, or None."""
+    if chosen.name != "claude-code":
+        return None
+    user_file = chosen.config_path("user", Path.cwd())
+    project = str(project_root(Path.cwd()))
+    try:
+        entry = get_entry(read_text(user_file), "json", ("projects", project, "mcpServers"))
+    except ConfigFileError:
+        return None  # the file's problem is told by the entry's change
+    if not isinstance(entry, dict) or SERVER_NAME not in entry:
+        return None
+    return (
+        f"Claude Code's local scope for {project} (projects in {user_file}) still has an"
+        f" {SERVER_NAME} entry, which Claude Code starts first; remove it with `claude mcp"
+        f" remove {SERVER_NAME} -s local` run in {project}."
+    )
+
+
 def _describe(change: Change, what: str, written: bool) -> str:
     path = change.path
     if change.action == "unchanged":
@@ -197,7 +218,15 @@ def uninstall(
     except ConfigFileError as error:
         fail(str(error), 1, as_json=as_json, kind="config_file")
     left = None if hooks else _left_hooks(chosen, scope, url)
-    note = f"Aletheia's hooks in {left} stay; add --hooks to remove them too." if left else None
+    notes = [
+        text
+        for text in (
+            f"Aletheia's hooks in {left} stay; add --hooks to remove them too." if left else None,
+            _local_entry_note(chosen),
+        )
+        if text
+    ]
+    note = " ".join(notes) or None
     report: list[dict[str, Any]] = []
     for (change, what), backup in zip(plans, backups, strict=True):
         report.append(
@@ -222,7 +251,7 @@ def uninstall(
             {"host": chosen.name, "scope": scope, "write": write, "changes": report, "note": note}
         )
         return
-    if note:
-        echo(note)
+    for text in notes:
+        echo(text)
     if not write and any(change.action != "unchanged" for change in changes):
         echo("Nothing removed yet. Run again with --write to make this change.")
