@@ -55,8 +55,7 @@ def open_hub_app(
     ``pool_size`` connections at most and ``search_cache_mb`` of postings held for search; None
     keeps the store's default)."""
     store = open_hub_store(target, pool_size=pool_size, search_cache_mb=search_cache_mb)
-    app = _closing_on_failure(store, lambda: _context(settings, store, _local_path(target)))
-    return replace(app, on_hub=True)
+    return _closing_on_failure(store, lambda: _context(settings, store, _local_path(target)))
 
 
 def _local_path(target: str | Path) -> Path | None:

@@ -32,7 +32,6 @@ class AppContext:
     # A local server's working repository, or the folder it works in until a file search
     # needs the repository (found then, off the start path); a hub: None.
     repository: RepositoryRoot | Path | None = None
-    on_hub: bool = False  # a team hub (aletheia-sync): no Rules page; rules travel by sync
 
 
 def _named_project(app: AppContext, value: str) -> str:

@@ -92,11 +92,6 @@ def add_rule(app: AppContext, args: dict[str, Any]) -> str:
     rule, created = rules.add_rule(app.store, item, app.clock(), app.allowed_projects)
     if not created:
         return f"Rule already saved ({rule.id}). An identical rule is not added twice."
-    if app.on_hub:  # no Rules page here: the rule travels by sync, then each person writes it
-        return (
-            f"Rule saved ({rule.id}). It reaches the team's stores through aletheia sync; each"
-            " person writes rules to their tools with aletheia rules sync or the Rules page."
-        )
     return f"Rule saved ({rule.id}). The owner syncs rules to tools from the Rules page."
 
 
