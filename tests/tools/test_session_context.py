@@ -89,6 +89,17 @@ def test_lists_are_named_when_the_block_lists_rules_but_no_memory(call):
     ]
 
 
+def test_list_names_stay_within_the_6000_characters(call):
+    for number in range(12):
+        call("add_rule", then=f"Rule {number}: " + "keep the tests green " * 33)
+    for number in range(10):
+        call("work_state_write", list=f"list {number} " + "x" * 60, items=["a"])
+
+    markdown = unwrap(call("session_start_context")).split("\nContext economics:")[0]
+
+    assert len(markdown) <= 6000
+
+
 def test_lists_are_not_named_once_the_block_lists_a_memory(call):
     call("work_state_write", list="todo", items=["a"])
     call("save_memory", text="Use pnpm")

@@ -19,7 +19,7 @@ CHARACTER_BUDGET = 6000
 MAX_PINNED = CHARACTER_BUDGET // len("- #1 19:46 [N] x\n") + 1
 MAX_FACTS = 10
 MAX_LISTS_NAMED = 10  # a block without memories names this many of the project's lists
-LIST_NAMES_BUDGET = 400  # characters of their names, past the block's budget
+LIST_NAMES_BUDGET = 400  # characters of their names, within the block's budget
 MAX_REQUESTS = 10
 MAX_REQUEST_LENGTH = 200
 _MEMORY, _FACT, _RULE = ("memory", "memories"), ("fact", "facts"), ("rule", "rules")
@@ -128,11 +128,19 @@ def build_context_parts(
         rules[: shown[4]],
         cut,
     )
-    lists = [] if pinned or recent else _list_names(store, project)
+    room = min(LIST_NAMES_BUDGET, CHARACTER_BUDGET - used - len(_lists_line([])))
+    lists = [] if pinned or recent else _list_names(store, project, room)
     return _render(header, sections, cut, lists), parts
 
 
-def _list_names(store: Store, project: str) -> list[str]:
+def _lists_line(names: list[str]) -> str:
+    return (
+        f"No memories to list for this project yet; its work-state lists: {', '.join(names)}"
+        " (work_state_read reads one)."
+    )
+
+
+def _list_names(store: Store, project: str, room: int) -> list[str]:
     """The project's work-state lists, newest first, named as work_state_read takes them: a
     block that lists no memory says they exist (instead of "Nothing saved" when it lists
     nothing at all)."""
@@ -142,7 +150,7 @@ def _list_names(store: Store, project: str) -> list[str]:
     names: list[str] = []
     for memory in found:
         name = quoted_name(memory.title.removesuffix(" list"))
-        if memory.kind != WORK_STATE_KIND or sum(map(len, names)) + len(name) > LIST_NAMES_BUDGET:
+        if memory.kind != WORK_STATE_KIND or sum(len(n) + 2 for n in names) + len(name) > room:
             continue
         names.append(name)
     return names
@@ -179,10 +187,7 @@ def _render(header: str, sections: list[_Section], cut: int, lists: list[str]) -
         out.extend(line for line, _ in kept)
         items += sum(1 for _, counts in kept if counts)
     if lists:
-        out.append(
-            f"No memories to list for this project yet; its work-state lists: {', '.join(lists)}"
-            " (work_state_read reads one)."
-        )
+        out.append(_lists_line(lists))
     elif items == 0:
         out.append("Nothing saved for this project yet. Use save_memory to keep what matters.")
     body = "\n".join(out)
