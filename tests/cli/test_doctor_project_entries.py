@@ -97,7 +97,9 @@ def test_install_s_own_project_entry_is_started(run: Invoke, workspace: Workspac
     assert code == 0
 
 
-@pytest.mark.parametrize("variable", ["PYTHONPATH", "LD_PRELOAD", "NODE_OPTIONS"])
+@pytest.mark.parametrize(
+    "variable", ["PYTHONPATH", "LD_PRELOAD", "NODE_OPTIONS", "ALETHEIA_HUB_DB", "ALETHEIA_CWD"]
+)
 def test_install_s_command_with_another_variable_is_not_started(
     run: Invoke, workspace: Workspace, variable: str
 ) -> None:

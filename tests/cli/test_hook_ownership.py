@@ -31,6 +31,10 @@ USERS_HOOKS = [
     "python -m aletheia_mem.hooks.evil session-start",
     "uvx aletheia-mem mcp",
     "'unbalanced aletheia-hook",
+    "LD_PRELOAD=/repo/evil.so aletheia-hook session-start",
+    "PYTHONPATH=. python -m aletheia_mem.hooks session-start",
+    "./tools/aletheia-hook stop",
+    "tools/aletheia-hook stop",
 ]
 OURS = [
     "ALETHEIA_DATA_DIR=/h/.aletheia ALETHEIA_TOOL=claude-code /v/bin/aletheia-hook session-start",

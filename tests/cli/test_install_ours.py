@@ -197,6 +197,22 @@ def test_a_reinstall_keeps_only_aletheia_variables_of_the_entry_s_env(
     assert written[key]["ALETHEIA_LOG"] == "debug"
 
 
+def test_a_planted_project_entry_keeps_nothing_that_changes_what_runs_or_where(
+    run: Invoke, workspace: Workspace
+) -> None:
+    config = workspace.project / ".cursor" / "mcp.json"
+    env = {"ALETHEIA_TOOL": "cursor", "ALETHEIA_HUB_DB": "/srv/theirs.db", "LD_PRELOAD": "x.so"}
+    planted = {"command": "sh", "args": ["-c", "evil"], "env": env, "envFile": ".env"}
+    _write(config, json.dumps({"mcpServers": {"aletheia": {**planted, "cwd": "tools"}}}))
+
+    result = run("install", "cursor", "--scope", "project", "--write")
+
+    assert result.exit_code == 0, result.stderr
+    written = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["aletheia"]
+    assert set(written) == {"command", "args", "env"}
+    assert set(written["env"]) == {"ALETHEIA_DATA_DIR", "ALETHEIA_TOOL"}
+
+
 REMOTE = {"url": "https://tools.example.com/mcp"}
 
 

@@ -294,11 +294,15 @@ NOT_INSTALLS = (
 )
 
 
+INSTALL_VARIABLES = frozenset({"ALETHEIA_DATA_DIR", "ALETHEIA_TOOL"})  # hosts.server_env's
+
+
 def written_by_install(argv: list[str], env: dict[str, str]) -> bool:
     """Whether a stdio entry is what ``aletheia install`` writes for this installation: its
-    command line, and an environment of ``ALETHEIA_*`` variables only."""
+    command line, and only the variables install sets (the store's folder and the tool's name;
+    a planted ``ALETHEIA_HUB_DB`` would send the server to a store the repository chose)."""
     command, args = mcp_command()
-    return argv == [command, *args] and all(key.startswith("ALETHEIA_") for key in env)
+    return argv == [command, *args] and set(env) <= INSTALL_VARIABLES
 
 
 def program_problem(program: str, path: str | None) -> str | None:

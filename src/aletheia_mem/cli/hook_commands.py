@@ -14,6 +14,7 @@ from aletheia_mem.cli.launcher import PACKAGE
 # What may stand unquoted in a word: the characters shlex.quote leaves unquoted.
 _PLAIN = re.compile(r"[\w@%+=:,./-]")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_OUR_VARIABLES = "ALETHEIA_"  # the only ``NAME=value`` words install writes before a hook
 _HOOK_PROGRAMS = {"aletheia-hook", "aletheia-hook.exe"}
 _CLI_NAMES = {"aletheia", "aletheia.exe", "aletheia-mem", "aletheia-mem.exe"}
 _HOOK_MODULES = ("aletheia_mem.hooks", "aletheia.hooks")  # the latter: before the rename
@@ -44,14 +45,24 @@ def command_words(command: str) -> list[str] | None:
 
 
 def program_argv(command: str) -> list[str] | None:
-    """The program and its arguments a plain command runs (its ``NAME=value`` words left out),
-    or None when it is not a plain list of words."""
+    """The program and its arguments a plain command runs (its ``ALETHEIA_*=value`` words left
+    out), or None when it is not a plain list of words or sets any other variable."""
     words = command_words(command)
     if words is None:
         return None
     while words and _ASSIGNMENT.match(words[0]):
+        if not words[0].startswith(_OUR_VARIABLES):  # LD_PRELOAD=, PYTHONPATH=: not as written
+            return None
         words = words[1:]
     return words
+
+
+def _relative(program: str) -> bool:
+    """A path that is not absolute: resolved against the folder the host starts it in (a bare
+    name is looked up on PATH, as install writes ``uvx`` or ``pipx``)."""
+    return ("/" in program or "\\" in program) and not (
+        program.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", program)
+    )
 
 
 def _base(word: str) -> str:
@@ -62,7 +73,7 @@ def runs_aletheia_hook(argv: list[str]) -> bool:
     """Whether ``argv`` runs Aletheia's hook: ``aletheia-hook`` (in any folder), ``aletheia
     hook``, ``uvx aletheia-mem hook``, ``pipx run --spec aletheia-mem aletheia-mem hook`` or
     ``python -m aletheia_mem.hooks``, as ``install`` writes it."""
-    if not argv:
+    if not argv or _relative(argv[0]):  # ./tools/aletheia-hook: a repository's file
         return False
     name, rest = _base(argv[0]), argv[1:]
     if name in _HOOK_PROGRAMS:

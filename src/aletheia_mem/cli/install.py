@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,7 @@ def _plans(
         entry,
         force=force,
         owned=owned,
-        merge=with_user_keys,
+        merge=partial(with_user_keys, own_file=scope == "user"),
     )
     plans = [(change, "the aletheia entry")]
     if not hooks:

@@ -12,9 +12,10 @@ An entry is Aletheia's own when any of these holds:
   ours only when the user names its address.
 
 Ours is updated without ``--force`` (after a venv moved, pip to pipx, a new release), keeping
-the keys a user added to it (Gemini CLI's ``trust``, ``timeout``) and the ``ALETHEIA_*``
-variables added to its environment, but no other variable (``PYTHONPATH``, ``LD_PRELOAD``,
-``NODE_OPTIONS`` would change what runs); anything else named ``aletheia`` is someone else's.
+the settings a user added to it (``USER_KEYS``: Gemini CLI's ``trust``, ``timeout``) and, in a
+user-scope file, the ``ALETHEIA_*`` variables added to its environment, but nothing that changes
+what runs or where (``envFile``, ``cwd``, ``PYTHONPATH``, ``LD_PRELOAD``; see
+``with_user_keys``); anything else named ``aletheia`` is someone else's.
 """
 
 from __future__ import annotations
@@ -36,6 +37,24 @@ ENTRY_KEYS = frozenset(
         "headers",
         "enabled",
         "bearer_token_env_var",
+    }
+)
+# The settings of a user's own that a reinstall keeps in an entry of ours: whether and how long
+# the host waits for it, which tools it offers and approves. None changes what runs.
+USER_KEYS = frozenset(
+    {
+        "trust",
+        "timeout",
+        "startup_timeout_sec",
+        "tool_timeout_sec",
+        "disabled",
+        "autoApprove",
+        "alwaysAllow",
+        "includeTools",
+        "excludeTools",
+        "enabled_tools",
+        "disabled_tools",
+        "description",
     }
 )
 ENV_KEYS = ("env", "environment")
@@ -106,14 +125,20 @@ def is_aletheia_entry(entry: Any, url: str | None = None) -> bool:
     return address.rstrip("/") == url.rstrip("/")
 
 
-def with_user_keys(existing: Any, wanted: dict[str, Any]) -> dict[str, Any]:
-    """``wanted`` plus the keys the user added to our ``existing`` entry, and the ``ALETHEIA_*``
-    variables added to its environment (ours win where both set one); any other variable goes.
+def with_user_keys(existing: Any, wanted: dict[str, Any], *, own_file: bool) -> dict[str, Any]:
+    """``wanted`` plus the settings of ``USER_KEYS`` the user added to our ``existing`` entry,
+    and, in the user's own file (``own_file``: user scope, not a repository's project file), the
+    ``ALETHEIA_*`` variables added to its environment (ours win where both set one).
+
+    Nothing else is kept: a key that changes how or where the server starts (VS Code's
+    ``envFile``, ``cwd``, Codex's ``env_vars``) or a variable (``PYTHONPATH``, ``LD_PRELOAD``)
+    could run a repository's code, and in a project file, which a cloned repository can plant,
+    an ``ALETHEIA_HUB_DB`` or ``ALETHEIA_DATA_DIR`` would send memories to a store it chose.
     """
     if not isinstance(existing, dict):
         return wanted
     merged = dict(wanted)
-    for key in ENV_KEYS:
+    for key in ENV_KEYS if own_file else ():
         theirs, ours = existing.get(key), wanted.get(key)
         if isinstance(theirs, dict) and isinstance(ours, dict):
             added = {
@@ -123,6 +148,6 @@ def with_user_keys(existing: Any, wanted: dict[str, Any]) -> dict[str, Any]:
             }
             merged[key] = {**ours, **added}
     for key, value in existing.items():
-        if key not in ENTRY_KEYS and key not in merged:
+        if key in USER_KEYS and key not in merged:
             merged[key] = value
     return merged
