@@ -5,15 +5,13 @@ program each hook runs exists and is executable (OpenCode: its plugin's program)
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
-from aletheia_mem.cli.doctor_hosts import same_file
+from aletheia_mem.cli.doctor_hosts import program_problem, same_file
 from aletheia_mem.cli.hook_commands import is_our_hook_command, program_argv, runs_aletheia_hook
 from aletheia_mem.cli.hooks import (
     CLAUDE_EVENTS,
@@ -143,15 +141,8 @@ def _program(command: str) -> str:
 
 
 def _program_problem(program: str) -> str | None:
-    if not program:
-        return "a hook runs no program"
-    if os.sep not in program and "/" not in program:  # found on PATH, as the shell finds it
-        return None if shutil.which(program) else f"{program} is not found on PATH"
-    if not os.path.exists(program):
-        return f"{program} does not exist"
-    if not os.access(program, os.X_OK) or os.path.isdir(program):
-        return f"{program} is not executable"
-    return None
+    """As for an entry's program, looked up on this PATH as the shell finds it."""
+    return program_problem(program, None, runs="a hook runs no program")
 
 
 def _check_plugin(path: Path, text: str) -> HookCheck:

@@ -305,11 +305,14 @@ def written_by_install(argv: list[str], env: dict[str, str]) -> bool:
     return argv == [command, *args] and set(env) <= INSTALL_VARIABLES
 
 
-def program_problem(program: str, path: str | None) -> str | None:
+def program_problem(
+    program: str, path: str | None, *, runs: str = "the entry runs no program"
+) -> str | None:
     """Why ``program`` cannot be started (missing, not executable), or None; a bare name is
-    looked up on ``path`` (the PATH the host starts it with)."""
+    looked up on ``path`` (the PATH the host starts it with; None: this one). ``runs``: what
+    to say when there is no program at all."""
     if not program:
-        return "the entry runs no program"
+        return runs
     if os.sep not in program and "/" not in program:
         return None if shutil.which(program, path=path) else f"{program} is not found on PATH"
     if not os.path.exists(program):
