@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import psycopg
 import pytest
 
 from tests.stores import rows_at
@@ -38,6 +39,18 @@ def test_a_database_without_a_hubs_tables_is_no_store_and_left_untouched(
     create = _aletheia("mcp-link", "create", "--hub-db", pg_url, "--projects", "shop")
     assert create.returncode == 0, create.stderr  # create starts the store there
     assert _aletheia(*command, "--hub-db", pg_url).returncode in (0, 3)  # 3: no such token
+
+
+def test_another_application_s_schema_migrations_is_no_store(pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # a Rails application's table
+        conn.execute("CREATE TABLE schema_migrations (version varchar PRIMARY KEY)")
+        conn.execute("INSERT INTO schema_migrations VALUES ('20240101000000')")
+
+    result = _aletheia("audit", "--hub-db", pg_url)
+
+    assert result.returncode == 7, result.stdout + result.stderr
+    assert result.stderr.startswith("Error: No hub store at postgresql://")
+    assert "Traceback" not in result.stderr
 
 
 def test_a_hub_at_an_older_schema_is_migrated_by_mcp_link_list(pg_url: str) -> None:

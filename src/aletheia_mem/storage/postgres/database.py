@@ -436,8 +436,18 @@ def is_migrated(url: str) -> bool:
         clear_errors(redact_url(url)),
         psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S) as conn,
     ):
-        row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+        row = conn.execute(_HOLDS_A_STORE).fetchone()
     return bool(row and row[0])
+
+
+# A store's migrations table (a whole-number version) beside its memories: another
+# application's schema_migrations (Rails keeps text versions) is no store.
+_HOLDS_A_STORE = (
+    "SELECT to_regclass('memories') IS NOT NULL AND EXISTS (SELECT 1 FROM"
+    " information_schema.columns WHERE table_schema = current_schema()"
+    " AND table_name = 'schema_migrations' AND column_name = 'version'"
+    " AND data_type IN ('integer', 'bigint', 'smallint'))"
+)
 
 
 def _steps() -> list[tuple[int, str]]:
