@@ -80,7 +80,9 @@ def test_an_entry_of_the_wrong_shape_is_named_and_not_started(
     code, line, check = _cursor(run)
     assert code == 1 and "BROKEN" in line
     assert check["status"] == "broken"
-    assert check["detail"] == f"the entry's {detail}; fix it, or run `aletheia install cursor`"
+    assert check["detail"] == (
+        f"the entry's {detail}; fix it, or run `aletheia install cursor --write --force`"
+    )
 
 
 def test_without_a_data_dir_the_default_folder_is_named_not_a_variable_to_check(

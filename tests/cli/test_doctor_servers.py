@@ -202,7 +202,7 @@ def test_another_mcp_server_in_the_aletheia_entry_is_named_not_ok(
     assert (check["status"], check["detail"]) == (
         "broken",
         "the server answers but is not Aletheia: it calls itself 'toy' and lists 1 tool (ping);"
-        " fix the entry, or run `aletheia install cursor --write`",
+        " fix the entry, or run `aletheia install cursor --write --force`",
     )
 
 

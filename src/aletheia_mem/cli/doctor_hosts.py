@@ -17,6 +17,7 @@ from typing import Any, Literal
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.doctor_probe import host_env, probe_server
 from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host, mcp_command
+from aletheia_mem.cli.ownership import is_aletheia_entry
 from aletheia_mem.config import load_settings
 from aletheia_mem.projects import project_root
 
@@ -81,16 +82,29 @@ def find_entry(host: Host, document: Any) -> Any:
     return None
 
 
-def _wrong(host: Host, field: str, value: Any, expected: str) -> str:
-    return (
-        f'the entry\'s "{field}" is {kind_of(value)}, not {expected}; fix it, or run'
-        f" `aletheia install {host.name}`"
-    )
+def _wrong(field: str, value: Any, expected: str, fix: str) -> str:
+    return f'the entry\'s "{field}" is {kind_of(value)}, not {expected}; fix it, or {fix}'
 
 
-def launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | str:
+def fix_hint(host: Host, place: _Place, entry: Any) -> str:
+    """The command that replaces a broken or foreign entry where it is: Claude Code's local
+    scope is ``claude``'s own (removing it lets the project's or user's entry run); a project
+    entry is written with ``--scope project``, one not Aletheia's only with ``--force``."""
+    if place.scope == "local":
+        return f"run `claude mcp remove {SERVER_NAME} -s local` in {place.prefix[-1]}"
+    words = ["aletheia", "install", host.name]
+    if place.scope == "project":
+        words += ["--scope", "project"]
+    words.append("--write")
+    if not is_aletheia_entry(entry):
+        words.append("--force")
+    return f"run `{' '.join(words)}`"
+
+
+def launch_spec(host: Host, entry: Any, fix: str) -> tuple[list[str], dict[str, str]] | str:
     """The command line and env of a stdio entry, or why it cannot be started (a field of the
-    wrong shape: a string where the host wants a list), or a description of a remote one."""
+    wrong shape: a string where the host wants a list, with ``fix``: how to replace it), or a
+    description of a remote one."""
     if not isinstance(entry, dict):
         return f"the entry is {kind_of(entry)}, not an object"
     url = entry.get("url") or entry.get("serverUrl") or entry.get("httpUrl")
@@ -99,16 +113,16 @@ def launch_spec(host: Host, entry: Any) -> tuple[list[str], dict[str, str]] | st
     env_key = "environment" if host.name == "opencode" else "env"
     env = entry.get(env_key) or {}
     if not isinstance(env, dict):
-        return _wrong(host, env_key, env, "an object")
+        return _wrong(env_key, env, "an object", fix)
     command, args = entry.get("command"), entry.get("args") or []
     if host.name == "opencode":  # one list: the program and its arguments
         if command is not None and not isinstance(command, list):
-            return _wrong(host, "command", command, "a list of strings")
+            return _wrong("command", command, "a list of strings", fix)
         command, args = (str(command[0]), command[1:]) if command else (None, [])
     elif command is not None and not isinstance(command, str):
-        return _wrong(host, "command", command, "a string")
+        return _wrong("command", command, "a string", fix)
     if not isinstance(args, list):
-        return _wrong(host, "args", args, "a list of strings")
+        return _wrong("args", args, "a list of strings", fix)
     if not command:
         return "the entry has no command"
     return [command, *(str(arg) for arg in args)], {str(k): str(v) for k, v in env.items()}
@@ -255,7 +269,8 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
         return result(
             "disabled", f"disabled: its enabled is false, so {host.title} does not start it"
         )
-    spec = launch_spec(host, found.entry)
+    fix = fix_hint(host, found.place, found.entry)
+    spec = launch_spec(host, found.entry, fix)
     if isinstance(spec, str):
         return result("remote" if spec.startswith("remote") else "broken", spec)
     argv, env = spec
@@ -276,7 +291,7 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
         else:
             detail += " yet (the server makes it at its start; save a memory first)"
         return result("warning", detail, store)
-    status, detail = probe_server(argv, env, host.name)
+    status, detail = probe_server(argv, env, fix)
     if other and status == "ok":
         status, detail = (
             "warning",

@@ -37,10 +37,11 @@ def host_env(env: dict[str, str]) -> dict[str, str]:
     return {**base, **env}
 
 
-def probe_server(argv: list[str], env: dict[str, str], host: str) -> tuple[str, str]:
+def probe_server(argv: list[str], env: dict[str, str], fix: str) -> tuple[str, str]:
     """Start the server as a host would (minimal env), initialize it and list its tools, each
     request once the one before is answered, then close its input; returns the check's status
-    (ok, warning, broken) and what it found: whether it is Aletheia, with its tools."""
+    (ok, warning, broken) and what it found: whether it is Aletheia, with its tools, and for
+    another server ``fix``: how to replace the entry (``run `aletheia install ...```)."""
     steps: list[Step] = [
         (json.dumps(message) + "\n", _answers(message["id"]) if "id" in message else None)
         for message in _HANDSHAKE
@@ -66,7 +67,7 @@ def probe_server(argv: list[str], env: dict[str, str], host: str) -> tuple[str, 
     if listed is None:
         return "broken", _no_answer(run)
     started = next((reply for line in lines if (reply := _reply(line, 1)) is not None), {})
-    status, answers = identify(started, listed, host)
+    status, answers = identify(started, listed, fix)
     if status == "ok" and run.returncode is None:  # hosts stop it themselves; but it lingers
         return "warning", (
             f"{answers}, but did not exit within {EXIT_GRACE_SECONDS} s of its input closing"
@@ -75,7 +76,7 @@ def probe_server(argv: list[str], env: dict[str, str], host: str) -> tuple[str, 
     return status, answers
 
 
-def identify(started: dict[str, Any], listed: dict[str, Any], host: str) -> tuple[str, str]:
+def identify(started: dict[str, Any], listed: dict[str, Any], fix: str) -> tuple[str, str]:
     """Whether the server that answered is Aletheia with this version's tools: its
     ``serverInfo`` (from the initialize result) and the names of the tools it listed."""
     info = started.get("serverInfo")
@@ -92,7 +93,7 @@ def identify(started: dict[str, Any], listed: dict[str, Any], host: str) -> tupl
         called = f"calls itself {name[:60]!r}" if name else "gives no name"
         return "broken", (
             f"the server answers but is not Aletheia: it {called} and lists {count}"
-            f" ({_some(names)}); fix the entry, or run `aletheia install {host} --write`"
+            f" ({_some(names)}); fix the entry, or {fix}"
         )
     expected = [tool.name for tool in TOOLS]
     missing = [tool for tool in expected if tool not in names]
@@ -107,8 +108,7 @@ def identify(started: dict[str, Any], listed: dict[str, Any], host: str) -> tupl
     return "warning", (
         f"{answers}, not the {len(expected)} tools of Aletheia {__version__}: "
         + "; ".join(differences)
-        + " (an older or newer server; run `aletheia install "
-        + f"{host} --write` from this install)"
+        + f" (an older or newer server; {fix} from this install)"
     )
 
 
