@@ -153,3 +153,28 @@ def test_hooks_that_are_no_list_are_refused_naming_the_file(
     assert result.exit_code == 1
     assert f"{settings}: hooks.AfterTool is not a list of hook groups" in result.stderr
     assert settings.read_text(encoding="utf-8") == original
+
+
+def test_a_reinstall_names_only_what_it_changes(run: Invoke, workspace: Workspace) -> None:
+    """With the entry in place and one hook event gone, the change is the hooks alone (as
+    Claude Code's install says it); with the hooks in place and the entry gone, the entry."""
+    assert run("install", "gemini-cli", "--hooks", "--write").exit_code == 0
+    settings = _settings(workspace)
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    del data["hooks"]["SessionEnd"]
+    settings.write_text(json.dumps(data), encoding="utf-8")
+
+    dry = run("install", "gemini-cli", "--hooks")
+    assert f"Would add the hooks in {settings}:" in dry.stdout
+    [change] = json_of(run("install", "gemini-cli", "--hooks", "--json"))["changes"]
+    assert (change["what"], change["action"]) == ("the hooks", "add")
+    written = run("install", "gemini-cli", "--hooks", "--write")
+    assert f"Added the hooks in {settings}." in written.stdout
+    assert "aletheia entry" not in written.stdout
+
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    del data["mcpServers"]
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    again = run("install", "gemini-cli", "--hooks", "--write")
+    assert f"Added the aletheia entry in {settings}." in again.stdout
+    assert "hooks" not in again.stdout.split("\n", 1)[0]

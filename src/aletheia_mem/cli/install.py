@@ -160,7 +160,8 @@ HOOK_FILES: dict[
 
 def _with_gemini_hooks(entry: Change, env: dict[str, str]) -> tuple[Change, str]:
     """Gemini CLI keeps its hooks in the file of its MCP entry: one change of that file, the
-    hooks merged into the text the entry leaves (a conflicting entry stays the conflict)."""
+    hooks merged into the text the entry leaves (a conflicting entry stays the conflict),
+    named by what it changes (both when neither changes)."""
     if entry.action == "conflict":
         return entry, "the aletheia entry"
     hooks = plan_gemini_hooks(entry.path, env, entry.new_text)
@@ -169,9 +170,11 @@ def _with_gemini_hooks(entry: Change, env: dict[str, str]) -> tuple[Change, str]
     action: Action = "unchanged" if text == entry.old_text else "add"
     if "replace" in actions:
         action = "replace"
-    return Change(entry.path, action, entry.old_text, text, entry.existing), (
-        "the aletheia entry and the hooks"
-    )
+    entry_changed, hooks_changed = entry.action != "unchanged", text != entry.new_text
+    what = "the aletheia entry and the hooks"
+    if entry_changed != hooks_changed:
+        what = "the aletheia entry" if entry_changed else "the hooks"
+    return Change(entry.path, action, entry.old_text, text, entry.existing), what
 
 
 def _entry_path(host: Host, path: Path) -> tuple[str, ...]:
