@@ -88,10 +88,14 @@ def test_a_users_own_aletheia_js_is_refused_and_neither_file_is_written(
     users = "export default async () => ({ event: async () => {} })\n"
     _plugin(workspace).write_text(users, encoding="utf-8")
     result = run("install", "opencode", "--hooks", "--write")
-    assert result.exit_code == 1
+    assert result.exit_code == 4  # a conflict, as uninstall refuses the same file
     assert f"{_plugin(workspace)} is not Aletheia's plugin" in result.stderr
     assert _plugin(workspace).read_text(encoding="utf-8") == users
     assert not (_config(workspace) / "opencode.json").exists()
+    as_json = run("install", "opencode", "--hooks", "--json")
+    assert as_json.exit_code == 4
+    assert json_of(as_json)["error"]["code"] == "conflict"
+    assert run("uninstall", "opencode", "--hooks", "--write").exit_code == 4
 
 
 def test_the_dry_run_shows_the_plugin_and_writes_nothing(run: Invoke, workspace: Workspace) -> None:

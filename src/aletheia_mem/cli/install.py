@@ -57,7 +57,7 @@ from aletheia_mem.cli.hosts import (
     Scope,
     server_env,
 )
-from aletheia_mem.cli.opencode_plugin import plan_opencode_plugin, plugin_path
+from aletheia_mem.cli.opencode_plugin import ForeignPlugin, plan_opencode_plugin, plugin_path
 from aletheia_mem.cli.ownership import entry_tool, is_aletheia_entry, with_user_keys
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_root
@@ -253,6 +253,8 @@ def install(
         raise InvalidInputError(f"Capture hooks are available for {hosts} only.")
     try:
         plans = _plans(chosen, scope, force, hooks, url, token_env)
+    except ForeignPlugin as error:  # a user's own plugin file, as uninstall refuses it
+        fail(str(error), EXIT_CONFLICT, as_json=as_json, kind="conflict")
     except ConfigFileError as error:
         fail(str(error), 1, as_json=as_json, kind="config_file")
     conflicts = [change for change, _ in plans if change.action == "conflict"]

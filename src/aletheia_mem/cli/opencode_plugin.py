@@ -169,15 +169,20 @@ def plugin_text(program: list[str], env: dict[str, str]) -> str:
     )
 
 
+class ForeignPlugin(ConfigFileError):
+    """A plugin file of Aletheia's name that is the user's: a conflict, not a broken file."""
+
+
 def plan_opencode_plugin(path: Path, program: list[str], env: dict[str, str]) -> Change:
     """Write (or rewrite) our plugin file; a file of that name without our mark is the user's.
 
     Raises:
-        ConfigFileError: the file is someone else's or cannot be read; the message names it.
+        ForeignPlugin: the file is someone else's; the message names it.
+        ConfigFileError: the file cannot be read; the message names it.
     """
     old = read_text(path)
     if old and PLUGIN_MARK not in old:
-        raise ConfigFileError(
+        raise ForeignPlugin(
             f"{path} is not Aletheia's plugin; move it away to install the capture plugin."
         )
     new = plugin_text(program, env)
