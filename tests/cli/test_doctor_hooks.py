@@ -45,7 +45,7 @@ def test_a_hook_event_missing_is_broken_not_installed(run: Invoke, workspace: Wo
         "no Aletheia hook for SessionEnd; run `aletheia install claude-code --hooks --write`",
     )
     hooks = next(line for line in lines if line.startswith("Hooks"))
-    assert hooks.startswith("Hooks  claude-code: user (broken) scope;")
+    assert hooks.startswith("Hooks  claude-code: user scope (broken);")
     assert any(line.split()[:3] == ["claude-code", "user", "BROKEN"] for line in lines)
 
 
@@ -114,3 +114,18 @@ def test_run_from_home_a_hooks_file_that_is_the_user_one_is_one_scope(
     assert data["hooks"]["gemini-cli"] == {"user": True}
     hooks = next(line for line in lines if line.startswith("Hooks"))
     assert hooks.startswith("Hooks  claude-code: user scope; gemini-cli: user scope;")
+
+
+def test_each_scope_is_named_with_its_own_mark_when_one_is_broken(
+    run: Invoke, workspace: Workspace
+) -> None:
+    run("save", "a first memory")
+    run("install", "gemini-cli", "--hooks", "--write")
+    run("install", "gemini-cli", "--hooks", "--scope", "project", "--write")
+    settings = workspace.home / ".gemini" / "settings.json"
+    document = json.loads(settings.read_text(encoding="utf-8"))
+    del document["hooks"]["SessionEnd"]
+    settings.write_text(json.dumps(document), encoding="utf-8")
+    _, _, lines = _doctor(run)
+    hooks = next(line for line in lines if line.startswith("Hooks"))
+    assert "; gemini-cli: user scope (broken), project scope;" in hooks

@@ -286,13 +286,17 @@ def _print_report(
 
 
 def _hooks_line(host: str, scopes: dict[str, HookCheck]) -> str:
-    """``claude-code: user, project scope``, a scope whose hooks do not work marked."""
-    installed = [
-        scope if check.status == "ok" else f"{scope} ({check.status})"
-        for scope, check in scopes.items()
-        if check.installed
-    ]
-    return f"{host}: " + (", ".join(installed) + " scope" if installed else "not installed")
+    """``claude-code: user, project scope``; when a scope's hooks do not work, each scope
+    named with its own mark: ``claude-code: user scope (broken), project scope``."""
+    installed = {scope: check.status for scope, check in scopes.items() if check.installed}
+    if not installed:
+        return f"{host}: not installed"
+    if all(status == "ok" for status in installed.values()):
+        return f"{host}: " + ", ".join(installed) + " scope"
+    return f"{host}: " + ", ".join(
+        f"{scope} scope" + ("" if status == "ok" else f" ({status})")
+        for scope, status in installed.items()
+    )
 
 
 def _print_semantic(status: dict[str, Any]) -> None:
