@@ -211,6 +211,16 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get(DATA_DIR_VARIABLE, "").strip() or "~/.aletheia").expanduser()
 
 
+def store_chosen_by(env: Mapping[str, str] | None = None) -> str:
+    """What chose the store ``load_settings`` opens: ``ALETHEIA_HUB_DB``, ``ALETHEIA_DATA_DIR``
+    (set and not blank), or ``default`` (``~/.aletheia``, neither set)."""
+    env = os.environ if env is None else env
+    for variable in (STORE_VARIABLE, DATA_DIR_VARIABLE):
+        if env.get(variable, "").strip():
+            return variable
+    return "default"
+
+
 def is_database_url(target: str) -> bool:
     """Whether a store names a PostgreSQL database rather than a SQLite file."""
     return target.startswith(DATABASE_URL_PREFIXES)

@@ -61,6 +61,10 @@ def test_a_read_command_on_a_missing_store_file_names_aletheia_hub_db(
 def test_doctor_reports_the_store_aletheia_hub_db_chose(
     run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    assert json_of(run("doctor", "--json"))["store"]["chosen_by"] == "default"
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", "  ")  # blank: the default folder still
+    assert json_of(run("doctor", "--json"))["store"]["chosen_by"] == "default"
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "data"))
     assert json_of(run("doctor", "--json"))["store"]["chosen_by"] == "ALETHEIA_DATA_DIR"
     store = tmp_path / "shared.db"
     monkeypatch.setenv("ALETHEIA_HUB_DB", str(store))

@@ -38,6 +38,7 @@ from aletheia_mem.config import (
     hub_target,
     load_excluded_projects,
     semantic_enabled,
+    store_chosen_by,
 )
 from aletheia_mem.config import STORE_VARIABLE as HUB_DB
 from aletheia_mem.errors import AletheiaError, ConfigError, InvalidInputError
@@ -70,7 +71,7 @@ def _versions(store_info: dict[str, Any]) -> dict[str, str]:
 
 def check_store_in_use(settings: Settings) -> dict[str, Any]:
     """The store the commands and servers use, checked; ``chosen_by`` names the variable that
-    chose it (``ALETHEIA_HUB_DB`` wins over ``ALETHEIA_DATA_DIR``)."""
+    chose it (``ALETHEIA_HUB_DB`` wins over ``ALETHEIA_DATA_DIR``), or ``default``."""
     misplaced = misplaced_store(settings)  # a file where the data folder should be
     if misplaced is not None:
         report = {"path": str(settings.store), "ok": False, "missing": True}
@@ -79,7 +80,7 @@ def check_store_in_use(settings: Settings) -> dict[str, Any]:
         report = check_store(settings.store, local_store_hint(settings))
     else:
         report = check_database(settings.store)
-    return {**report, "chosen_by": settings.store_variable}
+    return {**report, "chosen_by": store_chosen_by()}
 
 
 def check_database(url: str) -> dict[str, Any]:
