@@ -282,22 +282,25 @@ def install(
         echo(CODEX_TRUST_NOTE)
 
 
+def change_report(change: Change, what: str, backup: Path | None, write: bool) -> dict[str, Any]:
+    """One planned change as ``--json`` reports it (a deleted file has no diff)."""
+    return {
+        "path": str(change.path),
+        "what": what,
+        "action": change.action,
+        "written": bool(write and change.action != "unchanged"),
+        "backup": str(backup) if backup else None,
+        "diff": "" if change.action == "delete" else change.diff(),
+    }
+
+
 def _apply(plans: list[tuple[Change, str]], write: bool, as_json: bool) -> list[dict[str, Any]]:
     """Write (or only describe) each change; returns the report of each."""
     changes = [change for change, _ in plans]
     backups = write_all(changes) if write else [None] * len(changes)
     report = []
     for (change, what), backup in zip(plans, backups, strict=True):
-        report.append(
-            {
-                "path": str(change.path),
-                "what": what,
-                "action": change.action,
-                "written": bool(write and change.action != "unchanged"),
-                "backup": str(backup) if backup else None,
-                "diff": change.diff(),
-            }
-        )
+        report.append(change_report(change, what, backup, write))
         if as_json:
             continue
         echo(_describe(change, what, write))

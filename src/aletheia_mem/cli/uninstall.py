@@ -23,6 +23,7 @@ from aletheia_mem.cli.hosts import HOSTS_BY_NAME, SERVER_NAME, Host, Scope
 from aletheia_mem.cli.install import (
     EXIT_CONFLICT,
     HOOK_FILES,
+    change_report,
     coloured_diff,
     owned_by,
     shared_message,
@@ -229,16 +230,7 @@ def uninstall(
     note = " ".join(notes) or None
     report: list[dict[str, Any]] = []
     for (change, what), backup in zip(plans, backups, strict=True):
-        report.append(
-            {
-                "path": str(change.path),
-                "what": what,
-                "action": change.action,
-                "written": bool(write and change.action != "unchanged"),
-                "backup": str(backup) if backup else None,
-                "diff": "" if change.action == "delete" else change.diff(),
-            }
-        )
+        report.append(change_report(change, what, backup, write))
         if as_json:
             continue
         echo(_describe(change, what, write))
