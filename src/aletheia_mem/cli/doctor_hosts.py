@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.doctor_probe import host_env, probe_server
-from aletheia_mem.cli.hosts import HOSTS, SERVER_NAME, Host, mcp_command
+from aletheia_mem.cli.hosts import HOSTS, INSTALL_VARIABLES, SERVER_NAME, Host, mcp_command
 from aletheia_mem.cli.ownership import is_aletheia_entry
 from aletheia_mem.config import load_settings
 from aletheia_mem.projects import project_root
@@ -307,9 +307,6 @@ NOT_INSTALLS = (
     "not started: a project entry that aletheia install did not write; doctor does not run a"
     " repository's commands (check it by hand: docs/troubleshooting.md)"
 )
-
-
-INSTALL_VARIABLES = frozenset({"ALETHEIA_DATA_DIR", "ALETHEIA_TOOL"})  # hosts.server_env's
 
 
 def written_by_install(argv: list[str], env: dict[str, str]) -> bool:

@@ -59,6 +59,10 @@ def stdio_server(settings: Settings, tool: str) -> Server:
     return Server(command=command, args=args, env=server_env(settings, tool))
 
 
+# The variables an entry ``install`` writes sets (``server_env``), and no other.
+INSTALL_VARIABLES = frozenset({"ALETHEIA_DATA_DIR", "ALETHEIA_TOOL"})
+
+
 def server_env(settings: Settings, tool: str) -> dict[str, str]:
     """``ALETHEIA_TOOL`` and the absolute store location: hosts start servers anywhere."""
     return {"ALETHEIA_DATA_DIR": str(settings.data_dir.absolute()), "ALETHEIA_TOOL": tool}

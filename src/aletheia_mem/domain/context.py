@@ -150,9 +150,9 @@ def _list_names(store: Store, project: str, room: int) -> list[str]:
     names: list[str] = []
     for memory in found:
         name = quoted_name(memory.title.removesuffix(" list"))
-        if memory.kind != WORK_STATE_KIND or sum(len(n) + 2 for n in names) + len(name) > room:
-            continue
-        names.append(name)
+        if memory.kind == WORK_STATE_KIND and len(name) <= room:
+            names.append(name)
+            room -= len(name) + 2  # and its ", "
     return names
 
 
