@@ -6,7 +6,8 @@ Here two ``aletheia-mcp`` servers, this checkout's and ``--baseline-src``'s, eac
 copy of a store prebuilt with ``--memories`` memories by its own code, get the same requests in
 turn, one waiting client each: request n goes to one, then to the other (which goes first
 alternates by round), so both meet the same load within a millisecond. Per round: ``--searches``
-searches, then ``--saves`` new memories (``stdio_bench.py``'s notes). Printed: each figure's
+searches, a few saves that load the saving path (the first is its own row), then ``--saves``
+new memories (``stdio_bench.py``'s notes). Printed: each figure's
 median over ``--rounds`` rounds, the ratio, and the ratio of the mean save per round.
 Pass the same src as ``--baseline-src`` for an A/A run: what its ratios miss 1.00 by is noise.
 """
@@ -25,7 +26,7 @@ from typing import Any
 
 from aletheia_mem.config import DB_FILE_NAME
 from corpus import NoteWriter, queries
-from stdio_bench import NOTES_SEED, build_with, quantile_ms
+from stdio_bench import NOTES_SEED, WARM_UP_SAVES, WARM_UP_SEED, build_with, quantile_ms
 from stdio_client import StdioServer
 
 WARM_UP = 20  # searches before the timed ones: caches, prepared statements
@@ -53,16 +54,27 @@ def one_round(
             shutil.copyfile(stores[name], data_dir / DB_FILE_NAME)
             servers[name] = StdioServer(data_dir, cwd, extra_env=env)
             servers[name].initialize()
-        found: dict[str, Samples] = {name: {"search": [], "save": []} for name in variants}
+        found: dict[str, Samples] = {
+            name: {"search": [], "save": [], "first save": []} for name in variants
+        }
         searches = [("search", {"query": q}) for q in queries(WARM_UP + args.searches)]
+        warm_saves = [
+            ("save_memory", n.arguments())
+            for n in NoteWriter(seed=WARM_UP_SEED).notes(WARM_UP_SAVES)
+        ]
         saves = [
             ("save_memory", n.arguments()) for n in NoteWriter(seed=NOTES_SEED).notes(args.saves)
         ]
-        for n, (tool, arguments) in enumerate(searches + saves):
+        first_save_at = len(searches)
+        for n, (tool, arguments) in enumerate(searches + warm_saves + saves):
             for name, server in servers.items():
                 seconds = timed(server, tool, arguments)
-                if n >= WARM_UP:
-                    found[name]["save" if tool == "save_memory" else "search"].append(seconds)
+                if n == first_save_at:
+                    found[name]["first save"].append(seconds)
+                elif WARM_UP <= n < first_save_at:
+                    found[name]["search"].append(seconds)
+                elif n >= first_save_at + WARM_UP_SAVES:
+                    found[name]["save"].append(seconds)
         return found
     finally:
         for server in servers.values():
@@ -77,6 +89,7 @@ ROWS: list[tuple[str, Callable[[Samples], float]]] = [
     ("save p99 ms", lambda s: quantile_ms(s["save"], 0.99)),
     ("search p50 ms", lambda s: quantile_ms(s["search"], 0.5)),
     ("search p95 ms", lambda s: quantile_ms(s["search"], 0.95)),
+    ("first save after start ms", lambda s: s["first save"][0] * 1000),
 ]
 
 

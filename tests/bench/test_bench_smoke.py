@@ -91,6 +91,7 @@ def test_lockstep_benchmark_prints_both_checkouts_and_their_ratio() -> None:
     names = [line.split("|")[1].strip() for line in lines[2:-1]]
     assert names[:2] == ["saves/s", "save mean ms"]
     assert "search p50 ms" in names
+    assert "first save after start ms" in names
     assert lines[-1].startswith("mean save ratio per round: ")
     assert len(lines[-1].split(":")[1].split(",")) == 2
 
