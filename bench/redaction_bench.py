@@ -1,10 +1,11 @@
 """Benchmark of secret redaction: ``python bench/redaction_bench.py [--quick] [--compare]``.
 
 Prints a markdown table: the time to redact a 1 KB and a 20,000-character memory (p50 and p99,
-in process), the worst time over adversarial inputs of 20,000 characters and how it grows from
-5,000 (catastrophic backtracking would show here), and recall and false positives on the
-labelled corpus (``tests/domain/redaction_corpus.jsonl``). With ``--compare`` and
-detect-secrets installed, the same corpus and texts through detect-secrets' default plugins.
+in process; the look-alike note holds full-width and invisible characters, which are folded),
+the worst time over adversarial inputs of 20,000 characters and how it grows from 5,000
+(catastrophic backtracking would show here), and recall and false positives on the labelled
+corpus (``tests/domain/redaction_corpus.jsonl``). With ``--compare`` and detect-secrets
+installed, the same corpus and texts through detect-secrets' default plugins.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ CONFIG = (
     "curl -u admin:Cu7lPassw0rd https://api.example.com/v1/items?limit=50\n"
     "Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0\n"
 )
+
+
+def full_width(text: str) -> str:
+    """Each printable ASCII character as its full-width look-alike (U+FF01 to U+FF5E)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+# Text that NFKC changes: read folded, then as it is (the plain ASCII texts above skip folding).
+LOOKALIKE_NOTE = full_width(NOTE[:200]) + "日本語のメモ\uff08本番環境\uff09。\u200b" + NOTE[200:]
 # Repeated to 5,000 and 20,000 characters: the time must grow linearly.
 ADVERSARIAL = {
     "letters": "a",
@@ -53,6 +63,8 @@ ADVERSARIAL = {
     "weak name chain": "key=",
     "openai prefixes": "sk-",
     "short flags": " -p",
+    "full-width assignments": full_width("password="),
+    "zero-width inside words": "token\u200b",
 }
 
 
@@ -85,7 +97,8 @@ def _percentile(sorted_values: list[float], share: float) -> float:
 
 def speed_rows(name: str, function: Callable[[str], object], runs: int) -> list[Row]:
     rows = []
-    for label, base in (("note", NOTE), ("config with secrets", CONFIG)):
+    texts = (("note", NOTE), ("config with secrets", CONFIG), ("look-alike note", LOOKALIKE_NOTE))
+    for label, base in texts:
         for size, target in ((1_000, 100.0), (20_000, None)):
             timings = _times_us(function, _sized(base, size), runs if size < 20_000 else runs // 10)
             p50 = statistics.median(timings)

@@ -26,8 +26,11 @@ The rules, each in its own module:
   and query strings, with an entropy check for weak names (``key``, ``session``, ``seed``),
   and quoted passphrases given to password names.
 
-Invisible characters between two ASCII characters are dropped first, and a token cut by a shell
-line continuation is read joined.
+The rules read the text as a reader or a normalising tool would
+(:mod:`~aletheia_mem.domain.redaction_fold`): NFKC-folded (full-width letters, digits and
+separators, mathematical letters, ligatures), without zero-width and other invisible
+characters, and with a token cut by a shell line continuation joined. What they find there is
+redacted in the original text, whose other characters are kept byte for byte.
 
 Kept: placeholders (``${DB_PASSWORD}``, ``<your-token>``, ``xxxx``) and status words
 (``Password: required``), code expressions, paths and resource names, git SHAs, UUIDs and ULIDs
@@ -39,10 +42,10 @@ changes nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from aletheia_mem.domain.redaction_blocks import redact_blocks
+from aletheia_mem.domain.redaction_fold import Folded, fold, folded_text
 from aletheia_mem.domain.redaction_lines import (
     redact_authorization,
     redact_command_lines,
@@ -55,7 +58,8 @@ from aletheia_mem.domain.redaction_names import (
     redact_terraform_variables,
     redact_xml,
 )
-from aletheia_mem.domain.redaction_values import REDACTED
+from aletheia_mem.domain.redaction_trail import recording, replaced_regions
+from aletheia_mem.domain.redaction_values import REDACTED, redact_span
 from aletheia_mem.domain.redaction_vendors import redact_vendor_tokens
 
 __all__ = ["REDACTED", "redact_named_value", "redact_secrets"]
@@ -71,16 +75,6 @@ _RULES: tuple[Callable[[str], str], ...] = (
     redact_terraform_variables,
     redact_xml,
     redact_prose,
-)
-
-
-# Invisible characters inside a token ("ghp_R4nd\u200bXy9..."), between two printable ASCII
-# characters (not in an emoji or a Persian word), and a token cut by a shell line continuation
-# ("GITHUB_TOKEN=ghp_R4nd\" + newline + "Xy9Zq8..."): the text is read without them, and kept
-# so when that finds a secret.
-_INVISIBLE = re.compile(r"(?<=[\x21-\x7e])[\u00ad\u180e\u200b-\u200d\u2060\ufeff]++(?=[\x21-\x7e])")
-_CONTINUATION = re.compile(
-    r"(?<=[A-Za-z0-9+/=_\-]{8})\\\r?\n(?=[A-Za-z0-9+/_][A-Za-z0-9+/=_\-]{7})"
 )
 
 
@@ -100,16 +94,20 @@ def redact_secrets(text: str) -> str:
         ``text`` with each recognised secret replaced; innocent text is returned unchanged.
         Redacting the result again returns it unchanged.
     """
-    joined = text
-    if not text.isascii():
-        joined = _INVISIBLE.sub("", joined)
-    if "\\" in text and ("\\\n" in text or "\\\r\n" in text):
-        joined = _CONTINUATION.sub("", joined)
-    if joined is not text and joined != text:
-        redacted = _apply_rules(joined)
-        if redacted != joined:
-            return redacted
+    folded = fold(text)
+    if folded is not None:  # what the folded copy shows first, then the original as it is
+        text = _redact_folded(folded)
     return _apply_rules(text)
+
+
+def _redact_folded(folded: Folded) -> str:
+    """The original text with what the rules find in its folded copy redacted."""
+    with recording() as notes:
+        redacted = _apply_rules(folded.text)
+    if redacted == folded.text:
+        return folded.source
+    regions = replaced_regions(len(folded.text), notes)
+    return redact_span(folded.source, sorted(folded.original_span(*region) for region in regions))
 
 
 def redact_named_value(name: str, value: str) -> str:
@@ -118,7 +116,7 @@ def redact_named_value(name: str, value: str) -> str:
     A literal given to a secret-looking name (``password`` = ``Tr0ub4dor&3``) is replaced whole;
     any other value goes through :func:`redact_secrets`.
     """
-    stripped = value.strip()
-    if is_literal_secret(name.strip(), stripped):
+    stripped = folded_text(value).strip()
+    if is_literal_secret(folded_text(name).strip(), stripped):
         return REDACTED
     return redact_secrets(value)

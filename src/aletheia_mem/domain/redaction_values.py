@@ -12,6 +12,8 @@ import re
 import string
 from collections import Counter
 
+from aletheia_mem.domain.redaction_trail import note
+
 REDACTED = "[REDACTED]"
 _REDACTED_LOWER = REDACTED.lower()
 
@@ -180,6 +182,7 @@ def redact_span(text: str, spans: list[tuple[int, int]]) -> str:
     one)."""
     if not spans:
         return text
+    note(spans, len(REDACTED))
     parts: list[str] = []
     done = 0
     for start, end in spans:

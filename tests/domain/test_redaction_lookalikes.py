@@ -1,0 +1,323 @@
+"""Secrets written in look-alike characters: full-width, mathematical letters, ligatures, with
+zero-width characters or soft hyphens inside. A tool that normalises the text (NFKC) or a human
+reads the real secret, so it is redacted; the original characters around it, and every innocent
+text, are stored byte for byte.
+
+The fake tokens are random and were never valid credentials; the corpus splits them after their
+vendor prefix so that secret scanners do not flag the repository.
+"""
+
+# ruff: noqa: RUF001, RUF003  (full-width and other look-alike characters are the point here)
+from __future__ import annotations
+
+import sys
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aletheia_mem.domain.redaction import REDACTED, redact_named_value, redact_secrets
+from aletheia_mem.domain.redaction_fold import _INVISIBLE, fold
+from aletheia_mem.domain.redaction_trail import recording, replaced_regions
+from aletheia_mem.domain.redaction_values import redact_span
+from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from redaction_corpus import Case, load_corpus
+
+R = REDACTED
+GH = "ghp_" + "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
+AWS = "AKIA" + "Z7QWERTYUIOP1234"
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+
+
+def full_width(text: str) -> str:
+    """Each printable ASCII character as its full-width form (U+FF01 to U+FF5E)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def math_bold(text: str) -> str:
+    """Letters and digits as MATHEMATICAL BOLD ones (U+1D400...)."""
+    out = []
+    for c in text:
+        if "A" <= c <= "Z":
+            c = chr(0x1D400 + ord(c) - ord("A"))
+        elif "a" <= c <= "z":
+            c = chr(0x1D41A + ord(c) - ord("a"))
+        elif "0" <= c <= "9":
+            c = chr(0x1D7CE + ord(c) - ord("0"))
+        out.append(c)
+    return "".join(out)
+
+
+def split_by(mark: str) -> Callable[[str], str]:
+    """``mark`` inserted every 5 characters."""
+    return lambda text: mark.join(text[i : i + 5] for i in range(0, len(text), 5))
+
+
+def as_read(text: str) -> str:
+    """What a reader or a normalising tool sees: NFKC, without format characters."""
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in folded if unicodedata.category(c) != "Cf")
+
+
+DISGUISES: dict[str, Callable[[str], str]] = {
+    "full-width": full_width,
+    "math-bold": math_bold,
+    "zero-width-space": split_by("\u200b"),
+    "zero-width-joiner": split_by("\u200d"),
+    "soft-hyphen": split_by("\u00ad"),
+    "word-joiner-and-bom": split_by("\u2060\ufeff"),
+    "full-width-and-zero-width": lambda text: split_by("\u200b")(full_width(text)),
+}
+CASES = load_corpus()
+SECRET_CASES = [case for case in CASES if case.secrets]
+INNOCENT_CASES = [case for case in CASES if not case.secrets]
+
+
+def _disguised(case: Case, disguise: Callable[[str], str]) -> str:
+    text = case.text
+    for secret in sorted(case.secrets, key=len, reverse=True):
+        text = text.replace(secret, disguise(secret))
+    return text
+
+
+def _secret_params() -> list[object]:
+    # every family of the corpus, in every disguise: one case per family keeps the run short
+    firsts = {case.family: case for case in reversed(SECRET_CASES)}
+    return [
+        pytest.param(case, name, id=f"{case.family}-{name}")
+        for case in firsts.values()
+        for name in DISGUISES
+    ]
+
+
+@pytest.mark.parametrize(("case", "disguise"), _secret_params())
+def test_a_disguised_secret_of_every_family_is_redacted(case: Case, disguise: str) -> None:
+    text = _disguised(case, DISGUISES[disguise])
+    assert text != case.text
+    redacted = redact_secrets(text)
+    for secret in case.secrets:
+        assert secret not in as_read(redacted)
+    assert R in redacted
+    assert redact_secrets(redacted) == redacted
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"{c.family}-{n}") for n, c in enumerate(SECRET_CASES)]
+)
+def test_a_secret_in_a_text_typed_all_in_full_width_is_redacted(case: Case) -> None:
+    redacted = redact_secrets(full_width(case.text))
+    for secret in case.secrets:
+        assert secret not in as_read(redacted)
+    assert redact_secrets(redacted) == redacted
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"{c.family}-{n}") for n, c in enumerate(INNOCENT_CASES)]
+)
+def test_an_innocent_text_typed_in_full_width_survives_byte_for_byte(case: Case) -> None:
+    text = full_width(case.text)
+    assert redact_secrets(text) == text
+
+
+EXACT = [
+    pytest.param(full_width(GH), R, id="full-width-github-token"),
+    pytest.param(f"token {full_width(AWS)} here", f"token {R} here", id="full-width-aws-key-id"),
+    pytest.param(
+        "ｐａｓｓｗｏｒｄ＝ｈｕｎｔｅｒ２２", f"ｐａｓｓｗｏｒｄ＝{R}", id="full-width-key-value"
+    ),
+    pytest.param("DB_PASSWORD＝Tr0ub4dor&3x", f"DB_PASSWORD＝{R}", id="full-width-equals"),
+    pytest.param("api_key： Xq7Rt9Lp2Vn5Kw8Zs4Dm", f"api_key： {R}", id="full-width-colon"),
+    pytest.param(
+        "ｐａｓｓｗｏｒｄ： ｓ３ｃｒ３ｔＰＷ９\nhost： db",
+        f"ｐａｓｓｗｏｒｄ： {R}\nhost： db",
+        id="yaml",
+    ),
+    pytest.param(
+        "the password is\u3000Tr0ub4dor3x.", f"the password is\u3000{R}.", id="ideographic-space"
+    ),
+    pytest.param(
+        f"export GITHUB_TOKEN={math_bold(GH)}", f"export GITHUB_TOKEN={R}", id="math-bold"
+    ),
+    pytest.param(
+        f"git clone https://x:{GH[:10]}\u200b{GH[10:]}@github.com/o/r",
+        f"git clone https://x:{R}@github.com/o/r",
+        id="zero-width-in-url-password",
+    ),
+    pytest.param(
+        f"Authorization：Ｂｅａｒｅｒ {GH}", f"Authorization：Ｂｅａｒｅｒ {R}", id="bearer"
+    ),
+    pytest.param(
+        f"{GH[:8]}\u00ad{GH[8:]} and {GH[:3]}\u2060{GH[3:]}", f"{R} and {R}", id="soft-hyphen"
+    ),
+    # characters that fold to several ("ﬁ" to "fi", "㎏" to "kg") before, inside and after
+    pytest.param(
+        "conﬁg ㎏ password=Tr0ﬁub4dor3x ㎏ ﬁn", f"conﬁg ㎏ password={R} ㎏ ﬁn", id="ligatures"
+    ),
+    pytest.param("secret=Xq7Rt9Lp2Vn5Kw8㎏", f"secret={R}", id="expansion-at-the-end"),
+    # a mark that belongs to the secret's last character goes with it, not onto the "]"
+    pytest.param(
+        f"api_key={STRIPE[:21]}\u00ad{STRIPE[21:]}\u0301\u0308 after",
+        f"api_key={R} after",
+        id="combining-marks-after",
+    ),
+    pytest.param(
+        f"日本語のメモ：ｔｏｋｅｎ＝{full_width(GH)}（本番用）",
+        f"日本語のメモ：ｔｏｋｅｎ＝{R}（本番用）",
+        id="japanese-around-a-token",
+    ),
+    pytest.param(
+        f"export GITHUB_TOKEN={GH[:20]}\\\n{GH[20:]}; ａ\\\nb",
+        f"export GITHUB_TOKEN={R}; ａ\\\nb",
+        id="continuation-kept-elsewhere",
+    ),
+    pytest.param(
+        f"GITHUB_TOKEN={full_width(GH[:20])}＼\n{GH[20:]}",
+        f"GITHUB_TOKEN={R}",
+        id="full-width-continuation",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), EXACT)
+def test_a_disguised_secret_is_replaced_and_the_original_context_kept(
+    text: str, expected: str
+) -> None:
+    assert redact_secrets(text) == expected
+    assert redact_secrets(expected) == expected
+
+
+INNOCENT = [
+    pytest.param("日本語のテキストです。全角の括弧（かっこ）と！？も使います。", id="japanese"),
+    pytest.param(
+        "価格は１２３，４５６円です。電話：０３－１２３４－５６７８", id="full-width-digits"
+    ),
+    pytest.param("パスワード：必須（８文字以上）", id="japanese-password-label"),
+    pytest.param("ｐａｓｓｗｏｒｄ：ｒｅｑｕｉｒｅｄ", id="full-width-status-word"),
+    pytest.param("ｐａｓｓｗｏｒｄ＝＄｛ＤＢ＿ＰＡＳＳＷＯＲＤ｝", id="full-width-placeholder"),
+    pytest.param("这是一个中文句子，包含全角标点：逗号、冒号；以及（括号）。", id="chinese"),
+    pytest.param("한국어 문장입니다. 비밀번호는 알려주지 마세요!", id="korean"),
+    pytest.param("Ｈｅｌｌｏ　Ｗｏｒｌｄ　２０２６", id="full-width-latin"),
+    pytest.param("café naïve résumé Zürich Ærøskøbing", id="accented-nfc"),
+    pytest.param("cafe\u0301 nai\u0308ve re\u0301sume\u0301", id="accented-nfd"),
+    pytest.param("family 👨\u200d👩\u200d👧 👍🏽 ❤️ 🏳️\u200d🌈", id="emoji-sequences"),
+    pytest.param(
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u061c", id="persian-arabic-marks"
+    ),
+    pytest.param("the conﬁguration of the ﬁrst ﬂoor weighs 5 ㎏ … at 20 ℃", id="ligatures"),
+    pytest.param("a\u00a0non-breaking space and a\u202fnarrow one, ½ cup, x²", id="compat-prose"),
+    pytest.param("soft\u00adhyphen\u00adated long\u200bwords", id="soft-hyphens"),
+    pytest.param("𝐁𝐨𝐥𝐝 𝑖𝑡𝑎𝑙𝑖𝑐 𝕕𝕠𝕦𝕓𝕝𝕖", id="math-letters-prose"),
+    pytest.param("\u202eevil\u202c bidi \u2066isolate\u2069", id="bidi-controls"),
+    pytest.param("ｔｏｋｅｎ ｃｌ１００ｋ＿ｂａｓｅ ｅｎｃｏｄｉｎｇ", id="full-width-tokenizer"),
+]
+
+
+@pytest.mark.parametrize("text", INNOCENT)
+def test_innocent_unicode_text_survives_byte_for_byte(text: str) -> None:
+    assert redact_secrets(text) == text
+
+
+def test_a_full_width_named_value_is_redacted_whole() -> None:
+    assert redact_named_value("ｐａｓｓｗｏｒｄ", "ｈｕｎｔｅｒ２２ｘ") == R
+    assert redact_named_value("password", "Tr0ub\u200b4dor&3") == R
+    assert (
+        redact_named_value("ｄａｔａｂａｓｅ", "ＰｏｓｔｇｒｅＳＱＬ １６")
+        == "ＰｏｓｔｇｒｅＳＱＬ １６"
+    )
+
+
+# -- Folding and mapping back ----------------------------------------------------------------
+
+
+def test_plain_text_is_not_folded() -> None:
+    assert fold("password=hunter22 and a long note") is None
+    assert fold("日本語と café 🙂") is None  # nothing NFKC changes, nothing invisible
+
+
+def test_each_folded_character_maps_back_to_the_whole_character_it_came_from() -> None:
+    folded = fold("a㎏ﬁ\u200bｂ")
+    assert folded is not None
+    assert folded.text == "akgfib"
+    assert folded.original_span(2, 3) == (1, 2)  # "g" of "㎏": all of "㎏"
+    assert folded.original_span(1, 4) == (1, 3)  # "kgf": "㎏ﬁ"
+    assert folded.original_span(4, 6) == (2, 5)  # "ib": "ﬁ", the joiner inside, "ｂ"
+    assert folded.original_span(6, 6) == (5, 5)
+
+
+def test_the_invisible_class_holds_every_format_character() -> None:
+    missing = [
+        f"U+{code:04X}"
+        for code in range(0x110000)
+        if unicodedata.category(chr(code)) == "Cf" and not _INVISIBLE.match(chr(code))
+    ]
+    assert missing == []
+
+
+def test_replacements_of_replacements_are_followed_back_to_the_first_text() -> None:
+    text = "aaaa SECRET bbbb OTHER cc"
+    with recording() as notes:
+        once = redact_span(text, [(5, 11)])  # "aaaa [REDACTED] bbbb OTHER cc"
+        twice = redact_span(once, [(10, 20), (27, 29)])  # "CTED] bbbb" and "cc"
+    assert twice == f"aaaa [REDA{R} OTHER {R}"
+    regions = replaced_regions(len(text), notes)
+    assert regions == [(5, 11), (5, 16), (23, 25)]  # "[REDA" is part of the first replacement
+    assert redact_span(text, regions) == f"aaaa {R} OTHER {R}"
+
+
+PIECES = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [GH, AWS, "password=", "Tr0ub4dor&3", "token: ", "\n", " ", "://u:", "@h/"]
+        ),
+        st.sampled_from(
+            ["ｐａｓｓｗｏｒｄ＝", "＝", "：", "\u200b", "\u00ad", "㎏", "ﬁ", "\u0301"]
+        ),
+        st.text(max_size=8),
+    ),
+    max_size=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(PIECES.map("".join), st.sampled_from(list(DISGUISES)))
+def test_disguised_random_text_is_a_fixed_point(text: str, disguise: str) -> None:
+    once = redact_secrets(DISGUISES[disguise](text))
+    assert redact_secrets(once) == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(PIECES.map(" ".join), st.sampled_from(list(DISGUISES)))
+def test_a_disguised_token_among_random_words_never_survives(text: str, disguise: str) -> None:
+    once = redact_secrets(DISGUISES[disguise](f"{text} {GH} {text}"))
+    assert GH not in as_read(once)
+    assert redact_secrets(once) == once
+
+
+# -- Cost ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        pytest.param(full_width("password="), id="full-width-assignments"),
+        pytest.param(full_width("ghp_A1"), id="full-width-token-prefixes"),
+        pytest.param(full_width("a"), id="full-width-letters"),
+        pytest.param("token\u200b", id="zero-width"),
+        pytest.param("㎏ﬁ", id="expansions"),
+        pytest.param("a\u0301\u0308", id="combining-marks"),
+        pytest.param(
+            full_width("key=Xq7Rt9Lp2Vn5Kw8Zs4Dm ") + "\u0301" * 40, id="marks-after-secrets"
+        ),
+        pytest.param("ab\\\n", id="continuations"),
+    ],
+)
+def test_folding_adversarial_input_costs_linear_time(unit: str) -> None:
+    """100,000 characters to fold against 12,500."""
+    small, large = (unit * (size // len(unit)) for size in (100_000 // GROWTH, 100_000))
+    ratio = cpu_ratio(redact_secrets, large, small, runs=5)
+    assert ratio < LINEAR_BOUND, f"{ratio:.1f} x (linear: 8 x; quadratic: 64 x)"
