@@ -249,6 +249,25 @@ def test_each_folded_character_maps_back_to_the_whole_character_it_came_from() -
     assert folded.original_span(6, 6) == (5, 5)
 
 
+def _fold_alone(char: str) -> str:
+    return "" if _INVISIBLE.match(char) else unicodedata.normalize("NFKC", char)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(exclude_characters="\\"), max_size=60))
+def test_every_folded_character_maps_back_to_the_character_it_came_from(text: str) -> None:
+    expected = "".join(map(_fold_alone, text))
+    folded = fold(text)
+    if folded is None:
+        assert expected == text
+        return
+    assert folded.text == expected
+    origins = [folded.original_span(i, i + 1)[0] for i in range(len(folded.text))]
+    assert origins == sorted(origins)
+    assert "".join(_fold_alone(text[j]) for j in dict.fromkeys(origins)) == folded.text
+    assert all(_fold_alone(text[j]) == "" for j in set(range(len(text))) - set(origins))
+
+
 def test_the_invisible_class_holds_every_format_character() -> None:
     missing = [
         f"U+{code:04X}"

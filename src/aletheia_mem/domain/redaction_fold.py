@@ -20,14 +20,20 @@ from dataclasses import dataclass
 # grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian and variation selectors).
 # Written out: computed from unicodedata, the class would cost every process 70 ms to start;
 # tests/domain/test_redaction_lookalikes.py checks that it holds every Cf character.
-_INVISIBLE_CLASS = (
-    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+_INVISIBLE_BMP = (
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
     "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f"
-    "\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
+    "\ufeff\uffa0\ufff9-\ufffb"
 )
-_INVISIBLE = re.compile(_INVISIBLE_CLASS)
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]++")
+_INVISIBLE_ASTRAL = (
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef"
+)
+_INVISIBLE = re.compile(f"[{_INVISIBLE_BMP}{_INVISIBLE_ASTRAL}]")
+# Searched apart: a class of BMP characters is a bitmap, several times faster to search.
+_INVISIBLE_IN_BMP = re.compile(f"[{_INVISIBLE_BMP}]")
+_INVISIBLE_OUTSIDE_BMP = re.compile(f"[{_INVISIBLE_ASTRAL}]")
+_OUTSIDE_BMP = re.compile("[\U00010000-\U0010ffff]")
 # A token cut by a shell line continuation ("GITHUB_TOKEN=ghp_R4nd\" + newline + "Xy9Zq8..."),
 # between token characters on both sides.
 _CONTINUATION = re.compile(
@@ -47,9 +53,15 @@ def _attached(char: str, before: str) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
     return "" if _INVISIBLE.match(char) else unicodedata.normalize("NFKC", char)
+
+
+@functools.lru_cache(maxsize=64)
+def _resized(characters: str) -> re.Pattern[str]:
+    """Runs of ``characters``: the ones that fold to none or several."""
+    return re.compile("[" + "".join(map(re.escape, characters)) + "]++")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,17 +71,20 @@ class Folded:
 
     source: str
     text: str
-    origin: list[int]
+    origin: list[int] | None  # None: each folded character is from the one at its index
+
+    def _at(self, index: int) -> int:
+        return index if self.origin is None else self.origin[index]
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
         """The whole original characters that folded ``text[start:end]`` comes from, with the
         marks that belong to the last one (an empty span stays empty)."""
-        if start >= len(self.origin):
+        if start >= len(self.text):
             return len(self.source), len(self.source)
-        first = self.origin[start]
+        first = self._at(start)
         if end <= start:
             return first, first
-        last = self.origin[end - 1] + 1
+        last = self._at(end - 1) + 1
         limit = min(len(self.source), last + _MAX_ATTACHED)
         while last < limit and _attached(self.source[last], self.source[last - 1]):
             last += 1
@@ -77,38 +92,40 @@ class Folded:
 
 
 def _needs_folding(text: str) -> bool:
-    """Whether some character of ``text`` changes when folded (checked in C, not per character).
-    Text in NFD form says yes though it folds unchanged: folding it finds that out."""
-    return not unicodedata.is_normalized("NFKC", text) or _INVISIBLE.search(text) is not None
+    """Whether some character of ``text`` may change when folded (checked in C, at once). Text
+    in NFD form says yes though it folds unchanged: folding it finds that out."""
+    return (
+        not unicodedata.is_normalized("NFKC", text)
+        or _INVISIBLE_IN_BMP.search(text) is not None
+        or (
+            _OUTSIDE_BMP.search(text) is not None
+            and _INVISIBLE_OUTSIDE_BMP.search(text) is not None
+        )
+    )
 
 
-def _fold_characters(text: str) -> tuple[str, list[int]]:
-    """``text`` with each non-ASCII character folded, and where each folded character is from."""
-    pieces: list[str] = []
+def _fold_characters(text: str) -> tuple[str, list[int] | None]:
+    """``text`` folded, and where each folded character is from (None: from the character at
+    the same index, as when each of them folds to one). Each distinct character is looked up
+    once, then ``str.translate`` folds them all."""
+    table = {ord(char): _fold_char(char) for char in set(text)}
+    folded = text.translate(table)
+    resized = "".join(sorted(chr(code) for code, part in table.items() if len(part) != 1))
+    if not resized:
+        return folded, None
     origin: list[int] = []
     done = 0
-    for run in _NON_ASCII_RUN.finditer(text):
-        start, chunk = run.start(), run.group()
-        if not _needs_folding(chunk):
-            continue
-        pieces.append(text[done:start])
+    for run in _resized(resized).finditer(text):
+        start = run.start()
         origin.extend(range(done, start))
-        parts = list(map(_fold_char, chunk))
-        folded = "".join(parts)
-        pieces.append(folded)
-        if len(folded) == len(chunk) and "" not in parts:
-            origin.extend(range(start, run.end()))
-        else:
-            origin.extend([start + i for i, part in enumerate(parts) for _ in part])
+        origin.extend([start + i for i, char in enumerate(run.group()) for _ in table[ord(char)]])
         done = run.end()
-    pieces.append(text[done:])
     origin.extend(range(done, len(text)))
-    return "".join(pieces), origin
+    return folded, origin
 
 
 def _join_continuations(text: str, origin: list[int] | None) -> tuple[str, list[int] | None]:
-    """``text`` without the line continuations inside tokens (``origin`` None: ``text`` is the
-    original)."""
+    """``text`` without the line continuations inside tokens."""
     cuts = list(_CONTINUATION.finditer(text))
     if not cuts:
         return text, origin
@@ -129,12 +146,15 @@ def _join_continuations(text: str, origin: list[int] | None) -> tuple[str, list[
 def fold(text: str) -> Folded | None:
     """The folded copy of ``text``, or None when folding changes nothing (plain ASCII text is
     told at once, so it costs next to nothing here)."""
-    folded, origin = text, None
+    folded, origin, changed = text, None, False
     if not text.isascii() and _needs_folding(text):
         folded, origin = _fold_characters(text)
+        changed = folded != text
     if "\\" in folded and ("\\\n" in folded or "\\\r\n" in folded):
-        folded, origin = _join_continuations(folded, origin)
-    return None if origin is None or folded == text else Folded(text, folded, origin)
+        joined, origin = _join_continuations(folded, origin)
+        changed = changed or joined != folded
+        folded = joined
+    return Folded(text, folded, origin) if changed else None
 
 
 def folded_text(text: str) -> str:
