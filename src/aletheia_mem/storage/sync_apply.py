@@ -522,6 +522,42 @@ def _version_retiled_facts(ctx: _Context, stats: ApplyStats) -> None:
 # -- rules ---------------------------------------------------------------------------------------
 
 
+def _keep_hidden_evidence(
+    ctx: _Context,
+    rule_id: str,
+    memory_ids: list[int],
+    fact_ids: list[int],
+    waiting: list[tuple[str, str]],
+) -> None:
+    """Keep the evidence of a rule a project-limited sender could not see (``within_projects``
+    leaves it out of what that token pulls): items of other projects, and at the hub the
+    references still waiting for their item. Such a token neither sees nor drops them."""
+    row = ctx.conn.execute(
+        "SELECT evidence_memory_ids, evidence_fact_ids FROM rules WHERE id = ?", (rule_id,)
+    ).fetchone()
+    projects = ctx.projects or ()
+    for table, ids, held in (
+        ("memories", memory_ids, json_value(row[0])),
+        ("facts", fact_ids, json_value(row[1])),
+    ):
+        for item_id in held:
+            found = ctx.conn.execute(
+                f"SELECT project FROM {table} WHERE id = ?", (item_id,)
+            ).fetchone()
+            if found is not None and found[0] not in projects and item_id not in ids:
+                ids.append(int(item_id))
+    if ctx.author is None:
+        return
+    pending = ctx.conn.execute(
+        "SELECT field, target FROM sync_pending WHERE kind = 'rule' AND key = ?", (rule_id,)
+    ).fetchall()
+    waiting.extend(
+        (str(name), str(target))
+        for name, target in pending
+        if (str(name), str(target)) not in waiting
+    )
+
+
 def _apply_rule(ctx: _Context, record: Record) -> str:
     conn, rule_id, data = ctx.conn, record["key"], record["data"]
     row = conn.execute(
@@ -554,6 +590,8 @@ def _apply_rule(ctx: _Context, record: Record) -> str:
     trimmed = ctx.author is not None and len(waiting) > MAX_WAITING
     if trimmed:
         waiting = sorted(waiting)[:MAX_WAITING]
+    if row is not None and ctx.projects is not None:
+        _keep_hidden_evidence(ctx, rule_id, memory_ids, fact_ids, waiting)
     conn.execute(
         "INSERT INTO rules (id, then_text, when_text, scope_tier, scope_name,"
         " evidence_memory_ids, evidence_fact_ids, source, added_at, last_confirmed_at, enabled,"

@@ -152,6 +152,29 @@ def _episodes(conn: SyncConn, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _seen_within(
+    conn: SyncConn, table: str, uids: Sequence[str], projects: tuple[str, ...]
+) -> list[str]:
+    """Of ``uids``, those of this store's items in ``projects``, in their order: an item of
+    another project, or one this store does not hold (its project unknown), is left out."""
+    if not uids:
+        return []
+    rows = conn.execute(
+        f"SELECT uid FROM {table} WHERE uid IN ({_in(uids)}) AND project IN ({_in(projects)})",
+        [*uids, *projects],
+    ).fetchall()
+    kept = {str(row[0]) for row in rows}
+    return [uid for uid in uids if uid in kept]
+
+
+def within_projects(conn: SyncConn, rule: dict[str, Any], projects: tuple[str, ...]) -> None:
+    """A rule as a token of ``projects`` sees it: its evidence in those projects only, so that
+    a rule for every project names no item of another project (not even its global id), and
+    a store never holds, nor pushes back, a reference its token may not cite."""
+    rule["evidence_memories"] = _seen_within(conn, "memories", rule["evidence_memories"], projects)
+    rule["evidence_facts"] = _seen_within(conn, "facts", rule["evidence_facts"], projects)
+
+
 _READERS = {"memory": _memories, "fact": _facts, "rule": _rules, "episode": _episodes}
 
 
@@ -215,6 +238,8 @@ def export_page(
             project = record_project(record)
             if project is not None and project not in projects:
                 continue
+            if row["kind"] == "rule":
+                within_projects(conn, item, projects)
         records.append(record)
         size += len(json.dumps(item, ensure_ascii=False)) + 100
         if size >= max_bytes:
