@@ -29,6 +29,7 @@ from aletheia_mem.errors import (
     StoreTooNewError,
 )
 from aletheia_mem.server.wiring import close_app, open_app
+from aletheia_mem.storage.open import display_target, hub_store_exists
 from aletheia_mem.storage.store_file import check_place, misplaced, store_problem
 from aletheia_mem.timefmt import format_instant
 from aletheia_mem.tools.app import AppContext
@@ -80,17 +81,25 @@ def misplaced_store(settings: Settings) -> NoStoreError | None:
 
 
 def existing_store(settings: Settings) -> Path | str:
-    """The store in use, which must be there already (a ``postgresql://`` URL is checked when
-    it is opened).
+    """The store in use, which must be there already: a file, or a database holding a store's
+    tables (checked without making them: opening a database migrates it).
 
     Raises:
-        NoStoreError: a file stands where its folder should be, or no store file is there.
+        NoStoreError: a file stands where its folder should be, no store file is there, or
+            the database has no store's tables.
+        StoreUnavailableError: the database cannot be reached.
     """
     problem = misplaced_store(settings)
     if problem is not None:
         raise problem
     if isinstance(settings.store, Path):
         require_store(settings.store, local_store_hint(settings))
+    elif not hub_store_exists(settings.store):
+        raise NoStoreError(
+            f"No store at {display_target(settings.store)}: the database has no tables yet"
+            f" ({settings.store_variable}); aletheia-sync --hub-db with this URL, or a save"
+            " (aletheia save), creates them."
+        )
     return settings.store
 
 
@@ -239,12 +248,12 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
     project, caller ``ALETHEIA_TOOL`` or ``cli``.
 
     Commands that only read (or change existing items) pass ``create=False``: a store file that
-    does not exist is then an error instead of a new empty one (a PostgreSQL database must exist
-    already; its tables are made as on any open).
+    does not exist is then an error instead of a new empty one, as is a PostgreSQL database
+    without a store's tables (they are not made for a read).
 
     Raises:
-        NoStoreError: ``create`` is False and there is no store file, or a file stands where
-            the store's folder should be.
+        NoStoreError: ``create`` is False and there is no store file (no store's tables in the
+            database), or a file stands where the store's folder should be.
     """
     settings = cli_settings()
     problem = misplaced_store(settings)
