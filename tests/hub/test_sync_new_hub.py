@@ -90,3 +90,41 @@ def test_a_project_limited_token_sends_a_new_hub_its_projects_items_only(tmp_pat
     assert report["pushed"] == len(shop), report
     assert report["held_back"] == 0  # the rule for every project is the first hub's to send
     assert items_at(tmp_path / "second.db") == shop
+
+
+def _authors(data_dir: Path) -> dict[str, str]:
+    return {
+        data["text"]: data["tool"]
+        for (kind, _), data in items_at(data_dir / "aletheia.db").items()
+        if kind == "memory"
+    }
+
+
+@pytest.mark.parametrize("alice_first", [True, False], ids=["author-first", "teammate-first"])
+def test_a_rebuilt_hub_authors_an_item_after_the_first_token_that_sends_it(
+    tmp_path: Path, alice_first: bool
+) -> None:
+    """What docs/sync.md says of a rebuilt hub: the author a store sends is not taken (nothing
+    proves it), so the token that sends an item first is its author; the author's own token,
+    named as before and syncing first, keeps its items' authors."""
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    for folder in (alice, bob):
+        folder.mkdir()
+    save_notes(alice, ["Use pnpm, not npm"])
+    hub_db = tmp_path / "hub" / "hub.db"
+    hub_db.parent.mkdir()
+    with running_hub(hub_db, "--rate-limit", "0", "--port", PORT) as hub:
+        _sync(alice, hub.url, hub.token("sync", None, "alice"))
+        _sync(bob, hub.url, hub.token("sync", None, "bob"))
+    assert _authors(bob) == _authors(alice) == {"Use pnpm, not npm": "alice/test"}
+    hub_db.parent.rename(tmp_path / "lost")
+    hub_db.parent.mkdir()
+    with running_hub(hub_db, "--rate-limit", "0", "--port", PORT) as hub:
+        order = [(alice, "alice"), (bob, "bob")]
+        for folder, name in order if alice_first else order[::-1]:
+            _sync(folder, hub.url, hub.token("sync", None, name))
+        for folder in (alice, bob):  # each pulls what the other's sync settled
+            done = run_sync(folder)
+            assert done.returncode == 0, done.stderr
+    author = "alice/test" if alice_first else "bob/test"
+    assert _authors(alice) == _authors(bob) == {"Use pnpm, not npm": author}
