@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -205,15 +206,32 @@ def _sequences(header: dict[str, Any]) -> dict[str, int]:
     return dict(raw)
 
 
+def _spooled(spool: IO[str]) -> Iterator[tuple[str, dict[str, Any], int]]:
+    """The checked records ``_spool`` wrote, as ``_records`` yielded them."""
+    spool.seek(0)
+    for line in spool:
+        table, record, number = json.loads(line)
+        yield table, record, number
+
+
+def _spool(records: Iterable[tuple[str, dict[str, Any], int]], spool: IO[str]) -> None:
+    """Write checked records to ``spool``, one JSON line each (ASCII: a value's every
+    character comes back as it was)."""
+    for table, record, number in records:
+        spool.write(json.dumps([table, record, number]) + "\n")
+
+
 def import_lines(
     store: SqliteStore, lines: Iterable[str], progress: Progress | None = None, *, now: int
 ) -> int:
     """Load an export into an empty store, exactly as it was; returns the records loaded.
 
-    Every record is checked as strictly as a tool call and its text redacted, and inserted as it
-    is read, in one transaction (``SqliteTransfer.import_rows``): a bad record stops the import
-    and nothing is kept. The file is streamed: the import holds one line at a time, whatever
-    its size. ``now`` (epoch ms, this machine's clock) bounds the times of past events.
+    The whole input is read and every record checked as strictly as a tool call (its text
+    redacted) first, into a temporary file beside the store; only then are the records
+    inserted, in one transaction (``SqliteTransfer.import_rows``), so the store's write lock is
+    not held while a slow file or pipe is read and checked. A bad record stops the import and
+    nothing is kept. The import holds one line at a time, whatever the file's size. ``now``
+    (epoch ms, this machine's clock) bounds the times of past events.
 
     Raises:
         ConflictError: the store already holds data.
@@ -224,9 +242,13 @@ def import_lines(
         raise holds_data(store.path)
     numbered = enumerate(lines, start=1)
     try:
-        header = _read_header(numbered)
-        sequences, expected = _sequences(header), _expected_records(header)
-        return store.import_rows(_records(numbered, progress, expected, now), sequences)
+        with tempfile.TemporaryFile(
+            "w+", encoding="utf-8", dir=store.path.parent, prefix=".import-checked-"
+        ) as spool:
+            header = _read_header(numbered)
+            sequences, expected = _sequences(header), _expected_records(header)
+            _spool(_records(numbered, progress, expected, now), spool)
+            return store.import_rows(_spooled(spool), sequences)
     except InvalidInputError as error:
         raise InvalidInputError(f"{error.message} Nothing was imported.") from None
     except (KeyError, TypeError, ValueError) as error:

@@ -72,11 +72,11 @@ class SqliteTransfer(SqliteDatabase):
         Rows are inserted as ``rows`` yields them, each with its index entries, inside the
         transaction: the import holds one record at a time, whatever the size of the file (a
         team's years of memory), and SQLite spills what the transaction wrote to the WAL as it
-        goes. An error from ``rows`` (a bad record, found on its line) or from a row rolls
-        everything back. The write lock is therefore held while the file is read and checked,
-        not only for the inserts: a save that waits longer than its busy timeout is told the
-        store is busy. Search indexes and derived columns are rebuilt; references may point
-        forward within the file, and rows may come in any order of tables.
+        goes. An error from ``rows`` or from a row rolls everything back. The write lock is held
+        while ``rows`` is drawn: the import reads and checks its file before (``domain.transfer``
+        gives checked rows from a temporary file), so a save waits only for the inserts. Search
+        indexes and derived columns are rebuilt; references may point forward within the file,
+        and rows may come in any order of tables.
 
         Foreign keys are checked once, after the inserts (``PRAGMA foreign_key_check``), not
         row by row: with a reference pending (a fact superseded by a later one), SQLite
