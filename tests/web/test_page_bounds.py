@@ -18,22 +18,22 @@ RULES = 55  # more than a page of 50
 PAGE_WEIGHT = 150_000  # the README's target for every page
 
 
-def flood_facts(server: RunningServer) -> None:
+def flood_facts(server: RunningServer, subject: str = "payments") -> None:
     """250 values of five predicates about one subject, and one owner set long before them
     (still current: nothing superseded it)."""
     facts = [
         {
-            "subject": "payments",
+            "subject": subject,
             "predicate": f"p{n % 5}",
             "object": f"value {n}",
             "valid_from": f"{2000 + n // 12}-{n % 12 + 1:02d}-01",
         }
         for n in range(FACTS)
     ]
-    owner = {"subject": "payments", "predicate": "owner", "object": "team-pay"}
+    owner = {"subject": subject, "predicate": "owner", "object": "team-pay"}
     facts.append({**owner, "valid_from": "1990-01-01"})
     for start in range(0, len(facts), 100):
-        text = f"flood {start}"
+        text = f"flood {subject} {start}"
         mcp_tool(server.mcp_url, "save_memory", {"text": text, "facts": facts[start : start + 100]})
 
 
@@ -59,6 +59,34 @@ def test_a_long_fact_history_shows_the_latest_facts_and_links_the_older_ones(
     expect(page.locator("p.pager").first).to_contain_text("Facts 201 to 251 of 251")
     page.locator("p.pager").first.get_by_role("link", name="Newer facts").click()
     expect(rows).to_have_count(201)
+
+
+@pytest.mark.parametrize(
+    ("older", "shown"),
+    [
+        ("", "Facts 1 to 200 of 251"),  # no value, or one that is no whole number: the first
+        ("abc", "Facts 1 to 200 of 251"),
+        ("-1", "Facts 1 to 200 of 251"),
+        ("1e3", "Facts 1 to 200 of 251"),
+        ("%C2%B2", "Facts 1 to 200 of 251"),  # "²": str.isdigit() says yes, int() says no
+        ("0", "Facts 1 to 200 of 251"),
+        ("200", "Facts 201 to 251 of 251"),
+        # Past the end, however long the number: the oldest fact, as the Rules page does.
+        ("1000", "Facts 251 to 251 of 251"),
+        ("12345678", "Facts 251 to 251 of 251"),
+        ("99999999999999999999", "Facts 251 to 251 of 251"),
+    ],
+)
+def test_the_older_facts_parameter_is_bounded_like_every_offset(
+    server: RunningServer, older: str, shown: str
+) -> None:
+    if "owner" not in server.request("GET", "/facts?subject=ledger").body.decode():
+        flood_facts(server, "ledger")
+    reply = server.request("GET", f"/facts?subject=ledger&older={older}")
+    assert reply.status == 200, reply.body[:300]
+    body = reply.body.decode()
+    assert shown in body
+    assert "Traceback" not in body
 
 
 def test_many_rules_are_shown_a_page_at_a_time(server: RunningServer, page: Page) -> None:

@@ -45,8 +45,9 @@ def history(
     app: AppContext, subject: str, project: str, predicate: str, as_of: str, older: int = 0
 ) -> dict[str, Any]:
     """The tracks of a page of a subject's facts (the latest ``FACTS_PER_PAGE`` by valid from,
-    skipping ``older`` of them, and on the first page every current fact), the axis ends, which
-    facts held at ``as_of``, and where the older and newer pages start."""
+    skipping ``older`` of them (past the end: only the oldest, as the Rules page does), and on the
+    first page every current fact), the axis ends, which facts held at ``as_of``, and where the
+    older and newer pages start."""
     query: dict[str, Any] = {"subject": subject, "include_superseded": True}
     if project and project != ALL_PROJECTS:
         query["project"] = project

@@ -18,7 +18,6 @@ from aletheia_mem.web.base import (
     done_redirect,
     signed_done,
     submitted,
-    whole_number,
 )
 from aletheia_mem.web.render import page
 
@@ -33,7 +32,8 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     project = params.get("project", "").strip() or ALL_PROJECTS
     predicate = submitted(params, "predicate").strip()
     as_of = params.get("as_of", "").strip()
-    older = whole_number(params.get("older", ""), 7) or 0
+    # As the other pages' ``offset``: junk is the first page, a huge one the last fact.
+    older = address_offset(params.get("older", ""))
     found = facts.history(ui.app, subject, project, predicate, as_of, older) if subject else None
     return page(
         request,
