@@ -234,3 +234,56 @@ def test_the_oldest_first_list_is_not_fed_the_newest_again_and_again(
     expect(page.locator("body")).to_have_attribute("data-searched", re.compile("date_asc"))
     expect(page.locator("#memories")).not_to_have_attribute("data-live", "1")
     expect(page.locator("#results-label")).to_have_text("Oldest first.")
+
+
+def shown_ids(page: Page) -> list[int]:
+    found = page.locator("#memories li[data-id]").evaluate_all(
+        "rows => rows.map(r => r.dataset.id)"
+    )
+    return [int(i) for i in found]
+
+
+def test_memories_saved_between_two_pages_push_none_onto_the_next_page_again(
+    server: RunningServer, page: Page
+) -> None:
+    saved = []
+    for n in range(55):
+        reply = server.api(
+            "POST", "/api/memories", {"text": f"Paging note {n}", "project": "paging"}
+        )
+        assert reply.status == 201, reply.body
+        saved.append(int(reply.json()["memory"]["id"]))
+    page.goto(server.url + "/?project=paging")
+    first = shown_ids(page)
+    assert first == saved[:4:-1]  # the newest 50
+    for n in range(3):  # saved while the first page is open: the live feed shows them on it
+        save(server, text=f"Saved meanwhile {n}", project="paging")
+    expect(page.locator("#memories li[data-id]")).to_have_count(53)
+    page.locator("#more").get_by_role("link", name="More").click()
+    expect(page.locator("#results-label")).to_have_text("Newest first.")
+    assert shown_ids(page) == saved[4::-1]  # the five oldest, none of the first page again
+    expect(page.locator("#more")).to_be_hidden()
+    # Started again, the list shows the new ones first and the same last page.
+    page.goto(server.url + "/?project=paging")
+    assert len(shown_ids(page)) == 50 and shown_ids(page)[0] > saved[-1]
+    page.locator("#more").get_by_role("link", name="More").click()
+    assert shown_ids(page) == saved[7::-1]
+
+
+@pytest.mark.parametrize(
+    "upto", ["abc", "-1", "0", "1e3", "%C2%B2", "99999999999999999999", "5%00", "<b>"]
+)
+def test_an_odd_upto_in_a_link_says_so_and_shows_the_list_as_it_is_now(
+    server: RunningServer, upto: str
+) -> None:
+    save(server, text="Odd bounds are told", project="bounds")
+    reply = server.request("GET", f"/?project=bounds&offset=0&upto={upto}")
+    assert reply.status == 200, reply.body[:300]
+    body = reply.body.decode()
+    assert "is not a memory id: the list is shown as it is now." in body
+    assert "Odd bounds are told" in body and "Traceback" not in body
+    rows = server.request("GET", f"/memories/rows?project=bounds&upto={upto}")
+    assert rows.status == 200 and b"Odd bounds are told" in rows.body
+    # A bound above every id shows everything, without a notice.
+    whole = server.request("GET", "/?project=bounds&upto=999999999999999").body.decode()
+    assert "Odd bounds are told" in whole and "not a memory id" not in whole

@@ -93,3 +93,6 @@ class MemoryQuery:
     file_suffix: bool = False
     exclude_kinds: tuple[str, ...] = field(default_factory=tuple)
     dismissed: bool = False  # True: only the dismissed ones (the web UI shows them on request)
+    # Only ids up to this: a listing's later pages leave out the memories saved since its first
+    # (ids only grow), so that those do not push a memory onto the next page a second time.
+    upto: int | None = None

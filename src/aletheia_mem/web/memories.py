@@ -16,7 +16,7 @@ from aletheia_mem.server.api_handlers import memory_json
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
-from aletheia_mem.web.base import address_offset, submitted
+from aletheia_mem.web.base import address_offset, submitted, whole_number
 from aletheia_mem.web.calls import call
 
 PAGE_SIZE = 50
@@ -24,6 +24,8 @@ FILTERS = ("q", "project", "type", "kind", "since", "until", "file", "file_suffi
 ORDERS = ("relevance", "date_desc", "date_asc")
 ACTIONS = {"dismiss", "restore", "pin", "unpin"}
 PAST_THE_END = "No more memories: this page is past the end of the list."
+ODD_UPTO = "This link's upto= is not a memory id: the list is shown as it is now."
+ID_DIGITS = 15  # as a memory id in an address
 
 
 @dataclass(frozen=True)
@@ -33,13 +35,19 @@ class Filters:
     values: dict[str, str]
     dismissed: bool
     offset: int
+    # The highest memory id the listing's first page saw, which its next pages carry: a memory
+    # saved meanwhile pushes none of those seen onto the next page a second time.
+    upto: int | None = None
+    odd_upto: bool = False  # an upto= that is no memory id (the list is shown as it is now)
 
     @classmethod
     def of(cls, params: QueryParams) -> Filters:
         values = {name: submitted(params, name).strip() for name in FILTERS}
         values["project"] = values["project"] or ALL_PROJECTS
         offset = address_offset(params.get("offset", ""))
-        return cls(values, params.get("dismissed") == "1", offset)
+        sent = params.get("upto", "")
+        upto = whole_number(sent, ID_DIGITS)
+        return cls(values, params.get("dismissed") == "1", offset, upto, bool(sent) and not upto)
 
     @property
     def searching(self) -> bool:
@@ -58,6 +66,7 @@ class Listing:
     facts: list[dict[str, Any]]
     empty_reason: str | None
     more: bool
+    upto: int | None = None  # the bound its next page carries (browsing; a search has none)
 
 
 def _search_args(filters: Filters) -> dict[str, Any]:
@@ -76,8 +85,9 @@ def _instant(value: str, name: str, end_of_day: bool = False) -> int | None:
     return parse_instant(value, name, end_of_day=end_of_day) if value else None
 
 
-def _browse(app: AppContext, filters: Filters) -> list[dict[str, Any]]:
-    """Newest first without a query (or the dismissed ones): the store's date-ordered page."""
+def _browse(app: AppContext, filters: Filters, upto: int | None) -> list[dict[str, Any]]:
+    """Newest first without a query (or the dismissed ones): the store's date-ordered page, of
+    the memories with ids up to ``upto`` (None: all)."""
     values = filters.values
     memory_type = values["type"] or None
     if memory_type is not None and memory_type not in MEMORY_TYPES:
@@ -94,6 +104,7 @@ def _browse(app: AppContext, filters: Filters) -> list[dict[str, Any]]:
         offset=filters.offset,
         exclude_kinds=() if values["kind"] else (WORK_STATE_KIND,),
         dismissed=filters.dismissed,
+        upto=upto,
     )
     found = app.store.search_memories(query, app.clock())
     return [memory_json(memory) for memory in found]
@@ -101,21 +112,24 @@ def _browse(app: AppContext, filters: Filters) -> list[dict[str, Any]]:
 
 def list_memories(app: AppContext, filters: Filters) -> Listing:
     """One page of the Memories list, with the matching facts when searching."""
+    upto = None
     if filters.searching and not filters.dismissed:
         found = call(app, "searchMemories", query=_search_args(filters))
         rows, facts, reason = found["memories"], found["facts"], found["empty_reason"]
     else:
-        rows, facts, reason = _browse(app, filters), [], None
+        # Read before the page: a memory saved in between is above the bound, on no page.
+        upto = filters.upto if filters.upto else app.store.newest_memory_id()
+        rows, facts, reason = _browse(app, filters, upto), [], None
     if filters.offset and not rows and not facts:
         reason = PAST_THE_END
-    return Listing(rows[:PAGE_SIZE], facts, reason, len(rows) > PAGE_SIZE)
+    return Listing(rows[:PAGE_SIZE], facts, reason, len(rows) > PAGE_SIZE, upto)
 
 
 def newer_than(app: AppContext, filters: Filters, after: int) -> list[dict[str, Any]]:
     """The newest memories above id ``after``, for the live feed (newest-first view only)."""
     if not filters.live:
         return []
-    return [row for row in _browse(app, filters)[:PAGE_SIZE] if row["id"] > after]
+    return [row for row in _browse(app, filters, None)[:PAGE_SIZE] if row["id"] > after]
 
 
 def memory_detail(app: AppContext, memory_id: int) -> dict[str, Any]:

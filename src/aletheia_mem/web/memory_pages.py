@@ -40,11 +40,14 @@ def _memory_id(request: Request) -> int:
     return memory_id
 
 
-def _more_query(filters: memories.Filters) -> str:
-    """The query string of the next page of the same listing."""
+def _more_query(filters: memories.Filters, listing: memories.Listing) -> str:
+    """The query string of the next page of the same listing (bound to the memories its first
+    page saw, when browsing)."""
     more = {**filters.values, "offset": str(filters.offset + memories.PAGE_SIZE)}
     if filters.dismissed:
         more["dismissed"] = "1"
+    if listing.upto is not None:
+        more["upto"] = str(listing.upto)
     return urlencode(more)
 
 
@@ -70,9 +73,10 @@ def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         projects=ui.app.store.project_names(),
         types=MEMORY_TYPES,
         orders=memories.ORDERS,
-        more_query=_more_query(filters),
+        more_query=_more_query(filters, listing),
         results_label=_results_label(filters),
         live=filters.live,
+        notice=memories.ODD_UPTO if filters.odd_upto else None,
     )
 
 
@@ -93,7 +97,7 @@ def memory_rows(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     )
     # What the script updates around the rows: the label above them and the More link.
     response.headers["x-results-label"] = _results_label(filters)
-    response.headers["x-more-query"] = _more_query(filters) if listing.more else ""
+    response.headers["x-more-query"] = _more_query(filters, listing) if listing.more else ""
     return response
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.base import MemoryQuery, Order
 from aletheia_mem.storage.contracts import HubStore
 from tests.storage.contract.rows import T0, fact, memory
 
@@ -100,6 +100,24 @@ def test_search_without_terms_pages_by_date(contract_store: HubStore) -> None:
     assert [m.id for m in contract_store.search_memories(newest, T0)] == ids[:-3:-1]
     oldest = MemoryQuery(order="date_asc", limit=2, offset=1)
     assert [m.id for m in contract_store.search_memories(oldest, T0)] == ids[1:3]
+
+
+def test_a_search_bounded_by_an_id_leaves_out_the_memories_saved_after_it(
+    contract_store: HubStore,
+) -> None:
+    assert contract_store.newest_memory_id() == 0
+    ids = [contract_store.add_memory(memory(f"alpha m{n}", at=T0 + n))[0].id for n in range(4)]
+    assert contract_store.newest_memory_id() == ids[-1]
+    contract_store.add_memory(memory("alpha later", at=T0 + 10))
+    bound = ids[-1]
+    newest = MemoryQuery(order="date_desc", limit=2, offset=2, upto=bound)
+    assert [m.id for m in contract_store.search_memories(newest, T0)] == [ids[1], ids[0]]
+    orders: tuple[Order, ...] = ("relevance", "date_desc")
+    for order in orders:
+        matching = MemoryQuery(terms=("alpha",), order=order, upto=bound)
+        assert sorted(contract_store.rank_memory_ids(matching, T0)) == ids
+    contract_store.add_memory(memory("other", at=T0 + 11))
+    assert contract_store.newest_memory_id() > bound
 
 
 def test_search_by_file_matches_the_path_or_its_ending(contract_store: HubStore) -> None:

@@ -331,6 +331,12 @@ class PgMemories(PgPart):
             row = conn.execute(sql, params).fetchone()
         return int(row[0]) if row is not None else 0
 
+    def newest_memory_id(self) -> int:
+        """The highest memory id so far (dismissed ones too), 0 in an empty store."""
+        with self._db.read() as conn:
+            row = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
+        return int(row[0]) if row is not None else 0
+
     def project_names(self, limit: int = 500) -> list[str]:
         """The projects that have memories, by name: one index seek per project."""
         with self._db.read() as conn:

@@ -140,18 +140,18 @@ def _rows_in_memory(
     rows: dict[int, tuple[int, int, int, int | None]] = {}
     for doc in docs:
         row = held.rank.get(doc)
-        if row is not None and keeps(row):
+        if row is not None and keeps(doc, row):
             hits[doc] = [match.hits(doc) for match in matches]
             rows[doc] = row[:4]
     return hits, rows
 
 
-def _kept_by(query: MemoryQuery) -> Callable[[RankRow], bool]:
-    """``filters(query)`` as a test of a held rank row."""
+def _kept_by(query: MemoryQuery) -> Callable[[int, RankRow], bool]:
+    """``filters(query)`` as a test of a memory's id and held rank row."""
     projects = None if query.projects is None else set(query.projects)
     excluded = set(query.exclude_kinds)
 
-    def keeps(row: RankRow) -> bool:
+    def keeps(doc: int, row: RankRow) -> bool:
         _, created_at, _, _, dismissed_at, project, type_, kind = row
         return (
             (dismissed_at is not None) == query.dismissed
@@ -161,6 +161,7 @@ def _kept_by(query: MemoryQuery) -> Callable[[RankRow], bool]:
             and kind not in excluded
             and (query.since is None or created_at >= query.since)
             and (query.until is None or created_at < query.until)
+            and (query.upto is None or doc <= query.upto)
         )
 
     return keeps
@@ -178,6 +179,7 @@ def filters(query: MemoryQuery) -> tuple[list[str], list[Any]]:
         ("NOT (m.kind = ANY (%s))", list(query.exclude_kinds) or None),
         ("m.created_at >= %s", query.since),
         ("m.created_at < %s", query.until),
+        ("m.id <= %s", query.upto),
     )
     for condition, value in conditions:
         if value is not None:

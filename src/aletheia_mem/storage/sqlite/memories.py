@@ -220,6 +220,10 @@ class SqliteMemories(SqliteDatabase):
             params = list(projects)
         return int(self._conn.execute(sql, params).fetchone()[0])
 
+    def newest_memory_id(self) -> int:
+        """The highest memory id so far (dismissed ones too), 0 in an empty store."""
+        return int(self._conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+
     def neighbours(
         self, anchor: Memory, projects: tuple[str, ...] | None, count: int, later: bool
     ) -> list[Memory]:

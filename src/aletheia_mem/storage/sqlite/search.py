@@ -200,6 +200,9 @@ class SqliteSearch(SqliteDatabase):
         if query.until is not None:
             where.append("m.created_at < ?")
             params.append(query.until)
+        if query.upto is not None:
+            where.append("m.id <= ?")
+            params.append(query.upto)
         return where, params
 
     def _memories_by_file(
