@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -187,3 +188,22 @@ def test_a_value_named_by_its_object_is_judged_by_that_name(call, app):
         {"value": "[REDACTED]", "key": "api_key"},
         {"name": "LOG_LEVEL", "value": "debug"},
     ]
+
+
+def test_a_rewritten_list_is_found_since_the_day_of_its_last_write(call, clock):
+    """A list is replaced whole: its rewrite dates it, for since= and the timeline."""
+    call("work_state_write", list="todo", items=["draft release notes"])
+    day = 86_400_000
+    clock.advance(3 * day)
+    call("save_memory", text="release train moved to Thursdays")
+    clock.advance(3 * day)
+    call("work_state_write", list="todo", items=["publish release notes"])
+    today = datetime.fromtimestamp(clock.now / 1000, UTC).date()
+    yesterday = (today - timedelta(days=1)).isoformat()
+
+    found = unwrap(call("search", query="release", since=today.isoformat()))
+    assert "#1" in found and "#2" not in found
+    before = unwrap(call("search", query="release", until=yesterday))
+    assert "#2" in before and "#1" not in before
+    around = unwrap(call("timeline", anchor=2, before=3, after=3))
+    assert around.index("#2") < around.index("#1")  # the list comes after the note now

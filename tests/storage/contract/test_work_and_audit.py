@@ -24,6 +24,28 @@ def test_a_work_state_list_is_replaced_in_place(contract_store: HubStore) -> Non
     assert contract_store.keyed_memories("shop", "other:", "work_state", 10) == []
 
 
+def test_a_rewritten_list_is_dated_at_its_last_write_for_filters_and_the_timeline(
+    contract_store: HubStore,
+) -> None:
+    todo = memory("todo", key="work:todo", kind="work_state", text='["a"]')
+    first = contract_store.put_work_state(todo)
+    middle, _ = contract_store.add_memory(memory("a note between", at=T0 + 5))
+    rewritten = replace(todo, text='["a","b"]', created_at=T0 + 10)
+    assert contract_store.put_work_state(rewritten) == first
+    found = contract_store.get_memory(first)
+    assert found is not None and (found.created_at, found.updated_at) == (T0 + 10, T0 + 10)
+    since = MemoryQuery(projects=("shop",), since=T0 + 8, order="date_desc")
+    assert [m.id for m in contract_store.search_memories(since, T0 + 10)] == [first]
+    words = MemoryQuery(terms=("todo",), since=T0 + 8)  # the ranked path, on its own rows
+    assert contract_store.rank_memory_ids(words, T0 + 10) == [first]
+    until = MemoryQuery(projects=("shop",), until=T0 + 8, order="date_desc")
+    assert [m.id for m in contract_store.search_memories(until, T0 + 10)] == [middle.id]
+    anchor = contract_store.get_memory(middle.id)
+    assert anchor is not None
+    assert [m.id for m in contract_store.neighbours(anchor, None, 5, later=True)] == [first]
+    assert contract_store.neighbours(anchor, None, 5, later=False) == []
+
+
 def test_a_renamed_list_is_saved_anew_with_its_pin_and_the_old_one_dismissed(
     contract_store: HubStore,
 ) -> None:

@@ -103,7 +103,7 @@ def test_work_state_is_replaced_in_place_and_listed_by_key_prefix(
     listed = pg_memories.keyed_memories("shop", "work:", "work_state", 10)
     assert [m.id for m in listed] == [first, other]
     assert listed[0].text == "rewritten list" and listed[0].updated_at == NOW + 9
-    assert listed[0].created_at == NOW
+    assert listed[0].created_at == NOW + 9  # replaced whole: dated at its last write
     query = MemoryQuery(terms=("rewritten",))
     assert pg_memories.rank_memory_ids(query, NOW) == [first]
     assert first not in pg_memories.rank_memory_ids(MemoryQuery(terms=("details",)), NOW)

@@ -180,16 +180,18 @@ class PgMemories(PgPart):
         self, conn: psycopg.Connection[Row], new: NewMemory, totals: full_text.Totals
     ) -> int:
         """Create the list named by ``new.dedupe_key``, or replace its items and bring it back
-        if it was dismissed; its id stays."""
+        if it was dismissed; its id stays. As the SQLite store's, a rewrite dates the list
+        anew (created and updated at ``new.created_at``)."""
         if _keyed_id(conn, new) is None:
             memory_id = self._insert_memory(conn, new, totals)
             if memory_id is not None:
                 return memory_id
+        at = new.created_at
         row = conn.execute(
-            "UPDATE memories SET title = %s, text = %s, tool = %s, updated_at = %s,"
-            " dismissed_at = NULL, dismiss_reason = NULL"
+            "UPDATE memories SET title = %s, text = %s, tool = %s, created_at = %s,"
+            " updated_at = %s, dismissed_at = NULL, dismiss_reason = NULL"
             f" WHERE {KEY_MATCH} RETURNING id",
-            (new.title, new.text, new.tool, new.created_at, new.dedupe_key, new.project),
+            (new.title, new.text, new.tool, at, at, new.dedupe_key, new.project),
         ).fetchone()
         memory_id = int(_one(row)[0])
         index_memory(conn, memory_id, new, totals)

@@ -34,7 +34,9 @@ _CHANGES = (
 
 def _put_list(conn: sqlite3.Connection, new: NewMemory) -> int:
     """Create the list named by ``new.dedupe_key``, or replace its items and bring it back if it
-    was dismissed; its id stays."""
+    was dismissed; its id stays. A list is replaced whole, so a rewrite dates it anew (created
+    and updated at ``new.created_at``): "since today" and the timeline find it where it was
+    last written."""
     row = conn.execute(
         "SELECT id FROM memories WHERE project = ? AND dedupe_key = ?",
         (new.project, new.dedupe_key),
@@ -42,9 +44,9 @@ def _put_list(conn: sqlite3.Connection, new: NewMemory) -> int:
     if row is None:
         return insert_memory(conn, new)
     conn.execute(
-        "UPDATE memories SET title = ?, text = ?, tool = ?, updated_at = ?,"
+        "UPDATE memories SET title = ?, text = ?, tool = ?, created_at = ?, updated_at = ?,"
         " dismissed_at = NULL, dismiss_reason = NULL WHERE id = ?",
-        (new.title, new.text, new.tool, new.created_at, row["id"]),
+        (new.title, new.text, new.tool, new.created_at, new.created_at, row["id"]),
     )
     index_memory(conn, row["id"], new)
     return int(row["id"])
