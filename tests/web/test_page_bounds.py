@@ -120,3 +120,20 @@ def test_many_rules_are_shown_a_page_at_a_time(server: RunningServer, page: Page
     expect(claude).not_to_contain_text("not shown")
     # The other files stay cut, and writing still writes every rule.
     expect(page.locator("fieldset.file", has_text="AGENTS.md").first).to_contain_text("not shown")
+
+
+def test_a_long_history_marks_what_held_at_as_of_and_refuses_an_odd_date(
+    server: RunningServer, page: Page
+) -> None:
+    if "owner" not in server.request("GET", "/facts?subject=ledger").body.decode():
+        flood_facts(server, "ledger")
+    # p4 took "value 4" from 2000-05-01 to "value 9" on 2000-10-01; the owner held since 1990.
+    page.goto(server.url + "/facts?subject=ledger&as_of=2000-06-15&older=200")
+    held = page.locator("tr.fact-row", has_text="held on 2000-06-15")
+    expect(held).to_have_count(6)  # a value of each of p0 to p4 and the owner, on this page
+    value_4 = page.get_by_role("cell", name="value 4", exact=True)
+    expect(page.locator("tr.fact-row", has=value_4)).to_contain_text("held on")
+    page.goto(server.url + "/facts?subject=ledger&as_of=2000-06-15")
+    expect(page.locator("tr.fact-row", has_text="team-pay")).to_contain_text("held on")
+    reply = server.request("GET", "/facts?subject=ledger&as_of=someday")
+    assert reply.status == 400 and b"as_of" in reply.body and b"Traceback" not in reply.body

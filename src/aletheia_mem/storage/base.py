@@ -77,6 +77,16 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class FactPage:
+    """A page of a subject's history, newest validity first, and its whole history's size."""
+
+    total: int
+    offset: int  # where the page starts: at most the last fact
+    facts: list[Fact]
+    current: list[Fact]  # every fact of the history valid now, on the page or not
+
+
+@dataclass(frozen=True)
 class MemoryQuery:
     """One page of memories. ``projects`` None means every project."""
 

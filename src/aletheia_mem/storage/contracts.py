@@ -16,6 +16,7 @@ from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import (
     DismissTable,
     Fact,
+    FactPage,
     Memory,
     MemoryHead,
     MemoryQuery,
@@ -78,6 +79,18 @@ class FactStore(Protocol):
     def facts_about(
         self, subject: str, project: str | None, predicate: str | None
     ) -> list[Fact]: ...
+    # A page of ``facts_about`` (in ``projects``, None: all), read in the store: a subject may
+    # have tens of thousands of facts.
+    def fact_history_page(
+        self,
+        subject: str,
+        projects: tuple[str, ...] | None,
+        predicate: str | None,
+        *,
+        offset: int,
+        limit: int,
+        now: int,
+    ) -> FactPage: ...
     # Current: valid ``now`` (valid_from <= now < valid_to), so not a value written for later.
     def search_facts(
         self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int, now: int

@@ -31,6 +31,22 @@ def call(
     Raises:
         AletheiaError: the arguments are refused or the operation fails as the API would say.
     """
+    args = checked(operation_id, query=query, body=body, path=path)
+    return _BY_ID[operation_id].handler(app, args)[1]
+
+
+def checked(
+    operation_id: str,
+    *,
+    query: dict[str, Any] | None = None,
+    body: dict[str, Any] | None = None,
+    path: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The operation's arguments as its schemas check them (``call`` without the handler).
+
+    Raises:
+        InvalidInputError: the arguments are refused, as the API would say.
+    """
     op = _BY_ID[operation_id]
     args: dict[str, Any] = {}
     for schema, given in ((op.query, query), (op.body, body), (op.path_params, path)):
@@ -39,4 +55,4 @@ def call(
     problem = argument_problem(body or {})  # as /api/ checks a body: no deep nests, surrogates
     if problem is not None:
         raise InvalidInputError(f"The form is refused: {problem}")
-    return op.handler(app, args)[1]
+    return args

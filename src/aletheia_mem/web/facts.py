@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aletheia_mem.server.api_handlers import fact_json, iso
+from aletheia_mem.server.api_handlers import fact_json
+from aletheia_mem.storage.base import Fact
 from aletheia_mem.timefmt import parse_instant
-from aletheia_mem.tools.app import ALL_PROJECTS, AppContext
-from aletheia_mem.web.calls import call
+from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, target_project
+from aletheia_mem.web.calls import checked
 
 AXIS_WIDTH = 1000
 MAX_INDEX_PROJECTS = 20
@@ -37,8 +38,9 @@ class Track:
     bars: list[Bar]
 
 
-def _ms(iso_text: str | None, fallback: int) -> int:
-    return fallback if iso_text is None else parse_instant(iso_text, "time")
+def _valid_at(fact: Fact, at: int) -> bool:
+    """As ``fact_history`` picks the facts valid at a time."""
+    return fact.valid_from <= at and (fact.valid_to is None or at < fact.valid_to)
 
 
 def history(
@@ -53,47 +55,54 @@ def history(
         query["project"] = project
     if predicate:
         query["predicate"] = predicate
-    found = call(app, "factHistory", query=query)["facts"]
-    held: set[int] = set()
     if as_of:
-        held = {f["id"] for f in call(app, "factHistory", query={**query, "as_of": as_of})["facts"]}
+        query["as_of"] = as_of
+    # The factHistory operation's checks (and its words when refused) and its choice of
+    # projects, but the page read in the store: a history may hold tens of thousands of facts.
+    args = checked("factHistory", query=query)
+    as_of_ms = parse_instant(as_of, "as_of") if as_of else None
+    named = args.get("project")
+    projects = (target_project(app, named),) if named and named.strip() else app.allowed_projects
     now = app.clock()
-    # Valid now: the value a future one supersedes holds until that one starts. The times are
-    # ISO texts of one width (``iso``), so compared as text: a history may hold thousands.
-    at = iso(now)
-    valid_now = {
-        f["id"]
-        for f in found
-        if f["valid_from"] <= at and (f["valid_to"] is None or at < f["valid_to"])
-    }
-    found.sort(key=lambda fact: (fact["valid_from"], fact["id"]), reverse=True)
-    older = min(older, max(len(found) - 1, 0))
-    chosen = found[older : older + FACTS_PER_PAGE]
-    if older == 0:
-        chosen += [fact for fact in found[FACTS_PER_PAGE:] if fact["id"] in valid_now]
+    found = app.store.fact_history_page(
+        args["subject"].strip(),
+        projects,
+        args.get("predicate"),
+        offset=older,
+        limit=FACTS_PER_PAGE,
+        now=now,
+    )
+    older, chosen = found.offset, list(found.facts)
+    # Valid now: the value a future one supersedes holds until that one starts.
+    valid_now = {fact.id for fact in found.current}
+    if older == 0:  # the first page shows every current fact, however old
+        on_page = {fact.id for fact in chosen}
+        chosen += [fact for fact in found.current if fact.id not in on_page]
+    held = {f.id for f in chosen if _valid_at(f, as_of_ms)} if as_of_ms is not None else set()
     # A current fact that starts in the future (a planned change) ends where it starts.
     page = []
     for fact in chosen:
-        begins = _ms(fact["valid_from"], now)
-        page.append((fact, begins, max(_ms(fact["valid_to"], now), begins)))
+        begins = fact.valid_from
+        ends = now if fact.valid_to is None else fact.valid_to
+        page.append((fact_json(fact), begins, max(ends, begins)))
     start = min((s for _, s, _ in page), default=now)
     end = max([now, *(e for _, _, e in page)])
     scale = AXIS_WIDTH / max(end - start, 1)
     tracks: dict[str, list[Bar]] = {}
-    for fact, begins, ends in sorted(page, key=lambda span: span[1]):
+    for shown, begins, ends in sorted(page, key=lambda span: span[1]):
         x = int((begins - start) * scale)
         bar = Bar(
-            fact,
+            shown,
             x,
             max(int((ends - begins) * scale), MIN_BAR),
-            fact["id"] in valid_now,
-            fact["id"] in held,
+            shown["id"] in valid_now,
+            shown["id"] in held,
             begins > now,
         )
-        tracks.setdefault(fact["predicate"], []).append(bar)
+        tracks.setdefault(shown["predicate"], []).append(bar)
     as_of_x = None
-    if as_of:
-        as_of_x = int((_ms(as_of, now) - start) * scale)
+    if as_of_ms is not None:
+        as_of_x = int((as_of_ms - start) * scale)
     following = older + FACTS_PER_PAGE
     return {
         "tracks": [Track(name, bars) for name, bars in sorted(tracks.items())],
@@ -102,11 +111,11 @@ def history(
         "as_of_x": as_of_x if as_of_x is not None and 0 <= as_of_x <= AXIS_WIDTH else None,
         "held": held,
         "width": AXIS_WIDTH,
-        "total": len(found),
+        "total": found.total,
         "shown": len(page),
         "first": older + 1,
-        "last": min(following, len(found)),
-        "older": following if following < len(found) else None,
+        "last": min(following, found.total),
+        "older": following if following < found.total else None,
         "newer": max(older - FACTS_PER_PAGE, 0) if older else None,
     }
 

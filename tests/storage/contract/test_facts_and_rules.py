@@ -33,6 +33,30 @@ def test_facts_about_a_subject_filter_by_project_and_predicate(contract_store: H
     assert len(contract_store.facts_about("db", None, "host")) == 2
 
 
+def test_a_page_of_a_history_is_read_in_the_store_as_facts_about_orders_it(
+    contract_store: HubStore,
+) -> None:
+    for n in range(7):  # host: values 0 to 6, each superseding the one before
+        contract_store.add_fact(fact("db", "host", f"h{n}", at=T0 + n * 10))
+    port, _ = contract_store.add_fact(fact("db", "port", "5432", at=T0 + 5))
+    contract_store.add_fact(fact("db", "host", "far", project="billing", at=T0 + 1))
+    planned, _ = contract_store.add_fact(fact("db", "host", "next", at=T0 + 1000))
+    whole = [f.id for f in contract_store.facts_about("db", "shop", None)]
+    now = T0 + 100
+    page = contract_store.fact_history_page("DB", ("shop",), None, offset=2, limit=3, now=now)
+    assert (page.total, page.offset) == (len(whole), 2) == (9, 2)
+    assert [f.id for f in page.facts] == whole[2:5]
+    host_now = contract_store.facts_about("db", "shop", "host")[1]  # h6, until "next" starts
+    assert {f.id for f in page.current} == {host_now.id, port.id}  # not the planned one yet
+    assert planned.id not in {f.id for f in page.current}
+    past = contract_store.fact_history_page("db", ("shop",), None, offset=99, limit=3, now=now)
+    assert (past.offset, [f.id for f in past.facts]) == (8, whole[8:])  # the oldest fact
+    hosts = contract_store.fact_history_page("db", None, "Host", offset=0, limit=50, now=now)
+    assert hosts.total == 9 and {f.project for f in hosts.facts} == {"shop", "billing"}
+    none = contract_store.fact_history_page("db", (), None, offset=0, limit=50, now=now)
+    assert (none.total, none.offset, none.facts, none.current) == (0, 0, [], [])
+
+
 def test_fact_search_finds_current_facts_by_their_words(contract_store: HubStore) -> None:
     contract_store.add_fact(fact("cache", "backend", "redis", at=T0))
     current, _ = contract_store.add_fact(fact("cache", "backend", "memcached", at=T0 + 1))

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors
 
-from aletheia_mem.storage.base import Fact
+from aletheia_mem.storage.base import Fact, FactPage
 from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row, rows_on_generic_plan
@@ -245,6 +245,44 @@ class PgFacts(PgPart):
         sql += " ORDER BY valid_from DESC, id DESC"
         with self._db.read() as conn:
             return [fact_from_row(row) for row in conn.execute(sql, params).fetchall()]
+
+    def fact_history_page(
+        self,
+        subject: str,
+        projects: tuple[str, ...] | None,
+        predicate: str | None,
+        *,
+        offset: int,
+        limit: int,
+        now: int,
+    ) -> FactPage:
+        """As the SQLite store's, in one snapshot: a page of a subject's history from ``offset``
+        (at most the last fact), its size, and its facts valid ``now``."""
+        where = "subject_key = %s AND dismissed_at IS NULL"
+        params: list[Any] = [fact_key(subject)]
+        if projects is not None:
+            where += " AND project = ANY (%s)"
+            params.append(list(projects))
+        if predicate is not None:
+            where += " AND predicate_key = %s"
+            params.append(fact_key(predicate))
+        order = " ORDER BY valid_from DESC, id DESC"
+        with self._db.read_snapshot() as conn:
+            row = conn.execute(f"SELECT count(*) FROM facts WHERE {where}", params).fetchone()
+            total = int(row[0]) if row is not None else 0
+            offset = min(offset, max(total - 1, 0))
+            page = conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM facts WHERE {where}{order} LIMIT %s OFFSET %s",
+                [*params, limit, offset],
+            ).fetchall()
+            current = conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM facts WHERE {where} AND valid_from <= %s"
+                f" AND (valid_to IS NULL OR valid_to > %s){order}",
+                [*params, now, now],
+            ).fetchall()
+        return FactPage(
+            total, offset, [fact_from_row(r) for r in page], [fact_from_row(r) for r in current]
+        )
 
     def search_facts(
         self, terms: Sequence[str], projects: tuple[str, ...] | None, limit: int, now: int
