@@ -15,6 +15,7 @@ import pytest
 from aletheia_mem.search.query import query_terms
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import MemoryQuery
+from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite.memories import insert_memory
 from tests.conftest import ToolCaller
@@ -71,6 +72,13 @@ def search_ids(store: SqliteStore, text: str) -> list[int]:
     return store.rank_memory_ids(query, NOW)
 
 
+@pytest.fixture
+def upkeep_each_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every indexing transaction looks whether a full merge is due (not every eighth)."""
+    monkeypatch.setattr(full_text, "UPKEEP_EVERY", 1)
+
+
+@pytest.mark.usefixtures("upkeep_each_write")
 def test_a_store_written_one_memory_at_a_time_is_merged_into_one_btree(
     store: SqliteStore,
 ) -> None:
@@ -82,6 +90,7 @@ def test_a_store_written_one_memory_at_a_time_is_merged_into_one_btree(
     assert upkeep(store.path) == (0, full_text.MIN_CHANGES)
 
 
+@pytest.mark.usefixtures("upkeep_each_write")
 def test_merges_come_rarer_as_the_store_grows(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,6 +181,7 @@ def test_the_count_carries_over_from_a_store_made_before_migration_13(tmp_path: 
         store.close()
 
 
+@pytest.mark.usefixtures("upkeep_each_write")
 def test_a_full_merge_waits_for_a_quarter_of_the_store_to_be_indexed_since_the_last(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,6 +189,27 @@ def test_a_full_merge_waits_for_a_quarter_of_the_store_to_be_indexed_since_the_l
     merged_at = [n for n in range(1, 121) if _saved_and_merged(store, n)]
     # From 38 memories on, each full merge comes a quarter of the store after the last one.
     assert merged_at[merged_at.index(38) :] == [38, 38 + 9, 47 + 11, 58 + 14, 72 + 18, 90 + 22]
+
+
+def test_the_upkeep_of_every_eighth_write_merges_fully_when_due_and_every_index(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(full_text, "MIN_CHANGES", 4)
+    every = full_text.UPKEEP_EVERY
+    merged_at = [n for n in range(1, 41) if _saved_and_merged(store, n)]
+    # Due at 4, 8, 12...: each merge at the next write whose connection looks (1, 9, 17...).
+    assert merged_at == [n for n in range(1, 41, every) if n > 1]
+    # A fact-less save leaves fact_fts alone but for every eighth write, which merges it too.
+    monkeypatch.setattr(full_text, "MIN_CHANGES", 10**6)
+    for n in range(every + 1):  # one b-tree each, merged two at a time by facts' own writes
+        store.add_fact(NewFact("shop", f"service-{n}", "owner", "team", NOW, NOW, "cli"))
+    piled = btree_count(store.path, "fact_fts")
+    assert piled > 1
+    for n in range(every):
+        store.add_memory(_memory(f"no fact here {n}"))
+        after = btree_count(store.path, "fact_fts")
+        assert after == piled or n == every - 1  # left alone but by the eighth write
+    assert after < piled
 
 
 def _saved_and_merged(store: SqliteStore, n: int) -> bool:

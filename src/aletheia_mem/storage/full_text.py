@@ -4,11 +4,11 @@ Every write transaction adds a b-tree to each index it writes (``memory_fts``, `
 FTS5 merges them in the background of later writes, but in proportion to what those write, so a
 store written one memory at a time piles up a dozen or more b-trees, each read for every word of
 every search (about 10 µs each per search). So each transaction that indexed something also
-does a little merging of its own in each index (up to ``MERGE_PAGES`` pages, two b-trees at
-a time), and once the rows indexed since the last full merge reach a quarter of the
-memories, it merges each index into one b-tree (FTS5's ``optimize``): that costs time in
-proportion to the index, so it comes rarer as the store grows and the cost per write stays the
-same.
+does a little merging of its own in each index it wrote (up to ``MERGE_PAGES`` pages, two
+b-trees at a time; every ``UPKEEP_EVERY``-th, in every index), and once the rows indexed since
+the last full merge reach a quarter of the memories (looked at every ``UPKEEP_EVERY``-th), it
+merges each index into one b-tree (FTS5's ``optimize``): that costs time in proportion to the
+index, so it comes rarer as the store grows and the cost per write stays the same.
 
 A save writes nothing for this bookkeeping: which indexes a transaction wrote is kept by its
 connection (``IndexingConnection``), and the rows indexed under new ids are counted by how far
@@ -30,6 +30,11 @@ MIN_CHANGES = 64  # a small store is not worth a full merge after every few save
 SHARE = 4
 MERGE_PAGES = 16  # merge work per write transaction and index, in pages
 INDEXES = ("memory_fts", "fact_fts")
+# Every this many transactions that index, a connection also merges the indexes the
+# transaction did not write (a fact-less save leaves ``fact_fts`` as it was: merging it again
+# each time finds nothing to do, at a fiftieth of the save) and checks whether a full merge is
+# due (at most this many transactions late, against thousands of rows).
+UPKEEP_EVERY = 8
 
 
 _SEQ = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{}'), 0)"
@@ -42,6 +47,7 @@ class IndexingConnection(sqlite3.Connection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.indexes_written: set[str] = set()
+        self.indexing_transactions = 0  # committed or not: it only spaces the upkeep out
 
 
 def _written(conn: sqlite3.Connection) -> set[str]:
@@ -94,14 +100,27 @@ def tidy(conn: sqlite3.Connection) -> None:
     written = _written(conn)
     if not written:
         return
-    changes, merged_rows = changes_since_merge(conn)
-    if changes >= max(MIN_CHANGES, merged_rows // SHARE):
-        merge_fully(conn)
-        return
-    # Every index, not only those written: merging fewer leaves more b-trees for searches.
-    for index in INDEXES:
+    if _upkeep_due(conn):
+        changes, merged_rows = changes_since_merge(conn)
+        if changes >= max(MIN_CHANGES, merged_rows // SHARE):
+            merge_fully(conn)
+            return
+        indexes: tuple[str, ...] | set[str] = INDEXES
+    else:
+        indexes = written
+    for index in indexes:
         conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (MERGE_PAGES,))
     written.clear()
+
+
+def _upkeep_due(conn: sqlite3.Connection) -> bool:
+    """Whether this transaction does the upkeep of every ``UPKEEP_EVERY``-th (a plain
+    connection: always), the first of a connection included."""
+    if not isinstance(conn, IndexingConnection):
+        return True
+    due = conn.indexing_transactions % UPKEEP_EVERY == 0
+    conn.indexing_transactions += 1
+    return due
 
 
 def merge_fully(conn: sqlite3.Connection) -> None:
