@@ -1,3 +1,7 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aletheia_mem.search import text as text_module
 from aletheia_mem.search.text import index_extras
 
 
@@ -48,3 +52,19 @@ def test_a_hostile_long_token_is_indexed_but_never_held_in_the_token_cache() -> 
     assert text._cached_token_extras.cache_info().currsize == before
     index_extras("cache_probe_only_here")
     assert text._cached_token_extras.cache_info().currsize == before + 1
+
+
+def _extras_of_every_token(text: str) -> list[str]:
+    """``index_extras`` as it reads ASCII text: each compound token's extras, in order."""
+    extras: dict[str, None] = {}
+    for token in text_module.ASCII_COMPOUND.findall(text):
+        for extra in text_module._token_extras(token):
+            extras.setdefault(extra, None)
+    return list(extras)
+
+
+@given(st.text(alphabet="aAzZ09_-.:/\\ \n\tfooBarHTTPx1é", max_size=60))
+@settings(max_examples=3000, deadline=None)
+def test_the_plain_words_passed_over_in_the_regex_have_no_extras(text: str) -> None:
+    ascii_text = text.encode("ascii", "ignore").decode()
+    assert index_extras(ascii_text) == _extras_of_every_token(ascii_text)

@@ -24,6 +24,12 @@ from aletheia_mem.search import cjk
 COMPOUND = re.compile(r"[^\W_]+(?:[_\-.:/\\]+[^\W_]+)*", re.UNICODE)
 # The same on ASCII text, where ``[^\W_]`` is exactly ``[A-Za-z0-9]``: four times faster.
 ASCII_COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[_\-.:/\\]+[A-Za-z0-9]+)*")
+# ``ASCII_COMPOUND`` passing over the plain words (``is_plain``: ``Found``, ``pnpm``; a word
+# followed by a separator is taken), which have no extras: most of a text's words, skipped in
+# the regex engine rather than one by one in Python.
+_ASCII_EXTRA_COMPOUND = re.compile(
+    r"(?<![A-Za-z0-9])(?![A-Za-z][a-z]*(?![A-Za-z0-9_\-.:/\\]))" + ASCII_COMPOUND.pattern
+)
 TOKEN_CACHE_SIZE = 16_384  # identifiers recur across memories; each entry is a few words
 # Only tokens this short are cached: identifiers are, and a client's 20,000-character token
 # and its extras would otherwise fill each of the cache's entries (40 KB each, 650 MB in all).
@@ -73,7 +79,7 @@ def joined(words: list[str]) -> str | None:
 def index_extras(text: str) -> list[str]:
     """The extra tokens for ``text``: camelCase parts and the joined form of snake/kebab names."""
     extras: dict[str, None] = {}
-    for token in (ASCII_COMPOUND if text.isascii() else COMPOUND).findall(text):
+    for token in (_ASCII_EXTRA_COMPOUND if text.isascii() else COMPOUND).findall(text):
         cached = len(token) <= CACHED_TOKEN_CHARS
         for extra in _cached_token_extras(token) if cached else _token_extras(token):
             extras.setdefault(extra, None)
