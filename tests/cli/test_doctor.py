@@ -72,7 +72,9 @@ def test_doctor_flags_an_entry_whose_server_is_gone(run: Invoke, workspace: Work
     )
     data = json_of(run("doctor", "--json"))
     cursor = next(c for c in data["hosts"] if c["host"] == "cursor")
-    assert cursor["detail"] == f"{missing} does not exist"
+    assert cursor["detail"] == (
+        f"{missing} does not exist; fix the entry, or run `aletheia install cursor --write --force`"
+    )
 
 
 def test_doctor_reports_remote_entries_and_hooks(run: Invoke, workspace: Workspace) -> None:

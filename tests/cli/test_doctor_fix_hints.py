@@ -124,3 +124,42 @@ def test_a_local_entry_of_the_wrong_shape_hints_claude_mcp_remove(
         'the entry\'s "env" is an array, not an object; fix it, or run'
         f" `claude mcp remove aletheia -s local` in {workspace.project}"
     )
+
+
+def test_a_user_entry_whose_program_is_missing_hints_install(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """The deleted-venv case: the entry is Aletheia's, so the hint needs no ``--force``."""
+    run("save", "a first memory")
+    target = workspace.home / ".cursor" / "mcp.json"
+    target.parent.mkdir(parents=True)
+    entry = {"command": "/old/venv/bin/aletheia-mcp"}
+    target.write_text(json.dumps({"mcpServers": {"aletheia": entry}}), encoding="utf-8")
+    check = _check(run, "cursor", "user")
+    assert (check["status"], check["detail"]) == (
+        "broken",
+        "/old/venv/bin/aletheia-mcp does not exist; fix the entry, or run"
+        " `aletheia install cursor --write`",
+    )
+    assert "run `aletheia install cursor --write`" in run("doctor").stdout
+    assert run(*_hinted_command(check["detail"])).exit_code == 0
+    assert _check(run, "cursor", "user")["status"] == "ok"
+
+
+def test_an_entry_that_does_not_answer_hints_install_with_force(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """``cat`` echoes the requests back and answers nothing; it is not Aletheia's entry."""
+    run("save", "a first memory")
+    target = workspace.home / ".cursor" / "mcp.json"
+    target.parent.mkdir(parents=True)
+    entry = {"command": "/bin/cat"}
+    target.write_text(json.dumps({"mcpServers": {"aletheia": entry}}), encoding="utf-8")
+    check = _check(run, "cursor", "user")
+    assert (check["status"], check["detail"]) == (
+        "broken",
+        "the server did not answer tools/list; fix the entry, or run"
+        " `aletheia install cursor --write --force`",
+    )
+    assert run(*_hinted_command(check["detail"])).exit_code == 0
+    assert _check(run, "cursor", "user")["status"] == "ok"

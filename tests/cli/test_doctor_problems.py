@@ -18,6 +18,7 @@ import pytest
 from tests.cli.conftest import Invoke, Workspace, json_of, made_immutable
 
 NO_STORE = 7
+FORCE_HINT = "; fix the entry, or run `aletheia install cursor --write --force`"
 
 
 def _cursor_entry(workspace: Workspace, entry: Any) -> Path:
@@ -300,7 +301,7 @@ def test_a_server_that_exits_at_once_says_so_with_its_exit_code(
     _cursor_entry(workspace, {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]})
     code, _, check = _cursor(run)
     assert code == 1
-    assert check["detail"] == "the server exited with code 3 without answering"
+    assert check["detail"] == "the server exited with code 3 without answering" + FORCE_HINT
 
 
 def test_a_server_that_prints_garbage_on_stdout_says_so(run: Invoke, workspace: Workspace) -> None:
@@ -311,7 +312,7 @@ def test_a_server_that_prints_garbage_on_stdout_says_so(run: Invoke, workspace: 
     assert code == 1
     assert check["detail"] == (
         "the server printed something that is not MCP on stdout: 'Welcome to my server!'"
-        " (a stdio server may write only JSON-RPC there)"
+        " (a stdio server may write only JSON-RPC there)" + FORCE_HINT
     )
 
 
@@ -322,6 +323,7 @@ def test_a_server_s_own_error_line_is_kept(run: Invoke, workspace: Workspace) ->
     _, _, check = _cursor(run)
     assert check["detail"] == (
         "the server exited with code 1 without answering: aletheia-mcp: something is wrong"
+        + FORCE_HINT
     )
 
 
@@ -380,5 +382,6 @@ def test_an_opencode_entry_in_the_newer_shape_is_checked_not_called_missing(
     [check] = [c for c in data["hosts"] if c["host"] == "opencode"]
     assert (check["status"], check["detail"]) == (
         "broken",
-        "the server exited with code 4 without answering",
+        "the server exited with code 4 without answering; fix the entry, or run"
+        " `aletheia install opencode --write --force`",
     )

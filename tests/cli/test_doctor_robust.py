@@ -37,7 +37,8 @@ def test_a_program_that_does_not_exist_is_broken_whatever_its_store(
     code, check = _cursor_check(run)
     assert (check["status"], check["detail"]) == (
         "broken",
-        "/nonexistent/aletheia-mcp does not exist",
+        "/nonexistent/aletheia-mcp does not exist; fix the entry, or run"
+        " `aletheia install cursor --write`",
     )
     assert code == 1
 
@@ -50,12 +51,15 @@ def test_a_program_not_executable_or_not_on_path_is_broken(
     script.write_text("#!/bin/sh\n", encoding="utf-8")
     script.chmod(0o644)
     _cursor(workspace, {"command": str(script), "env": {"ALETHEIA_DATA_DIR": "/nowhere"}})
-    assert _cursor_check(run)[1]["detail"] == f"{script} is not executable"
+    assert _cursor_check(run)[1]["detail"] == (
+        f"{script} is not executable; fix the entry, or run `aletheia install cursor --write`"
+    )
     _cursor(workspace, {"command": "no-such-aletheia-mcp", "env": {}})
     code, check = _cursor_check(run)
     assert (check["status"], check["detail"]) == (
         "broken",
-        "no-such-aletheia-mcp is not found on PATH",
+        "no-such-aletheia-mcp is not found on PATH; fix the entry, or run"
+        " `aletheia install cursor --write --force`",
     )
     assert code == 1
 
@@ -85,7 +89,10 @@ def test_a_nul_in_an_entry_s_environment_is_reported_not_a_traceback(
         assert (check["status"], check["detail"].startswith("not started")) == ("warning", True)
     else:
         assert check["status"] == "broken"
-        assert check["detail"].endswith("cannot be started: embedded null byte")
+        assert check["detail"].endswith(
+            "cannot be started: embedded null byte; fix the entry, or run"
+            " `aletheia install cursor --write`"
+        )
     assert "Traceback" not in run("doctor").output
 
 

@@ -47,7 +47,11 @@ def test_a_broken_local_entry_shadowing_a_working_user_one_is_what_claude_code_u
             "shadowed",
             "not used: Claude Code starts the local-scope entry, which comes first",
         ),
-        "local": ("broken", f"{broken['command']} does not exist"),
+        "local": (
+            "broken",
+            f"{broken['command']} does not exist; fix the entry, or run"
+            f" `claude mcp remove aletheia -s local` in {workspace.project}",
+        ),
     }
     line = next(text for text in run("doctor").stdout.splitlines() if " local " in text)
     assert line.split()[:3] == ["claude-code", "local", "BROKEN"]

@@ -63,6 +63,7 @@ if mode not in ("exits", "toy"):
     time.sleep(1000)
 """
 ANSWERS = "Aletheia 9.9 answers (13 tools)"
+FORCE_HINT = "; fix the entry, or run `aletheia install cursor --write --force`"
 
 
 @pytest.fixture
@@ -148,7 +149,7 @@ def test_a_server_that_never_answers_is_ended_with_its_child(
     run("save", "a first memory")
     _configure(workspace, sys.executable, str(server), str(pid_file), "silent")
     code, check = _cursor_check(run)
-    assert (check["status"], check["detail"]) == ("broken", "no answer within 3 s")
+    assert (check["status"], check["detail"]) == ("broken", "no answer within 3 s" + FORCE_HINT)
     assert code == 1
     assert _ended(int(pid_file.read_text(encoding="utf-8")))
 
@@ -188,7 +189,7 @@ def test_a_server_that_answers_initialize_only_says_so(
     assert code == 1
     assert (check["status"], check["detail"]) == (
         "broken",
-        "the server answered initialize but not tools/list within 2 s",
+        "the server answered initialize but not tools/list within 2 s" + FORCE_HINT,
     )
 
 

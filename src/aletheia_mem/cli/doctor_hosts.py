@@ -101,6 +101,11 @@ def fix_hint(host: Host, place: _Place, entry: Any) -> str:
     return f"run `{' '.join(words)}`"
 
 
+def with_fix(problem: str, fix: str) -> str:
+    """A broken entry's problem and the command that replaces it (``fix_hint``)."""
+    return f"{problem}; fix the entry, or {fix}"
+
+
 def launch_spec(host: Host, entry: Any, fix: str) -> tuple[list[str], dict[str, str]] | str:
     """The command line and env of a stdio entry, or why it cannot be started (a field of the
     wrong shape: a string where the host wants a list, with ``fix``: how to replace it), or a
@@ -278,7 +283,7 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
         return result("warning", NOT_INSTALLS)
     problem = program_problem(argv[0], host_env(env).get("PATH"))
     if problem is not None:
-        return result("broken", problem)
+        return result("broken", with_fix(problem, fix))
     store = load_settings(host_env(env)).store
     other = not _same_store(store, cli_store)
     if isinstance(store, Path) and not store.exists():

@@ -41,7 +41,7 @@ def probe_server(argv: list[str], env: dict[str, str], fix: str) -> tuple[str, s
     """Start the server as a host would (minimal env), initialize it and list its tools, each
     request once the one before is answered, then close its input; returns the check's status
     (ok, warning, broken) and what it found: whether it is Aletheia, with its tools, and for
-    another server ``fix``: how to replace the entry (``run `aletheia install ...```)."""
+    a broken entry ``fix``: how to replace it (``run `aletheia install ...```)."""
     steps: list[Step] = [
         (json.dumps(message) + "\n", _answers(message["id"]) if "id" in message else None)
         for message in _HANDSHAKE
@@ -54,18 +54,12 @@ def probe_server(argv: list[str], env: dict[str, str], fix: str) -> tuple[str, s
             timeout=SERVER_CHECK_SECONDS,
             exit_grace=EXIT_GRACE_SECONDS,
         )
-    except FileNotFoundError:
-        return "broken", f"{argv[0]} does not exist"
-    except PermissionError:
-        return "broken", f"{argv[0]} is not executable"
-    except OSError as error:  # not a program at all (an exec format error, say)
-        return "broken", f"{argv[0]} cannot be started: {error.strerror or error}"
-    except ValueError as error:  # a NUL in an argument or a variable
-        return "broken", f"{argv[0]} cannot be started: {error}"
+    except (OSError, ValueError) as error:
+        return "broken", f"{_start_problem(argv[0], error)}; fix the entry, or {fix}"
     lines = run.stdout.splitlines()
     listed = next((reply for line in lines if (reply := _reply(line, 2)) is not None), None)
     if listed is None:
-        return "broken", _no_answer(run)
+        return "broken", f"{_no_answer(run)}; fix the entry, or {fix}"
     started = next((reply for line in lines if (reply := _reply(line, 1)) is not None), {})
     status, answers = identify(started, listed, fix)
     if status == "ok" and run.returncode is None:  # hosts stop it themselves; but it lingers
@@ -74,6 +68,17 @@ def probe_server(argv: list[str], env: dict[str, str], fix: str) -> tuple[str, s
             " (a stdio server should exit at the end of its input)"
         )
     return status, answers
+
+
+def _start_problem(program: str, error: OSError | ValueError) -> str:
+    """Why ``program`` could not be started."""
+    if isinstance(error, FileNotFoundError):
+        return f"{program} does not exist"
+    if isinstance(error, PermissionError):
+        return f"{program} is not executable"
+    if isinstance(error, OSError):  # not a program at all (an exec format error, say)
+        return f"{program} cannot be started: {error.strerror or error}"
+    return f"{program} cannot be started: {error}"  # a NUL in an argument or a variable
 
 
 def identify(started: dict[str, Any], listed: dict[str, Any], fix: str) -> tuple[str, str]:
