@@ -282,17 +282,70 @@ def test_export_through_a_link_to_a_descriptor_of_a_file_appends_to_that_file(
     assert text.startswith("before\n{") and '"text":"redirected"' in text
 
 
-def test_export_replaces_a_link_to_a_file_and_never_writes_through_it(
+def test_export_through_a_link_to_a_file_replaces_that_file_and_keeps_the_link(
+    run: Invoke, tmp_path: Path, disk_events: list[DiskEvent]
+) -> None:
+    """As the shell's ``>`` and ``rules sync`` do: the file the link leads to gets the export,
+    renamed over it once complete; the link stays a link."""
+    run("save", "through the link")
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    real = backups / "real.jsonl"
+    real.write_text("old backup", encoding="utf-8")
+    link = tmp_path / "dump.jsonl"
+    link.symlink_to(real)
+    disk_events.clear()
+    result = run("export", "-o", str(link))
+    assert result.exit_code == 0
+    assert result.stderr == f"Exported 1 records to {link}.\n"
+    assert link.is_symlink() and link.resolve() == real
+    assert '"text":"through the link"' in real.read_text(encoding="utf-8")
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    assert disk_events == durable_write(real)
+    assert sorted(path.name for path in backups.iterdir()) == ["real.jsonl"]
+
+
+def test_export_through_a_dangling_link_makes_the_file_it_names(
     run: Invoke, tmp_path: Path
 ) -> None:
-    run("save", "kept apart")
-    victim = tmp_path / "victim.txt"
-    victim.write_text("untouched", encoding="utf-8")
+    run("save", "made there")
+    real = tmp_path / "new.jsonl"
     link = tmp_path / "dump.jsonl"
-    link.symlink_to(victim)
+    link.symlink_to(real)
     assert run("export", "-o", str(link)).exit_code == 0
-    assert victim.read_text(encoding="utf-8") == "untouched"
-    assert not link.is_symlink() and stat.S_IMODE(link.stat().st_mode) == 0o600
+    assert link.is_symlink()
+    assert '"text":"made there"' in real.read_text(encoding="utf-8")
+    gone = tmp_path / "gone.jsonl"
+    gone.symlink_to(tmp_path / "nowhere" / "x.jsonl")
+    result = run("export", "-o", str(gone))
+    assert result.exit_code != 0
+    assert result.stderr == f"Error: Cannot write {gone}: no folder {tmp_path / 'nowhere'}.\n"
+    assert gone.is_symlink()
+
+
+def test_export_dash_output_is_standard_output(
+    run: Invoke, workspace: Workspace, tmp_path: Path
+) -> None:
+    """``-o -`` is standard output, as ``import -`` reads standard input: no file named -."""
+    run("save", "to stdout")
+    plain = run("export")
+    dashed = run("export", "-o", "-")
+    assert dashed.exit_code == 0
+    assert dashed.stdout == plain.stdout and '"text":"to stdout"' in dashed.stdout
+    assert dashed.stderr == ""
+    assert run("export", "-o", "-", "--json").stdout == plain.stdout
+    assert not (workspace.project / "-").exists()
+
+
+def test_export_progress_to_standard_output_goes_to_stderr(run: Invoke) -> None:
+    """``export --progress > backup.jsonl``: the bar on stderr, the export alone on stdout."""
+    run("save", "with a bar")
+    result = run("export", "--progress")
+    assert result.exit_code == 0
+    assert "Exporting" in result.stderr
+    assert "Exporting" not in result.stdout
+    assert [json.loads(line)["type"] for line in result.stdout.splitlines()][1:] == ["memory"]
+    assert run("export", "--no-progress").stderr == ""
 
 
 def test_export_into_a_missing_folder_is_one_line_and_no_traceback(

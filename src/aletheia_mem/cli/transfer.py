@@ -54,7 +54,7 @@ def _show_progress(flag: bool | None) -> bool:
     "--output",
     "-o",
     type=click.Path(dir_okay=False, path_type=bytes),  # as typed: '' is not "." here
-    help="Write to this file (default: standard output).",
+    help="Write to this file, through a symlink to its target (- or none: standard output).",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a tty).")
 @json_option
@@ -64,25 +64,26 @@ def export_command(output: bytes | None, progress: bool | None, as_json: bool) -
     and their requests, dismissed items and the audit trail.
 
     --output writes a new 0600 file beside FILE, flushes it to the disk and renames it over
-    FILE, so that FILE holds its old content or the whole export, even after a power cut (a
-    FIFO, a device or /dev/fd/N is written straight through). With --output and --json, the
-    count and the file are printed as JSON; without --output the export itself is printed,
-    JSON Lines with or without --json (``export --json > backup.jsonl`` makes a backup).
+    FILE, so that FILE holds its old content or the whole export, even after a power cut; a
+    symlink is followed and the file it leads to replaced that way (a FIFO, a device or
+    /dev/fd/N is written straight through). With --output and --json, the count and the file
+    are printed as JSON; without --output (or with -o -) the export itself is printed, JSON
+    Lines with or without --json (``export --json > backup.jsonl`` makes a backup). The
+    progress bar goes to stderr.
     """
     _sqlite_store_in_use()
-    target = None if output is None else _output_file(output)
+    target = None if output in (None, b"-") else _output_file(output)
     with open_cli_app(create=False) as app:
-        if target is None:
-            with _standard_output() as out:
-                store_transfer.write_export(sqlite_store(app), out)
-            return
-        total = store_transfer.count_records(sqlite_store(app))
-        with _export_target(target) as out:
-            if _show_progress(progress):
-                with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
-                    count = store_transfer.write_export(sqlite_store(app), out, bar.update)
+        store = sqlite_store(app)
+        total = store_transfer.count_records(store) if _show_progress(progress) else None
+        with _standard_output() if target is None else _export_target(target) as out:
+            if total is None:
+                count = store_transfer.write_export(store, out)
             else:
-                count = store_transfer.write_export(sqlite_store(app), out)
+                with click.progressbar(length=total, label="Exporting", file=sys.stderr) as bar:
+                    count = store_transfer.write_export(store, out, bar.update)
+    if target is None:
+        return
     if as_json:
         emit_json({"exported": count, "file": str(target)})
     else:
@@ -148,22 +149,25 @@ _MAX_HOPS = 40  # as Linux follows symlinks
 def _export_target(output: Path) -> Iterator[IO[str]]:
     """Where ``-o`` writes: straight into a descriptor, device or FIFO (``/dev/stdout``,
     ``>(gzip > x)``); anything else through a new 0600 file renamed over ``output`` once
-    complete (a symlink to a file is replaced, never followed).
+    complete, or over the file a symlink there leads to (the link is kept, as the shell's
+    ``>`` and ``rules sync`` keep it).
 
     Raises:
         AletheiaError: the target cannot be written (no such folder, no permission, disk full).
     """
+    real = output
     try:
         stream = _open_stream(output)
         if stream is not None:
             with stream:
                 yield stream
         else:
-            with _stopped_by_signals(), private_writer(output) as out:
+            real = Path(os.path.realpath(output))  # a dangling link: the file it names
+            with _stopped_by_signals(), private_writer(real) as out:
                 yield out
     except OSError as error:
-        if not output.parent.is_dir():
-            raise AletheiaError(f"Cannot write {output}: no folder {output.parent}.") from None
+        if not real.parent.is_dir():
+            raise AletheiaError(f"Cannot write {output}: no folder {real.parent}.") from None
         raise AletheiaError(f"Cannot write {output}: {error.strerror or error}.") from None
 
 
