@@ -135,7 +135,8 @@ def test_rules_add_of_a_disabled_rule_answers_it_enabled_and_not_created(run: In
     rule_id = json_of(run("rules", "add", "Run the linter", "--json"))["rule"]["id"]
     run("rules", "disable", rule_id)
     again = json_of(run("rules", "add", "Run the linter", "--json"))
-    assert again == {"created": False, "rule": json_of(run("rules", "list", "--json"))[0]}
+    listed = json_of(run("rules", "list", "--json"))[0]
+    assert again == {"created": False, "enabled_again": True, "rule": listed}
     assert again["rule"]["id"] == rule_id and again["rule"]["enabled"] is True
 
 

@@ -29,7 +29,31 @@ def test_rules_add_shows_the_rule_as_rules_list_does(run: Invoke) -> None:
     assert added["rule"] == listed[0]
     assert added["rule"]["recheck"] is None
     again = json_of(run("rules", "add", "Run the tests before you commit", "--json"))
-    assert again == {"created": False, "rule": listed[0]}
+    assert again == {"created": False, "enabled_again": False, "rule": listed[0]}
+
+
+def test_re_adding_a_disabled_rule_says_it_is_enabled_again(run: Invoke) -> None:
+    """As the web UI says it: the add enabled the rule again, in text and in JSON."""
+    rule_id = json_of(run("rules", "add", "Squash before merge", "--json"))["rule"]["id"]
+    assert run("rules", "disable", rule_id).exit_code == 0
+    again = run("rules", "add", "Squash before merge")
+    assert again.exit_code == 0
+    assert again.stdout == (
+        f"Rule already saved ({rule_id}); it was disabled and is enabled again.\n"
+    )
+    assert json_of(run("rules", "list", "--json"))[0]["enabled"] is True
+    assert run("rules", "disable", rule_id).exit_code == 0
+    shown = json_of(run("rules", "add", "Squash before merge", "--json"))
+    assert (shown["created"], shown["enabled_again"], shown["rule"]["enabled"]) == (
+        False,
+        True,
+        True,
+    )
+    still = run("rules", "add", "Squash before merge")
+    assert still.stdout == (
+        f"Rule already saved ({rule_id}). An identical rule is not added twice.\n"
+    )
+    assert json_of(run("rules", "add", "A new rule", "--json"))["enabled_again"] is False
 
 
 def test_every_option_of_rules_sync_and_rules_add_has_help(run: Invoke) -> None:

@@ -156,12 +156,20 @@ def add_rule(
             evidence_fact_ids=fact_ids,
             source=cli_settings().tool or rule_domain.OWNER_SOURCE,  # ALETHEIA_TOOL, else you
         )
-        rule, created = rule_domain.add_rule(app.store, item, app.clock())
+        rule, added = rule_domain.add_rule_telling(app.store, item, app.clock())
         recheck = rule_domain.recheck_reason(app.store, rule, app.clock()) if rule.enabled else None
     if as_json:  # the rule as rules list --json shows it
-        emit_json({"created": created, "rule": rule_json(rule, recheck)})
-    elif created:
+        emit_json(
+            {
+                "created": added == "created",
+                "enabled_again": added == "enabled",
+                "rule": rule_json(rule, recheck),
+            }
+        )
+    elif added == "created":
         echo(f"Rule saved ({rule.id}). aletheia rules sync writes it to your tools.")
+    elif added == "enabled":
+        echo(f"Rule already saved ({rule.id}); it was disabled and is enabled again.")
     else:
         echo(f"Rule already saved ({rule.id}). An identical rule is not added twice.")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
@@ -22,6 +22,8 @@ RECHECK_AFTER_DAYS = 90
 # The source of a rule the owner adds by hand (CLI, JSON API, web UI), as list_rules shows it;
 # a rule added over MCP keeps the calling tool's name (so does `rules add` with ALETHEIA_TOOL).
 OWNER_SOURCE = "you"
+# What an add did: a new rule, an identical one that was disabled enabled again, or nothing.
+RuleAdded = Literal["created", "enabled", "exists"]
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,22 @@ def _visible_ids(
 def add_rule(
     store: Store, item: RuleInput, now: int, projects: tuple[str, ...] | None = None
 ) -> tuple[Rule, bool]:
+    """``add_rule_telling``, with whether the rule is new."""
+    rule, added = add_rule_telling(store, item, now, projects)
+    return rule, added == "created"
+
+
+def add_rule_telling(
+    store: Store, item: RuleInput, now: int, projects: tuple[str, ...] | None = None
+) -> tuple[Rule, RuleAdded]:
     """Store the rule unless the identical one is there; unknown evidence is refused.
 
     ``projects`` limits the evidence a caller may cite (None: every project). The limits on
     ``then`` and ``when`` are the stored rule's (DESIGN: "then (at most 800 chars)"): its text
     with whitespace collapsed, as every door gives it, and with secrets redacted.
 
-    Returns the rule as stored after the add, and whether it is new: an identical rule that was
-    disabled is enabled again and returned enabled, not new (it was there).
+    Returns the rule as stored after the add, and what the add did: ``created``; ``enabled``,
+    an identical rule that was disabled, enabled again (and returned enabled); ``exists``.
     """
     # One space between words, as every door collapses them already.
     then, when = " ".join(item.then.split()), " ".join(item.when.split())
@@ -106,8 +116,8 @@ def add_rule(
     )
     stored, changed = store.add_rule(rule)
     if changed and not stored.enabled:  # the store returns a re-enabled rule as it was
-        return replace(stored, enabled=True), False
-    return stored, changed
+        return replace(stored, enabled=True), "enabled"
+    return stored, "created" if changed else "exists"
 
 
 def confirm_rule(
