@@ -182,6 +182,23 @@ def test_restoring_an_item_that_is_not_dismissed_says_so(run: Invoke) -> None:
     assert json_of(run("restore", "1", "--json"))["restored"] is True
 
 
+def test_a_restore_that_restores_nothing_is_audited_as_changing_nothing(run: Invoke) -> None:
+    run("save", "Use yarn in the shop repo")
+    for _ in range(2):
+        assert run("restore", "1").stdout == "Nothing to restore: memory #1 is not dismissed.\n"
+    run("dismiss", "1", "--reason", "outdated")
+    run("dismiss", "1")  # already dismissed: its reason is kept
+    rows = json_of(run("audit", "--local", "--json"))
+    assert [(row["tool"], row["result"], row["detail"]) for row in rows] == [
+        ("dismiss_memory", "ok", "nothing changed: it was already dismissed"),
+        ("dismiss_memory", "ok", "outdated"),
+        ("restore_memory", "ok", "nothing changed: it was not dismissed"),
+        ("restore_memory", "ok", "nothing changed: it was not dismissed"),
+    ]
+    text = run("audit", "--local").stdout
+    assert text.count("nothing changed: it was not dismissed") == 2
+
+
 def test_dismissing_an_unknown_item_exits_not_found(run: Invoke) -> None:
     run("save", "a first memory")
     result = run("dismiss", "5", "--type", "fact")

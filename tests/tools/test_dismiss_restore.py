@@ -231,8 +231,27 @@ def test_dismiss_and_restore_write_audit_rows_with_the_reason_cut_to_300(call, a
     call("dismiss_memory", id=1, reason=reason)
     assert db_rows(app, "SELECT dismiss_reason FROM memories") == [(reason[:300],)]
     call("dismiss_memory", id=1)  # again, no reason given: the item keeps its own
-    assert db_rows(app, "SELECT detail FROM audit ORDER BY id")[-1] == (None,)
+    assert db_rows(app, "SELECT detail FROM audit ORDER BY id")[-1] == (
+        "nothing changed: it was already dismissed",
+    )
     assert db_rows(app, "SELECT dismiss_reason FROM memories") == [(reason[:300],)]
+
+
+def test_a_restore_or_dismissal_that_changes_nothing_is_audited_as_such(call, app):
+    """The row of a call that changed nothing says so, and the tool answers as before."""
+    call("save_memory", text="Staging deploys need the VPN")
+
+    assert call("restore_memory", id=1).text == "Nothing to restore: memory #1 is not dismissed."
+    call("dismiss_memory", id=1, reason="stale")
+    assert call("dismiss_memory", id=1, reason="stale").text == _dismissed("memory", 1)
+    call("restore_memory", id=1)
+
+    assert db_rows(app, "SELECT tool, result, detail FROM audit ORDER BY id") == [
+        ("restore_memory", "ok", "nothing changed: it was not dismissed"),
+        ("dismiss_memory", "ok", "stale"),
+        ("dismiss_memory", "ok", "stale (nothing changed: it was already dismissed)"),
+        ("restore_memory", "ok", None),
+    ]
 
 
 def test_dismiss_reason_is_redacted_before_storage(call, app):

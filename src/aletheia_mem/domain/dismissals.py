@@ -40,7 +40,8 @@ def set_dismissed(
     actor: str,
     now: int,
 ) -> str:
-    """Dismiss or restore one item, with an audit row; returns the item's project.
+    """Dismiss or restore one item, with an audit row (which says so when nothing changed: the
+    item was not dismissed, or already was); returns the item's project.
 
     Raises:
         NotFoundError: no item of that type has that id.
@@ -55,11 +56,26 @@ def set_dismissed(
         dismiss and reason is None and table == "memories" and _replaced(store, item_id)
     )
     project = store.set_dismissed(
-        table, item_id, now if dismiss else None, reason, audit, keep_reason=keep_reason
+        table,
+        item_id,
+        now if dismiss else None,
+        reason,
+        audit,
+        keep_reason=keep_reason,
+        unchanged_detail=unchanged_detail(dismiss, reason),
     )
     if project is None:
         raise no_such_item(item_type, item_id)
     return project
+
+
+def unchanged_detail(dismiss: bool, reason: str | None) -> str:
+    """The audit row's detail of a dismissal or restore that changed nothing: the item was
+    already dismissed (with that reason), or was not dismissed."""
+    if not dismiss:
+        return "nothing changed: it was not dismissed"
+    unchanged = "nothing changed: it was already dismissed"
+    return unchanged if reason is None else f"{reason} ({unchanged})"
 
 
 def is_replaced(reason: str | None) -> bool:

@@ -236,6 +236,35 @@ def test_restoring_an_item_that_is_not_dismissed_changes_nothing_but_is_audited(
     assert [row.tool for row in contract_store.list_audit(10)] == ["restore"]
 
 
+def test_a_call_that_changes_nothing_is_audited_with_its_unchanged_detail(
+    contract_store: HubStore,
+) -> None:
+    saved, _ = contract_store.add_memory(memory("hidden twice"))
+    calls: list[tuple[int | None, str | None]] = [
+        (None, None),  # not dismissed: nothing to restore
+        (T0 + 1, "why"),
+        (T0 + 2, "why"),  # the same reason again
+        (T0 + 3, None),  # no reason given: the item keeps its own
+        (T0 + 4, "other"),  # a new reason: a change
+        (None, None),
+    ]
+    for at, reason in calls:
+        entry = AuditEntry(T0, "cli", "dismiss" if at else "restore", None, "ok", reason)
+        project = contract_store.set_dismissed(
+            "memories", saved.id, at, reason, entry, unchanged_detail="nothing changed"
+        )
+        assert project == "shop"
+    rows = [(row.tool, row.detail) for row in reversed(contract_store.list_audit(10))]
+    assert rows == [
+        ("restore", "nothing changed"),
+        ("dismiss", "why"),
+        ("dismiss", "nothing changed"),
+        ("dismiss", "nothing changed"),
+        ("dismiss", "other"),
+        ("restore", None),
+    ]
+
+
 def _changes(store: HubStore) -> tuple[int, int]:
     """The end of the store's change log, and how many changes it holds."""
     page = store.export_changes(

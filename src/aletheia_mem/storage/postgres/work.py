@@ -168,10 +168,12 @@ class PgWork(PgPart):
         audit: AuditEntry,
         *,
         keep_reason: bool = True,
+        unchanged_detail: str | None = None,
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
         Restoring an item that is not dismissed changes nothing, and dismissing it again keeps
-        its first time and reason unless a new reason is given (see the SQLite store's).
+        its first time and reason unless a new reason is given; a call that changes nothing
+        is audited with ``unchanged_detail`` (when given) as its detail (see the SQLite store's).
 
         Returns the item's project, or None when there is no such item.
         """
@@ -180,14 +182,16 @@ class PgWork(PgPart):
                 sql.SQL(_SET_DISMISSED).format(_table(table)),
                 {"at": at, "reason": reason, "id": item_id, "keep": keep_reason},
             ).fetchone()
-            if row is None:
+            detail = audit.detail
+            if row is None:  # nothing changed
+                detail = detail if unchanged_detail is None else unchanged_detail
                 row = conn.execute(
                     sql.SQL("SELECT project FROM {} WHERE id = %s").format(_table(table)),
                     (item_id,),
                 ).fetchone()
             if row is None:
                 return None
-            insert_audit(conn, replace(audit, project=row[0]))
+            insert_audit(conn, replace(audit, project=row[0], detail=detail))
             return str(row[0])
 
     def project_of(self, table: DismissTable, item_id: int) -> str | None:

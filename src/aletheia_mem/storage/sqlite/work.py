@@ -244,12 +244,14 @@ class SqliteWork(SqliteDatabase):
         audit: AuditEntry,
         *,
         keep_reason: bool = True,
+        unchanged_detail: str | None = None,
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
         Restoring an item that is not dismissed changes nothing (no sync version that could
-        undo an edit made elsewhere meanwhile), and is audited all the same. Dismissing it
-        again keeps when it was first dismissed, and its reason unless a new one is given (or
-        ``keep_reason`` is false: a reason the user does not own is not kept).
+        undo an edit made elsewhere meanwhile), and is audited all the same, with
+        ``unchanged_detail`` (when given) as its row's detail. Dismissing it again keeps when it
+        was first dismissed, and its reason unless a new one is given (or ``keep_reason`` is
+        false: a reason the user does not own is not kept).
 
         Returns the item's project, or None when there is no such item.
         """
@@ -257,12 +259,13 @@ class SqliteWork(SqliteDatabase):
             row = conn.execute(f"SELECT project FROM {table} WHERE id = ?", (item_id,)).fetchone()
             if row is None:
                 return None
-            conn.execute(
+            changed = conn.execute(
                 f"UPDATE {table} SET dismissed_at = {_DISMISSED_AT}, dismiss_reason = {_REASON}"
                 f" WHERE id = :id AND {_CHANGES}",
                 {"at": at, "reason": reason, "id": item_id, "keep": keep_reason},
-            )
-            insert_audit(conn, replace(audit, project=row["project"]))
+            ).rowcount
+            detail = audit.detail if changed or unchanged_detail is None else unchanged_detail
+            insert_audit(conn, replace(audit, project=row["project"], detail=detail))
             return str(row["project"])
 
     def project_of(self, table: DismissTable, item_id: int) -> str | None:
