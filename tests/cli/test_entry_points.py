@@ -36,6 +36,15 @@ def test_every_script_answers_version(script: str) -> None:
     assert result.stdout.strip().endswith(f", version {__version__}")
 
 
+@pytest.mark.parametrize("command", ["mcp", "serve", "hub", "hook"])
+def test_every_server_command_answers_version_as_its_script_does(command: str) -> None:
+    """The README's aliases: ``aletheia serve`` is ``aletheia-server``, and so on."""
+    result = run(str(BIN / "aletheia"), command, "--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith(f", version {__version__}")
+    assert "--version" in run(str(BIN / "aletheia"), command, "--help").stdout
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_every_script_answers_help(script: str, flag: str) -> None:

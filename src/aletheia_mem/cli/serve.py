@@ -6,11 +6,13 @@ import sys
 
 import click
 
+from aletheia_mem import __version__
 from aletheia_mem.config import load_http_settings, load_settings
 from aletheia_mem.errors import InvalidInputError
 
 
 @click.command()
+@click.version_option(__version__, prog_name="aletheia serve")
 @click.option("--host", help="Address to bind.  [default: 127.0.0.1]")
 @click.option(
     "--port", help="Port to bind; 0 takes a free one.  [default: ALETHEIA_PORT, else 8765]"

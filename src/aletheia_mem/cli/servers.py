@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import click
 
+from aletheia_mem import __version__
+
 # The pass-through commands hand every argument, --help included, to the script they run.
 PASS_THROUGH = {"ignore_unknown_options": True, "allow_extra_args": True}
 
 
 @click.command("mcp")
+@click.version_option(__version__, prog_name="aletheia mcp")
 def mcp() -> None:
     """Serve MCP over stdio for the coding tool that starts it (as aletheia-mcp).
 
