@@ -199,6 +199,19 @@ def test_a_restore_that_restores_nothing_is_audited_as_changing_nothing(run: Inv
     assert text.count("nothing changed: it was not dismissed") == 2
 
 
+def test_a_search_emptied_by_its_filters_names_the_cli_s_options(run: Invoke) -> None:
+    """Not the tool's argument names: the CLI has no older_than_days."""
+    run("save", "Use pnpm in the shop repo", "--type", "decision")
+    result = run("search", "pnpm", "--until", "2025")
+    assert (
+        result.stdout == "No matches. The filters (--until) excluded every memory that matched.\n"
+    )
+    both = json_of(run("search", "pnpm", "--type", "gotcha", "--since", "2025", "--json"))
+    assert both["empty_reason"] == (
+        "The filters (--type, --since) excluded every memory that matched."
+    )
+
+
 def test_dismissing_an_unknown_item_exits_not_found(run: Invoke) -> None:
     run("save", "a first memory")
     result = run("dismiss", "5", "--type", "fact")

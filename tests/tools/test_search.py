@@ -143,6 +143,11 @@ def test_filters_that_exclude_every_hit_are_named_in_the_reason(call):
     result = call("search", query="pnpm", type="gotcha")
 
     assert result.text == "No matches. The filters (type) excluded every memory that matched."
+    dated = call("search", query="pnpm", type="gotcha", until="2025-01-01")
+    assert dated.text == (
+        "No matches. The filters (type, until or older_than_days) excluded every memory that"
+        " matched."
+    )
 
 
 def test_offset_past_the_last_hit_says_so(call):

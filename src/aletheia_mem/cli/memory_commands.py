@@ -125,6 +125,7 @@ def _search(app: AppContext, query: str | None, file: str | None, **options: Any
         limit=options["limit"],
         offset=options["offset"],
         repository=app.repository,  # the repository the command runs in, as a local server's
+        filter_names=("--type", "--kind", "--since", "--until"),
     )
     return recall.search(app.store, request, now, _query_only_semantic(app))
 

@@ -32,6 +32,9 @@ _WRITTEN_WORD = re.compile(r"[0-9a-z]+")  # of a lower-cased query: a hash is on
 QUOTED_CHARS = 200  # of a query or path quoted in a reason line
 
 
+TOOL_FILTER_NAMES = ("type", "kind", "since", "until or older_than_days")
+
+
 @dataclass(frozen=True)
 class SearchRequest:
     """A search as the caller asked for it. ``projects`` None means every project;
@@ -52,6 +55,9 @@ class SearchRequest:
     # The search tool's index counts its fact lines in ``limit`` and ``offset`` (one line per
     # hit, facts first); the JSON API and the CLI page the memories and list the facts apart.
     facts_in_page: bool = False
+    # How the caller names the type, kind, since and until filters in an empty page's reason:
+    # the search tool's arguments, or the CLI's options.
+    filter_names: tuple[str, str, str, str] = TOOL_FILTER_NAMES
 
 
 M = TypeVar("M", Memory, Memory | MemoryHead)
@@ -253,15 +259,9 @@ def _empty_reason(
         unpaged = replace(query, offset=0, limit=1)
         if store.search_memories(unpaged, now):
             return f"Nothing past offset {request.offset}."
+    values = (request.type, request.kind, request.since, request.until)
     filters = [
-        name
-        for name, value in (
-            ("type", request.type),
-            ("kind", request.kind),
-            ("since", request.since),
-            ("until or older_than_days", request.until),
-        )
-        if value is not None
+        name for name, value in zip(request.filter_names, values, strict=True) if value is not None
     ]
     if filters:
         unfiltered = replace(query, type=None, kind=None, since=None, until=None, offset=0, limit=1)
