@@ -187,3 +187,14 @@ def test_the_import_progress_bar_ends_at_100_percent(run: Invoke, workspace: Wor
     assert process.returncode == 0
     frames = [frame for frame in output.split("\r") if "Importing" in frame]
     assert frames and frames[-1].replace("\x1b[?25h", "").rstrip().endswith("]  100%")
+
+
+def test_a_token_name_taken_exits_4_as_the_exit_code_tables_say(run: Invoke) -> None:
+    run("mcp-link", "create", "--projects", "shop", "--name", "eve")
+    again = run("mcp-link", "create", "--projects", "shop", "--name", "eve")
+    assert (again.exit_code, again.stderr) == (4, 'Error: A token named "eve" already exists.\n')
+    root = Path(__file__).parents[2]
+    for page in ("README.md", "docs/troubleshooting.md"):
+        text = (root / page).read_text(encoding="utf-8")
+        [conflict] = [line for line in text.splitlines() if line.startswith("| 4 |")]
+        assert "`mcp-link create --name` of a token name that exists" in conflict
