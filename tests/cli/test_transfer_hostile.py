@@ -222,3 +222,29 @@ def test_a_tool_name_with_control_characters_is_stored_without_them_and_round_tr
     assert imported.exit_code == 0, imported.output
     assert json.loads(run("show", "1", "--json").stdout)[0]["tool"] == "bad[31mname"
     assert json.loads(run("rules", "list", "--json").stdout)[0]["source"] == "bad[31mname"
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_memory_with_a_blank_title_gets_the_default_title_a_save_gives(
+    run: Invoke, tmp_path: Path, blank: str
+) -> None:
+    """As ``save_memory`` without a title: the first words of the text, so that show and search
+    name it; its dedupe key is made from that title."""
+    text = "Staging deploys need the VPN"
+    record = _memory(title=blank, text=text, dedupe_key="k" * 64)
+    assert _import(run, tmp_path, [record]).exit_code == 0
+    shown = run("show", "1")
+    assert shown.stdout.splitlines()[0] == f"#1 [note] {text}"
+    saved_again = run("save", text, "--title", blank)
+    assert saved_again.stdout == "Already saved as #1.\n"
+
+
+def test_a_list_with_a_blank_title_is_refused_naming_its_line(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    record = _memory(title=" ", kind="work_state", text='["a"]', dedupe_key="work:todo")
+    result = _import(run, tmp_path, [record])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        'Error: Line 2: memory field "title" of a list must not be blank. Nothing was imported.\n'
+    )

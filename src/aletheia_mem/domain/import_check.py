@@ -37,7 +37,7 @@ from aletheia_mem.domain.limits import (
     MAX_TITLE,
     UNPRINTED_NAME,
 )
-from aletheia_mem.domain.memories import dedupe_key
+from aletheia_mem.domain.memories import dedupe_key, default_title
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
@@ -285,6 +285,7 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
         raise InvalidInputError(f"Line {line}: {kind} field {problem}.") from None
     if kind == "memory":
         clean["text"] = _memory_text(clean, line)
+        clean["title"] = _memory_title(clean, line)
         if clean["kind"] != WORK_STATE_KIND and clean["dedupe_key"] is not None:
             # as sync takes a peer's note: the key is the hash of its words, so that a key
             # naming other words cannot answer their save "Already saved" with this record
@@ -329,6 +330,17 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
         # redacted here, the rule is kept under the id of what it now says, as add_rule would
         # key it: a hub refuses a rule whose id is not its text's
         record["id"] = rule_id(*(record[part] for part in parts))
+
+
+def _memory_title(memory: dict[str, Any], line: int) -> str:
+    """A memory's title; a blank one is a note's default title, made from its text as a save
+    makes it (a list's title is its name, which a list always has)."""
+    title: str = memory["title"]
+    if title.strip():
+        return title
+    if memory["kind"] == WORK_STATE_KIND:
+        raise InvalidInputError(f'Line {line}: memory field "title" of a list must not be blank.')
+    return default_title(memory["text"])
 
 
 def _memory_text(memory: dict[str, Any], line: int) -> str:
