@@ -141,6 +141,22 @@ def test_a_failed_import_leaves_no_store_it_made(
         store.close()
 
 
+def test_a_failed_import_removes_the_folders_it_made_and_keeps_those_that_were_there(
+    run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"bad\n', encoding="utf-8")
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "new" / "data"))
+    assert run("import", str(bad)).exit_code == 2
+    assert not (tmp_path / "new").exists()
+    there = tmp_path / "there"
+    there.mkdir()
+    (there / "notes.txt").write_text("mine", encoding="utf-8")
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(there))
+    assert run("import", str(bad)).exit_code == 2
+    assert sorted(path.name for path in there.iterdir()) == ["notes.txt"]
+
+
 def test_import_reads_standard_input(
     run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

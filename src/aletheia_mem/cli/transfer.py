@@ -279,17 +279,30 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
 
 @contextmanager
 def _no_store_left_on_failure(target: Path | str) -> Iterator[None]:
-    """A failed import into a store it had to create removes that store again, so that the
-    folder holds nothing (a mistyped one still answers "no store" afterwards); not when another
-    process (an agent's server) has opened it or saved to it meanwhile."""
+    """A failed import into a store it had to create removes that store again, and the folders
+    it made for it while they are empty, so that nothing is left (a mistyped folder still
+    answers "no store" afterwards); not when another process (an agent's server) has opened
+    it or saved to it meanwhile."""
     fresh = isinstance(target, Path) and not target.exists()
+    made = _missing_folders(target.parent) if isinstance(target, Path) else []
     try:
         yield
     except BaseException:
         if isinstance(target, Path) and fresh:
             with suppress(OSError):  # the import's own error is the one to tell
                 store_transfer.remove_unused_store(target)
+                for folder in made:  # deepest first; one that holds anything stays
+                    folder.rmdir()
         raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those above it that are not there yet, deepest first."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 def _size_of(stream: IO[str]) -> int:
