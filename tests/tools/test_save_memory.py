@@ -38,6 +38,14 @@ def test_save_and_save_again_answer_as_in_the_reference(call, app):
     assert db_rows(app, "SELECT count(*) FROM memories") == [(15,)]
 
 
+def test_a_save_answered_as_saved_before_uses_up_no_id(call):
+    call("save_memory", **REFERENCE_CALL)
+    for _ in range(3):
+        assert call("save_memory", **REFERENCE_CALL).text == "Already saved as #1."
+
+    assert call("save_memory", text="the next memory").text == "Saved as #2 in shop."
+
+
 def test_same_text_with_another_title_or_project_is_a_new_memory(call):
     call("save_memory", **REFERENCE_CALL)
 
