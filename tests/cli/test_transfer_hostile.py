@@ -4,6 +4,9 @@ stored that a tool call could not have stored."""
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -248,3 +251,71 @@ def test_a_list_with_a_blank_title_is_refused_naming_its_line(
     assert result.stderr == (
         'Error: Line 2: memory field "title" of a list must not be blank. Nothing was imported.\n'
     )
+
+
+@pytest.mark.parametrize(
+    ("changed_at", "problem"),
+    [
+        ("1", '"changed_at" must be a whole number'),
+        (1.5, '"changed_at" must be a whole number'),
+        (True, '"changed_at" must be a whole number'),
+        ({"at": 1}, '"changed_at" must be a whole number'),
+        (-1, '"changed_at" must not be before 1970'),
+        (4 * 10**12, '"changed_at" must not be in the future'),
+    ],
+)
+def test_a_bad_version_time_is_refused_naming_its_line(
+    run: Invoke, tmp_path: Path, workspace: Workspace, changed_at: Any, problem: str
+) -> None:
+    """An item's version time (``"changed_at"``, beside its data) is checked like any field:
+    a version far ahead would win every conflict on every store it syncs to."""
+    message = _refused(run, tmp_path, workspace, [{**_memory(), "changed_at": changed_at}])
+    assert message.startswith("Error: Line 2: memory ") and problem in message, message
+
+
+def test_a_version_time_on_a_record_that_is_no_synced_item_is_refused(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    audit = {
+        "id": 1, "at": 1, "actor": "cli", "tool": "save", "project": "shop", "result": "ok",
+        "detail": None,
+    }  # fmt: skip
+    message = _refused(
+        run, tmp_path, workspace, [{"type": "audit", "data": audit, "changed_at": 1}]
+    )
+    assert message.startswith('Error: Line 2: "changed_at" is for memory, fact')
+
+
+def test_a_version_time_a_little_ahead_is_kept_as_now_and_one_behind_as_given(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    """The import logs each item as this store's change at the time its export gives (the
+    time now for one ahead of this clock, within the day an import allows)."""
+    ahead = int(time.time() * 1000) + 3_600_000
+    second = _memory(id=2, uid="2" * 32, title="t2", text="t2")
+    result = _import(
+        run, tmp_path, [{**_memory(), "changed_at": ahead}, {**second, "changed_at": 5}]
+    )
+    assert result.exit_code == 0, result.output
+    with closing(sqlite3.connect(workspace.data_dir / "aletheia.db")) as conn:
+        own = conn.execute("SELECT store_id FROM sync_identity").fetchone()[0]
+        rows = conn.execute("SELECT key, changed_at, origin, remote FROM sync_log").fetchall()
+    logged = {row[0]: row[1:] for row in rows}
+    assert logged["2" * 32] == (5, own, 0)
+    at, *rest = logged[memory_data()["uid"]]
+    assert at <= int(time.time() * 1000) < ahead and rest == [own, 0]
+
+
+def test_an_older_export_without_version_times_logs_each_item_at_its_latest_time(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    """Not the time now: a teammate's later change on a hub stays newer than the copy."""
+    records = [
+        _memory(updated_at=7, dismissed_at=9, dismiss_reason="old"),
+        _fact(recorded_at=3, dismissed_at=None),
+        _rule(added_at=2, last_confirmed_at=11, updated_at=4),
+    ]
+    assert _import(run, tmp_path, records).exit_code == 0
+    with closing(sqlite3.connect(workspace.data_dir / "aletheia.db")) as conn:
+        logged = dict(conn.execute("SELECT kind, changed_at FROM sync_log").fetchall())
+    assert logged == {"memory": 9, "fact": 3, "rule": 11}

@@ -116,7 +116,7 @@ def test_an_import_refuses_a_store_saved_to_after_its_emptiness_check(tmp_path: 
             other.close()
         memory = {"id": 2, "project": "shop", "title": "t", "text": "t"}
         with pytest.raises(ConflictError, match="already holds data"):
-            store.import_rows([("memories", memory, 2)], {})
+            store.import_rows([("memories", memory, 2, None)], {})
     finally:
         store.close()
 

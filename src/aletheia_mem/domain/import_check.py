@@ -300,6 +300,37 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
     return clean
 
 
+# The record types that are synced items, with a version of their own.
+VERSIONED = frozenset({"memory", "fact", "rule", "episode"})
+
+
+def checked_changed_at(kind: str, raw: Any, line: int, *, now: int) -> int | None:
+    """The time of a record's sync version (``"changed_at"`` beside its data, epoch ms),
+    checked: None when it has none (an export of an earlier release). It may not be more than
+    ``MAX_AHEAD_MS`` ahead of ``now``, and one less ahead is kept as ``now``: a hub refuses a
+    version minutes ahead of its clock, and one far ahead would win every conflict.
+
+    Raises:
+        InvalidInputError: it is not a time, or it is on a record that is no synced item.
+    """
+    if raw is None:
+        return None
+    if kind not in VERSIONED:
+        raise InvalidInputError(
+            f'Line {line}: "changed_at" is for memory, fact, rule and episode records, not {kind}.'
+        )
+    try:
+        changed_at = instant(raw)
+    except _Bad as problem:
+        raise InvalidInputError(f'Line {line}: {kind} "changed_at" {problem}.') from None
+    if changed_at > now + MAX_AHEAD_MS:
+        raise InvalidInputError(
+            f'Line {line}: {kind} "changed_at" must not be in the future (more than a day'
+            " ahead of this machine's clock)."
+        )
+    return min(changed_at, now)
+
+
 def _check_times(kind: str, record: dict[str, Any], now: int) -> None:
     """No time of a past event more than ``MAX_AHEAD_MS`` after ``now``; one ahead of ``now``
     (a day at most) is kept as ``now``: a hub takes a time at most minutes ahead of its clock,

@@ -4,8 +4,11 @@ The first line is a header (``{"type": "header", "format": "aletheia-export", ..
 next ids and how many records of each type follow); then one record per stored row,
 ``{"type": ..., "data": {column: value}}`` with type ``memory``, ``fact``, ``rule``,
 ``episode``, ``request``, ``episode_memory`` (a memory a session's hooks saved) or ``audit``.
-Records keep ids, uids, timestamps, dismissals, supersession chains and disabled rules, so
-importing into an empty store and exporting again gives the same text.
+A memory, fact, rule or episode also carries the time of its sync version, ``"changed_at"``
+beside its data (an export of an earlier release has none and still imports: the latest time
+the item's data holds stands in), which the import keeps, so that a hub holding a later version
+keeps it. Records keep ids, uids, timestamps, dismissals, supersession chains, disabled rules
+and those times, so importing into an empty store and exporting again gives the same text.
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from aletheia_mem import __version__
-from aletheia_mem.domain.import_check import MAX_ID, checked_record
+from aletheia_mem.domain.import_check import MAX_ID, checked_changed_at, checked_record
 from aletheia_mem.errors import InvalidInputError
 
 # Export and import copy a local store's rows as SQLite stores them: SQLite only.
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite import transfer as sqlite_transfer
-from aletheia_mem.storage.sqlite.transfer import holds_data
+from aletheia_mem.storage.sqlite.transfer import ImportRow, holds_data
 
 FORMAT = "aletheia-export"
 FORMAT_VERSION = 1
@@ -77,14 +80,17 @@ def export_lines(store: SqliteStore) -> Iterator[str]:
         }
         yield _line(header)
         for table, kind in RECORD_TYPES.items():
-            for row in store.export_rows(table):
+            for row, changed_at in store.export_versioned_rows(table):
                 data = {
                     name: json.loads(value)
                     if name in JSON_COLUMNS and isinstance(value, str)
                     else value
                     for name, value in row.items()
                 }
-                yield _line({"type": kind, "data": data})
+                record: dict[str, Any] = {"type": kind, "data": data}
+                if changed_at is not None:
+                    record["changed_at"] = changed_at
+                yield _line(record)
 
 
 def write_export(store: SqliteStore, out: IO[str], progress: Progress | None = None) -> int:
@@ -144,7 +150,7 @@ def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
 
 def _records(
     lines: Iterator[tuple[int, str]], progress: Progress | None, expected: int | None, now: int
-) -> Iterator[tuple[str, dict[str, Any], int]]:
+) -> Iterator[ImportRow]:
     """The records after the header, checked, one at a time (nothing is kept from one to the
     next, so that a file of any size is read in the memory of its longest line); then, if the
     header counts them (``expected``), that none is missing."""
@@ -163,11 +169,12 @@ def _records(
         if not isinstance(data, dict):
             raise InvalidInputError(f"Line {number} has no data object.")
         record = checked_record(kind, data, number, now=now)
+        changed_at = checked_changed_at(kind, parsed.get("changed_at"), number, now=now)
         for name in JSON_COLUMNS & record.keys():
             if isinstance(record[name], list):
                 record[name] = json.dumps(record[name], ensure_ascii=False)
         held += 1
-        yield table, record, number
+        yield table, record, number, changed_at
     if expected is not None and held < expected:
         raise InvalidInputError(
             f"The export holds {held:,} of the {expected:,} records its header counts:"
@@ -206,19 +213,19 @@ def _sequences(header: dict[str, Any]) -> dict[str, int]:
     return dict(raw)
 
 
-def _spooled(spool: IO[str]) -> Iterator[tuple[str, dict[str, Any], int]]:
+def _spooled(spool: IO[str]) -> Iterator[ImportRow]:
     """The checked records ``_spool`` wrote, as ``_records`` yielded them."""
     spool.seek(0)
     for line in spool:
-        table, record, number = json.loads(line)
-        yield table, record, number
+        table, record, number, changed_at = json.loads(line)
+        yield table, record, number, changed_at
 
 
-def _spool(records: Iterable[tuple[str, dict[str, Any], int]], spool: IO[str]) -> None:
+def _spool(records: Iterable[ImportRow], spool: IO[str]) -> None:
     """Write checked records to ``spool``, one JSON line each (ASCII: a value's every
     character comes back as it was)."""
-    for table, record, number in records:
-        spool.write(json.dumps([table, record, number]) + "\n")
+    for table, record, number, changed_at in records:
+        spool.write(json.dumps([table, record, number, changed_at]) + "\n")
 
 
 def import_lines(

@@ -17,8 +17,10 @@ from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import MEMORY_FTS_INSERT, memory_fts_row
 from aletheia_mem.storage.sqlite.rows import fact_key
 
-# One row of an import: its table, its stored columns' values, and the line it came from.
-ImportRow = tuple[str, dict[str, Any], int]
+# One row of an import: its table, its stored columns' values, the line it came from, and the
+# time of the item's sync version as exported (``changed_at``; None: an export made before
+# exports carried it, or a row that is no synced item: a request, an audit row).
+ImportRow = tuple[str, dict[str, Any], int, int | None]
 
 
 class SqliteTransfer(SqliteDatabase):
@@ -51,10 +53,28 @@ class SqliteTransfer(SqliteDatabase):
 
     def export_rows(self, table: str) -> Iterator[dict[str, Any]]:
         """Every row of a data table as stored, in rowid order, read in one snapshot."""
+        for row, _ in self.export_versioned_rows(table):
+            yield row
+
+    def export_versioned_rows(self, table: str) -> Iterator[tuple[dict[str, Any], int | None]]:
+        """``export_rows`` with the time of each item's sync version in the change log (None
+        for a row of a table that holds no synced item, or an item the log does not hold)."""
         columns = self.data_columns(table)
-        cursor = self._conn.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid")
-        for row in cursor:
-            yield dict(zip(columns, row, strict=True))
+        selected = ", ".join(f"item.{name}" for name in columns)
+        synced = _SYNCED.get(table)
+        if synced is None:
+            sql = f"SELECT {selected}, NULL FROM {table} AS item ORDER BY item.rowid"
+        else:
+            kind, key, _ = synced
+            sql = (
+                f"SELECT {selected}, log.changed_at FROM {table} AS item"
+                f" LEFT JOIN sync_log AS log ON log.kind = '{kind}' AND log.key = item.{key}"
+                " ORDER BY item.rowid"
+            )
+        for row in self._conn.execute(sql):
+            changed_at = row[len(columns)]
+            values = dict(zip(columns, row[: len(columns)], strict=True))
+            yield values, None if changed_at is None else int(changed_at)
 
     def data_sequences(self) -> dict[str, int]:
         """The AUTOINCREMENT counters of the data tables (the next ids)."""
@@ -105,8 +125,8 @@ class SqliteTransfer(SqliteDatabase):
                     if not _is_empty(conn):
                         raise holds_data(self.path)
                     loader = _Loader(conn, columns, lines)
-                    for table, values, line in rows:
-                        loader.add(table, values, line)
+                    for table, values, line, changed_at in rows:
+                        loader.add(table, values, line, changed_at)
                     loader.finish()
                     _set_sequences(conn, sequences)
             finally:
@@ -147,9 +167,13 @@ class _Loader:
         self._last = 0  # the DATA_TABLES position of the latest row's table
         self._reordered = False  # a row came after one of a table that follows its own
         self.count = 0
+        # The change log's end before the import: a version logged after it is an imported one.
+        self._log_end = int(
+            conn.execute("SELECT coalesce(max(seq), 0) FROM sync_log").fetchone()[0]
+        )
         conn.execute("UPDATE sync_control SET quiet = 1")
 
-    def add(self, table: str, values: dict[str, Any], line: int) -> None:
+    def add(self, table: str, values: dict[str, Any], line: int, changed_at: int | None) -> None:
         sql, names = self._statements[table]
         if table == "memories" and self._key_taken(values):
             values = {**values, "dedupe_key": None}
@@ -170,6 +194,10 @@ class _Loader:
         if _ORDER[table] < self._last:
             self._reordered = True
         self._last = max(self._last, _ORDER[table])
+        synced = _SYNCED.get(table)
+        if synced is not None and changed_at is not None:
+            kind, key, _ = synced
+            self._conn.execute(_LOG_VERSION, {"kind": kind, "key": values[key], "at": changed_at})
 
     def _key_taken(self, memory: dict[str, Any]) -> bool:
         """Whether an earlier memory of the project holds this memory's dedupe key."""
@@ -201,7 +229,8 @@ class _Loader:
                 f" LIMIT 1 OFFSET {_LOG_CHUNK - 1}",
                 (last,),
             ).fetchone()
-            self._conn.execute(log, (last, _LAST_ROWID if upper is None else upper[0]))
+            bounds = {"after": last, "upto": _LAST_ROWID if upper is None else upper[0]}
+            self._conn.execute(log, {**bounds, "log_end": self._log_end})
             if upper is None:
                 return
             last = upper[0]
@@ -270,29 +299,54 @@ class _Loader:
 # Each data table's place: an export lists memories before the facts that state it, whose
 # insert trigger marks it stale or not (a fact listed first finds no row to mark: _MARK_STALE).
 _ORDER = {table: index for index, table in enumerate(SqliteTransfer.DATA_TABLES)}
-# Every imported item a change of this store, as the insert triggers of 0005_hub_sync.sql log
-# it: its version the time now (past the item's earlier version, if the log held one) and this
-# store's id, so that a first sync carries it. Kind by kind, each in the order of its rows, a
-# chunk of rows (rowids after the first parameter, up to the second) at a time: a statement that
-# reads the table it inserts into gathers all it inserts first (in memory: temp_store), so that
-# one over every row held the whole log of the import at once.
+# Each synced table's kind in the change log, the column of its global id, and the latest
+# time its row holds of a change (when it was made, updated, confirmed, dismissed, ended or
+# last asked): the best its row tells of its version.
+_SYNCED = {
+    "memories": (
+        "memory", "uid", "max(item.created_at, item.updated_at, coalesce(item.dismissed_at, 0))",
+    ),
+    "facts": ("fact", "uid", "max(item.recorded_at, coalesce(item.dismissed_at, 0))"),
+    "rules": ("rule", "id", "max(item.added_at, item.last_confirmed_at, item.updated_at)"),
+    "episodes": (
+        "episode", "uid",
+        "max(item.started_at, coalesce(item.ended_at, 0), coalesce(item.dismissed_at, 0),"
+        " coalesce((SELECT max(at) FROM episode_requests WHERE episode_id = item.id), 0))",
+    ),
+}  # fmt: skip
+# An imported item is logged as a change of this store (so that a first sync carries it) at
+# the time of the version it had (``:at``, as its export says), not the time now: a hub or
+# teammate holding that version or a later one keeps its own (for the same time, the greater
+# origin wins, and the words are the same), and this store pulls the later one; a new, empty
+# hub still gets every item. Past a version the log held before, it is one later, as the
+# triggers of 0005_hub_sync.sql log a change.
+_LOG_VERSION = """
+INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)
+SELECT :kind, :key,
+    max(:at, coalesce((SELECT changed_at + 1 FROM sync_log WHERE kind = :kind AND key = :key), 0)),
+    store_id, 0
+FROM sync_identity
+"""
+# Every imported item its export gave no version's time (one made before exports carried it)
+# gets this store's version at the latest time its row holds (``_SYNCED``), not the time now: a
+# teammate's later change on the hub stays newer than the import's copy and wins. Kind by kind,
+# each in the order of its rows, a chunk of rows (rowids after ``:after``, up to ``:upto``) at a
+# time: a statement that reads the table it inserts into gathers all it inserts first (in
+# memory: temp_store), so that one over every row held the whole log of the import at once.
 _LOG_VERSIONS = tuple(
     (
         table,
         "INSERT OR REPLACE INTO sync_log (kind, key, changed_at, origin, remote)"
         f" SELECT '{kind}', item.{key},"
-        " max(CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),"
-        "     coalesce((SELECT changed_at + 1 FROM sync_log"
-        f"               WHERE kind = '{kind}' AND key = item.{key}), 0)),"
+        f" max({latest}, coalesce((SELECT changed_at + 1 FROM sync_log"
+        f"     WHERE kind = '{kind}' AND key = item.{key}), 0)),"
         " (SELECT store_id FROM sync_identity), 0"
-        f" FROM {table} AS item WHERE item.rowid > ? AND item.rowid <= ? ORDER BY item.rowid",
+        f" FROM {table} AS item WHERE item.rowid > :after AND item.rowid <= :upto"
+        f" AND NOT EXISTS (SELECT 1 FROM sync_log WHERE kind = '{kind}' AND key = item.{key}"
+        "                  AND seq > :log_end)"
+        " ORDER BY item.rowid",
     )
-    for kind, table, key in (
-        ("memory", "memories", "uid"),
-        ("fact", "facts", "uid"),
-        ("rule", "rules", "id"),
-        ("episode", "episodes", "uid"),
-    )
+    for table, (kind, key, latest) in _SYNCED.items()
 )
 _LOG_CHUNK = 1_000
 _LAST_ROWID = 2**63 - 1
