@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
@@ -31,9 +32,12 @@ from aletheia_mem.cli.hosts import (
 )
 from aletheia_mem.cli.launcher import temporary_launcher
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.http_urls import checked_http_url
 
 HOST_NAMES = [host.name for host in HOSTS]
 F = TypeVar("F", bound=Callable[..., Any])
+# A name every shell and host expands as an environment variable.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def host_argument(required: bool = True) -> Callable[[F], F]:
@@ -81,8 +85,14 @@ def server_for(host: Host, url: str | None, token_env: str | None) -> Server:
             raise InvalidInputError(
                 f"{host.title} takes stdio servers only in its config file{instead}."
             )
-        if not url.startswith(("http://", "https://")):
+        if not url.strip().lower().startswith(("http://", "https://")):
             raise InvalidInputError("--http needs an http:// or https:// URL.")
+        url = checked_http_url(url, "--http")
+        if token_env is not None and not _ENV_NAME.fullmatch(token_env):
+            raise InvalidInputError(
+                "--token-env must name an environment variable: letters, digits and _,"
+                " not starting with a digit."
+            )
         return http_server(url, token_env)
     return stdio_server(cli_settings(), host.name)
 

@@ -20,6 +20,7 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import InvalidInputError, NoStoreError
+from aletheia_mem.http_urls import checked_token
 from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, SyncReport, sync_store
@@ -87,15 +88,18 @@ def sync(
             url = remembered[0]
         if url is None:
             raise InvalidInputError(NO_HUB_YET)
-        same_hub = remembered is not None and hub_base_url(remembered[0]) == hub_base_url(url)
+        base = hub_base_url(url)
+        same_hub = remembered is not None and hub_base_url(remembered[0]) == base
+        where = f"from {HUB_TOKEN_ENV}, --token-stdin or --token"
         if same_hub and remembered is not None:
+            if not token and remembered[1]:
+                where = f"remembered in {store.hub_token_path} (run again with the token)"
             token = token or remembered[1]
             ca_file = ca_file or remembered[2]  # the hub's, whoever's token comes with it
         if not token:
-            raise InvalidInputError(
-                f"A token is needed the first time: {HUB_TOKEN_ENV}, --token-stdin or --token."
-            )
-        client = HubClient(url, token.strip(), ca_file, on_wait=_say_wait)
+            raise InvalidInputError(_token_needed(remembered, base))
+        token = checked_token(token, where)
+        client = HubClient(url, token, ca_file, on_wait=_say_wait)
 
         def remember() -> None:
             store.remember_hub(client.url, client.token, ca_file)
@@ -133,6 +137,22 @@ def sync(
         )
         return
     echo(_summary(report))
+
+
+def _token_needed(remembered: tuple[str, str, str | None] | None, base: str) -> str:
+    """Why a token must be given: a first sync, a hub other than the remembered one (its
+    token goes to no other URL), or a remembered token whose file is gone."""
+    give = f"{HUB_TOKEN_ENV}, --token-stdin or --token"
+    if remembered is None:
+        return f"A token is needed the first time: {give}."
+    known = hub_base_url(remembered[0])
+    if known != base:
+        return (
+            f"A token is needed for {base}: the remembered token is sent only to the"
+            f" remembered hub, {known} (another name or port for it is another URL). Give it"
+            f" with {give}, or run aletheia sync without --hub."
+        )
+    return f"A token is needed: the remembered token's file is gone. Give it with {give}."
 
 
 def _summary(report: SyncReport) -> str:

@@ -18,6 +18,7 @@ from aletheia_mem.errors import (
     RateLimitedError,
     StoreUnavailableError,
 )
+from aletheia_mem.http_urls import checked_http_url, checked_token
 
 TIMEOUT_SECONDS = 120.0
 # A reply's body: a pull page is about 4 MiB, and past that at most one record as large as a
@@ -38,11 +39,9 @@ def _no_word(seconds: int) -> None:
 
 def hub_base_url(url: str) -> str:
     """``https://hub:8787``, from that or from the hub's ``/mcp`` URL."""
-    base = url.strip().rstrip("/")
+    base = checked_http_url(url, "The hub URL").rstrip("/")
     if base.endswith("/mcp"):
         base = base[: -len("/mcp")]
-    if not base.startswith(("http://", "https://")):
-        raise InvalidInputError(f"The hub URL must start with http:// or https://: {url}")
     return base
 
 
@@ -60,6 +59,7 @@ class HubClient:
 
     def __post_init__(self) -> None:
         self.url = hub_base_url(self.url)
+        self.token = checked_token(self.token, "given")
         self._context: ssl.SSLContext | None = None
         if self.url.startswith("https://"):
             try:
@@ -113,6 +113,11 @@ class HubClient:
             except (urllib.error.URLError, OSError) as error:
                 reason = getattr(error, "reason", error)
                 raise AletheiaError(f"Cannot reach the hub at {self.url}: {reason}") from None
+            except ValueError:  # a URL or header the HTTP client refuses: never echo the token
+                raise InvalidInputError(
+                    f"Cannot send a request to {self.url}: the URL or the token holds"
+                    " characters HTTP does not carry."
+                ) from None
             if answer is None:
                 raise AletheiaError(f"The hub at {self.url} sent something that is not sync JSON.")
             return answer

@@ -26,7 +26,8 @@ class SqliteRemote(SqliteDatabase):
         if row is None:
             return None
         try:
-            token = self.hub_token_path.read_text(encoding="utf-8").strip()
+            # a damaged file's bytes read as U+FFFD: ``aletheia sync`` refuses that token
+            token = self.hub_token_path.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             token = ""
         return row[0], token, row[1]
