@@ -93,7 +93,10 @@ def sync(
         where = f"from {HUB_TOKEN_ENV}, --token-stdin or --token"
         if same_hub and remembered is not None:
             if not token and remembered[1]:
-                where = f"remembered in {store.hub_token_path} (run again with the token)"
+                where = (
+                    f"remembered in {store.hub_token_path} (damaged: give the token again with"
+                    f" {HUB_TOKEN_ENV}, --token-stdin or --token)"
+                )
             token = token or remembered[1]
             ca_file = ca_file or remembered[2]  # the hub's, whoever's token comes with it
         if not token:
