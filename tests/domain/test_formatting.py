@@ -1,10 +1,12 @@
-"""one_line: whitespace runs become one space, the ends are trimmed, the recall tag is defused.
+"""one_line: whitespace runs become one space, the ends are trimmed, control and bidi control
+characters show as escapes, the recall tag is defused.
 
 neutralize: stored text that reads as the recall tag, however spelled, cannot open or close the
 block; text that does not read as it is left as it is."""
 
 from __future__ import annotations
 
+import json
 import sys
 import unicodedata
 
@@ -12,14 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aletheia_mem.domain.controls import escape_controls, escape_json_controls
 from aletheia_mem.domain.formatting import _body, one_line
 from aletheia_mem.domain.recall_tag import neutralize
 from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
 
 
 def _by_words(text: str) -> str:
-    """The definition: split on any whitespace and join with single spaces."""
-    return neutralize(" ".join(text.split()))
+    """The definition: split on any whitespace and join with single spaces, controls escaped."""
+    return neutralize(escape_controls(" ".join(text.split())))
 
 
 @pytest.mark.parametrize(
@@ -38,10 +41,70 @@ def _by_words(text: str) -> str:
         (" ", ""),
         ("<aletheia-memory>", "&lt;aletheia-memory>"),
         ("a </aletheia-memory> b", "a &lt;/aletheia-memory> b"),
+        ("evil \x1b[2J\x1b[31mRED\x07", "evil \\x1b[2J\\x1b[31mRED\\x07"),
+        ("a\x00b\x7fc\x9bd", "a\\x00b\\x7fc\\x9bd"),  # NUL, DEL, C1 CSI
+        ("\u202eoverride", "\\u202eoverride"),
+        (
+            "\u202a\u202b\u202c\u202d \u2066\u2067\u2068\u2069",
+            "\\u202a\\u202b\\u202c\\u202d \\u2066\\u2067\\u2068\\u2069",
+        ),
+        ("\u200e\u200f\u061c", "\\u200e\\u200f\\u061c"),  # LRM, RLM, Arabic letter mark
+        ("<\u202ealetheia-memory>", "<\\u202ealetheia-memory>"),  # shown, so no tag
+        # Format characters that are text stay: ZWJ in an emoji sequence, ZWNJ in Persian,
+        # a soft hyphen, emoji tags (the flag of England).
+        (
+            "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+            "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+        ),
+        (
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+        ),
+        ("co\u00adop caf\u00e9 \u6771\u4eac", "co\u00adop caf\u00e9 \u6771\u4eac"),
+        (
+            "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+            "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+        ),
     ],
 )
 def test_one_line_examples(text: str, expected: str) -> None:
     assert one_line(text) == expected
+
+
+def test_one_line_leaves_no_control_nor_bidi_control_character() -> None:
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        shown = one_line(f"a{char}b")
+        dangerous = (
+            unicodedata.category(char) == "Cc"
+            or unicodedata.bidirectional(char)
+            in {"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI", "LRM", "RLM", "ALM"}
+            or code in {0x200E, 0x200F, 0x061C}
+        )
+        if dangerous:
+            assert char not in shown, hex(code)
+        elif not char.isspace():  # white space: the words are joined by one space instead
+            assert char in shown, hex(code)
+
+
+def test_a_body_keeps_its_lines_and_tabs_but_shows_controls_and_bidi_controls() -> None:
+    text = "one\ttab\r\ntwo\x1b[2J\rthree\x07\u202efour\x0b\x85five \U0001f468\u200d\U0001f469"
+
+    assert _body(text) == (
+        "one\ttab\r\ntwo\\x1b[2J\\rthree\\x07\\u202efour\\x0b\\x85five \U0001f468\u200d\U0001f469"
+    )
+
+
+def test_json_keeps_its_value_with_bidi_and_c1_controls_escaped() -> None:
+    value = ["a\u202eb\x1b", {"k\x85": "v\u2066 \U0001f468\u200d\U0001f469 \\"}]
+    dumped = json.dumps(value, ensure_ascii=False)
+
+    shown = escape_json_controls(dumped)
+
+    assert json.loads(shown) == value
+    assert shown == '["a\\u202eb\\u001b", {"k\\u0085": "v\\u2066 \U0001f468\u200d\U0001f469 \\\\"}]'
 
 
 def test_one_line_of_every_character_between_words_is_as_by_words() -> None:

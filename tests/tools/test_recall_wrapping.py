@@ -163,4 +163,7 @@ def test_get_observations_shows_a_stored_lookalike_tag_defused(call, tag):
     body = unwrap(call("get_observations", ids=[1]))
 
     assert RECALL_TAG.search(_as_read(body)) is None
-    assert f"&lt;{tag[1:]}" in body  # the text as stored, its "<" alone escaped
+    if "\u061c" in tag:  # a bidi mark shows as its escape: a visible word, no tag to defuse
+        assert tag.replace("\u061c", "\\u061c") in body
+    else:
+        assert f"&lt;{tag[1:]}" in body  # the text as stored, its "<" alone escaped

@@ -6,6 +6,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from aletheia_mem.domain.controls import escape_controls
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead
 from aletheia_mem.timefmt import DAY_MS, day_date, format_date, format_instant, format_minute
@@ -33,16 +34,20 @@ TYPE_MARKS = {
 
 @lru_cache(maxsize=4096)
 def one_line(text: str) -> str:
-    """``text`` with each run of whitespace one space, none at the ends, and neutralized.
+    """``text`` with each run of whitespace one space, none at the ends, each other control
+    and bidi control character as its escape (``\\x1b``, ``\\u202e``: ``escape_controls``),
+    and neutralized. Every one-line rendering of stored text in a tool's output, the CLI's and
+    the session-start block's comes through here.
 
     Most titles, projects and tools are one line already: printable text (no whitespace but
-    the ASCII space is printable) without a double or outer space is returned as it is, not
-    split into words and joined again. The last few thousand are kept: a search shows the
-    titles, projects and tools of earlier searches again, and a kept one costs a sixth.
+    the ASCII space is printable, nor any control or format character) without a double or
+    outer space is returned as it is, not split into words and joined again. The last few
+    thousand are kept: a search shows the titles, projects and tools of earlier searches
+    again, and a kept one costs a sixth.
     """
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
         return neutralize(text)
-    return neutralize(" ".join(text.split()))
+    return neutralize(escape_controls(" ".join(text.split())))
 
 
 def wrap_recall(body: str) -> str:
@@ -125,9 +130,11 @@ _STRUCTURE_LINE = re.compile(
 
 
 def _body(text: str) -> str:
-    """A memory's text or narrative as ``observation_block`` shows it: neutralized, and a line
-    that reads as the block's structure marked with a backslash (Markdown's escape)."""
-    text = neutralize(text)
+    """A memory's text or narrative as ``observation_block`` shows it: its lines and tabs
+    kept, but no control or bidi control character that would act on a terminal or reorder a
+    line (each shown as its escape, as in ``one_line``), neutralized, and a line that reads as
+    the block's structure marked with a backslash (Markdown's escape)."""
+    text = neutralize(escape_controls(text, multiline=True))
     if "---" not in text and "#" not in text and ":" not in text:  # most texts: none
         return text
     return _STRUCTURE_LINE.sub(lambda line: "\\" + line[0], text)

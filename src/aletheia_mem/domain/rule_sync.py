@@ -15,7 +15,7 @@ import re
 import stat
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aletheia_mem.domain.formatting import applied_rule_text
@@ -151,10 +151,22 @@ def rule_line(rule: Rule) -> str:
     invisible character is whole again here); and no "<!" that would hide what follows in an
     HTML comment or read as one of the block's markers: it is shown as "&lt;!".
     """
+    fields = (rule.then, rule.when, rule.scope_name)
+    if not all(field.isascii() and field.isprintable() for field in fields):  # most rules
+        # Taken out before the text is made (where they would show as escapes), white space
+        # kept: it separates words.
+        rule = replace(
+            rule,
+            then=_seen(rule.then),
+            when=_seen(rule.when),
+            scope_name=_seen(rule.scope_name),
+        )
     text = applied_rule_text(rule)
-    if not (text.isascii() and text.isprintable()):  # most rules: nothing to take out
-        text = "".join(char for char in text if not _invisible(char))
     return "- " + _COMMENT_OPEN.sub("&lt;", redact_secrets(" ".join(text.split())))
+
+
+def _seen(text: str) -> str:
+    return "".join(char for char in text if char.isspace() or not _invisible(char))
 
 
 def _invisible(char: str) -> bool:

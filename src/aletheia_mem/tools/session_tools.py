@@ -7,6 +7,7 @@ from typing import Any
 
 from aletheia_mem.domain import worklists
 from aletheia_mem.domain.context import MAX_REQUEST_LENGTH, build_context_parts
+from aletheia_mem.domain.controls import escape_json_controls
 from aletheia_mem.domain.formatting import applied_rule_text, wrap_recall
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.errors import InvalidInputError
@@ -58,4 +59,4 @@ def work_state_read(app: AppContext, args: dict[str, Any]) -> Output:
     if items is None:
         return Output(worklists.no_such_list(name), data)
     data["items"] = json.loads(items)
-    return Output(wrap_recall(neutralize(items)), data)
+    return Output(wrap_recall(neutralize(escape_json_controls(items))), data)
