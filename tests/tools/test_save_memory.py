@@ -354,6 +354,18 @@ def test_saving_again_names_the_type_pin_and_files_it_did_not_apply(call, app):
     assert _memory_row(app, 1)[1] == "note"
 
 
+def test_saving_again_says_files_stay_and_a_type_stays(call):
+    call("save_memory", text="dedupe files")
+
+    only_files = call("save_memory", text="dedupe files", files=["x.py"])
+    only_type = call("save_memory", text="dedupe files", type="gotcha")
+    pin_and_files = call("save_memory", text="dedupe files", pinned=True, files=["y.py"])
+
+    assert only_files.text == "Already saved as #1. Its files stay as first saved."
+    assert only_type.text == "Already saved as #1. Its type stays as first saved."
+    assert pin_and_files.text == "Already saved as #1. Its pin and files stay as first saved."
+
+
 def test_saving_again_with_what_the_memory_already_has_adds_nothing(call):
     call("save_memory", text="Runtime is node", type="decision", pinned=True, files=["a.py"])
 

@@ -61,7 +61,8 @@ def saved_again_notes(memory: Memory, item: memories.MemoryInput, facts_changed:
     kept = memories.not_applied_again(memory, item)
     if kept:
         named = " and ".join([", ".join(kept[:-1]), kept[-1]] if len(kept) > 1 else kept)
-        notes += f" Its {named} {'stay' if len(kept) > 1 else 'stays'} as first saved."
+        plural = len(kept) > 1 or kept == ["files"]  # "Its files stay", "Its type stays"
+        notes += f" Its {named} {'stay' if plural else 'stays'} as first saved."
     return notes
 
 
