@@ -12,7 +12,7 @@ import pytest
 
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.tools.arguments import check_arguments
-from tests.tools.helpers import body_lines, unwrap
+from tests.tools.helpers import body_lines, db_rows, unwrap
 
 BLANKS = ("", "  ")
 
@@ -148,6 +148,22 @@ def test_files_sent_as_a_json_string_are_the_paths_it_lists(call):
     assert unwrap(call("search", file="src/b.py")).startswith("#1 ")
 
 
+@pytest.mark.parametrize("path", ["data/a,b.csv", "docs/notes, 2026.md"])
+def test_one_string_for_files_is_one_path_commas_and_all(call, app, path):
+    call("save_memory", text="comma path", files=path)
+
+    assert unwrap(call("get_observations", ids=[1])).endswith(f"Files:\n- {path}")
+    assert db_rows(app, "SELECT files FROM memories") == [(f'["{path}"]',)]
+
+
+def test_ids_as_one_string_are_still_split_at_commas(call):
+    call("save_memory", text="first")
+    call("save_memory", text="second")
+
+    assert len(body_lines(call("get_observations", ids="1,2"))) > 4
+    assert unwrap(call("get_observations", ids="1,2")).count("\n---\n") == 1
+
+
 def test_a_path_that_starts_with_a_bracket_is_still_one_path(call):
     call("save_memory", text="The product page", files="[id].tsx")
 
@@ -218,3 +234,44 @@ def test_a_hash_is_not_forgiven_on_numbers_that_are_not_ids(call):
 
     assert refused.is_error
     assert refused.text == "limit must be a number."
+
+
+# A limit bounds what is kept: a value stored or matched trimmed is measured trimmed, as a rule
+# is measured collapsed (the reference: the list name is "matched exactly after trimming").
+def test_a_trimmed_value_is_measured_after_trimming(call, app):
+    name, path = "n" * 200, "src/" + "p" * 996
+
+    listed = call("work_state_write", list=f" {name}\n", items=[1])
+    read = call("work_state_read", list=f"\t{name} ")
+    saved = call("save_memory", text="long path", files=[f" {path} "])
+    fact = {"subject": " " + "s" * 2000, "predicate": "p", "object": "o"}
+    with_fact = call("save_memory", text="long subject", facts=[fact])
+    history = call("fact_history", subject=" " + "s" * 2000 + " ")
+    rule = call("add_rule", then="x", scopeTier="situation", scopeName=" " + "d" * 200)
+    kind = call("search", query="long", kind=" " + "k" * 200)
+    confirm = call("confirm_rule", id=" r_0000000000" + " " * 200)
+
+    assert listed.text == f'Saved list "{name}" with 1 item(s) as #1.'
+    assert unwrap(read) == "[1]"
+    assert saved.text == "Saved as #2 in shop."
+    assert db_rows(app, "SELECT files FROM memories WHERE id = 2") == [(f'["{path}"]',)]
+    assert with_fact.text == "Saved as #3 in shop."
+    assert body_lines(history)[1].startswith("- fact #1 " + "s" * 2000 + " · p = o")
+    assert rule.text.startswith("Rule saved (r_")
+    assert not kind.is_error
+    assert confirm.text == 'No rule with id "r_0000000000".'
+
+
+def test_a_trimmed_value_over_its_limit_keeps_its_message(call):
+    assert call("work_state_write", list=" " + "n" * 201, items=[1]).text == (
+        "list must be at most 200 characters."
+    )
+    assert call("save_memory", text="x", files=["p" * 1001]).text == (
+        "each of files must be at most 1000 characters."
+    )
+    assert call("add_rule", then="x", scopeTier="situation", scopeName="d" * 201).text == (
+        "scopeName must be at most 200 characters."
+    )
+    assert call("save_memory", text="x", title=" " + "c" * 400).text == (
+        "title must be at most 400 characters."  # a title is kept as it is sent, spaces too
+    )

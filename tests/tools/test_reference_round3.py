@@ -187,10 +187,11 @@ def test_a_situation_name_with_other_spacing_is_the_same_rule(call):
 
 @pytest.mark.parametrize(
     ("files", "expected"),
-    [("src/a.py", ["src/a.py"]), ("src/a.py, docs/b.md", ["src/a.py", "docs/b.md"])],
+    [("src/a.py", ["src/a.py"]), ("data/a,b.csv", ["data/a,b.csv"])],
 )
 def test_files_as_one_string_are_read_as_a_list_of_paths(call, files, expected):
-    """As ids may come as "1,2", paths may come as one string, alone or comma-separated."""
+    """As ids may come as "1,2", paths may come as one string: one path, since a path may
+    hold a comma (a JSON array's text lists several)."""
     result = call("save_memory", text="Paths sent as one string", files=files)
     assert not result.is_error, result.text
     for path in expected:

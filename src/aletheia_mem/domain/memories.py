@@ -164,7 +164,7 @@ def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
         parts = [entry.get(key) for key in ("subject", "predicate", "object")]
         if not all(isinstance(part, str) and part.strip() for part in parts):
             raise InvalidInputError("each fact needs subject, predicate and object as text.")
-        check_fact_parts(*(str(part) for part in parts))
+        check_fact_parts(*(str(part).strip() for part in parts))  # as they are stored
         valid_from = entry.get("valid_from")
         facts.append(
             FactInput(

@@ -1,9 +1,10 @@
 """Checking tool arguments against the tool's own inputSchema, forgiving what models send.
 
 Numbers may come as numeric strings, booleans as "true"/"false", arrays of ids as "1,2" or a
-single id, and null or blank text (``""``, what models send for "nothing") means absent: an
-optional argument then gets its default, a required one is missing. Anything else that does not
-fit is an ``InvalidInputError`` with a message that names the argument.
+single id, an array of paths as one string (one path: a path may hold a comma) or as its JSON
+text, and null or blank text (``""``, what models send for "nothing") means absent: an optional
+argument then gets its default, a required one is missing. Anything else that does not fit is
+an ``InvalidInputError`` with a message that names the argument.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ class CollapsedString(dict[str, Any]):
     """The schema of a string property its handler keeps with whitespace collapsed (one space
     between words), as add_rule keeps a rule: its ``maxLength`` bounds that text, the one
     stored. Published as the plain schema it is."""
+
+
+class TrimmedString(dict[str, Any]):
+    """The schema of a string property its handler keeps trimmed (a list name, a path, a
+    scope name): its ``maxLength`` bounds the trimmed text, the one stored or matched.
+    Published as the plain schema it is."""
 
 
 class ItemId(dict[str, Any]):
@@ -100,7 +107,11 @@ def _check_string(name: str, spec: Schema, raw: Any) -> str:
         if value not in enum:
             raise InvalidInputError(f"{name} must be one of: {', '.join(enum)}.")
     limit = spec.get("maxLength")
-    measured = " ".join(value.split()) if isinstance(spec, CollapsedString) else value
+    measured = value
+    if isinstance(spec, CollapsedString):
+        measured = " ".join(value.split())
+    elif isinstance(spec, TrimmedString):
+        measured = value.strip()
     if limit is not None and len(measured) > limit:
         raise InvalidInputError(f"{name} must be at most {limit} characters.")
     return value
@@ -164,8 +175,8 @@ def _check_array(name: str, spec: Schema, value: Any) -> list[Any]:
         value = _json_array(name, value)
     if isinstance(value, str) and item_spec.get("type") in ("number", "integer"):
         value = [part for part in value.replace(" ", ",").split(",") if part]
-    elif isinstance(value, str) and item_spec.get("type") == "string":  # "a.py" or "a.py, b.py"
-        value = [part.strip() for part in value.split(",") if part.strip()]
+    elif isinstance(value, str) and item_spec.get("type") == "string":
+        value = [value]  # one path: a path may hold a comma ("data/a,b.csv")
     elif isinstance(value, int | float) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, list):

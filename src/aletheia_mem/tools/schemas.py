@@ -16,7 +16,7 @@ from aletheia_mem.domain.limits import (
     MAX_TITLE,
 )
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
-from aletheia_mem.tools.arguments import CollapsedString, ItemId
+from aletheia_mem.tools.arguments import CollapsedString, ItemId, TrimmedString
 
 Schema = dict[str, Any]
 
@@ -83,11 +83,11 @@ SEARCH: Schema = {
             "description": 'Project key. Omitted: the working directory\'s project; "*": every project.',
         },
         "type": {**_TYPE, "description": "Only memories of this type."},
-        "kind": {
-            "type": "string",
-            "maxLength": MAX_NAME,
-            "description": "For example observation, summary or note.",
-        },
+        "kind": TrimmedString(
+            type="string",
+            maxLength=MAX_NAME,
+            description="For example observation, summary or note.",
+        ),
         "limit": _whole("Rows to return, 1 to 100.", 1, MAX_ROWS, 20),
         "offset": _whole("Rows to skip.", 0, 1_000_000, 0),
         "since": {
@@ -150,11 +150,11 @@ SESSION_START_CONTEXT: Schema = {
 FACT_HISTORY: Schema = {
     "type": "object",
     "properties": {
-        "subject": {
-            "type": "string",
-            "maxLength": MAX_FACT_PART,  # any subject a fact can have
-            "description": "For example a service or library name.",
-        },
+        "subject": TrimmedString(
+            type="string",
+            maxLength=MAX_FACT_PART,  # any subject a fact can have
+            description="For example a service or library name.",
+        ),
         "project": {"type": "string", "description": "Narrow the match to one project."},
         "predicate": {
             "type": "string",
@@ -179,7 +179,7 @@ LIST_RULES: Schema = {"type": "object", "properties": {}, "additionalProperties"
 WORK_STATE_READ: Schema = {
     "type": "object",
     "properties": {
-        "list": {"type": "string", "maxLength": MAX_NAME, "description": "The list name."},
+        "list": TrimmedString(type="string", maxLength=MAX_NAME, description="The list name."),
         "project": _PROJECT,
     },
     "required": ["list"],
@@ -228,7 +228,7 @@ SAVE_MEMORY: Schema = {
         "files": {
             "type": "array",
             "maxItems": MAX_IDS,
-            "items": {"type": "string", "maxLength": MAX_PATH},
+            "items": TrimmedString(type="string", maxLength=MAX_PATH),
             "description": "Optional file paths this memory is about, so search with file finds it.",
         },
     },
@@ -261,11 +261,11 @@ ADD_RULE: Schema = {
             "default": "everywhere",
             "description": "Where the rule applies: everywhere, one project or one situation.",
         },
-        "scopeName": {
-            "type": "string",
-            "maxLength": MAX_NAME,
-            "description": "The project or situation name.",
-        },
+        "scopeName": TrimmedString(
+            type="string",
+            maxLength=MAX_NAME,
+            description="The project or situation name.",
+        ),
         "evidence_memory_ids": _ids("Memory ids the rule rests on. An unknown id is an error."),
         "evidence_fact_ids": _ids("Fact ids the rule rests on. An unknown id is an error."),
     },
@@ -275,7 +275,9 @@ ADD_RULE: Schema = {
 CONFIRM_RULE: Schema = {
     "type": "object",
     "properties": {
-        "id": {"type": "string", "maxLength": MAX_NAME, "description": "A rule id from list_rules."}
+        "id": TrimmedString(
+            type="string", maxLength=MAX_NAME, description="A rule id from list_rules."
+        )
     },
     "required": ["id"],
 }
@@ -310,11 +312,11 @@ RESTORE_MEMORY: Schema = {
 WORK_STATE_WRITE: Schema = {
     "type": "object",
     "properties": {
-        "list": {
-            "type": "string",
-            "maxLength": MAX_NAME,
-            "description": "The list name, matched exactly after trimming.",
-        },
+        "list": TrimmedString(
+            type="string",
+            maxLength=MAX_NAME,
+            description="The list name, matched exactly after trimming.",
+        ),
         "items": {
             "type": "array",
             "minItems": 0,
