@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from aletheia_mem.hub.audit import LIMITED_AUDITED_PER_MINUTE
+from aletheia_mem.hub.refused_id import MAX_ID_BODY_BYTES
 from aletheia_mem.tools.registry import TOOLS, WRITE_TOOLS
 from tests.hub.helpers import Hub, running_hub
 from tests.stores import dump_at, open_target, rows_at
@@ -175,6 +176,36 @@ def test_the_sixty_first_request_in_a_minute_gets_429_with_retry_after(tmp_path:
         other = hub.token("read", ("shop",), "calm")
         assert hub.post("/mcp", ping, other, hub.initialize(other)).status == 200
         assert _audit(hub.db, "busy")[-1][:3] == ("rate-limit", "shop", "refused")
+
+
+def test_a_request_over_the_rate_limit_gets_its_own_id_back(tmp_path: Path) -> None:
+    """A JSON-RPC client matches an error to its request by id: the 429 names the refused one
+    (a string id too); a batch, a body that is no request or one too large to read for its id
+    gets null as before."""
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "2") as hub:
+        token = hub.token("read", ("shop",), "busy")
+        session = hub.initialize(token)
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert hub.post("/mcp", ping, token, session).status == 200
+        call = {"jsonrpc": "2.0", "id": 61, "method": "tools/call", "params": {"name": "search"}}
+        refused = hub.post("/mcp", call, token, session)
+        named = hub.post("/mcp", {"jsonrpc": "2.0", "id": "sixty-two", "method": "ping"}, token)
+        batch = hub.post("/mcp", [{"jsonrpc": "2.0", "id": 63, "method": "ping"}], token)
+        not_json = hub.post("/mcp", "not a request", token)
+        padding = "x" * MAX_ID_BODY_BYTES  # a body past what is read for its id
+        large = hub.post("/mcp", {"jsonrpc": "2.0", "id": 64, "method": padding}, token)
+
+    assert refused.status == 429
+    assert refused.body == {
+        "jsonrpc": "2.0",
+        "id": 61,
+        "error": {"code": -32600, "message": refused.body["error"]["message"]},
+    }
+    assert refused.body["error"]["message"].startswith("Too many requests: this token may make 2")
+    assert (named.status, named.body["id"]) == (429, "sixty-two")
+    assert (batch.status, batch.body["id"]) == (429, None)
+    assert (not_json.status, not_json.body["id"]) == (429, None)
+    assert (large.status, large.body["id"]) == (429, None)
 
 
 def test_a_client_that_ignores_retry_after_leaves_few_rate_limit_rows(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from aletheia_mem.hub import audit
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.readiness import readiness_route
+from aletheia_mem.hub.refused_id import refused_request_id
 from aletheia_mem.hub.sync_api import HUB_BUSY, STORE_WAIT_MS, SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
@@ -144,7 +145,7 @@ class TokenAuth:
             await _send_json_refusal(scope, send, foreign)
             return
         try:
-            checked = await self._check(scope)
+            checked = await self._check(scope, receive)
         except Exception as error:  # the store failed under the check (gone, damaged, busy)
             await _send_failure(scope, receive, send, error)
             return
@@ -163,9 +164,9 @@ class TokenAuth:
             self.policy, _header(scope, b"origin")
         )
 
-    async def _check(self, scope: Scope) -> HubToken | Refusal:
+    async def _check(self, scope: Scope, receive: Receive) -> HubToken | Refusal:
         """The request's live token within its rate limit, else why it is refused (reads and
-        audits in the store)."""
+        audits in the store; a request over the limit carries its JSON-RPC id back)."""
         secret = _bearer(_header(scope, b"authorization"))
         token = None if secret is None else self.tokens.remembered(secret)
         if token is None and secret is not None:
@@ -181,7 +182,9 @@ class TokenAuth:
                 f"Too many requests: this token may make {self.limiter.limit} requests per"
                 f" minute. Retry in {wait} s."
             )
-            return Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
+            headers = (("retry-after", str(wait)),)
+            request_id = await refused_request_id(scope, receive)
+            return Refusal(429, "rate_limited", message, headers, request_id)
         return token
 
     def _hit(self, token_id: int) -> int | None:

@@ -25,12 +25,14 @@ _CHALLENGE = 'Bearer realm="aletheia"'
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why a request is turned away: HTTP status, stable code, message, extra headers."""
+    """Why a request is turned away: HTTP status, stable code, message, extra headers, and the
+    id of the JSON-RPC request refused when its body was read (else null in the reply)."""
 
     status: int
     code: str
     message: str
     headers: tuple[tuple[str, str], ...] = ()
+    request_id: str | int | None = None
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ def refusal_body(path: str, refusal: Refusal) -> bytes:
     else:
         body = {
             "jsonrpc": "2.0",
-            "id": None,
+            "id": refusal.request_id,
             "error": {"code": JSONRPC_INVALID_REQUEST, "message": refusal.message},
         }
     return json.dumps(body, ensure_ascii=False).encode("utf-8", "backslashreplace")
