@@ -5,14 +5,19 @@ Tool results are shown in terminals and chat panes: a stored ESC starts an escap
 bidi override or isolate (U+202E) reverses what follows. Each such character is shown as its
 escape (``\\x1b``, ``\\x07``, ``\\r``, ``\\u202e``), as the CLI and the owner's pages show them.
 
-Only the dangerous ones: C0 and C1 controls, surrogates, and the bidi controls (embeddings,
-overrides, isolates, marks). Other format characters are text: the zero-width joiner inside an
-emoji sequence, the zero-width non-joiner in Persian words, the soft hyphen, emoji tags.
+Tool outputs (read by models) escape only the dangerous ones: C0 and C1 controls, surrogates,
+and the bidi controls (embeddings, overrides, isolates, marks). Other format characters are
+text there: the zero-width joiner inside an emoji sequence, the zero-width non-joiner in Persian
+words, the soft hyphen, emoji tags. What a person reads (the CLI, the owner's pages) escapes
+every control, format and separator character (``escape_unprinted``), so that nothing hidden
+is shown as if it were not there.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from functools import lru_cache
 
 # The bidi controls: Arabic letter mark, LRM and RLM, embeddings and overrides, isolates.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -46,3 +51,42 @@ def escape_json_controls(dumped: str) -> str:
     """JSON text (``json.dumps(..., ensure_ascii=False)``, which escapes C0 controls only) with
     each C1 control, surrogate and bidi control as its ``\\uXXXX`` escape: the same value."""
     return _IN_LINE.sub(_json_escape, dumped)
+
+
+# What the CLI and the owner's pages show as escapes: control, format (bidi controls, zero-width
+# characters), surrogate and line/paragraph separator characters.
+_UNPRINTED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# The characters that may need it: everything outside printable ASCII, checked by category;
+# multi-line text keeps its newlines and tabs.
+_UNPRINTED_CANDIDATE = re.compile(r"[^\x20-\x7e\n\t]")
+_UNPRINTED_CANDIDATE_IN_LINE = re.compile(r"[^\x20-\x7e]")
+
+
+@lru_cache(maxsize=4096)
+def _shown(char: str) -> str:
+    if unicodedata.category(char) not in _UNPRINTED:
+        return char
+    return char.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+@lru_cache(maxsize=4096)
+def _shown_in_json(char: str) -> str:
+    if unicodedata.category(char) not in _UNPRINTED:
+        return char
+    data = char.encode("utf-16-be", "surrogatepass")
+    units = (int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+    return "".join(f"\\u{unit:04x}" for unit in units)
+
+
+def escape_unprinted(text: str, *, multiline: bool = True) -> str:
+    """``text`` with every control, format, surrogate and separator character as its escape
+    (``\\x1b``, ``\\u202e``); ``multiline`` keeps newlines and tabs (a one-line field shows
+    them as ``\\n`` and ``\\t``, so it cannot fake another row)."""
+    candidate = _UNPRINTED_CANDIDATE if multiline else _UNPRINTED_CANDIDATE_IN_LINE
+    return candidate.sub(lambda found: _shown(found.group()), text)
+
+
+def json_escape_unprinted(dumped: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with each character
+    ``escape_unprinted`` escapes as its ``\\uXXXX`` escape: the same value."""
+    return _UNPRINTED_CANDIDATE.sub(lambda found: _shown_in_json(found.group()), dumped)
