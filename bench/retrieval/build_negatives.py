@@ -1,10 +1,13 @@
 """Build the negative query set: searches that should find nothing, deterministically.
 
-Four kinds of 50, each a query none of whose whole tokens occurs anywhere in the corpus, so the
-right answer is ``No matches.``: hex hashes (7 to 40 digits, as commits and digests are quoted),
-ticket ids (``PREFIX-1234`` with prefixes the corpus never uses), identifiers that were never saved
-(camelCase, snake_case and letter/digit mixes such as ``absentqx7k2m9``) and pairs of invented
-words. A false positive is a negative query that returns any memory.
+Six kinds of 50, each a query whose whole tokens occur nowhere in the corpus, so the right answer
+is ``No matches.``: hex hashes (7 to 40 digits, as commits and digests are quoted), ticket ids
+(``PREFIX-1234`` with prefixes the corpus never uses), identifiers that were never saved
+(camelCase, snake_case and letter/digit mixes such as ``absentqx7k2m9``), pairs of invented
+words, and two kinds that share a piece with the corpus on purpose: hashes holding a word of the
+corpus spelled in hex letters (``9e0c4beef1d2``: ``beef``), and words of the corpus joined to a
+made-up id (``user-9a8b7c``, ``userId9a8b7c``). A false positive is a negative query that
+returns any memory.
 
 Usage: ``python bench/retrieval/build_negatives.py`` writes ``data/negatives.jsonl``.
 """
@@ -86,6 +89,35 @@ def _absent_words(numbers: Iterator[int]) -> Iterator[str]:
         yield f"{_word(numbers, 2)} {_word(numbers, 3)}"
 
 
+_HEX_WORD = re.compile(r"[a-f]{4,8}")
+
+
+def _hashes_holding(words: list[str]) -> Iterator[str]:
+    """Hex hashes with a hex-letter word of the corpus between their digits."""
+    numbers = _stream("hash holding a word")
+    for n in range(10**6):
+        digest = hashlib.sha256(f"neg-word-hash:{next(numbers)}".encode()).hexdigest()
+        word = words[next(numbers) % len(words)]
+        length = (12, 16, 40)[n % 3]
+        at = 1 + next(numbers) % (length - len(word) - 2)
+        yield f"{digest[:at]}{next(numbers) % 10}{word}{next(numbers) % 10}{digest[at:]}"[:length]
+
+
+def _words_with_ids(words: list[str]) -> Iterator[str]:
+    """A word of the corpus joined to a made-up id, as user ids and request ids are written."""
+    numbers = _stream("word with id")
+    for n in range(10**6):
+        word = words[next(numbers) % len(words)]
+        made_up = hashlib.sha256(f"neg-id:{next(numbers)}".encode()).hexdigest()
+        made_up = f"{next(numbers) % 10}{made_up[:5]}{next(numbers) % 10}"
+        yield (
+            f"{word}-{made_up}",
+            f"{word}_{made_up}",
+            f"{word}Id{made_up}",
+            f"{word}_id_{made_up}",
+        )[n % 4]
+
+
 def build() -> list[dict[str, object]]:
     corpus = load_corpus()
     seen = {
@@ -110,6 +142,23 @@ def build() -> list[dict[str, object]]:
                 continue
             if text not in made:
                 made.append(text)
+            if len(made) == PER_KIND:
+                break
+        queries += [{"kind": "negative", "subkind": kind, "query": q, "targets": []} for q in made]
+    common = sorted(word for word in seen if word.isalpha() and 4 <= len(word) <= 10)
+    hex_words = [word for word in common if _HEX_WORD.fullmatch(word)]
+    sharing = (
+        ("hash holding a word", _hashes_holding(hex_words)),
+        ("word with an id", _words_with_ids(common)),
+    )
+    for kind, texts in sharing:  # a piece is in the corpus; the whole and the id are not
+        made = []
+        for text in texts:
+            ids = [t.lower() for t in _TOKEN.findall(text) if any(c.isdigit() for c in t)]
+            whole = text.lower().replace("-", "").replace("_", "")
+            if whole in seen or any(t in seen for t in ids) or text in made:
+                continue
+            made.append(text)
             if len(made) == PER_KIND:
                 break
         queries += [{"kind": "negative", "subkind": kind, "query": q, "targets": []} for q in made]

@@ -29,6 +29,7 @@ from aletheia_mem.search.text import (
     COMPOUND,
     MIN_JOINED,
     is_fragment,
+    is_id_like,
     is_plain,
     joined,
     segments,
@@ -99,9 +100,10 @@ def _cjk_terms(compound: str) -> list[str]:
 
 
 def _numbered(segment: list[str]) -> bool:
-    """Whether a segment's words are a name and a number (a ticket, an error code, a versioned
-    name): its words alone would find every other ticket of that name."""
-    return len(segment) > 1 and any(word.isdigit() for word in segment)
+    """Whether a segment's words are a name and a number or a made-up id (a ticket, an error
+    code, a versioned name, ``user-9a8b7c``): its words alone would find every other ticket of
+    that name, or every memory naming its word."""
+    return len(segment) > 1 and any(word.isdigit() or is_id_like(word) for word in segment)
 
 
 # An e-mail address: a local part, then a domain of dotted names ending in letters (not a package

@@ -1,9 +1,10 @@
 """The full-text reindex a migration leaves owed (``full_text_reindex``), run when a store opens,
 as the SQLite store's (``storage.sqlite.reindex``).
 
-Migrations 0016 (CJK bigrams, ``search.cjk``) and 0017 (a break before each run's bigrams) name
-one: the memories and facts holding CJK text are indexed again with the tokens ``index_text``
-now adds, other rows are left alone. The rows
+Each owed step names the rows a tokenizer change altered (``storage.reindex_steps``):
+``cjk_bigrams`` (migrations 0016 and 0017) those holding CJK text, ``id_parts`` (0018) those
+holding a made-up id whose letter runs were indexed as words. They are indexed again with the
+tokens ``index_text`` now gives, other rows are left alone. The rows
 are found with reads, then indexed again in one transaction that locks and deletes the step's
 row, so that of several hub processes starting at once one does it, the others waiting for it.
 Each row indexed again is stamped in the change feed (migration 0009): every process's postings
@@ -17,12 +18,11 @@ from typing import Any
 
 import psycopg
 
-from aletheia_mem.search.cjk import has_cjk
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase
+from aletheia_mem.storage.reindex_steps import STEPS, known_steps
 
-CJK_STEP = "cjk_bigrams"
-_OWED = "SELECT 1 FROM full_text_reindex WHERE step = %s"
+_OWED = "SELECT step FROM full_text_reindex"
 _MEMORIES = (
     "SELECT m.id, m.title, m.text, coalesce(m.narrative, ''), m.facts, m.files FROM memories m"
     " JOIN memory_docs d ON d.memory_id = m.id"
@@ -33,13 +33,23 @@ _FACTS = (
 )
 
 
-def _cjk_ids(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...] = ()) -> list[int]:
-    """The ids of the rows ``sql`` reads (the id, then text columns) whose text holds CJK."""
-    return [
-        int(row[0])
-        for row in conn.execute(sql, params)
-        if has_cjk("\n".join(str(value) for value in row[1:]))
-    ]
+def _owed(conn: psycopg.Connection[Any], lock: bool = False) -> list[str]:
+    """The known steps the store owes, in ``STEPS``' order (their rows locked with ``lock``)."""
+    return known_steps(
+        {str(row[0]) for row in conn.execute(_OWED + (" FOR UPDATE" if lock else ""))}
+    )
+
+
+def _ids_for(conn: psycopg.Connection[Any], sql: str, steps: list[str]) -> list[int]:
+    """The ids of the rows ``sql`` reads (the id, then text columns) whose text one of the
+    ``steps``' tests finds."""
+    tests = [STEPS[step] for step in steps]
+    found = []
+    for row in conn.execute(sql):
+        text = "\n".join(str(value) for value in row[1:])
+        if any(test(text) for test in tests):
+            found.append(int(row[0]))
+    return found
 
 
 def _memory_texts(row: Any) -> tuple[str, ...]:
@@ -51,13 +61,14 @@ def _memory_texts(row: Any) -> tuple[str, ...]:
 def reindex_owed(db: PgDatabase) -> int:
     """Run the reindex the store owes, if any; returns how many rows were indexed again."""
     with db.read() as conn:
-        if conn.execute(_OWED, (CJK_STEP,)).fetchone() is None:
+        steps = _owed(conn)
+        if not steps:
             return 0
-        memory_ids = _cjk_ids(conn, _MEMORIES)
-        fact_ids = _cjk_ids(conn, _FACTS)
+        memory_ids = _ids_for(conn, _MEMORIES, steps)
+        fact_ids = _ids_for(conn, _FACTS, steps)
     with db.write() as conn:
         conn.execute("SET LOCAL lock_timeout = 0")  # wait for a process doing it already
-        if conn.execute(_OWED + " FOR UPDATE", (CJK_STEP,)).fetchone() is None:
+        if _owed(conn, lock=True) != steps:
             return 0
         done = 0
         with full_text.indexing(conn) as totals:
@@ -74,5 +85,5 @@ def reindex_owed(db: PgDatabase) -> int:
                     texts = (row[1], row[2], row[3])
                     full_text.index_row(conn, full_text.FACT_INDEX, int(row[0]), texts, totals)
                     done += 1
-        conn.execute("DELETE FROM full_text_reindex WHERE step = %s", (CJK_STEP,))
+        conn.execute("DELETE FROM full_text_reindex WHERE step = ANY (%s)", (steps,))
     return done
