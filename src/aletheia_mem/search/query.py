@@ -72,7 +72,8 @@ def _compound_terms(compound: str) -> list[str]:
         whole = joined(segment)
         if whole is not None:
             terms.append(whole)
-        if _numbered(segment):  # PAY-9999, gcc-12: the id as a whole, never its name alone
+        if _numbered(segment):  # PAY-9999, gcc-12: the id as a whole, never its name alone;
+            terms.extend(word.lower() for word in segment if is_id_like(word))  # a hash: itself
             continue
         for word in segment:
             if single or not is_fragment(word, word):
