@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.domain import recall
 from aletheia_mem.search.semantic import engine as engine_module
 from aletheia_mem.search.semantic import find_model
 from aletheia_mem.search.semantic.engine import SemanticEngine, load_minilm
@@ -265,6 +266,20 @@ def test_dismissed_memory_is_not_brought_back_by_similarity(call, as_caller, eng
     assert engine.wait_caught_up(60)
     text = call("search", as_caller(semantic=engine), query="wipe out a folder").text
     assert text.startswith("No matches.")
+
+
+def test_a_bounded_search_leaves_out_a_similar_memory_saved_after_its_bound(
+    store, call, clock, engine
+) -> None:
+    # The web UI's later pages of results: ids up to their first page's newest, fused too.
+    call("save_memory", text="shutil.rmtree removes a directory tree recursively.")
+    bound = store.newest_memory_id()
+    call("save_memory", text="Remove a folder and what it holds: rm -r does it.")
+    assert engine.wait_caught_up(60)
+    request = recall.SearchRequest(query="wipe out a folder", projects=None, upto=bound)
+    assert [m.id for m in recall.search(store, request, clock(), engine).memories] == [1]
+    unbounded = recall.search(store, replace(request, upto=None), clock(), engine)
+    assert sorted(m.id for m in unbounded.memories) == [1, 2]
 
 
 def test_the_semantic_extra_brings_the_int8_model_and_names_its_version() -> None:

@@ -287,3 +287,110 @@ def test_an_odd_upto_in_a_link_says_so_and_shows_the_list_as_it_is_now(
     # A bound above every id shows everything, without a notice.
     whole = server.request("GET", "/?project=bounds&upto=999999999999999").body.decode()
     assert "Odd bounds are told" in whole and "not a memory id" not in whole
+
+
+def test_memories_saved_between_two_pages_of_a_search_push_none_onto_the_next_page_again(
+    server: RunningServer, page: Page
+) -> None:
+    # The best match states a fact that another agent supersedes between the two pages.
+    best = save(
+        server,
+        text="Searchpage searchpage best match",
+        project="results",
+        facts=[{"subject": "pager", "predicate": "version", "object": "1"}],
+    )
+    saved = [best] + [
+        save(server, text=f"Searchpage note {n}", project="results") for n in range(54)
+    ]
+    page.goto(server.url + "/?project=results")
+    page.get_by_role("searchbox").fill("searchpage")
+    page.get_by_role("searchbox").press("Enter")
+    expect(page.locator("#results-label")).to_have_text("Search results.")
+    expect(page.locator("#memories li[data-id]")).to_have_count(50)
+    first = shown_ids(page)
+    assert first[0] == best and set(first) < set(saved)
+    # Saved meanwhile: three newer matches (ranked first now), and a fact that makes the best
+    # match stale (ranked last now).
+    later = [save(server, text=f"Searchpage later {n}", project="results") for n in range(3)]
+    save(
+        server,
+        text="Pager moved on",
+        project="results",
+        facts=[{"subject": "pager", "predicate": "version", "object": "2"}],
+    )
+    page.locator("#more").get_by_role("link", name="More").click()
+    expect(page.locator("#results-label")).to_have_text("Search results.")
+    second = shown_ids(page)
+    assert not set(first) & set(second)
+    assert sorted(first + second) == sorted(saved)  # each one once, none saved since
+    expect(page.locator("#more")).to_be_hidden()
+    # Searched again, the results are as they are now: the newer ones first, the stale one last.
+    page.goto(server.url + "/?project=results&q=searchpage")
+    again = shown_ids(page)
+    assert set(again[:3]) == set(later) and best not in again
+    page.locator("#more").get_by_role("link", name="More").click()
+    assert shown_ids(page)[-1] == best
+    assert not set(again) & set(shown_ids(page))
+
+
+def more_query(body: bytes) -> str:
+    found = re.search(r'<p id="more"[^>]*><a href="/\?([^"]*)"', body.decode())
+    assert found, "no More link"
+    return found.group(1).replace("&amp;", "&")
+
+
+def listed(body: bytes) -> list[int]:
+    return [int(i) for i in re.findall(r'<li[^>]*\bdata-id="(\d+)"', body.decode())]
+
+
+def test_a_file_search_pages_on_without_showing_its_first_page_again(
+    server: RunningServer,
+) -> None:
+    note = {"project": "filepages", "files": ["src/pager.py"]}
+    saved = []
+    for n in range(55):
+        reply = server.api("POST", "/api/memories", {**note, "text": f"Touches the pager {n}"})
+        assert reply.status == 201, reply.body
+        saved.append(int(reply.json()["memory"]["id"]))
+    first = server.request("GET", "/?project=filepages&file=src/pager.py")
+    assert listed(first.body) == saved[:4:-1]  # the newest 50
+    for n in range(2):
+        server.api("POST", "/api/memories", {**note, "text": f"Touches it later {n}"})
+    second = server.request("GET", "/?" + more_query(first.body))
+    assert listed(second.body) == saved[4::-1]
+    assert b'<p id="more" hidden>' in second.body
+
+
+@pytest.mark.parametrize("name", ["upto", "at"])
+@pytest.mark.parametrize(
+    "value", ["abc", "-1", "0", "1e3", "%C2%B2", "99999999999999999999", "5%00", "<b>", "%F0%9F"]
+)
+def test_an_odd_bound_in_a_search_link_says_so_and_shows_the_results_as_they_are_now(
+    server: RunningServer, name: str, value: str
+) -> None:
+    memory = save(server, text="Odd search bounds are told", project="oddsearch")
+    told = {
+        "upto": "This link's upto= is not a memory id: the list is shown as it is now.",
+        "at": "This link's at= is not a time: the results are ranked as they are now.",
+    }[name]
+    for search in ("q=odd+search+bounds", "file=&q=told&order=date_desc"):
+        reply = server.request("GET", f"/?project=oddsearch&{search}&offset=0&{name}={value}")
+        assert reply.status == 200, reply.body[:300]
+        body = reply.body.decode()
+        assert told.replace("'", "&#39;") in body and "Traceback" not in body
+        assert listed(reply.body) == [memory]
+        rows = server.request("GET", f"/memories/rows?project=oddsearch&{search}&{name}={value}")
+        assert rows.status == 200 and listed(rows.body) == [memory]
+
+
+def test_a_search_bound_above_every_id_or_a_time_to_come_is_no_odd_bound(
+    server: RunningServer,
+) -> None:
+    memory = save(server, text="Bounds from the future", project="farbounds")
+    reply = server.request(
+        "GET", "/?project=farbounds&q=future&upto=999999999999999&at=999999999999999&offset=0"
+    )
+    assert reply.status == 200 and listed(reply.body) == [memory]
+    assert "This link&#39;s" not in reply.body.decode()
+    both = server.request("GET", "/?project=farbounds&q=future&upto=x&at=y")
+    assert "not a memory id" in both.body.decode() and "not a time" in both.body.decode()

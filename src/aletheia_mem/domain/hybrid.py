@@ -106,4 +106,5 @@ def _passes(memory: Memory, query: MemoryQuery) -> bool:
         and memory.kind not in query.exclude_kinds
         and (query.since is None or memory.created_at >= query.since)
         and (query.until is None or memory.created_at < query.until)
+        and (query.upto is None or memory.id <= query.upto)
     )

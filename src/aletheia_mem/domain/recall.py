@@ -50,8 +50,12 @@ class SearchRequest:
     until: int | None = None
     order: Order = "relevance"
     limit: int = 20
-    offset: int = 0
+    offset: int = 0  # a file search's too, where its caller applies one (the tool does not)
     repository: RepositoryRoot | Path | None = None  # a folder: the repository holding it
+    # Only memories with ids up to this (``MemoryQuery.upto``): the web UI's later pages of
+    # results leave out the memories saved since their first, so that none pushes a memory
+    # onto the next page a second time (ranked at the first page's time too, they keep its order).
+    upto: int | None = None
     # The search tool's index counts its fact lines in ``limit`` and ``offset`` (one line per
     # hit, facts first); the JSON API and the CLI page the memories and list the facts apart.
     facts_in_page: bool = False
@@ -149,6 +153,7 @@ def _search_in(
         order=request.order,
         limit=max(limit, 1),
         offset=offset,
+        upto=request.upto,
     )
     memories = page(store, query, query_start(request.query or ""), semantic, now) if limit else []
     found = bool(memories or facts)
@@ -166,7 +171,7 @@ def _file_search(
 ) -> SearchResult[M]:
     """The memories that name ``file`` however its path was spelled (``path_spellings``) and,
     for a whole path, absolute or relative to the repository's top (``path_forms``), newest
-    first."""
+    first, from ``request.offset`` (each spelling's first ``offset + limit`` are read)."""
     from aletheia_mem.domain import file_paths  # file search only: off the start path
 
     repository = None if request.file_suffix else file_paths.resolved(request.repository)
@@ -177,11 +182,12 @@ def _file_search(
                 projects=form.projects,
                 file=path,
                 file_suffix=request.file_suffix,
-                limit=request.limit,  # the reference: only project, file_suffix and limit apply
+                limit=request.offset + request.limit,
+                upto=request.upto,
             )
             found.update((memory.id, memory) for memory in page(store, query, "", semantic, now))
     newest = sorted(found.values(), key=lambda memory: (memory.created_at, memory.id))
-    memories = newest[::-1][: request.limit]
+    memories = newest[::-1][request.offset : request.offset + request.limit]
     return SearchResult([], memories, None if memories else _file_reason(request))
 
 

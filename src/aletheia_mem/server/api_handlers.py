@@ -106,14 +106,16 @@ def search_memories(app: AppContext, args: dict[str, Any]) -> Reply:
     """Every filter of the search tool; facts first, then one page of memories."""
     now = app.clock()
     request = search_request(app, args, now)
-    result = recall.search(app.store, request, now, app.semantic)
-    return _ok(
-        {
-            "facts": [fact_json(fact) for fact in result.facts],
-            "memories": [memory_json(memory) for memory in result.memories],
-            "empty_reason": result.empty_reason,
-        }
-    )
+    return _ok(search_json(recall.search(app.store, request, now, app.semantic)))
+
+
+def search_json(result: recall.SearchResult[Memory]) -> dict[str, Any]:
+    """A page of a search as the API answers it (the web UI's search pages read it too)."""
+    return {
+        "facts": [fact_json(fact) for fact in result.facts],
+        "memories": [memory_json(memory) for memory in result.memories],
+        "empty_reason": result.empty_reason,
+    }
 
 
 def _memory(app: AppContext, memory_id: int) -> Memory:

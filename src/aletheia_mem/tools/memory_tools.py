@@ -31,7 +31,8 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
     file: str = (args.get("file") or "").strip()
     if not query and not file:
         raise InvalidInputError("query is required.")
-    # With a file only project, file_suffix and limit apply (the reference): the dates are not read.
+    # With a file only project, file_suffix and limit apply (the reference): the dates and the
+    # offset are not read.
     dated = not file
     since = parse_instant(args["since"], "since") if dated and "since" in args else None
     until = (
@@ -54,7 +55,7 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
         until=until,
         order=args["order"],
         limit=args["limit"],
-        offset=args["offset"],
+        offset=args["offset"] if dated else 0,
         repository=app.repository,
     )
 

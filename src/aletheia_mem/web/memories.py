@@ -3,21 +3,23 @@ detail view with the timeline around a memory, and Dismiss, Restore, Pin and Unp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.datastructures import QueryParams
 
+from aletheia_mem.domain import recall
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
 from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.search.query import query_terms
-from aletheia_mem.server.api_handlers import memory_json
+from aletheia_mem.server.api_handlers import memory_json, search_json
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
+from aletheia_mem.tools.memory_tools import search_request
 from aletheia_mem.web.base import address_offset, submitted, whole_number
-from aletheia_mem.web.calls import call
+from aletheia_mem.web.calls import call, checked
 
 PAGE_SIZE = 50
 FILTERS = ("q", "project", "type", "kind", "since", "until", "file", "file_suffix", "order")
@@ -25,7 +27,9 @@ ORDERS = ("relevance", "date_desc", "date_asc")
 ACTIONS = {"dismiss", "restore", "pin", "unpin"}
 PAST_THE_END = "No more memories: this page is past the end of the list."
 ODD_UPTO = "This link's upto= is not a memory id: the list is shown as it is now."
+ODD_AT = "This link's at= is not a time: the results are ranked as they are now."
 ID_DIGITS = 15  # as a memory id in an address
+AT_DIGITS = 15  # epoch milliseconds, as an address carries them
 
 
 @dataclass(frozen=True)
@@ -39,19 +43,37 @@ class Filters:
     # saved meanwhile pushes none of those seen onto the next page a second time.
     upto: int | None = None
     odd_upto: bool = False  # an upto= that is no memory id (the list is shown as it is now)
+    # The time a search's first page ranked its results at (epoch ms), which its next pages
+    # carry: ranked at that time again, the memories keep their order (recency, and a memory
+    # whose facts were superseded meanwhile is not sunk as stale between two pages).
+    at: int | None = None
+    odd_at: bool = False  # an at= that is no time (the results are ranked as they are now)
 
     @classmethod
     def of(cls, params: QueryParams) -> Filters:
         values = {name: submitted(params, name).strip() for name in FILTERS}
         values["project"] = values["project"] or ALL_PROJECTS
         offset = address_offset(params.get("offset", ""))
-        sent = params.get("upto", "")
-        upto = whole_number(sent, ID_DIGITS)
-        return cls(values, params.get("dismissed") == "1", offset, upto, bool(sent) and not upto)
+        sent, sent_at = params.get("upto", ""), params.get("at", "")
+        upto, at = whole_number(sent, ID_DIGITS), whole_number(sent_at, AT_DIGITS)
+        dismissed = params.get("dismissed") == "1"
+        odd_upto, odd_at = bool(sent) and not upto, bool(sent_at) and not at
+        return cls(values, dismissed, offset, upto, odd_upto, at, odd_at)
 
     @property
     def searching(self) -> bool:
         return bool(self.values["q"] or self.values["file"])
+
+    @property
+    def ranked(self) -> bool:
+        """A search of the search tool's (the dismissed ones are listed by date instead)."""
+        return self.searching and not self.dismissed
+
+    @property
+    def notice(self) -> str | None:
+        """What the page says of an odd bound its link carried."""
+        odd = ((ODD_UPTO, self.odd_upto), (ODD_AT, self.odd_at and self.ranked))
+        return " ".join(text for text, sent in odd if sent) or None
 
     @property
     def live(self) -> bool:
@@ -66,7 +88,8 @@ class Listing:
     facts: list[dict[str, Any]]
     empty_reason: str | None
     more: bool
-    upto: int | None = None  # the bound its next page carries (browsing; a search has none)
+    upto: int | None = None  # the bound its next page carries
+    at: int | None = None  # the time a search's next page ranks at (browsing: None)
 
 
 def _search_args(filters: Filters) -> dict[str, Any]:
@@ -110,19 +133,30 @@ def _browse(app: AppContext, filters: Filters, upto: int | None) -> list[dict[st
     return [memory_json(memory) for memory in found]
 
 
+def _search(app: AppContext, filters: Filters, upto: int, at: int) -> dict[str, Any]:
+    """A page of the search tool's results (the searchMemories operation's checks and words
+    when refused, and its answer), of the memories up to ``upto``, ranked at time ``at``; a
+    file search is paged too (the tool's is not: only project, file_suffix and limit apply)."""
+    args = checked("searchMemories", query=_search_args(filters))
+    request = replace(search_request(app, args, at), offset=filters.offset, upto=upto)
+    return search_json(recall.search(app.store, request, at, app.semantic))
+
+
 def list_memories(app: AppContext, filters: Filters) -> Listing:
     """One page of the Memories list, with the matching facts when searching."""
-    upto = None
-    if filters.searching and not filters.dismissed:
-        found = call(app, "searchMemories", query=_search_args(filters))
+    # Read before the page: a memory saved in between is above the bound, on no page.
+    upto = filters.upto if filters.upto else app.store.newest_memory_id()
+    at = None
+    if filters.ranked:
+        now = app.clock()
+        at = min(filters.at, now) if filters.at else now  # never ranked at a time to come
+        found = _search(app, filters, upto, at)
         rows, facts, reason = found["memories"], found["facts"], found["empty_reason"]
     else:
-        # Read before the page: a memory saved in between is above the bound, on no page.
-        upto = filters.upto if filters.upto else app.store.newest_memory_id()
         rows, facts, reason = _browse(app, filters, upto), [], None
     if filters.offset and not rows and not facts:
         reason = PAST_THE_END
-    return Listing(rows[:PAGE_SIZE], facts, reason, len(rows) > PAGE_SIZE, upto)
+    return Listing(rows[:PAGE_SIZE], facts, reason, len(rows) > PAGE_SIZE, upto, at)
 
 
 def newer_than(app: AppContext, filters: Filters, after: int) -> list[dict[str, Any]]:

@@ -41,13 +41,15 @@ def _memory_id(request: Request) -> int:
 
 
 def _more_query(filters: memories.Filters, listing: memories.Listing) -> str:
-    """The query string of the next page of the same listing (bound to the memories its first
-    page saw, when browsing)."""
+    """The query string of the next page of the same listing: bound to the memories its first
+    page saw and, for a search, ranked at the time it was."""
     more = {**filters.values, "offset": str(filters.offset + memories.PAGE_SIZE)}
     if filters.dismissed:
         more["dismissed"] = "1"
     if listing.upto is not None:
         more["upto"] = str(listing.upto)
+    if listing.at is not None:
+        more["at"] = str(listing.at)
     return urlencode(more)
 
 
@@ -76,7 +78,7 @@ def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         more_query=_more_query(filters, listing),
         results_label=_results_label(filters),
         live=filters.live,
-        notice=memories.ODD_UPTO if filters.odd_upto else None,
+        notice=filters.notice,
     )
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from aletheia_mem.search.rank import Ranking
 from aletheia_mem.storage.base import MemoryQuery, Order
 from aletheia_mem.storage.contracts import HubStore
 from tests.storage.contract.rows import T0, fact, memory
@@ -118,6 +121,23 @@ def test_a_search_bounded_by_an_id_leaves_out_the_memories_saved_after_it(
         assert sorted(contract_store.rank_memory_ids(matching, T0)) == ids
     contract_store.add_memory(memory("other", at=T0 + 11))
     assert contract_store.newest_memory_id() > bound
+
+
+def test_a_bounded_search_past_the_score_budget_scores_the_newest_matches_up_to_its_bound(
+    contract_store: HubStore,
+) -> None:
+    # Past the budget, the newest matches are scored: those up to the bound, so that a later
+    # page scores the matches its first page did, whatever was saved since.
+    small = Ranking(score_budget=3)
+    ids = [contract_store.add_memory(memory(f"beta m{n}", at=T0 + n))[0].id for n in range(6)]
+    bounded = MemoryQuery(terms=("beta",), limit=10, upto=ids[-1])
+    assert sorted(contract_store.rank_memory_ids(bounded, T0, small)) == ids[-4:]
+    for n in range(2):
+        contract_store.add_memory(memory(f"beta later {n}", at=T0 + 10 + n))
+    assert sorted(contract_store.rank_memory_ids(bounded, T0, small)) == ids[-4:]
+    assert len(contract_store.search_memories(bounded, T0, small)) == 4
+    unbounded = contract_store.rank_memory_ids(replace(bounded, upto=None), T0, small)
+    assert sorted(unbounded) == [*ids[-2:], ids[-1] + 1, ids[-1] + 2]  # the newest four now
 
 
 def test_search_by_file_matches_the_path_or_its_ending(contract_store: HubStore) -> None:

@@ -91,6 +91,8 @@ def _query(rng: random.Random) -> tuple[MemoryQuery, Ranking]:
         filters["until"] = NOW - rng.randint(0, 200) * DAY
     if rng.random() < 0.1:
         filters["dismissed"] = True
+    if rng.random() < 0.2:
+        filters["upto"] = rng.randint(50, 320)
     query = MemoryQuery(
         terms=tuple(terms),
         limit=rng.choice((5, 20, 50)),

@@ -83,6 +83,9 @@ def _queries_to_run() -> Iterator[tuple[MemoryQuery, object]]:
     for common in (("version",), ("debian", "version"), ("new", "upstream", "release")):
         yield MemoryQuery(terms=common, limit=15), small
         yield MemoryQuery(terms=common, limit=15, projects=("beta",)), small
+        for upto in (150, 300):  # a later page's bound: the newest matches up to it are scored
+            yield MemoryQuery(terms=common, limit=15, upto=upto), small
+            yield MemoryQuery(terms=common, limit=15, offset=3, upto=upto), tiny
     for n, text in enumerate(_queries()):
         terms = tuple(query_terms(text))
         yield MemoryQuery(terms=terms, limit=20), DEFAULT_RANKING

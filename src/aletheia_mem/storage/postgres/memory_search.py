@@ -54,7 +54,7 @@ def rank_memory_ids(
     budget = ranking.score_budget
     cap = budget + 1 if budget > 0 else None
     counts, (docs, tokens) = full_text.counts_and_totals(conn, index, phrases, cap)
-    selection = _select(conn, phrases, counts, budget)
+    selection = _select(conn, phrases, counts, budget, query.upto)
     if selection is None:
         return []
     if selection.match_all:  # counts past the budget were cut short: count them all
@@ -77,7 +77,7 @@ def rank_in_memory(
         counts = [len(match.docs) for match in matches]
         if budget > 0:  # counted no further than budget + 1, as in SQL
             counts = [min(count, budget + 1) for count in counts]
-        selection = _select_in_memory(matches, counts, budget)
+        selection = _select_in_memory(matches, counts, budget, query.upto)
         if selection is None:
             return []
         if selection.match_all:
@@ -102,7 +102,7 @@ def tokens_with_prefix(conn: psycopg.Connection[Row], prefix: str, limit: int) -
 
 
 def _select_in_memory(
-    matches: list[PhraseMatches], counts: list[int], budget: int
+    matches: list[PhraseMatches], counts: list[int], budget: int, upto: int | None
 ) -> _Selection | None:
     """``_select`` on held postings."""
     if not any(counts):
@@ -115,7 +115,7 @@ def _select_in_memory(
         return _Selection([], chosen)
     present = _present(counts)
     docs = set(matches[present[0]].docs).intersection(*(matches[i].docs for i in present[1:]))
-    newest = heapq.nlargest(budget + 1, docs)
+    newest = heapq.nlargest(budget + 1, docs if upto is None else (d for d in docs if d <= upto))
     if len(newest) <= budget:
         return _Selection([], present, match_all=True, matched=docs)
     return _Selection([], present, match_all=True, newest=newest[budget], matched=set(newest))
@@ -195,7 +195,11 @@ def date_order(query: MemoryQuery) -> str:
 
 
 def _select(
-    conn: psycopg.Connection[Row], phrases: list[list[str]], counts: list[int], budget: int
+    conn: psycopg.Connection[Row],
+    phrases: list[list[str]],
+    counts: list[int],
+    budget: int,
+    upto: int | None,
 ) -> _Selection | None:
     """The phrases to match and score, as ``SqliteStore._match`` picks them; None: no match.
 
@@ -203,7 +207,7 @@ def _select(
     matches fit (counts above the budget all count as ``budget + 1``, as SQLite's bounded
     counts do). When even the rarest is too common, every phrase some memory holds must match
     (``_present``), and if that still matches too much, the newest ``budget + 1`` matches are
-    the ones scored.
+    the ones scored (the newest up to id ``upto`` when given).
     """
     if not any(counts):
         return None
@@ -215,10 +219,11 @@ def _select(
     present = _present(counts)
     needed = [phrases[i] for i in present]
     hits, params = full_text.hits_sql(full_text.MEMORY_INDEX, needed)
+    bounded = "" if upto is None else " WHERE doc <= %s"
     row = conn.execute(
-        f"SELECT doc FROM ({hits}) AS h GROUP BY doc HAVING count(DISTINCT i) = %s"
+        f"SELECT doc FROM ({hits}) AS h{bounded} GROUP BY doc HAVING count(DISTINCT i) = %s"
         " ORDER BY doc DESC LIMIT 1 OFFSET %s",
-        [*params, len(needed), budget],
+        [*params, *([] if upto is None else [upto]), len(needed), budget],
     ).fetchone()
     newest = None if row is None else int(row[0])
     return _Selection(needed, present, match_all=True, newest=newest)

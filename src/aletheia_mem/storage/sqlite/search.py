@@ -58,7 +58,7 @@ class SqliteSearch(SqliteDatabase):
         where, params = self._filters(query)
         if query.order != "relevance":
             return self._dated_ids(query, where, params)
-        expression, newest = self._match(list(query.terms), ranking.score_budget)
+        expression, newest = self._match(list(query.terms), ranking.score_budget, query.upto)
         # CROSS JOIN: the matches drive; never a walk of memory_rank's indexes probing the index.
         sql = (
             "SELECT m.id FROM memory_fts CROSS JOIN memory_rank m ON m.id = memory_fts.rowid"
@@ -114,7 +114,9 @@ class SqliteSearch(SqliteDatabase):
         by_id = {memory.id: memory for memory in read_memories(self._conn, ids)}
         return [by_id[i] for i in ids if i in by_id]
 
-    def _match(self, terms: list[str], budget: int) -> tuple[str, int | None]:
+    def _match(
+        self, terms: list[str], budget: int, upto: int | None = None
+    ) -> tuple[str, int | None]:
         """The MATCH expression to run, and the lowest rowid to score (None: all of them).
 
         bm25 costs microseconds per matching row, so a relevance search scores about ``budget``
@@ -123,7 +125,8 @@ class SqliteSearch(SqliteDatabase):
         relevance (its idf is low) and is left out. When even the rarest term is that common, the
         query needs all of its terms that some memory holds (a word in none, a typo, must not
         turn the matches of the others into none), and if that still matches too much, its
-        newest matches are the ones scored.
+        newest matches are the ones scored: the newest up to id ``upto`` when given, so that
+        memories saved since a first page leave the matches a later page scores as they were.
         """
         if budget <= 0:
             return fts_match_expression(terms), None
@@ -136,10 +139,11 @@ class SqliteSearch(SqliteDatabase):
         expression = fts_match_expression(present, "AND")
         if self._count_matches(memo, expression, budget) <= budget:
             return expression, None
+        bounded = "" if upto is None else " AND rowid <= ?"
         row = self._conn.execute(
-            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC"
-            " LIMIT 1 OFFSET ?",
-            (expression, budget),
+            f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{bounded}"
+            " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, *([] if upto is None else [upto]), budget),
         ).fetchone()
         return expression, None if row is None else int(row[0])
 
