@@ -37,6 +37,12 @@ def flood_facts(server: RunningServer, subject: str = "payments") -> None:
         mcp_tool(server.mcp_url, "save_memory", {"text": text, "facts": facts[start : start + 100]})
 
 
+def flood_ledger(server: RunningServer) -> None:
+    """``flood_facts`` about "ledger", once for the module's server."""
+    if "owner" not in server.request("GET", "/facts?subject=ledger").body.decode():
+        flood_facts(server, "ledger")
+
+
 def test_a_long_fact_history_shows_the_latest_facts_and_links_the_older_ones(
     server: RunningServer, page: Page
 ) -> None:
@@ -80,8 +86,7 @@ def test_a_long_fact_history_shows_the_latest_facts_and_links_the_older_ones(
 def test_the_older_facts_parameter_is_bounded_like_every_offset(
     server: RunningServer, older: str, shown: str
 ) -> None:
-    if "owner" not in server.request("GET", "/facts?subject=ledger").body.decode():
-        flood_facts(server, "ledger")
+    flood_ledger(server)
     reply = server.request("GET", f"/facts?subject=ledger&older={older}")
     assert reply.status == 200, reply.body[:300]
     body = reply.body.decode()
@@ -125,8 +130,7 @@ def test_many_rules_are_shown_a_page_at_a_time(server: RunningServer, page: Page
 def test_a_long_history_marks_what_held_at_as_of_and_refuses_an_odd_date(
     server: RunningServer, page: Page
 ) -> None:
-    if "owner" not in server.request("GET", "/facts?subject=ledger").body.decode():
-        flood_facts(server, "ledger")
+    flood_ledger(server)
     # p4 took "value 4" from 2000-05-01 to "value 9" on 2000-10-01; the owner held since 1990.
     page.goto(server.url + "/facts?subject=ledger&as_of=2000-06-15&older=200")
     held = page.locator("tr.fact-row", has_text="held on 2000-06-15")
@@ -137,3 +141,48 @@ def test_a_long_history_marks_what_held_at_as_of_and_refuses_an_odd_date(
     expect(page.locator("tr.fact-row", has_text="team-pay")).to_contain_text("held on")
     reply = server.request("GET", "/facts?subject=ledger&as_of=someday")
     assert reply.status == 400 and b"as_of" in reply.body and b"Traceback" not in reply.body
+
+
+def fact_ids(page: Page) -> list[int]:
+    found = page.locator("tr.fact-row").evaluate_all("rows => rows.map(r => +r.dataset.fact)")
+    return [int(i) for i in found]
+
+
+def test_facts_recorded_between_two_pages_of_a_history_push_none_onto_the_older_page(
+    server: RunningServer, page: Page
+) -> None:
+    flood_facts(server, "journal")
+    page.goto(server.url + "/facts?subject=journal")
+    rows = page.locator("tr.fact-row")
+    expect(rows).to_have_count(201)  # the latest 200, and the owner set in 1990 (current)
+    first = fact_ids(page)
+    for n in range(3):  # recorded meanwhile, valid from now: the latest of the history
+        fact = {"subject": "journal", "predicate": f"p{n}", "object": f"later {n}"}
+        assert server.api("POST", "/api/facts", fact).status == 201
+    page.locator("p.pager").first.get_by_role("link", name="Older facts").click()
+    expect(page.locator("p.pager").first).to_contain_text("Facts 201 to 251 of 251")
+    expect(rows).to_have_count(51)
+    second = fact_ids(page)
+    assert len(set(first) | set(second)) == 251  # each once (the owner: current, on both)
+    expect(page.locator("main")).not_to_contain_text("later 0")
+    # The first page is read anew: the facts recorded meanwhile are on it.
+    page.locator("p.pager").first.get_by_role("link", name="Newer facts").click()
+    expect(page.locator("p.pager").first).to_contain_text("Facts 1 to 200 of 254")
+    expect(rows.filter(has_text="later 0")).to_contain_text("current")
+
+
+@pytest.mark.parametrize(
+    "upto", ["abc", "-1", "0", "1e3", "%C2%B2", "99999999999999999999", "5%00", "<b>"]
+)
+def test_an_odd_upto_on_a_fact_history_says_so_and_shows_it_as_it_is_now(
+    server: RunningServer, upto: str
+) -> None:
+    flood_ledger(server)
+    reply = server.request("GET", f"/facts?subject=ledger&older=200&upto={upto}")
+    assert reply.status == 200, reply.body[:300]
+    body = reply.body.decode()
+    assert "This link&#39;s upto= is not a fact id: the history is shown as it is now." in body
+    assert "Facts 201 to 251 of 251" in body and "Traceback" not in body
+    whole = server.request("GET", "/facts?subject=ledger&older=200&upto=999999999999999")
+    assert "Facts 201 to 251 of 251" in whole.body.decode()
+    assert "not a fact id" not in whole.body.decode()

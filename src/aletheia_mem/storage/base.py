@@ -84,6 +84,9 @@ class FactPage:
     offset: int  # where the page starts: at most the last fact
     facts: list[Fact]
     current: list[Fact]  # every fact of the history valid now, on the page or not
+    # The history's highest fact id (0: none): the bound (``upto``) its later pages are read
+    # with, so that a fact recorded meanwhile pushes none onto the next page a second time.
+    newest_id: int = 0
 
 
 @dataclass(frozen=True)

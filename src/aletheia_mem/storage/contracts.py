@@ -80,7 +80,7 @@ class FactStore(Protocol):
         self, subject: str, project: str | None, predicate: str | None
     ) -> list[Fact]: ...
     # A page of ``facts_about`` (in ``projects``, None: all), read in the store: a subject may
-    # have tens of thousands of facts.
+    # have tens of thousands of facts. ``upto``: only the facts with ids up to it.
     def fact_history_page(
         self,
         subject: str,
@@ -90,6 +90,7 @@ class FactStore(Protocol):
         offset: int,
         limit: int,
         now: int,
+        upto: int | None = None,
     ) -> FactPage: ...
     # Current: valid ``now`` (valid_from <= now < valid_to), so not a value written for later.
     def search_facts(

@@ -44,12 +44,20 @@ def _valid_at(fact: Fact, at: int) -> bool:
 
 
 def history(
-    app: AppContext, subject: str, project: str, predicate: str, as_of: str, older: int = 0
+    app: AppContext,
+    subject: str,
+    project: str,
+    predicate: str,
+    as_of: str,
+    older: int = 0,
+    upto: int | None = None,
 ) -> dict[str, Any]:
     """The tracks of a page of a subject's facts (the latest ``FACTS_PER_PAGE`` by valid from,
     skipping ``older`` of them (past the end: only the oldest, as the Rules page does), and on the
     first page every current fact), the axis ends, which facts held at ``as_of``, and where the
-    older and newer pages start."""
+    older and newer pages start; of the facts with ids up to ``upto`` when given (a later page's
+    link carries its first page's highest id: a fact recorded meanwhile, newest by valid from,
+    pushes none onto it a second time)."""
     query: dict[str, Any] = {"subject": subject, "include_superseded": True}
     if project and project != ALL_PROJECTS:
         query["project"] = project
@@ -71,6 +79,7 @@ def history(
         offset=older,
         limit=FACTS_PER_PAGE,
         now=now,
+        upto=upto,
     )
     older, chosen = found.offset, list(found.facts)
     # Valid now: the value a future one supersedes holds until that one starts.
@@ -117,6 +126,7 @@ def history(
         "last": min(following, found.total),
         "older": following if following < found.total else None,
         "newer": max(older - FACTS_PER_PAGE, 0) if older else None,
+        "upto": found.newest_id,
     }
 
 

@@ -18,12 +18,14 @@ from aletheia_mem.web.base import (
     done_redirect,
     signed_done,
     submitted,
+    whole_number,
 )
 from aletheia_mem.web.render import page
 
 RULE_ACTIONS = {"confirm", "disable"}
 RULE_NOTICES = {"added": "Rule added.", "confirm": "Rule confirmed.", "disable": "Rule disabled."}
 MAX_RULE_ID = 200
+ODD_FACTS_UPTO = "This link's upto= is not a fact id: the history is shown as it is now."
 
 
 def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -34,7 +36,15 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     as_of = params.get("as_of", "").strip()
     # As the other pages' ``offset``: junk is the first page, a huge one the last fact.
     older = address_offset(params.get("older", ""))
-    found = facts.history(ui.app, subject, project, predicate, as_of, older) if subject else None
+    sent = params.get("upto", "")
+    upto = whole_number(sent, 15)  # as a fact id in an address
+    found = (
+        facts.history(ui.app, subject, project, predicate, as_of, older, upto or None)
+        if subject
+        else None
+    )
+    # A later page's link carries the first page's highest fact id; the first page is read anew.
+    bound = {"upto": found["upto"]} if found else {}
     return page(
         request,
         "facts.html",
@@ -46,8 +56,9 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         found=found,
         page_query=lambda older: urlencode(
             {"subject": subject, "project": project, "predicate": predicate, "as_of": as_of}
-            | ({"older": older} if older else {})
+            | ({"older": older} | bound if older else {})
         ),
+        notice=ODD_FACTS_UPTO if subject and sent and not upto else None,
         index=[] if subject else facts.subject_index(ui.app, project),
         projects=ui.app.store.project_names(),
     )

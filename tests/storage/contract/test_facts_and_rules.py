@@ -57,6 +57,27 @@ def test_a_page_of_a_history_is_read_in_the_store_as_facts_about_orders_it(
     assert (none.total, none.offset, none.facts, none.current) == (0, 0, [], [])
 
 
+def test_a_page_of_a_history_bounded_by_an_id_leaves_out_the_facts_recorded_after_it(
+    contract_store: HubStore,
+) -> None:
+    ids = [contract_store.add_fact(fact("api", "url", f"u{n}", at=T0 + n))[0].id for n in range(5)]
+    contract_store.add_fact(fact("other", "url", "elsewhere", at=T0 + 9))  # another subject
+    now = T0 + 100
+    first = contract_store.fact_history_page("api", None, None, offset=0, limit=2, now=now)
+    assert [f.id for f in first.facts] == ids[:-3:-1] and first.newest_id == ids[-1]
+    latest, _ = contract_store.add_fact(fact("api", "url", "u5", at=T0 + 50))
+    older = contract_store.fact_history_page(
+        "api", None, None, offset=2, limit=2, now=now, upto=first.newest_id
+    )
+    assert (older.total, older.newest_id) == (5, ids[-1])
+    assert [f.id for f in older.facts] == [ids[2], ids[1]]  # not pushed down by the new one
+    assert latest.id not in {f.id for f in older.current}
+    anew = contract_store.fact_history_page("api", None, None, offset=2, limit=2, now=now)
+    assert (anew.total, anew.newest_id, anew.facts[0].id) == (6, latest.id, ids[3])
+    empty = contract_store.fact_history_page("none", None, None, offset=0, limit=2, now=now)
+    assert (empty.total, empty.newest_id) == (0, 0)
+
+
 def test_fact_search_finds_current_facts_by_their_words(contract_store: HubStore) -> None:
     contract_store.add_fact(fact("cache", "backend", "redis", at=T0))
     current, _ = contract_store.add_fact(fact("cache", "backend", "memcached", at=T0 + 1))

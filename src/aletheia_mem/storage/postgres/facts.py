@@ -255,9 +255,11 @@ class PgFacts(PgPart):
         offset: int,
         limit: int,
         now: int,
+        upto: int | None = None,
     ) -> FactPage:
         """As the SQLite store's, in one snapshot: a page of a subject's history from ``offset``
-        (at most the last fact), its size, and its facts valid ``now``."""
+        (at most the last fact), its size and highest id, and its facts valid ``now``; of the
+        facts with ids up to ``upto`` when given."""
         where = "subject_key = %s AND dismissed_at IS NULL"
         params: list[Any] = [fact_key(subject)]
         if projects is not None:
@@ -266,10 +268,15 @@ class PgFacts(PgPart):
         if predicate is not None:
             where += " AND predicate_key = %s"
             params.append(fact_key(predicate))
+        if upto is not None:
+            where += " AND id <= %s"
+            params.append(upto)
         order = " ORDER BY valid_from DESC, id DESC"
         with self._db.read_snapshot() as conn:
-            row = conn.execute(f"SELECT count(*) FROM facts WHERE {where}", params).fetchone()
+            sql = f"SELECT count(*), max(id) FROM facts WHERE {where}"
+            row = conn.execute(sql, params).fetchone()
             total = int(row[0]) if row is not None else 0
+            newest = int(row[1] or 0) if row is not None else 0
             offset = min(offset, max(total - 1, 0))
             page = conn.execute(
                 f"SELECT {_FACT_COLUMNS} FROM facts WHERE {where}{order} LIMIT %s OFFSET %s",
@@ -281,7 +288,11 @@ class PgFacts(PgPart):
                 [*params, now, now],
             ).fetchall()
         return FactPage(
-            total, offset, [fact_from_row(r) for r in page], [fact_from_row(r) for r in current]
+            total,
+            offset,
+            [fact_from_row(r) for r in page],
+            [fact_from_row(r) for r in current],
+            newest,
         )
 
     def search_facts(

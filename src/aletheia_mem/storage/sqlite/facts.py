@@ -145,9 +145,11 @@ class SqliteFacts(SqliteDatabase):
         offset: int,
         limit: int,
         now: int,
+        upto: int | None = None,
     ) -> FactPage:
         """``limit`` live facts of a subject from ``offset`` (at most the last one), newest
-        validity first, the history's size, and its facts valid ``now``."""
+        validity first, the history's size and highest id, and its facts valid ``now``; of the
+        facts with ids up to ``upto`` when given."""
         where = "subject_key = ? AND dismissed_at IS NULL"
         params: list[Any] = [fact_key(subject)]
         if projects is not None:
@@ -156,10 +158,14 @@ class SqliteFacts(SqliteDatabase):
         if predicate is not None:
             where += " AND predicate_key = ?"
             params.append(fact_key(predicate))
+        if upto is not None:
+            where += " AND id <= ?"
+            params.append(upto)
         order = " ORDER BY valid_from DESC, id DESC"
         with self.snapshot():  # the size and the page of one history
             conn = self._conn
-            total = conn.execute(f"SELECT count(*) FROM facts WHERE {where}", params).fetchone()
+            sql = f"SELECT count(*), max(id) FROM facts WHERE {where}"
+            total = conn.execute(sql, params).fetchone()
             offset = min(offset, max(int(total[0]) - 1, 0))
             page = conn.execute(  # the ids sorted, not whole rows: a third of the time
                 f"SELECT * FROM facts WHERE id IN (SELECT id FROM facts WHERE {where}{order}"
@@ -176,6 +182,7 @@ class SqliteFacts(SqliteDatabase):
             offset,
             [fact_from_row(r) for r in page],
             [fact_from_row(r) for r in current],
+            int(total[1] or 0),
         )
 
     def search_facts(
