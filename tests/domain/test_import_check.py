@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from aletheia_mem.domain.import_check import MAX_ID, checked_record
+from aletheia_mem.domain.worklists import list_key, list_title
 from aletheia_mem.errors import InvalidInputError
 
 NOW = 1_767_225_600_000  # 2026-01-01
@@ -85,3 +86,17 @@ def test_an_audit_rows_tool_and_result_are_redacted_like_its_detail() -> None:
     assert clean["result"] == clean["detail"] == "password=[REDACTED]"
     kept = checked_record("audit", {**row, "tool": "save_memory", "result": "ok"}, 2, now=NOW)
     assert (kept["tool"], kept["result"]) == ("save_memory", "ok")
+
+
+@pytest.mark.parametrize(
+    "name", [SECRET, "db.example.com:5432:app:admin:S3cretPassw0rd", "deploy password=hunter2x9"]
+)
+def test_a_lists_title_and_key_are_those_work_state_write_makes_of_its_name(name: str) -> None:
+    """Its name redacted alone, as the tool redacts it: a .pgpass line ends the name, not the
+    title or the key, which redacted whole kept the password."""
+    data = memory_data(
+        kind="work_state", title=f"{name} list", text="[]", dedupe_key="list:" + name
+    )
+    checked = checked_record("memory", data, 2, now=NOW)
+    assert (checked["title"], checked["dedupe_key"]) == (list_title(name), list_key(name))
+    assert "[REDACTED]" in checked["dedupe_key"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -255,3 +256,116 @@ def test_a_text_redaction_lengthens_past_its_limit_is_refused_on_push_and_cut_on
 
 def test_an_episode_record_carries_no_more_requests_than_a_store_takes() -> None:
     assert MAX_REQUESTS == MAX_LIST
+
+
+SECRET = "ghp_" + "u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
+# Fields whose value is one of a few words (refused otherwise), and the global ids (refused
+# with a secret: below).
+_CHOSEN = {"type", "kind", "scope_tier", "superseded_by", "memory"}
+_IDS = {"evidence_memories", "evidence_facts"}
+
+
+def _with_secret(record: dict[str, Any], field: str) -> dict[str, Any]:
+    """``record`` with a secret in ``field``, where a store of this release could send one."""
+    data, value = record["data"], record["data"][field]
+    if field == "project":
+        data[field] = f"{value} {SECRET}".lower()
+    elif field == "text" and data.get("kind") == "work_state":
+        data[field] = json.dumps([f"ship {SECRET}"])
+    elif field == "dedupe_key" and data.get("kind") == "work_state":
+        data[field] = "list:" + SECRET
+    elif field == "requests":
+        data[field] = [[at, f"{text} {SECRET}"] for at, text in value]
+    elif isinstance(value, list):
+        data[field] = [*value, f"a {SECRET}"]
+    else:
+        data[field] = f"{value or 'a'} {SECRET}"
+    if record["kind"] == "rule":
+        parts = (data["then"], data["when"], data["scope_tier"], data["scope_name"])
+        record["key"] = rules.rule_id(*parts)
+    return record
+
+
+@pytest.mark.parametrize("pulled", [False, True])
+def test_no_field_of_any_kind_keeps_a_secret_once_checked(
+    store: SqliteStore, clock: FakeClock, pulled: bool
+) -> None:
+    """docs/sync.md: "Secrets are redacted from every text field exactly as a save redacts
+    them"; a list's key too (it was kept as sent), the same for a page pushed or pulled."""
+    fields_seen = set()
+    for record in _every_kind(store, clock):
+        for field, value in record["data"].items():
+            timed = field.endswith("_at") or field.startswith("valid_")
+            if field in _CHOSEN | _IDS or timed or not isinstance(value, str | list | None):
+                continue
+            sent = _with_secret(copy.deepcopy(record), field)
+            [checked] = validate_records([sent], system_clock(), pulled=pulled)
+            assert SECRET.lower() not in json.dumps(checked).lower(), (record["kind"], field)
+            fields_seen.add((record["kind"], field))
+    assert ("memory", "dedupe_key") in fields_seen and ("episode", "requests") in fields_seen
+    # memory 9 (a note's and a list's), fact 6, rule 4, episode 5: every text of every kind
+    assert len(fields_seen) == 24, sorted(fields_seen)
+
+
+def test_a_lists_key_from_another_store_is_the_one_work_state_write_makes_of_its_name(
+    store: SqliteStore, clock: FakeClock
+) -> None:
+    """ "list:" and the name, redacted as the name is: a .pgpass line in a name keeps its host,
+    as the list's title does, where redacting the key whole kept the password."""
+    name = "db.example.com:5432:app:admin:S3cretPassw0rd"
+    listed = next(r for r in _every_kind(store, clock) if r["data"].get("kind") == "work_state")
+    listed["data"].update(title=f"{name} list", dedupe_key="list:" + name)
+    for pulled in (False, True):
+        [checked] = validate_records([copy.deepcopy(listed)], system_clock(), pulled=pulled)
+        assert checked["data"]["dedupe_key"] == worklists.list_key(name)
+        assert "S3cretPassw0rd" not in json.dumps(checked)
+    written = worklists.write_list(store, clock, project="shop", name=name, items=[], tool="t")
+    found = store.find_memory("shop", checked["data"]["dedupe_key"])
+    assert found is not None and found.id == written
+    assert found.title == checked["data"]["title"] == f"{worklists.list_name(name)} list"
+
+
+@pytest.mark.parametrize(
+    ("kind", "where"),
+    [
+        ("memory", "key"),
+        ("memory", "origin"),
+        ("fact", "superseded_by"),
+        ("fact", "memory"),
+        ("rule", "evidence_memories"),
+        ("rule", "evidence_facts"),
+    ],
+)
+def test_a_global_id_holding_a_secret_is_refused_without_it(
+    store: SqliteStore, clock: FakeClock, kind: str, where: str
+) -> None:
+    """An id is never redacted (it names the item on every store): one holding a secret would
+    be kept and passed on to every store as sent, so it is refused, and not echoed."""
+    record = next(r for r in _every_kind(store, clock) if r["kind"] == kind)
+    if where == "key":
+        record["key"] = SECRET
+    elif where == "origin":
+        record["v"] = [record["v"][0], SECRET]
+    elif where.startswith("evidence"):
+        record["data"][where] = [SECRET]
+    else:
+        record["data"][where] = SECRET
+    for pulled in (False, True):
+        with pytest.raises(InvalidInputError) as refused:
+            validate_records([copy.deepcopy(record)], system_clock(), pulled=pulled)
+        assert SECRET not in refused.value.message
+
+
+@pytest.mark.parametrize("field", ["v", "created_at", "updated_at"])
+def test_a_negative_time_is_named_as_before_1970_not_in_the_future(
+    store: SqliteStore, clock: FakeClock, field: str
+) -> None:
+    record = next(r for r in _every_kind(store, clock) if r["kind"] == "memory")
+    if field == "v":
+        record["v"] = [-5, record["v"][1]]
+    else:
+        record["data"][field] = -5
+    with pytest.raises(InvalidInputError) as refused:
+        validate_records([record], system_clock())
+    message = refused.value.message
+    assert "future" not in message and ("negative" in message or "before 1970" in message)

@@ -41,7 +41,13 @@ from aletheia_mem.domain.memories import dedupe_key, default_title
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
-from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
+from aletheia_mem.domain.worklists import (
+    WORK_STATE_KIND,
+    parse_items,
+    redacted_json,
+    stored_list_key,
+    stored_list_title,
+)
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
 from aletheia_mem.projects import normalize_project
@@ -223,7 +229,7 @@ FIELDS: dict[str, dict[str, Check]] = {
         "facts": list_of(text(STATEMENT)), "files": list_of(text(MAX_ITEM)), "tool": CALLER,
         "pinned": flag, "created_at": INSTANT, "updated_at": INSTANT,
         "dismissed_at": optional(INSTANT), "dismiss_reason": REASON,
-        "dedupe_key": optional(text(MAX_ITEM)),
+        "dedupe_key": optional(text(MAX_ITEM, redact=False)),
     },
     "fact": {
         "id": ID, "uid": uid, "project": project, "subject": text(FACT_PART),
@@ -286,11 +292,13 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
     if kind == "memory":
         clean["text"] = _memory_text(clean, line)
         clean["title"] = _memory_title(clean, line)
-        if clean["kind"] != WORK_STATE_KIND and clean["dedupe_key"] is not None:
+        if clean["kind"] == WORK_STATE_KIND:  # named and keyed as work_state_write names it
+            _list_name_and_key(clean, line)
+        elif clean["dedupe_key"] is not None:
             # as sync takes a peer's note: the key is the hash of its words, so that a key
             # naming other words cannot answer their save "Already saved" with this record
             clean["dedupe_key"] = dedupe_key(clean["title"], clean["text"])
-        elif clean["dedupe_key"] is not None and len(clean["dedupe_key"]) > HELD_KEY:
+        if clean["dedupe_key"] is not None and len(clean["dedupe_key"]) > HELD_KEY:
             raise InvalidInputError(
                 f'Line {line}: memory field "dedupe_key" of a list must be at most {HELD_KEY}'
                 " characters."
@@ -372,6 +380,19 @@ def _memory_title(memory: dict[str, Any], line: int) -> str:
     if memory["kind"] == WORK_STATE_KIND:
         raise InvalidInputError(f'Line {line}: memory field "title" of a list must not be blank.')
     return default_title(memory["text"])
+
+
+def _list_name_and_key(memory: dict[str, Any], line: int) -> None:
+    """A list's title and key as work_state_write makes them of its name, which is redacted
+    alone (a ``.pgpass`` line ends the name, not the title nor the key)."""
+    memory["title"] = stored_list_title(memory["title"])
+    if len(memory["title"]) > TITLE:
+        raise InvalidInputError(
+            f'Line {line}: memory field "title" must be at most {TITLE} characters once its'
+            " secrets are redacted."
+        )
+    if memory["dedupe_key"] is not None:
+        memory["dedupe_key"] = stored_list_key(memory["dedupe_key"])
 
 
 def _memory_text(memory: dict[str, Any], line: int) -> str:

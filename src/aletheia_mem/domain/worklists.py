@@ -52,6 +52,28 @@ def list_key(name: str) -> str:
     return "list:" + list_name(name)
 
 
+def list_title(name: str) -> str:
+    return f"{list_name(name)} list"
+
+
+def stored_list_title(title: str) -> str:
+    """A list's title from another store or an export as this store titles the list: its name
+    redacted alone, as ``list_title`` redacts it (a secret may show only so: a ``.pgpass`` line
+    ends the name, not the title). A title without `` list`` (none is written so) is redacted
+    whole."""
+    name = title.removesuffix(" list")
+    return redact_secrets(title) if name == title else list_title(name)
+
+
+def stored_list_key(key: str) -> str:
+    """A list's key from another store or an export as this store keys the list: ``list_key``
+    of the name after ``list:``, so a secret in the name is redacted as in the list's title and
+    work_state_write finds the list by that name; the same list is one list on every machine.
+    A key without ``list:`` (none is written so) is redacted whole."""
+    name = key.removeprefix(list_key(""))
+    return redact_secrets(key) if name == key else list_key(name)
+
+
 def _list_memory(
     clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> NewMemory:
@@ -63,7 +85,7 @@ def _list_memory(
         project=project,
         type="note",
         kind=WORK_STATE_KIND,
-        title=f"{list_name(name)} list",
+        title=list_title(name),
         text=redacted_json(list(items)),
         tool=tool,
         created_at=clock(),

@@ -28,7 +28,13 @@ from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
-from aletheia_mem.domain.worklists import WORK_STATE_KIND, parse_items, redacted_json
+from aletheia_mem.domain.worklists import (
+    WORK_STATE_KIND,
+    parse_items,
+    redacted_json,
+    stored_list_key,
+    stored_list_title,
+)
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
 from aletheia_mem.projects import normalize_project
@@ -49,6 +55,8 @@ MAX_REQUEST = 20_000
 # Names: no control or format characters (newlines, escapes, bidi overrides).
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 Record = dict[str, Any]
+# The ids stores make (a uid or a store id: 32 hex digits; a rule's id), which hold no secret.
+_MADE_ID = re.compile("[0-9a-f]{32}|r_[0-9a-f]{10}")
 
 
 class _Checker:
@@ -134,9 +142,14 @@ class _Checker:
     def past(self, *fields: str) -> None:
         """Times of things that happened: from 1970 on, and not beyond now plus the skew."""
         for field in fields:
-            value = self.data[field]
-            if value is not None and not 0 <= value <= self.latest:
-                raise self.fail(f"{field} must not be in the future (or before 1970).")
+            self.when(field, self.data[field])
+
+    def when(self, name: str, value: int | None) -> None:
+        """A time of something that happened: from 1970 on, and not beyond now plus the skew."""
+        if value is not None and value < 0:
+            raise self.fail(f"{name} must not be before 1970 (a negative time).")
+        if value is not None and value > self.latest:
+            raise self.fail(f"{name} must not be in the future.")
 
     def choice(self, field: str, allowed: tuple[str, ...]) -> None:
         if self.data[field] not in allowed:
@@ -170,10 +183,13 @@ def _kept(value: str) -> str:
 
 def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str) -> None:
     """A global id (or a store's id): 1 to 100 characters, no blanks around, no control
-    characters; else ``fail(problem)`` is raised."""
+    characters, nothing a save would redact (an id is kept as sent, and every store it reaches
+    keeps and passes it on: one holding a secret is refused); else ``fail(problem)`` is raised."""
     if not isinstance(value, str) or not 0 < len(value) <= 100 or UNPRINTED_NAME.search(value):
         raise fail(problem)
     if LONE_SURROGATE.search(value) or value != value.strip():
+        raise fail(problem)
+    if not _MADE_ID.fullmatch(value) and redact_secrets(value) != value:
         raise fail(problem)
 
 
@@ -194,6 +210,7 @@ def _memory(check: _Checker) -> None:
     check.caller("tool")
     check.text("title", MAX_TITLE)
     if check.data["kind"] == WORK_STATE_KIND:
+        check.data["title"] = check.fit("title", check.data["title"], MAX_TITLE, stored_list_title)
         check.items("text")
     else:
         check.text("text", MAX_TEXT)
@@ -202,7 +219,11 @@ def _memory(check: _Checker) -> None:
     check.texts("files", MAX_TITLE)
     check.text("dismiss_reason", MAX_REASON)
     check.text("dedupe_key", HELD_KEY, redact=False)
-    if check.data["kind"] != WORK_STATE_KIND and check.data["dedupe_key"] is not None:
+    key = check.data["dedupe_key"]
+    if key is not None and check.data["kind"] == WORK_STATE_KIND:
+        # "list:" and the name, redacted as work_state_write keys it (and the title holds it)
+        check.data["dedupe_key"] = check.fit("dedupe_key", key, HELD_KEY, stored_list_key)
+    elif key is not None:
         # a save's key is the hash of its title and text: a key naming other words would
         # answer the save of those words "Already saved" with this record's words
         check.data["dedupe_key"] = dedupe_key(check.data["title"], check.data["text"])
@@ -257,8 +278,7 @@ def _episode(check: _Checker) -> None:
     if len(requests) > 10 * MAX_ITEMS:
         raise check.fail("requests must hold at most 10000 items.")
     for at, _ in requests:
-        if not 0 <= at <= check.latest:
-            raise check.fail("a request must not be in the future (or before 1970).")
+        check.when("a request", at)
     check.data["requests"] = [
         [at, check._text("requests", text, MAX_REQUEST, True)] for at, text in requests
     ]
@@ -282,7 +302,12 @@ def validate_record(
     # user which item a hub refused (and every later push stops at it)
     check.where = f"{where} ({record['kind']} {record['key']})"
     changed_at, origin = record["v"]
-    if not 0 <= changed_at <= latest:
+    if changed_at < 0:
+        raise check.fail(
+            "its version's time (the first item of v) is negative: it must be the time of"
+            " the change, in milliseconds since 1970."
+        )
+    if changed_at > latest:
         raise check.fail(
             "its version is in the future: check this machine's clock (at most"
             f" {skew_ms // 1000} s ahead of the receiver's)."
