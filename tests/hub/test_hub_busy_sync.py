@@ -85,11 +85,13 @@ def test_each_sync_request_on_a_busy_hub_store_answers_the_busy_line_soon(
             assert (reply.status, reply.headers.get("retry-after")) == (503, "5"), path
             assert reply.body == {"error": {"code": "unavailable", "message": HUB_BUSY}}, path
     assert _rows(db, "SELECT count(*) FROM memories") == [(0,)]  # nothing of the page
-    assert _rows(db, "SELECT tool FROM audit") == []
+    claimed = ("sync-claim", "ok", f"store {store_id}")  # the first hello's, before the lock
+    assert _rows(db, "SELECT tool, result, detail FROM audit") == [claimed]
     pushed = hub.post("/sync/push", requests["/sync/push"], token)
     assert (pushed.status, pushed.body.get("applied")) == (200, 1), pushed.body
-    assert _rows(db, "SELECT tool, result, detail FROM audit") == [
-        ("sync-push", "ok", "1 records")  # with the page, in its transaction
+    assert _rows(db, "SELECT tool, result, detail FROM audit ORDER BY id") == [
+        claimed,
+        ("sync-push", "ok", "1 records"),  # with the page, in its transaction
     ]
 
 

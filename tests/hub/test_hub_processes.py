@@ -3,8 +3,9 @@
 Each point of the issue, through the processes' own HTTP, CLI and sync: a save through one is
 found through another at once; a session begun on one goes on at any other; a token's 60
 requests per minute hold across all of them; a revoked token stops everywhere within a second;
-audit rows of all land in one table; `aletheia sync` works through any of them; and a process
-killed with SIGKILL in the middle of a burst of writes loses no acknowledged save.
+audit rows of all land in one table; `aletheia sync` works through any of them; a process
+killed with SIGKILL in the middle of a burst of writes loses no acknowledged save; and a store
+freed by a revoked token passes to the owner's new token through any of them, not to another.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.hub.helpers import Hub, running_hub, stateless_post
 from tests.stores import rows_at
 
@@ -237,3 +239,51 @@ def _delete_session(hub: Hub, token: str, session: str) -> int:
             return int(answer.status)
     except urllib.error.HTTPError as error:
         return int(error.code)
+
+
+def test_a_revoked_tokens_store_passes_to_the_owners_new_token_not_to_another(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The security check's repro on two processes: Alice synced with the token alice, which
+    the admin revoked; Eve's sync token of another project (made before) named Alice's store
+    (any pull shows store ids) and took it, and Alice's new token was refused. Now Eve is
+    refused, Alice's new token takes the store, and the audit and `mcp-link list` say who
+    holds it; a third token is told which token to revoke."""
+    admin, alice = tmp_path / "admin", tmp_path / "alice"
+    alice_token = make_token(admin, pg_url, "alice")
+    made = cli(admin, "mcp-link", "create", "--hub-db", pg_url, "--projects", "ops",
+               "--scope", "sync", "--name", "eve", "--json")  # fmt: skip
+    eve = json.loads(made.stdout)["token"]
+    with hubs_on(pg_url, admin, 2) as hubs:
+        assert cli(alice, "save", "Gotcha: rotate the deploy key", "-p", "shop").returncode == 0
+        synced = cli(alice, "sync", "--hub", hubs[0].url, "--token", alice_token)
+        assert synced.returncode == 0, synced.stderr
+        local = SqliteStore(alice / "aletheia.db")
+        try:
+            store_id = local.sync_store_id()
+        finally:
+            local.close()
+        revoked = cli(admin, "mcp-link", "revoke", "alice", "--hub-db", pg_url)
+        assert revoked.returncode == 0, revoked.stderr
+        for path in ("/sync/hello", "/sync/push"):
+            taken = hubs[1].post(path, {"store_id": store_id, "records": []}, eve)
+            assert taken.status == 403, (path, taken.body)
+            assert 'with the token "alice", revoked after' in taken.body["error"]["message"]
+        alice2 = make_token(admin, pg_url, "alice2")
+        synced = cli(alice, "sync", "--hub", hubs[1].url, "--token", alice2)
+        assert synced.returncode == 0, synced.stderr
+        bob = make_token(admin, pg_url, "bob")
+        refused = cli(alice, "sync", "--hub", hubs[0].url, "--token", bob)
+        assert refused.returncode == 5, refused.stderr
+        assert 'another token, "alice2"; revoke that token (aletheia mcp-link revoke alice2)' in (
+            refused.stderr
+        )
+    audit = cli(admin, "audit", "--hub-db", pg_url, "--tool", "sync-claim", "--json")
+    claims = [(row["token"], row["detail"]) for row in reversed(json.loads(audit.stdout))]
+    assert claims == [
+        ("alice", f"store {store_id}"),
+        ("alice2", f"store {store_id} (taken from the revoked token alice)"),
+    ]
+    listed = cli(admin, "mcp-link", "list", "--hub-db", pg_url, "--json")
+    stores = {token["name"]: token["stores"] for token in json.loads(listed.stdout)}
+    assert stores == {"alice": 0, "eve": 0, "alice2": 1, "bob": 0}

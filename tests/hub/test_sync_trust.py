@@ -1,20 +1,25 @@
 """A security check of a real hub's sync (both stores): a secret in a list's name kept in its key,
-and a negative version time."""
+a store taken by a token made before its holder's revocation, the hub's own id named by a push
+or a pull, and a negative version time."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from aletheia_mem.cli.main import cli
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain.worklists import list_key
 from aletheia_mem.storage.uids import new_uid
 from tests.hub.helpers import Hub, running_hub, store_of
 from tests.hub.sync_helpers import items_at
+from tests.stores import open_target
 
 pytestmark = pytest.mark.e2e
 SECRET = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
@@ -89,6 +94,26 @@ def test_an_id_holding_a_secret_is_refused_and_not_echoed(
     assert SECRET not in json.dumps(reply.body)
 
 
+def test_push_and_pull_naming_the_hubs_own_store_are_refused_as_hello_is(hub: Hub) -> None:
+    token = hub.token("sync", ("shop",), "own-id")
+    hello = hub.post("/sync/hello", {"store_id": store_of(token)}, token)
+    assert hello.status == 200, hello.body
+    hub_id = hello.body["hub_id"]
+    record = _list_record("own", ["x"])
+    record["v"][1] = hub_id
+    before = items_at(hub.db)
+    bodies = {
+        "/sync/hello": {"store_id": hub_id},
+        "/sync/push": {"store_id": hub_id, "records": [record]},
+        "/sync/pull": {"store_id": hub_id, "cursor": 0},
+    }
+    for path, body in bodies.items():
+        reply = hub.post(path, body, token)
+        assert reply.status == 400, (path, reply.body)
+        assert reply.body["error"]["message"].startswith("This is the hub's own store"), path
+    assert items_at(hub.db) == before
+
+
 def test_a_negative_version_time_is_named_as_such(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "negative-v")
     record = _list_record("later", ["x"], dedupe_key="list:later")
@@ -96,3 +121,58 @@ def test_a_negative_version_time_is_named_as_such(hub: Hub) -> None:
     reply = hub.push(token, [record])
     message = reply.body["error"]["message"]
     assert reply.status == 400 and "negative" in message and "future" not in message, message
+
+
+def _cli(hub: Hub, *args: str) -> Any:
+    result = CliRunner().invoke(cli, ["mcp-link", *args, "--hub-db", str(hub.db), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def _claims(hub: Hub, *names: str) -> list[tuple[str, str | None]]:
+    store = open_target(hub.db)
+    try:
+        rows = store.list_audit_page(100, None, "sync-claim")
+    finally:
+        store.close()
+    return [(row.actor, row.detail) for row in reversed(rows) if row.actor in names]
+
+
+def test_a_store_freed_by_a_revocation_passes_only_to_a_token_made_after_it(hub: Hub) -> None:
+    """The checker's repro: every sync token learns other stores' ids from the origins it pulls;
+    once Alice's token was revoked, Eve's token (another project's, made before) took her store
+    and Alice's new token was refused. Now Eve is refused, told which token held the store, and
+    Alice's new token takes it; each claim is audited and the list counts each token's stores."""
+    alice = hub.token("sync", ("shop",), "alice-laptop")
+    eve = hub.token("sync", ("ops",), "eve")
+    store_a, store_e = store_of(alice), store_of(eve)
+    assert hub.post("/sync/hello", {"store_id": store_a}, alice).status == 200
+    assert hub.post("/sync/hello", {"store_id": store_e}, eve).status == 200
+    held = hub.post("/sync/hello", {"store_id": store_a}, eve)
+    assert held.status == 403
+    assert held.body["error"]["message"] == (
+        'This store syncs with another token, "alice-laptop"; revoke that token (aletheia'
+        " mcp-link revoke alice-laptop), then make a new one (aletheia mcp-link create) to sync it."
+    )
+    assert _cli(hub, "revoke", "alice-laptop")["token"]["stores"] == 1
+    for path in ("/sync/hello", "/sync/pull", "/sync/push"):
+        body = {"store_id": store_a, "records": []}
+        refused = hub.post(path, body, eve)
+        assert refused.status == 403, (path, refused.body)
+        assert refused.body["error"]["message"] == (
+            'This store synced with the token "alice-laptop", revoked after this token was made;'
+            " only a token made after that revocation may sync it (aletheia mcp-link create)."
+        )
+    time.sleep(0.005)  # made after the revocation, as an admin makes the owner's new token
+    alice2 = hub.token("sync", ("shop",), "alice-laptop-2")
+    assert hub.post("/sync/hello", {"store_id": store_a}, alice2).status == 200
+    assert hub.post("/sync/hello", {"store_id": store_a}, alice2).status == 200  # held: no row
+    assert _claims(hub, "alice-laptop", "eve", "alice-laptop-2") == [
+        ("alice-laptop", f"store {store_a}"),
+        ("eve", f"store {store_e}"),
+        ("alice-laptop-2", f"store {store_a} (taken from the revoked token alice-laptop)"),
+    ]
+    stores = {token["name"]: token["stores"] for token in _cli(hub, "list")}
+    assert (stores["alice-laptop"], stores["eve"], stores["alice-laptop-2"]) == (0, 1, 1)
+    shown = CliRunner().invoke(cli, ["mcp-link", "list", "--hub-db", str(hub.db)])
+    assert "STORES" in shown.output.splitlines()[0]

@@ -178,14 +178,16 @@ def create(
 @json_option
 @handles_errors
 def list_links(hub_db: str | None, as_json: bool) -> None:
-    """The hub's tokens: name, scope, projects, first characters, created, last used."""
+    """The hub's tokens: name, scope, projects, first characters, created, last used, how many
+    stores each syncs."""
     store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
         tokens, last_used = store.list_tokens(), store.last_audit_by_actor()
+        held = store.stores_held()
     finally:
         store.close()
     if as_json:
-        emit_json([token_json(token, last_used.get(token.name)) for token in tokens])
+        emit_json([token_json(t, last_used.get(t.name), held.get(t.id, 0)) for t in tokens])
         return
     if not tokens:
         echo("No tokens yet. aletheia mcp-link create --projects <name> makes one.")
@@ -198,15 +200,19 @@ def list_links(hub_db: str | None, as_json: bool) -> None:
             token.prefix + "…",
             format_instant(token.created_at)[:16],
             (instant_json(last_used.get(token.name)) or "never")[:16],
+            str(held.get(token.id, 0)),
             "revoked" if token.revoked_at is not None else "live",
         ]
         for token in tokens
     ]
-    echo(table(["NAME", "SCOPE", "PROJECTS", "TOKEN", "CREATED", "LAST USED", "STATUS"], rows))
+    headers = ["NAME", "SCOPE", "PROJECTS", "TOKEN", "CREATED", "LAST USED", "STORES", "STATUS"]
+    echo(table(headers, rows))
 
 
-def token_json(token: HubToken, last_used: int | None) -> dict[str, Any]:
-    """A token as ``mcp-link list --json`` shows it (never its secret nor its hash)."""
+def token_json(token: HubToken, last_used: int | None, stores: int) -> dict[str, Any]:
+    """A token as ``mcp-link list --json`` shows it (never its secret nor its hash); ``stores``:
+    how many stores sync with it (a store a revoked token held stays counted until a newer
+    token takes it)."""
     return {
         "name": token.name,
         "scope": token.scope,
@@ -215,6 +221,7 @@ def token_json(token: HubToken, last_used: int | None) -> dict[str, Any]:
         "created_at": instant_json(token.created_at),
         "last_used_at": instant_json(last_used),
         "revoked_at": instant_json(token.revoked_at),
+        "stores": stores,
     }
 
 
@@ -231,11 +238,12 @@ def revoke(hub_db: str | None, name: str, as_json: bool) -> None:
     try:
         token = store.revoke_token(wanted, system_clock())
         last_used = None if token is None else store.last_audit_by_actor().get(token.name)
+        stores = 0 if token is None else store.stores_held().get(token.id, 0)
     finally:
         store.close()
     if token is None:
         raise NotFoundError(f'No live token named "{name}".')
     if as_json:  # the token as mcp-link list --json shows it
-        emit_json({"revoked": True, "token": token_json(token, last_used)})
+        emit_json({"revoked": True, "token": token_json(token, last_used, stores)})
         return
     echo(f'Revoked token "{token.name}". Requests with it now get 401.')

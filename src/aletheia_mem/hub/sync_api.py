@@ -13,15 +13,18 @@ holds (a long ``aletheia import``), then answers 503 with ``Retry-After`` and th
 line; nothing of the page is written. A push and its audit row are one transaction.
 
 A store syncs with one token: the first token to name a store id holds it until that token is
-revoked, and a push carries only versions of the pushing store. A pull leaves out a store's own
-versions by their origin, so a token naming another store as the origin of its versions would
-hide its changes from that store.
+revoked, and then only a token made after the revocation may take it (every pull names other
+stores' ids, so a token made before may have learned it); each claim that binds a store is
+audited (``sync-claim``). A push carries only versions of the pushing store. A pull leaves out a
+store's own versions by their origin, so a token naming another store as the origin of its
+versions would hide its changes from that store. No request may name the hub's own store.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import shlex
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -45,7 +48,8 @@ from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.http import UNAVAILABLE
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditsWithWrites
-from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.entries import AuditEntry
+from aletheia_mem.storage.hub_rows import HubToken, StoreClaim
 from aletheia_mem.storage.write_waits import waiting_at_most
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import check_key, validate_records
@@ -105,6 +109,23 @@ def _own_versions(records: list[dict[str, Any]], store_id: str) -> None:
                 f"A store pushes its own changes only: {record['kind']} {record['key']!r}"
                 " names another store as its origin."
             )
+
+
+def _refusal(claim: StoreClaim) -> str:
+    """Why a token may not sync a store another token holds, naming that token (never a
+    secret) so that the hub's admin knows which one to revoke. Only a token made after the
+    holder's revocation may take the store: never this one."""
+    name = claim.holder or ""
+    if claim.revoked:
+        return (
+            f'This store synced with the token "{name}", revoked after this token was made;'
+            " only a token made after that revocation may sync it (aletheia mcp-link create)."
+        )
+    return (
+        f'This store syncs with another token, "{name}"; revoke that token (aletheia mcp-link'
+        f" revoke {shlex.quote(name)}), then make a new one (aletheia mcp-link create) to sync"
+        " it."
+    )
 
 
 def _whole(body: dict[str, Any], name: str, default: int) -> int:
@@ -177,24 +198,42 @@ class SyncApi:
     async def pull(self, request: Request) -> JSONResponse:
         return await self._run(request, "sync-pull", self._pull)
 
-    def _claimed_store_id(self, token: HubToken, body: dict[str, Any]) -> str:
-        """The store id the body names, once it is known to sync with this token."""
+    def _store_id(self, body: dict[str, Any]) -> str:
+        """The store id the body names, which must not be the hub's own: the hub's versions
+        are its own to make, and a pull naming it would leave them out."""
         store_id = _store_id(body)
-        if not hub_store(self.hub).claim_sync_store(store_id, token.id, self.hub.clock()):
-            raise ForbiddenError(
-                "This store syncs with another token; revoke that token"
-                " (aletheia mcp-link revoke) to sync it with this one."
+        if store_id == hub_store(self.hub).sync_store_id():
+            raise InvalidInputError("This is the hub's own store; sync another store with it.")
+        return store_id
+
+    def _claim(self, token: HubToken, store_id: str) -> str:
+        """``store_id``, once it is known to sync with this token (a claim that binds it is
+        audited in its transaction, naming the store and the revoked token it took it from)."""
+        now = self.hub.clock()
+
+        def claimed(previous: str | None) -> AuditEntry:
+            detail = f"store {store_id}"
+            if previous is not None:
+                detail += f" (taken from the revoked token {previous})"
+            return audit.event_entry(
+                at=now,
+                actor=token.name,
+                event="sync-claim",
+                outcome="ok",
+                detail=detail,
+                project=audit.token_scope(token.projects),
             )
+
+        claim = hub_store(self.hub).claim_sync_store(store_id, token, now, claimed)
+        if claim.holder is not None:
+            raise ForbiddenError(_refusal(claim))
         return store_id
 
     def _hello(self, token: HubToken, body: dict[str, Any]) -> Answer:
-        hub_id = hub_store(self.hub).sync_store_id()
-        if _store_id(body) == hub_id:
-            raise InvalidInputError("This is the hub's own store; sync another store with it.")
-        self._claimed_store_id(token, body)
+        self._claim(token, self._store_id(body))
         reply = {
             "protocol": PROTOCOL,
-            "hub_id": hub_id,
+            "hub_id": hub_store(self.hub).sync_store_id(),
             "token": {
                 "id": token.id,
                 "name": token.name,
@@ -207,11 +246,11 @@ class SyncApi:
         return reply, ""
 
     def _push(self, token: HubToken, body: dict[str, Any]) -> Answer:
-        store_id = _store_id(body)
+        store_id = self._store_id(body)
         now = self.hub.clock()
         records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
         _own_versions(records, store_id)
-        self._claimed_store_id(token, body)
+        self._claim(token, store_id)
         store = hub_store(self.hub)
         entry = audit.event_entry(
             at=now,
@@ -232,7 +271,7 @@ class SyncApi:
 
     def _pull(self, token: HubToken, body: dict[str, Any]) -> Answer:
         cursor, limit = _whole(body, "cursor", 0), _whole(body, "limit", MAX_RECORDS)
-        store_id = self._claimed_store_id(token, body)
+        store_id = self._claim(token, self._store_id(body))
         page = hub_store(self.hub).export_changes(
             after=cursor,
             limit=max(1, min(limit, MAX_RECORDS)),

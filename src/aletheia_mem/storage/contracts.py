@@ -8,7 +8,7 @@ store. Every write method is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,8 +27,12 @@ from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory, Rule, S
 # Dataclasses of base (kept off the start path with these protocols), named here too.
 from aletheia_mem.storage.entries import Repository as Repository
 from aletheia_mem.storage.entries import SessionRow as SessionRow
-from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.hub_rows import HubToken, StoreClaim
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage, Record
+
+# The audit row of a claim that binds a store to a token, given the name of the revoked token it
+# took the store from (None: the store's first token).
+ClaimAudit = Callable[[str | None], AuditEntry]
 
 
 class MemoryStore(Protocol):
@@ -225,7 +229,10 @@ class HubTokens(Protocol):
     def find_token(self, token_hash: str) -> HubToken | None: ...
     def list_tokens(self) -> list[HubToken]: ...
     def revoke_token(self, name: str, at: int) -> HubToken | None: ...
-    def claim_sync_store(self, store_id: str, token_id: int, now: int) -> bool: ...
+    def claim_sync_store(
+        self, store_id: str, token: HubToken, now: int, audit: ClaimAudit | None = None
+    ) -> StoreClaim: ...
+    def stores_held(self) -> dict[int, int]: ...
 
 
 class SyncLog(Protocol):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from aletheia_mem.storage.base import MemoryQuery
-from aletheia_mem.storage.contracts import HubStore, SessionRow
+from aletheia_mem.storage.contracts import ClaimAudit, HubStore, SessionRow
+from aletheia_mem.storage.entries import AuditEntry
+from aletheia_mem.storage.hub_rows import StoreClaim
 from tests.storage.contract.conftest import MakeStore
 from tests.storage.contract.rows import T0, fact, memory, token
 
@@ -51,13 +53,43 @@ def test_a_store_syncs_with_the_first_token_until_that_token_is_revoked(
     ops = contract_store.add_token(token("ops"))
     assert ci is not None and ops is not None
     store_id = "a" * 32
-    assert contract_store.claim_sync_store(store_id, ci.id, T0)
-    assert contract_store.claim_sync_store(store_id, ci.id, T0 + 1)  # again: still its own
-    assert not contract_store.claim_sync_store(store_id, ops.id, T0 + 2)
-    assert contract_store.claim_sync_store("b" * 32, ops.id, T0 + 2)  # another store is free
+    assert contract_store.claim_sync_store(store_id, ci, T0) == StoreClaim(bound=True)
+    assert contract_store.claim_sync_store(store_id, ci, T0 + 1) == StoreClaim()  # still its own
+    assert contract_store.claim_sync_store(store_id, ops, T0 + 2) == StoreClaim(holder="ci")
+    assert contract_store.claim_sync_store("b" * 32, ops, T0 + 2).bound  # another store is free
     contract_store.revoke_token("ci", T0 + 3)
-    assert contract_store.claim_sync_store(store_id, ops.id, T0 + 4)  # passes on once revoked
-    assert not contract_store.claim_sync_store(store_id, ci.id, T0 + 5)
+    # ops was made before the revocation (it may have learned the id from a pull): refused
+    refused = StoreClaim(holder="ci", revoked=True)
+    assert contract_store.claim_sync_store(store_id, ops, T0 + 4) == refused
+    later = contract_store.add_token(replace(token("ci-2"), created_at=T0 + 4))
+    assert later is not None
+    taken = contract_store.claim_sync_store(store_id, later, T0 + 5, _claim_row(later.name))
+    assert taken == StoreClaim(bound=True, previous="ci")
+    assert contract_store.claim_sync_store(store_id, ops, T0 + 6) == StoreClaim(holder="ci-2")
+    assert contract_store.stores_held() == {ops.id: 1, later.id: 1}
+    rows = contract_store.list_audit_page(10, None, "sync-claim")
+    assert [(row.actor, row.detail) for row in rows] == [("ci-2", "from ci")]
+
+
+def test_a_claim_that_binds_nothing_writes_no_audit_row(contract_store: HubStore) -> None:
+    ci = contract_store.add_token(token("ci"))
+    ops = contract_store.add_token(token("ops"))
+    assert ci is not None and ops is not None
+    assert contract_store.claim_sync_store("a" * 32, ci, T0, _claim_row("ci")).bound
+    assert not contract_store.claim_sync_store("a" * 32, ci, T0 + 1, _claim_row("ci")).bound
+    assert contract_store.claim_sync_store("a" * 32, ops, T0 + 2, _claim_row("ops")).holder
+    rows = contract_store.list_audit_page(10, None, "sync-claim")
+    assert [(row.actor, row.detail) for row in rows] == [("ci", "first")]
+
+
+def _claim_row(actor: str) -> ClaimAudit:
+    def row(previous: str | None) -> AuditEntry:
+        detail = "first" if previous is None else f"from {previous}"
+        return AuditEntry(
+            at=T0, actor=actor, tool="sync-claim", project=None, result="ok", detail=detail
+        )
+
+    return row
 
 
 def test_a_store_remembers_the_projects_a_hub_named_for_a_token(contract_store: HubStore) -> None:

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 def _calls(seed: int, steps: int = 40) -> list[tuple[str, tuple[Any, ...]]]:
     """Token adds (names and hashes that clash), revocations by name or prefix, and claims
-    of a few store ids by live, revoked and unknown token ids."""
+    of a few store ids by live, revoked and unknown tokens made before or after revocations."""
     rng = random.Random(seed)
     now = 1_000
     calls: list[tuple[str, tuple[Any, ...]]] = []
@@ -34,9 +34,12 @@ def _calls(seed: int, steps: int = 40) -> list[tuple[str, tuple[Any, ...]]]:
             calls.append(("add_token", (row,)))
         elif call == "revoke":
             calls.append(("revoke_token", (rng.choice((name, f"alt_{name}")), now)))
-        else:
+        else:  # by a token of this id, made at a random time (or one never added)
             store_id = rng.choice(("a" * 32, "b" * 32, "A" * 32))
-            calls.append(("claim_sync_store", (store_id, rng.randint(0, 6), now)))
+            made = rng.choice((0, now - 500, now))
+            claimer = HubToken(rng.randint(0, 6), "x", "h", "alt_x", "sync", None, made, None)
+            calls.append(("claim_sync_store", (store_id, claimer, now)))
+        calls.append(("stores_held", ()))
     return calls
 
 

@@ -4,17 +4,30 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from aletheia_mem.storage.hub_rows import HubToken
+from aletheia_mem.storage.contracts import ClaimAudit
+from aletheia_mem.storage.hub_rows import Holder, HubToken, StoreClaim, unbound_claim
+from aletheia_mem.storage.postgres.audit import insert_audit
 from aletheia_mem.storage.postgres.database import PgPart, Row
 
 _COLUMNS = "id, name, token_hash, prefix, scope, projects, created_at, revoked_at"
-# As SQLite's: a store held by a revoked (or deleted) token passes to the token that syncs it next.
-_CLAIM_STORE = (
-    "INSERT INTO sync_store_tokens (store_id, token_id, bound_at) VALUES (%s, %s, %s)"
-    " ON CONFLICT (store_id) DO UPDATE SET token_id = excluded.token_id,"
-    " bound_at = excluded.bound_at WHERE NOT EXISTS (SELECT 1 FROM hub_tokens t"
-    " WHERE t.id = sync_store_tokens.token_id AND t.revoked_at IS NULL)"
+# The token holding a store (see ``hub_rows.Holder``); in a write, the store's row locked until
+# the claim's transaction ends, so that two processes' claims take turns.
+_HOLDER = (
+    "SELECT s.token_id, t.name, t.revoked_at FROM sync_store_tokens s"
+    " LEFT JOIN hub_tokens t ON t.id = s.token_id WHERE s.store_id = %s"
 )
+# A store no token holds yet: bound, or nothing when another process bound it first.
+_FIRST_BIND = (
+    "INSERT INTO sync_store_tokens (store_id, token_id, bound_at) VALUES (%s, %s, %s)"
+    " ON CONFLICT (store_id) DO NOTHING RETURNING token_id"
+)
+_REBIND = "UPDATE sync_store_tokens SET token_id = %s, bound_at = %s WHERE store_id = %s"
+_STORES_HELD = "SELECT token_id, count(*) FROM sync_store_tokens GROUP BY token_id"
+
+
+def _holder(row: Row | None) -> Holder:
+    return None if row is None else (int(row[0]), row[1], row[2])
+
 
 # A taken name or hash inserts no row, so it draws no id: ids follow SQLite's, gapless (ON
 # CONFLICT alone would draw one first); ON CONFLICT still covers a race between two hubs.
@@ -77,15 +90,34 @@ class PgTokens(PgPart):
             ).fetchone()
         return None if row is None else _token(row)
 
-    def claim_sync_store(self, store_id: str, token_id: int, now: int) -> bool:
+    def claim_sync_store(
+        self, store_id: str, token: HubToken, now: int, audit: ClaimAudit | None = None
+    ) -> StoreClaim:
         """Whether the store with this id syncs with this token: the first token to sync it
-        holds it until that token is revoked (every hub process sees the same rows)."""
-        held = "SELECT token_id FROM sync_store_tokens WHERE store_id = %s"
+        holds it until that token is revoked, and then a token made after the revocation may
+        take it (every hub process sees the same rows). A claim that binds the store writes
+        ``audit``'s row (given the revoked token it took the store from) in the same
+        transaction."""
         with self._db.read() as conn:
-            row = conn.execute(held, (store_id,)).fetchone()
-        if row is not None and int(row[0]) == token_id:
-            return True
+            found = unbound_claim(_holder(conn.execute(_HOLDER, (store_id,)).fetchone()), token)
+        if found is not None:
+            return found
         with self._db.write() as conn:
-            conn.execute(_CLAIM_STORE, (store_id, token_id, now))
-            row = conn.execute(held, (store_id,)).fetchone()
-        return row is not None and int(row[0]) == token_id
+            bound = conn.execute(_FIRST_BIND, (store_id, token.id, now)).fetchone()
+            holder = None
+            if bound is None:  # held: read again, locked, as another process may have bound it
+                holder = _holder(conn.execute(_HOLDER + " FOR UPDATE OF s", (store_id,)).fetchone())
+                found = unbound_claim(holder, token)
+                if found is not None:
+                    return found
+                conn.execute(_REBIND, (token.id, now, store_id))
+            previous = None if holder is None else holder[1]
+            if audit is not None:
+                insert_audit(conn, audit(previous))
+        return StoreClaim(bound=True, previous=previous)
+
+    def stores_held(self) -> dict[int, int]:
+        """How many stores each token holds (by token id; a token holding none is left out)."""
+        with self._db.read() as conn:
+            rows = conn.execute(_STORES_HELD).fetchall()
+        return {int(row[0]): int(row[1]) for row in rows}

@@ -7,20 +7,31 @@ import sqlite3
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from aletheia_mem.storage.sqlite.audit import insert_audit
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import json_list
 
 if TYPE_CHECKING:  # a hub's rows: off the start path of a local server
-    from aletheia_mem.storage.hub_rows import HubToken
+    from aletheia_mem.storage.contracts import ClaimAudit
+    from aletheia_mem.storage.hub_rows import Holder, HubToken, StoreClaim
 
 
-# A store held by a revoked (or deleted) token passes to the token that syncs it next.
-_CLAIM_STORE = (
+# The token holding a store: its id, name and revocation time (see ``hub_rows.Holder``).
+_HOLDER = (
+    "SELECT s.token_id, t.name, t.revoked_at FROM sync_store_tokens s"
+    " LEFT JOIN hub_tokens t ON t.id = s.token_id WHERE s.store_id = ?"
+)
+_BIND_STORE = (
     "INSERT INTO sync_store_tokens (store_id, token_id, bound_at) VALUES (?, ?, ?)"
     " ON CONFLICT (store_id) DO UPDATE SET token_id = excluded.token_id,"
-    " bound_at = excluded.bound_at WHERE NOT EXISTS (SELECT 1 FROM hub_tokens t"
-    " WHERE t.id = sync_store_tokens.token_id AND t.revoked_at IS NULL)"
+    " bound_at = excluded.bound_at"
 )
+_STORES_HELD = "SELECT token_id, count(*) FROM sync_store_tokens GROUP BY token_id"
+
+
+def _holder(conn: sqlite3.Connection, store_id: str) -> Holder:
+    row = conn.execute(_HOLDER, (store_id,)).fetchone()
+    return None if row is None else (int(row[0]), row[1], row[2])
 
 
 def token_from_row(row: sqlite3.Row) -> HubToken:
@@ -81,14 +92,30 @@ class SqliteTokens(SqliteDatabase):
             conn.execute("UPDATE hub_tokens SET revoked_at = ? WHERE id = ?", (at, row["id"]))
             return replace(token_from_row(row), revoked_at=at)
 
-    def claim_sync_store(self, store_id: str, token_id: int, now: int) -> bool:
+    def claim_sync_store(
+        self, store_id: str, token: HubToken, now: int, audit: ClaimAudit | None = None
+    ) -> StoreClaim:
         """Whether the store with this id syncs with this token: the first token to sync it
-        holds it until that token is revoked."""
-        held = "SELECT token_id FROM sync_store_tokens WHERE store_id = ?"
-        row = self._conn.execute(held, (store_id,)).fetchone()
-        if row is not None and row[0] == token_id:
-            return True
-        with self._write() as conn:
-            conn.execute(_CLAIM_STORE, (store_id, token_id, now))
-            row = conn.execute(held, (store_id,)).fetchone()
-        return bool(row[0] == token_id)
+        holds it until that token is revoked, and then a token made after the revocation may
+        take it. A claim that binds the store writes ``audit``'s row (given the revoked token
+        it took the store from) in the same transaction."""
+        from aletheia_mem.storage.hub_rows import StoreClaim, unbound_claim
+
+        found = unbound_claim(_holder(self._conn, store_id), token)
+        if found is not None:
+            return found
+        with self._write() as conn:  # read again under the write lock: another may have bound it
+            holder = _holder(conn, store_id)
+            found = unbound_claim(holder, token)
+            if found is not None:
+                return found
+            conn.execute(_BIND_STORE, (store_id, token.id, now))
+            previous = None if holder is None else holder[1]
+            if audit is not None:
+                insert_audit(conn, audit(previous))
+        return StoreClaim(bound=True, previous=previous)
+
+    def stores_held(self) -> dict[int, int]:
+        """How many stores each token holds (by token id; a token holding none is left out)."""
+        rows = self._conn.execute(_STORES_HELD).fetchall()
+        return {int(row[0]): int(row[1]) for row in rows}
