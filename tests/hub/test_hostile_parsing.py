@@ -211,3 +211,18 @@ def test_a_content_length_of_thousands_of_leading_zeros_is_read_not_a_500(hub: H
     )
     reply = exchange_raw(urlsplit(hub.url).port or 0, request, WAIT_SECONDS)
     assert reply.startswith(b"HTTP/1.1 200 "), reply
+
+
+@pytest.mark.parametrize("size", [MAX_HEADER_BYTES + 1000, 120_000])
+def test_headers_past_the_cap_in_one_piece_get_431_not_served(hub: Hub, size: int) -> None:
+    """One send holding the whole request: the parser reads its headers to their end in one
+    go. Counted only by the pieces read, a request under two pieces' worth was served (a 401
+    for 120,000 bytes in one header); the header fields the parser hands over are counted too."""
+    request = (
+        b"POST /sync/hello HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: "
+        + b"a" * size
+        + b"\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+    )
+    reply = exchange_raw(urlsplit(hub.url).port or 0, request, WAIT_SECONDS)
+    assert reply.startswith(b"HTTP/1.1 431 "), reply[:200]
+    assert _send_headers(hub, MAX_HEADER_BYTES // 2).startswith(b"HTTP/1.1 401 ")

@@ -88,3 +88,21 @@ def test_the_server_starts_on_a_system_without_the_resource_module(tmp_path: Pat
         assert server.request("GET", "/api/rules").status == 200
         head = _send_headers(server, 20 * MAX_HEADER_BYTES)
         assert head.startswith(b"HTTP/1.1 431 "), head[:200]
+
+
+@pytest.mark.parametrize("size", [MAX_HEADER_BYTES + 1000, 120_000])
+def test_headers_past_the_cap_in_one_piece_get_431_once(tmp_path: Path, size: int) -> None:
+    """One send holding the whole request, its headers parsed to their end in one go: counted
+    only by the pieces read, one header of 120,000 bytes was served (a 200). One 431, no more."""
+    request = (
+        b"GET /api/rules HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: "
+        + b"a" * size
+        + b"\r\nConnection: close\r\n\r\n"
+    )
+    long_url = b"GET /api/rules?q=" + b"q" * size + b" HTTP/1.1\r\nConnection: close\r\n\r\n"
+    with running_server(tmp_path, args=("--port", "0", "--workers", "1")) as server:
+        for sent in (request, long_url):
+            reply = exchange_raw(server.port, sent)
+            assert reply.startswith(b"HTTP/1.1 431 "), reply[:200]
+            assert reply.count(b"HTTP/1.1") == 1, reply
+        assert _send_headers(server, MAX_HEADER_BYTES // 2).startswith(b"HTTP/1.1 200 ")

@@ -8,8 +8,12 @@ within ``header_seconds`` of the connection (or of the previous response), and t
 connections that trickle bytes hold at most a handful of sockets each for seconds, and a client
 at another address is served meanwhile.
 A request's headers past ``MAX_HEADER_BYTES`` get a 431 and the connection is closed: the parser
-holds them in memory until they end, and a fast client sends gigabytes within the deadline. The
-trailer fields after a chunked body's last chunk are held as headers are, and bounded as they are.
+holds them in memory until they end, and a fast client sends gigabytes within the deadline. They
+are counted twice over: by the pieces read while the parser is within them (headers that never
+end), and by the request line and header fields the parser hands over (headers that arrive in one
+piece with their end, parsed whole before the piece is counted: they are refused before the
+request starts). The trailer fields after a chunked body's last chunk are held as headers are,
+and bounded as they are.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+_FIELD_OVERHEAD = len(b": \r\n")  # what a header line takes beside its name and value
 
 PER_CLIENT = 64
 TOTAL = 2000
@@ -116,7 +122,8 @@ class GuardedProtocol(HttpToolsProtocol):
     _admitted = False
     _deadline: asyncio.TimerHandle | None = None
     _in_headers = True  # the parser is reading a request's line and headers, or trailers
-    _header_bytes = 0  # what this request's headers took so far
+    _header_bytes = 0  # what this request's headers took so far, in the pieces read
+    _field_bytes = 0  # what its request line and header fields took, as the parser hands them
     _fed_body = False  # the piece being parsed held body bytes
     _refused = False  # answered 431: what else comes is dropped
     _lingering = False  # turned away, counted in ``counts.lingering`` until the connection is lost
@@ -162,6 +169,7 @@ class GuardedProtocol(HttpToolsProtocol):
             began_in_headers
             and self._in_headers
             and not self._fed_body
+            and not self._refused  # a header field past the cap was refused in the piece
             and not self.transport.is_closing()
         ):
             self._header_bytes += len(data)
@@ -184,11 +192,44 @@ class GuardedProtocol(HttpToolsProtocol):
         self._disarm()
         self._deadline = self.loop.call_later(REFUSED_LINGER_SECONDS, self.transport.close)
 
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to what the parser cannot read; after a 431, nothing more is sent."""
+        if not self._refused:
+            super().send_400_response(msg)
+
+    def _within_cap(self, size: int) -> bool:
+        """Count ``size`` bytes of the request line or a header field: past the cap, the 431.
+
+        The parser goes on through the rest of the piece it was fed (a callback's error would
+        stop it, but uvicorn logs that as an invalid request and answers 400): once refused,
+        each callback is passed over, so the request never starts, and its headers are dropped
+        (uvicorn reads an upgrade from them when the parser stops at one)."""
+        if self._refused:
+            return False
+        self._field_bytes += size
+        if self._field_bytes <= self.limits.header_bytes:
+            return True
+        self._refuse_headers()
+        self.headers = []  # a new list: a started request (trailers past the cap) keeps its own
+        return False
+
     def on_message_begin(self) -> None:
-        self._in_headers, self._header_bytes = True, 0
+        if self._refused:
+            return
+        self._in_headers, self._header_bytes, self._field_bytes = True, 0, 0
         super().on_message_begin()
 
+    def on_url(self, url: bytes) -> None:
+        if self._within_cap(len(url)):
+            super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._within_cap(len(name) + len(value) + _FIELD_OVERHEAD):
+            super().on_header(name, value)
+
     def on_headers_complete(self) -> None:
+        if self._refused:
+            return
         self._in_headers = False
         self._arm(self.limits.body_seconds)
         super().on_headers_complete()
@@ -199,10 +240,15 @@ class GuardedProtocol(HttpToolsProtocol):
         self._in_headers = True
 
     def on_body(self, body: bytes) -> None:
+        if self._refused:
+            return
         self._in_headers, self._header_bytes, self._fed_body = False, 0, True
+        self._field_bytes = 0  # trailers, if any, are counted on their own, as pieces are
         super().on_body(body)
 
     def on_message_complete(self) -> None:
+        if self._refused:
+            return
         self._disarm()  # the client sent it all; the hub's own work has no deadline here
         super().on_message_complete()
 
