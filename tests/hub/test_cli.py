@@ -96,6 +96,66 @@ def test_revoke_ends_a_token_and_says_so(runner: CliRunner, hub_db: Path | str) 
     assert "revoked" in runner.invoke(cli, ["mcp-link", "list", "--hub-db", hub_db]).output
 
 
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        "Bob",
+        "BOB",
+        "b\u043eb",
+        "\u0412ob",
+        "\u0392\u03bfb",
+        "\uff42\uff4f\uff42",
+        "b\U0001d428b",
+        "\U0001d6a9ob",
+    ],
+)
+def test_create_refuses_a_name_that_passes_for_a_tokens_name(
+    runner: CliRunner, hub_db: Path | str, lookalike: str
+) -> None:
+    """A token's name authors what it syncs (``bob/claude-code``): another case, a Cyrillic or
+    Greek letter drawn as the Latin one, a full-width or mathematical letter made a second
+    "bob" that every teammate's store showed as the first."""
+    hub_db = str(hub_db)
+    create = ["mcp-link", "create", "--hub-db", hub_db, "--projects", "shop", "--name"]
+    assert runner.invoke(cli, [*create, "bob"]).exit_code == 0
+    refused = runner.invoke(cli, [*create, lookalike])
+    shown = lookalike.encode("ascii", "backslashreplace").decode()
+    assert (refused.exit_code, refused.stderr) == (
+        4,
+        f'Error: --name "{shown}" would pass for the token "bob"; choose another name.\n',
+    )
+    listed = json.loads(
+        runner.invoke(cli, ["mcp-link", "list", "--hub-db", hub_db, "--json"]).output
+    )
+    assert [token["name"] for token in listed] == ["bob"]
+    assert runner.invoke(cli, [*create, "bobby"]).exit_code == 0
+
+
+def test_create_refuses_a_lookalike_of_a_revoked_tokens_name_as_of_its_name(
+    runner: CliRunner, hub_db: Path | str
+) -> None:
+    """A revoked token's name stays taken (its syncs stay authored by it): its look-alikes too."""
+    hub_db = str(hub_db)
+    create = ["mcp-link", "create", "--hub-db", hub_db, "--projects", "shop", "--name"]
+    runner.invoke(cli, [*create, "gina"])
+    runner.invoke(cli, ["mcp-link", "revoke", "--hub-db", hub_db, "gina"])
+    refused = runner.invoke(cli, [*create, "G\u0456na"])
+    assert refused.exit_code == 4
+    assert 'would pass for the token "gina" (revoked)' in refused.stderr
+
+
+@pytest.mark.parametrize("invisible", ["\u3164", "\ufe0f", "\u034f", "\u115f"])
+def test_create_refuses_a_name_holding_an_invisible_character(
+    runner: CliRunner, hub_db: Path | str, invisible: str
+) -> None:
+    """Hangul fillers, variation selectors and the grapheme joiner print as nothing, though
+    Python counts them printable: "bob" with one reads as "bob"."""
+    create = ["mcp-link", "create", "--hub-db", str(hub_db), "--projects", "shop", "--name"]
+    refused = runner.invoke(cli, [*create, f"bo{invisible}b"])
+    assert refused.exit_code == 2
+    assert "no control, format or invisible characters" in refused.stderr
+
+
 def test_create_refuses_an_unknown_scope(runner: CliRunner) -> None:
     bad = runner.invoke(
         cli, ["mcp-link", "create", "--hub-db", "x.db", "--projects", "s", "--scope", "root"]

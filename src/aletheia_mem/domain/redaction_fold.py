@@ -157,6 +157,12 @@ def fold(text: str) -> Folded | None:
     return Folded(text, folded, origin) if changed else None
 
 
+def has_invisible(text: str) -> bool:
+    """Whether ``text`` holds a character that prints as nothing (format characters, Hangul
+    fillers, variation selectors...): some of them Python counts printable."""
+    return _INVISIBLE.search(text) is not None
+
+
 def folded_text(text: str) -> str:
     """``text`` as :func:`fold` reads it."""
     folded = fold(text)

@@ -7,11 +7,13 @@ import hmac
 import secrets
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from typing import Literal
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import check_name_characters
+from aletheia_mem.domain.redaction_fold import folded_text, has_invisible
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.storage.contracts import HubTokens
@@ -30,6 +32,42 @@ ALL_PROJECTS = "*"
 TOKEN_CACHE_SECONDS = 0.5
 # Past this many remembered tokens the cache starts again empty.
 TOKEN_CACHE_SIZE = 1000
+
+
+# Cyrillic and Greek letters drawn as a Latin letter is, in the usual fonts: a token name
+# spelled with them reads as the Latin one's.
+_LATIN_LOOKALIKES = str.maketrans(
+    "АВЕІЈКМНОРСТУХЅҮӀԚԜаеіјорсухѕһԁԛԝүӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορυγϲϳ",
+    "ABEIJKMHOPCTYXSYIQWaeijopcyxshdqwylABEZHIKMNOPTYXaikvopuycj",
+)
+
+
+def lookalike_key(name: str) -> str:
+    """What ``name`` reads as: NFKC-folded (full-width and mathematical letters), invisible
+    characters dropped, Cyrillic and Greek look-alikes made Latin (before folding, which makes
+    the lunate sigma a sigma, and after, which makes a mathematical Alpha an Alpha), case
+    folded. Two names with one key pass for each other."""
+    latin = folded_text(name.translate(_LATIN_LOOKALIKES)).translate(_LATIN_LOOKALIKES)
+    return unicodedata.normalize("NFKC", latin.casefold())
+
+
+def _check_not_a_lookalike(store: HubTokens, name: str) -> None:
+    """Refuse ``name`` when it passes for another token's, live or revoked (a revoked token's
+    name stays taken, as its syncs stay authored by it). The same name is the store's to
+    refuse (``add_token``).
+
+    Raises:
+        ConflictError: it reads as another token's name.
+    """
+    key = lookalike_key(name)
+    for token in store.list_tokens():
+        if token.name != name and lookalike_key(token.name) == key:
+            shown = name.encode("ascii", "backslashreplace").decode("ascii")
+            revoked = "" if token.revoked_at is None else " (revoked)"
+            raise ConflictError(
+                f'--name "{shown}" would pass for the token "{token.name}"{revoked};'
+                " choose another name."
+            )
 
 
 def new_secret() -> str:
@@ -77,7 +115,7 @@ def create_token(
 
     Raises:
         InvalidInputError: an unknown scope or a bad name.
-        ConflictError: the name is taken.
+        ConflictError: the name is taken, or passes for a token's name (``lookalike_key``).
     """
     if scope not in SCOPES:
         raise InvalidInputError(f"scope must be one of {', '.join(SCOPES)}.")
@@ -88,9 +126,13 @@ def create_token(
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidInputError(f"--name must be at most {MAX_NAME_LENGTH} characters.")
     # The name authors what the token syncs (``<name>/<tool>``) and every store checks it on
-    # pull: a control character would have every pull refused, a / would read as a tool.
-    if not name.isprintable() or "/" in name:
-        raise InvalidInputError("--name may hold no / and no control or format characters.")
+    # pull: a control character would have every pull refused, a / would read as a tool, an
+    # invisible one would make a second "bob".
+    if not name.isprintable() or "/" in name or has_invisible(name):
+        raise InvalidInputError(
+            "--name may hold no / and no control, format or invisible characters."
+        )
+    _check_not_a_lookalike(store, name)
     row = HubToken(
         id=0,
         name=name,
