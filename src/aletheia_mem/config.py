@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,14 @@ DATA_DIR_VARIABLE = "ALETHEIA_DATA_DIR"
 STORE_VARIABLE = "ALETHEIA_HUB_DB"  # a store used instead of the data folder's (DESIGN §3)
 # A hub store named by one of these is a PostgreSQL database (storage.open opens it).
 DATABASE_URL_PREFIXES = ("postgresql://", "postgres://")
+# So is one named by a libpq key=value string (``host=db dbname=hub password=...``), which
+# psycopg reads as it reads a URL: it starts with one of libpq's keywords and "=". Taken for a
+# file path, it made a SQLite file named by it, its password shown in every error about it.
+_CONNINFO_START = re.compile(
+    r"\s*(?:host|hostaddr|port|dbname|user|password|passfile|service|sslmode|sslrootcert"
+    r"|sslcert|sslkey|sslpassword|application_name|options|connect_timeout|target_session_attrs"
+    r"|channel_binding|require_auth|gssencmode|client_encoding|load_balance_hosts)\s*="
+)
 DEFAULT_HTTP_HOST = "127.0.0.1"
 DEFAULT_HTTP_PORT = 8765  # claude-mem holds 37777
 
@@ -222,13 +231,14 @@ def store_chosen_by(env: Mapping[str, str] | None = None) -> str:
 
 
 def is_database_url(target: str) -> bool:
-    """Whether a store names a PostgreSQL database rather than a SQLite file."""
-    return target.startswith(DATABASE_URL_PREFIXES)
+    """Whether a store names a PostgreSQL database rather than a SQLite file: a
+    ``postgresql://`` URL, or a libpq key=value connection string."""
+    return target.startswith(DATABASE_URL_PREFIXES) or _CONNINFO_START.match(target) is not None
 
 
 def hub_target(value: str) -> Path | str:
-    """A ``--hub-db`` or ``ALETHEIA_HUB_DB`` value: a database URL stays as given (a Path would
-    fold its ``//``), anything else is a file path with ``~`` expanded."""
+    """A ``--hub-db`` or ``ALETHEIA_HUB_DB`` value: a database URL (or key=value string) stays
+    as given (a Path would fold its ``//``), anything else is a file path with ``~`` expanded."""
     value = value.strip()
     return value if is_database_url(value) else Path(value).expanduser()
 

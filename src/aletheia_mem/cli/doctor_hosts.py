@@ -20,6 +20,7 @@ from aletheia_mem.cli.hosts import HOSTS, INSTALL_VARIABLES, SERVER_NAME, Host, 
 from aletheia_mem.cli.ownership import is_aletheia_entry
 from aletheia_mem.config import load_settings
 from aletheia_mem.projects import project_root
+from aletheia_mem.storage.open import display_target
 
 DoctorScope = Literal["user", "project", "local"]
 Store = Path | str  # a SQLite file or a postgresql:// URL
@@ -265,7 +266,7 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
     path = str(found.place.path)
 
     def result(status: str, detail: str, store: Store | None = None) -> HostCheck:
-        shown = None if store is None else str(store)
+        shown = None if store is None else display_target(store)
         return HostCheck(host.name, found.place.scope, path, status, detail, shown)
 
     if found.entry is None:
@@ -286,12 +287,13 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
         return result("broken", with_fix(problem, fix))
     store = load_settings(host_env(env)).store
     other = not _same_store(store, cli_store)
+    its_store, cli_store_shown = display_target(store), display_target(cli_store)  # no password
     if isinstance(store, Path) and not store.exists():
-        detail = f"not started: its store {store} does not exist"
+        detail = f"not started: its store {its_store} does not exist"
         if other:
             detail += (
-                f" and is not the CLI's ({cli_store}); the server would make a new, empty store"
-                " there, and the tool would not see the CLI's memories"
+                f" and is not the CLI's ({cli_store_shown}); the server would make a new, empty"
+                " store there, and the tool would not see the CLI's memories"
             )
         else:
             detail += " yet (the server makes it at its start; save a memory first)"
@@ -301,7 +303,7 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
         status, detail = (
             "warning",
             (
-                f"{detail}, but it uses the store {store}, not the CLI's ({cli_store}):"
+                f"{detail}, but it uses the store {its_store}, not the CLI's ({cli_store_shown}):"
                 " the tool and the CLI see different memories"
             ),
         )

@@ -3,7 +3,8 @@
 Everything else asks for the protocols of ``storage.contracts``; only the SQLite-only local
 features (export and import of a local store, the remembered hub, ``aletheia doctor``) use
 ``open_local_store`` and the concrete ``SqliteStore``. ``open_store`` and ``open_hub_store`` take
-a file path or a ``postgresql://`` URL alike; psycopg is imported only for a URL.
+a file path or a ``postgresql://`` URL (or libpq key=value string) alike; psycopg is imported
+only for a database.
 """
 
 from __future__ import annotations
@@ -66,14 +67,16 @@ def open_store(
 
 
 def display_target(target: str | Path) -> str:
-    """A hub store's file or URL as shown to the user: any password in a URL left out."""
+    """A hub store's file or URL as shown to the user: a database as a URL without its
+    password (a key=value string too)."""
     if isinstance(target, str) and is_database_url(target):
         try:
             from aletheia_mem.storage.postgres.database import redact_url  # type: ignore[import-not-found,unused-ignore]
 
             return str(redact_url(target))
-        except Exception:  # no postgres extra, or a URL psycopg cannot parse: show no part
-            return target.split("://", 1)[0] + "://…"
+        except Exception:  # no postgres extra, or a string psycopg cannot read: show no part
+            scheme = target.split("://", 1)[0] if "://" in target else "postgresql"
+            return scheme + "://…"
     return str(target)
 
 

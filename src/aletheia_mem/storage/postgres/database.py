@@ -22,6 +22,7 @@ after it is back is served.
 from __future__ import annotations
 
 import logging
+import re
 import select
 import threading
 import time
@@ -86,8 +87,21 @@ def is_postgres_url(target: str) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with any password replaced, fit for logs and error lines."""
-    conninfo = psycopg.conninfo.conninfo_to_dict(url)
+    """``url`` (or a key=value string) as a URL without its password, fit for logs and errors.
+
+    Raises:
+        InvalidInputError: psycopg cannot read it (what it says, its quoted parts left out:
+            they may be the password's).
+    """
+    try:
+        conninfo = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as error:
+        reason = re.sub(r'"[^"]*"', '"…"', _first_line(error)).rstrip(".")
+        raise InvalidInputError(
+            f"The PostgreSQL connection string cannot be read ({reason}); it is not shown, as"
+            " it may hold a password. Write it as postgresql://user:password@host:port/dbname"
+            " or as host=... dbname=... key=value pairs."
+        ) from None
     host = conninfo.get("host") or "localhost"
     port = conninfo.get("port") or "5432"
     user = str(conninfo.get("user") or "")
