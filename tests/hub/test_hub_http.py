@@ -125,7 +125,33 @@ def test_missing_unknown_or_revoked_token_gets_401_with_a_bearer_challenge(hub: 
     assert hub.post("/mcp", body, revoked).status == 401
     assert hub.post("/sync/hello", {"store_id": "x"}, None).status == 401
     rows = _audit(hub.db, "(no token)")
-    assert len(rows) >= 5 and {row[2] for row in rows} == {"refused"}
+    assert len(rows) >= 4 and {row[2] for row in rows} == {"refused"}
+    assert ("auth", "*", "refused", "revoked token") in _audit(hub.db, "soon-revoked")
+
+
+def test_a_revoked_tokens_later_requests_are_audited_under_its_name(
+    hub_db: Path | str,
+) -> None:
+    """An operator reading the audit sees a revoked token still in use, by name: before, each
+    of its requests read "(no token) auth refused unknown token", as a made-up token's does.
+    The client is told no more than before; the token itself is in no row."""
+    with running_hub(hub_db) as hub:
+        token = hub.token("sync", ("shop",), "gina")
+        body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+        assert hub.post("/mcp", body, token).status == 200
+        store = open_target(hub.db)
+        try:
+            assert store.revoke_token("gina", 1) is not None
+        finally:
+            store.close()
+        assert hub.statuses_until_refused(body, token)[0][-1] == 401
+        refused = hub.post("/sync/hello", {"store_id": "x"}, token)
+        assert refused.status == 401
+        assert refused.body["error"]["message"] == "Unauthorized: the token is unknown or revoked."
+        assert hub.post("/mcp", body, "alt_not-a-real-token-at-all-000000").status == 401
+    assert _audit(hub.db, "gina")[-2:] == [("auth", "shop", "refused", "revoked token")] * 2
+    assert _audit(hub.db, "(no token)") == [("auth", None, "refused", "unknown token")]
+    assert token not in "\n".join(dump_at(hub.db))
 
 
 def test_a_session_belongs_to_the_token_that_opened_it(hub: Hub) -> None:

@@ -170,9 +170,9 @@ class TokenAuth:
         secret = _bearer(_header(scope, b"authorization"))
         token = None if secret is None else self.tokens.remembered(secret)
         if token is None and secret is not None:
-            token = await to_thread.run_sync(self.tokens.verify, secret)
-        if token is None:
-            return await self._unauthorized(scope, secret)
+            token = await to_thread.run_sync(self.tokens.find, secret)
+        if token is None or token.revoked_at is not None:
+            return await self._unauthorized(scope, secret, token)
         # A limiter turned off (0) answers at once: no thread to wait for.
         limited = self.limiter.limit > 0
         wait = await to_thread.run_sync(self._hit, token.id) if limited else None
@@ -193,11 +193,17 @@ class TokenAuth:
         with waiting_at_most(STORE_WAIT_MS):
             return self.limiter.hit(token_id)
 
-    async def _unauthorized(self, scope: Scope, secret: str | None) -> Refusal:
-        """401, or 429 once the client's address has failed too often; audited while few."""
+    async def _unauthorized(
+        self, scope: Scope, secret: str | None, revoked: HubToken | None
+    ) -> Refusal:
+        """401, or 429 once the client's address has failed too often; audited while few, a
+        revoked token's by its name (an operator sees it still in use), the client told no
+        more than of an unknown one."""
         client = scope.get("client")
         wait, audited = self.failures.fail(str(client[0]) if client else "?")
-        if audited:
+        if audited and revoked is not None:
+            await self.refusals.refused(revoked.name, "auth", "revoked token", revoked.projects)
+        elif audited:
             detail = "no token" if secret is None else "unknown token"
             await self.refusals.refused(ANONYMOUS, "auth", detail, audit.NO_TOKEN)
         if wait is not None:

@@ -149,15 +149,22 @@ def create_token(
     return secret, stored
 
 
-def verify_token(store: HubTokens, presented: str) -> HubToken | None:
-    """The live token matching a presented secret, or None (unknown or revoked)."""
+def find_presented(store: HubTokens, presented: str) -> HubToken | None:
+    """The token matching a presented secret, live or revoked (the store keeps a revoked
+    token's hash), or None (unknown)."""
     if not presented.startswith(TOKEN_PREFIX) or len(presented) > 200:
         return None
     digest = hash_secret(presented)
     found = store.find_token(digest)
     if found is None or not hmac.compare_digest(found.token_hash, digest):
         return None
-    return None if found.revoked_at is not None else found
+    return found
+
+
+def verify_token(store: HubTokens, presented: str) -> HubToken | None:
+    """The live token matching a presented secret, or None (unknown or revoked)."""
+    found = find_presented(store, presented)
+    return None if found is None or found.revoked_at is not None else found
 
 
 class TokenCache:
@@ -191,11 +198,18 @@ class TokenCache:
     def verify(self, presented: str) -> HubToken | None:
         """``verify_token`` against the store, remembering a live token (reads the store: call
         it off the event loop)."""
+        token = self.find(presented)
+        return None if token is None or token.revoked_at is not None else token
+
+    def find(self, presented: str) -> HubToken | None:
+        """``find_presented`` against the store: the token, live or revoked (whose refusals
+        are audited by its name), remembering a live one (reads the store: call it off the
+        event loop)."""
         read_at = self._monotonic()
-        token = verify_token(self._store, presented)
+        token = find_presented(self._store, presented)
         if self._ttl > 0:
             with self._lock:
-                if token is None:  # revoked since it was remembered, maybe
+                if token is None or token.revoked_at is not None:  # revoked since, maybe
                     self._found.pop(hash_secret(presented), None)
                 else:
                     if len(self._found) >= TOKEN_CACHE_SIZE:
