@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -75,6 +76,31 @@ def test_a_database_without_a_store_is_reported_missing_and_left_untouched(pg_ur
     result = _doctor("--hub-db", pg_url)
     assert result.returncode == 7, result.stdout + result.stderr
     assert "no hub store here" in result.stdout
+    assert rows_at(
+        pg_url, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
+    ) == [(0,)]
+
+
+def test_doctor_on_an_empty_database_in_aletheia_hub_db_names_both_ways_to_start_a_store(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """docs/scale.md has an operator export ALETHEIA_HUB_DB for the hub: doctor told only
+    "save something first", a local store's way, where a hub starts with mcp-link create."""
+    result = subprocess.run(
+        [sys.executable, "-m", "aletheia_mem", "doctor", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "ALETHEIA_HUB_DB": pg_url, "HOME": str(tmp_path)},
+    )
+    store = json.loads(result.stdout)["store"]
+    assert store["missing"] is True and store["chosen_by"] == "ALETHEIA_HUB_DB"
+    assert store["detail"] == (
+        "the database has no store yet: aletheia mcp-link create starts one for a hub"
+        " (aletheia-sync serves it); a save (aletheia save) starts one too, for the CLI and"
+        " the tools that use it."
+    )
     assert rows_at(
         pg_url, "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
     ) == [(0,)]

@@ -87,7 +87,12 @@ def check_database(url: str) -> dict[str, Any]:
     """A PostgreSQL store: reachable, migrated, its row counts (as ``doctor --hub-db``)."""
     report = check_hub_store(url)
     if report["detail"] == NO_HUB_STORE:  # a database without a store's tables
-        report["detail"] = "the database has no store yet; save something first to start one."
+        # ALETHEIA_HUB_DB names the hub's store (docs/scale.md) as well as the CLI's: both ways
+        report["detail"] = (
+            "the database has no store yet: aletheia mcp-link create starts one for a hub"
+            " (aletheia-sync serves it); a save (aletheia save) starts one too, for the CLI and"
+            " the tools that use it."
+        )
     return {**report, "path": report["target"]}
 
 
