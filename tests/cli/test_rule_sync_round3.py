@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 
-from aletheia_mem.domain.rule_sync import BLOCK_END, BLOCK_START
+from aletheia_mem.clock import system_clock
+from aletheia_mem.domain.rule_sync import BLOCK_END, BLOCK_START, MAX_BLOCK_RULE_CHARS
+from aletheia_mem.storage.sqlite import SqliteStore
 from tests.cli.conftest import DiskEvent, Invoke, Workspace, durable_write, json_of
+from tests.storage.contract.rows import rule
 
 SECRET = "ghp_" + "Zq7Lw2Xv9Rk4Tn8Bm3Jc6Hd1Fs5Gp0Ya2Ue4"  # a GitHub token's shape
 
@@ -140,3 +143,41 @@ def test_a_situation_rule_is_written_with_its_situation(run: Invoke, workspace: 
     text = (workspace.project / "AGENTS.md").read_text()
     assert "- Always: Run the smoke tests [situation: deploys]\n" in text
     assert "- Always: Run the tests\n" in text
+
+
+def test_a_flood_of_rules_is_bounded_in_the_files_with_a_note_of_what_was_left_out(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """A sync page may bring any number of rules (the reference sets no cap on how many): 1,000
+    of 700 characters made a 727 KB CLAUDE.md, read into every session, and past 1 MB the next
+    sync could not read the file back. The block keeps the oldest rules within its bound and
+    says how many newer ones it left out; the store keeps them all."""
+    run("rules", "add", "Run the tests")  # the oldest: kept
+    store = SqliteStore(workspace.data_dir / "aletheia.db")
+    try:
+        for n in range(1000):
+            text = f"Flood rule {n:04d} " + "x" * 680
+            store.add_rule(rule(f"r_{n:010x}", text, at=system_clock() + 1000 + n))
+    finally:
+        store.close()
+    result = run("rules", "sync", "--tool", "claude-code", "--json")
+    assert result.exit_code == 0, result.output
+    [written] = json_of(result)["files"]
+    text = (workspace.project / "CLAUDE.md").read_text(encoding="utf-8")
+    block = text[text.index(BLOCK_START) : text.index(BLOCK_END)]
+    kept = block.count("\n- Always: Flood rule")
+    assert len(block) <= MAX_BLOCK_RULE_CHARS + 2000 and 0 < kept < 1000
+    assert "- Always: Run the tests\n" in block
+    assert "Flood rule 0000 " in block and "Flood rule 0999 " not in block
+    left = 1000 - kept
+    assert written["left_out"] == left
+    assert (
+        f"- ({left:,} newer enabled rules are left out: this block holds at most"
+        f" {MAX_BLOCK_RULE_CHARS:,} characters of rules; aletheia rules list shows them all.)"
+    ) in block
+    said = run("rules", "sync", "--tool", "codex")
+    assert said.stdout == (
+        f"{workspace.project / 'AGENTS.md'}: rules written ({left:,} newer enabled rules left"
+        f" out: the block holds at most {MAX_BLOCK_RULE_CHARS:,} characters of rules).\n"
+    )
+    assert len(json_of(run("rules", "list", "--json"))) == 1001

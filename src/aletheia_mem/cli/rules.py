@@ -262,6 +262,7 @@ def sync(
                         "link_to": None if c.link_to is None else str(c.link_to),
                         "changed": c.changed,
                         "written": c.path in written,
+                        "left_out": c.left_out,
                     }
                     for c in changes
                 ],
@@ -275,5 +276,11 @@ def sync(
         elif dry_run:
             echo(f"{name}: would change:")
             echo(terminal_safe(change.diff()))
+        elif change.left_out:
+            echo(
+                f"{name}: rules written ({change.left_out:,} newer enabled"
+                f" {'rule' if change.left_out == 1 else 'rules'} left out: the block holds at"
+                f" most {rule_sync.MAX_BLOCK_RULE_CHARS:,} characters of rules)."
+            )
         else:
             echo(f"{name}: rules written.")

@@ -29,6 +29,11 @@ from aletheia_mem.storage.files import real_target_inside, replace_shared_file
 BLOCK_START = "<!-- aletheia:rules:start -->"
 BLOCK_END = "<!-- aletheia:rules:end -->"
 MAX_INSTRUCTIONS_BYTES = 1_000_000
+# The rule lines a block holds at most (about 8,000 tokens): each tool reads its file into every
+# session, and a sync page may bring any number of rules (the reference caps a rule's length,
+# not how many there are). The oldest come first; the newer ones past it are left out, and the
+# block says how many.
+MAX_BLOCK_RULE_CHARS = 32_000
 # A marker counts alone on its line (white space after it allowed); the span replaced ends right
 # after the end marker, so what follows it on its line (a "\r" too) stays.
 _START_LINE = re.compile(f"^{re.escape(BLOCK_START)}(?=[ \t]*\r?$)", re.MULTILINE)
@@ -98,6 +103,7 @@ class SyncChange:
     new_text: str
     link_to: Path | None = None  # the file written when ``path`` is a link (inside the repo)
     max_chars: int | None = None  # what the tool reads of it
+    left_out: int = 0  # enabled rules past ``MAX_BLOCK_RULE_CHARS``, not written
 
     @property
     def changed(self) -> bool:
@@ -125,8 +131,28 @@ class SyncChange:
 
 
 def render_block(rules: Sequence[Rule], newline: str = "\n") -> str:
-    """The marked block: a heading, one line per rule, and the end marker."""
-    return _block_of([rule_line(rule) for rule in rules], newline)
+    """The marked block: a heading, one line per rule (within ``MAX_BLOCK_RULE_CHARS``), and
+    the end marker."""
+    return _block_of(within_bound([rule_line(rule) for rule in rules])[0], newline)
+
+
+def within_bound(rule_lines: Sequence[str]) -> tuple[list[str], int]:
+    """The first rule lines that fit in ``MAX_BLOCK_RULE_CHARS`` (their line ends counted),
+    then, when some do not, a line saying how many were left out; and how many were."""
+    kept, size = [], 0
+    for line in rule_lines:
+        size += len(line) + 1
+        if size > MAX_BLOCK_RULE_CHARS:
+            break
+        kept.append(line)
+    left = len(rule_lines) - len(kept)
+    if left:
+        kept.append(
+            f"- ({left:,} newer enabled {'rule is' if left == 1 else 'rules are'} left out:"
+            f" this block holds at most {MAX_BLOCK_RULE_CHARS:,} characters of rules;"
+            " aletheia rules list shows them all.)"
+        )
+    return kept, left
 
 
 def _block_of(rule_lines: Sequence[str], newline: str) -> str:
@@ -253,7 +279,8 @@ def plan_user_sync(store: RuleStore, home: Path) -> list[SyncChange]:
 def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> list[SyncChange]:
     """The new text of each target file below ``root`` with the marked block of ``rules``."""
     changes = []
-    rule_lines = [rule_line(rule) for rule in rules]  # once for all files: there may be thousands
+    # Once for all files: there may be thousands (the newest past the bound left out).
+    rule_lines, left_out = within_bound([rule_line(rule) for rule in rules])
     for target in targets:
         path = root / target.path
         real = real_target_inside(path, root)  # refuses a link out of the repository
@@ -265,7 +292,8 @@ def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> 
         if not rules and not _START_LINE.search(old.removeprefix(_BOM)):
             new = old  # no rules: a block there is emptied, but none is added, no file made
         linked = real != root.resolve() / target.path
-        changes.append(SyncChange(path, old, new, real if linked else None, target.max_chars))
+        link_to = real if linked else None
+        changes.append(SyncChange(path, old, new, link_to, target.max_chars, left_out))
     return changes
 
 
