@@ -40,6 +40,11 @@ class Reply:
     body: Any
 
 
+def uid(name: str) -> str:
+    """A uid as a store makes one (32 lowercase hex digits), named for a test."""
+    return hashlib.sha256(name.encode()).hexdigest()[:32]
+
+
 def store_of(token: str) -> str:
     """A store id of the token's own: a store syncs with one token."""
     return hashlib.sha256(token.encode()).hexdigest()[:32]

@@ -22,7 +22,7 @@ from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
 from tests.e2e.http_server import exchange_raw, padded_request
 from tests.hub.fake_hubs import serving as _serving
-from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub, store_of
+from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub, store_of, uid
 from tests.hub.sync_helpers import counts_at, items_at
 from tests.hub.test_hostile_sync import _HostileHub, memory_record
 
@@ -60,7 +60,8 @@ def test_a_pushed_record_whose_kind_is_a_list_or_an_object_gets_400_not_500(
 ) -> None:
     token = hub.token("sync", ("shop",), f"kind-{type(kind).__name__}")
     before = counts_at(hub.db)
-    reply = hub.push(token, [memory_record(key="kind-fine"), {**memory_record(), "kind": kind}])
+    fine = memory_record(key=uid("kind-fine"))
+    reply = hub.push(token, [fine, {**memory_record(), "kind": kind}])
     assert reply.status == 400, reply.body
     assert reply.body["error"]["message"].startswith("record 1: kind must be one of")
     assert counts_at(hub.db) == before
@@ -73,7 +74,7 @@ def test_a_page_naming_one_memory_twice_keeps_its_newest_version(
 ) -> None:
     token = hub.token("sync", ("shop",), f"twice-{newest_first}")
     now = system_clock()
-    key = f"twice-{newest_first}"
+    key = uid(f"twice-{newest_first}")
     older = memory_record(key=key, text="older words", title="older", v=[now - 1000, "x"])
     newer = memory_record(key=key, text="newer words", title="newer", v=[now, "x"])
     page = [newer, older] if newest_first else [older, newer]
@@ -121,7 +122,7 @@ def test_a_fact_tied_to_a_memory_of_its_own_project_still_syncs(hub: Hub) -> Non
 
 
 def test_a_pull_page_whose_kind_is_a_list_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    _HostileHub.page = [memory_record(key="fine"), {**memory_record(), "kind": ["memory"]}]
+    _HostileHub.page = [memory_record(key=uid("fine")), {**memory_record(), "kind": ["memory"]}]
     _HostileHub.projects = None
     store = SqliteStore(tmp_path / "local.db")
     try:
@@ -137,8 +138,8 @@ def test_a_pull_page_naming_one_memory_twice_is_applied_whole(tmp_path: Path) ->
     now = system_clock()
     _HostileHub.projects = None
     _HostileHub.page = [
-        memory_record(key="pulled-twice", text="older words", v=[now - 1000, "b" * 32]),
-        memory_record(key="pulled-twice", text="newer words", v=[now, "b" * 32]),
+        memory_record(key=uid("pulled-twice"), text="older words", v=[now - 1000, "b" * 32]),
+        memory_record(key=uid("pulled-twice"), text="newer words", v=[now, "b" * 32]),
     ]
     store = SqliteStore(tmp_path / "local.db")
     try:
@@ -146,7 +147,7 @@ def test_a_pull_page_naming_one_memory_twice_is_applied_whole(tmp_path: Path) ->
             sync_store(store, HubClient(url, "alt_x"), system_clock)
     finally:
         store.close()
-    assert items_at(tmp_path / "local.db")[("memory", "pulled-twice")]["text"] == "newer words"
+    assert items_at(tmp_path / "local.db")[("memory", uid("pulled-twice"))]["text"] == "newer words"
 
 
 class _LimitedHub(BaseHTTPRequestHandler):

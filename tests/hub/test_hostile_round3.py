@@ -24,7 +24,7 @@ from aletheia_mem.sync import client as sync_client
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
 from tests.hub.fake_hubs import serving as _serving
-from tests.hub.helpers import Hub, running_hub, store_of
+from tests.hub.helpers import Hub, running_hub, store_of, uid
 from tests.hub.sync_helpers import items_at
 
 pytestmark = pytest.mark.e2e
@@ -270,7 +270,7 @@ def test_a_pushed_note_cannot_squat_the_key_of_words_a_teammate_will_save(hub: H
         "updated_at": now, "dismissed_at": None, "dismiss_reason": None,
         "dedupe_key": memories.dedupe_key("Release steps", "Release with make release"),
     }  # fmt: skip
-    record = {"kind": "memory", "key": "squat-r3d", "v": [now, "d" * 32], "data": squat}
+    record = {"kind": "memory", "key": uid("squat-r3d"), "v": [now, "d" * 32], "data": squat}
     reply = hub.push(mallory, [record])
     assert reply.status == 200, reply.body
     session = hub.initialize(alice)

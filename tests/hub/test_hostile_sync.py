@@ -20,7 +20,7 @@ from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
 from tests.hub.fake_hubs import FakeHub, as_json, hello, serving
-from tests.hub.helpers import Hub, running_hub
+from tests.hub.helpers import Hub, running_hub, uid
 from tests.hub.sync_helpers import counts_at, items_at
 from tests.hub.test_sync_e2e import run_sync, save_notes
 
@@ -51,7 +51,7 @@ def memory_record(**changes: Any) -> dict[str, Any]:
         "dedupe_key": None,
     }
     version = changes.pop("v", [now, ORIGIN])
-    key = changes.pop("key", "m" + str(abs(hash(json.dumps(changes, sort_keys=True))))[:20])
+    key = changes.pop("key", uid(json.dumps(changes, sort_keys=True)))
     return {"kind": "memory", "key": key, "v": version, "data": {**data, **changes}}
 
 
@@ -130,11 +130,11 @@ def test_a_pushed_rule_holding_a_secret_is_kept_redacted_and_the_page_applies(hu
         "evidence_memories": [], "evidence_facts": [], "source": "admin", "added_at": 1,
         "last_confirmed_at": 1, "enabled": True, "updated_at": 1,
     }  # fmt: skip
-    note = memory_record(key="beside-the-rule")
+    note = memory_record(key=uid("beside-the-rule"))
     reply = _push(hub, token, {"kind": "rule", "key": sent, "v": [1, ORIGIN], "data": data}, note)
     assert reply.status == 200, reply.body
     held = items_at(hub.db)
-    assert ("rule", sent) not in held and ("memory", "beside-the-rule") in held
+    assert ("rule", sent) not in held and ("memory", uid("beside-the-rule")) in held
     (stored,) = [
         item for (kind, _), item in held.items() if kind == "rule" and "mongo" in item["then"]
     ]
@@ -144,12 +144,12 @@ def test_a_pushed_rule_holding_a_secret_is_kept_redacted_and_the_page_applies(hu
 def test_the_hub_names_the_author_from_the_token_and_redacts_pushed_secrets(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "honest-name")
     record = memory_record(
-        key="secret-memory",
+        key=uid("secret-memory"),
         tool="admin/codex",  # another token's name: only the tool's part is kept
         text="deploy with DB_PASSWORD=hunter2hunter2 tonight",
     )
     assert _push(hub, token, record).status == 200
-    stored = items_at(hub.db)[("memory", "secret-memory")]
+    stored = items_at(hub.db)[("memory", uid("secret-memory"))]
     assert stored["tool"] == "honest-name/codex"
     assert "hunter2" not in stored["text"] and "[REDACTED]" in stored["text"]
 
@@ -159,18 +159,20 @@ def test_a_page_of_new_memories_can_neither_name_an_author_nor_slip_in_another_p
 ) -> None:
     """Pages of several new memories go through the bulk insert, which checks as one does."""
     token = hub.token("sync", ("shop",), "page-sender")
-    page = [memory_record(key=f"page-{n}", tool="admin", text=f"Page note {n}") for n in range(3)]
+    page = [
+        memory_record(key=uid(f"page-{n}"), tool="admin", text=f"Page note {n}") for n in range(3)
+    ]
     assert _push(hub, token, *page).status == 200
     stored = items_at(hub.db)
-    assert {stored[("memory", f"page-{n}")]["tool"] for n in range(3)} == {"page-sender/admin"}
+    assert {stored[("memory", uid(f"page-{n}"))]["tool"] for n in range(3)} == {"page-sender/admin"}
     smuggled = [
-        memory_record(key="smuggle-0", text="Smuggled shop note"),
-        memory_record(key="smuggle-1", text="Smuggled billing note", project="billing"),
-        memory_record(key="smuggle-2", text="Another smuggled shop note"),
+        memory_record(key=uid("smuggle-0"), text="Smuggled shop note"),
+        memory_record(key=uid("smuggle-1"), text="Smuggled billing note", project="billing"),
+        memory_record(key=uid("smuggle-2"), text="Another smuggled shop note"),
     ]
     reply = _push(hub, token, *smuggled)
     assert reply.status == 403, reply.body
-    assert not {("memory", f"smuggle-{n}") for n in range(3)} & set(items_at(hub.db))
+    assert not {("memory", uid(f"smuggle-{n}")) for n in range(3)} & set(items_at(hub.db))
 
 
 def test_a_teammate_still_syncs_after_a_future_version_was_pushed(hub: Hub, tmp_path: Path) -> None:
@@ -213,17 +215,18 @@ def test_two_pushes_of_an_episodes_requests_keep_the_newest_ten_thousand(
     older = [[now - 2_000_000 + n, "b"] for n in range(10_000)]
     newer = [[now - 1_000_000 + n, "a"] for n in range(10_000)]
     before = counts_at(hub.db)["episode_requests"]
-    assert _push(hub, token, episode_record("filled", newer, v=[now - 10, ORIGIN])).status == 200
-    assert _push(hub, token, episode_record("filled", older, v=[now - 5, ORIGIN])).status == 200
+    filled = uid("filled")
+    assert _push(hub, token, episode_record(filled, newer, v=[now - 10, ORIGIN])).status == 200
+    assert _push(hub, token, episode_record(filled, older, v=[now - 5, ORIGIN])).status == 200
     assert counts_at(hub.db)["episode_requests"] == before + 10_000
-    held = items_at(hub.db)[("episode", "filled")]["requests"]
+    held = items_at(hub.db)[("episode", uid("filled"))]["requests"]
     assert held == newer
     teammate = tmp_path / "teammate"
     teammate.mkdir()
     reader = hub.token("sync", ("shop",), "request-reader")
     done = run_sync(teammate, "--hub", hub.url, "--token", reader)
     assert done.returncode == 0, done.stderr
-    assert items_at(teammate / "aletheia.db")[("episode", "filled")]["requests"] == newer
+    assert items_at(teammate / "aletheia.db")[("episode", uid("filled"))]["requests"] == newer
 
 
 class _HostileHub(FakeHub):
@@ -247,12 +250,14 @@ class _HostileHub(FakeHub):
     ],
 )
 def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[str, Any]) -> None:
-    _HostileHub.page = [memory_record(key="fine"), memory_record(**poison)]
+    _HostileHub.page = [memory_record(key=uid("fine")), memory_record(**poison)]
     store = SqliteStore(tmp_path / "local.db")
     try:
         with (
             serving(_HostileHub) as url,
-            pytest.raises(AletheiaError, match=r"sent a bad pull page: record 1 \(memory m\d+\): "),
+            pytest.raises(
+                AletheiaError, match=r"sent a bad pull page: record 1 \(memory [0-9a-f]{32}\): "
+            ),
         ):
             sync_store(store, HubClient(url, "alt_x"), system_clock)
         assert store.sync_cursors("b" * 32, 1) == (0, 0)
@@ -268,7 +273,7 @@ def test_a_text_a_hub_holds_past_its_limit_once_redacted_is_pulled_cut_to_the_li
     it cut to the limit (and redacted again), not refusing that page forever."""
     held = LENGTHENED[:990].replace("-pab1", "-p[REDACTED]")
     assert len(held) > 1000
-    _HostileHub.page = [memory_record(key="held", title=held), memory_record(key="after")]
+    _HostileHub.page = [memory_record(key=uid("held"), title=held), memory_record(key=uid("after"))]
     store = SqliteStore(tmp_path / "local.db")
     try:
         with serving(_HostileHub) as url:
@@ -276,7 +281,7 @@ def test_a_text_a_hub_holds_past_its_limit_once_redacted_is_pulled_cut_to_the_li
         assert report.applied == 2
     finally:
         store.close()
-    title = items_at(tmp_path / "local.db")[("memory", "held")]["title"]
+    title = items_at(tmp_path / "local.db")[("memory", uid("held"))]["title"]
     assert len(title) <= 1000 and title.startswith(held[:950])
     assert redact_secrets(title) == title  # pushed again, it is what the hub checks
 
@@ -301,14 +306,15 @@ def test_a_hub_cannot_pull_into_a_project_outside_the_token(tmp_path: Path) -> N
         item = memories.MemoryInput(text="my private diary note", project="personal", tool="t")
         memories.save_memory(store, system_clock, item)
         _HostileHub.projects = ["shop"]
-        planted = memory_record(key="planted", project="personal", pinned=True, title="Injected")
-        _HostileHub.page = [memory_record(key="fine"), planted]
+        injected = {"project": "personal", "pinned": True, "title": "Injected"}
+        planted = memory_record(key=uid("planted"), **injected)
+        _HostileHub.page = [memory_record(key=uid("fine")), planted]
         refused = 'sent a bad pull page: Project "personal" is not allowed for this token.'
         with serving(_HostileHub) as url, pytest.raises(AletheiaError, match=refused):
             sync_store(store, HubClient(url, "alt_x"), system_clock)
         assert store.sync_cursors("b" * 32, 1)[1] == 0  # the pull cursor stayed
         # rules for every project are what a hub shares with every token: they come
-        _HostileHub.page = [_everywhere_rule_record(tmp_path), memory_record(key="fine")]
+        _HostileHub.page = [_everywhere_rule_record(tmp_path), memory_record(key=uid("fine"))]
         with serving(_HostileHub) as url:
             report = sync_store(store, HubClient(url, "alt_x"), system_clock)
         assert report.applied == 2
@@ -316,7 +322,7 @@ def test_a_hub_cannot_pull_into_a_project_outside_the_token(tmp_path: Path) -> N
         _HostileHub.projects = None
         store.close()
     held = items_at(tmp_path / "local.db")
-    assert [key for kind, key in held if kind == "memory"].count("planted") == 0
+    assert [key for kind, key in held if kind == "memory"].count(uid("planted")) == 0
     assert sum(1 for kind, _ in held if kind == "rule") == 1
     assert counts_at(tmp_path / "local.db")["memories"] == 2
 

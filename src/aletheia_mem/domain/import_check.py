@@ -37,11 +37,17 @@ from aletheia_mem.domain.limits import (
     MAX_TITLE,
     UNPRINTED_NAME,
 )
-from aletheia_mem.domain.memories import dedupe_key, default_title
+from aletheia_mem.domain.memories import (
+    dedupe_key,
+    stored_paths,
+    stored_statements,
+    stored_title,
+)
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.domain.rules import rule_id
+from aletheia_mem.domain.rules import rule_id, stored_scope_name
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import (
+    LIST_KEY_PREFIX,
     WORK_STATE_KIND,
     parse_items,
     redacted_json,
@@ -173,6 +179,8 @@ def _kind(value: Any) -> str:
 
 
 NAME = text(MAX_NAME, redact=False)
+SCOPE_TEXT = text(SCOPE_NAME, redact=False)
+ID_LIST = list_of(ID)
 
 
 def name(value: Any) -> str:
@@ -212,12 +220,32 @@ def project(value: Any) -> str:
     return key
 
 
+def is_uid(value: Any) -> bool:
+    """Whether ``value`` is a uid as a store makes one (storage/uids.py, an episode's hash, an
+    older store's uuid4): 32 lowercase hex digits."""
+    return isinstance(value, str) and _UID.fullmatch(value) is not None
+
+
 def uid(value: Any) -> str:
     """A uid as a store makes it (storage/uids.py, an episode's hash, an older store's uuid4):
     32 lowercase hex digits. Never redacted, so nothing else may get in."""
-    if not _UID.fullmatch(NAME(value)):
+    if not is_uid(NAME(value)):
         raise _Bad("must be 32 lowercase hexadecimal digits")
     return str(value)
+
+
+def scope_name(value: Any) -> str:
+    """A rule's project or situation (empty for every project) as a store keeps it
+    (``stored_scope_name``, as sync keeps it): without control characters, which a hub
+    refuses and an earlier release let in; the rule is then kept under its id
+    (``_check_whole``)."""
+    given = SCOPE_TEXT(value)
+    return within(SCOPE_NAME, given, stored_scope_name(given))
+
+
+def ids(value: Any) -> list[int]:
+    """A rule's evidence: ids, each once, as ``add_rule`` keeps them."""
+    return list(dict.fromkeys(ID_LIST(value)))
 
 
 REASON = optional(text(HELD_REASON))
@@ -240,8 +268,8 @@ FIELDS: dict[str, dict[str, Check]] = {
     },
     "rule": {
         "id": rule_key, "then_text": text(RULE_TEXT), "when_text": text(RULE_TEXT),
-        "scope_tier": one_of(SCOPE_TIERS), "scope_name": text(SCOPE_NAME),
-        "evidence_memory_ids": list_of(ID), "evidence_fact_ids": list_of(ID), "source": CALLER,
+        "scope_tier": one_of(SCOPE_TIERS), "scope_name": scope_name,
+        "evidence_memory_ids": ids, "evidence_fact_ids": ids, "source": CALLER,
         "added_at": INSTANT, "last_confirmed_at": INSTANT, "enabled": flag,
         "updated_at": INSTANT,
     },
@@ -291,18 +319,17 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
         raise InvalidInputError(f"Line {line}: {kind} field {problem}.") from None
     if kind == "memory":
         clean["text"] = _memory_text(clean, line)
-        clean["title"] = _memory_title(clean, line)
-        if clean["kind"] == WORK_STATE_KIND:  # named and keyed as work_state_write names it
-            _list_name_and_key(clean, line)
-        elif clean["dedupe_key"] is not None:
-            # as sync takes a peer's note: the key is the hash of its words, so that a key
-            # naming other words cannot answer their save "Already saved" with this record
-            clean["dedupe_key"] = dedupe_key(clean["title"], clean["text"])
-        if clean["dedupe_key"] is not None and len(clean["dedupe_key"]) > HELD_KEY:
-            raise InvalidInputError(
-                f'Line {line}: memory field "dedupe_key" of a list must be at most {HELD_KEY}'
-                " characters."
-            )
+        clean["facts"] = stored_statements(clean["facts"])
+        clean["files"] = stored_paths(clean["files"])
+        if clean["kind"] == WORK_STATE_KIND:
+            _check_list(clean, line)
+            _list_name_and_key(clean, line)  # named and keyed as work_state_write names it
+        else:  # as a save and sync keep a note: a blank title is its default title
+            clean["title"] = stored_title(clean["title"], clean["text"])
+            if clean["dedupe_key"] is not None:
+                # as sync takes a peer's note: the key is the hash of its words, so that a key
+                # naming other words cannot answer their save "Already saved" with this record
+                clean["dedupe_key"] = dedupe_key(clean["title"], clean["text"])
     elif kind == "fact":  # as the fact tools store it: password = Tr0ub4dor&3 loses its value
         clean["object"] = redact_named_value(clean["predicate"], clean["object"])
     return clean
@@ -371,15 +398,22 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
         record["id"] = rule_id(*(record[part] for part in parts))
 
 
-def _memory_title(memory: dict[str, Any], line: int) -> str:
-    """A memory's title; a blank one is a note's default title, made from its text as a save
-    makes it (a list's title is its name, which a list always has)."""
-    title: str = memory["title"]
-    if title.strip():
-        return title
-    if memory["kind"] == WORK_STATE_KIND:
+def _check_list(memory: dict[str, Any], line: int) -> None:
+    """A work-state list's title and key, as sync takes them: its title is its name, which a
+    list always has, and its key is ``list:`` and its name (a key of another shape, a note's
+    hash, would answer the save of that note "Already saved" with this list)."""
+    if not memory["title"].strip():
         raise InvalidInputError(f'Line {line}: memory field "title" of a list must not be blank.')
-    return default_title(memory["text"])
+    key = memory["dedupe_key"]
+    if key is None or not key.startswith(LIST_KEY_PREFIX):
+        raise InvalidInputError(
+            f'Line {line}: memory field "dedupe_key" of a list must start with {LIST_KEY_PREFIX}.'
+        )
+    if len(key) > HELD_KEY:
+        raise InvalidInputError(
+            f'Line {line}: memory field "dedupe_key" of a list must be at most {HELD_KEY}'
+            " characters."
+        )
 
 
 def _list_name_and_key(memory: dict[str, Any], line: int) -> None:

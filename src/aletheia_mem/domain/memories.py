@@ -67,6 +67,24 @@ def default_title(text: str) -> str:
     return " ".join(text.split())[:DEFAULT_TITLE_LENGTH] or "(untitled)"
 
 
+def stored_title(title: str, text: str) -> str:
+    """A note's title as a store keeps it, whoever wrote it (a save, an import, a synced
+    peer): a blank one is the default title of its text (as stored, redacted)."""
+    return title if title.strip() else default_title(text)
+
+
+def stored_paths(paths: Sequence[str]) -> list[str]:
+    """A memory's files as a store keeps them, whoever wrote them: each once, in their order,
+    none blank (a save drops a blank path and one given twice)."""
+    return list(dict.fromkeys(path for path in paths if path.strip()))
+
+
+def stored_statements(statements: Sequence[str]) -> list[str]:
+    """The facts a memory states as a store keeps them, whoever wrote them: none blank (a save
+    refuses a blank one)."""
+    return [statement for statement in statements if statement.strip()]
+
+
 class Saved(NamedTuple):
     """What a save did: the memory, whether it is new, and whether a fact it stated changed
     the fact timeline (a memory saved before still records its facts)."""
@@ -94,7 +112,7 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
     check_paths(item.files)
     now = clock()
     text = redact_secrets(item.text)
-    title = redact_secrets(item.title) if item.title else default_title(text)
+    title = stored_title(redact_secrets(item.title or ""), text)
     structured = [fact for fact in item.facts if isinstance(fact, FactInput)]
     statements = [
         redact_secrets(fact if isinstance(fact, str) else _statement(fact)) for fact in item.facts
@@ -110,7 +128,7 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
         dedupe_key=dedupe_key(title, text),
         narrative=redact_secrets(item.narrative) if item.narrative else None,
         facts=tuple(statements),
-        files=tuple(dict.fromkeys(redact_secrets(path) for path in item.files)),
+        files=tuple(stored_paths([redact_secrets(path) for path in item.files])),
         pinned=item.pinned,
     )
     facts = [

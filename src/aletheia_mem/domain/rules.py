@@ -11,6 +11,7 @@ from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
+from aletheia_mem.printable import printable_line
 from aletheia_mem.storage.base import DismissTable
 from aletheia_mem.storage.entries import Rule
 from aletheia_mem.timefmt import DAY_MS
@@ -41,6 +42,13 @@ def rule_id(then: str, when: str, scope_tier: str, scope_name: str) -> str:
     """``r_`` + 10 hex digits, the same for the same rule on every machine."""
     digest = hashlib.sha256(f"{then}\x00{when}\x00{scope_tier}\x00{scope_name}".encode())
     return "r_" + digest.hexdigest()[:10]
+
+
+def stored_scope_name(name: str) -> str:
+    """A rule's scope name as a store keeps it, whoever wrote it (``add_rule``, an import, a
+    synced peer): its blanks one space and its secrets redacted; a control or format character
+    (which ``add_rule`` refuses, and an earlier release let in) dropped."""
+    return redact_secrets(printable_line(name, len(name)) or "")
 
 
 def _visible_ids(
@@ -100,7 +108,7 @@ def add_rule_telling(
             raise InvalidInputError(
                 f"{name} must be at most {MAX_RULE} characters once secrets are redacted."
             )
-    scope_name = redact_secrets(" ".join(item.scope_name.split()))
+    scope_name = stored_scope_name(item.scope_name)
     rule = Rule(
         id=rule_id(then, when, item.scope_tier, scope_name),
         then=then,

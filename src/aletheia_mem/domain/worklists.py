@@ -48,8 +48,12 @@ def no_such_list(name: str) -> str:
     return f"No list named {quoted_name(list_name(name))}."
 
 
+# What a list's dedupe key starts with (a note's is the hash of its words).
+LIST_KEY_PREFIX = "list:"
+
+
 def list_key(name: str) -> str:
-    return "list:" + list_name(name)
+    return LIST_KEY_PREFIX + list_name(name)
 
 
 def list_title(name: str) -> str:

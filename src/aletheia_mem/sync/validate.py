@@ -2,9 +2,10 @@
 
 ``check_records`` (records.py) checks the shape: fields and their JSON types. This module checks
 the values: enums, lengths, names without control characters, times that are not in the future,
-rule ids that match their text; and it redacts secrets exactly as a save does. The hub runs it
-on every pushed page and a store on every pulled page, so neither a teammate nor a hub can put
-into a store what a tool call could not.
+uids as a store makes them, rule ids that match their text; and it redacts secrets exactly as a
+save does and keeps a note as a save and an import keep it (a blank title is its default title,
+its files each once). The hub runs it on every pushed page and a store on every pulled page, so
+neither a teammate nor a hub can put into a store what a tool call (or an import) could not.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from aletheia_mem.domain.import_check import ALL_PROJECTS, is_uid
 from aletheia_mem.domain.limits import (
     HELD_FACT_PART,
     HELD_ITEMS,
@@ -24,11 +26,17 @@ from aletheia_mem.domain.limits import (
     LONE_SURROGATE,
     UNPRINTED_NAME,
 )
-from aletheia_mem.domain.memories import dedupe_key
+from aletheia_mem.domain.memories import (
+    dedupe_key,
+    stored_paths,
+    stored_statements,
+    stored_title,
+)
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.domain.rules import rule_id
+from aletheia_mem.domain.rules import rule_id, stored_scope_name
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import (
+    LIST_KEY_PREFIX,
     WORK_STATE_KIND,
     parse_items,
     redacted_json,
@@ -132,12 +140,19 @@ class _Checker:
             raise self.fail(f"{field} must hold at most {count} items.")
         self.data[field] = [self._text(field, value, limit, True) for value in values]
 
-    def keys(self, field: str, count: int = MAX_ITEMS) -> None:
+    def uids(self, field: str, count: int = MAX_ITEMS) -> None:
+        """A list of references to items by uid (a rule's evidence)."""
         values = self.data[field]
         if len(values) > count:
             raise self.fail(f"{field} must hold at most {count} items.")
-        for value in values:
-            check_key(value, self.fail, f"{field} must hold global ids.")
+        if not all(map(is_uid, values)):
+            raise self.fail(f"{field} must hold global ids (32 lowercase hex digits).")
+
+    def uid(self, field: str) -> None:
+        """A reference to an item by its uid, or None."""
+        value = self.data[field]
+        if value is not None and not is_uid(value):
+            raise self.fail(f"{field} must be a global id (32 lowercase hex digits).")
 
     def past(self, *fields: str) -> None:
         """Times of things that happened: from 1970 on, and not beyond now plus the skew."""
@@ -162,6 +177,8 @@ class _Checker:
         self.name("project", MAX_TEXT if self.pulled else MAX_PROJECT_LENGTH)
         if value != value.strip().lower():
             raise self.fail("project must be a project key (lower-case, trimmed).")
+        if value == ALL_PROJECTS:  # as import and a tool's write refuse it
+            raise self.fail('project must not be "*", which means every project.')
         self.data["project"] = self.fit("project", value, MAX_PROJECT_LENGTH, normalize_project)
 
     def caller(self, field: str) -> None:
@@ -204,33 +221,50 @@ def is_project_key(value: Any) -> bool:
 
 
 def _memory(check: _Checker) -> None:
+    data = check.data
     check.project()
     check.choice("type", MEMORY_TYPES)
     check.choice("kind", MEMORY_KINDS)
     check.caller("tool")
     check.text("title", MAX_TITLE)
-    if check.data["kind"] == WORK_STATE_KIND:
-        check.data["title"] = check.fit("title", check.data["title"], MAX_TITLE, stored_list_title)
+    if data["kind"] == WORK_STATE_KIND:
+        data["title"] = check.fit("title", data["title"], MAX_TITLE, stored_list_title)
         check.items("text")
     else:
         check.text("text", MAX_TEXT)
     check.text("narrative", MAX_TEXT)
     check.texts("facts", MAX_FACT_PART)
+    data["facts"] = stored_statements(data["facts"])
     check.texts("files", MAX_TITLE)
+    data["files"] = stored_paths(data["files"])
     check.text("dismiss_reason", MAX_REASON)
     check.text("dedupe_key", HELD_KEY, redact=False)
-    key = check.data["dedupe_key"]
-    if key is not None and check.data["kind"] == WORK_STATE_KIND:
+    if data["kind"] == WORK_STATE_KIND:
+        _list(check)
         # "list:" and the name, redacted as work_state_write keys it (and the title holds it)
-        check.data["dedupe_key"] = check.fit("dedupe_key", key, HELD_KEY, stored_list_key)
-    elif key is not None:
-        # a save's key is the hash of its title and text: a key naming other words would
-        # answer the save of those words "Already saved" with this record's words
-        check.data["dedupe_key"] = dedupe_key(check.data["title"], check.data["text"])
+        data["dedupe_key"] = check.fit("dedupe_key", data["dedupe_key"], HELD_KEY, stored_list_key)
+    else:
+        # a blank title is the default title a save (and an import) gives a note
+        data["title"] = stored_title(data["title"], data["text"])
+        if data["dedupe_key"] is not None:
+            # a save's key is the hash of its title and text: a key naming other words would
+            # answer the save of those words "Already saved" with this record's words
+            data["dedupe_key"] = dedupe_key(data["title"], data["text"])
     check.past("created_at", "updated_at", "dismissed_at")
 
 
-def _fact(check: _Checker) -> None:
+def _list(check: _Checker) -> None:
+    """A work-state list's title and key: its title is its name, which no list lacks, and its
+    key is ``list:`` and its name (a key of another shape, a note's hash, would answer the save
+    of that note "Already saved" with this list)."""
+    if not check.data["title"].strip():
+        raise check.fail("title of a list must not be blank.")
+    key = check.data["dedupe_key"]
+    if key is None or not key.startswith(LIST_KEY_PREFIX):
+        raise check.fail(f"dedupe_key of a list must start with {LIST_KEY_PREFIX}.")
+
+
+def _fact(check: _Checker, key: str) -> None:
     check.project()
     for field in ("subject", "predicate", "object"):
         check.text(field, MAX_FACT_PART)
@@ -239,32 +273,39 @@ def _fact(check: _Checker) -> None:
     check.caller("source")
     check.text("dismiss_reason", MAX_REASON)
     for field in ("superseded_by", "memory"):
-        if check.data[field] is not None:
-            check_key(check.data[field], check.fail, f"{field} must be a global id.")
+        check.uid(field)
     check.past("recorded_at", "dismissed_at")
     for field in ("valid_from", "valid_to"):  # as a save reads them: years 1 to 9999
         value = check.data[field]
         if value is not None and not FIRST_MS <= value <= LAST_MS:
             raise check.fail(f"{field} must be an instant of the years 1 to 9999.")
+    # as import refuses them (the receiver tiles the key's timeline again anyway)
+    valid_to = check.data["valid_to"]
+    if valid_to is not None and valid_to < check.data["valid_from"]:
+        raise check.fail("valid_to must not be before valid_from.")
+    if check.data["superseded_by"] == key:
+        raise check.fail("superseded_by must not be the fact's own id.")
 
 
 def _rule(check: _Checker, key: str) -> str:
     """Checks a rule; its key: the id of its text as stored, redacted. A release that redacts
-    less (or a hand-made record) may send a secret this one finds: the rule is kept under its
-    redacted text's id, as ``add_rule`` keeps it, so that one such rule stops no sync for good."""
+    less (or a hand-made record) may send a secret this one finds, or (before ``add_rule``
+    refused them) control characters in its scope name: the rule is kept under the id of its
+    text as ``add_rule`` keeps it, so that one such rule stops no sync for good."""
     data = check.data
     check.choice("scope_tier", SCOPE_TIERS)
     check.caller("source")
-    check.name("scope_name", MAX_RULE_TEXT, empty=True)
-    check.keys("evidence_memories", 100)
-    check.keys("evidence_facts", 100)
+    check.text("scope_name", MAX_RULE_TEXT, redact=False)
+    check.uids("evidence_memories", 100)
+    check.uids("evidence_facts", 100)
     check.past("added_at", "last_confirmed_at", "updated_at")
     parts = (data["then"], data["when"], data["scope_tier"], data["scope_name"])
     if key != rule_id(*parts):
         raise check.fail("a rule's key must be the id of its text and scope.")
     for field in ("then", "when"):
         check.text(field, MAX_RULE_TEXT)
-    data["scope_name"] = redact_secrets(data["scope_name"])
+    # as add_rule keeps it; what does not print dropped (an earlier release let it in)
+    data["scope_name"] = stored_scope_name(data["scope_name"])
     return rule_id(data["then"], data["when"], data["scope_tier"], data["scope_name"])
 
 
@@ -301,6 +342,8 @@ def validate_record(
     # named by its kind and global id too: the page's position alone does not tell the store's
     # user which item a hub refused (and every later push stops at it)
     check.where = f"{where} ({record['kind']} {record['key']})"
+    if record["kind"] != "rule" and not is_uid(record["key"]):  # as every store makes one
+        raise check.fail("key must be a global id (32 lowercase hex digits).")
     changed_at, origin = record["v"]
     if changed_at < 0:
         raise check.fail(
@@ -317,7 +360,7 @@ def validate_record(
     if kind == "memory":
         _memory(check)
     elif kind == "fact":
-        _fact(check)
+        _fact(check, key)
     elif kind == "rule":
         key = _rule(check, key)
     else:
