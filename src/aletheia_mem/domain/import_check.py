@@ -366,6 +366,53 @@ def checked_changed_at(kind: str, raw: Any, line: int, *, now: int) -> int | Non
     return min(changed_at, now)
 
 
+# The references of a synced item that may wait for their item (a sync stopped before it
+# came), by record type, and how many of each one record holds at most: as a sync record
+# carries them (a fact's one memory, a rule's at most 100 evidence ids of each kind).
+WAITING = {"fact": {"memory": 1}, "rule": {"evidence_memory": 100, "evidence_fact": 100}}
+
+
+def checked_waiting(
+    kind: str, raw: Any, record: dict[str, Any], line: int
+) -> list[tuple[str, str]]:
+    """A record's references still waiting for their items (``"waiting"`` beside its data:
+    ``[[field, uid], ...]``), checked against the record (``record``, checked): [] when it has
+    none (an export of an earlier release, or nothing waits).
+
+    Raises:
+        InvalidInputError: it is not a list of ``[field, uid]`` pairs of its type's fields, it
+            names one twice or more than a sync record holds, it is on a record that is no
+            fact or rule, or a fact waits for a memory while it has one.
+    """
+    if raw is None:
+        return []
+    fields = WAITING.get(kind)
+    if fields is None:
+        raise InvalidInputError(f'Line {line}: "waiting" is for fact and rule records, not {kind}.')
+    where = f'Line {line}: {kind} "waiting"'
+    if not isinstance(raw, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 for pair in raw
+    ):
+        raise InvalidInputError(f"{where} must be a list of [field, uid] pairs.")
+    pairs: list[tuple[str, str]] = []
+    for field, target in raw:
+        if not isinstance(field, str) or field not in fields:
+            raise InvalidInputError(f"{where} field must be one of: {', '.join(fields)}.")
+        if not is_uid(target):
+            raise InvalidInputError(
+                f"{where} must name each item by its uid (32 lowercase hexadecimal digits)."
+            )
+        pairs.append((field, target))
+    if len(set(pairs)) < len(pairs):
+        raise InvalidInputError(f"{where} names a reference twice.")
+    for field, most in fields.items():
+        if sum(1 for name, _ in pairs if name == field) > most:
+            raise InvalidInputError(f"{where} must hold at most {most} {field} references.")
+    if kind == "fact" and pairs and record["memory_id"] is not None:
+        raise InvalidInputError(f'{where} names a memory, but the fact has one ("memory_id").')
+    return pairs
+
+
 def _check_times(kind: str, record: dict[str, Any], now: int) -> None:
     """No time of a past event more than ``MAX_AHEAD_MS`` after ``now``; one ahead of ``now``
     (a day at most) is kept as ``now``: a hub takes a time at most minutes ahead of its clock,

@@ -7,8 +7,14 @@ next ids and how many records of each type follow); then one record per stored r
 A memory, fact, rule or episode also carries the time of its sync version, ``"changed_at"``
 beside its data (an export of an earlier release has none and still imports: the latest time
 the item's data holds stands in), which the import keeps, so that a hub holding a later version
-keeps it. Records keep ids, uids, timestamps, dismissals, supersession chains, disabled rules
-and those times, so importing into an empty store and exporting again gives the same text.
+keeps it. A fact or rule whose references still wait for an item a sync has not brought yet (a
+sync stopped midway) carries them too, ``"waiting": [[field, uid], ...]`` beside its data (a
+fact's ``memory``, a rule's ``evidence_memory`` or ``evidence_fact``): the import keeps them
+waiting, so that the store's first sync sends the item as the hub has it, not without them (it
+would win half the time, the links lost on every store), and fills them in when their items
+come. An earlier release ignores both keys. Records keep ids, uids, timestamps, dismissals,
+supersession chains, disabled rules, those times and references, so importing into an empty
+store and exporting again gives the same text.
 """
 
 from __future__ import annotations
@@ -21,7 +27,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from aletheia_mem import __version__
-from aletheia_mem.domain.import_check import MAX_ID, checked_changed_at, checked_record
+from aletheia_mem.domain.import_check import (
+    MAX_ID,
+    checked_changed_at,
+    checked_record,
+    checked_waiting,
+    is_uid,
+)
 from aletheia_mem.errors import InvalidInputError
 
 # Export and import copy a local store's rows as SQLite stores them: SQLite only.
@@ -80,7 +92,7 @@ def export_lines(store: SqliteStore) -> Iterator[str]:
         }
         yield _line(header)
         for table, kind in RECORD_TYPES.items():
-            for row, changed_at in store.export_versioned_rows(table):
+            for row, changed_at, waiting in store.export_versioned_rows(table):
                 data = {
                     name: json.loads(value)
                     if name in JSON_COLUMNS and isinstance(value, str)
@@ -90,6 +102,9 @@ def export_lines(store: SqliteStore) -> Iterator[str]:
                 record: dict[str, Any] = {"type": kind, "data": data}
                 if changed_at is not None:
                     record["changed_at"] = changed_at
+                kept = [[field, target] for field, target in waiting if is_uid(target)]
+                if kept:  # a uid no store makes can never arrive: it is not carried
+                    record["waiting"] = kept
                 yield _line(record)
 
 
@@ -170,11 +185,12 @@ def _records(
             raise InvalidInputError(f"Line {number} has no data object.")
         record = checked_record(kind, data, number, now=now)
         changed_at = checked_changed_at(kind, parsed.get("changed_at"), number, now=now)
+        waiting = checked_waiting(kind, parsed.get("waiting"), record, number)
         for name in JSON_COLUMNS & record.keys():
             if isinstance(record[name], list):
                 record[name] = json.dumps(record[name], ensure_ascii=False)
         held += 1
-        yield table, record, number, changed_at
+        yield table, record, number, changed_at, waiting
     if expected is not None and held < expected:
         raise InvalidInputError(
             f"The export holds {held:,} of the {expected:,} records its header counts:"
@@ -217,15 +233,15 @@ def _spooled(spool: IO[str]) -> Iterator[ImportRow]:
     """The checked records ``_spool`` wrote, as ``_records`` yielded them."""
     spool.seek(0)
     for line in spool:
-        table, record, number, changed_at = json.loads(line)
-        yield table, record, number, changed_at
+        table, record, number, changed_at, waiting = json.loads(line)
+        yield table, record, number, changed_at, [(field, target) for field, target in waiting]
 
 
 def _spool(records: Iterable[ImportRow], spool: IO[str]) -> None:
     """Write checked records to ``spool``, one JSON line each (ASCII: a value's every
     character comes back as it was)."""
-    for table, record, number, changed_at in records:
-        spool.write(json.dumps([table, record, number, changed_at]) + "\n")
+    for table, record, number, changed_at, waiting in records:
+        spool.write(json.dumps([table, record, number, changed_at, waiting]) + "\n")
 
 
 def import_lines(

@@ -17,10 +17,14 @@ from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import MEMORY_FTS_INSERT, memory_fts_row
 from aletheia_mem.storage.sqlite.rows import fact_key
 
-# One row of an import: its table, its stored columns' values, the line it came from, and the
+# A reference of a synced item still waiting for the item it names (``sync_pending``): the field
+# (a fact's ``memory``, a rule's ``evidence_memory`` or ``evidence_fact``) and the item's uid.
+Waiting = list[tuple[str, str]]
+# One row of an import: its table, its stored columns' values, the line it came from, the
 # time of the item's sync version as exported (``changed_at``; None: an export made before
-# exports carried it, or a row that is no synced item: a request, an audit row).
-ImportRow = tuple[str, dict[str, Any], int, int | None]
+# exports carried it, or a row that is no synced item: a request, an audit row), and its
+# references still waiting for their items.
+ImportRow = tuple[str, dict[str, Any], int, int | None, Waiting]
 
 
 class SqliteTransfer(SqliteDatabase):
@@ -53,12 +57,17 @@ class SqliteTransfer(SqliteDatabase):
 
     def export_rows(self, table: str) -> Iterator[dict[str, Any]]:
         """Every row of a data table as stored, in rowid order, read in one snapshot."""
-        for row, _ in self.export_versioned_rows(table):
+        for row, _, _ in self.export_versioned_rows(table):
             yield row
 
-    def export_versioned_rows(self, table: str) -> Iterator[tuple[dict[str, Any], int | None]]:
+    def export_versioned_rows(
+        self, table: str
+    ) -> Iterator[tuple[dict[str, Any], int | None, Waiting]]:
         """``export_rows`` with the time of each item's sync version in the change log (None
-        for a row of a table that holds no synced item, or an item the log does not hold)."""
+        for a row of a table that holds no synced item, or an item the log does not hold), and
+        the item's references still waiting for their items (a fact's or a rule's, in the
+        order of field and uid)."""
+        waiting = self._waiting(table)
         columns = self.data_columns(table)
         selected = ", ".join(f"item.{name}" for name in columns)
         synced = _SYNCED.get(table)
@@ -74,7 +83,25 @@ class SqliteTransfer(SqliteDatabase):
         for row in self._conn.execute(sql):
             changed_at = row[len(columns)]
             values = dict(zip(columns, row[: len(columns)], strict=True))
-            yield values, None if changed_at is None else int(changed_at)
+            held = waiting.get(values[synced[1]], []) if synced is not None and waiting else []
+            yield values, None if changed_at is None else int(changed_at), held
+
+    def _waiting(self, table: str) -> dict[str, Waiting]:
+        """The references of ``table``'s items still waiting for their items, by item key (a
+        few: each waits only until a sync brings its item). One whose item the store holds
+        is left out: a sync fills a reference in only as its item arrives, so it would wait
+        for good (and an import refuses it)."""
+        kind = _WAITING_KINDS.get(table)
+        if kind is None:
+            return {}
+        found: dict[str, Waiting] = {}
+        for key, field, target in self._conn.execute(
+            f"SELECT p.key, p.field, p.target FROM sync_pending p WHERE p.kind = ?"
+            f" AND NOT ({_HELD}) ORDER BY p.key, p.field, p.target",
+            (kind,),
+        ):
+            found.setdefault(str(key), []).append((str(field), str(target)))
+        return found
 
     def data_sequences(self) -> dict[str, int]:
         """The AUTOINCREMENT counters of the data tables (the next ids)."""
@@ -125,8 +152,8 @@ class SqliteTransfer(SqliteDatabase):
                     if not _is_empty(conn):
                         raise holds_data(self.path)
                     loader = _Loader(conn, columns, lines)
-                    for table, values, line, changed_at in rows:
-                        loader.add(table, values, line, changed_at)
+                    for table, values, line, changed_at, waiting in rows:
+                        loader.add(table, values, line, changed_at, waiting)
                     loader.finish()
                     _set_sequences(conn, sequences)
             finally:
@@ -173,7 +200,14 @@ class _Loader:
         )
         conn.execute("UPDATE sync_control SET quiet = 1")
 
-    def add(self, table: str, values: dict[str, Any], line: int, changed_at: int | None) -> None:
+    def add(
+        self,
+        table: str,
+        values: dict[str, Any],
+        line: int,
+        changed_at: int | None,
+        waiting: Waiting,
+    ) -> None:
         sql, names = self._statements[table]
         if table == "memories" and self._key_taken(values):
             values = {**values, "dedupe_key": None}
@@ -198,6 +232,12 @@ class _Loader:
         if synced is not None and changed_at is not None:
             kind, key, _ = synced
             self._conn.execute(_LOG_VERSION, {"kind": kind, "key": values[key], "at": changed_at})
+        if synced is not None and waiting:
+            kind, key, _ = synced
+            self._conn.executemany(
+                "INSERT INTO sync_pending (kind, key, field, target) VALUES (?, ?, ?, ?)",
+                [(kind, values[key], field, target) for field, target in waiting],
+            )
 
     def _key_taken(self, memory: dict[str, Any]) -> bool:
         """Whether an earlier memory of the project holds this memory's dedupe key."""
@@ -219,6 +259,7 @@ class _Loader:
         if self._reordered:  # a fact inserted before its memory found no rank row to mark
             self._conn.execute(_MARK_STALE)
         self._check_references()
+        self._check_waiting()
 
     def _log_versions(self, table: str, log: str) -> None:
         """``log`` (one of ``_LOG_VERSIONS``) over every row of ``table``, chunk by chunk."""
@@ -294,6 +335,17 @@ class _Loader:
                 raise InvalidInputError(
                     f"Line {line}: rule cites {noun} #{cited[1]}, which the export does not hold."
                 )
+
+    def _check_waiting(self) -> None:
+        """No reference waits for an item the import holds (a sync fills one in as its item
+        arrives, and one the store holds would never arrive again)."""
+        found = self._conn.execute(_ARRIVED).fetchone()
+        if found is not None:
+            table = "facts" if found[0] == "fact" else "rules"
+            raise InvalidInputError(
+                f"Line {self._line(table, found[1])}: this {found[0]} record waits for item"
+                f" {found[2]}, which the export holds: cite it by its id."
+            )
 
 
 # Each data table's place: an export lists memories before the facts that state it, whose
@@ -391,6 +443,24 @@ _EVIDENCE = (
     ("evidence_memory_ids", "memories", "memory"),
     ("evidence_fact_ids", "facts", "fact"),
 )
+
+
+# The tables whose items' references may wait for an item (``sync_pending``), by their kind.
+_WAITING_KINDS = {"facts": "fact", "rules": "rule"}
+# Whether the item a waiting reference ``p`` names is held: a sync fills a reference in as its
+# item arrives, so one waiting for an item the store holds would wait for good.
+_HELD = (
+    "(p.field IN ('memory', 'evidence_memory')"
+    " AND EXISTS (SELECT 1 FROM memories WHERE uid = p.target))"
+    " OR (p.field = 'evidence_fact' AND EXISTS (SELECT 1 FROM facts WHERE uid = p.target))"
+)
+# A waiting reference whose item the import holds, with the key of the line that gave it.
+_ARRIVED = f"""
+SELECT p.kind, coalesce(f.id, p.key), p.target FROM sync_pending p
+LEFT JOIN facts f ON p.kind = 'fact' AND f.uid = p.key
+WHERE {_HELD}
+LIMIT 1
+"""
 
 
 def _keys(table: str) -> list[str]:
