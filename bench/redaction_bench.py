@@ -1,13 +1,15 @@
 """Benchmark of secret redaction: ``python bench/redaction_bench.py [--quick] [--compare]``.
 
 Prints a markdown table: the time to redact a 1 KB and a 20,000-character memory (p50 and p99,
-in process; the look-alike note holds full-width and invisible characters, which are folded),
+in process; the look-alike note holds full-width and invisible characters, which are folded, the
+Cyrillic and Greek note letters that look like Latin ones),
 the worst time over adversarial inputs of 20,000 characters and how it grows from 5,000
 (catastrophic backtracking would show here), and recall and false positives on the labelled
 corpus (``tests/domain/redaction_corpus.jsonl``). With ``--compare`` and detect-secrets
 installed, the same corpus and texts through detect-secrets' default plugins.
 """
 
+# ruff: noqa: RUF001  (the Cyrillic and Greek note holds letters that look like Latin ones)
 from __future__ import annotations
 
 import argparse
@@ -40,6 +42,14 @@ def full_width(text: str) -> str:
 
 # Text that NFKC changes: read folded, then as it is (the plain ASCII texts above skip folding).
 LOOKALIKE_NOTE = full_width(NOTE[:200]) + "日本語のメモ\uff08本番環境\uff09。\u200b" + NOTE[200:]
+# Russian, Ukrainian and Greek prose around paths and code: letters that look like Latin ones.
+CYRILLIC_NOTE = (
+    "Решили перенести кэш сессий из Redis в нежурналируемую таблицу Postgres, потому что"
+    " кластер staging постоянно вытеснял ключи под нагрузкой. См. src/cache/store.py и миграцию"
+    " 0042. Перед пушем запустите `make test`; задаче CI `integration-db` нужна переменная"
+    " DATABASE_URL. Коміт 3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345 виправив нестабільний тест."
+    " Η ρύθμιση του διακομιστή άλλαξε: ο κωδικός πρόσβασης δεν αποθηκεύεται πια στο αρχείο.\n"
+)
 # Repeated to 5,000 and 20,000 characters: the time must grow linearly.
 ADVERSARIAL = {
     "letters": "a",
@@ -99,7 +109,8 @@ def speed_rows(name: str, function: Callable[[str], object], runs: int) -> list[
     rows = []
     # The 1 KB target is for ASCII text; look-alike text is read twice, folded and as it is.
     texts = (("note", NOTE, 100.0), ("config with secrets", CONFIG, 100.0))
-    for label, base, target_1k in (*texts, ("look-alike note", LOOKALIKE_NOTE, None)):
+    others = (("look-alike note", LOOKALIKE_NOTE), ("Cyrillic and Greek note", CYRILLIC_NOTE))
+    for label, base, target_1k in (*texts, *((label, text, None) for label, text in others)):
         for size, target in ((1_000, target_1k), (20_000, None)):
             timings = _times_us(function, _sized(base, size), runs if size < 20_000 else runs // 10)
             p50 = statistics.median(timings)

@@ -97,10 +97,14 @@ def is_high_entropy(value: str, min_length: int = _MIN_RANDOM_LENGTH) -> bool:
         and _RANDOM_CHARS.fullmatch(value) is not None
         and any(c.isdigit() for c in value)
         and any(c.isalpha() for c in value)
-        and entropy(value)
-        >= (_MIN_HEX_ENTROPY_BITS if _HEX.fullmatch(value) else _MIN_ENTROPY_BITS)
+        and varies(value)
         and not is_masked(value)
     )
+
+
+def varies(value: str) -> bool:
+    """Whether the characters of ``value`` vary as much as a random value's (in bits each)."""
+    return entropy(value) >= (_MIN_HEX_ENTROPY_BITS if _HEX.fullmatch(value) else _MIN_ENTROPY_BITS)
 
 
 # Tokenizers and models, named after the word "token": cl100k_base, o200k_base, gpt-4o-mini,

@@ -2,18 +2,27 @@
 
 The formats are the ones documented by the vendors and listed by secret scanners (gitleaks,
 trufflehog, GitHub secret scanning). The text is cut into runs of token characters once (one
-linear scan); each run of 20+ characters is checked only against the shapes that start with its
-first two characters, so that 80 formats cost about as much as one.
+linear scan); in each run of 20+ characters, each place that holds the first two characters of
+a shape is checked against the shapes that start with them only, so that 80 formats cost about
+as much as one. A token is found wherever it starts: at the start of its run, after a "-", "_",
+"." or "~", glued to the token before it ("ghp_...ghp_..." with no blank between) or after a
+word ("TOKENghp_..."); one glued to letters or digits on either side must look random.
 """
 
 from __future__ import annotations
 
 import binascii
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Iterator
 
-from aletheia_mem.domain.redaction_values import is_high_entropy, is_masked, redact_span
+from aletheia_mem.domain.redaction_values import (
+    is_high_entropy,
+    is_masked,
+    redact_span,
+    varies,
+)
 
 # Token characters: vendor tokens never contain "=", ":", "/" or blanks, which separate them
 # from the names they are assigned to ("GITHUB_TOKEN=ghp_...", "x-access-token:ghp_...@").
@@ -88,7 +97,8 @@ _SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("rz",), r"rzp_(?:live|test)_[A-Za-z0-9]{14}"),  # Razorpay
     (("SK",), r"SK[0-9a-fA-F]{32}"),  # Twilio API key
     (("ke",), rf"key-{_DIGIT}[0-9a-zA-Z]{{32}}"),  # Mailgun (legacy)
-    (("ey",), r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*"),  # JWT
+    # JWT, its signature optional: a long payload is read past the scan's limit
+    (("ey",), r"eyJ[A-Za-z0-9_\-]{10,}+\.eyJ[A-Za-z0-9_\-]{10,}+(?:\.[A-Za-z0-9_\-]*+)?"),
     (("CL",), r"CLOJARS_[a-z0-9]{60}"),
     (("du",), r"duffel_(?:test|live)_[A-Za-z0-9_\-]{43}"),
     (("EZ",), r"EZAK[a-f0-9]{54}"),  # EasyPost
@@ -139,9 +149,37 @@ def _shape_for(key: str) -> re.Pattern[str] | None:
 
 
 _TRIM = "._~-"
-# Where a token may start inside a run: its start, or a letter or digit after "-", "_", ".", "~".
-_PART_START = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]")
+# How far one try of a shape reads. A shape that reads this far is a token, read once more to
+# its end: many starts in one long run ("eyJ-eyJ-...", "sk-proj-...-sk-proj-...") then cost
+# this much each, not the rest of the run each.
+_SCAN = 256
 _WORD_CHAR = re.compile(r"[A-Za-z0-9]")
+_SEPARATOR = re.compile(r"[_.~\-]")
+# A random token glued to other letters or digits: 16 letters and digits, in a part that changes
+# between lower case, upper case and digits 3 times or more (16 random ones change about 6 times).
+_MIN_RANDOM = 16
+_KINDS = re.compile(r"[a-z]++|[A-Z]++|[0-9]++")
+_MIN_KIND_CHANGES = 3
+# A token glued after a word ("TOKENghp_...", "xxAKIA..."): the word is read this far back, to
+# a separator, the start of the run or a token. Digits or mixed case there make it part of a
+# blob (base64, base32, hex), where a prefix comes up by chance.
+_WORD_WINDOW = 24
+_WORD = re.compile(r"[a-z]*+(?:[A-Z][a-z]++)*+|[A-Z]++")  # xx, TOKEN, myToken, GitHubToken
+# Prefixes too short to be told inside other letters and digits: "EAA" (Facebook) and "A3T" (AWS)
+# followed by letters and digits come up in base64 ("ssh-rsa AAAAB3NzaC1yc2EAAAADAQAB...") and
+# base32 by chance.
+_ONLY_APART = ("EA", "A3")
+
+
+@functools.cache
+def _key_starts() -> re.Pattern[str]:
+    """Where the first two characters of a shape are, glued to what comes before or not."""
+    seconds: dict[str, set[str]] = defaultdict(set)
+    for key in _SOURCES:
+        seconds[key[0]].add(key[1])
+    return re.compile(
+        "|".join(f"{first}(?=[{''.join(sorted(seconds[first]))}])" for first in sorted(seconds))
+    )
 
 
 def _unprefixed_token(run: str) -> bool:
@@ -149,31 +187,87 @@ def _unprefixed_token(run: str) -> bool:
     return any(marker in run and shape.fullmatch(run) for marker, shape in _UNPREFIXED)
 
 
-def _token_end(run: str, start: int) -> int:
-    """Where the vendor token at ``start`` in ``run`` ends, or 0 if there is none."""
+def _shape_end(run: str, start: int, limit: int) -> int:
+    """Where the shape that ``run`` has at ``start`` ends when read up to ``limit``, or 0."""
     shape = _shape_for(run[start : start + 2])
-    match = shape.match(run, start) if shape is not None else None
-    if match is None:
+    match = shape.match(run, start, limit) if shape is not None else None
+    return 0 if match is None else match.end()
+
+
+def _looks_random(token: str) -> bool:
+    """Whether a token glued to other letters or digits is random, not a part of longer words:
+    its letters and digits vary, and a part as long as a word changes between lower case, upper
+    case and digits again and again ("PACIFIC2024CONFE" in "ASIAPACIFIC2024CONFERENCE" twice;
+    "sk-2024-release-candidate" in "disk-2024-release-candidate" has no such part)."""
+    parts = _SEPARATOR.split(token)
+    body = "".join(parts)
+    return (
+        len(body) >= _MIN_RANDOM
+        and any(len(_KINDS.findall(part)) > _MIN_KIND_CHANGES for part in parts)
+        and varies(body)
+        and not is_masked(body)
+    )
+
+
+def _token_end(run: str, start: int, *, glued: bool) -> int:
+    """Where the vendor token at ``start`` in ``run`` ends, or 0 if there is none.
+
+    ``glued``: letters of no token come right before it. A token glued to letters or digits on
+    either side must look random ("ASIAPACIFIC..." is a word; "AKIA...1234x" a token).
+    """
+    limit = min(len(run), start + _SCAN)
+    end = _shape_end(run, start, limit)
+    if not end:
         return 0
-    end = match.end()
-    if _WORD_CHAR.match(run, end) or is_masked(run[max(start, end - 16) : end]):
-        return 0  # a longer word ("AKIA..." with more letters) or a mask ("ghp_xxxx...")
+    read = run[start:end]
+    if is_masked(read[-16:]):
+        return 0  # a mask ("ghp_xxxx...")
+    if end == limit < len(run):  # a long token: judged by what was read, then read to its end
+        if glued and not _looks_random(read):
+            return 0
+        shape = _shape_for(run[start : start + 2])
+        whole = shape.match(run, start) if shape is not None else None
+        return end if whole is None else whole.end()
+    glued_after = (
+        _WORD_CHAR.match(run, end) is not None
+        and not _shape_end(run, end, min(len(run), end + _SCAN))  # unless another token follows
+    )
+    if (glued or glued_after) and not _looks_random(read):
+        return 0
     return end
 
 
+def _after_a_word(run: str, start: int, reach: int) -> bool:
+    """Whether the letters right before ``start`` make a word a token may be glued to
+    ("TOKENghp_...", "xxAKIA..."): the part back to a separator, the start of the run or a token
+    (the last ``_WORD_WINDOW`` characters at most) is lower case, upper case or capitalised
+    words. After digits or letters of random case a prefix comes up by chance (in base64,
+    base32, hex), and so do the shortest ones anywhere."""
+    if run.startswith(_ONLY_APART, start):
+        return False
+    last = _SEPARATOR.split(run[max(reach, start - _WORD_WINDOW) : start])[-1]
+    return _WORD.fullmatch(last) is not None
+
+
 def _token_spans(run: str, offset: int) -> Iterator[tuple[int, int]]:
-    """The vendor tokens in one run: at its start or after a "-", "_" or "." in it."""
+    """The vendor tokens in one run, wherever they start: at its start, after a "-", "_", "."
+    or "~", glued after a word or after another token, even where that token's greedy body
+    took the start of this one ("ghp_<36>ghp" + "_<36>": the second "ghp" is tried again)."""
     if _unprefixed_token(run) and not is_masked(run[-16:]):
         yield offset, offset + len(run)
         return
-    done = 0
-    for part in _PART_START.finditer(run):
-        start = part.start()
-        if start >= done:
-            end = _token_end(run, start)
-            if end:
-                done = end
-                yield offset + start, offset + end
+    reach = 0  # where the tokens found so far end
+    for key in _key_starts().finditer(run):
+        start = key.start()
+        if start < reach - _SCAN:
+            continue  # well inside a token found
+        glued = start > reach and _WORD_CHAR.match(run, start - 1) is not None
+        if glued and not _after_a_word(run, start, reach):
+            continue
+        end = _token_end(run, start, glued=glued)
+        if end > reach:
+            yield offset + start, offset + end
+            reach = end
 
 
 # The secret access key beside its key ID, in the console's CSV (AKIA...,wJalr...) or a table.
