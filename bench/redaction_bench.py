@@ -2,7 +2,7 @@
 
 Prints a markdown table: the time to redact a 1 KB and a 20,000-character memory (p50 and p99,
 in process; the look-alike note holds full-width and invisible characters, which are folded, the
-Cyrillic and Greek note letters that look like Latin ones),
+Cyrillic and Greek note letters that look like Latin ones, read as such in the mixed-script note),
 the worst time over adversarial inputs of 20,000 characters and how it grows from 5,000
 (catastrophic backtracking would show here), and recall and false positives on the labelled
 corpus (``tests/domain/redaction_corpus.jsonl``). With ``--compare`` and detect-secrets
@@ -50,6 +50,9 @@ CYRILLIC_NOTE = (
     " DATABASE_URL. Коміт 3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345 виправив нестабільний тест."
     " Η ρύθμιση του διακομιστή άλλαξε: ο κωδικός πρόσβασης δεν αποθηκεύεται πια στο αρχείο.\n"
 )
+# The same with a Cyrillic "e" in "Redis": a word that mixes scripts, so look-alikes are read as
+# Latin letters and the text is read twice.
+MIXED_SCRIPT_NOTE = CYRILLIC_NOTE.replace("Redis", "R\u0435dis")
 # Repeated to 5,000 and 20,000 characters: the time must grow linearly.
 ADVERSARIAL = {
     "letters": "a",
@@ -75,6 +78,7 @@ ADVERSARIAL = {
     "short flags": " -p",
     "full-width assignments": full_width("password="),
     "zero-width inside words": "token\u200b",
+    "look-alike names": "p\u0430ssword=",
 }
 
 
@@ -109,7 +113,11 @@ def speed_rows(name: str, function: Callable[[str], object], runs: int) -> list[
     rows = []
     # The 1 KB target is for ASCII text; look-alike text is read twice, folded and as it is.
     texts = (("note", NOTE, 100.0), ("config with secrets", CONFIG, 100.0))
-    others = (("look-alike note", LOOKALIKE_NOTE), ("Cyrillic and Greek note", CYRILLIC_NOTE))
+    others = (
+        ("look-alike note", LOOKALIKE_NOTE),
+        ("Cyrillic and Greek note", CYRILLIC_NOTE),
+        ("mixed-script note", MIXED_SCRIPT_NOTE),
+    )
     for label, base, target_1k in (*texts, *((label, text, None) for label, text in others)):
         for size, target in ((1_000, target_1k), (20_000, None)):
             timings = _times_us(function, _sized(base, size), runs if size < 20_000 else runs // 10)

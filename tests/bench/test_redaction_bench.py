@@ -17,6 +17,7 @@ def test_quick_redaction_benchmark_prints_speed_adversarial_and_corpus_rows() ->
     table = result.stdout
     assert "| aletheia: 1,000-char note, p50 |" in table
     assert "| aletheia: 20,000-char note, p50 |" in table
+    assert "| aletheia: 1,000-char Cyrillic and Greek note, p50 |" in table
     assert "adversarial 20,000-char inputs" in table
     assert "| aletheia: recall on " in table
     assert "| aletheia: innocent texts changed, of " in table

@@ -1,7 +1,8 @@
-"""Secrets written in look-alike characters: full-width, mathematical letters, ligatures, with
-zero-width characters or soft hyphens inside. A tool that normalises the text (NFKC) or a human
-reads the real secret, so it is redacted; the original characters around it, and every innocent
-text, are stored byte for byte.
+"""Secrets written in look-alike characters: full-width, mathematical letters, ligatures,
+Cyrillic or Greek letters that look like Latin ones, with zero-width characters or soft hyphens
+inside. A tool that normalises the text (NFKC) or a human reads the real secret, so it is
+redacted; the original characters around it, and every innocent text (Russian, Ukrainian and
+Greek prose and code among them), are stored byte for byte.
 
 The fake tokens are random and were never valid credentials; the corpus splits them after their
 vendor prefix so that secret scanners do not flag the repository.
@@ -20,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aletheia_mem.domain.redaction import REDACTED, redact_named_value, redact_secrets
-from aletheia_mem.domain.redaction_fold import _INVISIBLE, fold
+from aletheia_mem.domain.redaction_fold import _INVISIBLE, LATIN_LOOKALIKES, fold
 from aletheia_mem.domain.redaction_trail import recording, replaced_regions
 from aletheia_mem.domain.redaction_values import redact_span
 from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
@@ -53,15 +54,31 @@ def math_bold(text: str) -> str:
     return "".join(out)
 
 
+# Latin letters as Cyrillic (lower case) and Greek (upper case) letters that look the same: the
+# test's own table, read back by as_read.
+_LATIN = "acdeijopsxyABEHIKMNOPTXYZ"
+_LOOKS = "\u0430\u0441\u0501\u0435\u0456\u0458\u043e\u0440\u0455\u0445\u0443" + (
+    "\u0391\u0392\u0395\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a7\u03a5\u0396"
+)
+_TO_LOOKALIKES = str.maketrans(_LATIN, _LOOKS)
+_FROM_LOOKALIKES = str.maketrans(_LOOKS, _LATIN)
+
+
+def cyrillic_and_greek(text: str) -> str:
+    """Each Latin letter that has one as its Cyrillic (lower case) or Greek look-alike."""
+    return text.translate(_TO_LOOKALIKES)
+
+
 def split_by(mark: str) -> Callable[[str], str]:
     """``mark`` inserted every 5 characters."""
     return lambda text: mark.join(text[i : i + 5] for i in range(0, len(text), 5))
 
 
 def as_read(text: str) -> str:
-    """What a reader or a normalising tool sees: NFKC, without format characters."""
+    """What a reader or a normalising tool sees: NFKC, without format characters, look-alikes
+    as the Latin letters they look like."""
     folded = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in folded if unicodedata.category(c) != "Cf")
+    return "".join(c for c in folded if unicodedata.category(c) != "Cf").translate(_FROM_LOOKALIKES)
 
 
 DISGUISES: dict[str, Callable[[str], str]] = {
@@ -72,6 +89,8 @@ DISGUISES: dict[str, Callable[[str], str]] = {
     "soft-hyphen": split_by("\u00ad"),
     "word-joiner-and-bom": split_by("\u2060\ufeff"),
     "full-width-and-zero-width": lambda text: split_by("\u200b")(full_width(text)),
+    "cyrillic-and-greek": cyrillic_and_greek,
+    "cyrillic-and-zero-width": lambda text: split_by("\u200b")(cyrillic_and_greek(text)),
 }
 CASES = load_corpus()
 SECRET_CASES = [case for case in CASES if case.secrets]
@@ -121,6 +140,14 @@ def test_a_secret_in_a_text_typed_all_in_full_width_is_redacted(case: Case) -> N
 )
 def test_an_innocent_text_typed_in_full_width_survives_byte_for_byte(case: Case) -> None:
     text = full_width(case.text)
+    assert redact_secrets(text) == text
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=f"{c.family}-{n}") for n, c in enumerate(INNOCENT_CASES)]
+)
+def test_an_innocent_text_typed_in_cyrillic_and_greek_survives_byte_for_byte(case: Case) -> None:
+    text = cyrillic_and_greek(case.text)
     assert redact_secrets(text) == text
 
 
@@ -180,6 +207,39 @@ EXACT = [
         f"GITHUB_TOKEN={R}",
         id="full-width-continuation",
     ),
+    # a Cyrillic or Greek letter in a prefix or a name; the letters around the secret are kept
+    pytest.param(f"gh\u0440{GH[3:]}", R, id="cyrillic-er-in-a-github-prefix"),
+    pytest.param(f"key \u0410{AWS[1:]} here", f"key {R} here", id="cyrillic-a-in-aws"),
+    pytest.param(f"AK\u0399{AWS[3:]}", R, id="greek-iota-in-aws"),
+    pytest.param(f"AK\u0406{AWS[3:]}", R, id="ukrainian-i-in-aws"),
+    pytest.param(f"\u0455{STRIPE[1:]}", R, id="macedonian-dze-in-stripe"),
+    pytest.param("p\u0430ssword=hunter22x", f"p\u0430ssword={R}", id="cyrillic-a-in-password"),
+    pytest.param(
+        "\u0440\u0430\u0455\u0455word: Tr0ub4dor&3",
+        f"\u0440\u0430\u0455\u0455word: {R}",
+        id="cyrillic-pass-in-password",
+    ),
+    pytest.param(
+        "DB_P\u0410SSW\u041eRD=Tr0ub4dor&3x", f"DB_P\u0410SSW\u041eRD={R}", id="upper-case-name"
+    ),
+    pytest.param(
+        "t\u03bfken: Xq7Rt9Lp2Vn5Kw8Zs4Dm", f"t\u03bfken: {R}", id="greek-omicron-in-token"
+    ),
+    pytest.param(
+        "\u0430pi_k\u0435\u0443 = 'Xq7Rt9Lp2Vn5Kw8Zs4Dm'",
+        f"\u0430pi_k\u0435\u0443 = '{R}'",
+        id="cyrillic-in-api-key",
+    ),
+    pytest.param(
+        f"Токен для CI: gh\u0440{GH[3:]} — не коммитьте его.",
+        f"Токен для CI: {R} — не коммитьте его.",
+        id="russian-around-a-token",
+    ),
+    pytest.param(
+        "Ο κωδικός: p\u03b1ssword=Tr0ub4dor&3x (άλλαξε).",
+        f"Ο κωδικός: p\u03b1ssword={R} (άλλαξε).",
+        id="greek-around-a-password",
+    ),
 ]
 
 
@@ -214,6 +274,92 @@ INNOCENT = [
     pytest.param("𝐁𝐨𝐥𝐝 𝑖𝑡𝑎𝑙𝑖𝑐 𝕕𝕠𝕦𝕓𝕝𝕖", id="math-letters-prose"),
     pytest.param("\u202eevil\u202c bidi \u2066isolate\u2069", id="bidi-controls"),
     pytest.param("ｔｏｋｅｎ ｃｌ１００ｋ＿ｂａｓｅ ｅｎｃｏｄｉｎｇ", id="full-width-tokenizer"),
+    # Russian, Ukrainian, Greek, Serbian, Macedonian, Kazakh: letters that look like Latin ones
+    pytest.param(
+        "Решили перенести кэш сессий из Redis в Postgres, потому что кластер постоянно"
+        " вытеснял ключи под нагрузкой.",
+        id="russian-prose",
+    ),
+    pytest.param(
+        "Пароль от тестовой базы лежит в Vault, в репозиторий его не коммитим. Токен для CI"
+        " выдаёт администратор.",
+        id="russian-password-prose",
+    ),
+    pytest.param(
+        "ВНИМАНИЕ: НЕ ХРАНИТЕ ПАРОЛИ И ТОКЕНЫ В КОДЕ. ИСПОЛЬЗУЙТЕ ПЕРЕМЕННЫЕ ОКРУЖЕНИЯ.",
+        id="russian-upper-case",
+    ),
+    pytest.param(
+        "Пароль: обязателен (не менее восьми символов). Секретный ключ: см. менеджер паролей.",
+        id="russian-form-labels",
+    ),
+    pytest.param(
+        "Запустите `docker login -u bob` и введите пароль из хранилища; токен GITHUB_TOKEN"
+        " задаётся в CI.",
+        id="russian-and-commands",
+    ),
+    pytest.param(
+        "Сервер отвечает кодом 401, если срок действия токена истёк; обновите его командой"
+        " `make refresh`.",
+        id="russian-and-code",
+    ),
+    pytest.param(
+        "Токен доступу зберігається у змінній середовища, а пароль адміністратора — у сховищі"
+        " секретів.",
+        id="ukrainian-prose",
+    ),
+    pytest.param(
+        "ЕКСПОРТ АКТИВІВ ВИКОНАНО; РЕЄСТР ОНОВЛЕНО; ПОМИЛОК НЕ ВИЯВЛЕНО.", id="ukrainian-upper"
+    ),
+    pytest.param(
+        "Ο κωδικός πρόσβασης της βάσης δεδομένων δεν αποθηκεύεται πια στο αποθετήριο.",
+        id="greek-prose",
+    ),
+    pytest.param(
+        "ΠΡΟΣΟΧΗ: ΜΗΝ ΑΠΟΘΗΚΕΥΕΤΕ ΚΩΔΙΚΟΥΣ ΠΡΟΣΒΑΣΗΣ ΣΤΟΝ ΚΩΔΙΚΑ. ΧΡΗΣΙΜΟΠΟΙΗΣΤΕ ΜΕΤΑΒΛΗΤΕΣ.",
+        id="greek-upper-case",
+    ),
+    pytest.param(
+        "Η ΑΘΗΝΑ ΚΑΙ Η ΚΡΗΤΗ ΕΙΝΑΙ ΤΑ ΚΥΡΙΑ ΚΕΝΤΡΑ ΤΟΥ ΠΡΟΓΡΑΜΜΑΤΟΣ ΤΟ 2024.",
+        id="greek-upper-case-latin-looking",
+    ),
+    pytest.param(
+        "ΑΡΧΕΙΟ ΡΥΘΜΙΣΕΩΝ: config.yaml — ΚΛΕΙΔΙ: api_key — ΤΙΜΗ: ΑΠΟ ΤΟ ΠΕΡΙΒΑΛΛΟΝ",
+        id="greek-and-names",
+    ),
+    pytest.param(
+        "def получить_токен(пароль: str) -> str:\n    токен = хэш(пароль + соль)\n    return токен",
+        id="python-with-cyrillic-names",
+    ),
+    pytest.param(
+        "Пароль = ПолучитьПароль(Пользователь);\nЕсли ПустаяСтрока(Пароль) Тогда\n"
+        '    ВызватьИсключение "Пароль не задан";\nКонецЕсли;',
+        id="1c-code",
+    ),
+    pytest.param(
+        "const секрет = process.env.SECRET_KEY; // секретный ключ из окружения", id="js-cyrillic"
+    ),
+    pytest.param("пароль=${DB_PASSWORD}  # значение подставляется при деплое", id="placeholder"),
+    pytest.param(
+        "Српски: лозинка је обавезна. Македонски: ѕид, јаже, Ѕвонко.", id="serbian-macedonian"
+    ),
+    pytest.param("Қазақша: құпия сөз міндетті, һәм үй. Башҡорт: һыу, үҙ.", id="kazakh-bashkir"),
+    pytest.param(
+        "Commit 3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345 исправил тест test_auth_token_expiry.",
+        id="russian-and-a-sha",
+    ),
+    pytest.param(
+        "СОСТАВ: АКТИВНЫЕ ВЕЩЕСТВА, ВОДА, СОК, КАРАМЕЛЬ, КРАХМАЛ, АРОМАТИЗАТОР.",
+        id="russian-latin-looking-words",
+    ),
+    pytest.param(
+        "Тема: ротация ключей\nСтатус: выполнено\nОтветственный: Сергей Петров\nСрок: 2024-06-01",
+        id="russian-fields",
+    ),
+    pytest.param(
+        "Таблица sessions: колонка token_hash хранит SHA-256 от токена, сам токен не сохраняется.",
+        id="russian-and-identifiers",
+    ),
 ]
 
 
@@ -225,6 +371,8 @@ def test_innocent_unicode_text_survives_byte_for_byte(text: str) -> None:
 def test_a_full_width_named_value_is_redacted_whole() -> None:
     assert redact_named_value("ｐａｓｓｗｏｒｄ", "ｈｕｎｔｅｒ２２ｘ") == R
     assert redact_named_value("password", "Tr0ub\u200b4dor&3") == R
+    assert redact_named_value("p\u0430ssword", "hunter22x") == R  # a Cyrillic "a"
+    assert redact_named_value("пароль", "Москва") == "Москва"
     assert (
         redact_named_value("ｄａｔａｂａｓｅ", "ＰｏｓｔｇｒｅＳＱＬ １６")
         == "ＰｏｓｔｇｒｅＳＱＬ １６"
@@ -237,6 +385,56 @@ def test_a_full_width_named_value_is_redacted_whole() -> None:
 def test_plain_text_is_not_folded() -> None:
     assert fold("password=hunter22 and a long note") is None
     assert fold("日本語と café 🙂") is None  # nothing NFKC changes, nothing invisible
+    assert fold("Щит, жизнь, лёд") is None  # no letter that looks like a Latin one
+
+
+def test_cyrillic_and_greek_look_alikes_are_read_as_latin_in_the_folded_copy_only() -> None:
+    text = "ghр_ пароль Ο κωδικός"  # a Cyrillic er beside Latin letters: the whole text
+    folded = fold(text)
+    assert folded is not None
+    assert folded.text == text.translate(LATIN_LOOKALIKES)
+    assert folded.text == "ghp_ пapoль O κωδiκός"  # "ό" has an accent: no Latin letter
+    assert folded.source == text
+    assert folded.original_span(0, 4) == (0, 4)
+
+
+@pytest.mark.parametrize(
+    ("text", "read_as_latin"),
+    [
+        pytest.param("Решили перенести кэш сессий в Postgres.", False, id="russian-prose"),
+        pytest.param("Ο κωδικός άλλαξε: δες το αρχείο.", False, id="greek-prose"),
+        pytest.param("СОСТАВ: ВОДА, СОК.", True, id="upper-case-name-before-a-colon"),
+        pytest.param("p\u0430ssword", True, id="mixed-word"),
+        pytest.param("\u041a\u0415\u0423=x", True, id="cyrillic-name-before-equals"),
+        pytest.param("\u0410\u0420\u0406_\u041a\u0415\u0423 x", True, id="beside-underscore"),
+        pytest.param("\u041a\u0415\u0423 x", False, id="cyrillic-word-alone"),
+        pytest.param("файл v2.\u0440y", True, id="beside-a-latin-letter"),
+    ],
+)
+def test_look_alikes_are_read_as_latin_where_one_stands_for_a_latin_letter(
+    text: str, read_as_latin: bool
+) -> None:
+    """Russian, Ukrainian or Greek text is read as it is where no look-alike stands beside a
+    Latin letter, a digit or "_", or as a name before "=" or ":": reading it twice, folded and as
+    it is, would cost it nearly three times as much."""
+    folded = fold(text)
+    assert (folded is not None) is read_as_latin
+    if folded is not None:
+        assert folded.text == text.translate(LATIN_LOOKALIKES)
+    named = fold(text, name=True)  # a name reads them always
+    assert named is not None
+    assert named.text == text.translate(LATIN_LOOKALIKES)
+
+
+def test_the_look_alike_table_reads_cyrillic_and_greek_letters_as_ascii_ones() -> None:
+    assert len(LATIN_LOOKALIKES) >= 60
+    for code, latin in LATIN_LOOKALIKES.items():
+        name = unicodedata.name(chr(code))
+        assert name.startswith(("CYRILLIC", "GREEK")), name
+        assert unicodedata.category(chr(code)) in ("Lu", "Ll"), name
+        assert len(latin) == 1 and latin.isascii() and latin.isalpha(), name
+    # capital I forms are "I", which a token's shape needs (confusables.txt's prototype is "l")
+    assert {LATIN_LOOKALIKES[code] for code in (0x0399, 0x0406, 0x04C0)} == {"I"}
 
 
 def test_each_folded_character_maps_back_to_the_whole_character_it_came_from() -> None:
@@ -250,7 +448,9 @@ def test_each_folded_character_maps_back_to_the_whole_character_it_came_from() -
 
 
 def _fold_alone(char: str) -> str:
-    return "" if _INVISIBLE.match(char) else unicodedata.normalize("NFKC", char)
+    if _INVISIBLE.match(char):
+        return ""
+    return char if ord(char) in LATIN_LOOKALIKES else unicodedata.normalize("NFKC", char)
 
 
 @settings(max_examples=500, deadline=None)
@@ -261,10 +461,12 @@ def test_every_folded_character_maps_back_to_the_character_it_came_from(text: st
     if folded is None:
         assert expected == text
         return
-    assert folded.text == expected
+    latin = folded.text != expected  # look-alikes read as Latin letters, one for one
+    assert folded.text == (expected.translate(LATIN_LOOKALIKES) if latin else expected)
     origins = [folded.original_span(i, i + 1)[0] for i in range(len(folded.text))]
     assert origins == sorted(origins)
-    assert "".join(_fold_alone(text[j]) for j in dict.fromkeys(origins)) == folded.text
+    read = "".join(_fold_alone(text[j]) for j in dict.fromkeys(origins))
+    assert (read.translate(LATIN_LOOKALIKES) if latin else read) == folded.text
     assert all(_fold_alone(text[j]) == "" for j in set(range(len(text))) - set(origins))
 
 
@@ -333,6 +535,13 @@ def test_a_disguised_token_among_random_words_never_survives(text: str, disguise
             full_width("key=Xq7Rt9Lp2Vn5Kw8Zs4Dm ") + "\u0301" * 40, id="marks-after-secrets"
         ),
         pytest.param("ab\\\n", id="continuations"),
+        pytest.param("пароль ", id="cyrillic-words"),
+        pytest.param("gh\u0440_A1", id="cyrillic-token-prefixes"),
+        pytest.param("p\u0430ssword=", id="cyrillic-assignments"),
+        pytest.param("Ο κωδικός ", id="greek-words"),
+        pytest.param("\u041a\u0415\u0423", id="one-run-of-look-alikes"),
+        pytest.param("\u041a\u0415 ", id="look-alike-words"),
+        pytest.param("\u041a\u0415\u0423=", id="look-alike-names"),
     ],
 )
 def test_folding_adversarial_input_costs_linear_time(unit: str) -> None:

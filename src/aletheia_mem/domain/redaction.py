@@ -29,8 +29,10 @@ The rules, each in its own module:
 The rules read the text as a reader or a normalising tool would
 (:mod:`~aletheia_mem.domain.redaction_fold`): NFKC-folded (full-width letters, digits and
 separators, mathematical letters, ligatures), without zero-width and other invisible
-characters, and with a token cut by a shell line continuation joined. What they find there is
-redacted in the original text, whose other characters are kept byte for byte.
+characters, with Cyrillic and Greek letters that look like Latin ones read as those where one
+stands beside a Latin letter or digit or as a name ("p" + Cyrillic "a" + "ssword="), and with
+a token cut by a shell line continuation joined. What they find there is redacted in the
+original text, whose other characters are kept byte for byte.
 
 Kept: placeholders (``${DB_PASSWORD}``, ``<your-token>``, ``xxxx``) and status words
 (``Password: required``), code expressions, paths and resource names, git SHAs, UUIDs and ULIDs
@@ -117,6 +119,6 @@ def redact_named_value(name: str, value: str) -> str:
     any other value goes through :func:`redact_secrets`.
     """
     stripped = folded_text(value).strip()
-    if is_literal_secret(folded_text(name).strip(), stripped):
+    if is_literal_secret(folded_text(name, name=True).strip(), stripped):
         return REDACTED
     return redact_secrets(value)

@@ -1,11 +1,16 @@
-"""The text as a reader or a normalising tool reads it: NFKC-folded, invisible characters gone.
+"""The text as a reader or a normalising tool reads it: NFKC-folded, invisible characters gone,
+Cyrillic and Greek letters that look like Latin ones read as those.
 
 A secret typed in look-alikes (full-width letters, digits, ``=`` or ``:``, mathematical
-letters, ligatures), with a zero-width space or a soft hyphen inside, or cut by a
-shell line continuation, is found in the folded copy; :meth:`Folded.original_span` gives the
-characters it came from, which alone are redacted in the original. Each character is folded on
-its own, so every folded character comes from exactly one original character and the folded copy
-of a piece of text is that piece of the folded copy.
+letters, ligatures, a Cyrillic er in "ghp_" or A in "AKIA"), with a zero-width space or a
+soft hyphen inside, or cut by a shell line continuation, is found in the folded copy;
+:meth:`Folded.original_span` gives the characters it came from, which alone are redacted in the
+original. Each character is folded on its own, so every folded character comes from exactly one
+original character and, look-alikes aside, the folded copy of a piece of text is that piece of
+the folded copy. Cyrillic and Greek look-alikes are read as Latin letters, one for one, in a text
+where one of them stands for a Latin letter (:data:`_AS_LATIN`); only the folded copy reads them
+so: Russian, Ukrainian or Greek text around a secret is kept as it is, and a text with no secret
+is not changed at all.
 """
 
 from __future__ import annotations
@@ -39,6 +44,65 @@ _OUTSIDE_BMP = re.compile("[\U00010000-\U0010ffff]")
 _CONTINUATION = re.compile(
     r"(?<=[A-Za-z0-9+/=_\-]{8})\\\r?\n(?=[A-Za-z0-9+/_][A-Za-z0-9+/=_\-]{7})"
 )
+# Cyrillic and Greek letters that look like a Latin one, by the Latin letter: those whose
+# prototype in Unicode's confusables.txt (UTS #39) is that one ASCII letter. confusables.txt
+# folds capital I to "l"; the letters that look like it (Greek Iota, Cyrillic I and Palochka)
+# are read as "I", in the case a token's shape asks for ("AK" + Cyrillic I + "A" is "AKIA").
+_LOOKALIKES = {
+    "A": "\u0391\u0410",  # Greek Alpha, Cyrillic A
+    "B": "\u0392\u0412",  # Beta, Ve
+    "C": "\u03f9\u0421",  # lunate Sigma, Es
+    "E": "\u0395\u0415",  # Epsilon, Ie
+    "F": "\u03dc",  # Digamma
+    "G": "\u050c",  # Komi Sje
+    "H": "\u0397\u041d",  # Eta, En
+    "I": "\u0399\u0406\u04c0",  # Iota, Byelorussian-Ukrainian I, Palochka
+    "J": "\u037f\u0408",  # Yot, Je
+    "K": "\u039a\u041a",  # Kappa, Ka
+    "M": "\u039c\u03fa\u041c",  # Mu, San, Em
+    "N": "\u039d",  # Nu
+    "O": "\u039f\u041e",  # Omicron, O
+    "P": "\u03a1\u0420",  # Rho, Er
+    "S": "\u0405",  # Dze
+    "T": "\u03a4\u0422",  # Tau, Te
+    "V": "\u0474",  # Izhitsa
+    "W": "\u051c",  # We
+    "X": "\u03a7\u0425",  # Chi, Ha
+    "Y": "\u03a5\u03d2\u0423\u04ae",  # Upsilon, Upsilon with hook, U, straight U
+    "Z": "\u0396",  # Zeta
+    "a": "\u03b1\u0430",  # alpha, a
+    "b": "\u042c",  # capital soft sign
+    "c": "\u03f2\u0441",  # lunate sigma, es
+    "d": "\u0501",  # Komi de
+    "e": "\u0435\u04bd",  # ie, Abkhasian che
+    "h": "\u04bb",  # shha
+    "i": "\u03b9\u0456\u04cf\ua647",  # iota, Byelorussian-Ukrainian i, palochka, iota
+    "j": "\u03f3\u0458",  # yot, je
+    "o": "\u03bf\u03c3\u043e",  # omicron, sigma, o
+    "p": "\u03c1\u03f1\u0440",  # rho, rho symbol, er
+    "q": "\u051b",  # qa
+    "r": "\u0433",  # ghe
+    "s": "\u0455",  # dze
+    "u": "\u03c5",  # upsilon
+    "v": "\u03bd\u0475",  # nu, izhitsa
+    "w": "\u0461\u051d",  # omega, we
+    "x": "\u0445",  # ha
+    "y": "\u03b3\u0443\u04af",  # gamma, u, straight u
+}
+LATIN_LOOKALIKES = {
+    ord(lookalike): latin for latin, lookalikes in _LOOKALIKES.items() for lookalike in lookalikes
+}
+_ANY_LOOKALIKE = "[" + "".join(_LOOKALIKES.values()) + "]"
+_LOOKALIKE = re.compile(_ANY_LOOKALIKE)
+# Where look-alikes stand for Latin letters: beside a Latin letter, a digit or "_" (a word that
+# mixes scripts: "gh" + Cyrillic er + "_...", "p" + Cyrillic a + "ssword"), or two or more alone
+# as a name before "=" or ":" (Cyrillic "KEY="). Russian, Ukrainian or Greek text without such a
+# place is read as it is: no prefix or name of a secret is in it, and read twice, folded and as
+# it is, it would cost 2.5 to 3.3 times as much (this search: a quarter more). Searched from the
+# look-alike, which a bitmap finds fast.
+_AS_LATIN = re.compile(
+    f"{_ANY_LOOKALIKE}(?:(?<=[A-Za-z0-9_].)|[A-Za-z0-9_]|(?<!\\w.){_ANY_LOOKALIKE}++[ \\t]*+[=:])"
+)
 _SKIN_TONES = range(0x1F3FB, 0x1F400)
 _MAX_ATTACHED = 32  # marks stacked on one character beyond this are text of their own
 
@@ -55,7 +119,10 @@ def _attached(char: str, before: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
-    return "" if _INVISIBLE.match(char) else unicodedata.normalize("NFKC", char)
+    if _INVISIBLE.match(char):
+        return ""
+    # a look-alike is left to be read as Latin: NFKC makes the lunate sigma a final sigma
+    return char if ord(char) in LATIN_LOOKALIKES else unicodedata.normalize("NFKC", char)
 
 
 @functools.lru_cache(maxsize=64)
@@ -143,13 +210,18 @@ def _join_continuations(text: str, origin: list[int] | None) -> tuple[str, list[
     return "".join(pieces), kept
 
 
-def fold(text: str) -> Folded | None:
+def fold(text: str, *, name: bool = False) -> Folded | None:
     """The folded copy of ``text``, or None when folding changes nothing (plain ASCII text is
-    told at once, so it costs next to nothing here)."""
+    told at once, so it costs next to nothing here). Cyrillic and Greek look-alikes are read as
+    Latin letters where they stand for them (beside Latin letters or digits, as a name before
+    "=" or ":"), and everywhere in a ``name`` (a fact's predicate, a form field)."""
     folded, origin, changed = text, None, False
-    if not text.isascii() and _needs_folding(text):
-        folded, origin = _fold_characters(text)
-        changed = folded != text
+    if not text.isascii():
+        if _needs_folding(text):
+            folded, origin = _fold_characters(text)
+            changed = folded != text
+        if not folded.isascii() and (_LOOKALIKE if name else _AS_LATIN).search(folded):
+            folded, changed = folded.translate(LATIN_LOOKALIKES), True  # one letter for one
     if "\\" in folded and ("\\\n" in folded or "\\\r\n" in folded):
         joined, origin = _join_continuations(folded, origin)
         changed = changed or joined != folded
@@ -163,7 +235,7 @@ def has_invisible(text: str) -> bool:
     return _INVISIBLE.search(text) is not None
 
 
-def folded_text(text: str) -> str:
+def folded_text(text: str, *, name: bool = False) -> str:
     """``text`` as :func:`fold` reads it."""
-    folded = fold(text)
+    folded = fold(text, name=name)
     return text if folded is None else folded.text
