@@ -393,7 +393,7 @@ def test_cyrillic_and_greek_look_alikes_are_read_as_latin_in_the_folded_copy_onl
     folded = fold(text)
     assert folded is not None
     assert folded.text == text.translate(LATIN_LOOKALIKES)
-    assert folded.text == "ghp_ пapoль O κωδiκός"  # "ό" has an accent: no Latin letter
+    assert folded.text == "ghp_ пapoль O kωδikός"  # "ό" has an accent: no Latin letter
     assert folded.source == text
     assert folded.original_span(0, 4) == (0, 4)
 

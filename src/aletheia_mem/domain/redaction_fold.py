@@ -45,9 +45,11 @@ _CONTINUATION = re.compile(
     r"(?<=[A-Za-z0-9+/=_\-]{8})\\\r?\n(?=[A-Za-z0-9+/_][A-Za-z0-9+/=_\-]{7})"
 )
 # Cyrillic and Greek letters that look like a Latin one, by the Latin letter: those whose
-# prototype in Unicode's confusables.txt (UTS #39) is that one ASCII letter. confusables.txt
-# folds capital I to "l"; the letters that look like it (Greek Iota, Cyrillic I and Palochka)
-# are read as "I", in the case a token's shape asks for ("AK" + Cyrillic I + "A" is "AKIA").
+# prototype in Unicode's confusables.txt (UTS #39) is that one ASCII letter, and Greek kappa and
+# Cyrillic Qa, drawn as "k" and "Q" in the usual fonts. confusables.txt folds capital I to "l";
+# the letters that look like it (Greek Iota, Cyrillic I and Palochka) are read as "I", in the
+# case a token's shape asks for ("AK" + Cyrillic I + "A" is "AKIA"), the small Palochka as "l".
+# Shared by the redaction and the hub's token names (``lookalike_key``).
 _LOOKALIKES = {
     "A": "\u0391\u0410",  # Greek Alpha, Cyrillic A
     "B": "\u0392\u0412",  # Beta, Ve
@@ -63,6 +65,7 @@ _LOOKALIKES = {
     "N": "\u039d",  # Nu
     "O": "\u039f\u041e",  # Omicron, O
     "P": "\u03a1\u0420",  # Rho, Er
+    "Q": "\u051a",  # Qa
     "S": "\u0405",  # Dze
     "T": "\u03a4\u0422",  # Tau, Te
     "V": "\u0474",  # Izhitsa
@@ -76,8 +79,10 @@ _LOOKALIKES = {
     "d": "\u0501",  # Komi de
     "e": "\u0435\u04bd",  # ie, Abkhasian che
     "h": "\u04bb",  # shha
-    "i": "\u03b9\u0456\u04cf\ua647",  # iota, Byelorussian-Ukrainian i, palochka, iota
+    "i": "\u03b9\u0456\ua647",  # iota, Byelorussian-Ukrainian i, Cyrillic iota
     "j": "\u03f3\u0458",  # yot, je
+    "k": "\u03ba",  # kappa
+    "l": "\u04cf",  # palochka
     "o": "\u03bf\u03c3\u043e",  # omicron, sigma, o
     "p": "\u03c1\u03f1\u0440",  # rho, rho symbol, er
     "q": "\u051b",  # qa

@@ -34,21 +34,11 @@ TOKEN_CACHE_SECONDS = 0.5
 TOKEN_CACHE_SIZE = 1000
 
 
-# Cyrillic and Greek letters drawn as a Latin letter is, in the usual fonts: a token name
-# spelled with them reads as the Latin one's.
-_LATIN_LOOKALIKES = str.maketrans(
-    "АВЕІЈКМНОРСТУХЅҮӀԚԜаеіјорсухѕһԁԛԝүӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορυγϲϳ",
-    "ABEIJKMHOPCTYXSYIQWaeijopcyxshdqwylABEZHIKMNOPTYXaikvopuycj",
-)
-
-
 def lookalike_key(name: str) -> str:
     """What ``name`` reads as: NFKC-folded (full-width and mathematical letters), invisible
-    characters dropped, Cyrillic and Greek look-alikes made Latin (before folding, which makes
-    the lunate sigma a sigma, and after, which makes a mathematical Alpha an Alpha), case
-    folded. Two names with one key pass for each other."""
-    latin = folded_text(name.translate(_LATIN_LOOKALIKES)).translate(_LATIN_LOOKALIKES)
-    return unicodedata.normalize("NFKC", latin.casefold())
+    characters dropped, Cyrillic and Greek letters drawn as Latin ones made Latin (a name's
+    folded text: ``LATIN_LOOKALIKES``), case folded. Two names with one key pass for each other."""
+    return unicodedata.normalize("NFKC", folded_text(name, name=True).casefold())
 
 
 def _check_not_a_lookalike(store: HubTokens, name: str) -> None:
