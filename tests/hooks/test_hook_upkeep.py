@@ -51,7 +51,7 @@ def test_the_hook_itself_does_not_reindex(env: dict[str, str]) -> None:
     old_store(path)
     result = hook(env, "session-start", {"session_id": "s1", "cwd": project_dir(env)})
     assert result.returncode == 0
-    assert _owed(path) == {"cjk_bigrams", "id_parts"}  # what migrations 0020 and 0021 owe
+    assert _owed(path) == {"cjk_bigrams", "id_parts", "name_parts"}  # migrations 0020 to 0022
     with closing(sqlite3.connect(path)) as conn:
         [(text,)] = conn.execute("SELECT text FROM memory_fts WHERE rowid = 1").fetchall()
     assert text == "使用数据库连接池来提高性能"  # as the older release indexed it

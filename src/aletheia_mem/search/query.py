@@ -28,12 +28,15 @@ from aletheia_mem.search.text import (
     ASCII_COMPOUND,
     COMPOUND,
     MIN_JOINED,
+    MIN_PART,
     is_fragment,
+    is_hash_like,
     is_id_like,
     is_plain,
     joined,
     segments,
     split_identifier,
+    strong_parts,
 )
 
 MAX_TERMS = 32
@@ -73,16 +76,27 @@ def _compound_terms(compound: str) -> list[str]:
         if whole is not None:
             terms.append(whole)
         if _numbered(segment):  # PAY-9999, gcc-12: the id as a whole, never its name alone;
-            terms.extend(word.lower() for word in segment if is_id_like(word))  # a hash: itself
+            terms.extend(word.lower() for word in segment if is_hash_like(word))  # a hash: itself
             continue
         for word in segment:
             if single or not is_fragment(word, word):
                 terms.append(word.lower())
-            pieces = split_identifier(word)
-            if pieces and pieces[-1].isdigit():  # SHOP4822, gcc12: whole, as SHOP-4822 is
-                continue
-            terms.extend(piece.lower() for piece in pieces if not is_fragment(piece, word))
+            if not _ends_in_a_number(word):  # SHOP4822, Matrix4x4, userId9a8b7c: whole
+                terms.extend(part.lower() for part in strong_parts(word))
     return terms
+
+
+def _ends_in_a_number(word: str) -> bool:
+    """Whether a digit follows the last word of ``word``'s camelCase parts (``SHOP4822``,
+    ``gcc12``, ``Matrix4x4``, ``userId9a8b7c``): a name and its number or id, asked for whole as
+    ``SHOP-4822`` is, where ``H264Mp4Muxer`` ends in a word."""
+    pieces = split_identifier(word)
+    for piece in reversed(pieces):
+        if piece[0].isdigit():
+            return True
+        if len(piece) >= MIN_PART:
+            return False
+    return False
 
 
 def _cjk_terms(compound: str) -> list[str]:

@@ -16,6 +16,7 @@ would let any hash or ticket id match memories that merely share a fragment with
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from aletheia_mem.search import cjk
@@ -45,6 +46,7 @@ MIN_MIXED_PART = 4  # a letter run in a word with digits (``3add9f`` -> ``add``)
 _DIGIT_RUN = re.compile(r"\d+")
 _HEX_WORD = re.compile(r"[0-9a-f]{7,}|[0-9A-F]{7,}")
 _HEX_LETTERS = frozenset("abcdefABCDEF")
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def is_fragment(part: str, word: str) -> bool:
@@ -57,36 +59,98 @@ def is_fragment(part: str, word: str) -> bool:
     return len(part) < MIN_MIXED_PART or is_id_like(word)
 
 
+def strong_parts(word: str) -> list[str]:
+    """The camelCase parts of ``word`` indexed and searched on their own (none a fragment,
+    ``is_fragment``), for the cost of one pass over ``word``: ``Int32ToInt64Converter`` ->
+    ``Converter``; ``qx7k2m9`` and ``aB3xK9mQ`` -> none."""
+    parts = split_identifier(word)
+    if not parts:
+        return []
+    if not any(part[0].isdigit() for part in parts):
+        return [part for part in parts if len(part) >= MIN_PART]
+    if _is_id_like(word, parts):
+        return []
+    return [part for part in parts if len(part) >= MIN_MIXED_PART and not part.isdigit()]
+
+
 def is_id_like(word: str) -> bool:
-    """Whether ``word`` is a made-up id rather than a name: letters and digits, and it starts
-    with a digit (``9a8b7c``, ``2fa``), holds two digit runs or more (``qx7k2m9``, ``v1beta1``)
-    or is hex of git's short SHA length or more (``c1e2ab8f``). Its letter runs (``aaeb`` of
-    a 40-character hash) say nothing; ``sha256``, ``utf8``, ``i18n`` and ``k8s`` are names."""
+    """Whether ``word`` is a made-up id rather than a name: letters and digits, and either hex
+    of git's short SHA length or more (``c1e2ab8f``), or it starts with a digit or holds two
+    digit runs or more (``9a8b7c``, ``qx7k2m9``, ``2fa``, ``3rd``) with no word among its
+    letters. Its letter runs (``aaeb`` of a 40-character hash) say nothing.
+
+    A word among the letters, a capitalised one (``30DayTrial``, ``1Password``, ``H264Mp4Muxer``)
+    or a lower-case run of ``MIN_MIXED_PART`` letters or more (``face2face``, ``v2alpha1``),
+    makes the word a name, whose words are found on their own; ``sha256``, ``utf8``, ``i18n``
+    and ``k8s`` are names too."""
     if word.isalpha() or word.isdigit() or not word.isalnum():
         return False
-    if word[0].isdigit() or len(_DIGIT_RUN.findall(word)) > 1:
-        return True
-    return _HEX_WORD.fullmatch(word) is not None and any(c in _HEX_LETTERS for c in word)
+    return _is_id_like(word, split_identifier(word))
+
+
+def is_hash_like(word: str) -> bool:
+    """Whether ``word`` may be a hash or a prefix of one (``3f9a8c1``): ``is_id_like`` by its
+    hex rule."""
+    return _HEX_WORD.fullmatch(word) is not None and is_id_like(word)
+
+
+def _is_id_like(word: str, parts: list[str]) -> bool:
+    """``is_id_like`` for a word of letters and digits, given its ``split_identifier`` parts
+    (none for a word past ASCII: its letter runs are read instead)."""
+    runs = [part for part in parts if not part[0].isdigit()] if parts else _LETTERS.findall(word)
+    if _HEX_WORD.fullmatch(word) is not None and any(c in _HEX_LETTERS for c in word):
+        # A hash, unless it is words around a number of one or two digits (``face2face``): a
+        # hash's digits are many, and most of its letter runs short.
+        numbers = _DIGIT_RUN.findall(word)
+        words_around = len(numbers) == 1 and len(numbers[0]) <= 2 and len(runs) > 1
+        return not (words_around and all(len(run) >= MIN_MIXED_PART for run in runs))
+    if not word[0].isdigit() and len(_DIGIT_RUN.findall(word)) < 2:
+        return False
+    return not any(_is_a_word(run) for run in runs)
+
+
+def _is_a_word(run: str) -> bool:
+    """Whether a letter run of an identifier reads as a word: capitalised, with two lower-case
+    letters or more (``Day``, ``Password``), or ``MIN_MIXED_PART`` lower-case letters."""
+    if run[0].isupper():
+        return len(run) >= MIN_PART and run[1:].islower()
+    return len(run) >= MIN_MIXED_PART and run.islower()
 
 
 def holds_id_parts(text: str) -> bool:
     """Whether ``text`` holds a made-up id with a letter run of ``MIN_MIXED_PART`` or more, which
     stores indexed as a word of its own before ``is_id_like`` (``aaeb`` of a hash): such a row
-    is indexed again (the stores' migration 0021). Such a run meets a digit; text where no four
-    ASCII letters meet one, and no character is past ASCII, is passed over (``_shapes``: a
-    store's every row is read once, at about 2 µs a row)."""
-    shapes = text.encode("utf-8", "surrogatepass").translate(_SHAPES)
-    if b"0aaaa" not in shapes and b"aaaa0" not in shapes and b"u" not in shapes:
-        return False
+    is indexed again (the stores' migration 0021)."""
     return any(
         is_id_like(word)
         and any(
             len(part) >= MIN_MIXED_PART and not part.isdigit() for part in split_identifier(word)
         )
-        for token in COMPOUND.findall(text)
-        for words in segments(token)
-        for word in words
+        for word in _words_mixing_digits(text)
     )
+
+
+def holds_name_parts(text: str) -> bool:
+    """Whether ``text`` holds a name with digits whose words the release of migration 0021 took
+    for a made-up id's and did not index (``Password`` of ``1Password``, ``Converter`` of
+    ``Int32ToInt64Converter``): such a row is indexed again (the stores' migration 0022)."""
+    return any(
+        (word[0].isdigit() or len(_DIGIT_RUN.findall(word)) > 1 or _HEX_WORD.fullmatch(word))
+        and strong_parts(word)
+        for word in _words_mixing_digits(text)
+    )
+
+
+def _words_mixing_digits(text: str) -> Iterator[str]:
+    """The words of ``text``'s compounds, where a letter run of ``MIN_MIXED_PART`` or more meets a
+    digit, or a character is past ASCII (others are passed over, ``_shapes``: a store's every row
+    is read once, at about 2 µs a row); words without such a run may come too."""
+    shapes = text.encode("utf-8", "surrogatepass").translate(_SHAPES)
+    if b"0aaaa" not in shapes and b"aaaa0" not in shapes and b"u" not in shapes:
+        return
+    for token in COMPOUND.findall(text):
+        for words in segments(token):
+            yield from words
 
 
 def _shapes() -> bytes:
@@ -154,9 +218,8 @@ def _token_extras(token: str) -> tuple[str, ...]:
         for word in words:
             if is_plain(word):
                 continue  # one camelCase part at most: nothing to add
-            for part in split_identifier(word):
-                if not is_fragment(part, word):
-                    extras.setdefault(part, None)
+            for part in strong_parts(word):
+                extras.setdefault(part, None)
     return tuple(extras)
 
 
