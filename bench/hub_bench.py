@@ -64,10 +64,10 @@ WORDS = [
 
 
 @contextmanager
-def hub_process(db: Path) -> Iterator[str]:
+def hub_process(db: Path, rate_limit: int = 0) -> Iterator[str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "aletheia_mem.hub.main", "--hub-db", str(db), "--port", "0",
-         "--rate-limit", "0"],
+         "--rate-limit", str(rate_limit)],
         stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip

@@ -1,6 +1,7 @@
-"""A real SQLite hub while another process holds its store's write lock: each sync request
-answers 503 with ``Retry-After`` and the busy line within seconds (not after the 30 s a tool's
-write waits), writes nothing of the page, and ``aletheia sync`` stops with one line and exit 1."""
+"""A real SQLite hub while another process holds its store's write lock: each sync request that
+writes answers 503 with ``Retry-After`` and the busy line within seconds (not after the 30 s a
+tool's write waits), writes nothing of the page, and ``aletheia sync`` stops with one line and
+exit 1; a pull, which only reads, is answered."""
 
 from __future__ import annotations
 
@@ -73,7 +74,6 @@ def test_each_sync_request_on_a_busy_hub_store_answers_the_busy_line_soon(
     assert hub.post("/sync/hello", {"store_id": store_id}, token).status == 200
     requests = {
         "/sync/push": {"store_id": store_id, "records": [memory_record(v=[1, store_id])]},
-        "/sync/pull": {"store_id": store_id, "cursor": 0},
         "/sync/hello": {"store_id": "f" * 32},  # a new store: its claim is a write
     }
     with write_lock_in_another_process(db):
@@ -84,13 +84,21 @@ def test_each_sync_request_on_a_busy_hub_store_answers_the_busy_line_soon(
             assert elapsed < ANSWER_SECONDS, (path, elapsed)
             assert (reply.status, reply.headers.get("retry-after")) == (503, "5"), path
             assert reply.body == {"error": {"code": "unavailable", "message": HUB_BUSY}}, path
+        # A pull only reads: answered from the WAL, its audit row written once the lock is free
+        pulled = hub.post("/sync/pull", {"store_id": store_id, "cursor": 0}, token)
+        assert (pulled.status, pulled.body["records"]) == (200, []), pulled.body
     assert _rows(db, "SELECT count(*) FROM memories") == [(0,)]  # nothing of the page
     claimed = ("sync-claim", "ok", f"store {store_id}")  # the first hello's, before the lock
-    assert _rows(db, "SELECT tool, result, detail FROM audit") == [claimed]
+    pull_row = ("sync-pull", "ok", "0 records")
+    deadline = time.monotonic() + ANSWER_SECONDS
+    while len(_rows(db, "SELECT id FROM audit")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _rows(db, "SELECT tool, result, detail FROM audit") == [claimed, pull_row]
     pushed = hub.post("/sync/push", requests["/sync/push"], token)
     assert (pushed.status, pushed.body.get("applied")) == (200, 1), pushed.body
     assert _rows(db, "SELECT tool, result, detail FROM audit ORDER BY id") == [
         claimed,
+        pull_row,
         ("sync-push", "ok", "1 records"),  # with the page, in its transaction
     ]
 

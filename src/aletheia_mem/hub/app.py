@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.errors import StoreBusyError, StoreTooNewError, StoreUnavailableError
 from aletheia_mem.hub import audit
+from aletheia_mem.hub.audit_queue import AuditQueue
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.readiness import readiness_route
@@ -227,17 +228,22 @@ def _token_of(request: Request) -> HubToken:
 
 
 def hub_mcp_endpoint(
-    hub: AppContext, writes: WriteTurns, remember_seconds: float = 0.0
+    hub: AppContext,
+    writes: WriteTurns,
+    remember_seconds: float = 0.0,
+    audits: AuditQueue | None = None,
 ) -> McpEndpoint:
     """``/mcp`` for tokens: each session runs as its token and only that token may use it; a
-    session's row is remembered ``remember_seconds`` between reads of the store."""
+    session's row is remembered ``remember_seconds`` between reads of the store; reads' audit
+    rows go through ``audits``."""
+    audits = audits or AuditQueue(hub_store(hub), writes)
 
     def new_session(request: Request) -> McpSession:
         token = _token_of(request)
         return McpSession(
             app=token_app(hub, token),
             fixed_caller=token.name,
-            gate=make_gate(hub, token, writes),
+            gate=make_gate(hub, token, writes, audits),
             unrun=make_unrun_audit(hub, token, writes),
         )
 
@@ -270,6 +276,7 @@ def create_hub_app(
     failures: AuthFailures | None = None,
     writes: WriteTurns | None = None,
     remember_seconds: float = 0.0,
+    audits: AuditQueue | None = None,
 ) -> ASGIApp:
     """The whole hub: token check, rate limit, guard, then ``/mcp`` and ``/sync/``.
 
@@ -283,10 +290,13 @@ def create_hub_app(
         remember_seconds: how long a live token and an MCP session are remembered between
             reads of the store (0: every request reads them, and a revocation or a session's
             end through another process holds at once).
+        audits: how the audit rows of reads are written (``AuditQueue``; its owner closes it,
+            writing what is still queued).
     """
     writes = writes or write_turns(serial=True)  # see make_gate
     failures = failures or AuthFailures()
-    endpoint = hub_mcp_endpoint(hub, writes, remember_seconds)
+    audits = audits or AuditQueue(hub_store(hub), writes)
+    endpoint = hub_mcp_endpoint(hub, writes, remember_seconds, audits)
     refusals = audit.RefusalLog(hub, writes)
     metered = BatchMeter(endpoint, limiter, refusals.limited)
 
@@ -300,7 +310,7 @@ def create_hub_app(
     ui_routes = hub_routes(hub, failed_credential)
     routes = [
         Route("/mcp", endpoint=metered),
-        *SyncApi(hub, writes).routes(),
+        *SyncApi(hub, writes, audits).routes(),
         readiness_route(hub),
         *ui_routes,
     ]

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from aletheia_mem.hub import audit
+from aletheia_mem.hub.audit_queue import AuditQueue
 from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.mcp import ToolGate, UnrunCall, argument_problem
@@ -53,16 +54,21 @@ def run_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> Tool
         return ToolResult(f"{spec.name} failed with an internal error; see the server log.", True)
 
 
-def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
+def make_gate(
+    hub: AppContext, token: HubToken, writes: WriteTurns, audits: AuditQueue | None = None
+) -> ToolGate:
     """A gate for the MCP sessions of one token.
 
     ``writes`` makes the hub's writing threads take turns where the store needs it (SQLite; see
     ``write_turns``). A write call's audit row is committed with its write, as "ok" (so a kill
     between two commits never leaves a write without its row), and corrected in the rare case
-    the call fails after that commit; a call that commits no write gets its row afterwards.
+    the call fails after that commit; a call that commits no write (a read) gets its row
+    afterwards through ``audits``: at once while the writers' turn is free, else moments
+    later, so that a read never waits behind the writers for its row.
     """
     app = token_app(hub, token)
     store = hub_store(app)
+    audits = audits or AuditQueue(store, writes)
 
     def gate(spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
         problem = argument_problem(arguments)  # before anything reads them, the audit included
@@ -89,10 +95,12 @@ def make_gate(hub: AppContext, token: HubToken, writes: WriteTurns) -> ToolGate:
             project = audit.call_project(app, spec.name, arguments)
         if outcome == "error" and audit.outside_token(project, token.projects):
             outcome = "refused"  # answered as a missing item, audited as the refusal it is
-        with writes:
-            audit.record_call(
-                store, at=app.clock(), actor=token.name, tool=spec.name, project=project,
-                outcome=outcome,
+        if not (outcome == "ok" and spec.name in audit.SELF_AUDITED_TOOLS):  # wrote its own
+            audits.write(
+                audit.call_entry(
+                    at=app.clock(), actor=token.name, tool=spec.name, project=project,
+                    outcome=outcome,
+                )
             )  # fmt: skip
         return result
 

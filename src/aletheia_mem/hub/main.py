@@ -37,6 +37,7 @@ from aletheia_mem.errors import (
     StoreTooNewError,
 )
 from aletheia_mem.hub.app import create_hub_app
+from aletheia_mem.hub.audit_queue import AuditQueue
 from aletheia_mem.hub.log_bounds import bound_every_handler
 from aletheia_mem.hub.tokens import TOKEN_CACHE_SECONDS
 from aletheia_mem.hub.write_turns import write_turns
@@ -228,12 +229,15 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
         sys.stderr.write(f"aletheia-sync: {error.message}\n")
         return 1
     hosts = served_hosts(args.host, args.allow_host)
+    writes = write_turns(serial=isinstance(hub_db, Path))  # PostgreSQL: no turns
+    audits = AuditQueue(hub_store(app), writes)
     asgi = create_hub_app(
         replace(app, caller="hub"),
         limiter=SharedRateLimiter(hub_store(app).rate_windows(), args.rate_limit, clock=app.clock),
         allowed_hosts=hosts,
         allowed_origins=args.allow_origin,
-        writes=write_turns(serial=isinstance(hub_db, Path)),  # PostgreSQL: no turns
+        writes=writes,
+        audits=audits,
         # PostgreSQL: several processes, each reading a client's token and session twice a
         # second at most
         remember_seconds=0.0 if isinstance(hub_db, Path) else TOKEN_CACHE_SECONDS,
@@ -249,7 +253,10 @@ def serve(args: argparse.Namespace, hub_db: Path | str, port: int) -> int:
             options=_server_options(args),
         )
     finally:
-        app.store.close()
+        try:
+            audits.close()  # the reads' rows still queued
+        finally:
+            app.store.close()
     return 0
 
 

@@ -42,6 +42,7 @@ from aletheia_mem.errors import (
     StoreUnavailableError,
 )
 from aletheia_mem.hub import audit
+from aletheia_mem.hub.audit_queue import AuditQueue
 from aletheia_mem.hub.tokens import can_write
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.api import RETRY_AFTER_S
@@ -138,9 +139,14 @@ def _whole(body: dict[str, Any], name: str, default: int) -> int:
 class SyncApi:
     """The three sync endpoints over one hub store."""
 
-    def __init__(self, hub: AppContext, writes: WriteTurns) -> None:
+    def __init__(
+        self, hub: AppContext, writes: WriteTurns, audits: AuditQueue | None = None
+    ) -> None:
         self.hub = hub
         self.writes = writes
+        # A pull's row (and a refusal's) is written at once while the writers' turn is free,
+        # else moments later: a pull never waits behind the pushes, nor answers 503, for it.
+        self.audits = audits or AuditQueue(hub_store(hub), writes)
 
     def routes(self) -> list[Route]:
         return [
@@ -150,9 +156,8 @@ class SyncApi:
         ]
 
     def _audit(self, token: HubToken, event: str, outcome: audit.Outcome, detail: str) -> None:
-        with self.writes, waiting_at_most(STORE_WAIT_MS):
-            audit.record_event(
-                hub_store(self.hub),
+        self.audits.write(
+            audit.event_entry(
                 at=self.hub.clock(),
                 actor=token.name,
                 event=event,
@@ -160,6 +165,7 @@ class SyncApi:
                 detail=detail,
                 project=audit.token_scope(token.projects),
             )
+        )
 
     def _bounded(self, work: Work, token: HubToken, body: dict[str, Any]) -> Answer:
         """``work`` on a worker thread, its writes waiting at most ``STORE_WAIT_MS``."""
@@ -224,7 +230,13 @@ class SyncApi:
                 project=audit.token_scope(token.projects),
             )
 
-        claim = hub_store(self.hub).claim_sync_store(store_id, token, now, claimed)
+        store = hub_store(self.hub)
+        try:  # a store already bound is only read: no turn to wait for
+            with waiting_at_most(0):
+                claim = store.claim_sync_store(store_id, token, now, claimed)
+        except StoreBusyError:  # binding it writes: in turn with the hub's other writers
+            with self.writes:
+                claim = store.claim_sync_store(store_id, token, now, claimed)
         if claim.holder is not None:
             raise ForbiddenError(_refusal(claim))
         return store_id

@@ -50,10 +50,11 @@ class SqliteStore(
         return dict(zip(COUNTED_TABLES, map(int, row), strict=True))
 
     def rate_windows(self) -> SqliteRateWindows:
-        """The hub's shared rate-limit windows, on this store's connections."""
-        from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
+        """The hub's shared rate-limit windows: in their own file beside this one (a count
+        never waits for this file's write lock), else on this store's connections."""
+        from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows, beside
 
-        return SqliteRateWindows(self._pool)
+        return SqliteRateWindows(beside(self.path) or self._pool)
 
     def repositories(self) -> SqliteRepositories:
         """The repositories its hosts work in, on this store's connections (a local feature)."""
