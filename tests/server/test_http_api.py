@@ -363,6 +363,8 @@ def test_openapi_document_describes_every_route(server: RunningServer) -> None:
         "until",
         "older_than_days",
         "order",
+        "upto",  # the bounds that keep a listing's later pages on its first page's view
+        "at",
     }
     limit = next(p for p in search["parameters"] if p["name"] == "limit")
     assert limit["schema"] == {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
@@ -382,3 +384,28 @@ def test_a_rule_added_through_the_api_shows_source_you_and_one_over_mcp_its_tool
     assert "source: you" in line
     line = next(row for row in listed.splitlines() if "Write the changelog" in row)
     assert "source: cursor" in line
+
+
+def test_later_pages_sent_the_first_pages_upto_keep_its_view_while_others_save(
+    server: RunningServer,
+) -> None:
+    project = "api-pages"
+    saved = [save(server, f"Pager note number {n} on the rota", project=project) for n in range(5)]
+    newest_first = [memory["id"] for memory in reversed(saved)]
+    query = {"query": "pager rota", "project": project, "order": "date_desc", "limit": 2}
+    first = get(server, "/api/memories", **query)
+    assert [m["id"] for m in first["memories"]] == newest_first[:2]
+    assert first["upto"] >= newest_first[0] and isinstance(first["at"], int)
+    later = [save(server, f"Pager note saved later {n} on the rota", project=project) for n in "ab"]
+    bound = {"upto": first["upto"], "at": first["at"]}
+    second = get(server, "/api/memories", **query, offset=2, **bound)
+    third = get(server, "/api/memories", **query, offset=4, **bound)
+    assert [m["id"] for m in second["memories"]] == newest_first[2:4]
+    assert [m["id"] for m in third["memories"]] == newest_first[4:]
+    assert second["upto"] == first["upto"] and second["at"] == first["at"]
+    # Without the bound, offset pages the list as it is now, as before: the page shifted.
+    unbound = get(server, "/api/memories", **query, offset=2)
+    assert [m["id"] for m in unbound["memories"]] == newest_first[:2]
+    assert unbound["upto"] >= later[-1]["id"]
+    status, (code, message) = error(server, "GET", "/api/memories?query=pager&upto=0")
+    assert (status, code) == (400, "invalid_input") and "upto" in message, message

@@ -7,6 +7,7 @@ the project-scope helpers of the MCP tools, so both see the same store the same 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -103,10 +104,15 @@ def _ok(body: Any) -> Reply:
 
 
 def search_memories(app: AppContext, args: dict[str, Any]) -> Reply:
-    """Every filter of the search tool; facts first, then one page of memories."""
+    """Every filter of the search tool; facts first, then one page of memories, of those up to
+    ``upto`` ranked at ``at``; the answer names both, for the next pages to send."""
     now = app.clock()
-    request = search_request(app, args, now)
-    return _ok(search_json(recall.search(app.store, request, now, app.semantic)))
+    at = min(args["at"], now) if "at" in args else now  # never ranked at a time to come
+    # Read before the page: a memory saved in between is above the bound, on no page.
+    upto = args.get("upto") or app.store.newest_memory_id() or None
+    request = replace(search_request(app, args, at), upto=upto)
+    found = search_json(recall.search(app.store, request, at, app.semantic))
+    return _ok({**found, "upto": upto, "at": at})
 
 
 def search_json(result: recall.SearchResult[Memory]) -> dict[str, Any]:

@@ -67,6 +67,29 @@ _RENAME_BODY: Schema = {
     "required": ["to", "items"],
 }
 _SAVED = (201, 200)
+# The search tool's arguments, and the bounds that keep a listing's later pages on the first
+# page's view (the web UI's Memories page carries the same).
+_API_SEARCH: Schema = {
+    **schemas.SEARCH,
+    "properties": {
+        **schemas.SEARCH["properties"],
+        "upto": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 10**15 - 1,
+            "description": "Only memories with ids up to this: send the upto of the first"
+            " page's answer with each later page, so that memories saved meanwhile shift"
+            " no page (omitted: every memory, as saved now).",
+        },
+        "at": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 10**15 - 1,
+            "description": "Rank as at this time (epoch ms; never later than now): send the"
+            " at of the first page's answer with each later page (omitted: now).",
+        },
+    },
+}
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -76,7 +99,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "Search memories and facts (every filter of the search tool), or find memories by file.",
         h.search_memories,
         "SearchResult",
-        query=schemas.SEARCH,
+        query=_API_SEARCH,
     ),
     Operation(
         "POST",

@@ -109,6 +109,16 @@ COMPONENTS.update(
                 "facts": array_of("Fact"),
                 "memories": array_of("Memory"),
                 "empty_reason": {"type": ["string", "null"]},
+                "upto": {
+                    "type": ["integer", "null"],
+                    "description": "The newest memory id this page could show (null: none"
+                    " yet): send it as upto with the next pages.",
+                },
+                "at": {
+                    "type": "integer",
+                    "description": "The time it was ranked at (epoch ms): send it as at with"
+                    " the next pages.",
+                },
             }
         ),
         "SavedMemory": _object({"memory": ref("Memory"), "created": {"type": "boolean"}}),
