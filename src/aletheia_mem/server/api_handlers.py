@@ -235,9 +235,12 @@ def restore_fact(app: AppContext, args: dict[str, Any]) -> Reply:
 
 
 def list_rules(app: AppContext, args: dict[str, Any]) -> Reply:
+    """The rules, oldest first, of those this store held at ``upto`` (read now if not sent: a
+    rule taken in between is after it), which the answer names."""
     now = app.clock()
-    found = app.store.list_rules(enabled_only=not args["include_disabled"])
-    return _ok({"rules": [rule_json(app, rule, now) for rule in found]})
+    upto = args.get("upto") or app.store.newest_rule_seq() or None
+    found = app.store.list_rules(enabled_only=not args["include_disabled"], upto=upto)
+    return _ok({"rules": [rule_json(app, rule, now) for rule in found], "upto": upto})
 
 
 def add_rule(app: AppContext, args: dict[str, Any]) -> Reply:

@@ -49,7 +49,17 @@ _ADD_FACT: Schema = {
 }
 _RULES_QUERY: Schema = {
     "type": "object",
-    "properties": {"include_disabled": {"type": "boolean", "default": False}},
+    "properties": {
+        "include_disabled": {"type": "boolean", "default": False},
+        "upto": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 2**63 - 1,
+            "description": "Only the rules this store held when an earlier answer named this"
+            " upto (omitted: every rule, as now): a rule a sync brings in meanwhile, older ones"
+            " included, is left out, so pages cut from the list keep their places.",
+        },
+    },
 }
 _WORK_STATE_BODY: Schema = {
     "type": "object",

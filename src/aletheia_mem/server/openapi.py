@@ -130,7 +130,16 @@ COMPONENTS.update(
         ),
         "FactHistory": _object({"subject": _TEXT, "facts": array_of("Fact")}),
         "SavedFact": _object({"fact": ref("Fact"), "created": {"type": "boolean"}}),
-        "RuleList": _object({"rules": array_of("Rule")}),
+        "RuleList": _object(
+            {
+                "rules": array_of("Rule"),
+                "upto": {
+                    "type": ["integer", "null"],
+                    "description": "The bound of this list (null: no rule yet): send it as"
+                    " upto to list the same rules again.",
+                },
+            }
+        ),
         "SavedRule": _object({"rule": ref("Rule"), "created": {"type": "boolean"}}),
         "WorkStateIndex": _object(
             {

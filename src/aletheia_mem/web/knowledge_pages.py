@@ -25,6 +25,7 @@ from aletheia_mem.web.render import page
 RULE_ACTIONS = {"confirm", "disable"}
 RULE_NOTICES = {"added": "Rule added.", "confirm": "Rule confirmed.", "disable": "Rule disabled."}
 MAX_RULE_ID = 200
+ODD_RULES_UPTO = "This link's upto= is not a rule's place: the rules are shown as they are now."
 ODD_FACTS_UPTO = "This link's upto= is not a fact id: the history is shown as it is now."
 
 
@@ -78,7 +79,9 @@ def _rules_view(
     """The Rules page; ``typed`` keeps a refused Add form as it was sent, ``error`` says why."""
     done = signed_done(request)
     offset = address_offset(request.query_params.get("offset", ""))
-    every = rules.all_rules(ui.app)
+    sent = request.query_params.get("upto", "")
+    upto = whole_number(sent, 18)  # a rule's place in the store, as an address carries it
+    every, bound = rules.bounded_rules(ui.app, upto or None)
     offset = min(offset, max(len(every) - 1, 0))
     shown = every[offset : offset + rules.RULES_PER_PAGE]
     return page(
@@ -94,7 +97,10 @@ def _rules_view(
         next_offset=offset + len(shown) if offset + len(shown) < len(every) else None,
         previous_offset=max(offset - rules.RULES_PER_PAGE, 0) if offset else None,
         tiers=SCOPE_TIERS,
-        notice=_rule_notice(done, request.query_params.get("rule", ""), every),
+        upto=bound,
+        notice=ODD_RULES_UPTO
+        if sent and not upto
+        else _rule_notice(done, request.query_params.get("rule", ""), every),
     )
 
 

@@ -71,8 +71,19 @@ class Place:
 
 
 def all_rules(app: AppContext) -> list[dict[str, Any]]:
-    rules: list[dict[str, Any]] = call(app, "listRules", query={"include_disabled": True})["rules"]
-    return rules
+    return bounded_rules(app, None)[0]
+
+
+def bounded_rules(app: AppContext, upto: int | None) -> tuple[list[dict[str, Any]], int | None]:
+    """Every rule the store held at ``upto`` (None: now), oldest first, and that bound: the
+    Rules page's later pages carry it, so a rule a sync brings in meanwhile (however old it
+    is) moves none of the rules seen onto another page."""
+    query: dict[str, Any] = {"include_disabled": True}
+    if upto is not None:
+        query["upto"] = upto
+    found = call(app, "listRules", query=query)
+    rules: list[dict[str, Any]] = found["rules"]
+    return rules, found["upto"]
 
 
 def _ids(text: str, name: str) -> list[int]:

@@ -105,6 +105,22 @@ def test_a_rule_is_added_once_and_listed_in_order(contract_store: HubStore) -> N
     assert [r.id for r in contract_store.list_rules()] == ["r_1", "r_2"]
 
 
+def test_rules_listed_up_to_a_bound_leave_out_a_later_insert_however_old(
+    contract_store: HubStore,
+) -> None:
+    assert contract_store.newest_rule_seq() == 0
+    contract_store.add_rule(rule("r_1", "use tabs", at=T0 + 10))
+    contract_store.add_rule(rule("r_2", "run tests", at=T0 + 20))
+    bound = contract_store.newest_rule_seq()
+    contract_store.add_rule(rule("r_0", "older, taken in later", at=T0))  # as a pull keeps it
+    assert [r.id for r in contract_store.list_rules(upto=bound)] == ["r_1", "r_2"]
+    assert [r.id for r in contract_store.list_rules()] == ["r_0", "r_1", "r_2"]
+    assert contract_store.newest_rule_seq() > bound
+    assert contract_store.set_rule_enabled("r_1", False, T0 + 30)  # a change keeps its place
+    listed = contract_store.list_rules(enabled_only=False, upto=bound)
+    assert [r.id for r in listed] == ["r_1", "r_2"]
+
+
 def test_a_disabled_rule_is_hidden_and_adding_it_again_enables_it(
     contract_store: HubStore,
 ) -> None:

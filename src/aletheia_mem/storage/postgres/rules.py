@@ -67,11 +67,21 @@ class PgRules(PgPart):
             found = row.fetchone()
         return None if found is None else _rule(found)
 
-    def list_rules(self, *, enabled_only: bool = True) -> list[Rule]:
-        where = " WHERE enabled = 1" if enabled_only else ""
+    def list_rules(self, *, enabled_only: bool = True, upto: int | None = None) -> list[Rule]:
+        where = " AND enabled = 1" if enabled_only else ""
+        bound = upto if upto is not None else 2**63 - 1
         with self._db.read() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM rules{where} ORDER BY added_at, seq")
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM rules WHERE seq <= %s{where} ORDER BY added_at, seq",
+                (bound,),
+            )
             return [_rule(row) for row in rows.fetchall()]
+
+    def newest_rule_seq(self) -> int:
+        """The highest ``seq`` of the rules (SQLite's rowid, see ``list_rules``)."""
+        with self._db.read() as conn:
+            row = conn.execute("SELECT coalesce(max(seq), 0) FROM rules").fetchone()
+        return int(row[0]) if row is not None else 0
 
     def confirm_rule(self, rule_id: str, at: int) -> bool:
         with self._db.write() as conn:

@@ -73,12 +73,18 @@ class SqliteRules(SqliteDatabase):
         row = self._conn.execute("SELECT * FROM rules WHERE id = ?", (rule_id,)).fetchone()
         return None if row is None else rule_from_row(row)
 
-    def list_rules(self, *, enabled_only: bool = True) -> list[Rule]:
-        sql = "SELECT * FROM rules"
+    def list_rules(self, *, enabled_only: bool = True, upto: int | None = None) -> list[Rule]:
+        sql = "SELECT * FROM rules WHERE rowid <= ?"
         if enabled_only:
-            sql += " WHERE enabled = 1"
-        rows = self._conn.execute(sql + " ORDER BY added_at, rowid").fetchall()
+            sql += " AND enabled = 1"
+        bound = upto if upto is not None else 2**63 - 1
+        rows = self._conn.execute(sql + " ORDER BY added_at, rowid", (bound,)).fetchall()
         return [rule_from_row(row) for row in rows]
+
+    def newest_rule_seq(self) -> int:
+        """The highest rowid of the rules: an insert (a pull's too) takes a higher one, and a
+        pull's update of a rule keeps its row."""
+        return int(self._conn.execute("SELECT coalesce(max(rowid), 0) FROM rules").fetchone()[0])
 
     def confirm_rule(self, rule_id: str, at: int) -> bool:
         with self._write() as conn:
