@@ -287,3 +287,51 @@ def test_a_revoked_tokens_store_passes_to_the_owners_new_token_not_to_another(
     listed = cli(admin, "mcp-link", "list", "--hub-db", pg_url, "--json")
     stores = {token["name"]: token["stores"] for token in json.loads(listed.stdout)}
     assert stores == {"alice": 0, "eve": 0, "alice2": 1, "bob": 0}
+
+
+def _hello_both(hubs: list[Hub], store_id: str, first: str, second: str) -> tuple[int, int]:
+    """Two new tokens' hellos for one store at once, each through its own process."""
+    start, statuses = threading.Barrier(2), [0, 0]
+
+    def hello(n: int, token: str) -> None:
+        start.wait()
+        statuses[n] = hubs[n].post("/sync/hello", {"store_id": store_id}, token).status
+
+    threads = [threading.Thread(target=hello, args=(n, t)) for n, t in enumerate((first, second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return statuses[0], statuses[1]
+
+
+def test_two_new_tokens_claiming_a_freed_store_at_once_leave_it_to_exactly_one(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The checker's repro: a revoked token's stores, claimed at once by two tokens made after
+    the revocation through two processes. Both got 200, and the second took the store from the
+    live first without a word in the audit (its locked recheck joined the token row of before
+    the first's commit). Now one gets 200, the other 403, and the store stays with the one."""
+    admin = tmp_path / "admin"
+    stores = [f"{n:032x}" for n in range(1, 13)]
+    holders = [make_token(admin, pg_url, "r0")]
+    with hubs_on(pg_url, admin, 2, "--rate-limit", "0") as hubs:
+        for store_id in stores:
+            assert hubs[0].post("/sync/hello", {"store_id": store_id}, holders[0]).status == 200
+        for round_ in range(1, 4):
+            for name in {f"r{round_ - 1}", f"s{round_ - 1}"}:
+                cli(admin, "mcp-link", "revoke", "--hub-db", pg_url, name)
+            first = make_token(admin, pg_url, f"r{round_}")
+            second = make_token(admin, pg_url, f"s{round_}")
+            for store_id in stores:
+                statuses = _hello_both(hubs, store_id, first, second)
+                assert sorted(statuses) == [200, 403], (round_, store_id, statuses)
+                winner, loser = (first, second) if statuses[0] == 200 else (second, first)
+                assert hubs[1].post("/sync/hello", {"store_id": store_id}, winner).status == 200
+                assert hubs[0].post("/sync/hello", {"store_id": store_id}, loser).status == 403
+    claimed = ["--tool", "sync-claim", "--json", "--limit", "99"]
+    audit = cli(admin, "audit", "--hub-db", pg_url, *claimed)
+    assert audit.returncode == 0, audit.stderr
+    claims = [row["detail"] for row in json.loads(audit.stdout)]
+    assert len(claims) == len(stores) * 4
+    assert sum("(taken from the revoked token " in detail for detail in claims) == len(stores) * 3

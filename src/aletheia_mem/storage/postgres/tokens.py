@@ -10,8 +10,7 @@ from aletheia_mem.storage.postgres.audit import insert_audit
 from aletheia_mem.storage.postgres.database import PgPart, Row
 
 _COLUMNS = "id, name, token_hash, prefix, scope, projects, created_at, revoked_at"
-# The token holding a store (see ``hub_rows.Holder``); in a write, the store's row locked until
-# the claim's transaction ends, so that two processes' claims take turns.
+# The token holding a store (see ``hub_rows.Holder``).
 _HOLDER = (
     "SELECT s.token_id, t.name, t.revoked_at FROM sync_store_tokens s"
     " LEFT JOIN hub_tokens t ON t.id = s.token_id WHERE s.store_id = %s"
@@ -21,6 +20,11 @@ _FIRST_BIND = (
     "INSERT INTO sync_store_tokens (store_id, token_id, bound_at) VALUES (%s, %s, %s)"
     " ON CONFLICT (store_id) DO NOTHING RETURNING token_id"
 )
+# The store's row locked until the claim's transaction ends, so that two processes' claims take
+# turns. Apart from ``_HOLDER``: a locking read of the join waits for the other claim's commit,
+# then re-reads the store's row but joins the token row of before it (READ COMMITTED), so it
+# read "no holder" (or the revoked one) and took the store from the live token just bound.
+_LOCK_STORE = "SELECT 1 FROM sync_store_tokens WHERE store_id = %s FOR UPDATE"
 _REBIND = "UPDATE sync_store_tokens SET token_id = %s, bound_at = %s WHERE store_id = %s"
 _STORES_HELD = "SELECT token_id, count(*) FROM sync_store_tokens GROUP BY token_id"
 
@@ -105,8 +109,10 @@ class PgTokens(PgPart):
         with self._db.write() as conn:
             bound = conn.execute(_FIRST_BIND, (store_id, token.id, now)).fetchone()
             holder = None
-            if bound is None:  # held: read again, locked, as another process may have bound it
-                holder = _holder(conn.execute(_HOLDER + " FOR UPDATE OF s", (store_id,)).fetchone())
+            if bound is None:  # held: lock, then read again (a statement of its own sees what
+                # the claim it waited for committed), as another process may have bound it
+                conn.execute(_LOCK_STORE, (store_id,))
+                holder = _holder(conn.execute(_HOLDER, (store_id,)).fetchone())
                 found = unbound_claim(holder, token)
                 if found is not None:
                     return found
