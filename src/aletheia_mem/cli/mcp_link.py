@@ -20,7 +20,6 @@ from aletheia_mem.cli.common import (
     style,
     table,
 )
-from aletheia_mem.clock import system_clock
 from aletheia_mem.config import hub_db_chosen_by, hub_db_path, hub_target
 from aletheia_mem.domain.limits import check_length
 from aletheia_mem.errors import NoStoreError, NotFoundError
@@ -135,8 +134,9 @@ def create(
     url = hub_base_url(url)  # the hub's /mcp URL names it too
     store = open_hub_store(hub_db_of(hub_db, create=True))
     try:
+        # The store's clock, not this machine's: any machine reaching the database may run this.
         secret, token = create_token(
-            store, system_clock, scope=scope, projects=parse_projects(projects), name=name
+            store, store.store_clock, scope=scope, projects=parse_projects(projects), name=name
         )
     finally:
         store.close()
@@ -201,12 +201,20 @@ def list_links(hub_db: str | None, as_json: bool) -> None:
             format_instant(token.created_at)[:16],
             (instant_json(last_used.get(token.name)) or "never")[:16],
             str(held.get(token.id, 0)),
-            "revoked" if token.revoked_at is not None else "live",
+            _status(token),
         ]
         for token in tokens
     ]
     headers = ["NAME", "SCOPE", "PROJECTS", "TOKEN", "CREATED", "LAST USED", "STORES", "STATUS"]
     echo(table(headers, rows))
+
+
+def _status(token: HubToken) -> str:
+    """``live``, or when the token was revoked: a token made before then may not take the
+    stores it held."""
+    if token.revoked_at is None:
+        return "live"
+    return f"revoked {format_instant(token.revoked_at)[:16]}"
 
 
 def token_json(token: HubToken, last_used: int | None, stores: int) -> dict[str, Any]:
@@ -236,7 +244,7 @@ def revoke(hub_db: str | None, name: str, as_json: bool) -> None:
     check_length("name", wanted, MAX_NAME_LENGTH)  # no token has a longer one: no huge echo
     store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
-        token = store.revoke_token(wanted, system_clock())
+        token = store.revoke_token(wanted, store.store_clock())
         last_used = None if token is None else store.last_audit_by_actor().get(token.name)
         stores = 0 if token is None else store.stores_held().get(token.id, 0)
     finally:

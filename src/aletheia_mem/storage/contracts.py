@@ -232,12 +232,32 @@ class RateWindows(Protocol):
 
 
 class HubTokens(Protocol):
-    """The hub's bearer tokens: only their hashes are stored."""
+    """The hub's bearer tokens: only their hashes are stored.
 
-    def add_token(self, token: HubToken) -> HubToken | None: ...
+    A token is made after every revocation before it and revoked after every token made before
+    it, whatever the clocks say: ``add_token`` keeps a time past every revocation's, and
+    ``revoke_token`` one at or past every token's making (a store freed by a revocation passes
+    only to a token made after it). ``store_clock`` is the time both take.
+    """
+
+    def store_clock(self) -> int:
+        """Milliseconds since 1970 by the store's clock: PostgreSQL's own, which every machine
+        reaching the database shares; a SQLite file's machine's."""
+        ...
+
+    def add_token(self, token: HubToken) -> HubToken | None:
+        """Store a new token (its id is assigned, its ``created_at`` raised past every
+        revocation); None when the name (or hash) is taken."""
+        ...
+
     def find_token(self, token_hash: str) -> HubToken | None: ...
     def list_tokens(self) -> list[HubToken]: ...
-    def revoke_token(self, name: str, at: int) -> HubToken | None: ...
+    def revoke_token(self, name: str, at: int) -> HubToken | None:
+        """Revoke the live token of this name, else the one these are the first characters
+        of (the first made), at ``at`` or the latest token's making if later; None when none
+        matches."""
+        ...
+
     def claim_sync_store(
         self, store_id: str, token: HubToken, now: int, audit: ClaimAudit | None = None
     ) -> StoreClaim: ...

@@ -205,9 +205,10 @@ def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     asked = _unconfirmed(ui, request, form, action, ("name", "scope", "projects"))
     if asked is not None:
         return asked
+    store = hub_store(ui.app)
     created = create_token(
-        hub_store(ui.app),
-        ui.app.clock,
+        store,
+        store.store_clock,  # as mcp-link create: every hub process shares the store's clock
         scope=form.get("scope", ""),
         projects=_projects_for(signed_in_admin(request), form.get("projects", "").strip()),
         name=form.get("name"),
@@ -232,7 +233,7 @@ def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     asked = _unconfirmed(ui, request, form, f'Revoke token "{given}"', ("name",))
     if asked is not None:
         return asked
-    store.revoke_token(given, ui.app.clock())
+    store.revoke_token(given, store.store_clock())
     return done_redirect(request, "/tokens", [("done", "revoked")])
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from aletheia_mem.clock import system_clock
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.contracts import ClaimAudit, HubStore, SessionRow
 from aletheia_mem.storage.entries import AuditEntry
@@ -210,3 +211,33 @@ def test_push_cursors_only_move_forward(contract_store: HubStore) -> None:
     contract_store.set_push_cursor("hub-a", 1, 30, T0 + 1)
     assert contract_store.sync_cursors("hub-a", 1) == (40, 0)
     assert contract_store.sync_cursors("hub-a", 2) == (0, 0)
+
+
+def test_a_token_is_made_after_every_revocation_and_revoked_after_every_token_made(
+    contract_store: HubStore,
+) -> None:
+    """Whatever the times given (clocks of machines that run `mcp-link`): a revocation from a
+    machine an hour ahead left the owner's new token refused its store for good; one from a
+    machine behind handed it to a token made before the revocation."""
+    old = contract_store.add_token(replace(token("old"), created_at=T0 + 10))
+    assert old is not None
+    ahead = contract_store.revoke_token("old", T0 + 3_600_000)
+    assert ahead is not None and ahead.revoked_at == T0 + 3_600_000
+    new = contract_store.add_token(replace(token("new"), created_at=T0 + 20))
+    assert new is not None and new.created_at == T0 + 3_600_001
+    assert contract_store.claim_sync_store("a" * 32, new, T0).bound
+    behind = contract_store.revoke_token("new", T0)
+    assert behind is not None and behind.revoked_at == T0 + 3_600_001
+    assert contract_store.find_token("hash-of-new") == behind
+    assert abs(contract_store.store_clock() - system_clock()) < 60_000
+
+
+def test_a_name_is_revoked_before_the_token_it_is_the_first_characters_of(
+    contract_store: HubStore,
+) -> None:
+    bob = contract_store.add_token(replace(token("bob"), prefix="alt_RxFp0I"))
+    named = contract_store.add_token(replace(token("alt_RxFp0I"), prefix="alt_other0"))
+    assert bob is not None and named is not None
+    revoked = contract_store.revoke_token("alt_RxFp0I", T0 + 1)
+    assert revoked is not None and revoked.name == "alt_RxFp0I"
+    assert contract_store.list_tokens()[0].revoked_at is None  # bob, made first, is live

@@ -34,12 +34,23 @@ def _holder(row: Row | None) -> Holder:
 
 
 # A taken name or hash inserts no row, so it draws no id: ids follow SQLite's, gapless (ON
-# CONFLICT alone would draw one first); ON CONFLICT still covers a race between two hubs.
+# CONFLICT alone would draw one first); ON CONFLICT still covers a race between two hubs. The
+# time is past every revocation's (``HubTokens``).
 _ADD_ROW = (
     "INSERT INTO hub_tokens (name, token_hash, prefix, scope, projects, created_at)"
-    " SELECT %s, %s, %s, %s, %s, %s WHERE NOT EXISTS (SELECT 1 FROM hub_tokens"
-    " WHERE name = %s OR token_hash = %s) ON CONFLICT DO NOTHING RETURNING id"
+    " SELECT %s, %s, %s, %s, %s, GREATEST(%s, (SELECT coalesce(max(revoked_at), 0) + 1"
+    " FROM hub_tokens)) WHERE NOT EXISTS (SELECT 1 FROM hub_tokens"
+    " WHERE name = %s OR token_hash = %s) ON CONFLICT DO NOTHING RETURNING id, created_at"
 )
+# The live token of this name, else of these first characters; revoked at a time at or past
+# every token's making (``HubTokens``).
+_REVOKE = (
+    "UPDATE hub_tokens SET revoked_at = GREATEST(%s, (SELECT max(created_at) FROM hub_tokens))"
+    " WHERE id = (SELECT id FROM hub_tokens WHERE (name = %s OR prefix = %s)"
+    " AND revoked_at IS NULL ORDER BY name = %s DESC, id LIMIT 1 FOR UPDATE)"
+    f" AND revoked_at IS NULL RETURNING {_COLUMNS}"
+)
+_NOW = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
 
 def _token(row: Row) -> HubToken:
@@ -59,8 +70,15 @@ def _token(row: Row) -> HubToken:
 class PgTokens(PgPart):
     """``HubTokens``: every hub process reads the same rows, so a revocation holds at once."""
 
+    def store_clock(self) -> int:
+        """The database's clock, which every hub process and ``mcp-link`` run shares."""
+        with self._db.read() as conn:
+            row = conn.execute(_NOW).fetchone()
+        assert row is not None  # noqa: S101  (a SELECT of one value has one row)
+        return int(row[0])
+
     def add_token(self, token: HubToken) -> HubToken | None:
-        """Store a new token (its id is assigned); None when the name (or hash) is taken."""
+        """Store a new token (see ``HubTokens``); None when the name (or hash) is taken."""
         projects = None if token.projects is None else list(token.projects)
         with self._db.write() as conn:
             row = conn.execute(
@@ -68,7 +86,7 @@ class PgTokens(PgPart):
                 (token.name, token.token_hash, token.prefix, token.scope, projects,
                  token.created_at, token.name, token.token_hash),
             ).fetchone()  # fmt: skip
-        return None if row is None else replace(token, id=int(row[0]))
+        return None if row is None else replace(token, id=int(row[0]), created_at=int(row[1]))
 
     def find_token(self, token_hash: str) -> HubToken | None:
         """The token with this hash, revoked or not."""
@@ -84,14 +102,10 @@ class PgTokens(PgPart):
         return [_token(row) for row in rows]
 
     def revoke_token(self, name: str, at: int) -> HubToken | None:
-        """Revoke a live token by name (or by its shown prefix); None when none matches."""
+        """Revoke a live token by name, else by its shown prefix (see ``HubTokens``); None
+        when none matches."""
         with self._db.write() as conn:
-            row = conn.execute(
-                f"UPDATE hub_tokens SET revoked_at = %s WHERE id = (SELECT id FROM hub_tokens"
-                " WHERE (name = %s OR prefix = %s) AND revoked_at IS NULL ORDER BY id LIMIT 1"
-                f" FOR UPDATE) AND revoked_at IS NULL RETURNING {_COLUMNS}",
-                (at, name, name),
-            ).fetchone()
+            row = conn.execute(_REVOKE, (at, name, name, name)).fetchone()
         return None if row is None else _token(row)
 
     def claim_sync_store(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from aletheia_mem.storage.sqlite.audit import insert_audit
@@ -26,6 +25,8 @@ _BIND_STORE = (
     " ON CONFLICT (store_id) DO UPDATE SET token_id = excluded.token_id,"
     " bound_at = excluded.bound_at"
 )
+# SQLite's own clock, in milliseconds (julianday('now') holds whole milliseconds).
+_NOW = "SELECT CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)"
 _STORES_HELD = "SELECT token_id, count(*) FROM sync_store_tokens GROUP BY token_id"
 
 
@@ -53,20 +54,28 @@ def token_from_row(row: sqlite3.Row) -> HubToken:
 class SqliteTokens(SqliteDatabase):
     """The hub's bearer tokens (their hashes only)."""
 
+    def store_clock(self) -> int:
+        """The file's machine's clock, as SQLite reads it."""
+        return int(self._conn.execute(_NOW).fetchone()[0])
+
     def add_token(self, token: HubToken) -> HubToken | None:
-        """Store a new token (its id is assigned); None when the name is taken."""
+        """Store a new token (see ``HubTokens``); None when the name is taken."""
         projects = None if token.projects is None else json_list(token.projects)
         with self._write() as conn:
             try:
                 cursor = conn.execute(
                     "INSERT INTO hub_tokens (name, token_hash, prefix, scope, projects, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, max(?, (SELECT coalesce(max(revoked_at), 0) + 1"
+                    " FROM hub_tokens)))",
                     (token.name, token.token_hash, token.prefix, token.scope, projects,
                      token.created_at),
                 )  # fmt: skip
             except sqlite3.IntegrityError:
                 return None
-            return replace(token, id=int(cursor.lastrowid or 0))
+            row = conn.execute(
+                "SELECT * FROM hub_tokens WHERE id = ?", (cursor.lastrowid,)
+            ).fetchone()
+            return token_from_row(row)
 
     def find_token(self, token_hash: str) -> HubToken | None:
         """The token with this hash, revoked or not."""
@@ -80,17 +89,23 @@ class SqliteTokens(SqliteDatabase):
         return [token_from_row(row) for row in rows]
 
     def revoke_token(self, name: str, at: int) -> HubToken | None:
-        """Revoke a live token by name (or by its shown prefix); None when none matches."""
+        """Revoke a live token by name, else by its shown prefix (see ``HubTokens``); None
+        when none matches."""
         with self._write() as conn:
             row = conn.execute(
                 "SELECT * FROM hub_tokens WHERE (name = ? OR prefix = ?) AND revoked_at IS NULL"
-                " ORDER BY id LIMIT 1",
-                (name, name),
+                " ORDER BY name = ? DESC, id LIMIT 1",
+                (name, name, name),
             ).fetchone()
             if row is None:
                 return None
-            conn.execute("UPDATE hub_tokens SET revoked_at = ? WHERE id = ?", (at, row["id"]))
-            return replace(token_from_row(row), revoked_at=at)
+            conn.execute(
+                "UPDATE hub_tokens SET revoked_at = max(?, (SELECT max(created_at)"
+                " FROM hub_tokens)) WHERE id = ?",
+                (at, row["id"]),
+            )
+            found = conn.execute("SELECT * FROM hub_tokens WHERE id = ?", (row["id"],))
+            return token_from_row(found.fetchone())
 
     def claim_sync_store(
         self, store_id: str, token: HubToken, now: int, audit: ClaimAudit | None = None
