@@ -11,6 +11,7 @@ from aletheia_mem.hub.tokens import (
     TokenCache,
     create_token,
     hash_secret,
+    lookalike_key,
     parse_projects,
     verify_token,
 )
@@ -181,3 +182,32 @@ def test_the_shared_limiter_counts_each_token_in_the_store_by_the_clock(
     clock.advance(30_000)
     assert limiter.hit(7) is None
     assert SharedRateLimiter(store.rate_windows(), 0, clock=clock).hit(7, 500) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "lookalike"),
+    [
+        ("alice3", "aIice3"),  # capital i for l
+        ("alice3", "a1ice3"),
+        ("alice3", "ALICE3"),
+        ("alice3", "ali\u0307ce3"),  # i and a combining dot above (NFD)
+        ("alice3", "\u0430lic\u00e9\u0033"),  # Cyrillic a, precomposed e acute
+        ("alice3", "a\u217cice3"),  # small Roman numeral fifty, drawn l
+        ("bob", "b0b"),
+        ("bob", "B0B"),
+        ("bob", "b\u043eb"),  # Cyrillic o
+        ("bob", "\uff42\uff4f\uff42"),  # full-width
+        ("ilker", "\u0130lker"),  # capital I with dot above
+        ("sam", "s\u0101m"),  # a with macron
+    ],
+)
+def test_names_drawn_alike_read_as_one(name: str, lookalike: str) -> None:
+    """I, l and 1 (and i, I's small letter), O and 0, and letters with marks read as one."""
+    assert lookalike_key(lookalike) == lookalike_key(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "other"), [("alice3", "alice4"), ("bob", "rob"), ("ann", "anna"), ("dan", "dian")]
+)
+def test_names_drawn_apart_stay_apart(name: str, other: str) -> None:
+    assert lookalike_key(name) != lookalike_key(other)

@@ -34,11 +34,27 @@ TOKEN_CACHE_SECONDS = 0.5
 TOKEN_CACHE_SIZE = 1000
 
 
+# Drawn alike in the usual fonts (Unicode's confusables.txt reads I, l, 1 and | as "l", O and 0
+# as "o"), so read as one; with case folded first, i and L join them (each is one of those in
+# another case): "aIice" (capital i) reads as "alice", "b0b" as "bob".
+_DRAWN_ALIKE = str.maketrans({"i": "l", "\u0131": "l", "1": "l", "|": "l", "0": "o"})
+
+
+def _without_marks(text: str) -> str:
+    """``text`` NFKD-decomposed, its nonspacing and enclosing marks dropped: "i" + a combining
+    dot above, or a precomposed "é", reads as the bare letter."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if unicodedata.category(char) not in ("Mn", "Me"))
+
+
 def lookalike_key(name: str) -> str:
-    """What ``name`` reads as: NFKC-folded (full-width and mathematical letters), invisible
-    characters dropped, Cyrillic and Greek letters drawn as Latin ones made Latin (a name's
-    folded text: ``LATIN_LOOKALIKES``), case folded. Two names with one key pass for each other."""
-    return unicodedata.normalize("NFKC", folded_text(name, name=True).casefold())
+    """What ``name`` reads as: compatibility forms decomposed (full-width and mathematical
+    letters) and marks dropped, invisible characters dropped, Cyrillic and Greek letters drawn as
+    Latin ones made Latin (a name's folded text: ``LATIN_LOOKALIKES``), case folded, and the
+    letters and digits drawn alike (I, l, 1; O, 0) made one. Two names with one key pass for
+    each other."""
+    folded = folded_text(_without_marks(name), name=True).casefold()
+    return _without_marks(folded).translate(_DRAWN_ALIKE)
 
 
 def _check_not_a_lookalike(store: HubTokens, name: str) -> None:
