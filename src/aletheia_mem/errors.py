@@ -35,6 +35,10 @@ class ForbiddenError(AletheiaError):
     code = "forbidden"
 
 
+class UnauthorizedError(ForbiddenError):
+    """The hub does not know the token, or it is revoked (401)."""
+
+
 class RateLimitedError(AletheiaError):
     code = "rate_limited"
 

@@ -151,8 +151,11 @@ def test_a_store_freed_by_a_revocation_passes_only_to_a_token_made_after_it(hub:
     held = hub.post("/sync/hello", {"store_id": store_a}, eve)
     assert held.status == 403
     assert held.body["error"]["message"] == (
-        'This store syncs with another token, "alice-laptop"; revoke that token (aletheia'
-        " mcp-link revoke alice-laptop), then make a new one (aletheia mcp-link create) to sync it."
+        'This store syncs with another token, "alice-laptop". If this data folder is a copy of'
+        " another machine's, or another person's, give this token a data folder of its own (a"
+        " new ALETHEIA_DATA_DIR): its first sync pulls everything. To move this store to a new"
+        ' token, revoke "alice-laptop" first (aletheia mcp-link revoke alice-laptop; it then'
+        " syncs none of the stores it holds), then make the new one (aletheia mcp-link create)."
     )
     assert _cli(hub, "revoke", "alice-laptop")["token"]["stores"] == 1
     for path in ("/sync/hello", "/sync/pull", "/sync/push"):
@@ -162,6 +165,8 @@ def test_a_store_freed_by_a_revocation_passes_only_to_a_token_made_after_it(hub:
         assert refused.body["error"]["message"] == (
             'This store synced with the token "alice-laptop", revoked after this token was made;'
             " only a token made after that revocation may sync it (aletheia mcp-link create)."
+            " To sync with this token, use a data folder of its own (a new ALETHEIA_DATA_DIR):"
+            " its first sync pulls everything."
         )
     time.sleep(0.005)  # made after the revocation, as an admin makes the owner's new token
     alice2 = hub.token("sync", ("shop",), "alice-laptop-2")

@@ -23,7 +23,16 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.config import hub_db_chosen_by, hub_db_path, hub_target
 from aletheia_mem.domain.limits import check_length
 from aletheia_mem.errors import NoStoreError, NotFoundError
-from aletheia_mem.hub.tokens import MAX_NAME_LENGTH, SCOPES, can_write, create_token, parse_projects
+from aletheia_mem.hub.tokens import (
+    MAX_NAME_LENGTH,
+    SCOPES,
+    RevokeBy,
+    can_write,
+    create_token,
+    live_matches,
+    one_to_revoke,
+    parse_projects,
+)
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.open import display_target, hub_store_exists, open_hub_store
 from aletheia_mem.storage.store_file import misplaced
@@ -235,21 +244,32 @@ def token_json(token: HubToken, last_used: int | None, stores: int) -> dict[str,
 
 @mcp_link.command("revoke")
 @hub_db_option
+@click.option(
+    "--by",
+    type=click.Choice(["name", "prefix"]),
+    help="Read NAME only as a token's name, or only as the first characters list shows."
+    "  [default: either; refused when it is one token's name and another's first characters]",
+)
 @click.argument("name")
 @json_option
 @handles_errors
-def revoke(hub_db: str | None, name: str, as_json: bool) -> None:
-    """Revoke a token by its name (or the first characters shown by list)."""
+def revoke(hub_db: str | None, by: RevokeBy, name: str, as_json: bool) -> None:
+    """Revoke a token by its name (or the first characters shown by list).
+
+    A name beginning with "-" goes after "--": aletheia mcp-link revoke -- -rf
+    """
     wanted = name.strip().rstrip("…")
     check_length("name", wanted, MAX_NAME_LENGTH)  # no token has a longer one: no huge echo
     store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
-        token = store.revoke_token(wanted, store.store_clock())
+        chosen = one_to_revoke(live_matches(store.list_tokens(), wanted, by), wanted)
+        # by its name, which no other token has; the store's clock, as create takes it
+        token = store.revoke_token(chosen.name, store.store_clock())
         last_used = None if token is None else store.last_audit_by_actor().get(token.name)
         stores = 0 if token is None else store.stores_held().get(token.id, 0)
     finally:
         store.close()
-    if token is None:
+    if token is None:  # revoked by another process meanwhile
         raise NotFoundError(f'No live token named "{name}".')
     if as_json:  # the token as mcp-link list --json shows it
         emit_json({"revoked": True, "token": token_json(token, last_used, stores)})

@@ -19,7 +19,7 @@ from aletheia_mem.cli.common import (
 )
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
-from aletheia_mem.errors import InvalidInputError, NoStoreError
+from aletheia_mem.errors import InvalidInputError, NoStoreError, UnauthorizedError
 from aletheia_mem.http_urls import checked_token
 from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
@@ -91,6 +91,7 @@ def sync(
         base = hub_base_url(url)
         same_hub = remembered is not None and hub_base_url(remembered[0]) == base
         where = f"from {HUB_TOKEN_ENV}, --token-stdin or --token"
+        given = bool(token)
         if same_hub and remembered is not None:
             if not token and remembered[1]:
                 where = (
@@ -111,14 +112,18 @@ def sync(
         # token, so one stopped halfway goes on with a plain ``aletheia sync``; another hub
         # replaces the remembered one only once a sync with it has gone through.
         early = remembered is None or same_hub
-        report = sync_store(
-            store,
-            client,
-            system_clock,
-            page_size=page_size,
-            progress=_progress if progress else _silent,
-            accepted=remember if early else lambda: None,
-        )
+        try:
+            report = sync_store(
+                store,
+                client,
+                system_clock,
+                page_size=page_size,
+                progress=_progress if progress else _silent,
+                accepted=remember if early else lambda: None,
+            )
+        except UnauthorizedError as error:
+            remembered_at = None if given else store.hub_token_path
+            raise UnauthorizedError(f"{error.message} {_new_token_hint(remembered_at)}") from None
         if not early:
             remember()
     finally:
@@ -156,6 +161,21 @@ def _token_needed(remembered: tuple[str, str, str | None] | None, base: str) -> 
             f" with {give}, or run aletheia sync without --hub."
         )
     return f"A token is needed: the remembered token's file is gone. Give it with {give}."
+
+
+def _new_token_hint(remembered_at: Path | None) -> str:
+    """What to do when the hub does not know the token (401): give a valid one, which is
+    remembered in place of the old once the hub takes it."""
+    give = f"{HUB_TOKEN_ENV}=TOKEN aletheia sync (or --token-stdin)"
+    if remembered_at is None:
+        return (
+            "Check the token, or ask the hub's admin for a new one (aletheia mcp-link create),"
+            f" and give it with {give}."
+        )
+    return (
+        f"The token remembered in {remembered_at} no longer works: give a new one with {give};"
+        " it is remembered in its place."
+    )
 
 
 def _summary(report: SyncReport) -> str:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shlex
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -43,7 +42,7 @@ from aletheia_mem.errors import (
 )
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.audit_queue import AuditQueue
-from aletheia_mem.hub.tokens import can_write
+from aletheia_mem.hub.tokens import can_write, revoke_command
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.http import UNAVAILABLE
@@ -114,18 +113,25 @@ def _own_versions(records: list[dict[str, Any]], store_id: str) -> None:
 
 def _refusal(claim: StoreClaim) -> str:
     """Why a token may not sync a store another token holds, naming that token (never a
-    secret) so that the hub's admin knows which one to revoke. Only a token made after the
-    holder's revocation may take the store: never this one."""
+    secret) so that the hub's admin knows which one it is. Only a token made after the holder's
+    revocation may take the store: never this one. A copy of another machine's data folder
+    holds that machine's store (its id): it wants a folder of its own, which pulls everything;
+    revoking the holder is for moving its own machine to a new token, and stops every store it
+    syncs."""
     name = claim.holder or ""
     if claim.revoked:
         return (
             f'This store synced with the token "{name}", revoked after this token was made;'
             " only a token made after that revocation may sync it (aletheia mcp-link create)."
+            " To sync with this token, use a data folder of its own (a new ALETHEIA_DATA_DIR):"
+            " its first sync pulls everything."
         )
     return (
-        f'This store syncs with another token, "{name}"; revoke that token (aletheia mcp-link'
-        f" revoke {shlex.quote(name)}), then make a new one (aletheia mcp-link create) to sync"
-        " it."
+        f'This store syncs with another token, "{name}". If this data folder is a copy of'
+        " another machine's, or another person's, give this token a data folder of its own"
+        " (a new ALETHEIA_DATA_DIR): its first sync pulls everything. To move this store to a"
+        f' new token, revoke "{name}" first ({revoke_command(name)}; it then syncs none of'
+        " the stores it holds), then make the new one (aletheia mcp-link create)."
     )
 
 

@@ -5,21 +5,25 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import shlex
 import threading
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import check_name_characters
 from aletheia_mem.domain.redaction_fold import folded_text, has_invisible
-from aletheia_mem.errors import ConflictError, InvalidInputError
+from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.storage.contracts import HubTokens
 from aletheia_mem.storage.hub_rows import HubToken
 
 Scope = Literal["mcp", "read", "sync", "admin"]
+# How ``mcp-link revoke`` reads what it is given: a name, a token's shown first characters, or
+# either (None).
+RevokeBy = Literal["name", "prefix"] | None
 SCOPES: tuple[Scope, ...] = ("mcp", "read", "sync", "admin")
 # Scopes that may call the write tools and the sync API.
 WRITE_SCOPES = frozenset({"sync", "admin"})
@@ -138,6 +142,12 @@ def create_token(
         raise InvalidInputError(
             "--name may hold no / and no control, format or invisible characters."
         )
+    # revoke takes a token's first characters too: "alt_RxFp0I" as a name would revoke bob
+    if lookalike_key(name).startswith(TOKEN_PREFIX):
+        raise InvalidInputError(
+            f'--name may not begin with "{TOKEN_PREFIX}": tokens do, and mcp-link revoke takes'
+            " a token's first characters as well as its name."
+        )
     _check_not_a_lookalike(store, name)
     row = HubToken(
         id=0,
@@ -153,6 +163,45 @@ def create_token(
     if stored is None:
         raise ConflictError(f'A token named "{name}" already exists.')
     return secret, stored
+
+
+def revoke_command(name: str, *, by_name: bool = False) -> str:
+    """The ``aletheia mcp-link revoke`` line for the token ``name``, quoted for a shell, after
+    ``--`` when the name begins with "-" (which the command would read as an option)."""
+    words = ["aletheia", "mcp-link", "revoke", *(["--by", "name"] if by_name else [])]
+    return " ".join([*words, *(["--"] if name.startswith("-") else []), shlex.quote(name)])
+
+
+def live_matches(tokens: Iterable[HubToken], given: str, by: RevokeBy = None) -> list[HubToken]:
+    """The live tokens ``given`` names: by their name, their shown first characters, or either."""
+    return [
+        token
+        for token in tokens
+        if token.revoked_at is None
+        and ((by != "prefix" and token.name == given) or (by != "name" and token.prefix == given))
+    ]
+
+
+def one_to_revoke(matches: list[HubToken], given: str) -> HubToken:
+    """The one token of ``matches`` (``live_matches``), which a store's ``revoke_token`` of its
+    name revokes (names are unique, and a name goes before first characters).
+
+    Raises:
+        NotFoundError: none.
+        ConflictError: more than one: ``given`` is one's name and another's first characters
+            (or the first characters of two), so the command says which it means.
+    """
+    if not matches:
+        raise NotFoundError(f'No live token named "{given}".')
+    if len(matches) == 1:
+        return matches[0]
+    how = {True: "its name", False: "its first characters"}
+    listing = " and ".join(f'the token "{t.name}" ({how[t.name == given]})' for t in matches)
+    commands = ", or ".join(revoke_command(token.name, by_name=True) for token in matches)
+    raise ConflictError(
+        f'"{given}" names more than one live token: {listing}. Revoke one by its name alone:'
+        f" {commands}."
+    )
 
 
 def find_presented(store: HubTokens, presented: str) -> HubToken | None:

@@ -17,6 +17,7 @@ from aletheia_mem.errors import (
     InvalidInputError,
     RateLimitedError,
     StoreUnavailableError,
+    UnauthorizedError,
 )
 from aletheia_mem.http_urls import checked_http_url, checked_token
 
@@ -188,6 +189,8 @@ def _error_of(error: urllib.error.HTTPError, raw: bytes, url: str) -> AletheiaEr
             " Pages synced before stay synced; the next sync goes on from there."
         )
     text = f"The hub refused the request ({error.code}): {message}"
-    if error.code in (401, 403):
+    if error.code == 401:
+        return UnauthorizedError(text)
+    if error.code == 403:
         return ForbiddenError(text)
     return AletheiaError(text)

@@ -15,7 +15,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.errors import AletheiaError, InvalidInputError, NotFoundError
-from aletheia_mem.hub.tokens import SCOPES, create_token, parse_projects, verify_token
+from aletheia_mem.hub.tokens import (
+    SCOPES,
+    RevokeBy,
+    create_token,
+    live_matches,
+    one_to_revoke,
+    parse_projects,
+    verify_token,
+)
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.sessions import SessionState, SessionStore
 from aletheia_mem.server.wiring import hub_store
@@ -45,6 +53,7 @@ RESULTS = ("ok", "error", "refused")
 MAX_FILTER = 200
 # Where the gate leaves the signed-in admin token for the handler of the same request.
 ADMIN_KEY = "aletheia_hub_admin"
+_REVOKE_BY: dict[str, RevokeBy] = {"name": "name", "prefix": "prefix"}
 CONFIRM_FIELD = "admin_token"  # the admin token typed again to create or revoke
 
 
@@ -222,18 +231,17 @@ def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     store = hub_store(ui.app)
     admin = signed_in_admin(request)
     given = form.get("name", "")[:MAX_FILTER]
-    # Every live token the store could take for ``given``: all must be within the admin's reach.
-    matches = [
-        token
-        for token in store.list_tokens()
-        if token.revoked_at is None and given in (token.name, token.prefix)
-    ]
+    # A row's Revoke button names its token (by=name); a form without "by" reads a name or
+    # first characters, as mcp-link revoke does. Every live token ``given`` names must be
+    # within the admin's reach, and be one (``one_to_revoke``).
+    matches = live_matches(store.list_tokens(), given, _REVOKE_BY.get(form.get("by", "")))
     if not matches or not all(within(admin, token) for token in matches):
         raise NotFoundError(f'No live token named "{given}".')
-    asked = _unconfirmed(ui, request, form, f'Revoke token "{given}"', ("name",))
+    chosen = one_to_revoke(matches, given)
+    asked = _unconfirmed(ui, request, form, f'Revoke token "{given}"', ("name", "by"))
     if asked is not None:
         return asked
-    store.revoke_token(given, store.store_clock())
+    store.revoke_token(chosen.name, store.store_clock())
     return done_redirect(request, "/tokens", [("done", "revoked")])
 
 
