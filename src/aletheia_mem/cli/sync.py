@@ -137,6 +137,7 @@ def sync(
                 "pushed": report.pushed,
                 "merged_at_hub": report.merged_at_hub,
                 "held_back": report.held_back,
+                "withheld_by_hub": report.withheld,
                 "pulled": report.pulled,
                 "applied": report.applied,
                 "merged": report.merged,
@@ -190,6 +191,12 @@ def _summary(report: SyncReport) -> str:
         line += (
             f" {report.held_back} rule(s) for every project or a situation stay on this"
             " machine: a token limited to projects pushes only rules of its projects."
+        )
+    if report.withheld:
+        reasons = "; ".join(f"{count}: {reason}" for reason, count in report.withheld.items())
+        line += (
+            f" The hub held back {sum(report.withheld.values())} record(s) no store takes"
+            f" ({reasons}); its audit trail names them (sync-withheld)."
         )
     return line
 

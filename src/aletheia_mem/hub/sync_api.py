@@ -22,8 +22,10 @@ versions would hide its changes from that store. No request may name the hub's o
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -52,7 +54,12 @@ from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.hub_rows import HubToken, StoreClaim
 from aletheia_mem.storage.write_waits import waiting_at_most
 from aletheia_mem.sync.records import check_records
-from aletheia_mem.sync.validate import check_key, validate_records
+from aletheia_mem.sync.validate import (
+    check_key,
+    sendable_references,
+    unsendable,
+    validate_records,
+)
 from aletheia_mem.tools.app import AppContext
 
 # A SQLite hub's store another process keeps busy: said as such, without the file's path.
@@ -69,6 +76,8 @@ MAX_PAGE_BYTES = 4 * 1024 * 1024
 # A request's reply and its audit row's detail (None: written with the request's own write).
 Answer = tuple[dict[str, Any], str | None]
 Work = Callable[[HubToken, dict[str, Any]], Answer]
+WITHHELD_EVENT = "sync-withheld"
+MAX_TOLD = 1000  # audit rows of held-back records read back when a hub starts
 _STATUS = {"invalid_input": 400, "forbidden": 403, "not_found": 404, "conflict": 409}
 
 
@@ -153,6 +162,8 @@ class SyncApi:
         # A pull's row (and a refusal's) is written at once while the writers' turn is free,
         # else moments later: a pull never waits behind the pushes, nor answers 503, for it.
         self.audits = audits or AuditQueue(hub_store(hub), writes)
+        self._told: set[str] | None = None  # details of held-back records audited (_told_of)
+        self._told_lock = threading.Lock()
 
     def routes(self) -> list[Route]:
         return [
@@ -298,5 +309,46 @@ class SyncApi:
             exclude_origin=store_id,
             projects=token.projects,
         )
-        reply = {"records": page.records, "cursor": page.cursor, "more": page.more}
-        return reply, f"{len(page.records)} records"
+        records, withheld = self._sendable(token, page.records)
+        reply = {"records": records, "cursor": page.cursor, "more": page.more}
+        if withheld:
+            reply["withheld"] = withheld
+        return reply, f"{len(records)} records"
+
+    def _sendable(
+        self, token: HubToken, records: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """A pull page without the records no store takes (``unsendable``: an earlier release
+        took them on push), and how many were held back for each reason. Each is audited and
+        logged once (by its kind, a digest of its id and version: never the id, which may hold
+        a secret); the cursor passes it, so every pull goes on."""
+        sent: list[dict[str, Any]] = []
+        withheld: dict[str, int] = {}
+        for record in records:
+            reason = unsendable(record)
+            if reason is None:
+                sent.append(sendable_references(record))
+                continue
+            withheld[reason] = withheld.get(reason, 0) + 1
+            self._tell_withheld(token, record, reason)
+        return sent, withheld
+
+    def _tell_withheld(self, token: HubToken, record: dict[str, Any], reason: str) -> None:
+        named = json.dumps([record["kind"], record["key"], record["v"]], ensure_ascii=False)
+        digest = hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        detail = f"{record['kind']} {digest} left out of every pull: {reason}"
+        with self._told_lock:
+            told = self._told_of()
+            if detail in told:
+                return
+            told.add(detail)
+        logger.warning("Sync pull: %s (run by the token %s).", detail, token.name)
+        self._audit(token, WITHHELD_EVENT, "refused", detail)
+
+    def _told_of(self) -> set[str]:
+        """The held-back records audited already: by this process, and (read the first time)
+        the newest rows of the audit trail, so that a restarted hub does not audit them again."""
+        if self._told is None:
+            rows = hub_store(self.hub).list_audit_page(MAX_TOLD, None, WITHHELD_EVENT)
+            self._told = {row.detail for row in rows if row.detail is not None}
+        return self._told

@@ -47,6 +47,7 @@ class SyncReport:
     pulled: int = 0
     applied: int = 0
     merged: int = 0  # of those pulled
+    withheld: dict[str, int] = field(default_factory=dict)  # left out by the hub, by reason
     pages: int = field(default=0)
 
 
@@ -246,6 +247,8 @@ def _pull(
         while True:
             page = read_pull_page(client.url, coming.result(), cursor, page_size)
             cursor, more = page.cursor, page.more
+            for reason, count in page.withheld.items():
+                report.withheld[reason] = report.withheld.get(reason, 0) + count
             records = _validated(client, page.records, clock())
             if more:
                 coming = fetcher.submit(fetch, cursor)

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.errors import AletheiaError, InvalidInputError
+from aletheia_mem.printable import printable_line
 from aletheia_mem.sync.records import check_records
-from aletheia_mem.sync.validate import check_key, is_project_key
+from aletheia_mem.sync.validate import is_key, is_project_key
 
 MAX_WHOLE = 2**62  # what every store's integer columns hold
 MAX_PROJECTS = 1000
@@ -36,18 +37,11 @@ class PullPage:
     records: list[dict[str, Any]]
     cursor: int
     more: bool
+    withheld: dict[str, int]  # records the hub held back, by its reason (``withheld_of``)
 
 
 def _is_whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_WHOLE
-
-
-def _is_key(value: Any) -> bool:
-    try:
-        check_key(value, InvalidInputError, "")
-    except InvalidInputError:
-        return False
-    return True
 
 
 def _projects(value: Any) -> tuple[str, ...] | None:
@@ -66,9 +60,9 @@ def _hello_of(answer: dict[str, Any]) -> Hello:
     if not isinstance(token, dict):
         raise ValueError("token")
     fields = {
-        "hub_id": (answer["hub_id"], _is_key),
+        "hub_id": (answer["hub_id"], is_key),
         "token id": (token["id"], _is_whole),
-        "token name": (token["name"], _is_key),
+        "token name": (token["name"], is_key),
         "max_records": (answer["max_records"], lambda value: _is_whole(value) and value > 0),
     }
     for name, (value, valid) in fields.items():
@@ -117,7 +111,25 @@ def read_pull_page(url: str, answer: dict[str, Any], after: int, page_size: int)
         checked = check_records(records, page_size)
     except InvalidInputError as error:
         raise AletheiaError(f"{url} sent a bad pull page: {error.message}") from None
-    return PullPage(checked, cursor, more)
+    return PullPage(checked, cursor, more, withheld_of(answer.get("withheld")))
+
+
+MAX_REASONS = 10
+MAX_REASON = 200
+
+
+def withheld_of(value: Any) -> dict[str, int]:
+    """What a hub says it held back of a pull page (``{reason: count}``; a hub of an earlier
+    build says nothing): reasons printed without what a terminal would obey, counts whole
+    numbers; anything else is no reason to stop a sync, and counts as nothing."""
+    if not isinstance(value, dict) or len(value) > MAX_REASONS:
+        return {}
+    found: dict[str, int] = {}
+    for reason, count in value.items():
+        line = printable_line(reason, MAX_REASON) if isinstance(reason, str) else None
+        if line and _is_whole(count) and count > 0:
+            found[line] = found.get(line, 0) + count
+    return found
 
 
 def read_push_merged(answer: dict[str, Any], sent: int) -> int:

@@ -65,6 +65,7 @@ _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 Record = dict[str, Any]
 # The ids stores make (a uid or a store id: 32 hex digits; a rule's id), which hold no secret.
 _MADE_ID = re.compile("[0-9a-f]{32}|r_[0-9a-f]{10}")
+_FACT_REFS = ("superseded_by", "memory")  # a fact's references to other items
 
 
 class _Checker:
@@ -210,6 +211,55 @@ def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str
         raise fail(problem)
 
 
+# Why a hub leaves a record out of every pull (``unsendable``): what an earlier release took.
+SECRET_ID = "a global id in it holds what a save redacts"  # noqa: S105 - a reason
+UNMADE_ID = "a global id in it is not one a store makes"
+
+
+def _id_problem(value: Any, made: Callable[[Any], bool]) -> str | None:
+    if isinstance(value, str) and not _MADE_ID.fullmatch(value) and redact_secrets(value) != value:
+        return SECRET_ID
+    return None if made(value) else UNMADE_ID
+
+
+def is_key(value: Any) -> bool:
+    """Whether ``value`` passes ``check_key``."""
+    try:
+        check_key(value, InvalidInputError, "")
+    except InvalidInputError:
+        return False
+    return True
+
+
+def unsendable(record: Record) -> str | None:
+    """Why no store would take a record for its global id or its version's origin, or None.
+    A hub of an earlier release took such records on push; the hub leaves them out of its pull
+    pages, where one would stop every pull at it (``sendable_references`` drops references to
+    them)."""
+    made = is_key if record["kind"] == "rule" else is_uid
+    problems = {_id_problem(record["key"], made), _id_problem(record["v"][1], is_key)} - {None}
+    return None if not problems else SECRET_ID if SECRET_ID in problems else UNMADE_ID
+
+
+def sendable_references(record: Record) -> Record:
+    """The record without its references to items no store would take (``unsendable``: the
+    hub holds them back, so the reference could never be filled in); the same record if it
+    has none."""
+    kind, data = record["kind"], record["data"]
+    if kind == "fact":
+        kept = {field: data[field] for field in _FACT_REFS}
+        kept = {k: v if v is None or is_uid(v) else None for k, v in kept.items()}
+    elif kind == "rule":
+        kept = {
+            f: [v for v in data[f] if is_uid(v)] for f in ("evidence_memories", "evidence_facts")
+        }
+    else:
+        return record
+    if all(kept[field] == data[field] for field in kept):
+        return record
+    return {**record, "data": {**data, **kept}}
+
+
 def is_project_key(value: Any) -> bool:
     """Whether ``value`` is a project key as a token lists it: 1 to 200 characters, no control
     characters, already normalised (lower-case, trimmed)."""
@@ -272,7 +322,7 @@ def _fact(check: _Checker, key: str) -> None:
     check.data["object"] = redact_named_value(check.data["predicate"], check.data["object"])
     check.caller("source")
     check.text("dismiss_reason", MAX_REASON)
-    for field in ("superseded_by", "memory"):
+    for field in _FACT_REFS:
         check.uid(field)
     check.past("recorded_at", "dismissed_at")
     for field in ("valid_from", "valid_to"):  # as a save reads them: years 1 to 9999
