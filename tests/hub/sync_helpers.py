@@ -75,3 +75,11 @@ def open_pg_hub(url: str) -> Any:
     from aletheia_mem.storage.postgres.store import open_postgres_store
 
     return open_postgres_store(url, pool_size=2)
+
+
+def data_dirs(folder: Path, *names: str) -> list[Path]:
+    """A new data folder for each of ``names`` (a teammate's machine), in ``folder``."""
+    made = [folder / name for name in names]
+    for path in made:
+        path.mkdir()
+    return made

@@ -17,7 +17,7 @@ import pytest
 from aletheia_mem.storage.open import open_hub_store
 from aletheia_mem.sync.validate import SECRET_ID
 from tests.hub.helpers import running_hub
-from tests.hub.sync_helpers import items_at
+from tests.hub.sync_helpers import data_dirs, items_at
 from tests.hub.test_sync_e2e import run_sync, save_notes
 
 pytestmark = pytest.mark.e2e
@@ -51,9 +51,7 @@ def _withheld_rows(db: Path | str) -> list[str]:
 def test_a_record_whose_id_holds_a_secret_is_held_back_and_every_pull_goes_on(
     hub_db: Path | str, tmp_path: Path
 ) -> None:
-    alice, bob, carol = (tmp_path / name for name in ("alice", "bob", "carol"))
-    for folder in (alice, bob, carol):
-        folder.mkdir()
+    alice, bob, carol = data_dirs(tmp_path, "alice", "bob", "carol")
     texts = ["Staging deploys need the VPN", "The cache warms at six", "Backups run at two"]
     with running_hub(hub_db, "--rate-limit", "0") as hub:
         tokens = {name: hub.token("sync", None, name) for name in ("alice", "bob", "carol")}
@@ -96,9 +94,7 @@ def test_a_record_whose_id_holds_a_secret_is_held_back_and_every_pull_goes_on(
 def test_a_restarted_hub_does_not_audit_a_held_back_record_again(
     hub_db: Path | str, tmp_path: Path
 ) -> None:
-    alice, bob = tmp_path / "alice", tmp_path / "bob"
-    for folder in (alice, bob):
-        folder.mkdir()
+    alice, bob = data_dirs(tmp_path, "alice", "bob")
     with running_hub(hub_db, "--rate-limit", "0") as hub:
         tokens = {name: hub.token("sync", None, name) for name in ("alice", "bob")}
         save_notes(alice, ["Staging deploys need the VPN"])

@@ -277,7 +277,10 @@ class SyncApi:
     def _push(self, token: HubToken, body: dict[str, Any]) -> Answer:
         store_id = self._store_id(body)
         now = self.hub.clock()
-        records = validate_records(check_records(body.get("records"), MAX_RECORDS), now)
+        sent = check_records(body.get("records"), MAX_RECORDS)
+        records = validate_records(sent, now)
+        # what the checks changed gets a version of the hub's, so it travels back to the sender
+        rewritten = frozenset(n for n, record in enumerate(records) if record != sent[n])
         _own_versions(records, store_id)
         self._claim(token, store_id)
         store = hub_store(self.hub)
@@ -293,7 +296,11 @@ class SyncApi:
         riding = cast("AuditsWithWrites", store).audit_with_next_write(entry)
         with self.writes, riding:
             stats = store.apply_changes(
-                records, projects=token.projects, now=now, author=token.name
+                records,
+                projects=token.projects,
+                now=now,
+                author=token.name,
+                rewritten=rewritten,
             )
         reply = {"applied": stats.applied, "skipped": stats.skipped, "merged": stats.merged}
         return reply, None

@@ -784,13 +784,16 @@ def apply_records(
     projects: tuple[str, ...] | None,
     author: str | None = None,
     shared_rules: bool = False,
+    rewritten: frozenset[int] = frozenset(),
 ) -> ApplyStats:
     """Apply checked records in order; call inside a write transaction.
 
     ``author``: who sends them (a hub token's name); ``<author>/<tool>`` (``sender_author``)
     becomes the author of every item it creates or whose author or words it changes. None
     keeps the authors as sent. ``shared_rules``: rules for every project or a situation may
-    come whatever ``projects`` says.
+    come whatever ``projects`` says. ``rewritten``: the positions of records the receiver's
+    checks changed from what was sent (a redaction, a default title, a list's key): like a
+    record whose author it set, each gets a version of the receiver's own.
 
     Raises:
         ForbiddenError: a record (or the item it would change) is outside ``projects``.
@@ -806,6 +809,7 @@ def apply_records(
     # Positions whose author the receiver set: the result gets a version of the receiver's
     # own, so it travels back to the sender too and every store ends the same.
     reauthored = {n for n, record in enumerate(records) if authored[n] is not record}
+    reauthored |= rewritten
     records = authored
     inserted = _insert_new_memories(ctx, records, reauthored)
     for position, record in enumerate(records):
@@ -836,6 +840,7 @@ def apply_page(
     pull_cursor: tuple[str, int, int] | None,
     author: str | None,
     shared_rules: bool = False,
+    rewritten: frozenset[int] = frozenset(),
 ) -> ApplyStats:
     """``apply_records`` with this store's id, then the pull cursor if one is given (in the
     caller's write transaction: the page and its cursor are kept together or not at all)."""
@@ -848,6 +853,7 @@ def apply_page(
         projects=projects,
         author=author,
         shared_rules=shared_rules,
+        rewritten=rewritten,
     )
     if pull_cursor is not None:
         hub_id, token_id, cursor = pull_cursor

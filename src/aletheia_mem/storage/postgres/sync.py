@@ -185,6 +185,7 @@ class PgSync(PgPart):
         pull_cursor: tuple[str, int, int] | None = None,
         author: str | None = None,
         shared_rules: bool = False,
+        rewritten: frozenset[int] = frozenset(),
     ) -> ApplyStats:
         """Apply remote records in one transaction, with the pull cursor when one is given
         (see ``SqliteStore.apply_changes``). Pages take turns, and other writes of synced
@@ -203,6 +204,7 @@ class PgSync(PgPart):
                     pull_cursor=pull_cursor,
                     author=author,
                     shared_rules=shared_rules,
+                    rewritten=rewritten,
                 )
 
         return write_retrying(self._db, work)

@@ -61,6 +61,7 @@ class SqliteSync(SqliteDatabase):
         pull_cursor: tuple[str, int, int] | None = None,
         author: str | None = None,
         shared_rules: bool = False,
+        rewritten: frozenset[int] = frozenset(),
     ) -> ApplyStats:
         """Apply remote records in one transaction, with the pull cursor when one is given.
 
@@ -72,6 +73,8 @@ class SqliteSync(SqliteDatabase):
             author: the sender's name, recorded as the author of what it makes (a hub token).
             shared_rules: rules for every project or a situation may come whatever
                 ``projects`` says (a pull: a hub shares those with every token).
+            rewritten: positions of records the receiver's checks changed (a redaction, a
+                default title): kept with a version of this store's, so they travel back.
         """
         from aletheia_mem.storage.sqlite.sync_hooks import SQLITE_DIALECT
         from aletheia_mem.storage.sync_apply import apply_page
@@ -86,6 +89,7 @@ class SqliteSync(SqliteDatabase):
                 pull_cursor=pull_cursor,
                 author=author,
                 shared_rules=shared_rules,
+                rewritten=rewritten,
             )
 
     def sync_cursors(self, hub_id: str, token_id: int) -> tuple[int, int]:
