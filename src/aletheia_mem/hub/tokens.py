@@ -17,7 +17,7 @@ from aletheia_mem.domain.limits import check_name_characters
 from aletheia_mem.domain.redaction_fold import folded_text, has_invisible
 from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.projects import normalize_project
-from aletheia_mem.storage.contracts import HubTokens
+from aletheia_mem.storage.contracts import HubTokens, TokenCheck
 from aletheia_mem.storage.hub_rows import HubToken
 
 Scope = Literal["mcp", "read", "sync", "admin"]
@@ -61,23 +61,24 @@ def lookalike_key(name: str) -> str:
     return _without_marks(folded).translate(_DRAWN_ALIKE)
 
 
-def _check_not_a_lookalike(store: HubTokens, name: str) -> None:
-    """Refuse ``name`` when it passes for another token's, live or revoked (a revoked token's
-    name stays taken, as its syncs stay authored by it). The same name is the store's to
-    refuse (``add_token``).
-
-    Raises:
-        ConflictError: it reads as another token's name.
-    """
+def _not_a_lookalike(name: str) -> TokenCheck:
+    """A check (run in the insert's transaction: ``add_token``) that refuses ``name`` when it
+    passes for another token's, live or revoked (a revoked token's name stays taken, as its
+    syncs stay authored by it). The same name is the store's to refuse."""
     key = lookalike_key(name)
-    for token in store.list_tokens():
-        if token.name != name and lookalike_key(token.name) == key:
-            shown = name.encode("ascii", "backslashreplace").decode("ascii")
-            revoked = "" if token.revoked_at is None else " (revoked)"
-            raise ConflictError(
-                f'--name "{shown}" would pass for the token "{token.name}"{revoked};'
-                " choose another name."
-            )
+
+    def refuse(tokens: list[HubToken]) -> None:
+        """Raises ConflictError: ``name`` reads as one of ``tokens``' names."""
+        for token in tokens:
+            if token.name != name and lookalike_key(token.name) == key:
+                shown = name.encode("ascii", "backslashreplace").decode("ascii")
+                revoked = "" if token.revoked_at is None else " (revoked)"
+                raise ConflictError(
+                    f'--name "{shown}" would pass for the token "{token.name}"{revoked};'
+                    " choose another name."
+                )
+
+    return refuse
 
 
 def new_secret() -> str:
@@ -148,7 +149,6 @@ def create_token(
             f'--name may not begin with "{TOKEN_PREFIX}": tokens do, and mcp-link revoke takes'
             " a token's first characters as well as its name."
         )
-    _check_not_a_lookalike(store, name)
     row = HubToken(
         id=0,
         name=name,
@@ -159,7 +159,7 @@ def create_token(
         created_at=clock(),
         revoked_at=None,
     )
-    stored = store.add_token(row)
+    stored = store.add_token(row, _not_a_lookalike(name))
     if stored is None:
         raise ConflictError(f'A token named "{name}" already exists.')
     return secret, stored

@@ -231,6 +231,10 @@ class RateWindows(Protocol):
         ...
 
 
+# Checks a new token's name against every stored token; raises to refuse it (``add_token``).
+TokenCheck = Callable[[list[HubToken]], None]
+
+
 class HubTokens(Protocol):
     """The hub's bearer tokens: only their hashes are stored.
 
@@ -245,9 +249,11 @@ class HubTokens(Protocol):
         reaching the database shares; a SQLite file's machine's."""
         ...
 
-    def add_token(self, token: HubToken) -> HubToken | None:
+    def add_token(self, token: HubToken, refuse: TokenCheck | None = None) -> HubToken | None:
         """Store a new token (its id is assigned, its ``created_at`` raised past every
-        revocation); None when the name (or hash) is taken."""
+        revocation); None when the name (or hash) is taken. ``refuse`` is called with every
+        stored token in the insert's own transaction, under the store's write lock (one token
+        added at a time), and raises to refuse the name."""
         ...
 
     def find_token(self, token_hash: str) -> HubToken | None: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from aletheia_mem.storage.contracts import ClaimAudit
+from aletheia_mem.storage.contracts import ClaimAudit, TokenCheck
 from aletheia_mem.storage.hub_rows import Holder, HubToken, StoreClaim, unbound_claim
 from aletheia_mem.storage.postgres.audit import insert_audit
 from aletheia_mem.storage.postgres.database import PgPart, Row
@@ -27,6 +27,7 @@ _FIRST_BIND = (
 _LOCK_STORE = "SELECT 1 FROM sync_store_tokens WHERE store_id = %s FOR UPDATE"
 _REBIND = "UPDATE sync_store_tokens SET token_id = %s, bound_at = %s WHERE store_id = %s"
 _STORES_HELD = "SELECT token_id, count(*) FROM sync_store_tokens GROUP BY token_id"
+_ALL_TOKENS = f"SELECT {_COLUMNS} FROM hub_tokens ORDER BY id"
 
 
 def _holder(row: Row | None) -> Holder:
@@ -77,10 +78,16 @@ class PgTokens(PgPart):
         assert row is not None  # noqa: S101  (a SELECT of one value has one row)
         return int(row[0])
 
-    def add_token(self, token: HubToken) -> HubToken | None:
-        """Store a new token (see ``HubTokens``); None when the name (or hash) is taken."""
+    def add_token(self, token: HubToken, refuse: TokenCheck | None = None) -> HubToken | None:
+        """Store a new token (see ``HubTokens``); None when the name (or hash) is taken.
+        ``refuse`` sees every stored token in the insert's transaction, the table locked
+        against other writers first, so no other name slips in between its check and the
+        insert (from this process or another)."""
         projects = None if token.projects is None else list(token.projects)
         with self._db.write() as conn:
+            if refuse is not None:
+                conn.execute("LOCK TABLE hub_tokens IN SHARE ROW EXCLUSIVE MODE")
+                refuse([_token(row) for row in conn.execute(_ALL_TOKENS).fetchall()])
             row = conn.execute(
                 _ADD_ROW,
                 (token.name, token.token_hash, token.prefix, token.scope, projects,
@@ -98,7 +105,7 @@ class PgTokens(PgPart):
 
     def list_tokens(self) -> list[HubToken]:
         with self._db.read() as conn:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM hub_tokens ORDER BY id").fetchall()
+            rows = conn.execute(_ALL_TOKENS).fetchall()
         return [_token(row) for row in rows]
 
     def revoke_token(self, name: str, at: int) -> HubToken | None:

@@ -11,7 +11,7 @@ from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import json_list
 
 if TYPE_CHECKING:  # a hub's rows: off the start path of a local server
-    from aletheia_mem.storage.contracts import ClaimAudit
+    from aletheia_mem.storage.contracts import ClaimAudit, TokenCheck
     from aletheia_mem.storage.hub_rows import Holder, HubToken, StoreClaim
 
 
@@ -28,6 +28,7 @@ _BIND_STORE = (
 # SQLite's own clock, in milliseconds (julianday('now') holds whole milliseconds).
 _NOW = "SELECT CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)"
 _STORES_HELD = "SELECT token_id, count(*) FROM sync_store_tokens GROUP BY token_id"
+_ALL_TOKENS = "SELECT * FROM hub_tokens ORDER BY id"
 
 
 def _holder(conn: sqlite3.Connection, store_id: str) -> Holder:
@@ -58,10 +59,14 @@ class SqliteTokens(SqliteDatabase):
         """The file's machine's clock, as SQLite reads it."""
         return int(self._conn.execute(_NOW).fetchone()[0])
 
-    def add_token(self, token: HubToken) -> HubToken | None:
-        """Store a new token (see ``HubTokens``); None when the name is taken."""
+    def add_token(self, token: HubToken, refuse: TokenCheck | None = None) -> HubToken | None:
+        """Store a new token (see ``HubTokens``); None when the name is taken. ``refuse`` sees
+        every stored token in the insert's transaction (``BEGIN IMMEDIATE``: one writer at a
+        time), so no other name slips in between its check and the insert."""
         projects = None if token.projects is None else json_list(token.projects)
         with self._write() as conn:
+            if refuse is not None:
+                refuse([token_from_row(row) for row in conn.execute(_ALL_TOKENS).fetchall()])
             try:
                 cursor = conn.execute(
                     "INSERT INTO hub_tokens (name, token_hash, prefix, scope, projects, created_at)"
@@ -85,7 +90,7 @@ class SqliteTokens(SqliteDatabase):
         return None if row is None else token_from_row(row)
 
     def list_tokens(self) -> list[HubToken]:
-        rows = self._conn.execute("SELECT * FROM hub_tokens ORDER BY id").fetchall()
+        rows = self._conn.execute(_ALL_TOKENS).fetchall()
         return [token_from_row(row) for row in rows]
 
     def revoke_token(self, name: str, at: int) -> HubToken | None:
