@@ -47,8 +47,8 @@ from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id, stored_scope_name
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import (
-    LIST_KEY_PREFIX,
     WORK_STATE_KIND,
+    list_fault,
     parse_items,
     redacted_json,
     stored_list_key,
@@ -446,17 +446,12 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
 
 
 def _check_list(memory: dict[str, Any], line: int) -> None:
-    """A work-state list's title and key, as sync takes them: its title is its name, which a
-    list always has, and its key is ``list:`` and its name (a key of another shape, a note's
-    hash, would answer the save of that note "Already saved" with this list)."""
-    if not memory["title"].strip():
-        raise InvalidInputError(f'Line {line}: memory field "title" of a list must not be blank.')
-    key = memory["dedupe_key"]
-    if key is None or not key.startswith(LIST_KEY_PREFIX):
-        raise InvalidInputError(
-            f'Line {line}: memory field "dedupe_key" of a list must start with {LIST_KEY_PREFIX}.'
-        )
-    if len(key) > HELD_KEY:
+    """A work-state list's title and key, as sync takes them (``list_fault``), its key within
+    what a store holds."""
+    fault = list_fault(memory["title"], memory["dedupe_key"])
+    if fault is not None:
+        raise InvalidInputError(f'Line {line}: memory field "{fault[0]}" of a list {fault[1]}.')
+    if len(memory["dedupe_key"]) > HELD_KEY:
         raise InvalidInputError(
             f'Line {line}: memory field "dedupe_key" of a list must be at most {HELD_KEY}'
             " characters."

@@ -60,6 +60,18 @@ def list_title(name: str) -> str:
     return f"{list_name(name)} list"
 
 
+def list_fault(title: str, key: str | None) -> tuple[str, str] | None:
+    """What is wrong with a list's title and key from another store or an export, as
+    ``(field, problem)``, or None: its title is its name, which a list always has, and its key
+    is ``list:`` and its name (a key of another shape, a note's hash, would answer the save of
+    that note "Already saved" with this list). Sync and import each word it their own way."""
+    if not title.strip():
+        return "title", "must not be blank"
+    if key is None or not key.startswith(LIST_KEY_PREFIX):
+        return "dedupe_key", f"must start with {LIST_KEY_PREFIX}"
+    return None
+
+
 def stored_list_title(title: str) -> str:
     """A list's title from another store or an export as this store titles the list: its name
     redacted alone, as ``list_title`` redacts it (a secret may show only so: a ``.pgpass`` line

@@ -36,8 +36,8 @@ from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.domain.rules import rule_id, stored_scope_name
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import (
-    LIST_KEY_PREFIX,
     WORK_STATE_KIND,
+    list_fault,
     parse_items,
     redacted_json,
     stored_list_key,
@@ -304,14 +304,10 @@ def _memory(check: _Checker) -> None:
 
 
 def _list(check: _Checker) -> None:
-    """A work-state list's title and key: its title is its name, which no list lacks, and its
-    key is ``list:`` and its name (a key of another shape, a note's hash, would answer the save
-    of that note "Already saved" with this list)."""
-    if not check.data["title"].strip():
-        raise check.fail("title of a list must not be blank.")
-    key = check.data["dedupe_key"]
-    if key is None or not key.startswith(LIST_KEY_PREFIX):
-        raise check.fail(f"dedupe_key of a list must start with {LIST_KEY_PREFIX}.")
+    """A work-state list's title and key (``list_fault``)."""
+    fault = list_fault(check.data["title"], check.data["dedupe_key"])
+    if fault is not None:
+        raise check.fail(f"{fault[0]} of a list {fault[1]}.")
 
 
 def _fact(check: _Checker, key: str) -> None:
