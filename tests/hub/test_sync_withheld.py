@@ -14,7 +14,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from aletheia_mem.clock import system_clock
+from aletheia_mem.domain import facts
 from aletheia_mem.storage.open import open_hub_store
+from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.validate import SECRET_ID
 from tests.hub.helpers import running_hub
 from tests.hub.sync_helpers import data_dirs, items_at
@@ -38,6 +41,17 @@ def _sql(db: Path | str, statement: str, params: Sequence[str]) -> None:
 
 def _uid_of(db: Path | str, text: str) -> str:
     return next(key for (kind, key), data in items_at(db).items() if data["text"] == text)
+
+
+def _record_fact(data_dir: Path) -> None:
+    store = SqliteStore(data_dir / "aletheia.db")
+    try:
+        facts.record_fact(
+            store, project="shop", subject="db", predicate="is", object="postgres",
+            valid_from=None, source="t", now=system_clock(),
+        )  # fmt: skip
+    finally:
+        store.close()
 
 
 def _withheld_rows(db: Path | str) -> list[str]:
@@ -64,15 +78,22 @@ def test_a_record_whose_id_holds_a_secret_is_held_back_and_every_pull_goes_on(
             (SECRET_KEY, _uid_of(hub_db, texts[0])),
         )
         save_notes(alice, texts[2:])  # a change after it, which every pull must still bring
+        _record_fact(alice)
         assert run_sync(alice, "--hub", hub.url, "--token", tokens["alice"]).returncode == 0
+        # a fact citing that note: it travels, without the reference no store could fill in
+        cited = "(SELECT id FROM memories WHERE uid = ?)"
+        _sql(hub_db, f"UPDATE facts SET memory_id = {cited}", (SECRET_KEY,))
 
         first = run_sync(bob, "--hub", hub.url, "--token", tokens["bob"], "--json")
         assert first.returncode == 0, first.stderr
         report = json.loads(first.stdout)
         assert report["withheld_by_hub"] == {SECRET_ID: 1}
         held = items_at(bob / "aletheia.db")
-        assert sorted(data["text"] for data in held.values()) == sorted(texts[1:])
+        notes = [data["text"] for (kind, _), data in held.items() if kind == "memory"]
+        assert sorted(notes) == sorted(texts[1:])
         assert all(SECRET not in key for _, key in held)
+        (fact,) = [data for (kind, _), data in held.items() if kind == "fact"]
+        assert fact["object"] == "postgres" and fact["memory"] is None
 
         again = run_sync(bob, "--hub", hub.url, "--token", tokens["bob"], "--json")
         assert again.returncode == 0, again.stderr
