@@ -4,6 +4,7 @@ rule's scope name, a note's files, a rule's evidence. Real SQLite stores, the re
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 from aletheia_mem.domain.memories import dedupe_key
@@ -12,19 +13,35 @@ from tests.cli.conftest import Invoke, Workspace
 from tests.cli.test_transfer_hostile import _import, _memory, _refused, _rule
 
 
-def test_a_list_keyed_as_a_note_is_refused_so_it_cannot_answer_that_notes_save(
+def _remove_store(workspace: Workspace) -> None:
+    for path in workspace.data_dir.glob("aletheia.db*"):
+        path.unlink()
+
+
+def test_a_list_keyed_as_a_note_is_keyed_by_its_name_so_it_cannot_answer_that_notes_save(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:
     """A list whose key is a note's hash would answer the save of that note "Already saved"
-    with the list (the store finds a memory by project and key)."""
+    with the list (the store finds a memory by project and key). An earlier build took one
+    from a sync: the import keys it as work_state_write keys its name, and says so, rather
+    than refusing the whole file."""
     squat = dedupe_key("Deploy", "Use blue-green")
     for key in (squat, None):
+        _remove_store(workspace)
         record = _memory(kind="work_state", title="todo list", text='["a"]', dedupe_key=key)
-        message = _refused(run, tmp_path, workspace, [record])
-        assert message == (
-            'Error: Line 2: memory field "dedupe_key" of a list must start with list:.'
-            " Nothing was imported.\n"
+        result = _import(run, tmp_path, [record])
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines()[0] == (
+            "Line 2: a list's dedupe key did not start with list: (an earlier build took it);"
+            ' imported as "list:todo", the key work_state_write gives its name.'
         )
+        with sqlite3.connect(workspace.data_dir / "aletheia.db") as conn:
+            assert conn.execute("SELECT dedupe_key FROM memories").fetchall() == [("list:todo",)]
+        conn.close()
+    _remove_store(workspace)
+    record = _memory(kind="work_state", title=" ", text='["a"]', dedupe_key=squat)
+    message = _refused(run, tmp_path, workspace, [record])  # no name: no key to make
+    assert message.startswith('Error: Line 2: memory field "title" of a list must not be blank.')
 
 
 def test_a_rule_scope_name_with_control_characters_is_kept_without_them_under_its_new_id(

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from aletheia_mem.clock import system_clock
-from aletheia_mem.errors import AletheiaError, RateLimitedError
+from aletheia_mem.errors import RateLimitedError
 from aletheia_mem.server.connections import MAX_HEADER_BYTES
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync import client as sync_client
@@ -121,17 +121,20 @@ def test_a_fact_tied_to_a_memory_of_its_own_project_still_syncs(hub: Hub) -> Non
     assert items_at(hub.db)[("fact", "c" * 32)]["memory"] == "d" * 32
 
 
-def test_a_pull_page_whose_kind_is_a_list_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+def test_a_pulled_record_whose_kind_is_a_list_is_held_back_with_a_clear_reason(
+    tmp_path: Path,
+) -> None:
     _HostileHub.page = [memory_record(key=uid("fine")), {**memory_record(), "kind": ["memory"]}]
     _HostileHub.projects = None
     store = SqliteStore(tmp_path / "local.db")
     try:
-        refused = "sent a bad pull page: record 1: kind must be one of"
-        with _serving(_HostileHub) as url, pytest.raises(AletheiaError, match=refused):
-            sync_store(store, HubClient(url, "alt_x"), system_clock)
+        with _serving(_HostileHub) as url:
+            report = sync_store(store, HubClient(url, "alt_x"), system_clock)
     finally:
         store.close()
-    assert counts_at(tmp_path / "local.db")["memories"] == 0
+    assert counts_at(tmp_path / "local.db")["memories"] == 1
+    (held,) = report.refused_pulled.as_json()
+    assert held["reason"].startswith("kind must be one of"), held
 
 
 def test_a_pull_page_naming_one_memory_twice_is_applied_whole(tmp_path: Path) -> None:

@@ -241,16 +241,12 @@ class _HostileHub(FakeHub):
         return as_json({"records": self.page, "cursor": 5, "more": False})
 
 
-@pytest.mark.parametrize(
-    "poison",
-    [
-        {"v": [2**62 - 1, "b" * 32]},
-        {"type": "x</aletheia-memory>"},
-        {"text": "\ud800"},
-    ],
-)
-def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[str, Any]) -> None:
-    _HostileHub.page = [memory_record(key=uid("fine")), memory_record(**poison)]
+def test_a_version_far_ahead_of_the_clock_stops_the_pull_until_the_clocks_agree(
+    tmp_path: Path,
+) -> None:
+    """Only a time ahead of the clocks stops a pull: it passes once they agree, where a record
+    held back would be lost to this store for good."""
+    _HostileHub.page = [memory_record(key=uid("fine")), memory_record(v=[2**62 - 1, "b" * 32])]
     store = SqliteStore(tmp_path / "local.db")
     try:
         with (
@@ -264,6 +260,32 @@ def test_a_hostile_hub_cannot_break_a_local_store(tmp_path: Path, poison: dict[s
     finally:
         store.close()
     assert counts_at(tmp_path / "local.db")["memories"] == 0
+
+
+@pytest.mark.parametrize(
+    ("poison", "reason"),
+    [
+        ({"type": "x</aletheia-memory>"}, "type must be one of"),
+        ({"text": "\ud800"}, "text must not contain NUL or lone surrogate characters."),
+    ],
+)
+def test_a_hostile_record_is_held_back_and_the_rest_of_its_page_applied(
+    tmp_path: Path, poison: dict[str, Any], reason: str
+) -> None:
+    bad = memory_record(**poison)
+    _HostileHub.page = [memory_record(key=uid("fine")), bad]
+    store = SqliteStore(tmp_path / "local.db")
+    try:
+        with serving(_HostileHub) as url:
+            report = sync_store(store, HubClient(url, "alt_x"), system_clock)
+        assert store.sync_cursors("b" * 32, 1) == (0, 5)  # moved past it
+    finally:
+        store.close()
+    assert list(items_at(tmp_path / "local.db")) == [("memory", uid("fine"))]
+    assert report.refused_pulled.total == 1
+    (held,) = report.refused_pulled.as_json()
+    assert held["first"] == f"memory {bad['key']}"
+    assert held["reason"].startswith(reason), held
 
 
 def test_a_text_a_hub_holds_past_its_limit_once_redacted_is_pulled_cut_to_the_limit(

@@ -6,6 +6,9 @@ HTTP server answering a pull with a page no hub sends."""
 from __future__ import annotations
 
 import copy
+import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -14,7 +17,6 @@ import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, rules
-from aletheia_mem.errors import AletheiaError
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.engine import sync_store
@@ -147,6 +149,8 @@ REFUSED = [
         rule_record(evidence_memories=["#1"]),
         "evidence_memories must hold global ids (32 lowercase hex digits).",
     ),
+    (memory_record(text=""), "text is required."),  # as a save refuses it
+    (memory_record(text=" \n "), "text is required."),
 ]
 
 
@@ -164,15 +168,33 @@ def test_a_pushed_record_no_save_could_store_is_refused_whole(
     assert counts_at(hub.db) == before
 
 
-@pytest.mark.parametrize(("bad", "problem"), REFUSED)
-def test_a_pulled_record_no_save_could_store_is_refused_whole(
+# A list keyed as no list has one right form, its key made of its name: repaired, not held back.
+REPAIRED = REFUSED[1:3]
+
+
+@pytest.mark.parametrize(("bad", "problem"), [REFUSED[0], *REFUSED[3:]])
+def test_a_pulled_record_no_save_could_store_is_held_back_and_the_rest_applied(
     tmp_path: Path, bad: dict[str, Any], problem: str
 ) -> None:
-    with pytest.raises(AletheiaError) as raised:
-        _pull(tmp_path, [memory_record(), copy.deepcopy(bad)])
-    assert f"sent a bad pull page: record 1 ({bad['kind']} {bad['key']}): " in raised.value.message
-    assert problem in raised.value.message
-    assert counts_at(tmp_path / "local.db")["memories"] == 0
+    """One such record on a hub (an earlier build took it) stopped every pull for good."""
+    fine, later = memory_record(), memory_record(text="a later note")
+    report = _pull(tmp_path, [fine, copy.deepcopy(bad), later])
+    assert set(items_at(tmp_path / "local.db")) == {
+        ("memory", fine["key"]),
+        ("memory", later["key"]),
+    }
+    (held,) = report.refused_pulled.as_json()
+    assert (held["count"], held["first"]) == (1, f"{bad['kind']} {bad['key']}")
+    assert problem in held["reason"]
+
+
+@pytest.mark.parametrize(("bad", "problem"), REPAIRED)
+def test_a_pulled_list_keyed_as_no_list_is_keyed_by_its_name(
+    tmp_path: Path, bad: dict[str, Any], problem: str
+) -> None:
+    report = _pull(tmp_path, [memory_record(), copy.deepcopy(bad)])
+    assert (report.repaired, report.refused_pulled.total, report.applied) == (1, 0, 2)
+    assert items_at(tmp_path / "local.db")[("memory", bad["key"])]["dedupe_key"] == "list:todo"
 
 
 def test_a_list_keyed_as_a_note_cannot_answer_a_teammates_save_of_that_note(hub: Hub) -> None:
@@ -214,3 +236,58 @@ def test_a_rule_whose_scope_name_holds_control_characters_is_kept_without_them(
     assert held[("rule", kept)]["scope_name"] == "on[31m call"
     assert _pull(tmp_path, [sent]).applied == 1  # and so does a store pull it
     assert items_at(tmp_path / "local.db")[("rule", kept)]["scope_name"] == "on[31m call"
+
+
+# -- what a save never makes ------------------------------------------------------------------
+
+
+def test_a_reason_of_an_item_not_dismissed_is_dropped_and_updated_before_created_raised(
+    hub: Hub,
+) -> None:
+    """A restore clears the reason, and no save updates a memory before it was made: the hub
+    keeps neither as sent (nor does a store from a pull)."""
+    token = hub.token("sync", ("shop",), "unsaved-shapes")
+    now = system_clock()
+    note = memory_record(dismiss_reason="stale", created_at=now, updated_at=now - 10**12)
+    fact = fact_record(dismiss_reason="wrong")
+    assert hub.push(token, [note, fact]).status == 200
+    held = items_at(hub.db)
+    assert held[("memory", note["key"])]["dismiss_reason"] is None
+    assert held[("memory", note["key"])]["updated_at"] == now
+    assert held[("fact", fact["key"])]["dismiss_reason"] is None
+
+
+def _raw(hub: Hub, path: str, body: bytes, token: str) -> tuple[int, Any]:
+    """POST ``body`` as it is (a JSON text ``json.dumps`` could not make)."""
+    request = urllib.request.Request(  # noqa: S310  (the hub's own http URL)
+        hub.url + path,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, json.loads(error.read())
+
+
+def test_a_store_id_no_store_makes_is_refused_and_claims_nothing(hub: Hub) -> None:
+    token = hub.token("sync", ("shop",), "odd-store-ids")
+    hub_id = hub.post("/sync/hello", {"store_id": uid("odd-ids-own")}, token).body["hub_id"]
+    for odd in ("x", hub_id.upper(), "a" * 100, uid("odd") + " "):
+        for path in ("/sync/hello", "/sync/pull", "/sync/push"):
+            reply = hub.post(path, {"store_id": odd, "records": []}, token)
+            assert reply.status == 400, (odd, path, reply.body)
+            assert "32 lowercase hex digits" in reply.body["error"]["message"]
+    twice = uid("twice-first"), uid("twice-last")
+    body = '{"store_id": "%s", "store_id": "%s", "records": []}' % twice  # noqa: UP031
+    status, answer = _raw(hub, "/sync/hello", body.encode(), token)
+    assert (status, answer["error"]["message"]) == (400, "The body must not give any key twice.")
+    nested = f'{{"store_id": "{twice[0]}", "cursor": 0, "cursor": 5}}'
+    assert _raw(hub, "/sync/pull", nested.encode(), token)[0] == 400
+    # neither was claimed: another token takes both
+    other = hub.token("sync", ("shop",), "odd-store-ids-2")
+    for store in twice:
+        assert hub.post("/sync/hello", {"store_id": store}, other).status == 200

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +25,9 @@ from aletheia_mem.http_urls import checked_token
 from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, SyncReport, sync_store
+
+if TYPE_CHECKING:
+    from aletheia_mem.storage.sqlite import SqliteStore
 
 HUB_TOKEN_ENV = "ALETHEIA_HUB_TOKEN"  # noqa: S105 - a variable name
 NO_HUB_YET = (
@@ -84,25 +88,8 @@ def sync(
     store = open_local_store(path)
     try:
         remembered = store.remembered_hub()
-        if url is None and remembered is not None:
-            url = remembered[0]
-        if url is None:
-            raise InvalidInputError(NO_HUB_YET)
-        base = hub_base_url(url)
-        same_hub = remembered is not None and hub_base_url(remembered[0]) == base
-        where = f"from {HUB_TOKEN_ENV}, --token-stdin or --token"
         given = bool(token)
-        if same_hub and remembered is not None:
-            if not token and remembered[1]:
-                where = (
-                    f"remembered in {store.hub_token_path} (damaged: give the token again with"
-                    f" {HUB_TOKEN_ENV}, --token-stdin or --token)"
-                )
-            token = token or remembered[1]
-            ca_file = ca_file or remembered[2]  # the hub's, whoever's token comes with it
-        if not token:
-            raise InvalidInputError(_token_needed(remembered, base))
-        token = checked_token(token, where)
+        url, token, ca_file, same_hub = _hub_and_token(store, remembered, url, token, ca_file)
         client = HubClient(url, token, ca_file, on_wait=_say_wait)
 
         def remember() -> None:
@@ -138,14 +125,48 @@ def sync(
                 "merged_at_hub": report.merged_at_hub,
                 "held_back": report.held_back,
                 "withheld_by_hub": report.withheld,
+                "left_out": report.left_out.as_json(),
+                "repaired": report.repaired,
                 "pulled": report.pulled,
                 "applied": report.applied,
                 "merged": report.merged,
+                "refused_pulled": report.refused_pulled.as_json(),
                 "requests": client.requests,
             }
         )
         return
+    for line in _screened(report):
+        echo(line)
     echo(_summary(report))
+
+
+def _hub_and_token(
+    store: SqliteStore,
+    remembered: tuple[str, str, str | None] | None,
+    url: str | None,
+    token: str | None,
+    ca_file: str | None,
+) -> tuple[str, str, str | None, bool]:
+    """The hub's URL, the token (checked), the CA file, and whether the hub is the remembered
+    one: what was given, else what is remembered for that hub (its token goes to no other)."""
+    if url is None and remembered is not None:
+        url = remembered[0]
+    if url is None:
+        raise InvalidInputError(NO_HUB_YET)
+    base = hub_base_url(url)
+    same_hub = remembered is not None and hub_base_url(remembered[0]) == base
+    where = f"from {HUB_TOKEN_ENV}, --token-stdin or --token"
+    if same_hub and remembered is not None:
+        if not token and remembered[1]:
+            where = (
+                f"remembered in {store.hub_token_path} (damaged: give the token again with"
+                f" {HUB_TOKEN_ENV}, --token-stdin or --token)"
+            )
+        token = token or remembered[1]
+        ca_file = ca_file or remembered[2]  # the hub's, whoever's token comes with it
+    if not token:
+        raise InvalidInputError(_token_needed(remembered, base))
+    return url, checked_token(token, where), ca_file, same_hub
 
 
 def _token_needed(remembered: tuple[str, str, str | None] | None, base: str) -> str:
@@ -199,6 +220,30 @@ def _summary(report: SyncReport) -> str:
             f" ({reasons}); its audit trail names them (sync-withheld)."
         )
     return line
+
+
+def _screened(report: SyncReport) -> list[str]:
+    """Lines for what the sync held back or repaired (``sync.screening``), said before the
+    last line."""
+    lines = []
+    if report.refused_pulled.total:
+        lines.append(
+            f"Held back {report.refused_pulled.total} pulled record(s) this store refuses, not"
+            f" applied here: {report.refused_pulled.summary()} A newer version of such an item"
+            " is checked again (docs/troubleshooting.md)."
+        )
+    if report.left_out.total:
+        lines.append(
+            f"Left out {report.left_out.total} item(s) of this store the hub would refuse:"
+            f" {report.left_out.summary()} Change or forget them here, and they go with the next"
+            " sync (docs/troubleshooting.md)."
+        )
+    if report.repaired:
+        lines.append(
+            f"Keyed {report.repaired} list(s) again from their name, as work_state_write keys"
+            " it: their dedupe key did not start with list:."
+        )
+    return lines
 
 
 def _no_hub_without_a_store() -> None:

@@ -257,23 +257,28 @@ def import_command(source: IO[str], progress: bool | None, as_json: bool) -> Non
     again from its words. A bad record is named by its line and nothing is imported.
     """
     target = _sqlite_store_in_use()
+    repairs: list[str] = []
     with _no_store_left_on_failure(target), open_cli_app() as app:
         size, now = _size_of(source), app.clock()
         if _show_progress(progress) and size:
             with click.progressbar(length=size, label="Importing", file=sys.stderr) as bar:
                 lines = store_transfer.read_lines(source)
-                count = store_transfer.import_lines(sqlite_store(app), lines, bar.update, now=now)
+                count = store_transfer.import_lines(
+                    sqlite_store(app), lines, bar.update, now=now, repairs=repairs
+                )
                 # The bar counts the records' bytes; the header line and any CRLF line ends
                 # are read too, so a finished import fills what is left.
                 bar.update(max(0, size - bar.pos))
         else:
             count = store_transfer.import_lines(
-                sqlite_store(app), store_transfer.read_lines(source), now=now
+                sqlite_store(app), store_transfer.read_lines(source), now=now, repairs=repairs
             )
         path = sqlite_store(app).path
     if as_json:
-        emit_json({"imported": count, "store": str(path)})
+        emit_json({"imported": count, "store": str(path), "repaired": repairs})
     else:
+        for line in repairs:
+            echo(line)
         echo(f"Imported {count} records into {path}.")
 
 

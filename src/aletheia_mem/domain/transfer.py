@@ -34,6 +34,7 @@ from aletheia_mem.domain.import_check import (
     checked_waiting,
     is_uid,
 )
+from aletheia_mem.domain.worklists import quoted_name, rebuilt_list_key
 from aletheia_mem.errors import InvalidInputError
 
 # Export and import copy a local store's rows as SQLite stores them: SQLite only.
@@ -163,12 +164,31 @@ def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
     raise InvalidInputError("The export is empty.")
 
 
+def _repaired_list_key(data: dict[str, Any], line: int) -> str | None:
+    """A work-state list whose key does not start with ``list:`` (an earlier build took one
+    from a sync) keyed as ``work_state_write`` keys it, of the name its title holds; the line
+    that says so, or None when the record is no such list (a blank title is refused later)."""
+    rebuilt = rebuilt_list_key(data)
+    if rebuilt is None:
+        return None
+    data["dedupe_key"] = rebuilt
+    return (
+        f"Line {line}: a list's dedupe key did not start with list: (an earlier build took"
+        f" it); imported as {quoted_name(rebuilt)}, the key work_state_write gives its name."
+    )
+
+
 def _records(
-    lines: Iterator[tuple[int, str]], progress: Progress | None, expected: int | None, now: int
+    lines: Iterator[tuple[int, str]],
+    progress: Progress | None,
+    expected: int | None,
+    now: int,
+    repairs: list[str],
 ) -> Iterator[ImportRow]:
     """The records after the header, checked, one at a time (nothing is kept from one to the
     next, so that a file of any size is read in the memory of its longest line); then, if the
-    header counts them (``expected``), that none is missing."""
+    header counts them (``expected``), that none is missing. A list keyed as no list is keyed
+    again, said in ``repairs``."""
     held = 0
     for number, line in lines:
         if progress is not None:
@@ -183,6 +203,8 @@ def _records(
         data = parsed.get("data")
         if not isinstance(data, dict):
             raise InvalidInputError(f"Line {number} has no data object.")
+        if kind == "memory" and (repair := _repaired_list_key(data, number)) is not None:
+            repairs.append(repair)
         record = checked_record(kind, data, number, now=now)
         changed_at = checked_changed_at(kind, parsed.get("changed_at"), number, now=now)
         waiting = checked_waiting(kind, parsed.get("waiting"), record, number)
@@ -245,9 +267,16 @@ def _spool(records: Iterable[ImportRow], spool: IO[str]) -> None:
 
 
 def import_lines(
-    store: SqliteStore, lines: Iterable[str], progress: Progress | None = None, *, now: int
+    store: SqliteStore,
+    lines: Iterable[str],
+    progress: Progress | None = None,
+    *,
+    now: int,
+    repairs: list[str] | None = None,
 ) -> int:
-    """Load an export into an empty store, exactly as it was; returns the records loaded.
+    """Load an export into an empty store, exactly as it was; returns the records loaded. A
+    work-state list whose key does not start with ``list:`` is keyed as ``work_state_write``
+    keys its name, a line for each such record added to ``repairs``.
 
     The whole input is read and every record checked as strictly as a tool call (its text
     redacted) first, into a temporary file beside the store; only then are the records
@@ -270,7 +299,8 @@ def import_lines(
         ) as spool:
             header = _read_header(numbered)
             sequences, expected = _sequences(header), _expected_records(header)
-            _spool(_records(numbered, progress, expected, now), spool)
+            said = [] if repairs is None else repairs
+            _spool(_records(numbered, progress, expected, now, said), spool)
             return store.import_rows(_spooled(spool), sequences)
     except InvalidInputError as error:
         raise InvalidInputError(f"{error.message} Nothing was imported.") from None

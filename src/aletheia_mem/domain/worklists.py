@@ -90,6 +90,20 @@ def stored_list_key(key: str) -> str:
     return redact_secrets(key) if name == key else list_key(name)
 
 
+def rebuilt_list_key(data: dict[str, Any]) -> str | None:
+    """The key ``work_state_write`` gives the list whose fields (a sync record's data, an
+    export's memory) are ``data``: ``list:`` and the name its title holds, for a list whose key
+    does not start with ``list:`` (an earlier build took one from a sync or an import). None
+    for a note, for a key of that form already, and for a blank title, which names no list."""
+    title, key = data.get("title"), data.get("dedupe_key")
+    if data.get("kind") != WORK_STATE_KIND or not isinstance(title, str):
+        return None
+    if key is not None and (not isinstance(key, str) or key.startswith(LIST_KEY_PREFIX)):
+        return None
+    name = title.removesuffix(" list").strip()
+    return list_key(name) if name else None
+
+
 def _list_memory(
     clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
 ) -> NewMemory:

@@ -34,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from aletheia_mem.domain.import_check import is_uid
 from aletheia_mem.errors import (
     AletheiaError,
     ForbiddenError,
@@ -55,7 +56,6 @@ from aletheia_mem.storage.hub_rows import HubToken, StoreClaim
 from aletheia_mem.storage.write_waits import waiting_at_most
 from aletheia_mem.sync.records import check_records
 from aletheia_mem.sync.validate import (
-    check_key,
     sendable_references,
     unsendable,
     validate_records,
@@ -94,10 +94,23 @@ def _error(error: AletheiaError) -> JSONResponse:
     return JSONResponse(body, status_code=_STATUS.get(error.code, 400))
 
 
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose every key is given once: a repeated one (two ``store_id``) would
+    mean what the last says to this hub and maybe the first to a proxy or a log."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key given twice")
+    return value
+
+
 async def _body(request: Request) -> dict[str, Any]:
     try:
-        value = json.loads(await request.body())
-    except (ValueError, RecursionError):
+        value = json.loads(await request.body(), object_pairs_hook=_once)
+    except ValueError as error:
+        if error.args == ("a key given twice",):
+            raise InvalidInputError("The body must not give any key twice.") from None
+        raise InvalidInputError("The body must be a JSON object.") from None
+    except RecursionError:
         raise InvalidInputError("The body must be a JSON object.") from None
     if not isinstance(value, dict):
         raise InvalidInputError("The body must be a JSON object.")
@@ -105,8 +118,11 @@ async def _body(request: Request) -> dict[str, Any]:
 
 
 def _store_id(body: dict[str, Any]) -> str:
+    """The store id a body names: 32 lowercase hex digits, as every store makes its own (so
+    the hub's own id in capitals is not another store)."""
     value = body.get("store_id")
-    check_key(value, InvalidInputError, "store_id must be the store's id.")
+    if not is_uid(value):
+        raise InvalidInputError("store_id must be the store's id (32 lowercase hex digits).")
     return str(value)
 
 

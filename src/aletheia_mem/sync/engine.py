@@ -10,6 +10,10 @@ Each push page is applied by the hub in one transaction before this store moves 
 cursor; each pull page is applied here in one transaction together with the pull cursor. A sync
 killed at any point therefore resumes where it stopped, and a page sent twice changes nothing
 the second time (equal versions are skipped).
+
+One bad record stops no sync (``screening``): a pulled record this store refuses is held back
+(the cursor moves past it), and a record of this store the hub would refuse is left out of the
+push; both are counted in the report with their reasons.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from aletheia_mem.storage.contracts import SyncLog
 from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.replies import read_hello, read_pull_page, read_push_merged
-from aletheia_mem.sync.validate import MAX_SKEW_MS, validate_records
+from aletheia_mem.sync.screening import ANY_TIME, Refusals, screen
+from aletheia_mem.sync.validate import MAX_SKEW_MS
 
 DEFAULT_PAGE_SIZE = 1000
 PAGE_BYTES = 4 * 1024 * 1024
@@ -49,6 +54,11 @@ class SyncReport:
     merged: int = 0  # of those pulled
     withheld: dict[str, int] = field(default_factory=dict)  # left out by the hub, by reason
     pages: int = field(default=0)
+    # records held back (screening): pulled ones this store refuses, own ones the hub would
+    # refuse (left out of the push); lists sent or applied with their key rebuilt
+    refused_pulled: Refusals = field(default_factory=Refusals)
+    left_out: Refusals = field(default_factory=Refusals)
+    repaired: int = 0
 
 
 def _quiet(message: str) -> None:
@@ -154,7 +164,8 @@ def _push(
                 for record in page.records
                 if record["v"][1] == store_id and not writable(record, projects)
             )
-            records = [as_own(record, store_id) for record in records]
+            own = [as_own(record, store_id) for record in records]
+            records = _screened_own(report, own, clock())
             if records:
                 body = {"store_id": store_id, "records": records}
                 sent = sender.submit(client.call, "/sync/push", body)
@@ -172,13 +183,35 @@ def _push(
             page = following
 
 
-def _validated(client: HubClient, records: list[dict[str, Any]], now: int) -> list[dict[str, Any]]:
-    """A pulled page checked as the hub checks a pushed one: a hub cannot break this store.
-    The skew is doubled: the hub's clock and this one may each be off."""
+def _screened_own(
+    report: SyncReport, records: list[dict[str, Any]], now: int
+) -> list[dict[str, Any]]:
+    """This store's records as the hub will take them: one it would refuse left out (counted
+    in ``report.left_out``), so that the rest of the page still goes; a list's key repaired.
+    Sent as they are (the hub checks and redacts them again); a time ahead of the clock is the
+    hub's to refuse, naming the clock (``screening``)."""
+    positioned = list(enumerate(records))
+    screened = screen(positioned, now, ANY_TIME, report.left_out, pulled=False)
+    report.repaired += screened.repaired
+    return [given for given, _ in screened.passed]
+
+
+def _validated(
+    client: HubClient, report: SyncReport, records: list[tuple[int, dict[str, Any]]], now: int
+) -> list[dict[str, Any]]:
+    """A pulled page checked as the hub checks a pushed one: a hub cannot break this store. A
+    record this store refuses is held back (``report.refused_pulled``), the rest applied. The
+    skew is doubled: the hub's clock and this one may each be off.
+
+    Raises:
+        AletheiaError: a record whose only fault is a time ahead of the clocks (it will pass).
+    """
     try:
-        return validate_records(records, now, 2 * MAX_SKEW_MS, pulled=True)
+        screened = screen(records, now, 2 * MAX_SKEW_MS, report.refused_pulled, pulled=True)
     except InvalidInputError as error:
         raise AletheiaError(f"{client.url} sent a bad pull page: {error.message}") from None
+    report.repaired += screened.repaired
+    return [checked for _, checked in screened.passed]
 
 
 def _apply_pulled(
@@ -249,7 +282,9 @@ def _pull(
             cursor, more = page.cursor, page.more
             for reason, count in page.withheld.items():
                 report.withheld[reason] = report.withheld.get(reason, 0) + count
-            records = _validated(client, page.records, clock())
+            for problem in page.refused:
+                report.refused_pulled.add(problem)
+            records = _validated(client, report, page.records, clock())
             if more:
                 coming = fetcher.submit(fetch, cursor)
             at = (report.hub_id, token_id, cursor)

@@ -12,7 +12,7 @@ from typing import Any
 
 from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.printable import printable_line
-from aletheia_mem.sync.records import check_records
+from aletheia_mem.sync.records import check_record
 from aletheia_mem.sync.validate import is_key, is_project_key
 
 MAX_WHOLE = 2**62  # what every store's integer columns hold
@@ -32,11 +32,13 @@ class Hello:
 
 @dataclass(frozen=True)
 class PullPage:
-    """One pull page, its records shape-checked."""
+    """One pull page: its shape-checked records by position in the page, and why each other
+    record was refused (held back: one bad record stops no sync)."""
 
-    records: list[dict[str, Any]]
+    records: list[tuple[int, dict[str, Any]]]
     cursor: int
     more: bool
+    refused: list[str]
     withheld: dict[str, int]  # records the hub held back, by its reason (``withheld_of``)
 
 
@@ -92,10 +94,11 @@ def read_hello(url: str, answer: dict[str, Any]) -> Hello:
 
 def read_pull_page(url: str, answer: dict[str, Any], after: int, page_size: int) -> PullPage:
     """A hub's answer to ``/sync/pull`` from cursor ``after``: its cursor never goes back, and
-    moves on when more pages follow (else the next pull would ask for this one again).
+    moves on when more pages follow (else the next pull would ask for this one again). A
+    record not shaped as one is left out, its problem in ``refused``.
 
     Raises:
-        AletheiaError: not a pull page, or a bad one (nothing of it is applied).
+        AletheiaError: not a pull page, or a bad one as a whole (nothing of it is applied).
     """
     try:
         records, cursor, more = answer["records"], answer["cursor"], answer["more"]
@@ -107,11 +110,17 @@ def read_pull_page(url: str, answer: dict[str, Any], after: int, page_size: int)
         raise AletheiaError(
             f"{url} sent a bad pull page: its cursor {cursor} does not move on from {after}."
         )
-    try:
-        checked = check_records(records, page_size)
-    except InvalidInputError as error:
-        raise AletheiaError(f"{url} sent a bad pull page: {error.message}") from None
-    return PullPage(checked, cursor, more, withheld_of(answer.get("withheld")))
+    if not isinstance(records, list) or len(records) > page_size:
+        problem = "records must be a list" if not isinstance(records, list) else "too many records"
+        raise AletheiaError(f"{url} sent a bad pull page: {problem}.")
+    checked: list[tuple[int, dict[str, Any]]] = []
+    refused: list[str] = []
+    for position, record in enumerate(records):
+        try:
+            checked.append((position, check_record(record, position)))
+        except InvalidInputError as error:
+            refused.append(error.message)
+    return PullPage(checked, cursor, more, refused, withheld_of(answer.get("withheld")))
 
 
 MAX_REASONS = 10

@@ -141,6 +141,12 @@ class _Checker:
             raise self.fail(f"{field} must hold at most {count} items.")
         self.data[field] = [self._text(field, value, limit, True) for value in values]
 
+    def reason(self) -> None:
+        """A dismissal's reason: none on an item that is not dismissed (a restore clears it)."""
+        self.text("dismiss_reason", MAX_REASON)
+        if self.data["dismissed_at"] is None:
+            self.data["dismiss_reason"] = None
+
     def uids(self, field: str, count: int = MAX_ITEMS) -> None:
         """A list of references to items by uid (a rule's evidence)."""
         values = self.data[field]
@@ -282,12 +288,14 @@ def _memory(check: _Checker) -> None:
         check.items("text")
     else:
         check.text("text", MAX_TEXT)
+        if not data["text"].strip():  # as a save refuses it
+            raise check.fail("text is required.")
     check.text("narrative", MAX_TEXT)
     check.texts("facts", MAX_FACT_PART)
     data["facts"] = stored_statements(data["facts"])
     check.texts("files", MAX_TITLE)
     data["files"] = stored_paths(data["files"])
-    check.text("dismiss_reason", MAX_REASON)
+    check.reason()
     check.text("dedupe_key", HELD_KEY, redact=False)
     if data["kind"] == WORK_STATE_KIND:
         _list(check)
@@ -301,6 +309,9 @@ def _memory(check: _Checker) -> None:
             # answer the save of those words "Already saved" with this record's words
             data["dedupe_key"] = dedupe_key(data["title"], data["text"])
     check.past("created_at", "updated_at", "dismissed_at")
+    # no save updates a memory before it was made: such a time (a hand-made record, an
+    # import) is kept as its creation's
+    data["updated_at"] = max(data["updated_at"], data["created_at"])
 
 
 def _list(check: _Checker) -> None:
@@ -317,7 +328,7 @@ def _fact(check: _Checker, key: str) -> None:
     # as a save stores it: a literal under a secret-looking predicate is replaced whole
     check.data["object"] = redact_named_value(check.data["predicate"], check.data["object"])
     check.caller("source")
-    check.text("dismiss_reason", MAX_REASON)
+    check.reason()
     for field in _FACT_REFS:
         check.uid(field)
     check.past("recorded_at", "dismissed_at")
@@ -359,7 +370,7 @@ def _episode(check: _Checker) -> None:
     check.project()
     check.caller("tool")
     check.text("summary", MAX_TEXT)
-    check.text("dismiss_reason", MAX_REASON)
+    check.reason()
     check.past("started_at", "ended_at", "dismissed_at")
     requests = check.data["requests"]
     if len(requests) > 10 * MAX_ITEMS:
