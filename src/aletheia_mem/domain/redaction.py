@@ -29,10 +29,12 @@ The rules, each in its own module:
 The rules read the text as a reader or a normalising tool would
 (:mod:`~aletheia_mem.domain.redaction_fold`): NFKC-folded (full-width letters, digits and
 separators, mathematical letters, ligatures), without zero-width and other invisible
-characters, with Cyrillic and Greek letters that look like Latin ones read as those where one
-stands beside a Latin letter or digit or as a name ("p" + Cyrillic "a" + "ssword="), and with
-a token cut by a shell line continuation joined. What they find there is redacted in the
-original text, whose other characters are kept byte for byte.
+characters, with Cyrillic and Greek letters that look like Latin ones read as those in a run of
+non-blank characters where one stands beside a Latin letter or digit or as a name ("p" +
+Cyrillic "a" + "ssword=", a name wholly in look-alikes before "=", ":", a quote or ">"),
+without the combining marks and no-break spaces inside a vendor token, and with a token cut by
+a shell line continuation joined. What they find there is redacted in the original text, whose
+other characters are kept byte for byte: a secret's span ends at its own last character.
 
 Kept: placeholders (``${DB_PASSWORD}``, ``<your-token>``, ``xxxx``) and status words
 (``Password: required``), code expressions, paths and resource names, git SHAs, UUIDs and ULIDs

@@ -3,14 +3,15 @@ Cyrillic and Greek letters that look like Latin ones read as those.
 
 A secret typed in look-alikes (full-width letters, digits, ``=`` or ``:``, mathematical
 letters, ligatures, a Cyrillic er in "ghp_" or A in "AKIA"), with a zero-width space or a
-soft hyphen inside, or cut by a shell line continuation, is found in the folded copy;
-:meth:`Folded.original_span` gives the characters it came from, which alone are redacted in the
-original. Each character is folded on its own, so every folded character comes from exactly one
-original character and, look-alikes aside, the folded copy of a piece of text is that piece of
-the folded copy. Cyrillic and Greek look-alikes are read as Latin letters, one for one, in a text
-where one of them stands for a Latin letter (:data:`_AS_LATIN`); only the folded copy reads them
-so: Russian, Ukrainian or Greek text around a secret is kept as it is, and a text with no secret
-is not changed at all.
+soft hyphen inside, a combining mark or a no-break space inside a vendor token, or cut by a
+shell line continuation, is found in the folded copy; :meth:`Folded.original_span` gives the
+characters it came from, which alone are redacted in the original. Each character is folded on
+its own, so every folded character comes from exactly one original character and, look-alikes
+and glue inside tokens aside, the folded copy of a piece of text is that piece of the folded
+copy. Cyrillic and Greek look-alikes are read as Latin letters, one for one, in each run of
+non-blank characters where one of them stands for a Latin letter (:data:`_AS_LATIN`); only the
+folded copy reads them so: Russian, Ukrainian or Greek text around a secret is kept as it is,
+and a text with no secret is not changed at all.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from aletheia_mem.domain.redaction_trail import merged_spans
+from aletheia_mem.domain.redaction_vendors import vendor_token_spans
 
 # Format characters (Unicode category Cf: zero-width space and joiners, soft hyphen, bidi
 # controls, word joiner, BOM, TAG characters) and the other default-ignorable ones (combining
@@ -99,27 +103,41 @@ LATIN_LOOKALIKES = {
 }
 _ANY_LOOKALIKE = "[" + "".join(_LOOKALIKES.values()) + "]"
 _LOOKALIKE = re.compile(_ANY_LOOKALIKE)
+# No-break spaces: NFKC makes them spaces, but inside a token they join it (see _join_tokens).
+_NO_BREAK = "\u00a0\u2007\u202f"
 # Where look-alikes stand for Latin letters: beside a Latin letter, a digit or "_" (a word that
 # mixes scripts: "gh" + Cyrillic er + "_...", "p" + Cyrillic a + "ssword"), or two or more alone
-# as a name before "=" or ":" (Cyrillic "KEY="). Russian, Ukrainian or Greek text without such a
-# place is read as it is: no prefix or name of a secret is in it, and read twice, folded and as
-# it is, it would cost 2.5 to 3.3 times as much (this search: a quarter more). Searched from the
-# look-alike, which a bitmap finds fast.
-_AS_LATIN = re.compile(
-    f"{_ANY_LOOKALIKE}(?:(?<=[A-Za-z0-9_].)|[A-Za-z0-9_]|(?<!\\w.){_ANY_LOOKALIKE}++[ \\t]*+[=:])"
+# as a name before "=" or ":" (Cyrillic "KEY="), a quote or ">" ({"KEY": ...}, <KEY>...</KEY>).
+# Russian, Ukrainian or Greek text without such a place is read as it is: no prefix or name of a
+# secret is in it, and read twice, folded and as it is, it would cost 2.5 to 3.3 times as much
+# (this search: a quarter more). Searched from the look-alike, which a bitmap finds fast.
+_LATIN_PLACE = (
+    f"{_ANY_LOOKALIKE}(?:(?<=[A-Za-z0-9_].)|[A-Za-z0-9_]"
+    f"|(?<!\\w.){_ANY_LOOKALIKE}++(?:[ \\t{_NO_BREAK}]*+[=:]|[\"'>]))"
 )
-_SKIN_TONES = range(0x1F3FB, 0x1F400)
-_MAX_ATTACHED = 32  # marks stacked on one character beyond this are text of their own
-
-
-def _attached(char: str, before: str) -> bool:
-    """Whether ``char`` belongs to the character ``before`` it: a combining mark, a variation
-    selector, an emoji skin tone, the low half of a surrogate pair."""
-    return (
-        unicodedata.category(char)[0] == "M"
-        or ord(char) in _SKIN_TONES
-        or ("\ud800" <= before <= "\udbff" and "\udc00" <= char <= "\udfff")
-    )
+_AS_LATIN = re.compile(_LATIN_PLACE)
+# Only the run of non-blank characters around such a place is read as Latin: Greek or Cyrillic
+# words elsewhere in the text stay what they are ("TOKEN" in Greek capitals names no secret).
+_LATIN_RUN = re.compile(f"(?<!\\S)\\S*?{_LATIN_PLACE}\\S*+")
+# Combining marks of the generic blocks (diacritics, their supplements and extensions, marks for
+# symbols, half marks) and no-break spaces, inside a token: "ghp_R4nd" + acute + "Xy9...", "A" +
+# acute + "KIA...". The folded copy drops them where that makes a vendor token (_join_tokens).
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+_GLUE = _MARKS + _NO_BREAK
+_INVISIBLE_OR_MARK_IN_BMP = re.compile(f"[{_INVISIBLE_BMP}{_MARKS}]")
+_WORDISH = "A-Za-z0-9_\\-"
+# A piece of glue in a run of 20 or more token characters and glue (a token's least length): 10
+# or more of them on one side of it. Searched from the glue, which a bitmap finds fast; a mark in
+# a word ("re" + acute + "sume") or a no-break space in prose ("5" + NBSP + "km") has fewer.
+_GLUE_IN_RUN = re.compile(
+    f"[{_GLUE}](?:(?<=[{_WORDISH}{_GLUE}]{{10}}.)|(?=[{_WORDISH}{_GLUE}]{{10}}))"
+)
+# Such a run, glue inside it.
+_GLUED_RUN = re.compile(
+    f"[{_WORDISH}](?<![{_WORDISH}{_GLUE}].)(?=[{_WORDISH}{_GLUE}]{{19}})"
+    f"[{_WORDISH}]*+(?:[{_GLUE}]++[{_WORDISH}]++)++"
+)
+_GLUE_CHAR = re.compile(f"[{_GLUE}]")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -149,31 +167,31 @@ class Folded:
         return index if self.origin is None else self.origin[index]
 
     def original_span(self, start: int, end: int) -> tuple[int, int]:
-        """The whole original characters that folded ``text[start:end]`` comes from, with the
-        marks that belong to the last one (an empty span stays empty)."""
+        """The whole original characters that folded ``text[start:end]`` comes from (an empty
+        span stays empty). It ends at the last of them: the marks, variation selectors and
+        joiners after it are kept, so an emoji sequence that follows a secret stays whole."""
         if start >= len(self.text):
             return len(self.source), len(self.source)
         first = self._at(start)
         if end <= start:
             return first, first
-        last = self._at(end - 1) + 1
-        limit = min(len(self.source), last + _MAX_ATTACHED)
-        while last < limit and _attached(self.source[last], self.source[last - 1]):
-            last += 1
-        return first, last
+        return first, self._at(end - 1) + 1
 
 
-def _needs_folding(text: str) -> bool:
-    """Whether some character of ``text`` may change when folded (checked in C, at once). Text
-    in NFD form says yes though it folds unchanged: folding it finds that out."""
-    return (
-        not unicodedata.is_normalized("NFKC", text)
-        or _INVISIBLE_IN_BMP.search(text) is not None
-        or (
-            _OUTSIDE_BMP.search(text) is not None
-            and _INVISIBLE_OUTSIDE_BMP.search(text) is not None
-        )
+def _scan(text: str) -> tuple[bool, bool]:
+    """Whether some character of ``text`` may change when folded, and whether a mark or a
+    no-break space may glue a token in it (checked in C, at once). Text in NFD form says yes
+    though it folds unchanged: folding it finds that out."""
+    if not unicodedata.is_normalized("NFKC", text):
+        return True, True  # the glue is looked for in the folded copy
+    hit = _INVISIBLE_OR_MARK_IN_BMP.search(text)
+    marks = hit is not None and _INVISIBLE_IN_BMP.match(hit.group()) is None
+    if marks:  # NFKC keeps a mark after a letter that has no composed form ("d" + acute)
+        hit = _INVISIBLE_IN_BMP.search(text, hit.end())  # type: ignore[union-attr]
+    needs = hit is not None or (
+        _OUTSIDE_BMP.search(text) is not None and _INVISIBLE_OUTSIDE_BMP.search(text) is not None
     )
+    return needs, needs or marks
 
 
 def _fold_characters(text: str) -> tuple[str, list[int] | None]:
@@ -181,6 +199,7 @@ def _fold_characters(text: str) -> tuple[str, list[int] | None]:
     the same index, as when each of them folds to one). Each distinct character is looked up
     once, then ``str.translate`` folds them all."""
     table = {ord(char): _fold_char(char) for char in set(text)}
+    table.update((ord(char), char) for char in _NO_BREAK if ord(char) in table)  # see fold
     folded = text.translate(table)
     resized = "".join(sorted(chr(code) for code, part in table.items() if len(part) != 1))
     if not resized:
@@ -215,23 +234,65 @@ def _join_continuations(text: str, origin: list[int] | None) -> tuple[str, list[
     return "".join(pieces), kept
 
 
+def _as_latin(text: str) -> str:
+    """``text`` with the look-alikes of each run of non-blank characters where one stands for
+    a Latin letter (:data:`_AS_LATIN`) read as Latin letters, one for one."""
+    return _LATIN_RUN.sub(_read_as_latin, text)
+
+
+def _read_as_latin(run: re.Match[str]) -> str:
+    return run.group().translate(LATIN_LOOKALIKES)
+
+
+def _join_tokens(text: str, origin: list[int] | None) -> tuple[str, list[int] | None]:
+    """``text`` without the marks and no-break spaces inside a vendor token (``ghp_R4nd`` +
+    acute + ``Xy9...``): only where dropping them makes one, so that a no-break space between
+    a name and its value ("api_key" + NBSP + "Xq7...") still parts them."""
+    dropped: list[int] = []
+    for run in _GLUED_RUN.finditer(text):
+        tokens = merged_spans(vendor_token_spans(_GLUE_CHAR.sub("", run.group())))
+        at_token = 0
+        # the n-th piece of glue stood before the character at its index - n of the joined run
+        for removed, part in enumerate(_GLUE_CHAR.finditer(run.group())):
+            at = part.start() - removed
+            while at_token < len(tokens) and tokens[at_token][1] <= at:
+                at_token += 1
+            if at_token < len(tokens) and tokens[at_token][0] < at:
+                dropped.append(run.start() + part.start())
+    if not dropped:
+        return text, origin
+    if origin is None:
+        origin = list(range(len(text)))
+    drop = set(dropped)
+    kept = [i for i in range(len(text)) if i not in drop]
+    return "".join(text[i] for i in kept), [origin[i] for i in kept]
+
+
 def fold(text: str, *, name: bool = False) -> Folded | None:
     """The folded copy of ``text``, or None when folding changes nothing (plain ASCII text is
     told at once, so it costs next to nothing here). Cyrillic and Greek look-alikes are read as
     Latin letters where they stand for them (beside Latin letters or digits, as a name before
-    "=" or ":"), and everywhere in a ``name`` (a fact's predicate, a form field)."""
-    folded, origin, changed = text, None, False
+    "=", ":", a quote or ">"), and everywhere in a ``name`` (a fact's predicate, a form field).
+    Marks and no-break spaces inside a vendor token are dropped."""
+    folded, origin = text, None
     if not text.isascii():
-        if _needs_folding(text):
+        needs_folding, glue = _scan(text)
+        if needs_folding:
             folded, origin = _fold_characters(text)
-            changed = folded != text
-        if not folded.isascii() and (_LOOKALIKE if name else _AS_LATIN).search(folded):
-            folded, changed = folded.translate(LATIN_LOOKALIKES), True  # one letter for one
+        if not folded.isascii():
+            if name:
+                if _LOOKALIKE.search(folded):
+                    folded = folded.translate(LATIN_LOOKALIKES)
+            elif _AS_LATIN.search(folded):
+                folded = _as_latin(folded)
+            if glue and _GLUE_IN_RUN.search(folded):
+                folded, origin = _join_tokens(folded, origin)
+            for no_break in _NO_BREAK:  # one for one: NFKC's space
+                if no_break in folded:
+                    folded = folded.replace(no_break, " ")
     if "\\" in folded and ("\\\n" in folded or "\\\r\n" in folded):
-        joined, origin = _join_continuations(folded, origin)
-        changed = changed or joined != folded
-        folded = joined
-    return Folded(text, folded, origin) if changed else None
+        folded, origin = _join_continuations(folded, origin)
+    return Folded(text, folded, origin) if folded != text else None
 
 
 def has_invisible(text: str) -> bool:

@@ -61,7 +61,7 @@ class _Piece:
         return self.first + offset + at_end
 
 
-def _merged(spans: list[Span]) -> list[Span]:
+def merged_spans(spans: list[Span]) -> list[Span]:
     """``spans`` as ``redact_span`` replaces them: one replacement per run of overlapping spans."""
     merged: list[Span] = []
     for start, end in spans:
@@ -94,7 +94,7 @@ def _replay(pieces: list[_Piece], spans: list[Span], length: int) -> list[_Piece
 
     replayed: list[_Piece] = []
     done = 0
-    for start, end in _merged(spans):
+    for start, end in merged_spans(spans):
         replayed += copy(done, start)
         if start >= total:
             first = last = pieces[-1].last if pieces else 0

@@ -326,6 +326,11 @@ def _vendor_spans(text: str, *, decode: bool) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
+def vendor_token_spans(text: str) -> list[tuple[int, int]]:
+    """Where the vendor tokens in ``text`` are, sorted (not those wrapped in base64)."""
+    return _vendor_spans(text, decode=False)
+
+
 def redact_vendor_tokens(text: str) -> str:
     """Replace every vendor-shaped token in ``text``, also wrapped in base64."""
     spans = _vendor_spans(text, decode=True)
