@@ -70,6 +70,14 @@ EXACT = [
     pytest.param(f"key {AWS}x rotated", f"key {R}x rotated", id="aws-before-a-letter"),
     pytest.param(f"key xx{AWS}yy rotated", f"key xx{R}yy rotated", id="aws-between-letters"),
     pytest.param(f"see {GH}foo", f"see {R}", id="github-before-a-word"),
+    # a prefix with its separator after digits: no base64, base32 or hex holds "_" or "-"
+    pytest.param(f"123{GH}", f"123{R}", id="github-after-digits"),
+    pytest.param(f"run 20240512{GHO} x", f"run 20240512{R} x", id="github-oauth-after-a-date"),
+    pytest.param(f"2024{STRIPE}", f"2024{R}", id="stripe-after-digits"),
+    pytest.param("99glpat-" + "Xq7Rt9Lp2Vn5Kw8Zs4Dm1", f"99{R}", id="gitlab-after-digits"),
+    pytest.param(
+        "0sk-ant-api03-" + "Xq7Rt9Lp2Vn5Kw8Zs4Dm1Ab3Cd5Ef7", f"0{R}", id="anthropic-after-digits"
+    ),
 ]
 
 
@@ -173,6 +181,9 @@ INNOCENT = [
     pytest.param("desk-proj-2024-layout-for-the-new-office", id="openai-project-in-words"),
     pytest.param("RISKASSESSMENTPROCEDUREDOCUMENT2024", id="upper-case-words-and-digits"),
     pytest.param("TASKS3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345", id="word-and-a-sha"),
+    # a prefix without a separator after digits comes up in base32 and hex by chance
+    pytest.param("MZXW6YTBOI2024AKIAZ7QWERTYUIOP1234", id="aws-prefix-after-digits"),
+    pytest.param("a9Xk2Qz7ghp_" + "R4ndXy9Zq8Lm2Np5Vt7Wk3Hs6Jd1Fb0Gc4Qa", id="after-random-case"),
     pytest.param("monkey-business-2024-quarterly-report-final", id="mailgun-prefix-in-words"),
     pytest.param("assets/logo-dark-sk-2024-version-final.png", id="path"),
     pytest.param(

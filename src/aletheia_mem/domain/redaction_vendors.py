@@ -169,6 +169,10 @@ _WORD = re.compile(r"[a-z]*+(?:[A-Z][a-z]++)*+|[A-Z]++")  # xx, TOKEN, myToken, 
 # followed by letters and digits come up in base64 ("ssh-rsa AAAAB3NzaC1yc2EAAAADAQAB...") and
 # base32 by chance.
 _ONLY_APART = ("EA", "A3")
+# After digits ("123ghp_..."), only a prefix with its separator: "ghp_", "glpat-", "xoxb-",
+# "sk-ant-", "github_pat_" hold a "_" or "-" that no base64, base32 or hex does. A prefix without
+# one ("AKIA", "EAA") comes up after digits in those by chance.
+_SEPARATED_PREFIX = re.compile(r"[a-z][a-z0-9]{2,}+[_\-]|[a-z]{2}[_\-][a-z]{3,}+[_\-]")
 
 
 @functools.cache
@@ -241,12 +245,15 @@ def _after_a_word(run: str, start: int, reach: int) -> bool:
     """Whether the letters right before ``start`` make a word a token may be glued to
     ("TOKENghp_...", "xxAKIA..."): the part back to a separator, the start of the run or a token
     (the last ``_WORD_WINDOW`` characters at most) is lower case, upper case or capitalised
-    words. After digits or letters of random case a prefix comes up by chance (in base64,
-    base32, hex), and so do the shortest ones anywhere."""
+    words, or digits before a prefix with its separator ("123ghp_"). After letters of random
+    case a prefix comes up by chance (in base64, base32, hex), and so do the shortest ones
+    anywhere and the ones without a separator after digits."""
     if run.startswith(_ONLY_APART, start):
         return False
     last = _SEPARATOR.split(run[max(reach, start - _WORD_WINDOW) : start])[-1]
-    return _WORD.fullmatch(last) is not None
+    if _WORD.fullmatch(last) is not None:
+        return True
+    return last.isdigit() and _SEPARATED_PREFIX.match(run, start) is not None
 
 
 def _token_spans(run: str, offset: int) -> Iterator[tuple[int, int]]:
