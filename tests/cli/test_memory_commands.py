@@ -97,9 +97,9 @@ def test_search_without_a_query_is_an_error_with_the_references_message(run: Inv
 
 
 def test_secrets_are_redacted_before_saving(run: Invoke) -> None:
-    run("save", "deploy key is AKIAIOSFODNN7EXAMPLE for staging")
+    run("save", "deploy key is AKIAZ7Q3MEXW4LRT2N5K for staging")
     shown = run("show", "1")
-    assert "AKIAIOSFODNN7EXAMPLE" not in shown.stdout
+    assert "AKIAZ7Q3MEXW4LRT2N5K" not in shown.stdout
     assert "[REDACTED]" in shown.stdout
 
 

@@ -49,7 +49,7 @@ SECRETS = [
     ),
     # AWS
     pytest.param(
-        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = " + R, id="aws-key-id"
+        "aws_access_key_id = AKIAZ7Q3MEXW4LRT2N5K", "aws_access_key_id = " + R, id="aws-key-id"
     ),
     pytest.param(
         "export AWS_ACCESS_KEY_ID=ASIAY34FZKBOKMUTVV7A",
@@ -57,12 +57,12 @@ SECRETS = [
         id="aws-session-key-id",
     ),
     pytest.param(
-        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYz8Q3rT5vKw",
         "aws_secret_access_key = " + R,
         id="aws-secret-ini",
     ),
     pytest.param(
-        'AWS_SECRET_ACCESS_KEY: "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"',
+        'AWS_SECRET_ACCESS_KEY: "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbQ4rT8mZ2sL"',
         f'AWS_SECRET_ACCESS_KEY: "{R}"',
         id="aws-secret-yaml",
     ),
@@ -341,6 +341,21 @@ SECRETS = [
 ]
 
 INNOCENT = [
+    # the placeholders of vendors' documentation, exactly as written there (gitleaks keeps them)
+    pytest.param("aws_access_key_id = AKIAIOSFODNN7EXAMPLE", id="aws-documented-key-id"),
+    pytest.param(
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        id="aws-documented-secret",
+    ),
+    pytest.param(
+        "AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", id="aws-documented-csv"
+    ),
+    pytest.param(
+        'AWS_SECRET_ACCESS_KEY: "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"',
+        id="aws-documented-second-secret",
+    ),
+    pytest.param("SLACK_BOT_TOKEN=xoxb-your-token-here", id="slack-placeholder"),
+    pytest.param("token hello\u00adworld", id="soft-hyphen-in-a-word-after-token"),
     pytest.param("Reset the password in the admin panel.", id="prose-password"),
     pytest.param("The token bucket rate limiter refills every second.", id="prose-token"),
     pytest.param("The API key is stored in the vault; ask #infra for access.", id="prose-api-key"),
@@ -504,7 +519,7 @@ def test_adversarial_input_does_not_backtrack_catastrophically(text: str) -> Non
 
 
 def test_aws_access_key_is_redacted() -> None:
-    assert "AKIAIOSFODNN7EXAMPLE" not in redact_secrets("key id AKIAIOSFODNN7EXAMPLE, region eu")
+    assert "AKIAZ7Q3MEXW4LRT2N5K" not in redact_secrets("key id AKIAZ7Q3MEXW4LRT2N5K, region eu")
 
 
 def test_private_key_block_keeps_its_begin_and_end_lines() -> None:

@@ -34,7 +34,7 @@ def _straddling(limit: int, secret: str, before: str = "") -> str:
     ("secret", "fragment"),
     [
         (TOKEN, "ghp_"),
-        ("AKIAIOSFODNN7EXAMPLE", "AKIAIOSFOD"),
+        ("AKIAZ7Q3MEXW4LRT2N5K", "AKIAZ7Q3ME"),
         ("sk-proj-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL0123456789", "sk-proj-"),
         ("password = 'correct horse battery staple'", "correct"),
     ],
@@ -51,7 +51,7 @@ def test_no_part_of_a_secret_cut_by_the_read_limit_of_an_edit_is_stored(
 
 
 @pytest.mark.parametrize(
-    ("secret", "fragment"), [(TOKEN, "ghp_"), ("AKIAIOSFODNN7EXAMPLE", "AKIA")]
+    ("secret", "fragment"), [(TOKEN, "ghp_"), ("AKIAZ7Q3MEXW4LRT2N5K", "AKIA")]
 )
 def test_no_part_of_a_secret_cut_by_the_read_limit_of_a_prompt_is_stored(
     env: dict[str, str], secret: str, fragment: str

@@ -278,7 +278,7 @@ def test_a_header_with_bad_sequences_is_refused_without_a_traceback(
 def test_import_redacts_secrets_like_every_other_write(
     tmp_path: Path, export_lines: list[str]
 ) -> None:
-    secret = "AKIAIOSFODNN7EXAMPLE"
+    secret = "AKIAZ7Q3MEXW4LRT2N5K"
     memory = _memory(
         title=f"aws key {secret}",
         text=f"Deploy with password=Sup3rS3cretPass and key {secret}",

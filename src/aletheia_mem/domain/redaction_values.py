@@ -10,6 +10,7 @@ import functools
 import math
 import re
 import string
+import unicodedata
 from collections import Counter
 
 from aletheia_mem.domain.redaction_trail import note
@@ -61,10 +62,22 @@ _STATUS_WORDS = frozenset(
 )  # fmt: skip
 
 
+# The examples of vendors' documentation, exactly as written there: public, and kept so that
+# examples copied from the docs read as they do there (gitleaks' allowlists keep them too).
+_DOCUMENTED_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # AWS
+        "AKIAI44QH8DHBEXAMPLE", "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    }
+)  # fmt: skip
+
+
 def is_placeholder(value: str) -> bool:
-    """Whether ``value`` stands for a secret (``<token>``, ``${PW}``, ``xxxx``) or is one."""
+    """Whether ``value`` stands for a secret (``<token>``, ``${PW}``, ``xxxx``, a documented
+    example) or is one."""
     return (
         _PLACEHOLDER.fullmatch(value) is not None
+        or value in _DOCUMENTED_EXAMPLES
         or value.lower() in _STATUS_WORDS
         or _TEMPLATE.search(value) is not None
         # redacted already, maybe then lower-cased (project keys): a second pass leaves it alone
@@ -158,7 +171,8 @@ def looks_like_password(value: str) -> bool:
     """
     if len(value) < 6 or is_placeholder(value):
         return False
-    symbols = any(not c.isalnum() for c in value)
+    # a soft hyphen or a zero-width character is no symbol: it prints as nothing
+    symbols = any(not c.isalnum() and unicodedata.category(c) != "Cf" for c in value)
     return (
         symbols
         or any(c.isdigit() for c in value)

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from aletheia_mem.domain.redaction_values import (
     is_high_entropy,
     is_masked,
+    is_placeholder,
     redact_span,
     varies,
 )
@@ -224,8 +225,8 @@ def _token_end(run: str, start: int, *, glued: bool) -> int:
     if not end:
         return 0
     read = run[start:end]
-    if is_masked(read[-16:]):
-        return 0  # a mask ("ghp_xxxx...")
+    if is_masked(read[-16:]) or is_placeholder(read):
+        return 0  # a mask ("ghp_xxxx..."), a placeholder ("xoxb-your-token-here")
     if end == limit < len(run):  # a long token: judged by what was read, then read to its end
         if glued and not _looks_random(read):
             return 0
