@@ -589,6 +589,28 @@ def test_redaction_is_idempotent_on_mixed_text(parts: list[str]) -> None:
     assert redact_secrets(once) == once
 
 
+@pytest.mark.parametrize(
+    "secret",
+    [
+        pytest.param("password=sprIng2024https://user@example.com/path", id="password"),
+        pytest.param("CI_TOKEN: glpat-" + "zgEOzdmenCkhvMdgaKjI", id="gitlab-token"),
+    ],
+)
+def test_a_secret_glued_to_a_private_key_s_begin_line_leaves_the_line_whole(secret: str) -> None:
+    """Found by the property above: the value ran on into "-----BEGIN", so the second pass read
+    the first, cut key up to the second key's END line and redacted the text between."""
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7\n"
+    cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3VS5JJcds3xfn\n\nThe rest was cut."
+    text = f"{cut}{secret}{key}-----END RSA PRIVATE KEY-----"
+    once = redact_secrets(text)
+    name = secret[: secret.index("=" if "=" in secret else " ") + 1]
+    assert once == (
+        f"-----BEGIN RSA PRIVATE KEY-----\n{R}\n\nThe rest was cut.{name}{R}"
+        f"-----BEGIN RSA PRIVATE KEY-----\n{R}\n-----END RSA PRIVATE KEY-----"
+    )
+    assert redact_secrets(once) == once
+
+
 def test_an_unquoted_password_is_redacted_up_to_the_blank_not_to_its_ampersand() -> None:
     redacted = redact_secrets("DB_PASSWORD=Tr0ub4dor&3 psql -h db")
     assert redacted == f"DB_PASSWORD={R} psql -h db"

@@ -195,9 +195,27 @@ def looks_like_code(value: str) -> bool:
     return _CODE.fullmatch(value) is not None
 
 
+# A private key's BEGIN or END line is no part of a secret: a value or token glued to one
+# ("password=...-----BEGIN RSA PRIVATE KEY-----") ends before it, so that the block stays whole.
+_ARMOR = re.compile(r"-----(?:BEGIN|END)")
+
+
+def _before_armor(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    cut: list[tuple[int, int]] = []
+    for start, end in spans:
+        armor = _ARMOR.search(text, start, end)
+        if armor is None:
+            cut.append((start, end))
+        elif armor.start() > start:
+            cut.append((start, armor.start()))
+    return cut
+
+
 def redact_span(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` with each of the sorted ``spans`` replaced by REDACTED (overlapping spans as
     one)."""
+    if "-----" in text:
+        spans = _before_armor(text, spans)
     if not spans:
         return text
     note(spans, len(REDACTED))
