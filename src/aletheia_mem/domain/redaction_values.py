@@ -214,7 +214,7 @@ def _before_armor(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
 def redact_span(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` with each of the sorted ``spans`` replaced by REDACTED (overlapping spans as
     one)."""
-    if "-----" in text:
+    if spans and "-----" in text:
         spans = _before_armor(text, spans)
     if not spans:
         return text
