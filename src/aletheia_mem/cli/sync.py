@@ -25,6 +25,7 @@ from aletheia_mem.http_urls import checked_token
 from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, SyncReport, sync_store
+from aletheia_mem.sync.home import HomedStore, NewStoreId, new_id_if_elsewhere
 
 if TYPE_CHECKING:
     from aletheia_mem.storage.sqlite import SqliteStore
@@ -59,6 +60,13 @@ NO_HUB_YET = (
     help="Items per request.",
 )
 @click.option("--progress", is_flag=True, help="Report each page on stderr.")
+@click.option(
+    "--new-store-id",
+    "new_id",
+    is_flag=True,
+    help="Sync as a new store: for a copy made by an earlier release, or a backup restored"
+    " over the store's own file (a copy is found by itself otherwise).",
+)
 @json_option
 @handles_errors
 def sync(
@@ -68,6 +76,7 @@ def sync(
     ca_file: str | None,
     page_size: int,
     progress: bool,
+    new_id: bool,
     as_json: bool,
 ) -> None:
     """Push this store's new and changed items to the hub and pull everyone else's.
@@ -91,6 +100,7 @@ def sync(
         given = bool(token)
         url, token, ca_file, same_hub = _hub_and_token(store, remembered, url, token, ca_file)
         client = HubClient(url, token, ca_file, on_wait=_say_wait)
+        renewed = _new_id_first(store, new_id, as_json)
 
         def remember() -> None:
             store.remember_hub(client.url, client.token, ca_file)
@@ -132,6 +142,7 @@ def sync(
                 "merged": report.merged,
                 "refused_pulled": report.refused_pulled.as_json(),
                 "requests": client.requests,
+                "new_store_id": None if renewed is None else renewed.as_json(),
             }
         )
         return
@@ -167,6 +178,18 @@ def _hub_and_token(
     if not token:
         raise InvalidInputError(_token_needed(remembered, base))
     return url, checked_token(token, where), ca_file, same_hub
+
+
+def _new_id_first(store: HomedStore, asked: bool, as_json: bool) -> NewStoreId | None:
+    """A new sync id for a copied or restored store (or when asked), said at once: a sync that
+    fails afterwards keeps the new id, and would not say it again."""
+    try:
+        renewed = new_id_if_elsewhere(store, system_clock(), asked=asked)
+    except OSError as error:
+        raise InvalidInputError(f"Cannot look at the store file {store.path}: {error}") from None
+    if renewed is not None and not as_json:
+        echo(renewed.line())
+    return renewed
 
 
 def _token_needed(remembered: tuple[str, str, str | None] | None, base: str) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from aletheia_mem.storage.sqlite.audit import SqliteAudit
 from aletheia_mem.storage.sqlite.database import tells_store_problems
 from aletheia_mem.storage.sqlite.facts import SqliteFacts
+from aletheia_mem.storage.sqlite.home import SqliteHome
 from aletheia_mem.storage.sqlite.memories import SqliteMemories
 from aletheia_mem.storage.sqlite.remote import SqliteRemote
 from aletheia_mem.storage.sqlite.repositories import SqliteRepositories
@@ -33,6 +34,7 @@ class SqliteStore(
     SqliteTokens,
     SqliteSync,
     SqliteRemote,
+    SqliteHome,
     SqliteTransfer,
 ):
     """One SQLite file shared by every process on the machine (a ``HubStore``)."""

@@ -1,0 +1,100 @@
+"""A copied data folder, or a store restored from a file backup, gets its own changes back.
+
+A store's sync id lives in its file, and a hub leaves a store's own versions out of its pulls:
+before a sync, a store that is not the file its id was made for takes a new id. Real
+``aletheia-sync`` (SQLite hub), real data folders copied with ``shutil.copytree``, real
+``aletheia`` processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aletheia_mem.storage.sqlite import SqliteStore
+from tests.hub.helpers import running_hub
+
+pytestmark = pytest.mark.e2e
+SECONDS = 60
+RENEWED = "This store now syncs as a new store"
+
+
+def aletheia(data_dir: Path, *args: str) -> str:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ALETHEIA_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "aletheia_mem", *args],
+        env={**env, "ALETHEIA_DATA_DIR": str(data_dir), "HOME": str(data_dir), "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def shared_export(data_dir: Path) -> list[dict[str, object]]:
+    """``aletheia export`` without the audit trail (it stays on each machine)."""
+    lines = [json.loads(line) for line in aletheia(data_dir, "export").splitlines() if line]
+    return [line for line in lines if line["type"] not in ("header", "audit")]
+
+
+def store_id(data_dir: Path) -> str:
+    store = SqliteStore(data_dir / "aletheia.db")
+    try:
+        return store.sync_store_id()
+    finally:
+        store.close()
+
+
+def rounds(dirs: list[Path], times: int = 2) -> list[str]:
+    return [aletheia(folder, "sync") for _ in range(times) for folder in dirs]
+
+
+def test_a_copied_data_folder_syncs_as_a_store_of_its_own(tmp_path: Path) -> None:
+    a, b, c = (tmp_path / name for name in ("s-a", "s-b", "s-c"))
+    aletheia(a, "save", "-p", "shop", "Staging needs the VPN")
+    aletheia(a, "save", "-p", "shop", "Deploys go out on Tuesdays")
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+        token = hub.token("sync", None, "team")
+        aletheia(a, "sync", "--hub", hub.url, "--token", token)
+        aletheia(b, "sync", "--hub", hub.url, "--token", token)
+        shutil.copytree(a, c, symlinks=True)  # ``cp -a s-a s-c``: a new laptop, say
+        aletheia(c, "dismiss", "1")
+        said = aletheia(c, "sync", "--json")
+        renewed = json.loads(said)["new_store_id"]
+        assert renewed["old"] == store_id(a) and renewed["new"] == store_id(c) != store_id(a)
+        assert "another file" in renewed["why"]
+        outputs = rounds([a, b, c])
+    assert not any(RENEWED in output for output in outputs)  # once only; the original keeps
+    exports = [shared_export(folder) for folder in (a, b, c)]
+    assert exports[0] == exports[1] == exports[2]
+    notes = [line["data"] for line in exports[0] if line["type"] == "memory"]
+    assert [note["dismissed_at"] is not None for note in notes] == [True, False]
+
+
+def test_a_store_restored_from_a_file_backup_gets_its_later_changes_back(tmp_path: Path) -> None:
+    a, b, backup = (tmp_path / name for name in ("s-a", "s-b", "s-bk"))
+    aletheia(b, "rules", "add", "Run the tests before each commit")
+    rule_id = json.loads(aletheia(b, "rules", "list", "--json"))[0]["id"]
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+        token = hub.token("sync", None, "team")
+        aletheia(b, "sync", "--hub", hub.url, "--token", token)
+        aletheia(a, "sync", "--hub", hub.url, "--token", token)
+        shutil.copytree(b, backup, symlinks=True)
+        aletheia(b, "rules", "disable", rule_id)
+        aletheia(b, "sync")
+        shutil.rmtree(b)
+        shutil.copytree(backup, b, symlinks=True)  # the backup restored in its place
+        said = aletheia(b, "sync")
+        assert said.startswith(RENEWED) and "another file" in said.splitlines()[0]
+        rounds([a, b])
+    exports = [shared_export(folder) for folder in (a, b)]
+    assert exports[0] == exports[1]
+    assert [line["data"]["enabled"] for line in exports[0] if line["type"] == "rule"] == [0]
