@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,43 @@ def test_a_store_restored_from_a_file_backup_gets_its_later_changes_back(tmp_pat
     exports = [shared_export(folder) for folder in (a, b)]
     assert exports[0] == exports[1]
     assert [line["data"]["enabled"] for line in exports[0] if line["type"] == "rule"] == [0]
+
+
+def test_an_imported_store_has_an_id_of_its_own_and_a_new_one_comes_when_asked(
+    tmp_path: Path,
+) -> None:
+    a, d = tmp_path / "s-a", tmp_path / "s-d"
+    aletheia(a, "save", "-p", "shop", "Staging needs the VPN")
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+        token = hub.token("sync", None, "team")
+        aletheia(a, "sync", "--hub", hub.url, "--token", token)
+        aletheia(a, "export", "--output", str(tmp_path / "a.jsonl"))
+        aletheia(d, "import", str(tmp_path / "a.jsonl"))
+        assert store_id(d) != store_id(a)  # a new store, made by the import
+        assert RENEWED not in aletheia(d, "sync", "--hub", hub.url, "--token", token)
+        before = store_id(d)
+        renewed = json.loads(aletheia(d, "sync", "--new-store-id", "--json"))["new_store_id"]
+        assert (renewed["old"], renewed["new"]) == (before, store_id(d))
+        assert renewed["why"] == "asked for with --new-store-id"
+        aletheia(d, "dismiss", "1")
+        outputs = rounds([d, a])
+    assert not any(RENEWED in output for output in outputs)
+    assert shared_export(a) == shared_export(d)
+
+
+def test_a_store_of_an_earlier_release_keeps_its_id_and_a_moved_store_takes_a_new_one(
+    tmp_path: Path,
+) -> None:
+    a, moved = tmp_path / "s-a", tmp_path / "elsewhere"
+    aletheia(a, "save", "-p", "shop", "Staging needs the VPN")
+    with sqlite3.connect(a / "aletheia.db") as conn:  # as an earlier release left it
+        conn.execute("DELETE FROM sync_home")
+    first = store_id(a)
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+        token = hub.token("sync", None, "team")
+        assert RENEWED not in aletheia(a, "sync", "--hub", hub.url, "--token", token)
+        assert store_id(a) == first
+        os.rename(a, moved)  # the same file, at another path
+        said = aletheia(moved, "sync").splitlines()[0]
+    assert said.startswith(RENEWED) and f"moved or copied from {a / 'aletheia.db'}" in said
+    assert store_id(moved) != first
