@@ -210,3 +210,27 @@ def test_a_store_of_an_earlier_release_keeps_its_id_and_a_moved_store_takes_a_ne
         said = aletheia(moved, "sync").splitlines()[0]
     assert said.startswith(RENEWED) and f"moved or copied from {a / 'aletheia.db'}" in said
     assert store_id(moved) != first
+
+
+def test_two_syncs_of_a_copy_at_once_give_it_one_new_id(tmp_path: Path) -> None:
+    a, c = tmp_path / "s-a", tmp_path / "s-c"
+    aletheia(a, "save", "-p", "shop", "Staging needs the VPN")
+    with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:
+        aletheia(a, "sync", "--hub", hub.url, "--token", hub.token("sync", None, "team"))
+        shutil.copytree(a, c, symlinks=True)
+        env = {key: value for key, value in os.environ.items() if not key.startswith("ALETHEIA_")}
+        running = [
+            subprocess.Popen(
+                [sys.executable, "-m", "aletheia_mem", "sync", "--json"],
+                env={**env, "ALETHEIA_DATA_DIR": str(c), "HOME": str(c)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        said = [process.communicate(timeout=SECONDS) for process in running]
+    assert [process.returncode for process in running] == [0, 0], said
+    renewed = [json.loads(out)["new_store_id"] for out, _ in said]
+    assert [one is None for one in renewed].count(True) == 1, renewed
+    assert next(one for one in renewed if one)["new"] == store_id(c) != store_id(a)

@@ -27,7 +27,9 @@ class HomedStore(Protocol):
 
     def store_home(self) -> StoreHome | None: ...
     def record_store_home(self, home: StoreHome, now: int) -> None: ...
-    def take_new_store_id(self, home: StoreHome, now: int) -> tuple[str, str]: ...
+    def take_new_store_id(
+        self, home: StoreHome, now: int, *, again: bool = True
+    ) -> tuple[str, str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -68,5 +70,5 @@ def new_id_if_elsewhere(store: HomedStore, now: int, *, asked: bool = False) -> 
         why = why_elsewhere(made, home)
     if why is None:
         return None
-    old_id, new_id = store.take_new_store_id(home, now)
-    return NewStoreId(old_id, new_id, why)
+    taken = store.take_new_store_id(home, now, again=asked)  # once for two syncs at a time
+    return None if taken is None else NewStoreId(*taken, why)
