@@ -8,10 +8,8 @@ another place than its id was made for takes a new id (``sync.home``).
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
-import socket
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -39,6 +37,8 @@ class StoreHome:
 def machine_hash() -> str:
     """This machine, as a SHA-256 of its id (``/etc/machine-id``), else of its host name: the
     id is meant to stay on the machine, so only this hash is kept."""
+    import socket  # only a sync looks: off the start path of every other command
+
     for source in MACHINE_ID_FILES:
         try:
             found = source.read_text(encoding="ascii", errors="replace").strip()
@@ -74,6 +74,8 @@ def birth_ns(path: Path, found: os.stat_result) -> int:
     statx = _statx()
     if statx is None:
         return 0
+    import ctypes  # off the start path
+
     buffer = ctypes.create_string_buffer(_STATX_SIZE)
     if statx(_AT_FDCWD, os.fsencode(path), 0, _STATX_BTIME, buffer) != 0:
         return 0
@@ -88,6 +90,8 @@ def _statx() -> Any:
     """glibc's ``statx`` (Linux), or None where the C library has none."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes
+
     try:
         return getattr(ctypes.CDLL(None, use_errno=True), "statx", None)
     except OSError:

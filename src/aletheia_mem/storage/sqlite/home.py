@@ -3,13 +3,15 @@ elsewhere (``storage.store_home``, ``sync.home``)."""
 
 from __future__ import annotations
 
-import secrets
 import sqlite3
 import time
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
-from aletheia_mem.storage.store_home import StoreHome, home_of
+
+if TYPE_CHECKING:  # imported when a place is looked at: off every command's start path
+    from aletheia_mem.storage.store_home import StoreHome
 
 _RECORD = (
     "INSERT OR REPLACE INTO sync_home (id, store_id, device, inode, born, path, machine, made_at)"
@@ -24,7 +26,12 @@ class SqliteHome(SqliteDatabase):
         super()._on_open()
         # Recorded when the store is made (or first opened by this version), so that a copy
         # made before its first sync is told from the original too.
-        if self.store_home() is None:
+        known = self._conn.execute(
+            "SELECT 1 FROM sync_home h, sync_identity i WHERE h.store_id = i.store_id"
+        ).fetchone()
+        if known is None:
+            from aletheia_mem.storage.store_home import home_of
+
             with suppress(OSError, sqlite3.OperationalError):  # read-only: its sync records it
                 self.record_store_home(home_of(self.path), int(time.time() * 1000))
 
@@ -48,6 +55,8 @@ class SqliteHome(SqliteDatabase):
         pushed go under the new id (a push sends its versions as the pushing store's).
         Returns ``(old_id, new_id)``; None, without ``again``, when the current id was made
         for ``home`` already (another sync of this store took it a moment ago)."""
+        import secrets
+
         new_id = secrets.token_hex(16)  # as 0005_hub_sync.sql makes one
         with self._write() as conn:
             old_id = str(conn.execute("SELECT store_id FROM sync_identity").fetchone()[0])
@@ -64,7 +73,11 @@ def _home(conn: sqlite3.Connection) -> StoreHome | None:
         "SELECT h.device, h.inode, h.born, h.path, h.machine"
         " FROM sync_home h, sync_identity i WHERE h.store_id = i.store_id"
     ).fetchone()
-    return None if row is None else StoreHome(*row)
+    if row is None:
+        return None
+    from aletheia_mem.storage.store_home import StoreHome
+
+    return StoreHome(*row)
 
 
 def _fields(home: StoreHome) -> tuple[int, int, int, str, str]:
