@@ -111,7 +111,8 @@ def test_a_refused_sync_says_what_to_do_in_words_a_shell_takes(
         assert first.returncode == 0, first.stderr
         copy.mkdir()
         (copy / "aletheia.db").write_bytes((laptop / "aletheia.db").read_bytes())
-        held = aletheia(copy, "sync", "--hub", hub.url, token=other)
+        # the store another token holds: a copied folder would sync as a new store of its own
+        held = aletheia(laptop, "sync", "--hub", hub.url, token=other)
         assert held.returncode == 5, held.stderr
         said = " ".join(held.stderr.split())
         assert "give this token a data folder of its own (a new ALETHEIA_DATA_DIR)" in said

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -26,9 +25,6 @@ from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.sync.client import HubClient, hub_base_url
 from aletheia_mem.sync.engine import DEFAULT_PAGE_SIZE, SyncReport, sync_store
 from aletheia_mem.sync.home import HomedStore, NewStoreId, new_id_if_elsewhere
-
-if TYPE_CHECKING:
-    from aletheia_mem.storage.sqlite import SqliteStore
 
 HUB_TOKEN_ENV = "ALETHEIA_HUB_TOKEN"  # noqa: S105 - a variable name
 NO_HUB_YET = (
@@ -98,7 +94,9 @@ def sync(
     try:
         remembered = store.remembered_hub()
         given = bool(token)
-        url, token, ca_file, same_hub = _hub_and_token(store, remembered, url, token, ca_file)
+        url, token, ca_file, same_hub = _hub_and_token(
+            store.hub_token_path, remembered, url, token, ca_file
+        )
         client = HubClient(url, token, ca_file, on_wait=_say_wait)
         renewed = _new_id_first(store, new_id, as_json)
 
@@ -152,7 +150,7 @@ def sync(
 
 
 def _hub_and_token(
-    store: SqliteStore,
+    token_file: Path,
     remembered: tuple[str, str, str | None] | None,
     url: str | None,
     token: str | None,
@@ -170,7 +168,7 @@ def _hub_and_token(
     if same_hub and remembered is not None:
         if not token and remembered[1]:
             where = (
-                f"remembered in {store.hub_token_path} (damaged: give the token again with"
+                f"remembered in {token_file} (damaged: give the token again with"
                 f" {HUB_TOKEN_ENV}, --token-stdin or --token)"
             )
         token = token or remembered[1]

@@ -8,9 +8,9 @@ another place than its id was made for takes a new id (``sync.home``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
+import zlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -35,8 +35,8 @@ class StoreHome:
 
 
 def machine_hash() -> str:
-    """This machine, as a SHA-256 of its id (``/etc/machine-id``), else of its host name: the
-    id is meant to stay on the machine, so only this hash is kept."""
+    """This machine, as a hash of its id (``/etc/machine-id``), else of its host name: the id
+    is meant to stay on the machine, so only this hash is kept (``_hashed``)."""
     import socket  # only a sync looks: off the start path of every other command
 
     for source in MACHINE_ID_FILES:
@@ -50,7 +50,11 @@ def machine_hash() -> str:
 
 
 def _hashed(text: str) -> str:
-    return hashlib.sha256(("aletheia store home\0" + text).encode()).hexdigest()[:32]
+    """64 bits of ``text`` (two CRC-32s): enough to tell two machines apart, too few to give
+    back a 128-bit machine id. Not hashlib: a store records its place when it is made, on the
+    start path of a server's first call, where loading OpenSSL would cost milliseconds."""
+    data = ("aletheia store home\0" + text).encode()
+    return f"{zlib.crc32(data):08x}{zlib.crc32(data, 0x9E3779B9):08x}"
 
 
 def home_of(path: Path) -> StoreHome:
