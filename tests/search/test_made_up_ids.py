@@ -93,7 +93,7 @@ def test_a_made_up_id_adds_no_index_token_and_no_query_term_but_itself() -> None
     assert query_terms("user-9a8b7c") == ["user-9a8b7c", "user9a8b7c"]
     assert query_terms("revert-3f9a8c1") == ["revert-3f9a8c1", "revert3f9a8c1", "3f9a8c1"]
     assert query_terms("userId9a8b7c") == ["userid9a8b7c"]  # a name ending in an id: whole
-    assert query_terms("oauth2Client") == ["oauth2client", "oauth", "client"]  # a name: parts
+    assert query_terms("oauth2Client") == ["oauth2client", "oauth", "client", "oauth2"]  # parts
 
 
 @pytest.mark.parametrize(
@@ -127,6 +127,13 @@ NAMES = [
     ("Dashboards show 99thPercentileLatency", "latency percentile", "m8"),
     ("A stale cache gives 404NotFound pages", "not found", "m9"),
     ("Signing goes through the s3v4Signer", "signer", "m10"),
+    # a name's part said with its number, or a capitalised word of three letters (a second
+    # outside check, of the fix above)
+    ("Use Base64Encoder for the payload", "base64", "m11"),
+    ("The OAuth2Client refreshes tokens", "OAuth2", "m12"),
+    ("We parse with Utf8JsonReader now", "utf8", "m13"),
+    ("Buffers come from the Float32ArrayPool", "float32", "m14"),
+    ("Partners start on a 14DayPilot", "pilot day", "m15"),
 ]
 
 
@@ -163,7 +170,8 @@ def test_a_query_word_joined_to_a_short_id_is_not_searched_for_that_id_alone(
         ("Use the Int32ToInt64Converter", True),
         ("face2face calls", True),
         (f"commit {HASH}", False),  # a made-up id: nothing of it indexed then or now
-        ("oauth2Client and sha256Sum", False),  # names then and now: indexed as they are
+        ("oauth2Client and sha256Sum", True),  # oauth2 and sha256: their names with a number
+        ("gcc12 and k8s on utf8", False),  # nothing but themselves to index
         ("the retry budget", False),
     ],
 )

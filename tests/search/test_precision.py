@@ -93,7 +93,7 @@ def test_fragments_of_a_query_token_are_never_search_terms() -> None:
     assert query_terms("qx7k2m9") == ["qx7k2m9"]
     assert query_terms("PROJ-4821") == ["proj-4821", "proj4821"]  # the id, never "proj" alone
     assert query_terms("3add9f0e1") == ["3add9f0e1"]
-    assert query_terms("oauth2Client") == ["oauth2client", "oauth", "client"]
+    assert query_terms("oauth2Client") == ["oauth2client", "oauth", "client", "oauth2"]
 
 
 def test_a_ticket_id_finds_its_ticket_not_others_of_its_name(call, saved) -> None:

@@ -89,6 +89,7 @@ NAMED_MEMORIES = [
     ("We keep deploy secrets in 1Password", ""),
     ("Use the Int32ToInt64Converter for ids", ""),
     ("We cache product pages in Redis.", "cached"),  # no such name: not indexed again
+    ("Use Base64Encoder for payloads", "Base Encoder"),  # its name with a number: base64
 ]
 
 
@@ -104,6 +105,7 @@ def test_an_older_store_finds_the_words_of_its_names_with_digits_once_opened(
         assert found(store, "password") == [1]
         assert found(store, "converter") == [2]
         assert found(store, "1Password") == [1]
+        assert found(store, "base64") == [4]
     finally:
         store.close()
     with closing(sqlite3.connect(path)) as conn:

@@ -70,7 +70,37 @@ def strong_parts(word: str) -> list[str]:
         return [part for part in parts if len(part) >= MIN_PART]
     if _is_id_like(word, parts):
         return []
-    return [part for part in parts if len(part) >= MIN_MIXED_PART and not part.isdigit()]
+    found = [
+        part
+        for part in parts
+        if not part[0].isdigit() and (len(part) >= MIN_MIXED_PART or _is_a_word(part))
+    ]
+    return found + [name for name in _numbered_names(parts) if len(name) < len(word)]
+
+
+MAX_CAPITALS = 4  # a capital run named with its number: H264, S3, HTTP2 (not a code's letters)
+
+
+def _numbered_names(parts: list[str]) -> list[str]:
+    """The names said with their number among a name's parts: a word or a short capital run
+    and the digits right after it (``Base64`` of ``Base64Encoder``, ``Int64``, ``H264``,
+    ``S3``, ``sha256`` of ``sha256Sum``), with a capital run before that word (``OAuth2``);
+    never an id's letter and digit (``a8`` of ``userId9a8b7c``), nor the whole word again."""
+    found = []
+    for at in range(1, len(parts)):
+        name, number = parts[at - 1], parts[at]
+        if not number[0].isdigit() or name[0].isdigit():
+            continue
+        if (
+            _is_a_word(name)
+            or (name.isupper() and len(name) <= MAX_CAPITALS)
+            or (name.islower() and len(name) >= MIN_PART)
+        ):
+            found.append(name + number)
+            before = parts[at - 2] if at > 1 else ""
+            if before.isupper() and before.isalpha() and not name.isupper():
+                found.append(before + name + number)
+    return found
 
 
 def is_id_like(word: str) -> bool:
@@ -131,22 +161,26 @@ def holds_id_parts(text: str) -> bool:
 
 
 def holds_name_parts(text: str) -> bool:
-    """Whether ``text`` holds a name with digits whose words the release of migration 0021 took
-    for a made-up id's and did not index (``Password`` of ``1Password``, ``Converter`` of
-    ``Int32ToInt64Converter``): such a row is indexed again (the stores' migration 0022)."""
+    """Whether ``text`` holds a name with digits whose parts earlier releases did not all index:
+    the words of what 0021's release took for a made-up id (``Password`` of ``1Password``), a
+    capitalised word of three letters (``Day`` of ``30DayTrial``), a name said with its number
+    (``Base64`` of ``Base64Encoder``): such a row is indexed again (the stores' migration 0022)."""
     return any(
-        (word[0].isdigit() or len(_DIGIT_RUN.findall(word)) > 1 or _HEX_WORD.fullmatch(word))
-        and strong_parts(word)
-        for word in _words_mixing_digits(text)
+        len(strong_parts(word)) > 0
+        for word in _words_mixing_digits(text, b"0aaa", b"aaa0")
+        if not word.isalpha() and not word.isdigit()
     )
 
 
-def _words_mixing_digits(text: str) -> Iterator[str]:
-    """The words of ``text``'s compounds, where a letter run of ``MIN_MIXED_PART`` or more meets a
-    digit, or a character is past ASCII (others are passed over, ``_shapes``: a store's every row
-    is read once, at about 2 µs a row); words without such a run may come too."""
+def _words_mixing_digits(
+    text: str, before: bytes = b"0aaaa", after: bytes = b"aaaa0"
+) -> Iterator[str]:
+    """The words of ``text``'s compounds, where a letter run of ``MIN_MIXED_PART`` letters or
+    more (the shapes ``before`` and ``after`` a digit) meets a digit, or a character is past
+    ASCII (others are passed over, ``_shapes``: a store's every row is read once, at about 2 µs a
+    row); words without such a run may come too."""
     shapes = text.encode("utf-8", "surrogatepass").translate(_SHAPES)
-    if b"0aaaa" not in shapes and b"aaaa0" not in shapes and b"u" not in shapes:
+    if before not in shapes and after not in shapes and b"u" not in shapes:
         return
     for token in COMPOUND.findall(text):
         for words in segments(token):

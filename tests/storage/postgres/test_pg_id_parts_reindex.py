@@ -70,6 +70,7 @@ def test_an_older_hub_finds_the_words_of_its_names_with_digits_once_opened(pg_ur
         assert found(store, "password") == [1]
         assert found(store, "converter") == [2]
         assert found(store, "1Password") == [1]
+        assert found(store, "base64") == [4]
     finally:
         store.close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
