@@ -6,6 +6,7 @@ what a refused sync says to do."""
 from __future__ import annotations
 
 import json
+import shlex
 import re
 import subprocess
 from html import unescape
@@ -80,11 +81,11 @@ def test_a_word_that_is_one_tokens_name_and_anothers_first_characters_revokes_ne
         store.close()
     both = aletheia(home, "mcp-link", "revoke", "--hub-db", db, prefix)
     assert both.returncode == 4, both.stdout
+    revoke = f"aletheia mcp-link revoke --by name --hub-db {shlex.quote(db)}"  # as given
     assert both.stderr.strip() == (
         f'Error: "{prefix}" names more than one live token: the token "bob" (its first'
         f' characters) and the token "{prefix}" (its name). Revoke one by its name alone:'
-        f" aletheia mcp-link revoke --by name bob, or aletheia mcp-link revoke --by name"
-        f" {prefix}."
+        f" {revoke} bob, or {revoke} {prefix}."
     )
     assert _live(home, db) == {"bob", prefix}
     named = aletheia(home, "mcp-link", "revoke", "--hub-db", db, "--by", "name", prefix)

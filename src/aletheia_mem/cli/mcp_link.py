@@ -262,7 +262,7 @@ def revoke(hub_db: str | None, by: RevokeBy, name: str, as_json: bool) -> None:
     check_length("name", wanted, MAX_NAME_LENGTH)  # no token has a longer one: no huge echo
     store = open_hub_store(hub_db_of(hub_db, create=False))
     try:
-        chosen = one_to_revoke(live_matches(store.list_tokens(), wanted, by), wanted)
+        chosen = one_to_revoke(live_matches(store.list_tokens(), wanted, by), wanted, hub_db)
         # by its name, which no other token has; the store's clock, as create takes it
         token = store.revoke_token(chosen.name, store.store_clock())
         last_used = None if token is None else store.last_audit_by_actor().get(token.name)

@@ -165,10 +165,12 @@ def create_token(
     return secret, stored
 
 
-def revoke_command(name: str, *, by_name: bool = False) -> str:
+def revoke_command(name: str, *, by_name: bool = False, hub_db: str | None = None) -> str:
     """The ``aletheia mcp-link revoke`` line for the token ``name``, quoted for a shell, after
-    ``--`` when the name begins with "-" (which the command would read as an option)."""
+    ``--`` when the name begins with "-" (which the command would read as an option), with the
+    ``--hub-db`` the user gave (else the command's own default store)."""
     words = ["aletheia", "mcp-link", "revoke", *(["--by", "name"] if by_name else [])]
+    words += ["--hub-db", shlex.quote(hub_db)] if hub_db else []
     return " ".join([*words, *(["--"] if name.startswith("-") else []), shlex.quote(name)])
 
 
@@ -182,14 +184,15 @@ def live_matches(tokens: Iterable[HubToken], given: str, by: RevokeBy = None) ->
     ]
 
 
-def one_to_revoke(matches: list[HubToken], given: str) -> HubToken:
+def one_to_revoke(matches: list[HubToken], given: str, hub_db: str | None = None) -> HubToken:
     """The one token of ``matches`` (``live_matches``), which a store's ``revoke_token`` of its
     name revokes (names are unique, and a name goes before first characters).
 
     Raises:
         NotFoundError: none.
         ConflictError: more than one: ``given`` is one's name and another's first characters
-            (or the first characters of two), so the command says which it means.
+            (or the first characters of two), so the command says which it means (each line
+            with ``hub_db``, the ``--hub-db`` given).
     """
     if not matches:
         raise NotFoundError(f'No live token named "{given}".')
@@ -197,7 +200,9 @@ def one_to_revoke(matches: list[HubToken], given: str) -> HubToken:
         return matches[0]
     how = {True: "its name", False: "its first characters"}
     listing = " and ".join(f'the token "{t.name}" ({how[t.name == given]})' for t in matches)
-    commands = ", or ".join(revoke_command(token.name, by_name=True) for token in matches)
+    commands = ", or ".join(
+        revoke_command(token.name, by_name=True, hub_db=hub_db) for token in matches
+    )
     raise ConflictError(
         f'"{given}" names more than one live token: {listing}. Revoke one by its name alone:'
         f" {commands}."
