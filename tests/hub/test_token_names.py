@@ -6,8 +6,8 @@ what a refused sync says to do."""
 from __future__ import annotations
 
 import json
-import shlex
 import re
+import shlex
 import subprocess
 from html import unescape
 from pathlib import Path
