@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -356,6 +356,7 @@ def plan_change(
     force: bool,
     owned: Callable[[Any], bool] | None = None,
     merge: Callable[[Any, Any], Any] | None = None,
+    new_file: Mapping[str, Any] | None = None,
 ) -> Change:
     """What writing ``entry`` at ``entry_path`` in ``path`` would do.
 
@@ -363,7 +364,8 @@ def plan_change(
     some of the entry's fields, each with the entry's value (the entry as an earlier release
     wrote it, before OpenCode's ``enabled``), is replaced by ``merge(existing, entry)`` (what
     the user added to it kept); a different one is a conflict unless ``force``, which replaces
-    it whole.
+    it whole. A file made new starts with the top-level keys ``new_file`` (OpenCode's
+    ``$schema``), as ``connect`` shows it; a file already there keeps what it has.
     """
     old = read_text(path)
     try:
@@ -379,8 +381,12 @@ def plan_change(
         return Change(path, "unchanged", old, old, existing)
     if existing is not None and not force and not ours:
         return Change(path, "conflict", old, old, existing)
+    start = old
+    if not path.exists():  # read_text gave "" for no file: a new one
+        for key, value in (new_file or {}).items():
+            start = set_entry(start, fmt, (key,), value)
     try:
-        new = set_entry(old, fmt, entry_path, entry)
+        new = set_entry(start, fmt, entry_path, entry)
     except ConfigFileError as error:
         raise ConfigFileError(f"{path}: {error}") from None
     return Change(path, "add" if existing is None else "replace", old, new, existing)

@@ -241,6 +241,8 @@ class Host:
     http: bool = True
     # With http False: how a remote server is added instead, for the refusal of --http.
     remote_instead: str = ""
+    # Top-level keys a new config file starts with, before the servers (OpenCode's $schema):
+    # ``connect`` shows them and ``install`` writes them into a file it makes.
     document_extra: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
     project_note: str = ""  # said only for --scope project (the user file needs no trust)

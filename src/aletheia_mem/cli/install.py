@@ -131,6 +131,7 @@ def _plans(
         force=force,
         owned=owned,
         merge=partial(with_user_keys, own_file=scope == "user"),
+        new_file=chosen.document_extra,
     )
     plans = [(change, "the aletheia entry")]
     if not hooks:
