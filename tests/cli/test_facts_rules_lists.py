@@ -143,7 +143,7 @@ def test_rules_add_of_a_disabled_rule_answers_it_enabled_and_not_created(run: In
 def test_lists_write_then_read(run: Invoke) -> None:
     written = run("lists", "write", "todo", "ship docs", "test hooks")
     assert written.stdout == 'Saved list "todo" with 2 item(s) as #1.\n'
-    assert run("lists", "read", "todo").stdout == "- ship docs\n- test hooks\n"
+    assert run("lists", "read", "todo").stdout == '- "ship docs"\n- "test hooks"\n'
     run("lists", "write", "todo", "--items-json", '["ship docs", {"task": "b", "done": false}]')
     assert json_of(run("lists", "read", "todo", "--json")) == [
         "ship docs",
@@ -164,6 +164,69 @@ def test_lists_write_then_read(run: Invoke) -> None:
         "ship docs",
         {"task": "b", "done": False},
     ]
+
+
+def test_lists_read_shows_each_item_as_json_as_work_state_read_does(run: Invoke) -> None:
+    """The reference's work_state_read answers ["ship docs",{"task":"test hooks","done":false}]:
+    the text "3" and the number 3 differ in the text output too, not only with --json."""
+    items = ["3", 3, "ship docs", {"task": "test hooks", "done": False}, True, 'say "hi"']
+    run("lists", "write", "todo", "--items-json", json.dumps(items))
+    lines = run("lists", "read", "todo").stdout.splitlines()
+    assert lines == [
+        '- "3"',
+        "- 3",
+        '- "ship docs"',
+        '- {"task":"test hooks","done":false}',
+        "- true",
+        '- "say \\"hi\\""',
+    ]
+    assert [json.loads(line.removeprefix("- ")) for line in lines] == items
+    assert json_of(run("lists", "read", "todo", "--json")) == items
+
+
+def test_lists_list_shows_each_list_with_its_item_count_and_last_write(
+    run: Invoke, workspace: Workspace
+) -> None:
+    nothing = run("lists", "list")  # no store yet: a read makes none
+    assert (nothing.exit_code, nothing.stdout) == (7, "")
+    assert not workspace.data_dir.exists()
+    run("lists", "write", "todo", "ship docs", "test hooks")
+    run("lists", "write", "later", "--items-json", '["3", 3, {"a": 1}]')
+    run("lists", "write", "plan", "one", "-p", "other")
+    run("lists", "write", "todo", "ship docs")  # rewritten: now the latest
+    mine = json_of(run("lists", "list", "--json"))
+    assert [(x["list"], x["items"], x["project"]) for x in mine] == [
+        ("todo", 1, "shop"),
+        ("later", 3, "shop"),
+    ]
+    assert [x["id"] for x in mine] == [1, 2]
+    assert all(x["updated_at"].endswith("Z") for x in mine)
+    assert mine[0]["updated_at"] > mine[1]["updated_at"]
+    text = run("lists", "list").stdout.splitlines()
+    assert text[0].split() == ["id", "updated", "items", "project", "list"]
+    assert [line.split()[0::2] for line in text[1:]] == [["#1", "1", "todo"], ["#2", "3", "later"]]
+    assert text[1].split()[1] == mine[0]["updated_at"]
+    every = json_of(run("lists", "list", "-p", "*", "--json"))
+    assert [(x["list"], x["project"]) for x in every] == [
+        ("todo", "shop"),
+        ("plan", "other"),
+        ("later", "shop"),
+    ]
+    other = json_of(run("lists", "list", "--project", "other", "--json"))
+    assert [x["list"] for x in other] == ["plan"]
+    assert json_of(run("lists", "list", "-p", "nowhere", "--json")) == []
+    assert run("lists", "list", "-p", "nowhere").stdout == "No lists in nowhere.\n"
+    cut = run("lists", "list", "-p", "*", "-n", "2")
+    assert len(cut.stdout.splitlines()) == 4  # the header, two lists, and a note of more
+    assert cut.stdout.endswith(
+        "There are more: these are the 2 latest (--limit takes up to 1000).\n"
+    )
+    assert len(json_of(run("lists", "list", "-p", "*", "-n", "2", "--json"))) == 2
+    dismissed = run("dismiss", "1")
+    assert dismissed.exit_code == 0
+    assert [x["list"] for x in json_of(run("lists", "list", "--json"))] == ["later"]
+    bad = run("lists", "list", "-n", "0")
+    assert bad.exit_code == 2
 
 
 def test_lists_write_refuses_more_than_1000_items_as_the_tool_does(run: Invoke) -> None:

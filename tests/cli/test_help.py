@@ -35,7 +35,7 @@ PEOPLE_COMMANDS = [
     ("save",), ("search",), ("show",), ("timeline",), ("context",), ("dismiss",), ("restore",),
     ("facts",), ("facts", "add"), ("facts", "history"),
     ("rules",), ("rules", "list"), ("rules", "add"), ("rules", "confirm"), ("rules", "disable"),
-    ("rules", "sync"), ("lists",), ("lists", "read"), ("lists", "write"),
+    ("rules", "sync"), ("lists",), ("lists", "list"), ("lists", "read"), ("lists", "write"),
     ("export",), ("import",), ("connect",), ("install",), ("doctor",),
     ("mcp",), ("serve",), ("hub",), ("hook",), ("completion",),
     ("sync",), ("mcp-link",), ("audit",),

@@ -85,6 +85,7 @@ READ_COMMANDS = [
     ["rules", "list"],
     ["facts", "history", "api"],
     ["lists", "read", "todo"],
+    ["lists", "list"],
     ["audit", "--local"],
     ["dismiss", "1"],
 ]

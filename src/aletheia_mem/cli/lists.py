@@ -1,4 +1,4 @@
-"""``aletheia lists``: read and write named work-state lists (to-do lists and the like)."""
+"""``aletheia lists``: see, read and write named work-state lists (to-do lists and the like)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,75 @@ from typing import Any
 
 import click
 
-from aletheia_mem.cli.common import echo, emit_json, handles_errors, json_option, open_cli_app
+from aletheia_mem.cli.common import (
+    echo,
+    emit_json,
+    handles_errors,
+    instant_json,
+    json_option,
+    open_cli_app,
+    table,
+)
 from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.domain import worklists
 from aletheia_mem.domain.limits import MAX_NAME, check_length
 from aletheia_mem.errors import InvalidInputError, NotFoundError
-from aletheia_mem.tools.app import target_project
+from aletheia_mem.timefmt import format_instant
+from aletheia_mem.tools.app import ALL_PROJECTS, readable_projects, target_project
+
+MAX_SHOWN = 1000
 
 
 @click.group()
 def lists() -> None:
     """Named work-state lists, shared with the agents' work_state tools."""
+
+
+@lists.command("list")
+@click.option(
+    "--project",
+    "-p",
+    help='Project key. Default: this directory\'s project; "*" for every project.',
+)
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(1, MAX_SHOWN),
+    default=100,
+    show_default=True,
+    help="Show at most this many lists, the most recently written.",
+)
+@json_option
+@handles_errors
+def list_lists(project: str | None, limit: int, as_json: bool) -> None:
+    """Show the lists there are: name, item count and last write, the latest first."""
+    with open_cli_app(create=False) as app:
+        projects = readable_projects(app, project) or tuple(app.store.project_names())
+        found = worklists.list_index(app.store, projects, limit + 1)
+    shown = found[:limit]
+    if as_json:
+        emit_json([_summary_json(summary) for summary in shown])
+        return
+    if not shown:
+        where = "any project" if project and project.strip() == ALL_PROJECTS else projects[0]
+        echo(one_line_safe(f"No lists in {where}."))
+        return
+    rows = [
+        [f"#{s.id}", format_instant(s.updated_at), str(s.items), s.project, s.name] for s in shown
+    ]
+    echo(table(["id", "updated", "items", "project", "list"], rows))
+    if len(found) > limit:
+        echo(f"There are more: these are the {limit} latest (--limit takes up to {MAX_SHOWN}).")
+
+
+def _summary_json(summary: worklists.ListSummary) -> dict[str, Any]:
+    return {
+        "id": summary.id,
+        "list": summary.name,
+        "items": summary.items,
+        "project": summary.project,
+        "updated_at": instant_json(summary.updated_at),
+    }
 
 
 @lists.command("read")
@@ -38,9 +96,8 @@ def read(name: str, project: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(items)
         return
-    for item in items:
-        text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
-        echo(f"- {one_line_safe(text)}")
+    for item in items:  # each as JSON, as work_state_read shows them: "3" is not 3
+        echo(f"- {one_line_safe(json.dumps(item, ensure_ascii=False, separators=(',', ':')))}")
 
 
 def _items(values: tuple[str, ...], items_json: str | None) -> list[Any]:

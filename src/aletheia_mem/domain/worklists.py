@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem.clock import Clock
@@ -257,3 +258,43 @@ def read_list(store: Store, *, project: str, name: str) -> str | None:
     if memory is None or memory.kind != WORK_STATE_KIND or memory.dismissed_at is not None:
         return None
     return memory.text
+
+
+@dataclass(frozen=True)
+class ListSummary:
+    """One live list as an index shows it: its name, item count and last write."""
+
+    project: str
+    name: str
+    id: int
+    items: int
+    updated_at: int
+
+
+def item_count(text: str) -> int:
+    """How many items a list's stored JSON holds (text that is not a JSON list: one)."""
+    try:
+        items = json.loads(text)
+    except (ValueError, RecursionError):
+        return 1
+    return len(items) if isinstance(items, list) else 1
+
+
+def list_index(store: Store, projects: Sequence[str], limit: int) -> list[ListSummary]:
+    """The live lists of ``projects``, most recently written first, at most ``limit``."""
+    found = [
+        memory
+        for project in projects
+        for memory in store.keyed_memories(project, list_key(""), WORK_STATE_KIND, limit)
+    ]
+    found.sort(key=lambda memory: (memory.updated_at, memory.id), reverse=True)
+    return [
+        ListSummary(
+            project=memory.project,
+            name=memory.title.removesuffix(" list"),
+            id=memory.id,
+            items=item_count(memory.text),
+            updated_at=memory.updated_at,
+        )
+        for memory in found[:limit]
+    ]

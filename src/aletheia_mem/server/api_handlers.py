@@ -303,17 +303,9 @@ def _items(text: str) -> list[Any]:
 def list_work_states(app: AppContext, args: dict[str, Any]) -> Reply:
     """The project's work-state lists, most recently written first."""
     project = target_project(app, args.get("project"))
-    found = app.store.keyed_memories(
-        project, worklists.list_key(""), worklists.WORK_STATE_KIND, MAX_LISTS
-    )
     lists = [
-        {
-            "name": memory.title.removesuffix(" list"),
-            "id": memory.id,
-            "count": len(_items(memory.text)),
-            "updated_at": iso(memory.updated_at),
-        }
-        for memory in found
+        {"name": s.name, "id": s.id, "count": s.items, "updated_at": iso(s.updated_at)}
+        for s in worklists.list_index(app.store, (project,), MAX_LISTS)
     ]
     return _ok({"project": project, "lists": lists})
 
