@@ -220,6 +220,35 @@ def test_doctor_reports_an_empty_store_file_instead_of_calling_it_ok(tmp_path: P
     assert store.stat().st_size == 0
 
 
+def test_doctor_tells_a_broken_store_without_sending_the_reader_to_doctor(
+    tmp_path: Path, template: Path
+) -> None:
+    """Other commands end the line with "(`aletheia doctor` checks a store)"; doctor itself
+    says what to do, and so does the line of a tool whose server stops on that store."""
+    home = tmp_path / "home"
+    store = home / ".aletheia" / "aletheia.db"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"")
+    assert run_command(home, "aletheia", "install", "cursor", "--write").returncode == 0
+    restore = "Move it away and restore your last export with `aletheia import FILE`."
+    report = run_command(home, "aletheia", "doctor")
+    assert report.returncode == 1
+    assert f"is an empty file (0 bytes), not an Aletheia store. {restore}\n" in report.stdout
+    data = json.loads(run_command(home, "aletheia", "doctor", "--json").stdout)
+    assert data["store"]["detail"].endswith(f"not an Aletheia store. {restore}")
+    (cursor,) = [host for host in data["hosts"] if host["host"] == "cursor"]
+    assert "is an empty file (0 bytes)" in cursor["detail"]
+    hub = run_command(home, "aletheia", "doctor", "--hub-db", str(store))
+    assert hub.stdout.rstrip().endswith(restore)
+    _scribble_over(_store_in(tmp_path / "damaged", template), "memories_created")
+    damaged = run_command(tmp_path / "damaged", "aletheia", "doctor")
+    assert "integrity check: On tree page" in damaged.stdout and restore in damaged.stdout
+    for said in (report.stdout, json.dumps(data), hub.stdout, damaged.stdout):
+        assert "aletheia doctor" not in said
+    elsewhere = run_command(home, "aletheia", "show", "1")  # other commands point at doctor
+    assert elsewhere.stderr.endswith(f"{restore[:-1]} (`aletheia doctor` checks a store).\n")
+
+
 @contextmanager
 def _read_only(store: Path) -> Iterator[None]:
     """A file or folder made unwritable: immutable as root (root ignores modes), else by mode."""

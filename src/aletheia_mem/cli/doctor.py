@@ -46,7 +46,8 @@ from aletheia_mem.search.semantic.model import INSTALL_HINT
 from aletheia_mem.search.semantic.status import semantic_status
 from aletheia_mem.storage.open import open_local_store
 from aletheia_mem.storage.store_file import (
-    RESTORE_HINT,
+    RESTORE_STEP,
+    as_doctor_tells_it,
     check_place,
     open_to_others,
     store_problem,
@@ -73,6 +74,7 @@ def check_store_in_use(settings: Settings) -> dict[str, Any]:
     """The store the commands and servers use, checked; ``chosen_by`` names the variable that
     chose it (``ALETHEIA_HUB_DB`` wins over ``ALETHEIA_DATA_DIR``), or ``default``."""
     misplaced = misplaced_store(settings)  # a file where the data folder should be
+    report: dict[str, Any]
     if misplaced is not None:
         report = {"path": str(settings.store), "ok": False, "missing": True}
         report["detail"] = misplaced.message
@@ -80,6 +82,7 @@ def check_store_in_use(settings: Settings) -> dict[str, Any]:
         report = check_store(settings.store, local_store_hint(settings))
     else:
         report = check_database(settings.store)
+    report["detail"] = as_doctor_tells_it(str(report["detail"]))  # this is doctor already
     return {**report, "chosen_by": store_chosen_by()}
 
 
@@ -116,7 +119,7 @@ def check_store(db_path: Path, hint: str) -> dict[str, Any]:
         store.close()
     intact = info["integrity_check"] == "ok"
     read_only = not all(os.access(place, os.W_OK) for place in (db_path, db_path.parent))
-    detail = "ok" if intact else f"integrity check: {info['integrity_check']}. {RESTORE_HINT}"
+    detail = "ok" if intact else f"integrity check: {info['integrity_check']}. {RESTORE_STEP}."
     if intact and read_only:
         detail = (
             f"The store {db_path} is read-only for this user: it reads, but saving fails. Make"

@@ -11,6 +11,7 @@ from typing import Any
 from aletheia_mem import __version__
 from aletheia_mem.cli.hosts import SERVER_NAME
 from aletheia_mem.cli.server_probe import ServerRun, Step, run_server
+from aletheia_mem.storage.store_file import as_doctor_tells_it
 from aletheia_mem.tools.registry import TOOLS
 
 SERVER_CHECK_SECONDS = 10
@@ -164,7 +165,7 @@ def _no_answer(run: ServerRun) -> str:
         if any(_reply(line, 1) is not None for line in lines):
             return f"the server answered initialize but not tools/list {within}"
         return f"no answer {within}"
-    said = (run.stderr.strip().splitlines() or [""])[-1][:200]
+    said = as_doctor_tells_it((run.stderr.strip().splitlines() or [""])[-1])[:200]
     if run.returncode != 0:
         ended = f"the server exited with code {run.returncode} without answering"
     else:

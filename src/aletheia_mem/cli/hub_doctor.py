@@ -14,7 +14,7 @@ from typing import Any
 from aletheia_mem.cli.common import EXIT_CODES, echo, style
 from aletheia_mem.errors import AletheiaError, NoStoreError
 from aletheia_mem.storage.open import display_target, hub_store_exists, open_hub_store
-from aletheia_mem.storage.store_file import check_place, misplaced
+from aletheia_mem.storage.store_file import as_doctor_tells_it, check_place, misplaced
 
 NO_HUB_STORE = "no hub store here (aletheia mcp-link create --hub-db starts one)"
 
@@ -35,7 +35,7 @@ def check_hub_store(target: Path | str) -> dict[str, Any]:
     except NoStoreError as error:  # a file in the way, or a PostgreSQL database not there
         return {"target": shown, "ok": False, "missing": True, "detail": error.message}
     except AletheiaError as error:
-        return {"target": shown, "ok": False, "detail": error.message}
+        return {"target": shown, "ok": False, "detail": as_doctor_tells_it(error.message)}
     try:
         info = store.health()
         counts = store.row_counts()

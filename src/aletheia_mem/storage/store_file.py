@@ -27,10 +27,9 @@ from aletheia_mem.storage.files import ensure_private_dir, new_private_file, tig
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
-RESTORE_HINT = (
-    "Move it away and restore your last export with `aletheia import FILE`"
-    " (`aletheia doctor` checks a store)."
-)
+RESTORE_STEP = "Move it away and restore your last export with `aletheia import FILE`"
+DOCTOR_NOTE = " (`aletheia doctor` checks a store)"
+RESTORE_HINT = f"{RESTORE_STEP}{DOCTOR_NOTE}."
 # "no such table": every table is made by the migrations, so one missing is damage, not a bug.
 _BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image", "no such table")
 _READ_ONLY_MARKS = ("readonly", "read-only", "read only")
@@ -39,6 +38,12 @@ _BUSY_MARKS = ("database is locked", "database is busy")
 
 def broken(path: Path, what: str, hint: str = RESTORE_HINT) -> StoreBrokenError:
     return StoreBrokenError(f"The store {path} {what}. {hint}")
+
+
+def as_doctor_tells_it(message: str) -> str:
+    """A store problem's message as ``aletheia doctor`` shows it: without the note that sends
+    the reader to doctor."""
+    return message.replace(DOCTOR_NOTE, "")
 
 
 def foreign(path: Path) -> StoreBrokenError:
