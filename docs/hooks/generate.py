@@ -110,8 +110,11 @@ def _command_sections(
 
 
 def _options_table(command: click.Command, ctx: click.Context) -> str:
+    """Its arguments and options; a command that runs a script with its own parser (``aletheia
+    hub``) shows that parser's options, as its ``--help`` does (``help_params``)."""
     rows = []
-    for param in command.get_params(ctx):
+    shown = getattr(command, "help_params", command.get_params)
+    for param in shown(ctx):
         if isinstance(param, click.Argument):
             rows.append(f"| `{param.human_readable_name}` | argument{_required(param)} |")
             continue

@@ -4,6 +4,7 @@ as ``aletheia-mcp`` does, ``python -m aletheia_mem``, and commands loaded only w
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -172,3 +173,29 @@ def test_aletheia_hook_runs_the_hook_as_aletheia_hook_does(tmp_path: Path) -> No
     assert result.returncode == 0
     answer = json.loads(result.stdout)
     assert answer["hookSpecificOutput"]["additionalContext"].startswith("<aletheia-memory>")
+
+
+def _options(help_text: str) -> list[str]:
+    """The option names of a click help's Options section, in order."""
+    section = help_text.split("\nOptions:\n", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^  (-[-\w]+(?:, --[-\w]+)?)", section, flags=re.MULTILINE)
+
+
+def test_hub_help_is_in_click_s_style_and_lists_every_option_of_aletheia_sync() -> None:
+    """aletheia hub runs aletheia-sync's parser, whose --help is argparse's: the command's
+    own --help is click's, as every other command's, and lists each of those options."""
+    shown = run(str(BIN / "aletheia"), "hub", "--help")
+    assert shown.returncode == 0, shown.stderr
+    served = run(str(BIN / "aletheia"), "serve", "--help").stdout
+    for text, name in ((shown.stdout, "hub"), (served, "serve")):
+        assert text.startswith(f"Usage: aletheia {name} [OPTIONS]\n\n  Serve ")
+        assert re.search(r"\n  --version +Show the version and exit\.\n", text)
+        assert re.search(r"\n  -h, --help +Show this message and exit\.\n", text)
+    script = run(str(BIN / "aletheia-sync"), "--help").stdout
+    wanted = set(re.findall(r"--[a-z][a-z-]+", script.split("options:", 1)[1]))
+    assert wanted - {"--help"} == set(_options(shown.stdout)) - {"-h, --help"}
+    assert "usage:" not in shown.stdout and "show this help message" not in shown.stdout
+    assert "\n  --rate-limit N  " in shown.stdout
+    assert "Requests per minute per token (default 60; 0" in shown.stdout
+    assert "  Environment: ALETHEIA_HUB_DB (instead of --hub-db)" in shown.stdout
+    assert run(str(BIN / "aletheia"), "hub", "-h").stdout == shown.stdout

@@ -57,3 +57,12 @@ def test_the_markers_in_the_pages_are_replaced_by_the_reference() -> None:
     assert generator.TOOLS_MARKER not in page and "## `search` {#search}" in page
     cli_md = (HOOK.parents[1] / "cli.md").read_text(encoding="utf-8")
     assert "## `aletheia`" in generator.on_page_markdown(cli_md)
+
+
+def test_the_cli_page_lists_the_options_aletheia_hub_hands_to_aletheia_sync() -> None:
+    """aletheia hub takes aletheia-sync's options: its section lists them as its --help does."""
+    page = _generator().cli_reference()
+    section = page.split("## `aletheia hub`", 1)[1].split("\n## ", 1)[0]
+    for option in ("--hub-db TEXT", "--port TEXT", "--rate-limit N", "--allow-origin ORIGIN"):
+        assert f"| `{option}` |" in section
+    assert "| `ARGS` |" not in section

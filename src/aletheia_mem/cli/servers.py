@@ -6,12 +6,12 @@ Each runs the same code as its own script (``aletheia-mcp``, ``aletheia-sync``,
 
 from __future__ import annotations
 
+import argparse
+
 import click
 
 from aletheia_mem import __version__
-
-# The pass-through commands hand every argument, --help included, to the script they run.
-PASS_THROUGH = {"ignore_unknown_options": True, "allow_extra_args": True}
+from aletheia_mem.cli.script_help import PASS_THROUGH, ScriptCommand
 
 
 @click.command("mcp")
@@ -29,21 +29,28 @@ def mcp() -> None:
     run()
 
 
-@click.command("hub", context_settings=PASS_THROUGH, add_help_option=False)
+def _hub_parser() -> argparse.ArgumentParser:
+    from aletheia_mem.hub.main import build_parser
+
+    return build_parser("aletheia hub")
+
+
+@click.command("hub", cls=ScriptCommand, parser=_hub_parser, context_settings=PASS_THROUGH)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hub(args: tuple[str, ...]) -> None:
-    """Serve the team hub (as aletheia-sync): MCP at /mcp, the sync API at /sync/.
+    """Serve the team hub (as aletheia-sync): MCP at /mcp and the sync API at /sync/, for
+    tokens made with aletheia mcp-link create. Stops on Ctrl-C or SIGTERM.
 
-    Takes aletheia-sync's options (aletheia hub --help explains them): --hub-db (default:
-    ALETHEIA_HUB_DB, else hub/hub.db in the data folder), --host, --port (default 8787),
-    --tls-cert, --tls-key, --rate-limit, --max-connections, --max-client-connections,
-    --header-timeout, --pool-size, --search-cache-mb, --allow-host, --allow-origin.
+    It binds 127.0.0.1:8787 unless told otherwise and keeps its store in hub/hub.db in the
+    data folder unless --hub-db or ALETHEIA_HUB_DB names another (a file or a postgresql://
+    URL).
     """
     from aletheia_mem.hub.main import main as run_hub
 
     run_hub(list(args), prog="aletheia hub")
 
 
+# aletheia-hook answers --help itself (its own text, in click's style).
 @click.command("hook", context_settings=PASS_THROUGH, add_help_option=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook(args: tuple[str, ...]) -> None:

@@ -53,6 +53,11 @@ DEFAULT_HUB_PORT = 8787
 
 
 def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argparse.Namespace:
+    return build_parser(prog).parse_args(argv)
+
+
+def build_parser(prog: str = "aletheia-sync") -> argparse.ArgumentParser:
+    """The hub's options (``aletheia hub --help`` lists them in click's style)."""
     parser = OneLineArgumentParser(
         prog=prog,
         description="Serve the team hub: MCP at /mcp and the sync API at /sync/, for tokens"
@@ -130,7 +135,7 @@ def parse_args(argv: Sequence[str] | None, prog: str = "aletheia-sync") -> argpa
         metavar="ORIGIN",
         help="also accept requests from this browser origin (repeatable)",
     )
-    return parser.parse_args(argv)
+    return parser
 
 
 def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
