@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from aletheia_mem.clock import system_clock
+from aletheia_mem.storage.entries import AuditEntry
 from aletheia_mem.storage.sqlite import SqliteStore
 from tests.hub.helpers import INIT_PARAMS, Hub, Reply, running_hub
 from tests.web.browser import axe_violations
@@ -219,3 +220,34 @@ def test_a_copied_sign_in_cookie_alone_creates_and_revokes_no_token(hub: Hub, pa
 
     made = replayed_post(hub, "/tokens/create", cookies, csrf, {**mint, "admin_token": owner})
     assert made.status == 200 and 'id="secret"' in made.body  # the owner, typing it again
+
+
+def test_the_audit_pages_to_older_rows_with_its_filter_kept(hub: Hub, page: Page) -> None:
+    """A token's 200 cheap calls push no row out of reach: the page says how many match and
+    links to the older ones, the filter kept."""
+    hub.token("mcp", ("shop",), "flooder")
+    store = SqliteStore(hub.db)
+    try:
+        for n in range(210):
+            entry = AuditEntry(1_700_000_000_000 + n, "flooder", "search", "shop", "ok", f"#{n}")
+            store.add_audit(entry)
+    finally:
+        store.close()
+    sign_in(page, hub, hub.token("admin", None, "ops-audit-pages"))
+    page.get_by_role("navigation").get_by_role("link", name="Audit").click()
+    page.get_by_label("Token").select_option("flooder")
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("tr.audit-row")
+    expect(rows).to_have_count(200)
+    pager = page.locator("p.pager").first
+    expect(pager).to_contain_text("Rows 1 to 200 of 210 matching, newest first.")
+    expect(pager).to_contain_text("10 older not shown")
+    pager.get_by_role("link", name="Older rows").click()
+    expect(rows).to_have_count(10)
+    expect(rows.last).to_contain_text("#0")
+    expect(page.locator("p.pager").first).to_contain_text("Rows 201 to 210 of 210")
+    expect(page.get_by_label("Token")).to_have_value("flooder")
+    assert axe_violations(page) == []
+    page.locator("p.pager").first.get_by_role("link", name="Newer rows").click()
+    expect(rows).to_have_count(200)
+    expect(rows.first).to_contain_text("#209")

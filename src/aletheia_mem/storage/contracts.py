@@ -22,7 +22,15 @@ from aletheia_mem.storage.base import (
     MemoryQuery,
     RenameRefusal,
 )
-from aletheia_mem.storage.entries import AuditEntry, NewFact, NewMemory, Rule, SessionRequest
+from aletheia_mem.storage.entries import (
+    AuditEntry,
+    AuditPage,
+    AuditQuery,
+    NewFact,
+    NewMemory,
+    Rule,
+    SessionRequest,
+)
 
 # Dataclasses of base (kept off the start path with these protocols), named here too.
 from aletheia_mem.storage.entries import Repository as Repository
@@ -175,6 +183,9 @@ class AuditLog(Protocol):
         project: str | None = None,
         result: str | None = None,
     ) -> list[AuditEntry]: ...
+    # A page of the rows a query matches, newest first, with how many match: the hub's Audit
+    # page, which pages to the older rows.
+    def audit_page(self, query: AuditQuery) -> AuditPage: ...
     def last_audit_by_actor(self) -> dict[str, int]: ...
 
 

@@ -81,6 +81,33 @@ class AuditEntry:
 
 
 @dataclass(frozen=True)
+class AuditQuery:
+    """A page of the audit trail, newest first: ``limit`` rows from ``offset``, of the rows
+    matching every filter given (``projects``: any of them; None, every row), with ids up to
+    ``upto`` when given."""
+
+    limit: int
+    offset: int = 0
+    actor: str | None = None
+    tool: str | None = None
+    projects: tuple[str, ...] | None = None
+    result: str | None = None
+    upto: int | None = None
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    """A page of the audit trail and how many rows match in all."""
+
+    total: int
+    offset: int  # where the page starts: at most the last matching row
+    rows: list[AuditEntry]
+    # The highest id of the matching rows (0: none): the bound (``upto``) its later pages are
+    # read with, so that rows written meanwhile push none onto the next page a second time.
+    newest_id: int = 0
+
+
+@dataclass(frozen=True)
 class SessionRow:
     """An MCP session of the HTTP transport, as stored (keyed by its id's SHA-256)."""
 

@@ -107,6 +107,51 @@ def address_offset(text: str) -> int:
     return MAX_OFFSET if len(text) > len(str(MAX_OFFSET)) else min(int(text), MAX_OFFSET)
 
 
+@dataclass(frozen=True)
+class PageBound:
+    """Where a later page of a bounded list starts, as its address says: ``offset`` rows in,
+    of the rows with ids up to ``upto`` (None: every row, as they are now). ``odd_offset`` and
+    ``odd_upto``: the address held a value that is none (the page tells, and reads the first
+    page, or the rows as they are now)."""
+
+    offset: int
+    upto: int | None
+    odd_offset: bool
+    odd_upto: bool
+
+
+def page_bound(params: Mapping[str, str], offset_name: str, upto_digits: int) -> PageBound:
+    """The ``offset_name`` and ``upto`` of an address (``upto`` a row id of at most
+    ``upto_digits`` digits, never 0)."""
+    sent, sent_upto = params.get(offset_name, ""), params.get("upto", "")
+    upto = whole_number(sent_upto, upto_digits)
+    odd_offset = bool(sent) and not (sent.isascii() and sent.isdigit())
+    return PageBound(address_offset(sent), upto or None, odd_offset, bool(sent_upto) and not upto)
+
+
+@dataclass(frozen=True)
+class Pager:
+    """Where a page of ``per_page`` rows stands in ``total``: its first and last row (from 1),
+    and the offsets of the older and newer pages (None: there is none)."""
+
+    first: int
+    last: int
+    total: int
+    older: int | None
+    newer: int | None
+
+
+def pager(offset: int, per_page: int, total: int) -> Pager:
+    following = offset + per_page
+    return Pager(
+        offset + 1,
+        min(following, total),
+        total,
+        following if following < total else None,
+        max(offset - per_page, 0) if offset else None,
+    )
+
+
 def submitted(values: Mapping[str, str], name: str) -> str:
     """A text field as the owner meant it: a field shows a stored value with its escapes
     (``\\u202e``), and a hidden twin (``name.stored``, the ``stored_twin`` macro) carries the

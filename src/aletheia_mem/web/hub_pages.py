@@ -11,6 +11,8 @@ host name may hold a copy of the sign-in cookie, and that copy alone must mint n
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -27,15 +29,17 @@ from aletheia_mem.hub.tokens import (
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.sessions import SessionState, SessionStore
 from aletheia_mem.server.wiring import hub_store
-from aletheia_mem.storage.contracts import HubStore
-from aletheia_mem.storage.entries import AuditEntry
+from aletheia_mem.storage.entries import AuditQuery
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.base import (
     Handler,
+    PageBound,
     Ui,
     credential_refusal,
     done_redirect,
+    page_bound,
+    pager,
     redirect,
     signed_done,
 )
@@ -48,7 +52,10 @@ HUB_COOKIE = "aletheia_hub"
 WEB_OWNER = "web:"
 WEB_SESSION = "hub-web"
 WEB_SESSIONS_PER_TOKEN = 100
-AUDIT_ROWS = 200
+AUDIT_ROWS = 200  # to a page of the Audit page
+UPTO_DIGITS = 18  # an audit row's id, as an address carries it
+ODD_AUDIT_OLDER = "This link's older= is not a number of rows: the newest rows are shown."
+ODD_AUDIT_UPTO = "This link's upto= is not an audit row's id: the rows are shown as they are now."
 RESULTS = ("ok", "error", "refused")
 MAX_FILTER = 200
 # Where the gate leaves the signed-in admin token for the handler of the same request.
@@ -245,39 +252,51 @@ def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     return done_redirect(request, "/tokens", [("done", "revoked")])
 
 
-def _audit_rows(store: HubStore, admin: HubToken, chosen: dict[str, str]) -> list[AuditEntry]:
-    """The newest rows matching ``chosen``; for a limited admin, only rows of its projects."""
-    actor, tool = chosen["token"] or None, chosen["tool"] or None
-    result = chosen["result"] or None
+def _audit_query(admin: HubToken, chosen: dict[str, str], bound: PageBound) -> AuditQuery:
+    """The rows ``chosen`` names from ``bound``; for a limited admin, only rows of its projects
+    (never a row with no project or another's)."""
     own = _own_projects(admin)
-    if own is None:
-        return store.list_audit_page(AUDIT_ROWS, actor, tool, chosen["project"] or None, result)
-    # One query per own project (a few): rows with no project or another's never show.
-    wanted = own if not chosen["project"] else own & {normalize_project(chosen["project"])}
-    rows = [
-        row
-        for project in sorted(wanted)
-        for row in store.list_audit_page(AUDIT_ROWS, actor, tool, project, result)
-    ]
-    rows.sort(key=lambda row: row.at, reverse=True)
-    return rows[:AUDIT_ROWS]
+    projects: tuple[str, ...] | None = (chosen["project"],) if chosen["project"] else None
+    if own is not None:
+        wanted = own if not chosen["project"] else own & {normalize_project(chosen["project"])}
+        projects = tuple(sorted(wanted))
+    return AuditQuery(
+        AUDIT_ROWS,
+        bound.offset,
+        chosen["token"] or None,
+        chosen["tool"] or None,
+        projects,
+        chosen["result"] or None,
+        bound.upto,
+    )
 
 
 def audit_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    """The newest rows matching the filters, ``AUDIT_ROWS`` to a page, saying how many match:
+    a later page's link carries the filters and the first page's highest row id (``upto``), so
+    rows written meanwhile push none onto it; the first page is read anew."""
     chosen = {
         name: request.query_params.get(name, "").strip()[:MAX_FILTER]
         for name in ("token", "tool", "project", "result")
     }
     store = hub_store(ui.app)
     admin = signed_in_admin(request)
+    bound = page_bound(request.query_params, "older", UPTO_DIGITS)
+    found = store.audit_page(_audit_query(admin, chosen, bound))
+    kept = {name: value for name, value in chosen.items() if value}
+    later = {"upto": str(found.newest_id)} if found.newest_id else {}
+    odd = ((ODD_AUDIT_OLDER, bound.odd_offset), (ODD_AUDIT_UPTO, bound.odd_upto))
     return page(
         request,
         "audit.html",
         section="Audit",
-        rows=_audit_rows(store, admin, chosen),
+        rows=found.rows,
+        pages=pager(found.offset, AUDIT_ROWS, found.total),
+        page_query=lambda older: urlencode(kept | ({"older": str(older)} | later if older else {})),
         chosen=chosen,
         results=RESULTS,
         token_names=[token.name for token in store.list_tokens() if within(admin, token)],
+        notice=" ".join(text for text, sent in odd if sent) or None,
     )
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.contracts import HubStore
-from aletheia_mem.storage.entries import AuditEntry
+from aletheia_mem.storage.entries import AuditEntry, AuditQuery
 from tests.storage.contract.rows import T0, audit, fact, memory
 
 
@@ -294,3 +294,33 @@ def test_the_audit_trail_reads_newest_first_and_filters(contract_store: HubStore
     refused = contract_store.list_audit_page(10, None, None, "shop", "refused")
     assert [e.actor for e in refused] == ["ops"]
     assert contract_store.last_audit_by_actor() == {"ci": T0 + 1, "ops": T0 + 2}
+
+
+def test_a_page_of_the_audit_trail_says_how_many_match_and_keeps_its_bound(
+    contract_store: HubStore,
+) -> None:
+    """The hub's Audit page pages to older rows: a page from an offset, the count of matching
+    rows, and their highest id, which bounds the later pages while new rows are written."""
+    for n in range(5):  # at T0+n, the oldest first; project "shop", then "api", alternately
+        entry = audit(T0 + n, actor="ci" if n % 2 else "ops")
+        contract_store.add_audit(replace(entry, project="shop" if n % 2 else "api"))
+    contract_store.add_audit(AuditEntry(T0 + 9, "anonymous", "auth", None, "refused"))
+    first = contract_store.audit_page(AuditQuery(limit=2))
+    assert (first.total, first.offset) == (6, 0)
+    assert [row.at for row in first.rows] == [T0 + 9, T0 + 4]
+    assert first.newest_id > 0
+    contract_store.add_audit(audit(T0 + 20, actor="ci"))  # written after the first page
+    second = contract_store.audit_page(AuditQuery(limit=2, offset=2, upto=first.newest_id))
+    assert (second.total, second.offset) == (6, 2)
+    assert [row.at for row in second.rows] == [T0 + 3, T0 + 2]
+    assert contract_store.audit_page(AuditQuery(limit=2)).total == 7  # read anew: the new row
+    past = contract_store.audit_page(AuditQuery(limit=2, offset=50, upto=first.newest_id))
+    assert past.offset == 5 and [row.at for row in past.rows] == [T0]  # past the end: the last
+    ci = contract_store.audit_page(AuditQuery(limit=10, actor="ci", upto=first.newest_id))
+    assert ci.total == 2 and [row.at for row in ci.rows] == [T0 + 3, T0 + 1]
+    shop = contract_store.audit_page(AuditQuery(limit=10, projects=("shop", "web")))
+    assert [row.at for row in shop.rows] == [T0 + 20, T0 + 3, T0 + 1]  # never a row of none
+    refused = contract_store.audit_page(AuditQuery(limit=10, tool="auth", result="refused"))
+    assert [row.actor for row in refused.rows] == ["anonymous"]
+    nothing = contract_store.audit_page(AuditQuery(limit=10, projects=()))
+    assert (nothing.total, nothing.offset, nothing.rows, nothing.newest_id) == (0, 0, [], 0)

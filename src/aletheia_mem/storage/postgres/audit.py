@@ -8,11 +8,13 @@ from typing import Any
 
 import psycopg
 
-from aletheia_mem.storage.entries import AuditEntry
+from aletheia_mem.storage.audit_where import audit_where
+from aletheia_mem.storage.entries import AuditEntry, AuditPage, AuditQuery
 from aletheia_mem.storage.postgres.database import PgPart
 from aletheia_mem.storage.riders import Rider, riding_next_write
 
 _SELECT = "SELECT at, actor, tool, project, result, detail FROM audit"
+_ORDER = " ORDER BY at DESC, id DESC"
 
 
 _INSERT = (
@@ -72,7 +74,7 @@ class PgAudit(PgPart):
 
     def list_audit(self, limit: int) -> list[AuditEntry]:
         with self._db.read() as conn:
-            rows = conn.execute(_SELECT + " ORDER BY at DESC, id DESC LIMIT %s", (limit,))
+            rows = conn.execute(f"{_SELECT}{_ORDER} LIMIT %s", (limit,))
             return [_entry(row) for row in rows.fetchall()]
 
     def list_audit_page(
@@ -84,17 +86,27 @@ class PgAudit(PgPart):
         result: str | None = None,
     ) -> list[AuditEntry]:
         """The newest audit rows, optionally of one actor, tool, project and result."""
+        projects = None if project is None else (project,)
+        where, params = audit_where(AuditQuery(limit, 0, actor, tool, projects, result), "%s")
         with self._db.read() as conn:
-            rows = conn.execute(
-                _SELECT + " WHERE (%(actor)s::text IS NULL OR actor = %(actor)s)"
-                " AND (%(tool)s::text IS NULL OR tool = %(tool)s)"
-                " AND (%(project)s::text IS NULL OR project = %(project)s)"
-                " AND (%(result)s::text IS NULL OR result = %(result)s)"
-                " ORDER BY at DESC, id DESC LIMIT %(limit)s",
-                {"actor": actor, "tool": tool, "project": project, "result": result,
-                 "limit": limit},
-            )  # fmt: skip
+            rows = conn.execute(f"{_SELECT} WHERE {where}{_ORDER} LIMIT %s", [*params, limit])
             return [_entry(row) for row in rows.fetchall()]
+
+    def audit_page(self, query: AuditQuery) -> AuditPage:
+        """As the SQLite store's, in one snapshot: a page of the rows ``query`` matches from its
+        offset (at most the last row), how many match and the highest id of them."""
+        where, params = audit_where(query, "%s")
+        with self._db.read_snapshot() as conn:
+            row = conn.execute(f"SELECT count(*), max(id) FROM audit WHERE {where}", params)
+            found = row.fetchone()
+            total = int(found[0]) if found is not None else 0
+            newest = int(found[1] or 0) if found is not None else 0
+            offset = min(query.offset, max(total - 1, 0))
+            rows = conn.execute(
+                f"{_SELECT} WHERE {where}{_ORDER} LIMIT %s OFFSET %s",
+                [*params, query.limit, offset],
+            ).fetchall()
+        return AuditPage(total, offset, [_entry(r) for r in rows], newest)
 
     def last_audit_by_actor(self) -> dict[str, int]:
         """When each actor last appears in the audit trail."""

@@ -7,13 +7,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from aletheia_mem.storage.audit_where import audit_where
 from aletheia_mem.storage.riders import Rider, riding_next_write
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 
 if TYPE_CHECKING:  # the rows a search does not read: off the start path
-    from aletheia_mem.storage.entries import AuditEntry
+    from aletheia_mem.storage.entries import AuditEntry, AuditPage, AuditQuery
 
 
+_SELECT = "SELECT at, actor, tool, project, result, detail FROM audit"
+_ORDER = " ORDER BY at DESC, id DESC"
 _INSERT = "INSERT INTO audit (at, actor, tool, project, result, detail) VALUES (?, ?, ?, ?, ?, ?)"
 
 
@@ -50,11 +53,7 @@ class SqliteAudit(SqliteDatabase):
     def list_audit(self, limit: int) -> list[AuditEntry]:
         from aletheia_mem.storage.entries import AuditEntry
 
-        rows = self._conn.execute(
-            "SELECT at, actor, tool, project, result, detail FROM audit"
-            " ORDER BY at DESC, id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
+        rows = self._conn.execute(f"{_SELECT}{_ORDER} LIMIT ?", (limit,)).fetchall()
         return [AuditEntry(*row) for row in rows]
 
     def list_audit_page(
@@ -66,16 +65,30 @@ class SqliteAudit(SqliteDatabase):
         result: str | None = None,
     ) -> list[AuditEntry]:
         """The newest audit rows, optionally of one actor, tool, project and result."""
-        from aletheia_mem.storage.entries import AuditEntry
+        from aletheia_mem.storage.entries import AuditEntry, AuditQuery
 
-        sql, params = "SELECT at, actor, tool, project, result, detail FROM audit WHERE 1 = 1", []
-        filters = (("actor", actor), ("tool", tool), ("project", project), ("result", result))
-        for column, value in filters:
-            if value is not None:
-                sql += f" AND {column} = ?"
-                params.append(value)
-        rows = self._conn.execute(sql + " ORDER BY at DESC, id DESC LIMIT ?", [*params, limit])
+        projects = None if project is None else (project,)
+        where, params = audit_where(AuditQuery(limit, 0, actor, tool, projects, result), "?")
+        rows = self._conn.execute(f"{_SELECT} WHERE {where}{_ORDER} LIMIT ?", [*params, limit])
         return [AuditEntry(*row) for row in rows.fetchall()]
+
+    def audit_page(self, query: AuditQuery) -> AuditPage:
+        """A page of the rows ``query`` matches, newest first, from its offset (at most the
+        last row), with how many match and the highest id of them, read in one snapshot."""
+        from aletheia_mem.storage.entries import AuditEntry, AuditPage
+
+        where, params = audit_where(query, "?")
+        with self.snapshot():
+            conn = self._conn
+            total, newest = conn.execute(
+                f"SELECT count(*), max(id) FROM audit WHERE {where}", params
+            ).fetchone()
+            offset = min(query.offset, max(int(total) - 1, 0))
+            rows = conn.execute(
+                f"{_SELECT} WHERE {where}{_ORDER} LIMIT ? OFFSET ?",
+                [*params, query.limit, offset],
+            ).fetchall()
+        return AuditPage(int(total), offset, [AuditEntry(*row) for row in rows], int(newest or 0))
 
     def last_audit_by_actor(self) -> dict[str, int]:
         """When each actor last appears in the audit trail."""
