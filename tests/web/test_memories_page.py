@@ -394,3 +394,26 @@ def test_a_search_bound_above_every_id_or_a_time_to_come_is_no_odd_bound(
     assert "This link&#39;s" not in reply.body.decode()
     both = server.request("GET", "/?project=farbounds&q=future&upto=x&at=y")
     assert "not a memory id" in both.body.decode() and "not a time" in both.body.decode()
+
+
+@pytest.mark.parametrize(
+    ("filters", "told"),
+    [
+        ("order=bogus", "order must be one of: relevance, date_desc, date_asc."),
+        ("order=newest", "order must be one of: relevance, date_desc, date_asc."),
+        ("type=bogus", "type must be one of: decision, gotcha, bugfix, feature,"),
+        ("since=someday", "since must be an ISO 8601 date, date-time or epoch milliseconds."),
+    ],
+)
+def test_a_filter_the_search_refuses_is_refused_without_a_query_too(
+    server: RunningServer, filters: str, told: str
+) -> None:
+    """Listing with no query takes the search's checks: one answer for one filter."""
+    for listing in ("", "q=filler&", "dismissed=1&", "project=*&"):
+        reply = server.request("GET", f"/?{listing}{filters}", headers={"Accept": "text/html"})
+        assert reply.status == 400, (listing, reply.body[:300])
+        assert told in reply.body.decode() and "Traceback" not in reply.body.decode()
+        rows = server.request("GET", f"/memories/rows?{listing}{filters}")
+        assert rows.status == 400 and told in rows.body.decode()
+    for order in ("relevance", "date_desc", "date_asc"):  # with no query: newest or oldest first
+        assert server.request("GET", f"/?order={order}").status == 200

@@ -92,6 +92,9 @@ def test_the_older_facts_parameter_is_bounded_like_every_offset(
     body = reply.body.decode()
     assert shown in body
     assert "Traceback" not in body
+    # A value that is no whole number is told, as an odd upto= is.
+    told = "This link&#39;s older= is not a number of facts: the latest facts are shown."
+    assert (told in body) == (older in ("abc", "-1", "1e3", "%C2%B2"))
 
 
 def test_many_rules_are_shown_a_page_at_a_time(server: RunningServer, page: Page) -> None:
@@ -187,6 +190,9 @@ def test_an_odd_upto_on_a_fact_history_says_so_and_shows_it_as_it_is_now(
     body = reply.body.decode()
     assert "This link&#39;s upto= is not a fact id: the history is shown as it is now." in body
     assert "Facts 201 to 251 of 251" in body and "Traceback" not in body
+    both = server.request("GET", f"/facts?subject=ledger&older=-5&upto={upto}").body.decode()
+    assert "older= is not a number of facts" in both and "upto= is not a fact id" in both
+    assert "Facts 1 to 200 of 251" in both
     whole = server.request("GET", "/facts?subject=ledger&older=200&upto=999999999999999")
     assert "Facts 201 to 251 of 251" in whole.body.decode()
     assert "not a fact id" not in whole.body.decode()

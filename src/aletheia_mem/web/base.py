@@ -119,6 +119,11 @@ class PageBound:
     odd_offset: bool
     odd_upto: bool
 
+    def notice(self, odd_offset: str, odd_upto: str) -> str | None:
+        """What the page says of the odd values its address held, in these words (None)."""
+        odd = ((odd_offset, self.odd_offset), (odd_upto, self.odd_upto))
+        return " ".join(text for text, sent in odd if sent) or None
+
 
 def page_bound(params: Mapping[str, str], offset_name: str, upto_digits: int) -> PageBound:
     """The ``offset_name`` and ``upto`` of an address (``upto`` a row id of at most

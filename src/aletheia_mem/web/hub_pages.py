@@ -285,7 +285,6 @@ def audit_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     found = store.audit_page(_audit_query(admin, chosen, bound))
     kept = {name: value for name, value in chosen.items() if value}
     later = {"upto": str(found.newest_id)} if found.newest_id else {}
-    odd = ((ODD_AUDIT_OLDER, bound.odd_offset), (ODD_AUDIT_UPTO, bound.odd_upto))
     return page(
         request,
         "audit.html",
@@ -296,7 +295,7 @@ def audit_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         chosen=chosen,
         results=RESULTS,
         token_names=[token.name for token in store.list_tokens() if within(admin, token)],
-        notice=" ".join(text for text, sent in odd if sent) or None,
+        notice=bound.notice(ODD_AUDIT_OLDER, ODD_AUDIT_UPTO),
     )
 
 

@@ -16,6 +16,7 @@ from aletheia_mem.web.base import (
     Ui,
     address_offset,
     done_redirect,
+    page_bound,
     signed_done,
     submitted,
     whole_number,
@@ -27,6 +28,7 @@ RULE_NOTICES = {"added": "Rule added.", "confirm": "Rule confirmed.", "disable":
 MAX_RULE_ID = 200
 ODD_RULES_UPTO = "This link's upto= is not a rule's place: the rules are shown as they are now."
 ODD_FACTS_UPTO = "This link's upto= is not a fact id: the history is shown as it is now."
+ODD_FACTS_OLDER = "This link's older= is not a number of facts: the latest facts are shown."
 
 
 def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -35,17 +37,16 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     project = params.get("project", "").strip() or ALL_PROJECTS
     predicate = submitted(params, "predicate").strip()
     as_of = params.get("as_of", "").strip()
-    # As the other pages' ``offset``: junk is the first page, a huge one the last fact.
-    older = address_offset(params.get("older", ""))
-    sent = params.get("upto", "")
-    upto = whole_number(sent, 15)  # as a fact id in an address
+    # As the other pages' ``offset``: junk is the first page (and told), a huge one the last
+    # fact; ``upto`` a fact id.
+    bound = page_bound(params, "older", 15)
     found = (
-        facts.history(ui.app, subject, project, predicate, as_of, older, upto or None)
+        facts.history(ui.app, subject, project, predicate, as_of, bound.offset, bound.upto)
         if subject
         else None
     )
     # A later page's link carries the first page's highest fact id; the first page is read anew.
-    bound = {"upto": found["upto"]} if found else {}
+    later = {"upto": found["upto"]} if found else {}
     return page(
         request,
         "facts.html",
@@ -57,9 +58,9 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         found=found,
         page_query=lambda older: urlencode(
             {"subject": subject, "project": project, "predicate": predicate, "as_of": as_of}
-            | ({"older": older} | bound if older else {})
+            | ({"older": older} | later if older else {})
         ),
-        notice=ODD_FACTS_UPTO if subject and sent and not upto else None,
+        notice=bound.notice(ODD_FACTS_OLDER, ODD_FACTS_UPTO) if subject else None,
         index=[] if subject else facts.subject_index(ui.app, project),
         projects=ui.app.store.project_names(),
     )

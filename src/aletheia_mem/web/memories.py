@@ -9,9 +9,8 @@ from typing import Any
 from starlette.datastructures import QueryParams
 
 from aletheia_mem.domain import recall
-from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.domain.worklists import WORK_STATE_KIND
-from aletheia_mem.errors import AletheiaError, InvalidInputError
+from aletheia_mem.errors import AletheiaError
 from aletheia_mem.search.query import query_terms
 from aletheia_mem.server.api_handlers import memory_json, search_json
 from aletheia_mem.storage.base import MemoryQuery
@@ -112,13 +111,13 @@ def _browse(app: AppContext, filters: Filters, upto: int | None) -> list[dict[st
     """Newest first without a query (or the dismissed ones): the store's date-ordered page, of
     the memories with ids up to ``upto`` (None: all)."""
     values = filters.values
-    memory_type = values["type"] or None
-    if memory_type is not None and memory_type not in MEMORY_TYPES:
-        raise InvalidInputError(f"type must be one of: {', '.join(MEMORY_TYPES)}.")
+    # The searchMemories operation's checks, as a search's: an unknown order or type is refused
+    # in its words whether a query is typed or not.
+    checked("searchMemories", query=_search_args(filters))
     query = MemoryQuery(
         terms=tuple(query_terms(values["q"])) if filters.dismissed else (),
         projects=readable_projects(app, values["project"]),
-        type=memory_type,
+        type=values["type"] or None,
         kind=values["kind"] or None,
         since=_instant(values["since"], "since"),
         until=_instant(values["until"], "until", end_of_day=True),
