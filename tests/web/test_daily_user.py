@@ -248,6 +248,48 @@ def test_a_mistyped_address_gets_the_uis_page_and_programs_get_json(
     assert reply.json()["error"]["code"] == "not_found"
 
 
+@pytest.mark.parametrize(
+    ("path", "form_page"),
+    [
+        ("/lists/save", "/lists"),
+        ("/rules/add", "/rules"),
+        ("/rules/r_0123456789/confirm", "/rules"),
+        ("/sign-out", "/"),
+        ("/memories/5/dismiss", "/memories/5"),
+        ("/memories/5/pin?next=/rules", "/memories/5"),
+    ],
+)
+def test_a_forms_address_opened_in_a_browser_goes_to_the_forms_page(
+    server: RunningServer, path: str, form_page: str
+) -> None:
+    """A form's result or error page leaves its address in the address bar, where Enter or the
+    history opens it: a page, not the API's JSON 405, which programs still get."""
+    for method in ("GET", "HEAD"):
+        reply = server.request(method, path, headers={"Accept": "text/html,application/xhtml+xml"})
+        assert reply.status == 303, (method, reply.body[:200])
+        assert reply.header("location") == form_page
+    for accept in ("application/json", "*/*"):
+        reply = server.request("GET", path, headers={"Accept": accept})
+        assert reply.status == 405
+        assert reply.json()["error"]["code"] == "method_not_allowed"
+    api = server.request("GET", "/api/memories/5/dismiss", headers={"Accept": "text/html"})
+    assert api.status == 405 and api.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_enter_in_the_address_bar_after_a_refused_form_opens_the_forms_page(
+    server: RunningServer, page: Page
+) -> None:
+    page.goto(server.url + "/rules")
+    page.get_by_label("Rule", exact=True).fill("Cite the ticket in every commit")
+    page.get_by_label("Evidence memories (ids)").fill("987654")
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("alert")).to_contain_text("987654")  # refused, the form as typed
+    assert page.url == server.url + "/rules/add"
+    page.goto(page.url)  # Enter in the address bar: a GET of the form's address
+    expect(page).to_have_url(server.url + "/rules")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Rules")
+
+
 # Phone widths: no page scrolls sideways, with content that is long where it can be.
 def fill_realistic(server: RunningServer, root: Path) -> int:
     for n in range(3):

@@ -251,3 +251,53 @@ def test_the_audit_pages_to_older_rows_with_its_filter_kept(hub: Hub, page: Page
     page.locator("p.pager").first.get_by_role("link", name="Newer rows").click()
     expect(rows).to_have_count(200)
     expect(rows.first).to_contain_text("#209")
+
+
+def get(hub: Hub, path: str, accept: str) -> Reply:
+    parts = urlsplit(hub.url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=5)
+    try:
+        conn.request("GET", path, headers={"Accept": accept})
+        answer = conn.getresponse()
+        return Reply(answer.status, dict(answer.getheaders()), answer.read().decode())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "form_page"),
+    [("/tokens/create", "/tokens"), ("/tokens/revoke", "/tokens"), ("/sign-out", "/")],
+)
+def test_a_forms_address_opened_in_a_browser_goes_to_the_forms_page_on_the_hub(
+    hub: Hub, path: str, form_page: str
+) -> None:
+    opened = get(hub, path, "text/html,application/xhtml+xml")
+    assert opened.status == 303 and opened.headers["location"] == form_page
+    program = get(hub, path, "*/*")  # a program keeps its plain 405
+    assert program.status == 405 and program.body == "Method Not Allowed"
+
+
+def test_an_unknown_address_on_the_hub_gets_its_404_page(hub: Hub) -> None:
+    opened = get(hub, "/tokens/nope", "text/html")
+    assert opened.status == 404 and opened.headers["content-type"].startswith("text/html")
+    assert "No page at this address. Check the address, or start from Tokens." in opened.body
+    assert ">Back to Tokens</a>" in opened.body and "Memories" not in opened.body
+    assert get(hub, "/tokens/nope", "*/*").body == "Not Found"
+    assert get(hub, "/mcp", "text/html").status == 401  # MCP and sync answer as they did
+    assert get(hub, "/sync/nope", "text/html").status == 401
+
+
+def test_enter_in_the_address_bar_after_creating_a_token_opens_the_tokens_page(
+    hub: Hub, page: Page
+) -> None:
+    admin = hub.token("admin", None, "ops-address-bar")
+    sign_in(page, hub, admin)
+    page.get_by_label("Name").fill("address-bar-bot")
+    page.get_by_label("Your admin token (to confirm)").fill(admin)
+    page.get_by_role("button", name="Create token").click()
+    secret = page.get_by_label("New token").input_value()
+    assert page.url == hub.url + "/tokens/create"
+    page.goto(page.url)  # Enter in the address bar: a GET of the form's address
+    expect(page).to_have_url(hub.url + "/tokens")
+    expect(page.locator('tr[data-token="address-bar-bot"]')).to_be_visible()
+    assert secret not in page.content()

@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 from anyio import to_thread
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Match, Route
 
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import AletheiaError
@@ -52,7 +52,9 @@ from aletheia_mem.web.security import (
 
 # Paths a program asks: an unknown address there answers in JSON, as the API's errors do.
 PROGRAM_PATHS = ("/api/", "/mcp", "/static/")
+HUB_PROGRAM_PATHS = ("/mcp", "/sync/", "/static/", "/healthz")
 NO_PAGE = "No page at this address. Check the address, or start from Memories."
+HUB_NO_PAGE = "No page at this address. Check the address, or start from Tokens."
 ExceptionHandler = Callable[[Request, Exception], Awaitable[Response]]
 
 PAGES = (*memory_pages.PAGES, *knowledge_pages.PAGES, *work_pages.PAGES)
@@ -149,25 +151,63 @@ def _static_routes() -> list[BaseRoute]:
     ]
 
 
-def _wants_page(request: Request) -> bool:
-    """A browser opening an address (not a program calling the API or MCP)."""
+def _wants_page(request: Request, program_paths: tuple[str, ...]) -> bool:
+    """A browser opening an address (not a program calling the API, MCP or sync)."""
     path = request.url.path
-    if request.method not in ("GET", "HEAD") or path == "/api" or path.startswith(PROGRAM_PATHS):
+    if request.method not in ("GET", "HEAD") or path == "/api" or path.startswith(program_paths):
         return False
     return "text/html" in request.headers.get("accept", "")
 
 
+def _form_page(request: Request) -> str:
+    """The page a form-only address's form is on: the nearest address above it that a page
+    answers (``/memories/5/dismiss``: ``/memories/5``; ``/rules/r_1/confirm``, ``/rules/add``:
+    ``/rules``; ``/tokens/create``: ``/tokens``; ``/sign-out``: ``/``)."""
+    routes = request.app.router.routes
+    parts = request.url.path.rstrip("/").split("/")
+    while len(parts) > 1:
+        parts.pop()
+        above = "/".join(parts) or "/"
+        scope = {"type": "http", "path": above, "method": "GET", "root_path": ""}
+        if any(route.matches(scope)[0] == Match.FULL for route in routes):
+            return above
+    return "/"
+
+
+def _pages_for_browsers(
+    otherwise: ExceptionHandler, hub: bool, program_paths: tuple[str, ...]
+) -> ExceptionHandler:
+    """``otherwise``, but for a browser the UI's 404 page at an unknown address, and at a
+    form's address (a form's result or error page leaves it in the address bar, where Enter or
+    the history opens it) a redirect (303) to the page the form is on."""
+
+    async def handle(request: Request, error: Exception) -> Response:
+        if isinstance(error, HTTPException) and _wants_page(request, program_paths):
+            request.scope["aletheia_hub"] = hub
+            if error.status_code == 404:
+                return error_page(request, 404, HUB_NO_PAGE if hub else NO_PAGE)
+            if error.status_code == 405:
+                return redirect(_form_page(request))
+        return await otherwise(request, error)
+
+    return handle
+
+
 def exception_handlers() -> dict[Any, ExceptionHandler]:
-    """The API's JSON errors, but the UI's own 404 page for a browser at an unknown address."""
+    """The API's JSON errors, but UI pages for a browser (``_pages_for_browsers``)."""
     handlers = api.exception_handlers()
     as_json = handlers[HTTPException]
+    return {**handlers, HTTPException: _pages_for_browsers(as_json, False, PROGRAM_PATHS)}
 
-    async def unknown(request: Request, error: Exception) -> Response:
-        if isinstance(error, HTTPException) and error.status_code == 404 and _wants_page(request):
-            return error_page(request, 404, NO_PAGE)
-        return await as_json(request, error)
 
-    return {**handlers, HTTPException: unknown}
+def hub_exception_handlers() -> dict[Any, ExceptionHandler]:
+    """Starlette's plain-text errors on the hub, but UI pages for a browser there too."""
+
+    async def plain(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)  # noqa: S101  (registered for HTTPException only)
+        return PlainTextResponse(str(error.detail), error.status_code, error.headers)
+
+    return {HTTPException: _pages_for_browsers(plain, True, HUB_PROGRAM_PATHS)}
 
 
 def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
