@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -122,3 +122,25 @@ def test_a_list_is_renamed_from_its_edit_form(server: RunningServer, page: Page)
     expect(page.get_by_role("link", name="release", exact=True)).to_have_count(0)
     expect(page.get_by_label("Items, one per line")).to_have_value("tag v2")
     assert axe_violations(page) == []
+
+
+def test_show_dismissed_lists_a_list_renamed_away(server: RunningServer, page: Page) -> None:
+    """Renaming plain to plain2 and back dismisses plain2: Show dismissed lists it (with its
+    reason), where Restore brings it back; the live list stays on the Lists page only."""
+    write_list(server, "plain", ["one"])
+    for old, new in (("plain", "plain2"), ("plain2", "plain")):
+        page.goto(server.url + "/lists?" + urlencode({"name": old}))
+        page.get_by_label("List name").fill(new)
+        page.get_by_role("button", name="Save list").click()
+        expect(page.get_by_role("heading", name=f"Edit “{new}”")).to_be_visible()
+    page.goto(server.url + "/")
+    page.get_by_label("Show dismissed").check()
+    page.get_by_role("button", name="Search").click()
+    renamed = page.locator("#memories li.memory", has_text="plain2 list")
+    expect(renamed).to_contain_text("renamed to plain")
+    expect(page.locator("#memories li.memory", has_text="plain list")).to_have_count(0)
+    renamed.get_by_role("link", name="plain2 list").click()
+    page.get_by_role("button", name="Restore").click()
+    assert read_list(server, "plain2") == ["one"]
+    page.goto(server.url + "/")  # the live list: lists stay on the Lists page
+    expect(page.locator("#memories li.memory", has_text="plain2 list")).to_have_count(0)

@@ -124,7 +124,8 @@ def _browse(app: AppContext, filters: Filters, upto: int | None) -> list[dict[st
         order="date_asc" if values["order"] == "date_asc" else "date_desc",
         limit=PAGE_SIZE + 1,
         offset=filters.offset,
-        exclude_kinds=() if values["kind"] else (WORK_STATE_KIND,),
+        # The live lists are on the Lists page; a dismissed one (renamed away, say) only here.
+        exclude_kinds=() if values["kind"] or filters.dismissed else (WORK_STATE_KIND,),
         dismissed=filters.dismissed,
         upto=upto,
     )
