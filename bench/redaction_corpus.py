@@ -135,6 +135,7 @@ VENDORS: tuple[tuple[str, str, str, int, str], ...] = (
     ("dynatrace", "dt0c01.", UPPER, 24, "." + "A1B2C3D4E5F6G7H8" * 4),
     ("1password-service", "ops_eyJ", URLSAFE, 80, ""),
     ("airtable", "patAbCdEf12345678", "", 0, "." + "0a1b2c3d" * 8),
+    ("aletheia-hub", "alt_", URLSAFE, 32, ""),  # Aletheia's own hub tokens
 )
 
 # How a token is written in a note: the secret is {s}.

@@ -17,6 +17,8 @@ SENDGRID = "SG." + "Ab3dEfGh1jKlMn0pQrStUv.Ab3dEfGh1jKlMn0pQrStUvWxYz0123456789A
 STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
 SLACK_APP = "xapp-" + "1-A0123456789-0123456789012-abcdef0123456789"
 DIGITALOCEAN = "dop_v1_" + "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
+HUB = "alt_" + "Xk9_2mQpL7vR-tY4wZ8aB3cD5eF6gH1j"  # an Aletheia hub token, with no keyword by it
+HUB_DASHED = "alt_" + "w7N-qRz2_Lk5YbH8mT0vC4xJ9sPdG3f-"  # one ending with "-"
 CURL_PASSWORD = "Cu7lPassw0rd"
 URL_PASSWORD = "p@ss/w#rd9Z"
 PROSE_PASSWORD = "Tr0ub4dor&3x"
@@ -34,6 +36,8 @@ SECRETS = (
     STRIPE,
     SLACK_APP,
     DIGITALOCEAN,
+    HUB,
+    HUB_DASHED,
     CURL_PASSWORD,
     URL_PASSWORD,
     PROSE_PASSWORD,
@@ -44,7 +48,7 @@ SECRETS = (
 TEXT = (
     f"Deploy notes: curl -u admin:{CURL_PASSWORD} https://api.example.com/deploy works,"
     f" DATABASE_URL=postgres://app:{URL_PASSWORD}@db.internal/prod, and the CI uses {GITHUB}."
-    f" The password for the staging db is {PROSE_PASSWORD}."
+    f" The password for the staging db is {PROSE_PASSWORD}. Use {HUB} for the shop hub."
 )
 TITLE = f"Deploy notes: rotate {AWS} today"
 FACTS: list[Any] = [
@@ -54,13 +58,18 @@ FACTS: list[Any] = [
 FILES = [f"config/{SENDGRID}.env"]
 PROJECT = f"acme-{AWS}"
 LIST_NAME = f"deploy {STRIPE}"
-LIST_ITEMS: list[Any] = [f"export STRIPE_KEY={STRIPE}", {"password": LIST_PASSWORD}]
+LIST_ITEMS: list[Any] = [
+    f"export STRIPE_KEY={STRIPE}",
+    {"password": LIST_PASSWORD},
+    f"hub: {HUB_DASHED}",
+]
 RULE_THEN = f"Post releases with the bot token {SLACK_APP}"
 RULE_WHEN = f"you run mysql -u root -p{MYSQL_PASSWORD}"
 DISMISS_REASON = f"duplicate; leaked {DIGITALOCEAN}"
 PROMPT = (
     f"Deploy with curl -u admin:{CURL_PASSWORD} and {GITHUB}."
-    f" <private>hide <private>{PRIVATE_NOTE}</private> {OUTER_PRIVATE_NOTE}</private> thanks"
+    f" <private>hide <private>{PRIVATE_NOTE}</private> {OUTER_PRIVATE_NOTE}</private> thanks,"
+    f" then sync with {HUB}"
 )
 
 

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from aletheia_mem.cli.main import cli
+from aletheia_mem.domain.redaction import REDACTED, redact_secrets
 from aletheia_mem.hub.tokens import verify_token
 from aletheia_mem.storage.entries import AuditEntry
 from tests.stores import open_target
@@ -34,6 +35,8 @@ def test_create_prints_the_token_once_with_the_connect_snippets(
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     secret = next(word for word in result.output.split() if word.startswith("alt_"))
+    # shown whole to its creator, once; a note that holds it is redacted
+    assert redact_secrets(f"use {secret} for the shop hub") == f"use {REDACTED} for the shop hub"
     assert 'Token "laptop" (scope mcp; shop).' in result.output
     assert (
         "claude mcp add --transport http --scope user aletheia-hub https://hub.example.com/mcp"

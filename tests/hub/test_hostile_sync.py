@@ -141,6 +141,37 @@ def test_a_pushed_rule_holding_a_secret_is_kept_redacted_and_the_page_applies(hu
     assert "Tr0ub4dor" not in stored["then"] and "[REDACTED]" in stored["then"]
 
 
+def test_a_hub_token_in_a_pushed_note_is_kept_redacted_and_a_read_token_never_reads_it(
+    hub: Hub,
+) -> None:
+    """An admin token pasted in a note, with no keyword by it, pushed as an earlier release
+    (redacting less) would push it, or saved through the hub's MCP: a read token of the project
+    reads neither, nor does the hub's store hold it."""
+    admin = hub.token("admin", None, "admin-in-a-note")
+    writer = hub.token("sync", ("shop",), "older-release-hub-token")
+    reader = hub.token("read", ("shop",), "shop-reader")
+    pushed = memory_record(
+        key=uid("hub-token-memory"),
+        title=f"hub: {admin}",
+        text=f"use {admin} for the shop hub, or the bare {admin}",
+    )
+    assert _push(hub, writer, pushed).status == 200
+    session = hub.initialize(writer)
+    saved, error = hub.call_tool(writer, session, "save_memory", text=f"hub{admin} as pasted")
+    assert not error, saved
+    stored = items_at(hub.db)[("memory", uid("hub-token-memory"))]
+    assert stored["text"] == "use [REDACTED] for the shop hub, or the bare [REDACTED]"
+    assert stored["title"] == "hub: [REDACTED]"
+    assert admin not in json.dumps(list(items_at(hub.db).values()))
+    session = hub.initialize(reader)
+    found, _ = hub.call_tool(reader, session, "search", query="shop hub pasted", project="shop")
+    ids = [int(number) for number in re.findall(r"#(\d+)", found)]
+    assert len(ids) >= 2, found
+    shown, _ = hub.call_tool(reader, session, "get_observations", ids=ids)
+    assert "use [REDACTED] for the shop hub" in shown and "hub[REDACTED] as pasted" in shown
+    assert admin not in found + shown
+
+
 def test_the_hub_names_the_author_from_the_token_and_redacts_pushed_secrets(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "honest-name")
     record = memory_record(

@@ -16,9 +16,10 @@ The rules, each in its own module:
   ``IDENTIFIED BY``, ``echo X | docker login --password-stdin``), passwords written in
   sentences and prompts, random values after a strong name and blanks or a table cell
   (``aws configure set aws_secret_access_key X``), ``.pgpass`` lines;
-* vendors (:mod:`~aletheia_mem.domain.redaction_vendors`): 80 token formats with a documented
+* vendors (:mod:`~aletheia_mem.domain.redaction_vendors`): 81 token formats with a documented
   shape (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, Hugging Face, Vault,
-  DigitalOcean, Databricks, Doppler, SendGrid, Twilio, age...), also wrapped in base64 or glued
+  DigitalOcean, Databricks, Doppler, SendGrid, Twilio, age..., Aletheia's own hub tokens), also
+  wrapped in base64 or glued
   to each other or to a word with no separator, and the AWS secret key beside its key ID;
 * names (:mod:`~aletheia_mem.domain.redaction_names`): literal values given to secret-looking
   names in code, subscripts, YAML (also on the next line), INI, dotenv, JSON (also escaped

@@ -33,9 +33,12 @@ _RUN = re.compile(r"(?<![A-Za-z0-9_.~\-])[A-Za-z0-9_.~\-]{20,}+")
 # does; unbounded, "sk-sk-sk-..." made each part scan to the end of the run: quadratic).
 _DIGIT = r"(?=[A-Za-z_\-]{0,255}+[0-9])"
 _MIXED = r"(?=[a-z0-9]*[A-Z])(?=[A-Z0-9]*[a-z])"  # the body mixes cases
+# The same for a body of URL-safe base64 (letters, digits, "-" and "_") of 32 characters
+_MIXED_URLSAFE = r"(?=[a-z0-9_\-]{0,31}+[A-Z])(?=[A-Z0-9_\-]{0,31}+[a-z])"
 
 # Each shape must match at the start of a run; the first two characters of every alternative
-# are its dispatch key (listed explicitly where a shape has several).
+# are its dispatch key (listed explicitly where a shape has several). A longer key is where the
+# shape may start: "al" is in every other word, "alt_" is not.
 _SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("AK", "AS", "AB", "AC", "A3"), r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}"),  # AWS
     (("AK",), r"AKCp[A-Za-z0-9]{69}"),  # JFrog
@@ -116,6 +119,9 @@ _SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("rn",), r"rnd_[A-Za-z0-9]{30,}"),  # Render
     (("ve",), r"vercel_[A-Za-z0-9]{24,}"),
     (("pa",), rf"pat{_MIXED}[A-Za-z0-9]{{14}}\.[a-f0-9]{{64}}"),  # Airtable
+    # Aletheia's own hub tokens (hub/tokens.py: ``new_secret``): 24 random bytes in URL-safe
+    # base64; a hub's read token must not read an admin token a note holds
+    (("alt_",), rf"alt_{_MIXED_URLSAFE}[A-Za-z0-9_\-]{{32}}"),
 )
 # Shapes without a fixed prefix, tried on runs that contain their marker.
 _UNPREFIXED: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -170,6 +176,12 @@ _WORD = re.compile(r"[a-z]*+(?:[A-Z][a-z]++)*+|[A-Z]++")  # xx, TOKEN, myToken, 
 # followed by letters and digits come up in base64 ("ssh-rsa AAAAB3NzaC1yc2EAAAADAQAB...") and
 # base32 by chance.
 _ONLY_APART = ("EA", "A3")
+# Prefixes that begin names too ("alt_Text_For_The_Hero_Image_v2", "alt_KEY_BINDING_2"): a token
+# of theirs must look random wherever it stands, not only glued. Its body of URL-safe base64 is
+# cut by "-" and "_" into parts too short to judge alone ("Uf-Q8by_sauw3A-aWi_69bz"), so it is
+# random when a part is no part of a name: a word, Word or WORD, a number after it or alone.
+_RANDOM_ONLY = ("alt_",)
+_NAME_PART = re.compile(r"[A-Z]?+[a-z]*+[0-9]*+|[A-Z]++[0-9]*+")
 # After digits ("123ghp_..."), only a prefix with its separator: "ghp_", "glpat-", "xoxb-",
 # "sk-ant-", "github_pat_" hold a "_" or "-" that no base64, base32 or hex does. A prefix without
 # one ("AKIA", "EAA") comes up after digits in those by chance.
@@ -178,13 +190,18 @@ _SEPARATED_PREFIX = re.compile(r"[a-z][a-z0-9]{2,}+[_\-]|[a-z]{2}[_\-][a-z]{3,}+
 
 @functools.cache
 def _key_starts() -> re.Pattern[str]:
-    """Where the first two characters of a shape are, glued to what comes before or not."""
-    seconds: dict[str, set[str]] = defaultdict(set)
-    for key in _SOURCES:
-        seconds[key[0]].add(key[1])
-    return re.compile(
-        "|".join(f"{first}(?=[{''.join(sorted(seconds[first]))}])" for first in sorted(seconds))
-    )
+    """Where the key of a shape is, glued to what comes before or not."""
+    rests: dict[str, set[str]] = defaultdict(set)
+    for keys, _ in _SHAPES:
+        for key in keys:
+            rests[key[0]].add(key[1:])
+
+    def after(first: str) -> str:
+        seconds = "".join(sorted(rest for rest in rests[first] if len(rest) == 1))
+        longer = [re.escape(rest) for rest in sorted(rests[first]) if len(rest) > 1]
+        return "|".join(([f"[{seconds}]"] if seconds else []) + longer)
+
+    return re.compile("|".join(f"{first}(?={after(first)})" for first in sorted(rests)))
 
 
 def _unprefixed_token(run: str) -> bool:
@@ -203,15 +220,16 @@ def _looks_random(token: str) -> bool:
     """Whether a token glued to other letters or digits is random, not a part of longer words:
     its letters and digits vary, and a part as long as a word changes between lower case, upper
     case and digits again and again ("PACIFIC2024CONFE" in "ASIAPACIFIC2024CONFERENCE" twice;
-    "sk-2024-release-candidate" in "disk-2024-release-candidate" has no such part)."""
+    "sk-2024-release-candidate" in "disk-2024-release-candidate" has no such part). A hub
+    token, judged so wherever it stands, holds a part that is no part of a name instead
+    (``_RANDOM_ONLY``)."""
     parts = _SEPARATOR.split(token)
     body = "".join(parts)
-    return (
-        len(body) >= _MIN_RANDOM
-        and any(len(_KINDS.findall(part)) > _MIN_KIND_CHANGES for part in parts)
-        and varies(body)
-        and not is_masked(body)
-    )
+    if token.startswith(_RANDOM_ONLY):
+        changes = not all(_NAME_PART.fullmatch(part) for part in parts)
+    else:
+        changes = any(len(_KINDS.findall(part)) > _MIN_KIND_CHANGES for part in parts)
+    return len(body) >= _MIN_RANDOM and changes and varies(body) and not is_masked(body)
 
 
 def _token_end(run: str, start: int, *, glued: bool) -> int:
@@ -237,7 +255,7 @@ def _token_end(run: str, start: int, *, glued: bool) -> int:
         _WORD_CHAR.match(run, end) is not None
         and not _shape_end(run, end, min(len(run), end + _SCAN))  # unless another token follows
     )
-    if (glued or glued_after) and not _looks_random(read):
+    if (glued or glued_after or read.startswith(_RANDOM_ONLY)) and not _looks_random(read):
         return 0
     return end
 
@@ -299,6 +317,26 @@ _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{28,4096}+={0,2}(?![A-
 _MIN_BASE64 = 28
 
 
+def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
+    """The vendor tokens in one run of token characters, read without the ".", "_", "~" and "-"
+    it ends with (a sentence's full stop, a dash after it), and then, where it ends with "_" or
+    "-", with those: a token of fixed length may end with one ("AIza" + 34 + "-", a hub token
+    "alt_" + 31 + "_"). The second reading adds its last token when that one ends in them and
+    is new (a token of any length was found without them: "glpat-...-" keeps its last "-")."""
+    trimmed = run.rstrip(_TRIM)
+    spans = list(_token_spans(trimmed, offset))
+    closed = run.rstrip(".~")
+    if len(closed) > len(trimmed):
+        last = list(_token_spans(closed, offset))[-1:]
+        if (
+            last
+            and last[0][1] > offset + len(trimmed)
+            and (not spans or last[0][0] >= spans[-1][1])
+        ):
+            spans += last
+    return spans
+
+
 def _wraps_token(run: str) -> bool:
     """Whether the base64 ``run`` decodes to text holding a vendor token."""
     try:
@@ -317,8 +355,7 @@ def _vendor_spans(text: str, *, decode: bool) -> list[tuple[int, int]]:
         offset = text.find(word, cursor)
         cursor = offset + len(word)
         for found in _RUN.finditer(word):
-            run = found.group().rstrip(_TRIM)
-            spans += _token_spans(run, offset + found.start())
+            spans += _run_spans(found.group(), offset + found.start())
         if len(word) >= _MIN_BASE64:
             wrapped.append((word, offset))
     if not decode:

@@ -1,0 +1,153 @@
+"""Aletheia's own hub tokens (``alt_`` and 32 URL-safe random characters) are redacted with no
+keyword beside them, as the other vendors' tokens are, and names that begin with ``alt_`` are
+kept.
+
+A hub token saved as typed ("use alt_... for the shop hub") was stored whole: a read token of
+the hub could read an admin token from a note. A token of fixed length whose last character is
+"-" or "_" (one hub token in 32; a Google API key ending in "-") was cut at it, read as too short,
+and kept. The fake tokens are random and were never valid credentials; they are split after the
+prefix so that secret scanners do not flag this file.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Callable
+
+import pytest
+
+from aletheia_mem.domain.redaction import REDACTED, redact_secrets
+from aletheia_mem.hub.tokens import new_secret
+from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
+from tests.e2e.leaky import HUB, HUB_DASHED
+
+HUB2 = "alt_" + "Q1w2E3r4T5y6U7i8O9p0AaSsDdFfGg-h"
+UNDERSCORED = "alt_" + "b0FWHX_RVYzyggzomxhz-jzKdqvgnt__"
+URLSAFE = string.ascii_letters + string.digits + "-_"
+R = REDACTED
+# The tokens, as typed and as redacted: glued to each other, and ending with "-" or "_" (which
+# a sentence's end was cut from)
+TOKENS = {
+    "one": (HUB, R),
+    "two-glued": (HUB + HUB2, R + R),
+    "three-glued": (HUB + HUB_DASHED + HUB2, R * 3),
+    "ending-with-a-dash": (HUB_DASHED, R),
+    "ending-with-underscores": (UNDERSCORED, R),
+}
+# Where a token stands ({}): no keyword beside it, glued to words, digits and punctuation
+PLACES = """\
+use {} for the shop hub
+hub: {}
+{}
+({}).
+'{}', then
+hub{}
+TOKEN{} rotated
+2024{}
+see {}foo
+hub: {}-- old
+ALETHEIA_HUB_TOKEN={} aletheia sync
+Authorization: Bearer {}
+""".splitlines()
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize(("token", "redacted"), TOKENS.values(), ids=list(TOKENS))
+def test_a_hub_token_is_redacted_without_a_keyword_beside_it(
+    token: str, redacted: str, place: str
+) -> None:
+    expected = place.format(redacted)
+    assert redact_secrets(place.format(token)) == expected
+    assert redact_secrets(expected) == expected
+
+
+def test_a_google_key_ending_with_a_dash_is_redacted() -> None:
+    """Cut at its last "-" as a hub token was, it was one character short and kept."""
+    key = "AIza" + "SyJ58m1CiAhzCueQpBenQtYh5Xj8TPQxjq-"
+    assert redact_secrets(f"key {key} here, {key}.") == f"key {R} here, {R}."
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        pytest.param(lambda t: "".join(chr(ord(c) + 0xFEE0) for c in t), id="full-width"),
+        pytest.param(lambda t: t.replace("a", "\u0430", 1), id="cyrillic-a"),
+        pytest.param(lambda t: t[:12] + "\u200b" + t[12:], id="zero-width-space"),
+    ],
+)
+def test_a_hub_token_in_look_alike_characters_is_redacted(disguise: Callable[[str], str]) -> None:
+    text = f"use {disguise(HUB)} for the shop hub"
+    assert redact_secrets(text) == f"use {R} for the shop hub"
+
+
+def test_every_token_the_hub_makes_is_redacted_wherever_it_stands() -> None:
+    tokens = [new_secret() for _ in range(3000)]
+    # and the ones that end with "-" or "_", which a sentence's end was cut from
+    rng = random.Random(7)
+    tokens += [
+        "alt_" + "".join(rng.choice(URLSAFE) for _ in range(31)) + "-_"[n % 2] for n in range(400)
+    ]
+    survived = []
+    for number, token in enumerate(tokens):
+        text = PLACES[number % len(PLACES)].format(token)
+        redacted = redact_secrets(text)
+        if any(token[i : i + 8] in redacted for i in range(4, len(token) - 7)):
+            survived.append((text, redacted))
+    assert survived == []
+
+
+INNOCENT = [
+    "alt_text",
+    "alt_key_binding",
+    'img.alt_text = "A cat on a mat"',
+    "set alt_text_for_the_hero_image_banner_top in the CMS",
+    "alt_Text_For_The_Hero_Image_Banner_Top_Left",
+    "alt_Image_Url_For_Hero_v2_Banner_Top_Left",
+    "alt_HTTP2_Server_Config_For_The_EU_Region_X",
+    "alt_Key_Binding_For_Ctrl_Shift_F12_Toggle",
+    "ALT_TEXT_FOR_THE_HERO_IMAGE_BANNER_TOP_LEFT",
+    "data-alt_Text-For-The-Main-Hero-Image-Banner",
+    "default_value_for_the_alt_text_attribute_here",
+    "salt_rounds_for_the_password_hasher_config",
+    "asphalt_Road_Surface_Temperature_Readings_2024",
+    "cobalt_Blue_Theme_For_The_Dark_Mode_Settings",
+    "Hub tokens start with alt_ and are shown once.",
+    "Authorization: Bearer alt_...",
+    "alt_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "alt_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    "alt_<your-hub-token-goes-here-now>",
+    "alt_YOUR_HUB_TOKEN_GOES_HERE_PLEASE_X",
+    # a prefix glued after letters of random case comes up in URL-safe base64 by chance
+    "Zk9xQaXalt_" + "R4ndXy9Zq8Lm2Np5Vt7Wk3Hs6Jd1Fb0G",
+]
+
+
+@pytest.mark.parametrize("text", INNOCENT)
+def test_a_name_beginning_with_the_prefix_is_kept(text: str) -> None:
+    assert redact_secrets(text) == text
+
+
+def test_url_safe_random_blobs_are_kept() -> None:
+    rng = random.Random(12)
+    blobs = [
+        "".join(rng.choice(URLSAFE) for _ in range(rng.choice((24, 48, 96)))) for _ in range(400)
+    ]
+    assert [blob for blob in blobs if "alt_" not in blob and redact_secrets(blob) != blob] == []
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        pytest.param(HUB, id="glued-hub-tokens"),
+        pytest.param(HUB_DASHED, id="glued-hub-tokens-ending-with-a-dash"),
+        pytest.param("xalt_", id="prefixes-after-a-letter"),
+        pytest.param("salt_Ab1-", id="short-bodies"),
+    ],
+)
+def test_many_hub_token_starts_in_a_run_ending_with_a_dash_cost_linear_time(unit: str) -> None:
+    """A run ending with "-" or "_" is read twice (without them, then with them): still once
+    per character each."""
+    small, large = (unit * (size // len(unit)) + "-" for size in (5_000, 5_000 * GROWTH))
+    ratio = cpu_ratio(redact_secrets, large, small)
+    assert ratio < LINEAR_BOUND, f"{ratio:.1f} x (linear: 8 x; quadratic: 64 x)"
