@@ -9,12 +9,14 @@ from functools import lru_cache
 from aletheia_mem.errors import InvalidInputError
 
 DAY_MS = 86_400_000
-# A bare calendar period of ISO 8601: a year, a year-month, or a date (extended or basic).
-_PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?|(\d{2})(\d{2}))?$")
-_EPOCH_MS = re.compile(r"^-?\d{1,15}$")
+# A bare calendar period of ISO 8601: a year, a year-month, or a date (extended or basic). Each
+# pattern reads ASCII digits only, as ``datetime.fromisoformat`` does (``\d`` alone would read a
+# full-width or an Arabic-Indic year, and ``int`` its digits).
+_PERIOD = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?|(\d{2})(\d{2}))?$", re.ASCII)
+_EPOCH_MS = re.compile(r"^-?\d{1,15}$", re.ASCII)
 # ISO 8601's other dates: a year's day (2026-339) and a week's day (2026-W49-6, 2026W496)
-_ORDINAL = re.compile(r"^(\d{4})-(\d{3})(?=[Tt]|$)")
-_WEEK_DAY = re.compile(r"^(\d{4})-?W(\d{2})-?([1-7])(?=[Tt]|$)")
+_ORDINAL = re.compile(r"^(\d{4})-(\d{3})(?=[Tt]|$)", re.ASCII)
+_WEEK_DAY = re.compile(r"^(\d{4})-?W(\d{2})-?([1-7])(?=[Tt]|$)", re.ASCII)
 FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -275,3 +275,43 @@ def test_a_trimmed_value_over_its_limit_keeps_its_message(call):
     assert call("save_memory", text="x", title=" " + "c" * 400).text == (
         "title must be at most 400 characters."  # a title is kept as it is sent, spaces too
     )
+
+
+# int() and float() read other scripts' digits and "_": "\uff11" (full-width) was memory #1,
+# "\u0663" (Arabic-Indic) #3, "1_0" #10. A number given as text is ASCII digits, as the server
+# prints it; blanks around it are forgiven (ASCII ones: a model's argument may carry them).
+@pytest.mark.parametrize("value", ["\uff11", "\u0663", "#\uff11", "1_0", "1\u00a0", "\u30001"])
+def test_an_id_in_other_digits_is_no_number_and_acts_on_nothing(call, value):
+    for number in range(1, 11):
+        call("save_memory", text=f"Deploy note number {number}")
+
+    fetched = call("get_observations", ids=[value])
+    fetched_text = call("get_observations", ids=f"2,{value}")
+    around = call("timeline", anchor=value)
+    dismissed = call("dismiss_memory", id=value)
+    rule = call("add_rule", then="Deploy on Tuesdays", evidence_memory_ids=[value])
+    limited = call("search", query="deploy", limit=value)
+
+    assert fetched.text == fetched_text.text == "each of ids must be a number."
+    assert around.text == "anchor must be a number."
+    assert dismissed.text == "id must be a number."
+    assert rule.text == "each of evidence_memory_ids must be a number."
+    assert limited.text == "limit must be a number."
+    assert "[dismissed" not in unwrap(call("get_observations", ids="1,3,10"))
+
+
+@pytest.mark.parametrize("value", ["7", " 7 ", "#7", "\t#7\n", "+7", "7.0"])
+def test_an_id_as_ascii_text_is_still_read(call, value):
+    for number in range(1, 8):
+        call("save_memory", text=f"Deploy note number {number}")
+
+    assert unwrap(call("get_observations", ids=[value])).startswith("#7 ")
+
+
+def test_a_time_in_other_digits_is_refused(call):
+    call("save_memory", text="Deploy note")
+
+    refused = call("search", query="deploy", since="\uff11\uff17\uff10\uff10000000000")
+
+    assert refused.is_error
+    assert refused.text.startswith("since must be")

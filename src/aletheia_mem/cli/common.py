@@ -28,6 +28,7 @@ from aletheia_mem.errors import (
     StoreReadOnlyError,
     StoreTooNewError,
 )
+from aletheia_mem.number_text import ascii_whole
 from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.open import display_target, hub_store_exists
 from aletheia_mem.storage.store_file import check_place, misplaced, store_problem
@@ -52,12 +53,19 @@ EXIT_CODES = {
 
 class ItemId(click.IntRange):
     """An item's id, as SQLite's INTEGER holds it: a larger one is bad input, not a crash.
-    Named "id" so that a word where an id belongs reads "'abc' is not a valid id."."""
+    Named "id" so that a word where an id belongs reads "'abc' is not a valid id."; so does an
+    id that is not ASCII digits alone ("\uff11", "\u0663", "1_0", " 3", "+3"), which ``int``
+    reads."""
 
     name = "id"
 
     def __init__(self) -> None:
         super().__init__(1, 2**63 - 1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and ascii_whole(value) is None:
+            self.fail(f"{value!r} is not a valid {self.name}.", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 ITEM_ID = ItemId()

@@ -115,15 +115,16 @@ class _MediaTypeError(InvalidInputError):
 
 
 async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
-    """Path, query and body values, checked against the operation's schemas and merged."""
+    """Path, query and body values, checked against the operation's schemas and merged (a
+    number in the address exactly: ``/api/memories/%201%20`` names no memory)."""
     args: dict[str, Any] = {}
     if op.query is not None:
-        args.update(check_arguments(op.query, dict(request.query_params)))
+        args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
         body = _json_body(await request.body(), request, op.body_required)
         args.update(check_arguments(op.body, body))
     if op.path_params is not None:
-        args.update(check_arguments(op.path_params, dict(request.path_params)))
+        args.update(check_arguments(op.path_params, dict(request.path_params), exact=True))
     return args
 
 

@@ -1,28 +1,27 @@
 """Checking tool arguments against the tool's own inputSchema, forgiving what models send.
 
-Numbers may come as numeric strings, booleans as "true"/"false", arrays of ids as "1,2" or a
-single id, an array of paths as one string (one path: a path may hold a comma) or as its JSON
-text, and null or blank text (``""``, what models send for "nothing") means absent: an optional
-argument then gets its default, a required one is missing. Anything else that does not fit is
-an ``InvalidInputError`` with a message that names the argument.
+Numbers may come as numeric strings (of ASCII digits: ``number_text``), booleans as
+"true"/"false", arrays of ids as "1,2" or a single id, an array of paths as one string (one
+path: a path may hold a comma) or as its JSON text, and null or blank text (``""``, what models
+send for "nothing") means absent: an optional argument then gets its default, a required one is
+missing. Anything else that does not fit is an ``InvalidInputError`` with a message that names
+the argument.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 from aletheia_mem.domain.limits import LONE_SURROGATE
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.number_text import BLANKS, ascii_number
 
 Schema = dict[str, Any]
 MAX_WHOLE = 2**63 - 1
 MIN_WHOLE = -(2**63)
 _TYPE_NAMES = {"string": "a string", "number": "a number", "boolean": "true or false"}
-# A whole number written out: read exactly, not through a float that rounds past 2**53.
-_WHOLE_TEXT = re.compile(r"[+-]?[0-9]{1,40}")
 
 
 class CollapsedString(dict[str, Any]):
@@ -42,8 +41,14 @@ class ItemId(dict[str, Any]):
     before it (``"#7"``). Published as the plain schema it is."""
 
 
-def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Arguments with defaults filled in and values coerced to the declared types."""
+def check_arguments(
+    schema: Schema, arguments: dict[str, Any], *, exact: bool = False
+) -> dict[str, Any]:
+    """Arguments with defaults filled in and values coerced to the declared types.
+
+    ``exact``: a number given as text is read without the blanks around it a model's argument
+    may carry (an address's ``/api/memories/%201%20`` is no id).
+    """
     properties: dict[str, Schema] = schema.get("properties", {})
     clean: dict[str, Any] = {}
     for name, spec in properties.items():
@@ -53,7 +58,7 @@ def check_arguments(schema: Schema, arguments: dict[str, Any]) -> dict[str, Any]
                 clean[name] = spec["default"]
             continue
         _check_encodable(name, value)
-        clean[name] = _check_value(name, spec, value)
+        clean[name] = _check_value(name, spec, value, exact)
     for name in schema.get("required", []):
         value = clean.get(name)
         if _is_blank(value) and not (value == [] and properties[name].get("minItems") == 0):
@@ -80,12 +85,12 @@ def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip()) or value == []
 
 
-def _check_value(name: str, spec: Schema, value: Any) -> Any:
+def _check_value(name: str, spec: Schema, value: Any, exact: bool = False) -> Any:
     kind = spec.get("type")
     if kind == "string":
         return _check_string(name, spec, value)
     if kind in ("number", "integer"):
-        return _check_number(name, spec, value)
+        return _check_number(name, spec, value, exact)
     if kind == "boolean":
         return _check_boolean(name, value)
     if kind == "array":
@@ -117,14 +122,14 @@ def _check_string(name: str, spec: Schema, raw: Any) -> str:
     return value
 
 
-def _check_number(name: str, spec: Schema, value: Any) -> int | float:
+def _check_number(name: str, spec: Schema, value: Any, exact: bool = False) -> int | float:
     number: int | float
     if isinstance(value, bool):
         raise InvalidInputError(f"{name} must be a number.")
     if isinstance(value, int | float):
         number = value
     elif isinstance(value, str):
-        number = _number_text(name, spec, value.strip())
+        number = _number_text(name, spec, value if exact else value.strip(BLANKS))
     else:
         raise InvalidInputError(f"{name} must be a number.")
     if not math.isfinite(number):
@@ -148,15 +153,16 @@ def _check_number(name: str, spec: Schema, value: Any) -> int | float:
 
 
 def _number_text(name: str, spec: Schema, text: str) -> int | float:
-    """The number ``text`` writes; for an id, also as the server prints it (``#7``)."""
+    """The number ``text`` writes in ASCII (``ascii_number``: "\uff11", "\u0663" and "1_0"
+    are none); for an id, also as the server prints it (``#7``)."""
     if isinstance(spec, ItemId) and text.startswith("#"):
         text = text[1:]  # one "#" only: "##7", "# 7" and "#-7" stay refused
         if not text[:1].isdigit():
             raise InvalidInputError(f"{name} must be a number.")
-    try:
-        return int(text) if _WHOLE_TEXT.fullmatch(text) else float(text)
-    except ValueError:
-        raise InvalidInputError(f"{name} must be a number.") from None
+    number = ascii_number(text)
+    if number is None:
+        raise InvalidInputError(f"{name} must be a number.")
+    return number
 
 
 def _check_boolean(name: str, value: Any) -> bool:

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from aletheia_mem.errors import StoreTooNewError, StoreUnavailableError
+from aletheia_mem.number_text import ascii_whole
 from aletheia_mem.server.api import RETRY_AFTER_S, UNAVAILABLE
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.render import page, secure
@@ -92,19 +93,18 @@ def safe_next(value: str | None, fallback: str = "/") -> str:
 
 
 def whole_number(text: str, max_digits: int) -> int | None:
-    """``text`` as a number when it is 1 to ``max_digits`` ASCII digits, else None (``str.isdigit``
-    alone also takes ``²``, which ``int`` refuses)."""
-    if text.isascii() and text.isdigit() and len(text) <= max_digits:
-        return int(text)
-    return None
+    """``text`` as a number when it is 1 to ``max_digits`` ASCII digits, else None
+    (``ascii_whole``: ``int`` also takes "\uff11", "\u0663" and "1_0")."""
+    return ascii_whole(text, max_digits)
 
 
 def address_offset(text: str) -> int:
     """A page's ``offset`` from its address: a whole number, at most ``MAX_OFFSET`` (a longer
     one is past the end of any list, an empty page rather than the first); anything else 0."""
-    if not (text.isascii() and text.isdigit()):
+    offset = ascii_whole(text, len(text))
+    if offset is None:
         return 0
-    return MAX_OFFSET if len(text) > len(str(MAX_OFFSET)) else min(int(text), MAX_OFFSET)
+    return MAX_OFFSET if len(text) > len(str(MAX_OFFSET)) else min(offset, MAX_OFFSET)
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def page_bound(params: Mapping[str, str], offset_name: str, upto_digits: int) ->
     ``upto_digits`` digits, never 0)."""
     sent, sent_upto = params.get(offset_name, ""), params.get("upto", "")
     upto = whole_number(sent_upto, upto_digits)
-    odd_offset = bool(sent) and not (sent.isascii() and sent.isdigit())
+    odd_offset = bool(sent) and ascii_whole(sent, len(sent)) is None
     return PageBound(address_offset(sent), upto or None, odd_offset, bool(sent_upto) and not upto)
 
 

@@ -26,6 +26,7 @@ from aletheia_mem.hub.tokens import (
     parse_projects,
     verify_token,
 )
+from aletheia_mem.number_text import ascii_whole
 from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.sessions import SessionState, SessionStore
 from aletheia_mem.server.wiring import hub_store
@@ -83,11 +84,12 @@ def admin_gate(hub: AppContext) -> Gate:
 
     def signed_in(cookie: str) -> HubToken | None:
         token_id, _, session_id = cookie.partition(":")
-        if not (token_id.isascii() and token_id.isdigit() and len(token_id) <= 18 and session_id):
+        number = ascii_whole(token_id, 18)
+        if number is None or not session_id:
             return None
         if sessions.get(session_id, WEB_OWNER + token_id) is None:
             return None
-        live = (t for t in store.list_tokens() if t.id == int(token_id) and t.revoked_at is None)
+        live = (t for t in store.list_tokens() if t.id == number and t.revoked_at is None)
         return next((token for token in live if token.scope == "admin"), None)
 
     def admits(request: Request) -> bool:

@@ -46,7 +46,7 @@ def _finalize(value: object) -> object:
     return value
 
 
-_MEMORY_ID = re.compile(r"#(\d{1,15})\b")
+_MEMORY_ID = re.compile(r"#([0-9]{1,15})\b")  # "#\uff11" in a text links to no memory
 
 
 def _memory_links(value: object) -> Markup:
