@@ -107,7 +107,7 @@ def test_a_fact_written_for_a_later_time_is_not_listed_as_current_before_it(call
 
     assert facts_found() == [
         "fact #1 payments-api · database = PostgreSQL 15"
-        "  (shop, 2026-10-29 to 2026-11-05, superseded by #2)"
+        "  (shop, since 2026-10-29; #2 from 2026-11-05)"  # current until then
     ]
     clock.advance(7 * DAY_MS)
     assert facts_found() == [

@@ -251,7 +251,7 @@ def test_a_value_written_for_a_later_time_is_listed_from_that_time_on(call, cloc
     # Until then the value it will replace stays the active one, though no longer open-ended.
     assert listed() == [
         "- fact #1 payments-api · database = PostgreSQL 15"
-        "  (shop, 2026-10-29 to 2026-11-05, superseded by #2)"
+        "  (shop, since 2026-10-29; #2 from 2026-11-05)"
     ]
     clock.advance(7 * DAY_MS)
     assert listed() == [

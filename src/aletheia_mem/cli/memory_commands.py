@@ -106,8 +106,7 @@ def save(
         echo(f"Already saved as #{memory.id}." + saved_again_notes(memory, item, facts_changed))
 
 
-def _search(app: AppContext, query: str | None, file: str | None, **options: Any) -> Any:
-    now = app.clock()
+def _search(app: AppContext, now: int, query: str | None, file: str | None, **options: Any) -> Any:
     since = parse_instant(options["since"], "--since") if options["since"] else None
     until = (
         parse_instant(options["until"], "--until", end_of_day=True) if options["until"] else None
@@ -181,7 +180,8 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
     if file:
         _refuse_filters_with_file({**options, "query": query})
     with open_cli_app(create=False) as app:
-        result = _search(app, query, file, **options)
+        now = app.clock()
+        result = _search(app, now, query, file, **options)
     if as_json:
         emit_json(
             {
@@ -195,7 +195,7 @@ def search(query: str | None, file: str | None, as_json: bool, **options: Any) -
         echo(terminal_safe(f"No matches. {result.empty_reason}"))
         return
     for fact in result.facts:
-        echo(style(one_line_safe(fact_line(fact)), fg="cyan"))
+        echo(style(one_line_safe(fact_line(fact, now)), fg="cyan"))
     if result.memories:
         echo(table(["id", "date", "type", "title"], memory_rows(result.memories)))
 

@@ -104,7 +104,7 @@ def build_context_parts(
             4,
             ("request", "requests"),
         ),
-        _Section("## Facts", [("- " + fact_line(f), True) for f in facts], 2, _FACT),
+        _Section("## Facts", [("- " + fact_line(f, now), True) for f in facts], 2, _FACT),
         _Section("## Rules", [(f"- {applied_rule_text(r)}", True) for r in rules], 0, _RULE),
     ]
     header = f"# Memory for {one_line(project)}"

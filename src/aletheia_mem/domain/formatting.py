@@ -85,16 +85,40 @@ def interval_ends(start: int, end: int) -> tuple[str, str]:
     return format_instant(start), format_instant(end)
 
 
-def fact_line(fact: Fact) -> str:
-    """``fact #3 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)``."""
-    validity = f"since {day_date(fact.valid_from // DAY_MS)}"
-    if fact.valid_to is not None:
-        validity = " to ".join(interval_ends(fact.valid_from, fact.valid_to))
+def fact_is_current(fact: Fact, now: int) -> bool:
+    """Whether the fact is valid ``now`` (``valid_from <= now < valid_to``), as fact_history's
+    current facts: a value written for a later time is not current yet, and the one it will
+    replace stays current until then."""
+    return fact.valid_from <= now and (fact.valid_to is None or now < fact.valid_to)
+
+
+def _validity(fact: Fact, now: int) -> str:
+    """A fact's validity as its line reads it at ``now``: ``since 2026-10-29`` (current),
+    ``since 2026-01-01; #2 from 2030-01-01`` (current, replaced at a later time),
+    ``upcoming from 2030-01-01`` (not valid yet), ``2026-10-29 to 2026-10-30, superseded by #2``
+    (ended)."""
+    upcoming = fact.valid_from > now
+    if fact.valid_to is None:
+        start = day_date(fact.valid_from // DAY_MS)
+        return f"upcoming from {start}" if upcoming else f"since {start}"
+    start, end = interval_ends(fact.valid_from, fact.valid_to)
+    if fact.valid_to <= now:  # ended: replaced, and its successor in force
+        ended = f"{start} to {end}"
         if fact.superseded_by is not None:
-            validity += f", superseded by #{fact.superseded_by}"
+            ended += f", superseded by #{fact.superseded_by}"
+        return ended
+    validity = f"upcoming from {start}" if upcoming else f"since {start}"
+    if fact.superseded_by is None:
+        return f"{validity}, until {end}"
+    return f"{validity}; #{fact.superseded_by} from {end}"
+
+
+def fact_line(fact: Fact, now: int) -> str:
+    """``fact #3 payments-api · database = PostgreSQL 16  (shop, since 2026-10-29)``, its
+    validity as it stands ``now`` (``_validity``)."""
     return (
         f"fact #{fact.id} {one_line(fact.subject)} · {one_line(fact.predicate)} ="
-        f" {one_line(fact.object)}  ({one_line(fact.project)}, {validity})"
+        f" {one_line(fact.object)}  ({one_line(fact.project)}, {_validity(fact, now)})"
     )
 
 

@@ -18,6 +18,7 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
     subject = args["subject"].strip()
     project = args.get("project")
     as_of = parse_instant(args["as_of"], "as_of") if "as_of" in args else None
+    now = app.clock()
     found = facts.fact_history(
         app.store,
         subject=subject,
@@ -25,11 +26,11 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
         predicate=args.get("predicate"),
         as_of=as_of,
         include_superseded=args["include_superseded"],
-        now=app.clock(),
+        now=now,
     )
     if app.allowed_projects is not None:
         found = [fact for fact in found if fact.project in app.allowed_projects]
-    data = structured.recall(subject=subject, facts=[structured.fact(fact) for fact in found])
+    data = structured.recall(subject=subject, facts=[structured.fact(fact, now) for fact in found])
     if as_of is not None:
         data["as_of"] = format_instant(as_of)
     if not found:
@@ -40,7 +41,7 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
         heading = f'History of the facts about "{one_line(subject)}", newest first:'
     else:
         heading = f'Current facts about "{one_line(subject)}":'
-    text = wrap_recall("\n".join([heading, *(f"- {fact_line(fact)}" for fact in found)]))
+    text = wrap_recall("\n".join([heading, *(f"- {fact_line(fact, now)}" for fact in found)]))
     return Output(text, data)
 
 

@@ -67,7 +67,7 @@ def search(app: AppContext, args: dict[str, Any]) -> Output:
     request = replace(search_request(app, args, now), facts_in_page=True)
     query, file = request.query or "", request.file or ""
     result = recall.search_index(app.store, request, now, app.semantic)
-    facts = [structured.fact(fact) for fact in result.facts]
+    facts = [structured.fact(fact, now) for fact in result.facts]
     heads = [structured.memory_head(memory) for memory in result.memories]
     if query and not file and request.order == "relevance":
         for rank, head in enumerate(heads, result.memory_offset + 1):
@@ -75,7 +75,7 @@ def search(app: AppContext, args: dict[str, Any]) -> Output:
     if result.empty_reason is not None:
         data = structured.recall(memories=[], facts=[], empty_reason=result.empty_reason)
         return Output(f"No matches. {result.empty_reason}", data)
-    lines = [fact_line(fact) for fact in result.facts]
+    lines = [fact_line(fact, now) for fact in result.facts]
     lines += [memory_index_line(memory) for memory in result.memories]
     return Output(wrap_recall("\n".join(lines)), structured.recall(memories=heads, facts=facts))
 

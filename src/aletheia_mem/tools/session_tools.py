@@ -19,7 +19,8 @@ from aletheia_mem.tools.structured import Output
 def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
     """The session-start block for a project."""
     project = target_project(app, args.get("project"))
-    text, parts = build_context_parts(app.store, project, args["limit"], now=app.clock())
+    now = app.clock()
+    text, parts = build_context_parts(app.store, project, args["limit"], now=now)
     data = structured.recall(
         project=project,
         pinned=[structured.memory_head(memory) for memory in parts.pinned],
@@ -28,7 +29,7 @@ def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
             structured.request(item, " ".join(item.text.split())[:MAX_REQUEST_LENGTH])
             for item in parts.requests
         ],
-        facts=[structured.fact(fact) for fact in parts.facts],
+        facts=[structured.fact(fact, now) for fact in parts.facts],
         rules=[{"id": rule.id, "text": applied_rule_text(rule)} for rule in parts.rules],
         items_cut=parts.cut,
     )

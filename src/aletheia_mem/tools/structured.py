@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aletheia_mem.domain.formatting import RECALL_PREAMBLE
+from aletheia_mem.domain.formatting import RECALL_PREAMBLE, fact_is_current
 from aletheia_mem.storage.base import Fact, Memory, MemoryHead
 from aletheia_mem.timefmt import format_instant
 
@@ -69,9 +69,12 @@ FACT: Schema = _object(
         "predicate": _string("Which property of the subject."),
         "object": _string("Its value."),
         "valid_from": _string(f"Valid from, {_INSTANT}"),
-        "valid_to": _string(f"Valid until (absent while current), {_INSTANT}"),
-        "superseded_by": _integer("The fact that replaced it."),
-        "current": _boolean("Whether it is still valid."),
+        "valid_to": _string(f"Valid until (absent while open-ended), {_INSTANT}"),
+        "superseded_by": _integer("The fact that replaces it from valid_to."),
+        "current": _boolean(
+            "Whether it is valid now (valid_from <= now < valid_to): false for a value written"
+            " for a later time until then, and for one whose successor is in force."
+        ),
     },
     "valid_to",
     "superseded_by",
@@ -230,7 +233,8 @@ def full_memory(memory: Memory) -> dict[str, Any]:
     return value
 
 
-def fact(item: Fact) -> dict[str, Any]:
+def fact(item: Fact, now: int) -> dict[str, Any]:
+    """A fact as data, ``current`` when it is valid ``now``."""
     value: dict[str, Any] = {
         "id": item.id,
         "project": item.project,
@@ -238,7 +242,7 @@ def fact(item: Fact) -> dict[str, Any]:
         "predicate": item.predicate,
         "object": item.object,
         "valid_from": format_instant(item.valid_from),
-        "current": item.valid_to is None,
+        "current": fact_is_current(item, now),
     }
     if item.valid_to is not None:
         value["valid_to"] = format_instant(item.valid_to)

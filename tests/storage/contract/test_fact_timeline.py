@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from aletheia_mem.storage.base import Fact
 from aletheia_mem.storage.contracts import HubStore
+from aletheia_mem.storage.entries import NewFact
 from tests.storage.contract.rows import T0, fact
 
 DAY = 86_400_000
@@ -78,7 +79,7 @@ def test_a_later_write_at_the_same_valid_from_wins(contract_store: HubStore) -> 
     assert created
     assert _spans(contract_store, "db") == [("alpha", T0, T0, later.id), ("beta", T0, None, None)]
     assert _valid_at(_timeline(contract_store, "db"), T0) == [later]
-    assert contract_store.superseded_fact_ids([earlier.id, later.id]) == {earlier.id}
+    assert contract_store.superseded_fact_ids([earlier.id, later.id], now=T0) == {earlier.id}
 
 
 def test_the_same_value_inside_its_interval_changes_nothing(contract_store: HubStore) -> None:
@@ -135,3 +136,27 @@ def test_any_sequence_of_writes_gives_one_value_per_instant(
         valid = [f.object for f in _valid_at(facts, at)]
         expected = _expected(kept, at)
         assert valid == ([] if expected is None else [expected]), at
+
+
+def test_a_successor_written_for_a_later_time_supersedes_only_once_in_force(
+    contract_store: HubStore,
+) -> None:
+    """Superseded means replaced by a value in force at ``now``; the change happened when the
+    successor took force (or was recorded, if later), which is what ``since`` is checked
+    against."""
+    held, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0))
+    later = T0 + 30 * DAY
+    contract_store.add_fact(fact("db", "host", "beta", at=later))  # recorded at T0 + 30 days
+    ahead, _ = contract_store.add_fact(fact("cache", "host", "redis", at=T0))
+    contract_store.add_fact(
+        NewFact("shop", "cache", "host", "valkey", valid_from=later, recorded_at=T0, source="cli")
+    )
+    ids = [held.id, ahead.id]
+    assert contract_store.superseded_fact_ids(ids, now=later - 1) == set()
+    assert contract_store.superseded_fact_ids(ids, now=later) == {held.id, ahead.id}
+    # checked (a rule confirmed) after #ahead's successor was recorded, before it took force
+    assert contract_store.superseded_fact_ids(ids, now=later, since=T0 + DAY) == {
+        held.id,
+        ahead.id,
+    }
+    assert contract_store.superseded_fact_ids(ids, now=later + DAY, since=later + 1) == set()

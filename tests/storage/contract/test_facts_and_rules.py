@@ -19,7 +19,7 @@ def test_a_new_value_supersedes_the_current_fact(contract_store: HubStore) -> No
     assert created and new.valid_to is None and new.superseded_by is None
     closed = contract_store.get_fact(old.id)
     assert closed is not None and closed.valid_to == T0 + 10 and closed.superseded_by == new.id
-    assert contract_store.superseded_fact_ids([old.id, new.id]) == {old.id}
+    assert contract_store.superseded_fact_ids([old.id, new.id], now=T0 + 10) == {old.id}
     assert [f.id for f in contract_store.facts_about("DB", "shop", None)] == [new.id, old.id]
     assert [f.id for f in contract_store.current_facts("shop", 10, T0 + 10)] == [new.id]
 

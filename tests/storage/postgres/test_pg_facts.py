@@ -31,9 +31,9 @@ def test_a_new_value_supersedes_the_current_fact_and_the_same_value_does_not(
     assert old is not None and old.valid_to == NOW + 5 and old.superseded_by == second.id
     assert second.valid_to is None and second.subject == "Checkout  Service"
     assert pg_facts.get_fact(second.id + 100) is None
-    assert pg_facts.superseded_fact_ids([first.id, second.id]) == {first.id}
+    assert pg_facts.superseded_fact_ids([first.id, second.id], now=NOW + 5) == {first.id}
     assert pg_facts.existing_fact_ids([first.id, second.id, 999]) == {first.id, second.id}
-    assert pg_facts.superseded_fact_ids([]) == set() == pg_facts.existing_fact_ids([])
+    assert pg_facts.superseded_fact_ids([], now=NOW) == set() == pg_facts.existing_fact_ids([])
 
 
 def test_a_value_valid_before_every_other_ends_where_the_first_one_starts(

@@ -219,14 +219,17 @@ class SqliteFacts(SqliteDatabase):
         ).fetchall()
         return {int(row[0]) for row in rows}
 
-    def superseded_fact_ids(self, ids: Sequence[int], since: int = 0) -> set[int]:
-        """Those of ``ids`` superseded (by a value recorded) or dismissed at ``since`` or later."""
+    def superseded_fact_ids(self, ids: Sequence[int], *, now: int, since: int = 0) -> set[int]:
+        """Those of ``ids`` superseded by ``now`` (by a successor in force then: one written for
+        a later time supersedes nothing before it) at ``since`` or later (when the successor
+        took force, or was recorded if that was later), or dismissed at ``since`` or later."""
         if not ids:
             return set()
         rows = self._conn.execute(
             "SELECT f.id FROM facts f LEFT JOIN facts s ON s.id = f.superseded_by"
-            " WHERE ((f.superseded_by IS NOT NULL AND coalesce(s.recorded_at, 0) >= ?)"
+            " WHERE ((f.superseded_by IS NOT NULL AND coalesce(f.valid_to, 0) <= ?"
+            " AND max(coalesce(s.recorded_at, 0), coalesce(f.valid_to, 0)) >= ?)"
             f" OR f.dismissed_at >= ?) AND {in_clause('f.id', ids)}",
-            [since, since, *ids],
+            [now, since, since, *ids],
         ).fetchall()
         return {int(row[0]) for row in rows}
