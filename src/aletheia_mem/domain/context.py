@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from aletheia_mem.domain.formatting import TYPE_MARKS, applied_rule_text, fact_line, one_line
@@ -32,6 +33,7 @@ class _Section:
     priority: int
     noun: tuple[str, str]  # what one item is, and more than one, as the cut is told
     kept: int = 0
+    beyond: int = 0  # items past the lines read, which the budget would have cut as well
 
     def shown(self) -> int:
         """How many items the kept lines show (the first ones of the section's list)."""
@@ -39,7 +41,7 @@ class _Section:
 
     def cut(self) -> int:
         """How many of its items were left out to keep the block within the budget."""
-        return sum(1 for _, counts in self.lines if counts) - self.shown()
+        return sum(1 for _, counts in self.lines if counts) + self.beyond - self.shown()
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class ContextParts:
     facts: list[Fact]
     rules: list[Rule]
     cut: int
+    facts_left_out: int  # current facts past the first MAX_FACTS: not listed, and not cut
 
 
 def _memory_line(memory: Memory) -> str:
@@ -87,9 +90,16 @@ def build_context_parts(
     recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
     requests = store.recent_requests(project, MAX_REQUESTS)
     facts = store.current_facts(project, MAX_FACTS, now)
+    facts_left_out = _past(len(facts), MAX_FACTS, lambda: store.count_current_facts(project, now))
     rules = rules_for_project(store.list_rules(), project)
     sections = [
-        _Section("## Pinned", [(_memory_line(m), True) for m in pinned], 1, _MEMORY),
+        _Section(
+            "## Pinned",
+            [(_memory_line(m), True) for m in pinned],
+            1,
+            _MEMORY,
+            beyond=_past(len(pinned), MAX_PINNED, lambda: store.count_pinned_memories(project)),
+        ),
         _Section("## Recent", _recent_lines(recent), 3, _MEMORY),
         _Section(
             "## Requests",
@@ -109,15 +119,14 @@ def build_context_parts(
     ]
     header = f"# Memory for {one_line(project)}"
     used = len(header) + 1
-    cut = 0
     for section in sorted(sections, key=lambda s: s.priority):
         for index, (line, _) in enumerate(section.lines):
             cost = len(line) + 1 + (len(section.heading) + 1 if index == 0 else 0)
             if used + cost > CHARACTER_BUDGET:
-                cut += sum(1 for _, counts in section.lines[index:] if counts)
                 break
             used += cost
             section.kept += 1
+    cut = sum(section.cut() for section in sections)
     shown = [section.shown() for section in sections]
     parts = ContextParts(
         project,
@@ -127,10 +136,17 @@ def build_context_parts(
         facts[: shown[3]],
         rules[: shown[4]],
         cut,
+        facts_left_out,
     )
     room = min(LIST_NAMES_BUDGET, CHARACTER_BUDGET - used - len(_lists_line([])))
     lists = [] if pinned or recent else _list_names(store, project, room)
-    return _render(header, sections, cut, lists), parts
+    return _render(header, sections, _outcome(sections, cut, facts_left_out), lists), parts
+
+
+def _past(read: int, cap: int, count: Callable[[], int]) -> int:
+    """How many items a section's list leaves out past its ``cap`` (``read`` of them were
+    read): counted only when the list is full."""
+    return max(count() - cap, 0) if read >= cap else 0
 
 
 def _lists_line(names: list[str]) -> str:
@@ -174,7 +190,20 @@ def _cut_outcome(sections: list[_Section]) -> str:
     return "; ".join([f"{outcome} ({named})", *hints])
 
 
-def _render(header: str, sections: list[_Section], cut: int, lists: list[str]) -> str:
+def _outcome(sections: list[_Section], cut: int, facts_left_out: int) -> str:
+    """The end of the economics line: what the budget cut, and the current facts past the
+    first ``MAX_FACTS`` (the section lists no more), or ``nothing cut``."""
+    told = [_cut_outcome(sections)] if cut else []
+    if facts_left_out:
+        noun, them = (_FACT[0], "it") if facts_left_out == 1 else (_FACT[1], "them")
+        told.append(
+            f"{facts_left_out} current {noun} left out past the first {MAX_FACTS};"
+            f" search finds {them}"
+        )
+    return "; ".join(told) or "nothing cut"
+
+
+def _render(header: str, sections: list[_Section], outcome: str, lists: list[str]) -> str:
     out = [header]
     items = 0
     for section in sections:
@@ -192,7 +221,6 @@ def _render(header: str, sections: list[_Section], cut: int, lists: list[str]) -
         out.append("Nothing saved for this project yet. Use save_memory to keep what matters.")
     body = "\n".join(out)
     tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
-    outcome = _cut_outcome(sections) if cut else "nothing cut"
     return (
         f"{body}\nContext economics: {items} items listed; ~{tokens} tokens for this block"
         f" (estimate, chars/4); {outcome}."

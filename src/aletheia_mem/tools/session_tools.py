@@ -32,6 +32,7 @@ def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
         facts=[structured.fact(fact, now) for fact in parts.facts],
         rules=[{"id": rule.id, "text": applied_rule_text(rule)} for rule in parts.rules],
         items_cut=parts.cut,
+        facts_left_out=parts.facts_left_out,
     )
     return Output(wrap_recall(text), data)
 

@@ -155,6 +155,9 @@ SESSION_START_CONTEXT: Schema = _object(
             "Enabled rules that apply here.",
         ),
         "items_cut": _integer("Items left out to keep the block near 6000 characters."),
+        "facts_left_out": _integer(
+            "Current facts past the first 10, which the Facts section does not list."
+        ),
     }
 )
 FACT_HISTORY: Schema = _object(

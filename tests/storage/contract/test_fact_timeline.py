@@ -160,3 +160,14 @@ def test_a_successor_written_for_a_later_time_supersedes_only_once_in_force(
         ahead.id,
     }
     assert contract_store.superseded_fact_ids(ids, now=later + DAY, since=later + 1) == set()
+
+
+def test_count_current_facts_counts_what_current_facts_lists(contract_store: HubStore) -> None:
+    for n in range(12):
+        contract_store.add_fact(fact(f"svc{n}", "host", "alpha", at=T0))
+    contract_store.add_fact(fact("svc0", "host", "beta", at=T0 + DAY))  # ahead at T0
+    contract_store.add_fact(fact("svc1", "host", "gamma", at=T0 + 2 * DAY, project="billing"))
+    for at, count in ((T0 - 1, 0), (T0, 12), (T0 + DAY, 12), (T0 + 3 * DAY, 12)):
+        assert contract_store.count_current_facts("shop", at) == count, at
+        assert len(contract_store.current_facts("shop", 100, at)) == count, at
+    assert contract_store.count_current_facts("billing", T0 + 3 * DAY) == 1

@@ -7,6 +7,7 @@ from dataclasses import replace
 from aletheia_mem.search.rank import Ranking
 from aletheia_mem.storage.base import MemoryQuery, Order
 from aletheia_mem.storage.contracts import HubStore
+from aletheia_mem.storage.entries import AuditEntry
 from tests.storage.contract.rows import T0, fact, memory
 
 
@@ -195,3 +196,18 @@ def test_a_memory_stays_current_until_its_fact_is_superseded(contract_store: Hub
     contract_store.add_fact(fact("db", "host", "beta", at=T0 + 1_000))
     assert contract_store.stale_memory_ids([saved.id], T0 + 999) == set()
     assert contract_store.stale_memory_ids([saved.id], T0 + 1_000) == {saved.id}
+
+
+def test_count_pinned_memories_counts_the_live_pinned_ones_of_a_project(
+    contract_store: HubStore,
+) -> None:
+    for n in range(3):
+        contract_store.add_memory(memory(f"pinned {n}", pinned=True, at=T0 + n))
+    contract_store.add_memory(memory("not pinned", at=T0 + 5))
+    contract_store.add_memory(memory("elsewhere", project="billing", pinned=True, at=T0 + 6))
+    hidden, _ = contract_store.add_memory(memory("dismissed", pinned=True, at=T0 + 7))
+    entry = AuditEntry(T0, "cli", "dismiss", None, "ok")
+    contract_store.set_dismissed("memories", hidden.id, T0 + 8, None, entry)
+    assert contract_store.count_pinned_memories("shop") == 3
+    assert contract_store.count_pinned_memories("billing") == 1
+    assert contract_store.count_pinned_memories("nowhere") == 0

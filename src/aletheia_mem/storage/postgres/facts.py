@@ -344,6 +344,16 @@ class PgFacts(PgPart):
             ).fetchall()
         return [fact_from_row(row) for row in rows]
 
+    def count_current_facts(self, project: str, now: int) -> int:
+        """How many live facts of the project are valid ``now`` (``current_facts`` unbounded)."""
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM facts WHERE project = %s AND valid_from <= %s"
+                " AND (valid_to IS NULL OR valid_to > %s) AND dismissed_at IS NULL",
+                (project, now, now),
+            ).fetchone()
+        return int(row[0]) if row is not None else 0
+
     def existing_fact_ids(self, ids: Sequence[int]) -> set[int]:
         if not ids:
             return set()

@@ -329,6 +329,15 @@ class PgMemories(PgPart):
         if projects is not None:
             sql += " AND project = ANY (%s)"
             params.append(list(projects))
+        return self._count(sql, params)
+
+    def count_pinned_memories(self, project: str) -> int:
+        """How many live pinned memories the project has (``recent_memories`` of them, all)."""
+        sql = "SELECT count(*) FROM memories WHERE project = %s AND pinned = 1"
+        return self._count(sql + " AND dismissed_at IS NULL", [project])
+
+    def _count(self, sql: str, params: list[Any]) -> int:
+        """The one number a ``SELECT count(*)`` answers."""
         with self._db.read() as conn:
             row = conn.execute(sql, params).fetchone()
         return int(row[0]) if row is not None else 0

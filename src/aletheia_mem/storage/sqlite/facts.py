@@ -211,6 +211,15 @@ class SqliteFacts(SqliteDatabase):
         ).fetchall()
         return [fact_from_row(row) for row in rows]
 
+    def count_current_facts(self, project: str, now: int) -> int:
+        """How many live facts of the project are valid ``now`` (``current_facts`` unbounded)."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM facts WHERE project = ? AND valid_from <= ?"
+            " AND (valid_to IS NULL OR valid_to > ?) AND dismissed_at IS NULL",
+            (project, now, now),
+        ).fetchone()
+        return int(row[0])
+
     def existing_fact_ids(self, ids: Sequence[int]) -> set[int]:
         if not ids:
             return set()

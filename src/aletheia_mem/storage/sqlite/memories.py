@@ -242,6 +242,15 @@ class SqliteMemories(SqliteDatabase):
             params = list(projects)
         return int(self._conn.execute(sql, params).fetchone()[0])
 
+    def count_pinned_memories(self, project: str) -> int:
+        """How many live pinned memories the project has (``recent_memories`` of them, all)."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM memories WHERE project = ? AND pinned = 1"
+            " AND dismissed_at IS NULL",
+            (project,),
+        ).fetchone()
+        return int(row[0])
+
     def newest_memory_id(self) -> int:
         """The highest memory id so far (dismissed ones too), 0 in an empty store."""
         return int(self._conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
