@@ -122,11 +122,17 @@ def fact_line(fact: Fact, now: int) -> str:
     )
 
 
+# A rule text that starts with the word "always" says it already (not "Always-on ...").
+_SAYS_ALWAYS = re.compile(r"always(?:[\s,:;.!]|$)", re.IGNORECASE)
+
+
 def rule_text(rule: Rule) -> str:
-    """``When you stage files: Never commit .env files`` (``Always: ...`` without a when)."""
+    """``When you stage files: Never commit .env files`` (``Always: ...`` without a when, or
+    the rule alone when it starts with "Always" itself: ``Always run lint``)."""
+    then = one_line(rule.then)
     if rule.when.strip().lower() == "always":
-        return f"Always: {one_line(rule.then)}"
-    return f"When {one_line(rule.when)}: {one_line(rule.then)}"
+        return then if _SAYS_ALWAYS.match(then) else f"Always: {then}"
+    return f"When {one_line(rule.when)}: {then}"
 
 
 def applied_rule_text(rule: Rule) -> str:
