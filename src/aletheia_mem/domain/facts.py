@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aletheia_mem.domain.formatting import fact_is_current
 from aletheia_mem.domain.limits import check_fact_parts, check_name_characters
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.storage.base import Fact
@@ -59,8 +60,4 @@ def fact_history(
     if as_of is None and include_superseded:
         return facts
     at = now if as_of is None else as_of
-    return [
-        fact
-        for fact in facts
-        if fact.valid_from <= at and (fact.valid_to is None or at < fact.valid_to)
-    ]
+    return [fact for fact in facts if fact_is_current(fact, at)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from aletheia_mem.domain.formatting import fact_is_current
 from aletheia_mem.server.api_handlers import fact_json
-from aletheia_mem.storage.base import Fact
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, target_project
 from aletheia_mem.web.calls import checked
@@ -36,11 +36,6 @@ class Track:
 
     predicate: str
     bars: list[Bar]
-
-
-def _valid_at(fact: Fact, at: int) -> bool:
-    """As ``fact_history`` picks the facts valid at a time."""
-    return fact.valid_from <= at and (fact.valid_to is None or at < fact.valid_to)
 
 
 def history(
@@ -87,7 +82,7 @@ def history(
     if older == 0:  # the first page shows every current fact, however old
         on_page = {fact.id for fact in chosen}
         chosen += [fact for fact in found.current if fact.id not in on_page]
-    held = {f.id for f in chosen if _valid_at(f, as_of_ms)} if as_of_ms is not None else set()
+    held = {f.id for f in chosen if fact_is_current(f, as_of_ms)} if as_of_ms is not None else set()
     # A current fact that starts in the future (a planned change) ends where it starts.
     page = []
     for fact in chosen:
