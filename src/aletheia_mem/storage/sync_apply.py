@@ -383,6 +383,26 @@ def _alias(conn: SyncConn, uid: str, canonical: str) -> None:
     )
 
 
+def _key_kept_if_taken(conn: SyncConn, data: dict[str, Any], memory_id: int) -> dict[str, Any]:
+    """``data`` for the memory ``memory_id``, with the dedupe key it has here instead of the
+    record's when another memory of the project holds the record's: a key changed in place (a
+    list an earlier build keyed ``todo-old``, keyed again from its name ``list:todo``) would
+    break the unique key and stop every sync that brings it. The item stays as it was keyed
+    (as before the key was made again), without a version of this store's own: every store
+    and hub holding both items keeps them so alike, where a new version would go back and
+    forth between them."""
+    if data["dedupe_key"] is None:
+        return data
+    taken = conn.execute(
+        "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ? AND id != ?",
+        (data["project"], data["dedupe_key"], memory_id),
+    ).fetchone()
+    if taken is None:
+        return data
+    row = conn.execute("SELECT dedupe_key FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return {**data, "dedupe_key": row[0]}
+
+
 def _apply_memory(ctx: _Context, record: Record) -> str:
     conn, uid, data = ctx.conn, record["key"], record["data"]
     row = conn.execute(
@@ -415,6 +435,7 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
         _bump(ctx, "memory", local_uid, _incoming(record))
         return "merged"
     if wins:
+        data = _key_kept_if_taken(conn, data, int(row["id"]))
         conn.execute(
             "UPDATE memories SET uid = ?,"
             + ", ".join(f"{name.strip()} = ?" for name in _MEMORY_COLUMNS.split(","))
