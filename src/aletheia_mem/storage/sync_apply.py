@@ -452,7 +452,8 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
         _alias(conn, uid, final_uid)
     if wins and final_uid == uid:
         _log(ctx, "memory", uid, _incoming(record), remote=True)
-        return "applied"
+        # kept as sent, but another item here (its dedupe key's) became this one: a merge
+        return "applied" if local_uid == uid else "merged"
     _bump(ctx, "memory", final_uid, local_version, _incoming(record))
     return "merged"
 
