@@ -220,6 +220,9 @@ def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str
 # Why a hub leaves a record out of every pull (``unsendable``): what an earlier release took.
 SECRET_ID = "a global id in it holds what a save redacts"  # noqa: S105 - a reason
 UNMADE_ID = "a global id in it is not one a store makes"
+# Why a store drops a reference from a record it pushes (``dropped_reference``).
+CITES_SECRET_ID = "it cites an item whose global id holds what a save redacts."  # noqa: S105
+CITES_UNMADE_ID = "it cites an item whose global id is not one a store makes."
 
 
 def _id_problem(value: Any, made: Callable[[Any], bool]) -> str | None:
@@ -264,6 +267,23 @@ def sendable_references(record: Record) -> Record:
     if all(kept[field] == data[field] for field in kept):
         return record
     return {**record, "data": {**data, **kept}}
+
+
+def dropped_reference(record: Record) -> str | None:
+    """Why ``sendable_references`` drops a reference of the record (the item it names has an
+    id no store takes), or None when it drops none: said of the item cited, as ``unsendable``
+    says it of a record's own id."""
+    data = record["data"]
+    if record["kind"] == "fact":
+        cited = [data[field] for field in _FACT_REFS if data[field] is not None]
+    elif record["kind"] == "rule":
+        cited = [*data["evidence_memories"], *data["evidence_facts"]]
+    else:
+        return None
+    problems = {_id_problem(value, is_uid) for value in cited} - {None}
+    if not problems:
+        return None
+    return CITES_SECRET_ID if SECRET_ID in problems else CITES_UNMADE_ID
 
 
 def is_project_key(value: Any) -> bool:
