@@ -46,6 +46,7 @@ from aletheia_mem.domain.worklists import (
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
 from aletheia_mem.projects import normalize_project
+from aletheia_mem.sync.records import MADE_ID
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
 # How far in the future a version or a time of change may be: the clocks of a team's machines
@@ -63,8 +64,6 @@ MAX_REQUEST = 20_000
 # Names: no control or format characters (newlines, escapes, bidi overrides).
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 Record = dict[str, Any]
-# The ids stores make (a uid or a store id: 32 hex digits; a rule's id), which hold no secret.
-_MADE_ID = re.compile("[0-9a-f]{32}|r_[0-9a-f]{10}")
 _FACT_REFS = ("superseded_by", "memory")  # a fact's references to other items
 
 
@@ -213,7 +212,7 @@ def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str
         raise fail(problem)
     if LONE_SURROGATE.search(value) or value != value.strip():
         raise fail(problem)
-    if not _MADE_ID.fullmatch(value) and redact_secrets(value) != value:
+    if not MADE_ID.fullmatch(value) and redact_secrets(value) != value:
         raise fail(problem)
 
 
@@ -226,7 +225,7 @@ CITES_UNMADE_ID = "it cites an item whose global id is not one a store makes."
 
 
 def _id_problem(value: Any, made: Callable[[Any], bool]) -> str | None:
-    if isinstance(value, str) and not _MADE_ID.fullmatch(value) and redact_secrets(value) != value:
+    if isinstance(value, str) and not MADE_ID.fullmatch(value) and redact_secrets(value) != value:
         return SECRET_ID
     return None if made(value) else UNMADE_ID
 
