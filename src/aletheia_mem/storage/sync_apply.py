@@ -773,9 +773,12 @@ def _resolve_pending(conn: SyncConn, records: list[Record]) -> None:
                 "evidence_memory_ids" if row["field"] == "evidence_memory" else "evidence_fact_ids"
             )
             current = conn.execute(
-                f"SELECT {column} FROM rules WHERE id = ?", (row["key"],)
+                f"SELECT {column}, scope_tier, scope_name FROM rules WHERE id = ?", (row["key"],)
             ).fetchone()
-            if current is not None:
+            # A project rule's waiting evidence is only an item of its project, as a fact's
+            # memory is only one of the fact's: its sender may have had no right to another
+            # project's item (a project-limited token is refused one it cites once known).
+            if current is not None and _may_cite(current, row["project"]):
                 ids = json_value(current[0])
                 if row["found"] not in ids:
                     conn.execute(
@@ -786,6 +789,12 @@ def _resolve_pending(conn: SyncConn, records: list[Record]) -> None:
             "DELETE FROM sync_pending WHERE kind = ? AND key = ? AND field = ? AND target = ?",
             (row["kind"], row["key"], row["field"], row["target"]),
         )
+
+
+def _may_cite(rule: Any, project: str) -> bool:
+    """Whether a waiting reference of ``rule`` (its row: evidence, tier, name) may be filled in
+    with an item of ``project``: a project rule's only with its own project's."""
+    return bool(rule[1] != "project" or rule[2] == project)
 
 
 _APPLIERS: dict[str, Callable[[_Context, Record], str]] = {
