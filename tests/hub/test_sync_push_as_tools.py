@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from aletheia_mem.clock import system_clock
+from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.rules import rule_id
 from tests.hub.helpers import Hub, running_hub, uid
 from tests.hub.sync_helpers import items_at
@@ -42,6 +43,22 @@ def rule_record(
 def hub(module_hub_db: Path | str) -> Iterator[Hub]:
     with running_hub(module_hub_db, "--rate-limit", "0") as started:
         yield started
+
+
+def test_a_pushed_note_without_a_dedupe_key_is_keyed_and_a_save_of_its_words_finds_it(
+    hub: Hub,
+) -> None:
+    token = hub.token("sync", ("shop",), "no-dedupe-key")
+    record = memory_record(key=uid("keyless"), title="Keyless", text="Staging is on Fridays")
+    assert record["data"]["dedupe_key"] is None
+    assert hub.push(token, [record]).status == 200
+    held = items_at(hub.db)[("memory", uid("keyless"))]
+    assert held["dedupe_key"] == dedupe_key("Keyless", "Staging is on Fridays")
+    session = hub.initialize(token)
+    text, is_error = hub.call_tool(
+        token, session, "save_memory", text="Staging is on Fridays", title="Keyless", project="shop"
+    )
+    assert not is_error and text.startswith("Already saved as #"), text
 
 
 def test_a_pushed_text_past_its_length_is_named_by_its_length_not_its_type(hub: Hub) -> None:

@@ -323,10 +323,10 @@ def _memory(check: _Checker) -> None:
     else:
         # a blank title is the default title a save (and an import) gives a note
         data["title"] = stored_title(data["title"], data["text"])
-        if data["dedupe_key"] is not None:
-            # a save's key is the hash of its title and text: a key naming other words would
-            # answer the save of those words "Already saved" with this record's words
-            data["dedupe_key"] = dedupe_key(data["title"], data["text"])
+        # a save's key is the hash of its title and text: a key naming other words would
+        # answer the save of those words "Already saved" with this record's words, and none
+        # (null) would let a save of the same words make it again
+        data["dedupe_key"] = dedupe_key(data["title"], data["text"])
     check.past("created_at", "updated_at", "dismissed_at")
     # no save updates a memory before it was made: such a time (a hand-made record, an
     # import) is kept as its creation's
