@@ -25,6 +25,7 @@ from aletheia_mem.domain.limits import (
     HELD_TITLE,
     LONE_SURROGATE,
     UNPRINTED_NAME,
+    blank_fact_part,
 )
 from aletheia_mem.domain.memories import (
     dedupe_key,
@@ -33,7 +34,7 @@ from aletheia_mem.domain.memories import (
     stored_title,
 )
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.domain.rules import rule_id, stored_scope_name
+from aletheia_mem.domain.rules import rule_id, rule_scope_name, rule_words, stored_scope_name
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import (
     WORK_STATE_KIND,
@@ -45,7 +46,7 @@ from aletheia_mem.domain.worklists import (
 )
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
-from aletheia_mem.projects import normalize_project
+from aletheia_mem.projects import normalize_project, project_key
 from aletheia_mem.sync.records import MADE_ID
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
@@ -342,6 +343,9 @@ def _list(check: _Checker) -> None:
 
 def _fact(check: _Checker, key: str) -> None:
     check.project()
+    blank = blank_fact_part(check.data["subject"], check.data["predicate"], check.data["object"])
+    if blank is not None:  # as a save refuses it: no fact_history could name it
+        raise check.fail(f"{blank} is required.")
     for field in ("subject", "predicate", "object"):
         check.text(field, MAX_FACT_PART)
     # as a save stores it: a literal under a secret-looking predicate is replaced whole
@@ -367,7 +371,8 @@ def _rule(check: _Checker, key: str) -> str:
     """Checks a rule; its key: the id of its text as stored, redacted. A release that redacts
     less (or a hand-made record) may send a secret this one finds, or (before ``add_rule``
     refused them) control characters in its scope name: the rule is kept under the id of its
-    text as ``add_rule`` keeps it, so that one such rule stops no sync for good."""
+    text as ``add_rule`` keeps it, so that one such rule stops no sync for good. So is one whose
+    words or scope ``add_rule`` would have put in their one form (``_rule_as_added``)."""
     data = check.data
     check.choice("scope_tier", SCOPE_TIERS)
     check.caller("source")
@@ -378,11 +383,34 @@ def _rule(check: _Checker, key: str) -> str:
     parts = (data["then"], data["when"], data["scope_tier"], data["scope_name"])
     if key != rule_id(*parts):
         raise check.fail("a rule's key must be the id of its text and scope.")
+    _rule_as_added(check)
     for field in ("then", "when"):
         check.text(field, MAX_RULE_TEXT)
-    # as add_rule keeps it; what does not print dropped (an earlier release let it in)
-    data["scope_name"] = stored_scope_name(data["scope_name"])
     return rule_id(data["then"], data["when"], data["scope_tier"], data["scope_name"])
+
+
+def _rule_as_added(check: _Checker) -> None:
+    """A rule's words and scope as ``add_rule`` keeps them (``rule_words``,
+    ``rule_scope_name``): a blank ``then``, a situation without a name and a project rule
+    naming no project (or ``*``) refused as add_rule refuses them; a blank ``when`` is
+    "always", a project its key, an everywhere rule's name none. The scope name is kept
+    without what does not print (an earlier release let it in)."""
+    data = check.data
+    try:
+        data["then"], data["when"] = rule_words(data["then"], data["when"])
+        data["scope_name"] = rule_scope_name(
+            data["scope_tier"],
+            stored_scope_name(data["scope_name"]),
+            _scope_project,
+            ("scope_tier", "scope_name"),
+        )
+    except InvalidInputError as error:
+        raise check.fail(error.message) from None
+
+
+def _scope_project(name: str) -> str:
+    """A project rule's project as a tool keys it (a sync record has no default project)."""
+    return project_key(name, "scope_name")
 
 
 def _episode(check: _Checker) -> None:
@@ -391,6 +419,11 @@ def _episode(check: _Checker) -> None:
     check.text("summary", MAX_TEXT)
     check.reason()
     check.past("started_at", "ended_at", "dismissed_at")
+    # no store ends an episode before it starts: such an end (a clock set back during the
+    # session, a hand-made record) is kept as its start, as a memory's update before its making
+    ended_at = check.data["ended_at"]
+    if ended_at is not None and ended_at < check.data["started_at"]:
+        check.data["ended_at"] = check.data["started_at"]
     requests = check.data["requests"]
     if len(requests) > 10 * MAX_ITEMS:
         raise check.fail("requests must hold at most 10000 items.")

@@ -7,16 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.errors import ForbiddenError, InvalidInputError
-from aletheia_mem.projects import normalize_project
+from aletheia_mem.errors import ForbiddenError
+from aletheia_mem.projects import ALL_PROJECTS as ALL_PROJECTS  # the doors import them here
+from aletheia_mem.projects import MAX_PROJECT_LENGTH as MAX_PROJECT_LENGTH
+from aletheia_mem.projects import project_key
 
 if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
     from aletheia_mem.domain.file_paths import RepositoryRoot
     from aletheia_mem.search.semantic.model import SemanticSource
     from aletheia_mem.storage.contracts import Store
-
-ALL_PROJECTS = "*"
-MAX_PROJECT_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -35,11 +34,7 @@ class AppContext:
 
 
 def _named_project(app: AppContext, value: str) -> str:
-    project = normalize_project(value)
-    if not project:
-        raise InvalidInputError("project must not be empty.")
-    if len(project) > MAX_PROJECT_LENGTH:
-        raise InvalidInputError(f"project must be at most {MAX_PROJECT_LENGTH} characters.")
+    project = project_key(value)
     if app.allowed_projects is not None and project not in app.allowed_projects:
         raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
     return project
@@ -49,8 +44,6 @@ def target_project(app: AppContext, value: str | None) -> str:
     """The one project a write or a single-project read goes to."""
     if value is None or not value.strip():
         return app.allowed_projects[0] if app.allowed_projects else app.default_project
-    if value.strip() == ALL_PROJECTS:
-        raise InvalidInputError('project "*" is only for search and timeline.')
     return _named_project(app, value)
 
 
