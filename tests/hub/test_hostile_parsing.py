@@ -75,12 +75,14 @@ def test_a_page_naming_one_memory_twice_keeps_its_newest_version(
     token = hub.token("sync", ("shop",), f"twice-{newest_first}")
     now = system_clock()
     key = uid(f"twice-{newest_first}")
-    older = memory_record(key=key, text="older words", title="older", v=[now - 1000, "x"])
-    newer = memory_record(key=key, text="newer words", title="newer", v=[now, "x"])
+    # words of each case's own: a note with the words of one the hub holds merges into it
+    older_words, newer_words = (f"{age} words, newest first: {newest_first}" for age in "ON")
+    older = memory_record(key=key, text=older_words, title="older", v=[now - 1000, "x"])
+    newer = memory_record(key=key, text=newer_words, title="newer", v=[now, "x"])
     page = [newer, older] if newest_first else [older, newer]
     reply = hub.push(token, page)
     assert reply.status == 200, reply.body
-    assert items_at(hub.db)[("memory", key)]["text"] == "newer words"
+    assert items_at(hub.db)[("memory", key)]["text"] == newer_words
 
 
 def test_a_limited_token_cannot_tie_its_fact_to_a_memory_of_another_project(hub: Hub) -> None:
@@ -115,7 +117,7 @@ def test_a_fact_tied_to_a_memory_not_yet_known_is_tied_only_to_one_of_its_projec
 
 def test_a_fact_tied_to_a_memory_of_its_own_project_still_syncs(hub: Hub) -> None:
     token = hub.token("sync", ("shop",), "tie-own")
-    own = memory_record(key="d" * 32, text="The shop's own note")
+    own = memory_record(key="d" * 32, text="The shop's own note, tied to its own fact")
     reply = hub.push(token, [own, _fact_record(token, "c" * 32, memory="d" * 32)])
     assert reply.status == 200, reply.body
     assert items_at(hub.db)[("fact", "c" * 32)]["memory"] == "d" * 32
