@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from aletheia_mem.cli.common import (
+    Count,
     echo,
     emit_json,
     existing_store,
@@ -40,7 +41,7 @@ def _store_in_use() -> Path | str:
 @click.option(
     "--local", is_flag=True, help="Read the store the CLI uses instead (its dismiss and restore)."
 )
-@click.option("--limit", type=click.IntRange(1, 10_000), default=50, show_default=True)
+@click.option("--limit", type=Count(1, 10_000), default=50, show_default=True)
 @click.option("--token", "actor", help="Only this token's (or caller's) rows.")
 @click.option("--tool", help="Only calls of this tool or events of this kind.")
 @json_option
