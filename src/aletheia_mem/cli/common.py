@@ -36,6 +36,8 @@ from aletheia_mem.timefmt import format_instant
 from aletheia_mem.tools.app import AppContext
 
 F = TypeVar("F", bound=Callable[..., Any])
+# The commands that take -p '*' (every project), named where another command refuses it
+EVERY_PROJECT = "search, timeline and lists list"
 CLI_CALLER = "cli"
 # Exit codes by error code; the README's CLI section lists them. Anything else exits 1.
 EXIT_CODES = {
@@ -286,7 +288,7 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
         existing_store(settings)
     app = open_app(settings)
     try:
-        yield replace(app, caller=settings.tool or CLI_CALLER)
+        yield replace(app, caller=settings.tool or CLI_CALLER, every_project_readers=EVERY_PROJECT)
     finally:
         close_app(app)
 

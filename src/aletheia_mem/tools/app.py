@@ -32,6 +32,9 @@ class AppContext:
     # A local server's working repository, or the folder it works in until a file search
     # needs the repository (found then, off the start path); a hub: None.
     repository: RepositoryRoot | Path | None = None
+    # What a single-project call given project "*" is told takes it: the tools (and the JSON
+    # API), or the CLI's commands, which open the store with their own names
+    every_project_readers: str = "search and timeline"
 
 
 def _named_project(app: AppContext, value: str) -> str:
@@ -50,7 +53,7 @@ def target_project(app: AppContext, value: str | None) -> str:
     if value is None or not value.strip():
         return app.allowed_projects[0] if app.allowed_projects else app.default_project
     if value.strip() == ALL_PROJECTS:
-        raise InvalidInputError('project "*" is only for search and timeline.')
+        raise InvalidInputError(f'project "*" is only for {app.every_project_readers}.')
     return _named_project(app, value)
 
 
