@@ -18,6 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from aletheia_mem.domain.redaction import REDACTED, redact_secrets
+from aletheia_mem.domain.redaction_words import reads_as_words
 from aletheia_mem.hub.tokens import new_secret
 from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
 from tests.e2e.leaky import HUB, HUB_DASHED
@@ -126,6 +127,36 @@ INNOCENT = [
 @pytest.mark.parametrize("text", INNOCENT)
 def test_a_name_beginning_with_the_prefix_is_kept(text: str) -> None:
     assert redact_secrets(text) == text
+
+
+# Words run together after the prefix, 32 characters or more: read as a token, and redacted
+CAMEL_CASE = [
+    "alt_ToggleFullScreenModeKeyBindingXY",
+    "alt_KeyboardShortcutForZoomingIntoTheMap",  # cut at 32 inside "The"
+    "alt_getUserProfileSettingsFromTheCache",
+    "alt_ShowTheAltTextOfEveryImageOnHover",
+    "img.alt_ImageUrlForHeroV2BannerTopLeftCorner = x",
+    "bind alt_OpenTheCommandPaletteWithCtrlShiftP to F1",
+    "alt_AutoScrollBehaviourForLongDocuments.",
+    "alt_Hero-ImageBannerTopLeftCornerTextLabel",
+    "alt_BasculerLePleinEcranDuLecteurVideo",
+    "see alt_ToggleFullScreenModeKeyBindingXY, then",
+]
+
+
+@pytest.mark.parametrize("text", CAMEL_CASE)
+def test_a_camel_case_name_after_the_prefix_is_kept(text: str) -> None:
+    assert redact_secrets(text) == text
+
+
+def test_no_random_token_body_reads_as_words() -> None:
+    """What keeps a CamelCase name: one or two random bodies in a billion read as words
+    (bench/hub_token_names_bench.py); none of these does."""
+    rng = random.Random(31)
+    bodies = ["".join(rng.choice(URLSAFE) for _ in range(32)) for _ in range(100_000)]
+    bodies += [new_secret().removeprefix("alt_") for _ in range(20_000)]
+    assert [body for body in bodies if reads_as_words(body)] == []
+    assert all(reads_as_words(text.split("alt_")[1].split()[0]) for text in CAMEL_CASE[:4])
 
 
 def test_url_safe_random_blobs_are_kept() -> None:
