@@ -283,15 +283,17 @@ def _after_a_word(run: str, start: int, reach: int) -> bool:
     return last.isdigit() and _SEPARATED_PREFIX.match(run, start) is not None
 
 
-def _token_spans(run: str, offset: int) -> Iterator[tuple[int, int]]:
+def _token_spans(
+    run: str, offset: int, begin: int = 0, reach: int = 0
+) -> Iterator[tuple[int, int]]:
     """The vendor tokens in one run, wherever they start: at its start, after a "-", "_", "."
     or "~", glued after a word or after another token, even where that token's greedy body
-    took the start of this one ("ghp_<36>ghp" + "_<36>": the second "ghp" is tried again)."""
+    took the start of this one ("ghp_<36>ghp" + "_<36>": the second "ghp" is tried again).
+    ``begin``: read on from there, where the tokens found before end at ``reach``."""
     if _unprefixed_token(run) and not is_masked(run[-16:]):
         yield offset, offset + len(run)
         return
-    reach = 0  # where the tokens found so far end
-    for key in _key_starts().finditer(run):
+    for key in _key_starts().finditer(run, begin):
         start = key.start()
         if start < reach - _SCAN:
             continue  # well inside a token found
@@ -335,7 +337,12 @@ def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
     spans = list(_token_spans(trimmed, offset))
     closed = run.rstrip(".~")
     if len(closed) > len(trimmed):
-        last = list(_token_spans(closed, offset))[-1:]
+        # Read again from the last token found, as the first reading stood there: a token added
+        # starts after it, and the tokens before it are read alike (a run of many tokens is
+        # not read twice)
+        begin = spans[-1][0] - offset if spans else 0
+        reach = spans[-2][1] - offset if len(spans) > 1 else 0
+        last = list(_token_spans(closed, offset, begin, reach))[-1:]
         if (
             last
             and last[0][1] > offset + len(trimmed)
