@@ -8,8 +8,13 @@ from pathlib import Path
 from aletheia_mem.config import escape_undecodable
 from aletheia_mem.domain.limits import MAX_NAME, UNPRINTED_NAME
 from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.errors import InvalidInputError
 
 DEFAULT_PROJECT = "default"
+ALL_PROJECTS = "*"  # every project, to a read (search, timeline); no item belongs to it
+# What takes ALL_PROJECTS, as a write or a single-project read given it is told: the tools
+ALL_PROJECTS_READERS = "search and timeline"
+MAX_PROJECT_LENGTH = 200
 
 
 def normalize_project(name: str) -> str:
@@ -20,6 +25,24 @@ def normalize_project(name: str) -> str:
     reads and token project lists all agree.
     """
     return redact_secrets(redact_secrets(name.strip()).lower()).lower()
+
+
+def project_key(value: str, field: str = "project", readers: str = ALL_PROJECTS_READERS) -> str:
+    """The project a write names with ``value``: its key (``normalize_project``), 1 to
+    ``MAX_PROJECT_LENGTH`` characters, and never ``*``, which means every project to a read.
+    ``field`` is the argument's name in the messages, ``readers`` what takes ``*``.
+
+    Raises:
+        InvalidInputError: ``*``, or a key that is empty or too long.
+    """
+    if value.strip() == ALL_PROJECTS:
+        raise InvalidInputError(f'{field} "*" is only for {readers}.')
+    project = normalize_project(value)
+    if not project:
+        raise InvalidInputError(f"{field} must not be empty.")
+    if len(project) > MAX_PROJECT_LENGTH:
+        raise InvalidInputError(f"{field} must be at most {MAX_PROJECT_LENGTH} characters.")
+    return project
 
 
 def project_root(cwd: Path) -> Path:

@@ -344,7 +344,8 @@ def test_import_keys_projects_and_redacts_names_like_a_tool_call(
         kept = rule_id("Run the tests", "always", "situation", "on [REDACTED]")
         rules = conn.execute("SELECT scope_name, source FROM rules WHERE id = ?", (kept,))
         assert [*stored.fetchall(), *rules.fetchall()] == [
-            ("acme-[redacted]", "bot-[REDACTED]", None),
+            # a note's key is the hash of its words, also when the export gave none
+            ("acme-[redacted]", "bot-[REDACTED]", dedupe_key("Imported", "Imported text")),
             ("shop", "import", "list:deploy [REDACTED]"),
             ("on [REDACTED]", "bot-[REDACTED]"),
         ]
@@ -381,14 +382,15 @@ def _imported(home: Path, memory_id: int) -> dict[str, Any]:
     )
 
 
+@pytest.mark.parametrize("given", [dedupe_key("Deploy steps", "Run make deploy"), None])
 def test_a_dedupe_key_naming_other_words_is_made_again_from_the_memorys_own(
-    tmp_path: Path, export_lines: list[str]
+    tmp_path: Path, export_lines: list[str], given: str | None
 ) -> None:
     """As sync does with a peer's note: else saving those other words would answer
-    "Already saved as #900." with this record's words."""
-    squatted = dedupe_key("Deploy steps", "Run make deploy")
+    "Already saved as #900." with this record's words; and a note given no key (null) is
+    keyed too, else saving its words again would make it twice."""
     home = tmp_path / "home"
-    record = {"type": "memory", "data": _memory(dedupe_key=squatted)}
+    record = {"type": "memory", "data": _memory(dedupe_key=given)}
     assert _import(home, [*export_lines, json.dumps(record)]).returncode == 0
     assert _imported(home, 900)["dedupe_key"] == dedupe_key("Imported", "Imported text")
     save = ("save", "Run make deploy", "--title", "Deploy steps", "--project", "shop")

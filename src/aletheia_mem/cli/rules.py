@@ -140,16 +140,15 @@ def add_rule(
     if len(then) > 800:
         raise InvalidInputError("then must be at most 800 characters.")
     with open_cli_app() as app:
-        name = (scope_name or "").strip()
-        if scope_tier == "project":
-            name = target_project(app, name or None)
-        elif scope_tier == "situation" and not name:
-            raise InvalidInputError("--scope-name is required when --scope-tier is situation.")
-        elif scope_tier == "everywhere":
-            name = ""
+        name = rule_domain.rule_scope_name(
+            scope_tier,
+            scope_name or "",
+            lambda given: target_project(app, given or None),
+            ("--scope-tier", "--scope-name"),
+        )
         item = rule_domain.RuleInput(
             then=then,
-            when=" ".join(when.split()) or "always",
+            when=when,
             scope_tier=scope_tier,
             scope_name=name,
             evidence_memory_ids=memory_ids,

@@ -135,6 +135,7 @@ def sync(
                 "held_back": report.held_back,
                 "withheld_by_hub": report.withheld,
                 "left_out": report.left_out.as_json(),
+                "references_dropped": report.unlinked.as_json(),
                 "repaired": report.repaired,
                 "pulled": report.pulled,
                 "applied": report.applied,
@@ -259,6 +260,11 @@ def _screened(report: SyncReport) -> list[str]:
             f"Left out {report.left_out.total} item(s) of this store the hub would refuse:"
             f" {report.left_out.summary()} Change or forget them here, and they go with the next"
             " sync (docs/troubleshooting.md)."
+        )
+    if report.unlinked.total:
+        lines.append(
+            f"Sent {report.unlinked.total} item(s) without their reference to an item no store"
+            f" takes, as the hub sends such items: {report.unlinked.summary()}"
         )
     if report.repaired:
         lines.append(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from aletheia_mem.domain.formatting import fact_is_current
-from aletheia_mem.domain.limits import check_fact_parts, check_name_characters
+from aletheia_mem.domain.limits import blank_fact_part, check_fact_parts, check_name_characters
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Fact
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import NewFact
@@ -28,6 +29,9 @@ def record_fact(
     at ``valid_from`` changes nothing).
     """
     check_name_characters("project", project)
+    blank = blank_fact_part(subject, predicate, object)
+    if blank is not None:
+        raise InvalidInputError(f"{blank} is required.")
     check_fact_parts(subject.strip(), predicate.strip(), object.strip())
     new = NewFact(
         project=project,

@@ -326,10 +326,11 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
             _list_name_and_key(clean, line)  # named and keyed as work_state_write names it
         else:  # as a save and sync keep a note: a blank title is its default title
             clean["title"] = stored_title(clean["title"], clean["text"])
-            if clean["dedupe_key"] is not None:
-                # as sync takes a peer's note: the key is the hash of its words, so that a key
-                # naming other words cannot answer their save "Already saved" with this record
-                clean["dedupe_key"] = dedupe_key(clean["title"], clean["text"])
+            # as sync takes a peer's note: the key is the hash of its words, so that a key
+            # naming other words cannot answer their save "Already saved" with this record, and
+            # none (null) cannot let a save of the same words make it again (of two notes with
+            # the same words the import keys the first: storage/sqlite/transfer.py)
+            clean["dedupe_key"] = dedupe_key(clean["title"], clean["text"])
     elif kind == "fact":  # as the fact tools store it: password = Tr0ub4dor&3 loses its value
         clean["object"] = redact_named_value(clean["predicate"], clean["object"])
     return clean

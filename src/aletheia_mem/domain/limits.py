@@ -85,6 +85,14 @@ def check_fact_parts(*parts: str) -> None:
     check_fact_text(*parts)
 
 
+def blank_fact_part(subject: object, predicate: object, object_: object) -> str | None:
+    """Which of a fact's subject, predicate and object is no text or blank (no door stores such
+    a fact: a save says "each fact needs ...", the JSON API "subject is required."), the first
+    one named; None when each is text."""
+    parts = {"subject": subject, "predicate": predicate, "object": object_}
+    return next((n for n, p in parts.items() if not isinstance(p, str) or not p.strip()), None)
+
+
 def check_fact_text(*parts: str) -> None:
     """No NUL in a fact: a store holding one could not be exported and imported again."""
     if any("\x00" in part for part in parts):

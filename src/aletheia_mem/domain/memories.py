@@ -11,6 +11,7 @@ from aletheia_mem.domain.limits import (
     MAX_STATEMENT,
     MAX_TEXT,
     MAX_TITLE,
+    blank_fact_part,
     check_fact_parts,
     check_fact_text,
     check_length,
@@ -180,7 +181,7 @@ def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
         if not isinstance(entry, dict):
             raise InvalidInputError("each fact must be an object {subject, predicate, object}.")
         parts = [entry.get(key) for key in ("subject", "predicate", "object")]
-        if not all(isinstance(part, str) and part.strip() for part in parts):
+        if blank_fact_part(*parts) is not None:
             raise InvalidInputError("each fact needs subject, predicate and object as text.")
         check_fact_parts(*(str(part).strip() for part in parts))  # as they are stored
         valid_from = entry.get("valid_from")

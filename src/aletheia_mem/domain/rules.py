@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -51,6 +51,43 @@ def stored_scope_name(name: str) -> str:
     return redact_secrets(printable_line(name, len(name)) or "")
 
 
+def rule_words(then: str, when: str) -> tuple[str, str]:
+    """A rule's ``then`` and ``when`` as ``add_rule`` keeps them, before redaction, whichever
+    door (or synced peer) gives them: one space between words; a blank situation, or "always"
+    in any case, is "always" (the default situation: one rule, one id).
+
+    Raises:
+        InvalidInputError: ``then`` is blank.
+    """
+    then, when = " ".join(then.split()), " ".join(when.split())
+    if not then:
+        raise InvalidInputError("then is required.")
+    return then, "always" if not when or when.lower() == "always" else when
+
+
+def rule_scope_name(
+    tier: str,
+    name: str,
+    project: Callable[[str], str],
+    fields: tuple[str, str] = ("scopeTier", "scopeName"),
+) -> str:
+    """The scope name ``add_rule`` keeps for a rule of ``tier``: none for one that applies
+    everywhere; a situation's trimmed, which must not be blank; a project's as ``project``
+    gives it (a door's project: its key, never "*"). ``fields`` names the tier and the name
+    in a message.
+
+    Raises:
+        InvalidInputError: a blank situation, or what ``project`` raises.
+    """
+    if tier == "everywhere":
+        return ""
+    if tier == "project":
+        return project(name.strip())
+    if not name.strip():
+        raise InvalidInputError(f"{fields[1]} is required when {fields[0]} is situation.")
+    return name.strip()
+
+
 def _visible_ids(
     store: Store, table: DismissTable, ids: Sequence[int], projects: tuple[str, ...] | None
 ) -> set[int]:
@@ -82,8 +119,7 @@ def add_rule_telling(
     Returns the rule as stored after the add, and what the add did: ``created``; ``enabled``,
     an identical rule that was disabled, enabled again (and returned enabled); ``exists``.
     """
-    # One space between words, as every door collapses them already.
-    then, when = " ".join(item.then.split()), " ".join(item.when.split())
+    then, when = rule_words(item.then, item.when)
     check_length("then", then, MAX_RULE)
     check_length("when", when, MAX_RULE)
     check_length("scopeName", item.scope_name, MAX_NAME)
@@ -99,9 +135,6 @@ def add_rule_telling(
     missing_facts = sorted(set(fact_ids) - _visible_ids(store, "facts", fact_ids, projects))
     if missing_facts:
         raise InvalidInputError(f"Unknown evidence fact id #{missing_facts[0]}.")
-    # "Always" is the default situation, and a name is the same name however it is spaced:
-    # one rule, one id, whichever door adds it.
-    when = "always" if when.lower() == "always" else when
     then, when = redact_secrets(then), redact_secrets(when)
     for name, text in (("then", then), ("when", when)):  # a marker may outgrow what it hides
         if len(text) > MAX_RULE:

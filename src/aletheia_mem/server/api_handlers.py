@@ -246,16 +246,12 @@ def list_rules(app: AppContext, args: dict[str, Any]) -> Reply:
 def add_rule(app: AppContext, args: dict[str, Any]) -> Reply:
     """Add a rule as the add_rule tool does; an identical rule is not added twice."""
     tier = args["scopeTier"]
-    name = (args.get("scopeName") or "").strip()
-    if tier == "project":
-        name = target_project(app, name or None)
-    elif tier == "situation" and not name:
-        raise InvalidInputError("scopeName is required when scopeTier is situation.")
-    elif tier == "everywhere":
-        name = ""
+    name = rules.rule_scope_name(
+        tier, args.get("scopeName") or "", lambda given: target_project(app, given or None)
+    )
     item = rules.RuleInput(
-        then=" ".join(args["then"].split()),
-        when=" ".join(args["when"].split()) or "always",
+        then=args["then"],
+        when=args["when"],
         scope_tier=tier,
         scope_name=name,
         evidence_memory_ids=args.get("evidence_memory_ids", []),

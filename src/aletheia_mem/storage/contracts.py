@@ -289,6 +289,10 @@ class SyncLog(Protocol):
     """The change log other stores pull from and push to (see ``storage.sync_apply``)."""
 
     def sync_store_id(self) -> str: ...
+    def sync_item_number(self, kind: str, key: str) -> int | None:
+        """The number (``#N``) this store shows for the item with this global id, or None."""
+        ...
+
     def export_changes(
         self,
         *,

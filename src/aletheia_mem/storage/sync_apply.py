@@ -383,6 +383,26 @@ def _alias(conn: SyncConn, uid: str, canonical: str) -> None:
     )
 
 
+def _key_kept_if_taken(conn: SyncConn, data: dict[str, Any], memory_id: int) -> dict[str, Any]:
+    """``data`` for the memory ``memory_id``, with the dedupe key it has here instead of the
+    record's when another memory of the project holds the record's: a key changed in place (a
+    list an earlier build keyed ``todo-old``, keyed again from its name ``list:todo``) would
+    break the unique key and stop every sync that brings it. The item stays as it was keyed
+    (as before the key was made again), without a version of this store's own: every store
+    and hub holding both items keeps them so alike, where a new version would go back and
+    forth between them."""
+    if data["dedupe_key"] is None:
+        return data
+    taken = conn.execute(
+        "SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ? AND id != ?",
+        (data["project"], data["dedupe_key"], memory_id),
+    ).fetchone()
+    if taken is None:
+        return data
+    row = conn.execute("SELECT dedupe_key FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return {**data, "dedupe_key": row[0]}
+
+
 def _apply_memory(ctx: _Context, record: Record) -> str:
     conn, uid, data = ctx.conn, record["key"], record["data"]
     row = conn.execute(
@@ -415,6 +435,7 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
         _bump(ctx, "memory", local_uid, _incoming(record))
         return "merged"
     if wins:
+        data = _key_kept_if_taken(conn, data, int(row["id"]))
         conn.execute(
             "UPDATE memories SET uid = ?,"
             + ", ".join(f"{name.strip()} = ?" for name in _MEMORY_COLUMNS.split(","))
@@ -431,7 +452,8 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
         _alias(conn, uid, final_uid)
     if wins and final_uid == uid:
         _log(ctx, "memory", uid, _incoming(record), remote=True)
-        return "applied"
+        # kept as sent, but another item here (its dedupe key's) became this one: a merge
+        return "applied" if local_uid == uid else "merged"
     _bump(ctx, "memory", final_uid, local_version, _incoming(record))
     return "merged"
 
@@ -751,9 +773,12 @@ def _resolve_pending(conn: SyncConn, records: list[Record]) -> None:
                 "evidence_memory_ids" if row["field"] == "evidence_memory" else "evidence_fact_ids"
             )
             current = conn.execute(
-                f"SELECT {column} FROM rules WHERE id = ?", (row["key"],)
+                f"SELECT {column}, scope_tier, scope_name FROM rules WHERE id = ?", (row["key"],)
             ).fetchone()
-            if current is not None:
+            # A project rule's waiting evidence is only an item of its project, as a fact's
+            # memory is only one of the fact's: its sender may have had no right to another
+            # project's item (a project-limited token is refused one it cites once known).
+            if current is not None and _may_cite(current, row["project"]):
                 ids = json_value(current[0])
                 if row["found"] not in ids:
                     conn.execute(
@@ -764,6 +789,12 @@ def _resolve_pending(conn: SyncConn, records: list[Record]) -> None:
             "DELETE FROM sync_pending WHERE kind = ? AND key = ? AND field = ? AND target = ?",
             (row["kind"], row["key"], row["field"], row["target"]),
         )
+
+
+def _may_cite(rule: Any, project: str) -> bool:
+    """Whether a waiting reference of ``rule`` (its row: evidence, tier, name) may be filled in
+    with an item of ``project``: a project rule's only with its own project's."""
+    return bool(rule[1] != "project" or rule[2] == project)
 
 
 _APPLIERS: dict[str, Callable[[_Context, Record], str]] = {

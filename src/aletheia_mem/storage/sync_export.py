@@ -175,6 +175,20 @@ def within_projects(conn: SyncConn, rule: dict[str, Any], projects: tuple[str, .
     rule["evidence_facts"] = _seen_within(conn, "facts", rule["evidence_facts"], projects)
 
 
+# The table of each kind whose rows have a number (``#N``) on a store: a rule's id is its key.
+_NUMBERED = {"memory": "memories", "fact": "facts", "episode": "episodes"}
+
+
+def item_number(conn: SyncConn, kind: str, key: str) -> int | None:
+    """The number (``#N``) this store shows for the item with this global id, or None (a
+    rule, or an item it does not hold)."""
+    table = _NUMBERED.get(kind)
+    if table is None:
+        return None
+    row = conn.execute(f"SELECT id FROM {table} WHERE uid = ?", (key,)).fetchone()
+    return None if row is None else int(row[0])
+
+
 _READERS = {"memory": _memories, "fact": _facts, "rule": _rules, "episode": _episodes}
 
 

@@ -31,7 +31,7 @@ from aletheia_mem.storage.sync_records import ApplyStats, ExportPage
 from aletheia_mem.sync.client import HubClient
 from aletheia_mem.sync.replies import read_hello, read_pull_page, read_push_merged
 from aletheia_mem.sync.screening import ANY_TIME, Refusals, screen
-from aletheia_mem.sync.validate import MAX_SKEW_MS
+from aletheia_mem.sync.validate import MAX_SKEW_MS, dropped_reference, sendable_references
 
 DEFAULT_PAGE_SIZE = 1000
 PAGE_BYTES = 4 * 1024 * 1024
@@ -55,9 +55,11 @@ class SyncReport:
     withheld: dict[str, int] = field(default_factory=dict)  # left out by the hub, by reason
     pages: int = field(default=0)
     # records held back (screening): pulled ones this store refuses, own ones the hub would
-    # refuse (left out of the push); lists sent or applied with their key rebuilt
+    # refuse (left out of the push); own ones sent without a reference to an item no store
+    # takes; lists sent or applied with their key rebuilt
     refused_pulled: Refusals = field(default_factory=Refusals)
     left_out: Refusals = field(default_factory=Refusals)
+    unlinked: Refusals = field(default_factory=Refusals)
     repaired: int = 0
 
 
@@ -165,7 +167,7 @@ def _push(
                 if record["v"][1] == store_id and not writable(record, projects)
             )
             own = [as_own(record, store_id) for record in records]
-            records = _screened_own(report, own, clock())
+            records = _screened_own(store, report, own, clock())
             if records:
                 body = {"store_id": store_id, "records": records}
                 sent = sender.submit(client.call, "/sync/push", body)
@@ -184,15 +186,30 @@ def _push(
 
 
 def _screened_own(
-    report: SyncReport, records: list[dict[str, Any]], now: int
+    store: SyncLog, report: SyncReport, records: list[dict[str, Any]], now: int
 ) -> list[dict[str, Any]]:
     """This store's records as the hub will take them: one it would refuse left out (counted
-    in ``report.left_out``), so that the rest of the page still goes; a list's key repaired.
-    Sent as they are (the hub checks and redacts them again); a time ahead of the clock is the
-    hub's to refuse, naming the clock (``screening``)."""
-    positioned = list(enumerate(records))
-    screened = screen(positioned, now, ANY_TIME, report.left_out, pulled=False)
+    in ``report.left_out``, named by its ``#N`` when its id cannot be shown), so that the rest
+    of the page still goes; a list's key repaired; a reference to an item no store takes
+    dropped, as the hub drops it from a pull (``report.unlinked``: the item is left out, the
+    record citing it goes). Sent as they are (the hub checks and redacts them again); a time
+    ahead of the clock is the hub's to refuse, naming the clock (``screening``)."""
+    dropped = {n: why for n, record in enumerate(records) if (why := dropped_reference(record))}
+    positioned = [
+        (n, sendable_references(record) if n in dropped else record)
+        for n, record in enumerate(records)
+    ]
+
+    def number(record: dict[str, Any]) -> str | None:
+        found = store.sync_item_number(record["kind"], record["key"])
+        return None if found is None else f"{record['kind']} #{found}"
+
+    screened = screen(positioned, now, ANY_TIME, report.left_out, pulled=False, number=number)
     report.repaired += screened.repaired
+    for position, (given, _) in zip(screened.positions, screened.passed, strict=True):
+        if position in dropped:  # sent so (one left out is counted there); its id passed
+            why = dropped[position]
+            report.unlinked.add(f"record {position} ({given['kind']} {given['key']}): {why}")
     return [given for given, _ in screened.passed]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from aletheia_mem.errors import InvalidInputError
@@ -68,6 +69,8 @@ _FIELDS: dict[str, dict[str, str]] = {
     },
 }
 _SCOPE_TIERS = ("everywhere", "project", "situation")
+# The ids stores make (a uid or a store id: 32 hex digits; a rule's id), which hold no secret.
+MADE_ID = re.compile("[0-9a-f]{32}|r_[0-9a-f]{10}")
 
 
 def _is_int(value: Any) -> bool:
@@ -75,7 +78,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_text(value: Any) -> bool:
-    return isinstance(value, str) and len(value) <= MAX_TEXT
+    return isinstance(value, str)
 
 
 def _is_text_list(value: Any) -> bool:
@@ -91,6 +94,15 @@ def _is_requests(value: Any) -> bool:
             for item in value
         )
     )
+
+
+def _texts(code: str, value: Any) -> list[str]:
+    """The texts of a field of type ``code`` (shape-checked)."""
+    if code in ("s", "s?"):
+        return [] if value is None else [value]
+    if code == "ls":
+        return list(value)
+    return [text for _, text in value] if code == "rq" else []
 
 
 _CHECKS = {
@@ -132,11 +144,26 @@ def check_record(value: Any, position: int) -> dict[str, Any]:
     for name, code in fields.items():
         if not _CHECKS[code](data[name]):
             raise InvalidInputError(f"{where}: {name} has the wrong type.")
+    for name, code in fields.items():
+        # no text any store holds is longer (each field's own limit is ``validate``'s)
+        if any(len(text) > MAX_TEXT for text in _texts(code, data[name])):
+            each = "" if code in ("s", "s?") else "each of "
+            raise InvalidInputError(
+                f"{_named(where, kind, key)}: {each}{name} must be at most {MAX_TEXT} characters."
+            )
     if kind == "rule" and data["scope_tier"] not in _SCOPE_TIERS:
         raise InvalidInputError(f"{where}: scope_tier must be one of {', '.join(_SCOPE_TIERS)}.")
     if kind in ("memory", "fact", "episode") and not data["project"].strip():
         raise InvalidInputError(f"{where}: project must not be empty.")
     return value
+
+
+def _named(where: str, kind: str, key: str) -> str:
+    """``record N (kind key)``, as ``validate`` names a record, when its key is one a store
+    makes (no control characters to echo); else ``record N``."""
+    if MADE_ID.fullmatch(key):
+        return f"{where} ({kind} {key})"
+    return where
 
 
 def check_records(value: Any, max_count: int) -> list[dict[str, Any]]:

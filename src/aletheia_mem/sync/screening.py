@@ -11,6 +11,10 @@ the item here is a newer version, checked again. A record whose only fault is a 
 the clock is not held back on either side: it passes once the clock catches up (or is set
 right), so the sync stops with the clock's message as before, rather than losing it for good.
 
+A record of this store citing an item whose id no store takes (``validate.dropped_reference``)
+goes without that reference, as the hub's pull sends such a record; the item is left out. An
+item left out whose id cannot be shown (it holds a secret) is named by its ``#N`` here.
+
 A work-state list whose key does not start with ``list:`` (an earlier build took one) has one
 right form, its key as ``work_state_write`` makes it of its name: it is repaired, not held
 back, on pull and on push.
@@ -19,7 +23,9 @@ back, on pull and on push.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from aletheia_mem.domain.worklists import rebuilt_list_key
@@ -45,12 +51,16 @@ class Refusals:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def add(self, message: str) -> None:
+    def add(self, message: str, unnamed: Callable[[], str | None] = lambda: None) -> None:
+        """Count a refusal (``record N (kind key): why``, as ``validate`` words it). One that
+        names no item (its id could not be shown: it holds a secret) is named by ``unnamed``,
+        asked only for the first of its reason."""
         named = _NAMED.fullmatch(message)
         reason = named["reason"] if named else message
         item = (named["item"] if named else None) or ""
         self.counts[reason] = self.counts.get(reason, 0) + 1
-        self.first.setdefault(reason, item)
+        if reason not in self.first:
+            self.first[reason] = item or unnamed() or ""
 
     def as_json(self) -> list[dict[str, Any]]:
         """Each reason, how many records it held back, and the first of them (kind and id)."""
@@ -83,6 +93,7 @@ class Screened:
     """A page's records that pass (as given or repaired, and as checked), the rest counted."""
 
     passed: list[tuple[Record, Record]] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)  # of those passed, in the page
     repaired: int = 0
 
 
@@ -93,9 +104,11 @@ def screen(
     refusals: Refusals,
     *,
     pulled: bool,
+    number: Callable[[Record], str | None] = lambda record: None,
 ) -> Screened:
     """Each (position, record) checked by ``validate_record``: passed (repaired if that is
-    what it lacks), or counted in ``refusals`` and left out.
+    what it lacks), or counted in ``refusals`` and left out. ``number``: how this store names
+    an item whose id a refusal cannot show (``memory #12``), if it holds one.
 
     Raises:
         InvalidInputError: a record whose only fault is a time ahead of ``now`` plus the skew
@@ -112,6 +125,7 @@ def screen(
                 pass  # refused as given, below, with the reason it was refused for
             else:
                 screened.passed.append((mended, checked))
+                screened.positions.append(position)
                 screened.repaired += 1
                 continue
         try:
@@ -120,8 +134,9 @@ def screen(
             try:
                 validate_record(given, position, now, ANY_TIME, pulled=pulled)
             except InvalidInputError:
-                refusals.add(error.message)
+                refusals.add(error.message, partial(number, given))
                 continue
             raise
         screened.passed.append((given, checked))
+        screened.positions.append(position)
     return screened

@@ -25,6 +25,7 @@ from aletheia_mem.domain.limits import (
     HELD_TITLE,
     LONE_SURROGATE,
     UNPRINTED_NAME,
+    blank_fact_part,
 )
 from aletheia_mem.domain.memories import (
     dedupe_key,
@@ -33,7 +34,7 @@ from aletheia_mem.domain.memories import (
     stored_title,
 )
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.domain.rules import rule_id, stored_scope_name
+from aletheia_mem.domain.rules import rule_id, rule_scope_name, rule_words, stored_scope_name
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import (
     WORK_STATE_KIND,
@@ -45,7 +46,8 @@ from aletheia_mem.domain.worklists import (
 )
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
-from aletheia_mem.projects import normalize_project
+from aletheia_mem.projects import normalize_project, project_key
+from aletheia_mem.sync.records import MADE_ID
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
 # How far in the future a version or a time of change may be: the clocks of a team's machines
@@ -63,8 +65,6 @@ MAX_REQUEST = 20_000
 # Names: no control or format characters (newlines, escapes, bidi overrides).
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 Record = dict[str, Any]
-# The ids stores make (a uid or a store id: 32 hex digits; a rule's id), which hold no secret.
-_MADE_ID = re.compile("[0-9a-f]{32}|r_[0-9a-f]{10}")
 _FACT_REFS = ("superseded_by", "memory")  # a fact's references to other items
 
 
@@ -213,17 +213,20 @@ def check_key(value: Any, fail: Callable[[str], InvalidInputError], problem: str
         raise fail(problem)
     if LONE_SURROGATE.search(value) or value != value.strip():
         raise fail(problem)
-    if not _MADE_ID.fullmatch(value) and redact_secrets(value) != value:
+    if not MADE_ID.fullmatch(value) and redact_secrets(value) != value:
         raise fail(problem)
 
 
 # Why a hub leaves a record out of every pull (``unsendable``): what an earlier release took.
 SECRET_ID = "a global id in it holds what a save redacts"  # noqa: S105 - a reason
 UNMADE_ID = "a global id in it is not one a store makes"
+# Why a store drops a reference from a record it pushes (``dropped_reference``).
+CITES_SECRET_ID = "it cites an item whose global id holds what a save redacts."  # noqa: S105
+CITES_UNMADE_ID = "it cites an item whose global id is not one a store makes."
 
 
 def _id_problem(value: Any, made: Callable[[Any], bool]) -> str | None:
-    if isinstance(value, str) and not _MADE_ID.fullmatch(value) and redact_secrets(value) != value:
+    if isinstance(value, str) and not MADE_ID.fullmatch(value) and redact_secrets(value) != value:
         return SECRET_ID
     return None if made(value) else UNMADE_ID
 
@@ -266,6 +269,23 @@ def sendable_references(record: Record) -> Record:
     return {**record, "data": {**data, **kept}}
 
 
+def dropped_reference(record: Record) -> str | None:
+    """Why ``sendable_references`` drops a reference of the record (the item it names has an
+    id no store takes), or None when it drops none: said of the item cited, as ``unsendable``
+    says it of a record's own id."""
+    data = record["data"]
+    if record["kind"] == "fact":
+        cited = [data[field] for field in _FACT_REFS if data[field] is not None]
+    elif record["kind"] == "rule":
+        cited = [*data["evidence_memories"], *data["evidence_facts"]]
+    else:
+        return None
+    problems = {_id_problem(value, is_uid) for value in cited} - {None}
+    if not problems:
+        return None
+    return CITES_SECRET_ID if SECRET_ID in problems else CITES_UNMADE_ID
+
+
 def is_project_key(value: Any) -> bool:
     """Whether ``value`` is a project key as a token lists it: 1 to 200 characters, no control
     characters, already normalised (lower-case, trimmed)."""
@@ -304,10 +324,10 @@ def _memory(check: _Checker) -> None:
     else:
         # a blank title is the default title a save (and an import) gives a note
         data["title"] = stored_title(data["title"], data["text"])
-        if data["dedupe_key"] is not None:
-            # a save's key is the hash of its title and text: a key naming other words would
-            # answer the save of those words "Already saved" with this record's words
-            data["dedupe_key"] = dedupe_key(data["title"], data["text"])
+        # a save's key is the hash of its title and text: a key naming other words would
+        # answer the save of those words "Already saved" with this record's words, and none
+        # (null) would let a save of the same words make it again
+        data["dedupe_key"] = dedupe_key(data["title"], data["text"])
     check.past("created_at", "updated_at", "dismissed_at")
     # no save updates a memory before it was made: such a time (a hand-made record, an
     # import) is kept as its creation's
@@ -323,6 +343,9 @@ def _list(check: _Checker) -> None:
 
 def _fact(check: _Checker, key: str) -> None:
     check.project()
+    blank = blank_fact_part(check.data["subject"], check.data["predicate"], check.data["object"])
+    if blank is not None:  # as a save refuses it: no fact_history could name it
+        raise check.fail(f"{blank} is required.")
     for field in ("subject", "predicate", "object"):
         check.text(field, MAX_FACT_PART)
     # as a save stores it: a literal under a secret-looking predicate is replaced whole
@@ -348,7 +371,8 @@ def _rule(check: _Checker, key: str) -> str:
     """Checks a rule; its key: the id of its text as stored, redacted. A release that redacts
     less (or a hand-made record) may send a secret this one finds, or (before ``add_rule``
     refused them) control characters in its scope name: the rule is kept under the id of its
-    text as ``add_rule`` keeps it, so that one such rule stops no sync for good."""
+    text as ``add_rule`` keeps it, so that one such rule stops no sync for good. So is one whose
+    words or scope ``add_rule`` would have put in their one form (``_rule_as_added``)."""
     data = check.data
     check.choice("scope_tier", SCOPE_TIERS)
     check.caller("source")
@@ -359,11 +383,34 @@ def _rule(check: _Checker, key: str) -> str:
     parts = (data["then"], data["when"], data["scope_tier"], data["scope_name"])
     if key != rule_id(*parts):
         raise check.fail("a rule's key must be the id of its text and scope.")
+    _rule_as_added(check)
     for field in ("then", "when"):
         check.text(field, MAX_RULE_TEXT)
-    # as add_rule keeps it; what does not print dropped (an earlier release let it in)
-    data["scope_name"] = stored_scope_name(data["scope_name"])
     return rule_id(data["then"], data["when"], data["scope_tier"], data["scope_name"])
+
+
+def _rule_as_added(check: _Checker) -> None:
+    """A rule's words and scope as ``add_rule`` keeps them (``rule_words``,
+    ``rule_scope_name``): a blank ``then``, a situation without a name and a project rule
+    naming no project (or ``*``) refused as add_rule refuses them; a blank ``when`` is
+    "always", a project its key, an everywhere rule's name none. The scope name is kept
+    without what does not print (an earlier release let it in)."""
+    data = check.data
+    try:
+        data["then"], data["when"] = rule_words(data["then"], data["when"])
+        data["scope_name"] = rule_scope_name(
+            data["scope_tier"],
+            stored_scope_name(data["scope_name"]),
+            _scope_project,
+            ("scope_tier", "scope_name"),
+        )
+    except InvalidInputError as error:
+        raise check.fail(error.message) from None
+
+
+def _scope_project(name: str) -> str:
+    """A project rule's project as a tool keys it (a sync record has no default project)."""
+    return project_key(name, "scope_name")
 
 
 def _episode(check: _Checker) -> None:
@@ -372,6 +419,11 @@ def _episode(check: _Checker) -> None:
     check.text("summary", MAX_TEXT)
     check.reason()
     check.past("started_at", "ended_at", "dismissed_at")
+    # no store ends an episode before it starts: such an end (a clock set back during the
+    # session, a hand-made record) is kept as its start, as a memory's update before its making
+    ended_at = check.data["ended_at"]
+    if ended_at is not None and ended_at < check.data["started_at"]:
+        check.data["ended_at"] = check.data["started_at"]
     requests = check.data["requests"]
     if len(requests) > 10 * MAX_ITEMS:
         raise check.fail("requests must hold at most 10000 items.")

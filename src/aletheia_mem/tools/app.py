@@ -7,16 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.errors import ForbiddenError, InvalidInputError
-from aletheia_mem.projects import normalize_project
+from aletheia_mem.errors import ForbiddenError
+from aletheia_mem.projects import ALL_PROJECTS as ALL_PROJECTS  # the doors import them here
+from aletheia_mem.projects import ALL_PROJECTS_READERS, project_key
+from aletheia_mem.projects import MAX_PROJECT_LENGTH as MAX_PROJECT_LENGTH
 
 if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
     from aletheia_mem.domain.file_paths import RepositoryRoot
     from aletheia_mem.search.semantic.model import SemanticSource
     from aletheia_mem.storage.contracts import Store
-
-ALL_PROJECTS = "*"
-MAX_PROJECT_LENGTH = 200
 
 
 @dataclass(frozen=True)
@@ -34,15 +33,11 @@ class AppContext:
     repository: RepositoryRoot | Path | None = None
     # What a single-project call given project "*" is told takes it: the tools (and the JSON
     # API), or the CLI's commands, which open the store with their own names
-    every_project_readers: str = "search and timeline"
+    every_project_readers: str = ALL_PROJECTS_READERS
 
 
 def _named_project(app: AppContext, value: str) -> str:
-    project = normalize_project(value)
-    if not project:
-        raise InvalidInputError("project must not be empty.")
-    if len(project) > MAX_PROJECT_LENGTH:
-        raise InvalidInputError(f"project must be at most {MAX_PROJECT_LENGTH} characters.")
+    project = project_key(value, readers=app.every_project_readers)
     if app.allowed_projects is not None and project not in app.allowed_projects:
         raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
     return project
@@ -52,8 +47,6 @@ def target_project(app: AppContext, value: str | None) -> str:
     """The one project a write or a single-project read goes to."""
     if value is None or not value.strip():
         return app.allowed_projects[0] if app.allowed_projects else app.default_project
-    if value.strip() == ALL_PROJECTS:
-        raise InvalidInputError(f'project "*" is only for {app.every_project_readers}.')
     return _named_project(app, value)
 
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from aletheia_mem.domain import facts, rules
 from aletheia_mem.domain.formatting import fact_line, one_line, rule_scope, rule_text, wrap_recall
-from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
 from aletheia_mem.tools import structured
 from aletheia_mem.tools.app import AppContext, target_project
@@ -70,20 +69,14 @@ def list_rules(app: AppContext, args: dict[str, Any]) -> Output:
 
 def add_rule(app: AppContext, args: dict[str, Any]) -> str:
     """Add one standing rule; an identical rule is not added twice."""
-    then = " ".join(args["then"].split())
-    when = " ".join(args["when"].split()) or "always"
     tier = args["scopeTier"]
-    name = (args.get("scopeName") or "").strip()
     rules.check_rule_tier(tier, app.allowed_projects)
-    if tier == "project":
-        name = target_project(app, name or None)
-    elif tier == "situation" and not name:
-        raise InvalidInputError("scopeName is required when scopeTier is situation.")
-    elif tier == "everywhere":
-        name = ""
+    name = rules.rule_scope_name(
+        tier, args.get("scopeName") or "", lambda given: target_project(app, given or None)
+    )
     item = rules.RuleInput(
-        then=then,
-        when=when,
+        then=args["then"],
+        when=args["when"],
         scope_tier=tier,
         scope_name=name,
         evidence_memory_ids=args.get("evidence_memory_ids", []),

@@ -21,7 +21,7 @@ from aletheia_mem.storage.postgres.facts import lock_fact_key, write_retrying
 from aletheia_mem.storage.postgres.memories import index_memory, memory_texts
 from aletheia_mem.storage.sync_apply import apply_page
 from aletheia_mem.storage.sync_dialect import SyncDialect
-from aletheia_mem.storage.sync_export import export_page, store_id
+from aletheia_mem.storage.sync_export import export_page, item_number, store_id
 from aletheia_mem.storage.sync_peers import (
     Projects,
     set_push_cursor,
@@ -150,6 +150,11 @@ class PgSync(PgPart):
         """This store's global id: the origin of the changes made here."""
         with self._db.read() as conn:
             return store_id(PgSyncConn(conn))
+
+    def sync_item_number(self, kind: str, key: str) -> int | None:
+        """The ``#N`` of the item with this global id here, or None (``item_number``)."""
+        with self._db.read() as conn:
+            return item_number(PgSyncConn(conn), kind, key)
 
     def export_changes(
         self,

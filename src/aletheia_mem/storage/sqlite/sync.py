@@ -24,6 +24,12 @@ class SqliteSync(SqliteDatabase):
 
         return store_id(self._conn)
 
+    def sync_item_number(self, kind: str, key: str) -> int | None:
+        """The ``#N`` of the item with this global id here, or None (``item_number``)."""
+        from aletheia_mem.storage.sync_export import item_number
+
+        return item_number(self._conn, kind, key)
+
     def export_changes(
         self,
         *,
