@@ -12,6 +12,8 @@ from aletheia_mem.errors import InvalidInputError
 
 DEFAULT_PROJECT = "default"
 ALL_PROJECTS = "*"  # every project, to a read (search, timeline); no item belongs to it
+# What takes ALL_PROJECTS, as a write or a single-project read given it is told: the tools
+ALL_PROJECTS_READERS = "search and timeline"
 MAX_PROJECT_LENGTH = 200
 
 
@@ -25,16 +27,16 @@ def normalize_project(name: str) -> str:
     return redact_secrets(redact_secrets(name.strip()).lower()).lower()
 
 
-def project_key(value: str, field: str = "project") -> str:
+def project_key(value: str, field: str = "project", readers: str = ALL_PROJECTS_READERS) -> str:
     """The project a write names with ``value``: its key (``normalize_project``), 1 to
     ``MAX_PROJECT_LENGTH`` characters, and never ``*``, which means every project to a read.
-    ``field`` is the argument's name in the messages.
+    ``field`` is the argument's name in the messages, ``readers`` what takes ``*``.
 
     Raises:
         InvalidInputError: ``*``, or a key that is empty or too long.
     """
     if value.strip() == ALL_PROJECTS:
-        raise InvalidInputError(f'{field} "*" is only for search and timeline.')
+        raise InvalidInputError(f'{field} "*" is only for {readers}.')
     project = normalize_project(value)
     if not project:
         raise InvalidInputError(f"{field} must not be empty.")

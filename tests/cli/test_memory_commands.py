@@ -284,9 +284,39 @@ def test_save_help_does_not_offer_every_project_which_save_refuses(run: Invoke) 
     assert "-p, --project TEXT Project key. Default: this directory's project." in save_help
     assert '"*"' not in save_help
     assert refused.exit_code == 2
-    assert refused.stderr == 'Error: project "*" is only for search and timeline.\n'
-    for reader in ("search", "timeline"):
-        assert '"*" for every project' in " ".join(run(reader, "--help").stdout.split())
+    assert refused.stderr == ('Error: project "*" is only for search, timeline and lists list.\n')
+    for reader in (["search"], ["timeline"], ["lists", "list"]):
+        assert '"*" for every project' in " ".join(run(*reader, "--help").stdout.split())
+
+
+# Every command with a --project that names one project; and those that take "*"
+SINGLE_PROJECT = [
+    ["save", "a note"],
+    ["context"],
+    ["facts", "add", "api", "db", "pg"],
+    ["facts", "history", "api"],
+    ["lists", "write", "todo"],
+    ["lists", "read", "todo"],
+    ["rules", "add", "Run the tests", "--scope-tier", "project", "--scope-name"],
+]
+EVERY_PROJECT = [["search", "note"], ["timeline", "1"], ["lists", "list"]]
+
+
+@pytest.mark.parametrize("command", SINGLE_PROJECT, ids=" ".join)
+def test_a_single_project_command_given_every_project_names_the_commands_that_take_it(
+    run: Invoke, command: list[str]
+) -> None:
+    """The CLI told the tools' words ("only for search and timeline"), which leave out
+    ``lists list``; the MCP tools keep theirs."""
+    assert run("save", "a note in shop").exit_code == 0
+    flag = [] if command[-1] == "--scope-name" else ["--project"]
+    refused = run(*command, *flag, "*", input="- x\n")
+    assert refused.exit_code == 2, refused.output
+    named = 'project "*" is only for search, timeline and lists list.'
+    assert refused.stderr == f"Error: {named}\n"
+    for reader in EVERY_PROJECT:  # each command the message names takes "*"
+        read = run(*reader, "--project", "*")
+        assert read.exit_code == 0, (reader, read.output)
 
 
 def test_search_by_an_absolute_path_finds_the_file_saved_relative(run, workspace):

@@ -18,6 +18,8 @@ from collections.abc import Callable
 import pytest
 
 from aletheia_mem.domain.redaction import REDACTED, redact_secrets
+from aletheia_mem.domain.redaction_vendors import _run_spans, _token_spans, vendor_token_spans
+from aletheia_mem.domain.redaction_words import reads_as_words
 from aletheia_mem.hub.tokens import new_secret
 from tests.cost import GROWTH, LINEAR_BOUND, cpu_ratio
 from tests.e2e.leaky import HUB, HUB_DASHED
@@ -128,6 +130,36 @@ def test_a_name_beginning_with_the_prefix_is_kept(text: str) -> None:
     assert redact_secrets(text) == text
 
 
+# Words run together after the prefix, 32 characters or more: read as a token, and redacted
+CAMEL_CASE = [
+    "alt_ToggleFullScreenModeKeyBindingXY",
+    "alt_KeyboardShortcutForZoomingIntoTheMap",  # cut at 32 inside "The"
+    "alt_getUserProfileSettingsFromTheCache",
+    "alt_ShowTheAltTextOfEveryImageOnHover",
+    "img.alt_ImageUrlForHeroV2BannerTopLeftCorner = x",
+    "bind alt_OpenTheCommandPaletteWithCtrlShiftP to F1",
+    "alt_AutoScrollBehaviourForLongDocuments.",
+    "alt_Hero-ImageBannerTopLeftCornerTextLabel",
+    "alt_BasculerLePleinEcranDuLecteurVideo",
+    "see alt_ToggleFullScreenModeKeyBindingXY, then",
+]
+
+
+@pytest.mark.parametrize("text", CAMEL_CASE)
+def test_a_camel_case_name_after_the_prefix_is_kept(text: str) -> None:
+    assert redact_secrets(text) == text
+
+
+def test_no_random_token_body_reads_as_words() -> None:
+    """What keeps a CamelCase name: one or two random bodies in a billion read as words
+    (bench/hub_token_names_bench.py); none of these does."""
+    rng = random.Random(31)
+    bodies = ["".join(rng.choice(URLSAFE) for _ in range(32)) for _ in range(100_000)]
+    bodies += [new_secret().removeprefix("alt_") for _ in range(20_000)]
+    assert [body for body in bodies if reads_as_words(body)] == []
+    assert all(reads_as_words(text.split("alt_")[1].split()[0]) for text in CAMEL_CASE[:4])
+
+
 def test_url_safe_random_blobs_are_kept() -> None:
     rng = random.Random(12)
     blobs = [
@@ -151,3 +183,43 @@ def test_many_hub_token_starts_in_a_run_ending_with_a_dash_cost_linear_time(unit
     small, large = (unit * (size // len(unit)) + "-" for size in (5_000, 5_000 * GROWTH))
     ratio = cpu_ratio(redact_secrets, large, small)
     assert ratio < LINEAR_BOUND, f"{ratio:.1f} x (linear: 8 x; quadratic: 64 x)"
+
+
+def test_a_run_of_tokens_ending_with_a_dash_is_read_again_only_from_its_last_token() -> None:
+    """The run was read a second time whole, with its last "-": twice the cost of a run of many
+    tokens. Read again from its last token, it costs about as much as without the dash."""
+    run = "".join(new_secret() for _ in range(300))
+    ratio = cpu_ratio(vendor_token_spans, run + "-", run)
+    assert ratio < 1.5, f"{ratio:.2f} x (read twice: 2 x)"
+
+
+def _read_again_whole(run: str) -> list[tuple[int, int]]:
+    """The tokens of one run as it was read before: the second reading from its start."""
+    trimmed, closed = run.rstrip("._~-"), run.rstrip(".~")
+    spans = list(_token_spans(trimmed, 0))
+    if len(closed) > len(trimmed):
+        last = list(_token_spans(closed, 0))[-1:]
+        if last and last[0][1] > len(trimmed) and (not spans or last[0][0] >= spans[-1][1]):
+            spans += last
+    return spans
+
+
+def test_reading_again_from_the_last_token_finds_what_reading_the_whole_run_again_does() -> None:
+    rng = random.Random(5)
+    alnum = string.ascii_letters + string.digits
+    pieces: list[Callable[[], str]] = [
+        lambda: "alt_" + "".join(rng.choices(URLSAFE, k=rng.choice((31, 32, 33)))),
+        lambda: "ghp_" + "".join(rng.choices(alnum, k=rng.choice((35, 36, 37)))),
+        lambda: "AIza" + "".join(rng.choices(URLSAFE, k=rng.choice((34, 35, 36)))),
+        lambda: "glpat-" + "".join(rng.choices(URLSAFE, k=rng.randrange(18, 30))),
+        lambda: "xoxb-" + "".join(rng.choices(alnum + "-", k=rng.randrange(8, 30))),
+        lambda: "".join(rng.choices(URLSAFE, k=rng.randrange(1, 12))),
+        lambda: rng.choice(["-", "_", "--", "-_", ".", "TOKEN", "2024", "salt_", "alt_", "Key"]),
+        lambda: "alt_ToggleFullScreenModeKeyBinding" + rng.choice(["", "X", "XY", "XYZ"]),
+    ]
+    runs = [
+        "".join(rng.choice(pieces)() for _ in range(rng.randrange(1, 7)))
+        + rng.choice(["-", "_", "-_", "__", ".-", "_-", "~-"])
+        for _ in range(20_000)
+    ]
+    assert [run for run in runs if _run_spans(run, 0) != _read_again_whole(run)] == []

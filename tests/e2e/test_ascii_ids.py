@@ -64,3 +64,30 @@ def test_the_cli_refuses_an_id_that_is_not_ascii_digits(tmp_path: Path, value: s
         assert f"{value!r} is not a valid id." in refused.stderr
     shown = _aletheia(tmp_path, "show", "1", "3", "10")
     assert shown.returncode == 0 and "dismissed" not in shown.stdout.lower()
+
+
+COUNTS = [
+    ["search", "deploy", "--limit"],
+    ["search", "deploy", "--offset"],
+    ["timeline", "1", "--before"],
+    ["timeline", "1", "--after"],
+    ["lists", "list", "--limit"],
+    ["audit", "--local", "--limit"],
+    ["sync", "--page-size"],
+]
+
+
+@pytest.mark.parametrize("value", [*OTHER_DIGITS, "\uff11\uff10", " 3", "3 "])
+def test_the_cli_refuses_a_count_that_is_not_ascii_digits(tmp_path: Path, value: str) -> None:
+    """``--limit`` and the other counts were read by ``int``: ``--offset \\uff11\\uff10``
+    paged to the 11th match."""
+    assert _aletheia(tmp_path, "save", "Deploy note number 1").returncode == 0
+    for command in COUNTS:
+        refused = _aletheia(tmp_path, *command, value)
+        assert refused.returncode == 2, (command, refused.stdout, refused.stderr)
+        flag = command[-1]
+        assert f"Invalid value for '{flag}'" in refused.stderr
+        assert f"{value!r} is not a whole number in the digits 0-9." in refused.stderr
+    assert _aletheia(tmp_path, "search", "deploy", "--limit", "1").returncode == 0
+    out_of_range = _aletheia(tmp_path, "timeline", "1", "--before", "-1")
+    assert "-1 is not in the range 0<=x<=50." in out_of_range.stderr

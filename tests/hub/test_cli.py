@@ -216,3 +216,54 @@ def test_sync_without_a_hub_says_how_to_start(
     assert result.exit_code == (2 if store == "made" else 7)  # no store: 7, as for the reads
     assert "No hub yet: run ALETHEIA_HUB_TOKEN=TOKEN aletheia sync --hub URL once" in result.output
     assert (tmp_path / ".aletheia" / "aletheia.db").exists() is (store == "made")
+
+
+def _details(output: str) -> list[str]:
+    return [line.split()[-1] for line in output.splitlines() if " row-" in line]
+
+
+def test_audit_pages_to_the_oldest_row_and_rows_written_meanwhile_move_none(
+    runner: CliRunner, hub_db: Path | str
+) -> None:
+    """``aletheia audit`` read the newest --limit rows (at most 10,000) and no older ones; it
+    now pages as the hub's Audit page does, each page's note giving the next one's --offset and
+    --upto."""
+    store = open_target(hub_db)
+    try:
+        for n in range(11):
+            store.add_audit(AuditEntry(1_000 * n, "ci", "search", "shop", "ok", f"row-{n:02d}"))
+        store.add_audit(AuditEntry(20_000, "laptop", "save_memory", "shop", "ok", "row-other"))
+    finally:
+        store.close()
+    base = ["audit", "--hub-db", str(hub_db), "--token", "ci", "--limit", "4"]
+    first = runner.invoke(cli, base, catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    seen = _details(first.stdout)
+    assert seen == ["row-10", "row-09", "row-08", "row-07"]
+    note = first.stdout.splitlines()[-1]
+    assert note.startswith("Rows 1 to 4 of 11, newest first. The next 4: the same command with")
+    # a row written between two pages pushes none of those seen onto the next page
+    store = open_target(hub_db)
+    try:
+        store.add_audit(AuditEntry(30_000, "ci", "search", "shop", "ok", "row-new"))
+    finally:
+        store.close()
+    while "--offset" in note:
+        following = note.split("the same command with ")[1].rstrip(".").split()
+        page = runner.invoke(cli, [*base, *following], catch_exceptions=False)
+        assert page.exit_code == 0, page.output
+        seen += _details(page.stdout)
+        note = page.stdout.splitlines()[-1]
+    assert seen == [f"row-{n:02d}" for n in range(10, -1, -1)]
+    assert note == "Rows 9 to 11 of 11, newest first."
+    # the first page read anew holds the new row; with --json the note goes to stderr
+    fresh = runner.invoke(cli, [*base, "--json"], catch_exceptions=False)
+    assert [row["detail"] for row in json.loads(fresh.stdout)][:2] == ["row-new", "row-10"]
+    assert fresh.stderr.startswith("Rows 1 to 4 of 12, newest first. The next 4:")
+    past = runner.invoke(cli, [*base, "--offset", "12"], catch_exceptions=False)
+    assert past.stdout == "No more audit rows: --offset 12 is past the 12 that match.\n"
+    assert json.loads(runner.invoke(cli, [*base, "--offset", "12", "--json"]).stdout) == []
+    everything = runner.invoke(cli, ["audit", "--hub-db", str(hub_db)], catch_exceptions=False)
+    assert len(_details(everything.stdout)) == 13 and "Rows " not in everything.stdout
+    none = runner.invoke(cli, ["audit", "--hub-db", str(hub_db), "--tool", "x", "--upto", "3"])
+    assert none.stdout == "No audit rows match --tool x and --upto 3.\n"

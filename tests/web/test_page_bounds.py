@@ -4,6 +4,7 @@ preview) show a bounded part, say how much more there is and link to it, in a re
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -196,3 +197,36 @@ def test_an_odd_upto_on_a_fact_history_says_so_and_shows_it_as_it_is_now(
     whole = server.request("GET", "/facts?subject=ledger&older=200&upto=999999999999999")
     assert "Facts 201 to 251 of 251" in whole.body.decode()
     assert "not a fact id" not in whole.body.decode()
+
+
+ODD_OFFSETS = ["abc", "-1", "1e3", "%C2%B2", "%EF%BC%91", "%D9%A3", "1_0", "+1", "%201"]
+
+
+@pytest.mark.parametrize("offset", [*ODD_OFFSETS, "", "0"])
+def test_an_odd_offset_on_the_memories_and_rules_pages_is_the_first_page_and_told(
+    server: RunningServer, offset: str
+) -> None:
+    """As the Facts page tells an odd older=: a link's offset= that is no whole number in the
+    digits 0-9 (a sign, a full-width or Arabic-Indic digit, "1_0") showed the first page
+    without a word."""
+    headers = {"Content-Type": "application/json"}
+    mcp_tool(server.mcp_url, "save_memory", {"text": "Odd offsets are told", "project": "odd"})
+    rule = json.dumps({"then": "Tell odd offsets", "scopeTier": "project"})
+    assert server.request("POST", "/api/rules", rule, headers).status in (200, 201)
+    odd = offset in ODD_OFFSETS
+    listed = server.request("GET", f"/?project=odd&offset={offset}")
+    assert listed.status == 200, listed.body[:300]
+    body = listed.body.decode()
+    assert "Odd offsets are told" in body
+    told = "This link&#39;s offset= is not a number of memories: the first page is shown."
+    assert (told in body) is odd
+    # with an odd upto= too, both are told
+    both = server.request("GET", f"/?project=odd&offset={offset}&upto=x").body.decode()
+    assert (told in both) is odd and "upto= is not a memory id" in both
+    rules = server.request("GET", f"/rules?offset={offset}")
+    assert rules.status == 200, rules.body[:300]
+    body = rules.body.decode()
+    first = server.request("GET", "/rules").body.decode()
+    assert re.findall(r'data-rule="([^"]+)"', body) == re.findall(r'data-rule="([^"]+)"', first)
+    told = "This link&#39;s offset= is not a number of rules: the first rules are shown."
+    assert (told in body) is odd

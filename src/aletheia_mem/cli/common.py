@@ -28,7 +28,7 @@ from aletheia_mem.errors import (
     StoreReadOnlyError,
     StoreTooNewError,
 )
-from aletheia_mem.number_text import ascii_whole
+from aletheia_mem.number_text import ascii_number, ascii_whole
 from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.open import display_target, hub_store_exists
 from aletheia_mem.storage.store_file import check_place, misplaced, store_problem
@@ -36,6 +36,8 @@ from aletheia_mem.timefmt import format_instant
 from aletheia_mem.tools.app import AppContext
 
 F = TypeVar("F", bound=Callable[..., Any])
+# The commands that take -p '*' (every project), named where another command refuses it
+EVERY_PROJECT = "search, timeline and lists list"
 CLI_CALLER = "cli"
 # Exit codes by error code; the README's CLI section lists them. Anything else exits 1.
 EXIT_CODES = {
@@ -69,6 +71,20 @@ class ItemId(click.IntRange):
 
 
 ITEM_ID = ItemId()
+
+
+class Count(click.IntRange):
+    """A count or a place in a list (``--limit``, ``--offset``, ``--before``, ``--after``,
+    ``--page-size``), read from ASCII digits as an id is: ``int`` also reads other scripts'
+    digits ("\uff11\uff10", "\u0663") and "1_0", which would page where nobody asked. A sign
+    is read, so that "-1" is told the range."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not isinstance(ascii_number(value), int):
+            self.fail(f"{value!r} is not a whole number in the digits 0-9.", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def require_store(path: Path, hint: str) -> Path:
@@ -272,7 +288,7 @@ def open_cli_app(*, create: bool = True) -> Iterator[AppContext]:
         existing_store(settings)
     app = open_app(settings)
     try:
-        yield replace(app, caller=settings.tool or CLI_CALLER)
+        yield replace(app, caller=settings.tool or CLI_CALLER, every_project_readers=EVERY_PROJECT)
     finally:
         close_app(app)
 

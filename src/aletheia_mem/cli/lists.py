@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from aletheia_mem.cli.common import (
+    Count,
     echo,
     emit_json,
     handles_errors,
@@ -40,7 +41,7 @@ def lists() -> None:
 @click.option(
     "--limit",
     "-n",
-    type=click.IntRange(1, MAX_SHOWN),
+    type=Count(1, MAX_SHOWN),
     default=100,
     show_default=True,
     help="Show at most this many lists, the most recently written.",

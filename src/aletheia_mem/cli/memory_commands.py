@@ -8,6 +8,7 @@ import click
 
 from aletheia_mem.cli.common import (
     ITEM_ID,
+    Count,
     echo,
     emit_json,
     handles_errors,
@@ -162,8 +163,8 @@ def _query_only_semantic(app: AppContext) -> SemanticSource | None:
     default="relevance",
     show_default=True,
 )
-@click.option("--limit", "-n", type=click.IntRange(1, 100), default=20, show_default=True)
-@click.option("--offset", type=click.IntRange(0, 1_000_000), default=0, show_default=True)
+@click.option("--limit", "-n", type=Count(1, 100), default=20, show_default=True)
+@click.option("--offset", type=Count(0, 1_000_000), default=0, show_default=True)
 @json_option
 @handles_errors
 def search(query: str | None, file: str | None, as_json: bool, **options: Any) -> None:
@@ -258,8 +259,8 @@ def _none_found(ids: list[int]) -> str:
 @click.argument("anchor", required=False, type=ITEM_ID)
 @click.option("--query", "-q", help="Find the anchor by search instead of by id.")
 @click.option("--project", "-p", help=TIMELINE_PROJECT_HELP)
-@click.option("--before", type=click.IntRange(0, 50), default=5, show_default=True)
-@click.option("--after", type=click.IntRange(0, 50), default=5, show_default=True)
+@click.option("--before", type=Count(0, 50), default=5, show_default=True)
+@click.option("--after", type=Count(0, 50), default=5, show_default=True)
 @json_option
 @handles_errors
 def timeline(
@@ -301,7 +302,7 @@ def timeline(
 
 @click.command()
 @click.option("--project", "-p", help="Project key. Default: this directory's project.")
-@click.option("--limit", type=click.IntRange(1, 100), default=20, show_default=True)
+@click.option("--limit", type=Count(1, 100), default=20, show_default=True)
 @json_option
 @handles_errors
 def context(project: str | None, limit: int, as_json: bool) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from aletheia_mem.cli.common import (
+    Count,
     echo,
     emit_json,
     existing_store,
@@ -50,7 +51,7 @@ NO_HUB_YET = (
 )
 @click.option(
     "--page-size",
-    type=click.IntRange(1, 1000),
+    type=Count(1, 1000),
     default=DEFAULT_PAGE_SIZE,
     show_default=True,
     help="Items per request.",

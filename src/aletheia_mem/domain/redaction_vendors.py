@@ -24,6 +24,7 @@ from aletheia_mem.domain.redaction_values import (
     redact_span,
     varies,
 )
+from aletheia_mem.domain.redaction_words import reads_as_words
 
 # Token characters: vendor tokens never contain "=", ":", "/" or blanks, which separate them
 # from the names they are assigned to ("GITHUB_TOKEN=ghp_...", "x-access-token:ghp_...@").
@@ -179,9 +180,11 @@ _ONLY_APART = ("EA", "A3")
 # Prefixes that begin names too ("alt_Text_For_The_Hero_Image_v2", "alt_KEY_BINDING_2"): a token
 # of theirs must look random wherever it stands, not only glued. Its body of URL-safe base64 is
 # cut by "-" and "_" into parts too short to judge alone ("Uf-Q8by_sauw3A-aWi_69bz"), so it is
-# random when a part is no part of a name: a word, Word or WORD, a number after it or alone.
+# random when a part is no part of a name (a word, Word or WORD, a number after it or alone)
+# and the whole does not read as words run together ("ToggleFullScreenModeKeyBindingX").
 _RANDOM_ONLY = ("alt_",)
 _NAME_PART = re.compile(r"[A-Z]?+[a-z]*+[0-9]*+|[A-Z]++[0-9]*+")
+_SMALL_LETTERS = re.compile(r"[a-z]{0,32}+")  # the rest of a word
 # After digits ("123ghp_..."), only a prefix with its separator: "ghp_", "glpat-", "xoxb-",
 # "sk-ant-", "github_pat_" hold a "_" or "-" that no base64, base32 or hex does. A prefix without
 # one ("AKIA", "EAA") comes up after digits in those by chance.
@@ -226,7 +229,9 @@ def _looks_random(token: str) -> bool:
     parts = _SEPARATOR.split(token)
     body = "".join(parts)
     if token.startswith(_RANDOM_ONLY):
-        changes = not all(_NAME_PART.fullmatch(part) for part in parts)
+        changes = not all(_NAME_PART.fullmatch(part) for part in parts[1:]) and not (
+            reads_as_words(token.partition("_")[2])
+        )
     else:
         changes = any(len(_KINDS.findall(part)) > _MIN_KIND_CHANGES for part in parts)
     return len(body) >= _MIN_RANDOM and changes and varies(body) and not is_masked(body)
@@ -255,6 +260,9 @@ def _token_end(run: str, start: int, *, glued: bool) -> int:
         _WORD_CHAR.match(run, end) is not None
         and not _shape_end(run, end, min(len(run), end + _SCAN))  # unless another token follows
     )
+    word_end = _SMALL_LETTERS.match(run, end)
+    if read.startswith(_RANDOM_ONLY) and word_end:  # a name cut at the token's length is
+        read = run[start : word_end.end()]  # judged with its last word whole ("IntoTh" + "e")
     if (glued or glued_after or read.startswith(_RANDOM_ONLY)) and not _looks_random(read):
         return 0
     return end
@@ -275,15 +283,17 @@ def _after_a_word(run: str, start: int, reach: int) -> bool:
     return last.isdigit() and _SEPARATED_PREFIX.match(run, start) is not None
 
 
-def _token_spans(run: str, offset: int) -> Iterator[tuple[int, int]]:
+def _token_spans(
+    run: str, offset: int, begin: int = 0, reach: int = 0
+) -> Iterator[tuple[int, int]]:
     """The vendor tokens in one run, wherever they start: at its start, after a "-", "_", "."
     or "~", glued after a word or after another token, even where that token's greedy body
-    took the start of this one ("ghp_<36>ghp" + "_<36>": the second "ghp" is tried again)."""
+    took the start of this one ("ghp_<36>ghp" + "_<36>": the second "ghp" is tried again).
+    ``begin``: read on from there, where the tokens found before end at ``reach``."""
     if _unprefixed_token(run) and not is_masked(run[-16:]):
         yield offset, offset + len(run)
         return
-    reach = 0  # where the tokens found so far end
-    for key in _key_starts().finditer(run):
+    for key in _key_starts().finditer(run, begin):
         start = key.start()
         if start < reach - _SCAN:
             continue  # well inside a token found
@@ -327,7 +337,12 @@ def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
     spans = list(_token_spans(trimmed, offset))
     closed = run.rstrip(".~")
     if len(closed) > len(trimmed):
-        last = list(_token_spans(closed, offset))[-1:]
+        # Read again from the last token found, as the first reading stood there: a token added
+        # starts after it, and the tokens before it are read alike (a run of many tokens is
+        # not read twice)
+        begin = spans[-1][0] - offset if spans else 0
+        reach = spans[-2][1] - offset if len(spans) > 1 else 0
+        last = list(_token_spans(closed, offset, begin, reach))[-1:]
         if (
             last
             and last[0][1] > offset + len(trimmed)

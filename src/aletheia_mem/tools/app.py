@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from aletheia_mem.clock import Clock
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.projects import ALL_PROJECTS as ALL_PROJECTS  # the doors import them here
+from aletheia_mem.projects import ALL_PROJECTS_READERS, project_key
 from aletheia_mem.projects import MAX_PROJECT_LENGTH as MAX_PROJECT_LENGTH
-from aletheia_mem.projects import project_key
 
 if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
     from aletheia_mem.domain.file_paths import RepositoryRoot
@@ -31,10 +31,13 @@ class AppContext:
     # A local server's working repository, or the folder it works in until a file search
     # needs the repository (found then, off the start path); a hub: None.
     repository: RepositoryRoot | Path | None = None
+    # What a single-project call given project "*" is told takes it: the tools (and the JSON
+    # API), or the CLI's commands, which open the store with their own names
+    every_project_readers: str = ALL_PROJECTS_READERS
 
 
 def _named_project(app: AppContext, value: str) -> str:
-    project = project_key(value)
+    project = project_key(value, readers=app.every_project_readers)
     if app.allowed_projects is not None and project not in app.allowed_projects:
         raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
     return project

@@ -119,9 +119,10 @@ class PageBound:
     odd_offset: bool
     odd_upto: bool
 
-    def notice(self, odd_offset: str, odd_upto: str) -> str | None:
-        """What the page says of the odd values its address held, in these words (None)."""
-        odd = ((odd_offset, self.odd_offset), (odd_upto, self.odd_upto))
+    def notice(self, odd_offset: str, odd_upto: str, *others: tuple[str, bool]) -> str | None:
+        """What the page says of the odd values its address held, in these words (None);
+        ``others``: the words of the page's other odd values, and whether each was sent."""
+        odd = ((odd_offset, self.odd_offset), (odd_upto, self.odd_upto), *others)
         return " ".join(text for text, sent in odd if sent) or None
 
 

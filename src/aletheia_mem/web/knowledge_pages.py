@@ -14,18 +14,17 @@ from aletheia_mem.web import facts, rules
 from aletheia_mem.web.base import (
     Handler,
     Ui,
-    address_offset,
     done_redirect,
     page_bound,
     signed_done,
     submitted,
-    whole_number,
 )
 from aletheia_mem.web.render import page
 
 RULE_ACTIONS = {"confirm", "disable"}
 RULE_NOTICES = {"added": "Rule added.", "confirm": "Rule confirmed.", "disable": "Rule disabled."}
 MAX_RULE_ID = 200
+ODD_RULES_OFFSET = "This link's offset= is not a number of rules: the first rules are shown."
 ODD_RULES_UPTO = "This link's upto= is not a rule's place: the rules are shown as they are now."
 ODD_FACTS_UPTO = "This link's upto= is not a fact id: the history is shown as it is now."
 ODD_FACTS_OLDER = "This link's older= is not a number of facts: the latest facts are shown."
@@ -79,11 +78,10 @@ def _rules_view(
 ) -> Response:
     """The Rules page; ``typed`` keeps a refused Add form as it was sent, ``error`` says why."""
     done = signed_done(request)
-    offset = address_offset(request.query_params.get("offset", ""))
-    sent = request.query_params.get("upto", "")
-    upto = whole_number(sent, 18)  # a rule's place in the store, as an address carries it
-    every, bound = rules.bounded_rules(ui.app, upto or None)
-    offset = min(offset, max(len(every) - 1, 0))
+    # As the other pages' offset= and upto= (a rule's place in the store): an odd one is told
+    place = page_bound(request.query_params, "offset", 18)
+    every, bound = rules.bounded_rules(ui.app, place.upto)
+    offset = min(place.offset, max(len(every) - 1, 0))
     shown = every[offset : offset + rules.RULES_PER_PAGE]
     return page(
         request,
@@ -99,9 +97,8 @@ def _rules_view(
         previous_offset=max(offset - rules.RULES_PER_PAGE, 0) if offset else None,
         tiers=SCOPE_TIERS,
         upto=bound,
-        notice=ODD_RULES_UPTO
-        if sent and not upto
-        else _rule_notice(done, request.query_params.get("rule", ""), every),
+        notice=place.notice(ODD_RULES_OFFSET, ODD_RULES_UPTO)
+        or _rule_notice(done, request.query_params.get("rule", ""), every),
     )
 
 

@@ -17,7 +17,7 @@ from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, readable_projects
 from aletheia_mem.tools.memory_tools import search_request
-from aletheia_mem.web.base import address_offset, submitted, whole_number
+from aletheia_mem.web.base import PageBound, page_bound, submitted, whole_number
 from aletheia_mem.web.calls import call, checked
 
 PAGE_SIZE = 50
@@ -25,6 +25,7 @@ FILTERS = ("q", "project", "type", "kind", "since", "until", "file", "file_suffi
 ORDERS = ("relevance", "date_desc", "date_asc")
 ACTIONS = {"dismiss", "restore", "pin", "unpin"}
 PAST_THE_END = "No more memories: this page is past the end of the list."
+ODD_OFFSET = "This link's offset= is not a number of memories: the first page is shown."
 ODD_UPTO = "This link's upto= is not a memory id: the list is shown as it is now."
 ODD_AT = "This link's at= is not a time: the results are ranked as they are now."
 ID_DIGITS = 15  # as a memory id in an address
@@ -37,11 +38,10 @@ class Filters:
 
     values: dict[str, str]
     dismissed: bool
-    offset: int
-    # The highest memory id the listing's first page saw, which its next pages carry: a memory
-    # saved meanwhile pushes none of those seen onto the next page a second time.
-    upto: int | None = None
-    odd_upto: bool = False  # an upto= that is no memory id (the list is shown as it is now)
+    # The page's offset and the highest memory id the listing's first page saw, which its next
+    # pages carry: a memory saved meanwhile pushes none of those seen onto the next page a
+    # second time. An odd offset= is the first page, an odd upto= the list as it is now.
+    bound: PageBound
     # The time a search's first page ranked its results at (epoch ms), which its next pages
     # carry: ranked at that time again, the memories keep their order (recency, and a memory
     # whose facts were superseded meanwhile is not sunk as stale between two pages).
@@ -52,12 +52,19 @@ class Filters:
     def of(cls, params: QueryParams) -> Filters:
         values = {name: submitted(params, name).strip() for name in FILTERS}
         values["project"] = values["project"] or ALL_PROJECTS
-        offset = address_offset(params.get("offset", ""))
-        sent, sent_at = params.get("upto", ""), params.get("at", "")
-        upto, at = whole_number(sent, ID_DIGITS), whole_number(sent_at, AT_DIGITS)
+        sent_at = params.get("at", "")
+        at = whole_number(sent_at, AT_DIGITS)
         dismissed = params.get("dismissed") == "1"
-        odd_upto, odd_at = bool(sent) and not upto, bool(sent_at) and not at
-        return cls(values, dismissed, offset, upto, odd_upto, at, odd_at)
+        bound = page_bound(params, "offset", ID_DIGITS)
+        return cls(values, dismissed, bound, at, bool(sent_at) and not at)
+
+    @property
+    def offset(self) -> int:
+        return self.bound.offset
+
+    @property
+    def upto(self) -> int | None:
+        return self.bound.upto
 
     @property
     def searching(self) -> bool:
@@ -71,8 +78,7 @@ class Filters:
     @property
     def notice(self) -> str | None:
         """What the page says of an odd bound its link carried."""
-        odd = ((ODD_UPTO, self.odd_upto), (ODD_AT, self.odd_at and self.ranked))
-        return " ".join(text for text, sent in odd if sent) or None
+        return self.bound.notice(ODD_OFFSET, ODD_UPTO, (ODD_AT, self.odd_at and self.ranked))
 
     @property
     def live(self) -> bool:
