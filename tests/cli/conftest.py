@@ -33,7 +33,11 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
     project = home / "code" / "shop"
     (project / ".git").mkdir(parents=True)
     for name in list(os.environ):
-        if name.startswith("ALETHEIA_") or name in ("CODEX_HOME", "XDG_CONFIG_HOME"):
+        if name.startswith("ALETHEIA_") or name in (
+            "CODEX_HOME",
+            "XDG_CONFIG_HOME",
+            "CLAUDE_CONFIG_DIR",
+        ):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

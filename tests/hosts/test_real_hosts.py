@@ -589,3 +589,37 @@ def test_claude_code_runs_the_capture_hooks_in_a_session_without_a_model(
     ]
     [wrote] = [m.text for m in saved if m.title == "Wrote cart.py"]
     assert wrote == "Wrote cart.py (2 lines)."  # not 3: the last line's newline ends it
+
+
+def test_claude_code_under_claude_config_dir_starts_the_entry_and_runs_the_hooks(
+    machine: Machine,
+) -> None:
+    """With ``CLAUDE_CONFIG_DIR`` set, Claude Code reads ``.claude.json`` and ``settings.json``
+    there, not in the home folder: install writes them there, and a real ``claude`` lists the
+    server connected and runs the hooks (its prompt recorded) from them."""
+    claude = str(_require("claude"))
+    config_dir = machine.home / "claude-config"
+    config_dir.mkdir()
+    machine.env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+    result = machine.aletheia("install", "claude-code", "--hooks", "--write")
+    assert result.returncode == 0, result.stderr
+    assert not (machine.home / ".claude.json").exists()
+    assert not (machine.home / ".claude").exists()
+    listed = machine.run([claude, "mcp", "list"])
+    assert re.search(r"^aletheia: \S+ \S+aletheia-mcp - ✔ Connected$", listed.stdout, re.M)
+    model = _FakeMessagesModel([])
+    with served(model) as url:
+        machine.env |= {
+            "ANTHROPIC_BASE_URL": url,
+            "ANTHROPIC_API_KEY": "not-used",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        session = machine.run([claude, "-p", "say hello", "--output-format", "json"])
+    assert session.returncode == 0, session.stderr
+    store = SqliteStore(machine.home / ".aletheia" / "aletheia.db")
+    try:
+        requests = [(r.text, r.tool) for r in store.recent_requests("shop", 10)]
+    finally:
+        store.close()
+    assert requests == [("say hello", "claude-code")]

@@ -1,6 +1,7 @@
 """Capture hooks in a host's settings: which events run ``aletheia-hook`` and how.
 
-Claude Code: ``~/.claude/settings.json`` (user) or ``.claude/settings.json`` (project), key
+Claude Code: ``~/.claude/settings.json`` (user; ``$CLAUDE_CONFIG_DIR/settings.json`` when that is
+set) or ``.claude/settings.json`` (project), key
 ``hooks.<Event>``, each a list of matcher groups ``{"hooks": [{"type": "command", ...}]}``.
 Gemini CLI: the same shape in ``~/.gemini/settings.json`` or ``.gemini/settings.json`` (the file
 its MCP entry is in), with its own event and tool names, a timeout in milliseconds and a hook
@@ -38,7 +39,7 @@ from aletheia_mem.cli.clients import (
     set_list,
 )
 from aletheia_mem.cli.hook_commands import is_our_hook_command
-from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope
+from aletheia_mem.cli.hosts import HOSTS_BY_NAME, Scope, claude_user_settings
 from aletheia_mem.cli.launcher import PACKAGE, temporary_launcher
 from aletheia_mem.cli.opencode_plugin import plugin_path
 from aletheia_mem.domain.kinds import (
@@ -113,7 +114,7 @@ def hook_program() -> list[str]:
 def claude_settings_path(scope: Scope, cwd: Path) -> Path:
     if scope == "project":
         return project_root(cwd) / ".claude" / "settings.json"
-    return Path.home() / ".claude" / "settings.json"
+    return claude_user_settings()
 
 
 def codex_hooks_path(scope: Scope, cwd: Path) -> Path:

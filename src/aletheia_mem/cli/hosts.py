@@ -226,6 +226,24 @@ def _codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or _home() / ".codex")
 
 
+def claude_config_dir() -> Path | None:
+    """``$CLAUDE_CONFIG_DIR`` when set: Claude Code then keeps its ``.claude.json`` and its user
+    ``settings.json`` there, and reads neither ``~/.claude.json`` nor ``~/.claude``."""
+    named = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(named) if named else None
+
+
+def claude_user_file() -> Path:
+    """Claude Code's user config: ``~/.claude.json``, or ``$CLAUDE_CONFIG_DIR/.claude.json``."""
+    return (claude_config_dir() or _home()) / ".claude.json"
+
+
+def claude_user_settings() -> Path:
+    """Claude Code's user settings (its hooks): ``~/.claude/settings.json``, or
+    ``$CLAUDE_CONFIG_DIR/settings.json``."""
+    return (claude_config_dir() or _home() / ".claude") / "settings.json"
+
+
 @dataclass(frozen=True)
 class Host:
     """One coding tool: its config file per scope, entry shape and add command."""
@@ -291,12 +309,13 @@ HOSTS: tuple[Host, ...] = (
         "Claude Code",
         "json",
         ("mcpServers",),
-        lambda: _home() / ".claude.json",
+        claude_user_file,
         ".mcp.json",
         _claude_entry,
         _claude_add,
-        note="User scope is the top-level mcpServers of ~/.claude.json; project scope is"
-        " .mcp.json, which Claude Code asks you to approve once.",
+        note="User scope is the top-level mcpServers of ~/.claude.json"
+        " ($CLAUDE_CONFIG_DIR/.claude.json when that is set); project scope is .mcp.json, which"
+        " Claude Code asks you to approve once.",
     ),
     Host(
         "codex",
