@@ -95,3 +95,27 @@ def test_jsonc_refuses_to_cut_a_member_of_an_object_holding_a_key_twice() -> Non
     with pytest.raises(jsonc.JsoncDuplicateKeyError):
         jsonc.set_member(SERVERS, ("mcpServers", "aletheia"), {})
     assert jsonc.get_member(SERVERS, ("mcpServers", "github")) == {"command": "github-mcp"}
+
+
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+@pytest.mark.parametrize("force", [False, True], ids=["plain", "force"])
+def test_two_aletheia_servers_the_last_not_ours_are_the_same_refusal(
+    run: Invoke, workspace: Workspace, command: str, force: bool
+) -> None:
+    """The host reads the last of the two: where that one was someone else's, the duplicate
+    was taken for a conflict (exit code 4, "a different server named aletheia") unless --force;
+    the duplicate comes first, with or without --force."""
+    path = workspace.home / ".claude.json"
+    path.write_text(
+        '{"mcpServers":{"aletheia":{"command":"a"},\n"aletheia":{"command":"b"}}}',
+        encoding="utf-8",
+    )
+    before = _files(workspace.home)
+    result = run(command, "claude-code", "--write", *(["--force"] if force else []), "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"] == {
+        "code": "config_file",
+        "message": f'{path}: mcpServers holds the key "aletheia" twice (the second at line 2);'
+        " remove one of them, then run this again",
+    }
+    assert _files(workspace.home) == before

@@ -31,6 +31,18 @@ class ConfigFileError(Exception):
     """A config file that cannot be read or changed safely; the message says why."""
 
 
+class DuplicateKeyError(ConfigFileError):
+    """An object on the way to the value asked for holds a key twice: which one the host reads
+    is unclear (the message says which key, and where)."""
+
+
+def in_file(path: Path, error: ConfigFileError) -> ConfigFileError:
+    """``error`` naming the file: ``<path> is not valid JSON: ...``, ``<path>: mcpServers holds
+    the key "aletheia" twice ...``."""
+    joint = ":" if isinstance(error, DuplicateKeyError) else " is"
+    return ConfigFileError(f"{path}{joint} {error}")
+
+
 @dataclass(frozen=True)
 class Change:
     """What writing one entry would do to one file."""
@@ -249,12 +261,23 @@ def _toml_body(text: str) -> tuple[str, str, bool]:
 
 
 def get_entry(text: str, fmt: FileFormat, path: tuple[str, ...]) -> Any:
-    """The value at ``path`` in a file's text, or None."""
+    """The value at ``path`` in a file's text, or None.
+
+    Raises:
+        DuplicateKeyError: a JSON object on the way holds the key to it twice, or the value
+            (an object) holds a key twice: an edit there is refused alike, whichever of the
+            two is Aletheia's.
+        ConfigFileError: the text does not parse.
+    """
     try:
         if fmt == "toml":
             body = _toml_body(text)[1]
             return _toml_get(tomlkit.parse(body), path) if body.strip() else None
+        if path and not jsonc.holds_no_value(text):
+            jsonc.parse(text, path)  # the keys on the way once each, as an edit needs them
         return jsonc.get_member(text, path)
+    except jsonc.JsoncDuplicateKeyError as error:
+        raise DuplicateKeyError(str(error)) from None
     except (jsonc.JsoncError, TOMLKitError) as error:
         raise ConfigFileError(f"not valid {fmt.upper()}: {error}") from None
 
@@ -371,7 +394,7 @@ def plan_change(
     try:
         existing = get_entry(old, fmt, entry_path)
     except ConfigFileError as error:
-        raise ConfigFileError(f"{path} is {error}") from None
+        raise in_file(path, error) from None
     ours = existing is not None and (
         _earlier_form(existing, entry) or (owned is not None and owned(existing))
     )

@@ -33,6 +33,7 @@ from aletheia_mem.cli.clients import (
     Change,
     ConfigFileError,
     get_entry,
+    in_file,
     read_text,
     remove_entry,
     set_entry,
@@ -248,7 +249,7 @@ def plan_cursor_hooks(path: Path, env: dict[str, str]) -> list[Change]:
     try:
         version = get_entry(text, "json", ("version",))
     except ConfigFileError as error:
-        raise ConfigFileError(f"{path} is {error}") from None
+        raise in_file(path, error) from None
     if version is None:
         try:
             new_text = set_entry(text, "json", ("version",), CURSOR_HOOKS_VERSION)
@@ -287,7 +288,7 @@ def _plan_hooks(
         try:
             existing = get_entry(text, "json", ("hooks", event))
         except ConfigFileError as error:
-            raise ConfigFileError(f"{path} is {error}") from None
+            raise in_file(path, error) from None
         if existing is not None and not isinstance(existing, list):
             raise ConfigFileError(
                 f"{path}: hooks.{event} is not a list of hook groups; fix it or move the file away."
@@ -340,7 +341,7 @@ def remove_our_hooks(path: Path, text: str) -> Change:
     try:
         events = get_entry(text, "json", ("hooks",))
     except ConfigFileError as error:
-        raise ConfigFileError(f"{path} is {error}") from None
+        raise in_file(path, error) from None
     new = text
     try:
         if isinstance(events, dict):

@@ -13,6 +13,7 @@ from aletheia_mem.cli.clients import (
     Change,
     ConfigFileError,
     get_entry,
+    in_file,
     read_text,
     remove_entry,
 )
@@ -62,7 +63,7 @@ def _entry_change(
         try:
             existing = get_entry(new, chosen.fmt, where)
         except ConfigFileError as error:
-            raise ConfigFileError(f"{path} is {error}") from None
+            raise in_file(path, error) from None
         if existing is None:
             continue
         found = existing
