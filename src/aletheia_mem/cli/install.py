@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -58,7 +57,7 @@ from aletheia_mem.cli.hosts import (
     server_env,
 )
 from aletheia_mem.cli.opencode_plugin import ForeignPlugin, plan_opencode_plugin, plugin_path
-from aletheia_mem.cli.ownership import entry_tool, is_aletheia_entry, with_user_keys
+from aletheia_mem.cli.ownership import entry_tool, is_aletheia_entry, shown_entry, with_user_keys
 from aletheia_mem.errors import ForbiddenError, InvalidInputError
 from aletheia_mem.projects import project_root
 from aletheia_mem.storage.files import real_target_inside
@@ -108,7 +107,7 @@ def _conflict_message(chosen: Host, scope: Scope, change: Change) -> str:
     shared = shared_message(chosen, scope, change, "replace")
     if shared:
         return shared
-    existing = json.dumps(change.existing, ensure_ascii=False)
+    existing = shown_entry(change.existing)
     return (
         f'{change.path} already has a different server named "{SERVER_NAME}" ({existing});'
         " use --force to replace it (the file is backed up first)."

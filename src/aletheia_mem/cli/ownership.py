@@ -20,6 +20,7 @@ what runs or where (``envFile``, ``cwd``, ``PYTHONPATH``, ``LD_PRELOAD``; see
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -151,3 +152,37 @@ def with_user_keys(existing: Any, wanted: dict[str, Any], *, own_file: bool) -> 
         if key in USER_KEYS and key not in merged:
             merged[key] = value
     return merged
+
+
+# The parts of an entry whose values are secrets as often as not (a bearer token, an API key in
+# a variable): a message shows their names only.
+SECRET_MAPS = frozenset({"headers", "env", "environment", "http_headers", "env_http_headers"})
+MASK = "***"
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _masked(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    return MASK
+
+
+def shown_entry(entry: Any) -> str:
+    """An entry as a message shows it: JSON with the values of its headers and environment
+    masked (their names kept), and what else looks like a secret (a token in ``args``, a
+    password in a URL) redacted."""
+    from aletheia_mem.domain.redaction import redact_secrets  # only when a message needs it
+
+    if isinstance(entry, dict):
+        entry = {
+            key: _masked(value) if key in SECRET_MAPS else value for key, value in entry.items()
+        }
+    return redact_secrets(json.dumps(entry, ensure_ascii=False))
+
+
+def shown_url(url: str) -> str:
+    """A URL as a message shows it: a password or token in it redacted."""
+    from aletheia_mem.domain.redaction import redact_secrets
+
+    return redact_secrets(url)

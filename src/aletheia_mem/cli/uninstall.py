@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from aletheia_mem.cli.install import (
     write_all,
 )
 from aletheia_mem.cli.opencode_plugin import PLUGIN_MARK, plugin_path
-from aletheia_mem.cli.ownership import entry_url
+from aletheia_mem.cli.ownership import entry_url, shown_entry, shown_url
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import project_root
 
@@ -69,14 +68,14 @@ def _entry_change(
         found = existing
         if not force and not owned(existing):
             change = Change(path, "conflict", text, text, existing)
-            shown = json.dumps(existing, ensure_ascii=False)
+            shown = shown_entry(existing)
             address = entry_url(existing)
             raise Refused(
                 shared_message(chosen, scope, change, "remove")
                 or (
                     f'{path} has a remote server named "{SERVER_NAME}" ({shown}); pass --http'
-                    f" {address} to remove it as Aletheia's, or --force (the file is backed up"
-                    " first)."
+                    f" {shown_url(address)} to remove it as Aletheia's, or --force (the file is"
+                    " backed up first)."
                     if address is not None
                     else f'{path} has a server named "{SERVER_NAME}" that is not Aletheia\'s'
                     f" ({shown}); use --force to remove it (the file is backed up first)."
