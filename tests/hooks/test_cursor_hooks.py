@@ -100,6 +100,25 @@ def test_the_prompt_is_recorded_and_always_let_through(cursor: dict[str, str]) -
     assert requests_of(cursor) == [("fix the cart  with [REDACTED]", "cursor")]
 
 
+@pytest.mark.parametrize(
+    "sent",
+    ['{"hook_event_name":"beforeSubmitPrompt","conversation_id":"z","prompt":"', "not json", ""],
+    ids=["cut-short", "not-json", "empty"],
+)
+def test_the_prompt_is_let_through_whatever_input_comes(cursor: dict[str, str], sent: str) -> None:
+    """The command install writes (ALETHEIA_TOOL=cursor, user-prompt) answers before it reads
+    its input: input cut short (it printed nothing) or not JSON still lets the prompt through."""
+    result = hook(cursor, "user-prompt", sent)
+    assert (result.returncode, result.stdout, result.stderr) == (0, '{"continue": true}\n', "")
+    other = hook({**cursor, "ALETHEIA_TOOL": "claude-code"}, "user-prompt", sent)
+    assert (other.returncode, other.stdout) == (0, "")  # not Cursor's: nothing to answer
+
+
+def test_a_prompt_is_answered_once(cursor: dict[str, str]) -> None:
+    assert _prompt(cursor, "fix the cart") == '{"continue": true}\n'
+    assert _prompt(cursor, "and the tax", event=None) == '{"continue": true}\n'
+
+
 def test_a_cursor_conversation_gets_the_context_and_ends_with_a_summary(
     cursor: dict[str, str],
 ) -> None:

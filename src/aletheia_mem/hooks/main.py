@@ -86,7 +86,9 @@ GEMINI_PROMPT_EVENT = "BeforeAgent"
 CURSOR_SESSION_START = "sessionStart"
 # What Cursor reads on stdout: beforeSubmitPrompt's ``continue`` lets the prompt through; its
 # other hooks (sessionStart aside: the context) need nothing.
-CURSOR_ANSWERS: dict[str, dict[str, Any]] = {"beforeSubmitPrompt": {"continue": True}}
+CURSOR_PROMPT = "beforeSubmitPrompt"
+CURSOR_ANSWERS: dict[str, dict[str, Any]] = {CURSOR_PROMPT: {"continue": True}}
+CURSOR_TOOL = "cursor"
 # What Gemini CLI puts before the first prompt of a non-interactive session: the session-start
 # context, its ``<`` and ``>`` escaped (so the first closing tag is the block's own).
 GEMINI_HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)
@@ -107,15 +109,22 @@ def run(
     settings: Settings,
     clock: Clock = system_clock,
 ) -> None:
-    """Handle one hook call at ``clock``'s time. Errors propagate; :func:`main` swallows them."""
+    """Handle one hook call at ``clock``'s time. Errors propagate; :func:`main` swallows them.
+
+    Cursor's prompt hook (``ALETHEIA_TOOL=cursor``, the event ``user-prompt``, as ``install``
+    writes it) is answered before its input is read: input cut short or not JSON still lets the
+    prompt through."""
+    answered = _cursor_prompt(settings.tool, event)
+    if answered:
+        _answer(stdout, CURSOR_ANSWERS[CURSOR_PROMPT])
     payload = _read_payload(stdin)
     cursor = _cursor_event(payload)
-    if cursor is not None and cursor != CURSOR_SESSION_START:
+    if cursor is not None and cursor != CURSOR_SESSION_START and not answered:
         _answer(stdout, CURSOR_ANSWERS.get(cursor, {}))  # first: whatever happens next
     if event is None and cursor is not None:
         name: str | None = CURSOR_EVENTS[cursor]
     else:
-        name = EVENTS.get((event or str(payload.get("hook_event_name", ""))).strip().lower())
+        name = _event_name(event or str(payload.get("hook_event_name", "")))
     if name is None:
         return
     directory = _directory(payload, settings.cwd)
@@ -166,6 +175,17 @@ def run(
             episodes.end_episode(store, now=now, **common)
     finally:
         store.close()
+
+
+def _cursor_prompt(tool: str | None, event: str | None) -> bool:
+    """Whether this is Cursor's prompt hook as ``install`` writes it, whatever its input."""
+    return (tool or "").strip() == CURSOR_TOOL and _event_name(event) == "user-prompt"
+
+
+def _event_name(event: str | None) -> str | None:
+    """The event ``run`` handles for a name given or sent (``UserPromptSubmit``,
+    ``user-prompt``), else None."""
+    return EVENTS.get((event or "").strip().lower())
 
 
 def _cursor_event(payload: dict[str, Any]) -> str | None:
@@ -262,7 +282,13 @@ def run_hook(event: str | None) -> None:
         # Hosts send and read UTF-8 whatever the console's code page (cp1252 on Windows pipes).
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
         stdout = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n")
-        run(event, stdin, stdout, load_settings())
+        try:
+            settings = load_settings()
+        except Exception:  # Cursor's prompt still gets its answer
+            if _cursor_prompt(os.environ.get("ALETHEIA_TOOL"), event):
+                _answer(stdout, CURSOR_ANSWERS[CURSOR_PROMPT])
+            raise
+        run(event, stdin, stdout, settings)
         stdout.flush()
     except BaseException:  # noqa: S110 - a hook must never fail the host
         pass
