@@ -105,6 +105,41 @@ def test_a_member_added_then_removed_leaves_the_text_as_it_was() -> None:
     assert remove_member('{"a": 1}', ("b", "c")) == '{"a": 1}'
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n\t"mcpServers": {\n\t\t"gh": {"url": "u"}, /* trailing */\n\t},\n}\n',
+        '{\n  "mcpServers": {\n    "gh": 1 /* note */\n  }\n}\n',
+        '{\n  "mcpServers": {\n    "gh": 1 /* a */, // b\n  }\n}\n',
+        '{\n  "mcpServers": {\n    "gh": 1 }\n}\n',
+        '{\n  "mcpServers": {\n    "gh": 1, }\n}\n',
+        '{\r\n  "mcpServers": {\r\n    "gh": 1 }\r\n}\r\n',
+        '{\n  "mcpServers": {\n    "gh": 1 /* open\n  */ }\n}\n',
+        '{\n  "mcpServers": {\n    "x": 2\n    ,\n  }\n}\n',
+        '{\n  "mcpServers": {\n    // none yet\n  }\n}\n',
+    ],
+    ids=[
+        "block-comment-after-comma",
+        "block-comment-no-comma",
+        "two-comments",
+        "brace-on-the-line",
+        "comma-and-brace-on-the-line",
+        "crlf-brace-on-the-line",
+        "comment-over-two-lines",
+        "comma-on-its-own-line",
+        "only-a-comment-inside",
+    ],
+)
+def test_comments_and_braces_beside_the_last_member_come_back_where_they_were(
+    text: str,
+) -> None:
+    """What follows the last member on its line stays on that line: a comment there moved to a
+    line of its own, or under the new member, once it was added and removed again."""
+    added = set_member(text, ("mcpServers", "aletheia"), {"command": "py"})
+    assert get_member(added, ("mcpServers", "aletheia")) == {"command": "py"}
+    assert remove_member(added, ("mcpServers", "aletheia")) == text
+
+
 def test_set_array_keeps_the_text_of_the_elements_that_stay() -> None:
     text = '{\n  "stop": [\n    {"command": "a"}, // mine\n    {"command": "old"}\n  ]\n}\n'
     out = set_array(text, ("stop",), [{"command": "a"}, {"command": "new"}])

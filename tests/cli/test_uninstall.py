@@ -69,7 +69,7 @@ def test_without_hooks_only_the_entry_goes(run: Invoke, workspace: Workspace) ->
     before = hooks.read_text(encoding="utf-8")
     result = run("uninstall", "codex", "--write")
     assert result.exit_code == 0, result.stderr
-    assert "aletheia" not in (workspace.home / ".codex" / "config.toml").read_text("utf-8")
+    assert not (workspace.home / ".codex" / "config.toml").exists()  # install made it
     assert hooks.read_text(encoding="utf-8") == before
     assert "add --hooks to remove them too" in result.stdout
 
@@ -110,8 +110,7 @@ def test_gemini_entry_and_hooks_go_in_one_write_keeping_the_users(
     assert result.exit_code == 0, result.stderr
     [change] = json_of(result)["changes"]
     assert change["action"] == "remove" and change["backup"]
-    data = json.loads(settings.read_text(encoding="utf-8"))
-    assert data == {"ui": {"theme": "GitHub"}, "hooks": {"AfterTool": [shell]}, "mcpServers": {}}
+    assert settings.read_text(encoding="utf-8") == original + "\n"  # mcpServers went too
 
 
 def test_opencode_plugin_is_deleted_and_a_users_file_kept(

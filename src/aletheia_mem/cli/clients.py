@@ -307,6 +307,39 @@ def set_list(text: str, path: tuple[str, ...], values: list[Any]) -> str:
         raise ConfigFileError(f"not valid JSON: {error}") from None
 
 
+def new_file_text(fmt: FileFormat, keys: Mapping[str, Any]) -> str:
+    """The text ``install`` starts a new file with, before its own entries: the top-level
+    ``keys`` (OpenCode's ``$schema``), or nothing."""
+    text = ""
+    for key, value in keys.items():
+        text = set_entry(text, fmt, (key,), value)
+    return text
+
+
+def bare_file_text(fmt: FileFormat, keys: Mapping[str, Any]) -> str:
+    """What is left of a file ``install`` made (starting with ``keys``) once ``uninstall`` took
+    out all it added: ``{}`` (with its newline), the ``keys`` alone, or an empty TOML file."""
+    return new_file_text(fmt, keys) or ("{}\n" if fmt == "json" else "")
+
+
+def remove_empty(text: str, fmt: FileFormat, path: tuple[str, ...]) -> str:
+    """``text`` without the object at ``path`` and each object above it left holding nothing
+    (written ``{}``: not a comment inside); all else kept. TOML tables are left as they are
+    (``remove_entry`` takes out no table but the entry's)."""
+    if fmt == "toml":
+        return text
+    try:
+        for depth in range(len(path), 0, -1):
+            if not jsonc.is_empty_object(text, path[:depth]):
+                break
+            text = jsonc.remove_member(text, path[:depth])
+    except jsonc.JsoncDuplicateKeyError:
+        pass  # an object above holds a key twice: it is not cut, and what was cut so far stays
+    except jsonc.JsoncError as error:
+        raise ConfigFileError(f"not valid JSON: {error}") from None
+    return text
+
+
 def remove_entry(text: str, fmt: FileFormat, path: tuple[str, ...]) -> str:
     """The file's text without the value at ``path``, all else kept."""
     if fmt == "toml":
@@ -406,8 +439,7 @@ def plan_change(
         return Change(path, "conflict", old, old, existing)
     start = old
     if not path.exists():  # read_text gave "" for no file: a new one
-        for key, value in (new_file or {}).items():
-            start = set_entry(start, fmt, (key,), value)
+        start = new_file_text(fmt, new_file or {})
     try:
         new = set_entry(start, fmt, entry_path, entry)
     except ConfigFileError as error:

@@ -35,6 +35,7 @@ from aletheia_mem.cli.clients import (
     get_entry,
     in_file,
     read_text,
+    remove_empty,
     remove_entry,
     set_entry,
     set_list,
@@ -86,6 +87,8 @@ CODEX_TRUST_NOTE = (
 )
 CURSOR_HOOKS_FILE = "hooks.json"
 CURSOR_HOOKS_VERSION = 1
+# The top-level keys install adds to a hooks file besides the hooks (Cursor's ``version``).
+HOOKS_FILE_KEYS: dict[str, dict[str, Any]] = {"cursor": {"version": CURSOR_HOOKS_VERSION}}
 HOOK_HOSTS = ("claude-code", "gemini-cli", "codex", "opencode", "cursor")
 
 
@@ -353,8 +356,8 @@ def remove_our_hooks(path: Path, text: str) -> Change:
                     new = set_list(new, ("hooks", event), kept)
                 else:
                     new = remove_entry(new, "json", ("hooks", event))
-            if new != text and get_entry(new, "json", ("hooks",)) == {}:
-                new = remove_entry(new, "json", ("hooks",))
+            if new != text:  # ``hooks`` left holding nothing goes too
+                new = remove_empty(new, "json", ("hooks",))
     except ConfigFileError as error:
         raise ConfigFileError(f"{path}: {error}") from None
     return Change(path, "unchanged" if new == text else "remove", text, new, None)

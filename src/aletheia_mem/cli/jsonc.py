@@ -335,10 +335,17 @@ def _insert_member(text: str, node: Node, key: str, value: Any, unit: str, newli
         line_end = len(text) if line_end < 0 else line_end
         if text[line_end - 1 : line_end] == "\r":
             line_end -= 1
-        rest_of_line = text[after:line_end]
-        tail = rest_of_line.strip().lstrip(",").strip()
-        if tail and not tail.startswith("//"):
-            line_end = probe.pos + 1 if has_comma else after  # more on that line: insert inline
+        # What follows the last member on its line, its comma aside: when that is only comments
+        # (`"gh": {...}, /* note */`), the new member goes on the next line and the comments
+        # stay with the line they were on; else (the closing brace, a comma on a later line)
+        # it goes right after the last member.
+        comma_later = has_comma and probe.pos >= line_end
+        if has_comma and not comma_later:
+            rest = text[after : probe.pos] + text[probe.pos + 1 : line_end]
+        else:
+            rest = text[after:line_end]
+        if comma_later or not holds_no_value(rest):
+            line_end = probe.pos + 1 if has_comma else after
         comma = "" if has_comma else ","
         rendered += "," if has_comma else ""  # a trailing comma stays the last member's
         head = text[:after] + comma + text[after:line_end]
@@ -357,9 +364,11 @@ def _insert_member(text: str, node: Node, key: str, value: Any, unit: str, newli
             + outer
             + text[node.end - 1 :]
         )
-    return (
-        text[: node.end - 1] + newline + indent + rendered + newline + outer + text[node.end - 1 :]
-    )
+    close = node.end - 1
+    if _own_line(text, close):  # comments inside, the brace on a line of its own: before it
+        at = _line_start(text, close)
+        return text[:at] + indent + rendered + newline + text[at:]
+    return text[:close] + newline + indent + rendered + newline + outer + text[close:]
 
 
 def get_member(text: str, path: tuple[str, ...]) -> Any:
@@ -409,6 +418,9 @@ def _cut_item(text: str, starts: list[int], ends: list[int], index: int) -> str:
     start, end = starts[index], ends[index]
     after = _after_blanks(text, end)
     own_line = _own_line(text, start)
+    joined = _cut_joined(text, starts, ends, index) if own_line and index > 0 else None
+    if joined is not None:
+        return joined
     if text.startswith(",", after):
         end = after + 1
     elif index > 0:  # the last item: the comma before it goes, the previous one is the last now
@@ -426,12 +438,42 @@ def _cut_item(text: str, starts: list[int], ends: list[int], index: int) -> str:
     return text[:start] + text[end:]
 
 
+def _cut_joined(text: str, starts: list[int], ends: list[int], index: int) -> str | None:
+    """An item that starts a line but has more after it on that line (a closing brace, a
+    comment), right after the previous item and its comma: where :func:`set_member` puts a
+    member it adds after the last one on such a line. Cut with the line break before it, so
+    that the line comes back as it was; None when the item is not so placed."""
+    start, end = starts[index], ends[index]
+    between = text[ends[index - 1] : start]
+    if between.count(",") != 1 or between.replace(",", "").strip():
+        return None  # a comment, or no comma, between the two: not where set_member puts it
+    after = _after_blanks(text, end)
+    has_comma = text.startswith(",", after)
+    stop = after + 1 if has_comma else end
+    line_end = text.find("\n", stop)
+    if not text[stop : len(text) if line_end < 0 else line_end].strip():
+        return None  # nothing else on its line: the plain cut takes the line
+    if has_comma:  # the comma before it stays (the previous item's), the item's own goes
+        comma = ends[index - 1] + between.index(",") + 1
+        return text[:comma] + text[stop:]
+    return text[: ends[index - 1]] + text[end:]  # the last item: the comma before it goes
+
+
 def _emptied(text: str, path: tuple[str, ...]) -> str:
     """An object or array at ``path`` left with only blanks inside written ``{}`` or ``[]``."""
     node = _node_at(text, path)
     if node is None or text[node.start + 1 : node.end - 1].strip():
         return text
     return text[: node.start + 1] + text[node.end - 1 :]
+
+
+def is_empty_object(text: str, path: tuple[str, ...]) -> bool:
+    """Whether the value at ``path`` is an object written ``{}``, with nothing inside (not
+    even a blank or a comment)."""
+    if holds_no_value(text):
+        return False
+    node = _node_at(text, path)
+    return node is not None and text[node.start : node.end] == "{}"
 
 
 def remove_member(text: str, path: tuple[str, ...]) -> str:

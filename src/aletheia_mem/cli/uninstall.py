@@ -11,14 +11,16 @@ from aletheia_mem.cli.clients import (
     Action,
     Change,
     ConfigFileError,
+    bare_file_text,
     get_entry,
     in_file,
     read_text,
+    remove_empty,
     remove_entry,
 )
 from aletheia_mem.cli.common import echo, emit_json, fail, handles_errors, json_option
 from aletheia_mem.cli.connect import check_scope, host_argument, scope_option
-from aletheia_mem.cli.hooks import HOOK_HOSTS, remove_our_hooks
+from aletheia_mem.cli.hooks import HOOK_HOSTS, HOOKS_FILE_KEYS, remove_our_hooks
 from aletheia_mem.cli.hosts import HOSTS_BY_NAME, SERVER_NAME, Host, Scope
 from aletheia_mem.cli.install import (
     EXIT_CONFLICT,
@@ -57,6 +59,7 @@ def _entry_change(
     text = read_text(path)
     owned = owned_by(chosen, scope, url)
     new, found = text, None
+    emptied: list[tuple[str, ...]] = []  # the places an entry was taken out of
     for servers in chosen.servers_keys():
         where = (*servers, SERVER_NAME)
         try:
@@ -83,9 +86,25 @@ def _entry_change(
             )
         try:
             new = remove_entry(new, chosen.fmt, where)
+            emptied.append(servers)
         except ConfigFileError as error:
             raise ConfigFileError(f"{path}: {error}") from None
+    try:
+        for servers in sorted(emptied, key=len, reverse=True):  # mcp.servers before mcp
+            new = remove_empty(new, chosen.fmt, servers)
+    except ConfigFileError as error:
+        raise ConfigFileError(f"{path}: {error}") from None
     return Change(path, "unchanged" if new == text else "remove", text, new, found)
+
+
+def _bare_deleted(change: Change, named: Path, bare: str) -> Change:
+    """The change, or the file's deletion when the change leaves it holding no more than a
+    file ``install`` made holds once all it added is out (``bare``): install made it, most
+    likely, and it goes as it came. A file reached through a link stays (the link would be
+    left pointing nowhere)."""
+    if change.action != "remove" or change.new_text != bare or named.is_symlink():
+        return change
+    return Change(change.path, "delete", change.old_text, "", change.existing)
 
 
 def _plugin_change(path: Path, force: bool) -> Change:
@@ -104,23 +123,26 @@ def _plans(
     chosen: Host, scope: Scope, hooks: bool, force: bool, url: str | None = None
 ) -> list[tuple[Change, str]]:
     cwd = Path.cwd()
-    entry = _entry_change(
-        chosen, scope, writable_target(chosen.config_path(scope, cwd), scope, cwd), force, url
-    )
-    plans = [(entry, ENTRY)]
+    named = chosen.config_path(scope, cwd)
+    entry = _entry_change(chosen, scope, writable_target(named, scope, cwd), force, url)
+    bare = bare_file_text(chosen.fmt, chosen.document_extra)
+    plans = [(_bare_deleted(entry, named, bare), ENTRY)]
     if not hooks:
         return plans
     if chosen.name == "gemini-cli":  # its hooks are in the entry's file: one change
         both = remove_our_hooks(entry.path, entry.new_text)
         action: Action = "remove" if both.new_text != entry.old_text else "unchanged"
         merged = Change(entry.path, action, entry.old_text, both.new_text, entry.existing)
-        return [(merged, f"{ENTRY} and {HOOKS}")]
+        return [(_bare_deleted(merged, named, bare), f"{ENTRY} and {HOOKS}")]
     if chosen.name == "opencode":
         plugin = writable_target(plugin_path(scope, cwd), scope, cwd)
         return [*plans, (_plugin_change(plugin, force), PLUGIN)]
     where, _ = HOOK_FILES[chosen.name]
-    hooks_file = writable_target(where(scope, cwd), scope, cwd)
-    return [*plans, (remove_our_hooks(hooks_file, read_text(hooks_file)), HOOKS)]
+    hooks_named = where(scope, cwd)
+    hooks_file = writable_target(hooks_named, scope, cwd)
+    removed = remove_our_hooks(hooks_file, read_text(hooks_file))
+    hooks_bare = bare_file_text("json", HOOKS_FILE_KEYS.get(chosen.name, {}))
+    return [*plans, (_bare_deleted(removed, hooks_named, hooks_bare), HOOKS)]
 
 
 def _left_hooks(chosen: Host, scope: Scope, url: str | None) -> str | None:
@@ -166,8 +188,12 @@ def _describe(change: Change, what: str, written: bool) -> str:
             PLUGIN: "is not there",
         }.get(what, "has no aletheia entry nor hooks of Aletheia's")
         return f"{path} {absent}; nothing to remove."
-    if change.action == "delete":
+    if change.action == "delete" and what == PLUGIN:
         return f"Deleted {path} ({what})." if written else f"Would delete {path} ({what})."
+    if change.action == "delete":
+        if written:
+            return f"Removed {what} from {path} and deleted the file, which held nothing else."
+        return f"Would remove {what} from {path} and delete the file, which holds nothing else."
     return f"Removed {what} from {path}." if written else f"Would remove {what} from {path}:"
 
 
@@ -199,9 +225,10 @@ def uninstall(
     Without --write it shows the change as a diff. With --write it removes Aletheia's own
     aletheia entry and, with --hooks, Aletheia's hooks (OpenCode: deletes the plugin
     aletheia.js), keeping everything else in the files as it was and writing a backup of each
-    file first. A second run finds nothing to remove. A server named aletheia that is not
-    Aletheia's own is left alone unless --force; a remote one is Aletheia's when --http names
-    its address.
+    file first; an mcpServers or hooks object left empty goes too, and a file left with nothing
+    else (as install makes it) is deleted. A second run finds nothing to remove. A server named
+    aletheia that is not Aletheia's own is left alone unless --force; a remote one is
+    Aletheia's when --http names its address.
     """
     chosen = HOSTS_BY_NAME[host.lower()]
     check_scope(chosen, scope)
