@@ -10,13 +10,32 @@ from aletheia_mem import __version__
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 
-def test_doctor_without_a_store_says_so_and_creates_none(run: Invoke, workspace: Workspace) -> None:
+def test_doctor_before_the_first_save_says_so_creates_none_and_is_no_problem(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """A new store is made at the first save: right after install, doctor confirms the setup
+    (exit code 0) rather than calling the store missing (it was exit code 7)."""
     result = run("doctor")
-    assert result.exit_code == 7
-    assert "PROBLEM" in result.stdout.splitlines()[0]
-    assert "no store here: ALETHEIA_DATA_DIR is not set" in result.stdout
+    assert result.exit_code == 0
+    store = workspace.data_dir / "aletheia.db"
+    assert result.stdout.splitlines()[0] == f"Store  {store}  not created yet"
     data = json_of(run("doctor", "--json"))
-    assert data["ok"] is False and data["store"]["missing"] is True
+    assert data["ok"] is True and data["store"]["exists"] is False
+    assert "missing" not in data["store"]
+    assert not workspace.data_dir.exists()
+
+
+def test_the_readmes_first_run_ends_in_a_doctor_that_confirms_it(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """``aletheia install claude-code --write; aletheia doctor`` in a new home: the entry is
+    started (on a throwaway store) and answers, exit code 0, and no store is made."""
+    assert run("install", "claude-code", "--write").exit_code == 0
+    result = run("doctor")
+    assert result.exit_code == 0, result.stdout
+    [row] = [line for line in result.stdout.splitlines() if line.startswith("  claude-code")]
+    assert " ok " in row and f"Aletheia {__version__} answers" in row
+    assert "PROBLEM" not in result.stdout and "WARNING" not in result.stdout
     assert not workspace.data_dir.exists()
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from aletheia_mem import __version__
+from aletheia_mem.tools.registry import TOOLS
 from tests.cli.conftest import Invoke, Workspace, json_of
 
 ANSWERS = f"Aletheia {__version__} answers (13 tools)"
@@ -139,14 +140,18 @@ def test_an_entry_whose_store_does_not_exist_is_not_started_and_no_store_is_made
     assert not elsewhere.exists()
 
 
-def test_an_entry_before_the_first_save_is_not_started(run: Invoke, workspace: Workspace) -> None:
+def test_an_entry_before_the_first_save_is_started_on_a_throwaway_store(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """Right after install, before any save, the entry is checked all the same (it reported a
+    warning, not started) and no store is made where the first save will make it."""
     run("install", "cursor", "--write")
-    _, [check] = _checks(run, "cursor")
+    code, [check] = _checks(run, "cursor")
     store = workspace.data_dir / "aletheia.db"
-    assert (check["status"], check["detail"]) == (
-        "warning",
-        f"not started: its store {store} does not exist yet (the server makes it at its start;"
-        " save a memory first)",
+    assert (code, check["status"], check["store"]) == (0, "ok", str(store))
+    assert check["detail"] == (
+        f"Aletheia {__version__} answers ({len(TOOLS)} tools) (on a throwaway store: {store} is"
+        " made at the first save)"
     )
     assert not workspace.data_dir.exists()
 

@@ -18,7 +18,6 @@ from aletheia_mem.cli.common import (
     echo,
     emit_json,
     json_option,
-    local_store_hint,
     misplaced_store,
     style,
 )
@@ -79,7 +78,7 @@ def check_store_in_use(settings: Settings) -> dict[str, Any]:
         report = {"path": str(settings.store), "ok": False, "missing": True}
         report["detail"] = misplaced.message
     elif isinstance(settings.store, Path):
-        report = check_store(settings.store, local_store_hint(settings))
+        report = check_store(settings.store, not_created(settings))
     else:
         report = check_database(settings.store)
     report["detail"] = as_doctor_tells_it(str(report["detail"]))  # this is doctor already
@@ -99,12 +98,27 @@ def check_database(url: str) -> dict[str, Any]:
     return {**report, "path": report["target"]}
 
 
-def check_store(db_path: Path, hint: str) -> dict[str, Any]:
+def not_created(settings: Settings) -> str:
+    """What doctor says of a store not made yet: nothing to fix, the first save makes it (and
+    where its path came from, when a variable named it: a mistyped one is found here)."""
+    variable = settings.store_variable
+    named = os.environ.get(variable, "").strip()
+    detail = (
+        "the first save makes it (aletheia save, or a tool's save_memory); each tool's entry is"
+        " started on a throwaway store until then"
+    )
+    if named:
+        detail += f'; {variable} is "{named}": check it if you expected a store there'
+    return detail
+
+
+def check_store(db_path: Path, later: str) -> dict[str, Any]:
     """Open the store (migrating it), run SQLite's integrity check and count its contents;
-    never create one (``hint``: where a missing store's path came from)."""
+    never create one. One not made yet is no problem (``exists`` false; ``later``: what to say
+    of it)."""
     try:
         if not check_place(db_path):  # a folder there is no store, nor a missing one
-            return {"path": str(db_path), "ok": False, "missing": True, "detail": hint}
+            return {"path": str(db_path), "ok": True, "exists": False, "detail": later}
         store = open_local_store(db_path)  # SQLite's own checks: integrity, journal, tables
     except AletheiaError as error:
         return {"path": str(db_path), "ok": False, "detail": error.message}
@@ -160,8 +174,9 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
     """Check the store, the versions, and which tools are connected to a working server.
 
     Each tool's server is started as the tool would start it, asked for its tools, and ended
-    with every process it started. One that answers but does not exit when its input closes is
-    a warning, which leaves the exit code as it is.
+    with every process it started (before the first save, on a throwaway store: a store not
+    created yet is no problem). One that answers but does not exit when its input closes is a
+    warning, which leaves the exit code as it is.
     """
     if hub_db is not None:
         report = check_hub_store(hub_target(hub_db))
@@ -253,9 +268,11 @@ def _print_report(
     hooks: dict[str, dict[str, HookCheck]],
 ) -> None:
     mark = style("ok", fg="green") if store["ok"] else style("PROBLEM", fg="red", bold=True)
+    if store.get("exists") is False:
+        mark = style("not created yet", fg="cyan")
     chosen = f" (from {HUB_DB})" if store["chosen_by"] == HUB_DB else ""
     echo(style("Store", bold=True) + f"  {store['path']}{chosen}  {mark}")
-    if store["ok"]:
+    if store["ok"] and "counts" in store:
         counts = row_counts(store["counts"])
         engine = (
             f"integrity ok; schema {store['schema']}, {store['journal_mode']} journal"

@@ -1,8 +1,9 @@
 """``aletheia doctor``'s tools section: each host's config files read, the ``aletheia`` entry
 the host would use found (Claude Code: local over project over user scope), its shape checked,
 and its server started as the host would (``doctor_probe``), unless it is disabled, shadowed by
-another scope's, its program is missing, or its store does not exist (a server would make a new
-one). An entry in a project's file (a cloned repository's) is started only when it is exactly
+another scope's, its program is missing, or its store does not exist and is not the CLI's (a
+server would make a new one); before the CLI's store is made (the first save), on a throwaway
+store. An entry in a project's file (a cloned repository's) is started only when it is exactly
 what ``aletheia install`` writes for this installation: doctor never runs a repository's own
 command, which the hosts themselves ask the user to approve first."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +20,7 @@ from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.doctor_probe import host_env, probe_server
 from aletheia_mem.cli.hosts import HOSTS, INSTALL_VARIABLES, SERVER_NAME, Host, mcp_command
 from aletheia_mem.cli.ownership import is_aletheia_entry
-from aletheia_mem.config import load_settings
+from aletheia_mem.config import DB_FILE_NAME, STORE_VARIABLE, load_settings
 from aletheia_mem.projects import project_root
 from aletheia_mem.storage.open import display_target
 
@@ -289,15 +291,17 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
     other = not _same_store(store, cli_store)
     its_store, cli_store_shown = display_target(store), display_target(cli_store)  # no password
     if isinstance(store, Path) and not store.exists():
-        detail = f"not started: its store {its_store} does not exist"
         if other:
-            detail += (
-                f" and is not the CLI's ({cli_store_shown}); the server would make a new, empty"
-                " store there, and the tool would not see the CLI's memories"
+            detail = (
+                f"not started: its store {its_store} does not exist and is not the CLI's"
+                f" ({cli_store_shown}); the server would make a new, empty store there, and the"
+                " tool would not see the CLI's memories"
             )
-        else:
-            detail += " yet (the server makes it at its start; save a memory first)"
-        return result("warning", detail, store)
+            return result("warning", detail, store)
+        status, detail = _probe_on_scratch(argv, env, fix)
+        if status == "ok":
+            detail += f" (on a throwaway store: {its_store} is made at the first save)"
+        return result(status, detail, store)
     status, detail = probe_server(argv, env, fix)
     if other and status == "ok":
         status, detail = (
@@ -308,6 +312,17 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
             ),
         )
     return result(status, detail, store)
+
+
+def _probe_on_scratch(argv: list[str], env: dict[str, str], fix: str) -> tuple[str, str]:
+    """``probe_server`` with the entry's store (the CLI's, not made yet) moved to a folder of
+    its own that is deleted afterwards: the server starts and answers as it will, and makes
+    no store where the first save will."""
+    with tempfile.TemporaryDirectory(prefix="aletheia-doctor-") as scratch:
+        variable = load_settings(host_env(env)).store_variable
+        target = Path(scratch) / DB_FILE_NAME if variable == STORE_VARIABLE else Path(scratch)
+        moved = {**env, variable: str(target)}
+        return probe_server(argv, moved, fix)
 
 
 NOT_INSTALLS = (
