@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import sys
 
@@ -97,11 +98,17 @@ def test_doctor_flags_an_entry_whose_server_is_gone(run: Invoke, workspace: Work
 
 
 def test_doctor_reports_remote_entries_and_hooks(run: Invoke, workspace: Workspace) -> None:
-    run("install", "cursor", "--write", "--http", "https://hub.example.com/mcp")
+    with socket.socket() as closed:  # a port nothing listens on once it is closed
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/mcp"
+    run("install", "cursor", "--write", "--http", url)
     run("install", "claude-code", "--hooks", "--write")
     data = json_of(run("doctor", "--json"))
     cursor = next(c for c in data["hosts"] if c["host"] == "cursor")
-    assert (cursor["status"], cursor["detail"]) == ("remote", "remote https://hub.example.com/mcp")
+    assert (cursor["status"], cursor["detail"]) == (
+        "broken",
+        f"remote {url}: cannot be reached: connection refused (is the server running?)",
+    )
     assert data["claude_code_hooks"] == {"user": True, "project": False}
     assert data["hooks"]["gemini-cli"] == {"user": False, "project": False}
 

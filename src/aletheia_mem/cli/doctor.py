@@ -176,7 +176,8 @@ def doctor(hub_db: str | None, as_json: bool) -> None:
     Each tool's server is started as the tool would start it, asked for its tools, and ended
     with every process it started (before the first save, on a throwaway store: a store not
     created yet is no problem). One that answers but does not exit when its input closes is a
-    warning, which leaves the exit code as it is.
+    warning, which leaves the exit code as it is. A remote entry (--http) is called at its URL
+    with the token its entry names, which is never shown.
     """
     if hub_db is not None:
         report = check_hub_store(hub_target(hub_db))

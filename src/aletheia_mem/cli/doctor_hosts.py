@@ -5,11 +5,14 @@ another scope's, its program is missing, or its store does not exist and is not 
 server would make a new one); before the CLI's store is made (the first save), on a throwaway
 store. An entry in a project's file (a cloned repository's) is started only when it is exactly
 what ``aletheia install`` writes for this installation: doctor never runs a repository's own
-command, which the hosts themselves ask the user to approve first."""
+command, which the hosts themselves ask the user to approve first. A remote entry is called at
+its URL (``doctor_remote``), but not one in a project's file: the repository would choose where
+the tokens of this environment go."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -18,8 +21,9 @@ from typing import Any, Literal
 
 from aletheia_mem.cli.clients import ConfigFileError, get_entry, read_text
 from aletheia_mem.cli.doctor_probe import host_env, probe_server
+from aletheia_mem.cli.doctor_remote import check_remote
 from aletheia_mem.cli.hosts import HOSTS, INSTALL_VARIABLES, SERVER_NAME, Host, mcp_command
-from aletheia_mem.cli.ownership import is_aletheia_entry
+from aletheia_mem.cli.ownership import is_aletheia_entry, shown_url
 from aletheia_mem.config import DB_FILE_NAME, STORE_VARIABLE, load_settings
 from aletheia_mem.projects import project_root
 from aletheia_mem.storage.open import display_target
@@ -109,15 +113,24 @@ def with_fix(problem: str, fix: str) -> str:
     return f"{problem}; fix the entry, or {fix}"
 
 
-def launch_spec(host: Host, entry: Any, fix: str) -> tuple[list[str], dict[str, str]] | str:
+@dataclass(frozen=True)
+class Remote:
+    """A remote entry's address."""
+
+    url: str
+
+
+def launch_spec(
+    host: Host, entry: Any, fix: str
+) -> tuple[list[str], dict[str, str]] | Remote | str:
     """The command line and env of a stdio entry, or why it cannot be started (a field of the
     wrong shape: a string where the host wants a list, with ``fix``: how to replace it), or a
-    description of a remote one."""
+    remote one's address."""
     if not isinstance(entry, dict):
         return f"the entry is {kind_of(entry)}, not an object"
     url = entry.get("url") or entry.get("serverUrl") or entry.get("httpUrl")
     if url:
-        return f"remote {url}"
+        return Remote(str(url))
     env_key = "environment" if host.name == "opencode" else "env"
     env = entry.get(env_key) or {}
     if not isinstance(env, dict):
@@ -279,8 +292,10 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
         )
     fix = fix_hint(host, found.place, found.entry)
     spec = launch_spec(host, found.entry, fix)
+    if isinstance(spec, Remote):
+        return result(*_check_remote(host, found, spec.url))
     if isinstance(spec, str):
-        return result("remote" if spec.startswith("remote") else "broken", spec)
+        return result("broken", spec)
     argv, env = spec
     if found.place.scope == "project" and not written_by_install(argv, env):
         return result("warning", NOT_INSTALLS)
@@ -312,6 +327,51 @@ def _check_entry(host: Host, found: _Found, cli_store: Store) -> HostCheck:
             ),
         )
     return result(status, detail, store)
+
+
+def _check_remote(host: Host, found: _Found, url: str) -> tuple[str, str]:
+    """A remote entry called as the host would (``doctor_remote``); one in a project's file is
+    not: a cloned repository would choose where doctor sends the tokens of this environment."""
+    shown = shown_url(url)
+    entry = found.entry
+    if found.place.scope == "project":
+        return "remote", f"remote {shown}: {REMOTE_NOT_CALLED}"
+    if _legacy_sse(host, entry):
+        return "remote", f"remote {shown}: not checked (an SSE entry, not Streamable HTTP)"
+    words = ["aletheia", "install", host.name, "--write", "--http", shown]
+    token = _token_variable(entry)
+    if token:
+        words += ["--token-env", token]
+    if not is_aletheia_entry(entry, url):
+        words.append("--force")
+    return check_remote(url, entry, f"run `{' '.join(words)}`")
+
+
+REMOTE_NOT_CALLED = (
+    "not called: a project's remote entry; doctor sends this environment's tokens only where"
+    " your own files say (check it by hand: docs/troubleshooting.md)"
+)
+
+
+def _legacy_sse(host: Host, entry: dict[str, Any]) -> bool:
+    """An entry of the older SSE transport: ``"type": "sse"``, or Gemini CLI's ``url`` without
+    ``"type": "http"`` (its ``httpUrl`` is Streamable HTTP)."""
+    kind = str(entry.get("type") or entry.get("transport") or "").lower()
+    if kind == "sse":
+        return True
+    return host.name == "gemini-cli" and "httpUrl" not in entry and kind != "http"
+
+
+def _token_variable(entry: dict[str, Any]) -> str | None:
+    """The variable the entry's bearer token comes from, for a hint, or None."""
+    name = entry.get("bearer_token_env_var")
+    if isinstance(name, str) and name:
+        return name
+    headers = entry.get("headers")
+    value = headers.get("Authorization") if isinstance(headers, dict) else None
+    text = value if isinstance(value, str) else ""
+    match = re.search(r"\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}", text)
+    return match.group(1) if match else None
 
 
 def _probe_on_scratch(argv: list[str], env: dict[str, str], fix: str) -> tuple[str, str]:

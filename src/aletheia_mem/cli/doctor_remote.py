@@ -1,0 +1,284 @@
+"""``aletheia doctor``'s check of a remote (``--http``) entry: its URL called as a host calls it
+(Streamable HTTP: ``initialize``, ``notifications/initialized``, ``tools/list``, then the
+session closed), with the headers the entry sends, each ``${VAR}`` in them (each host's own
+syntax) taken from this environment, and within a few seconds in all.
+
+No token is ever shown: a message names the variable or header it came from. No proxy is used
+and no redirect followed (hosts do neither with an MCP URL, and a redirect would carry the
+token elsewhere).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from email.message import Message
+from typing import Any
+
+from aletheia_mem import __version__
+from aletheia_mem.cli.doctor_probe import identify
+from aletheia_mem.cli.ownership import shown_url
+
+REMOTE_CHECK_SECONDS = 10.0
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+PROTOCOL_VERSION = "2025-11-25"
+# ``${VAR}``, ``${VAR:-default}`` (Claude Code, Gemini CLI, Command Code), ``${env:VAR}``
+# (Cursor, Windsurf, VS Code), ``{env:VAR}`` (OpenCode); VS Code's ``${input:...}`` asks the user.
+_REFERENCE = re.compile(
+    r"\$\{(?:env:)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}"
+    r"|\{env:(?P<opencode>[A-Za-z_][A-Za-z0-9_]*)\}"
+    r"|\$\{input:(?P<input>[^}]*)\}"
+)
+AUTHORIZATION = "authorization"
+
+
+@dataclass
+class Headers:
+    """What the entry sends: the headers with their references filled in, where each came
+    from (``$T``, "its Authorization header"), and what could not be filled in."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # header (lower case) -> its source
+    unset: list[str] = field(default_factory=list)  # variables not set here, inputs asked for
+
+
+def _filled(value: str, env: Mapping[str, str], unset: list[str]) -> tuple[str, list[str]]:
+    """``value`` with its references filled from ``env``; the variables it names."""
+    names: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        if match["input"] is not None:
+            unset.append(f"the input {match['input']!r} VS Code asks for")
+            return ""
+        name = match["name"] or match["opencode"]
+        names.append(name)
+        if name in env:
+            return env[name]
+        if match["default"] is not None:
+            return match["default"]
+        unset.append(name)
+        return ""
+
+    return _REFERENCE.sub(fill, value), names
+
+
+def entry_headers(entry: dict[str, Any], env: Mapping[str, str]) -> Headers:
+    """The headers a host sends for ``entry``: ``headers`` (Codex: ``http_headers``, and
+    ``env_http_headers`` and ``bearer_token_env_var``, which name variables)."""
+    found = Headers()
+    plain = {**_strings(entry.get("headers")), **_strings(entry.get("http_headers"))}
+    variables = _strings(entry.get("env_http_headers"))
+    named = {header: f"${{{name}}}" for header, name in variables.items()}
+    token = entry.get("bearer_token_env_var")
+    if isinstance(token, str) and token:
+        named["Authorization"] = f"Bearer ${{{token}}}"
+    for header, raw in {**plain, **named}.items():
+        unset_before = len(found.unset)
+        value, names = _filled(raw, env, found.unset)
+        missing = len(found.unset) > unset_before
+        source = ", ".join(f"${name}" for name in names) or f"its {header} header"
+        found.sources[header.lower()] = source
+        if not missing:
+            found.values[header] = value
+    return found
+
+
+def _strings(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(key): str(item) for key, item in value.items() if isinstance(item, str | int)}
+
+
+class _Refused(Exception):
+    """The check ends here: ``status`` and what to say."""
+
+    def __init__(self, status: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # the 3xx stays the answer: no token goes to another address
+
+
+@dataclass
+class _Client:
+    url: str
+    headers: Headers
+    deadline: float
+    session: str | None = None
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        handlers: list[Any] = [urllib.request.ProxyHandler({}), _NoRedirect()]
+        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+        self.opener = urllib.request.build_opener(*handlers)
+
+    def _request(self, method: str, body: dict[str, Any] | None) -> tuple[int, Message, bytes]:
+        headers = {
+            **self.headers.values,
+            "Accept": "application/json, text/event-stream",
+            "User-Agent": f"aletheia-doctor/{__version__}",
+        }
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        if self.session is not None:
+            headers["Mcp-Session-Id"] = self.session
+        if self.version is not None:
+            headers["MCP-Protocol-Version"] = self.version
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(  # noqa: S310 - an http(s) URL from the user's own file
+            self.url, data=data, method=method, headers=headers
+        )
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self._slow()
+        try:
+            with self.opener.open(request, timeout=left) as response:
+                return response.status, response.headers, response.read(MAX_ANSWER_BYTES)
+        except urllib.error.HTTPError as error:
+            with error:
+                return error.code, error.headers, error.read(MAX_ANSWER_BYTES)
+        except TimeoutError:
+            raise self._slow() from None
+        except ValueError:  # its message would quote the header: never show a token
+            raise _Refused(
+                "broken", "the URL or a header holds characters HTTP does not carry"
+            ) from None
+        except http.client.HTTPException:
+            raise _Refused("broken", "not an HTTP server: its answer is not HTTP") from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            if isinstance(reason, TimeoutError):
+                raise self._slow() from None
+            raise _Refused("broken", f"cannot be reached: {_reason(reason)}") from None
+
+    def _slow(self) -> _Refused:
+        return _Refused("broken", f"no answer within {REMOTE_CHECK_SECONDS:g} s")
+
+    def call(self, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The result of one request; raises _Refused for anything but one."""
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        status, headers, body = self._request("POST", message)
+        if status != 200:
+            raise self._status_problem(status, method)
+        if request_id == 1:
+            self.session = headers.get("Mcp-Session-Id")
+        reply = _reply(body, headers.get_content_type(), request_id)
+        if reply is None:
+            raise _Refused(
+                "broken", f"not an MCP server: it answers {method} with no JSON-RPC reply"
+            )
+        if "error" in reply:
+            error = reply["error"]
+            said = error.get("message") if isinstance(error, dict) else error
+            raise _Refused("broken", f"the server refused {method}: {str(said)[:160]}")
+        result = reply.get("result")
+        return result if isinstance(result, dict) else {}
+
+    def notify(self, method: str) -> None:
+        status, _, _ = self._request("POST", {"jsonrpc": "2.0", "method": method})
+        if status not in (200, 202, 204):
+            raise self._status_problem(status, method)
+
+    def close(self) -> None:
+        """End the session (best effort: a server may not let sessions be ended)."""
+        if self.session is None or self.deadline <= time.monotonic():
+            return
+        with contextlib.suppress(_Refused):
+            self._request("DELETE", None)
+
+    def _status_problem(self, status: int, method: str) -> _Refused:
+        if status == 401:
+            return _Refused("broken", self._unauthorized())
+        if status == 403:
+            source = self.headers.sources.get(AUTHORIZATION)
+            sent = f" from {source}" if source else ""
+            return _Refused("broken", f"the server refused the token{sent} (403)")
+        if status == 429:
+            return _Refused("warning", "the server is rate limiting (429); try again later")
+        return _Refused("broken", f"not an MCP server: it answers {method} with HTTP {status}")
+
+    def _unauthorized(self) -> str:
+        """Why a 401: no token sent (a variable not set here, or none in the entry), or the
+        token sent was refused."""
+        asked = "the server wants a token (401)"
+        if self.headers.unset:
+            names = ", ".join(self.headers.unset)
+            return (
+                f"{asked}: the entry takes it from {names}, not set here (the tool needs it set"
+                " in its own environment too)"
+            )
+        source = self.headers.sources.get(AUTHORIZATION)
+        if source is None:
+            return f"{asked} and the entry sends none: add it with --token-env NAME"
+        return f"the server refused the token from {source} (401): it is wrong or revoked"
+
+
+def _reason(reason: Any) -> str:
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused (is the server running?)"
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS: {getattr(reason, 'reason', None) or reason}"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    return shown_url(str(reason))[:160]
+
+
+def _reply(body: bytes, content_type: str, request_id: int) -> dict[str, Any] | None:
+    """The JSON-RPC reply to ``request_id`` in a JSON body or an event stream, else None."""
+    text = body.decode("utf-8", "replace")
+    if content_type == "text/event-stream":
+        events = re.split(r"\r?\n\r?\n", text)
+        candidates = [
+            "\n".join(
+                line[5:].lstrip(" ") for line in event.splitlines() if line.startswith("data:")
+            )
+            for event in events
+        ]
+    else:
+        candidates = [text]
+    for candidate in candidates:
+        try:
+            message = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict) and item.get("id") == request_id:
+                return item
+    return None
+
+
+def check_remote(url: str, entry: dict[str, Any], fix: str) -> tuple[str, str]:
+    """Call the remote entry's server as a host would; returns the status (ok, warning, broken)
+    and what was found, the URL first (shown without any secret it holds)."""
+    shown = shown_url(url)
+    headers = entry_headers(entry, os.environ)
+    client = _Client(url, headers, time.monotonic() + REMOTE_CHECK_SECONDS)
+    params = {
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "aletheia-doctor", "version": __version__},
+    }
+    try:
+        started = client.call(1, "initialize", params)
+        version = started.get("protocolVersion")
+        client.version = version if isinstance(version, str) else PROTOCOL_VERSION
+        client.notify("notifications/initialized")
+        listed = client.call(2, "tools/list", {})
+    except _Refused as refused:
+        client.close()
+        return refused.status, f"remote {shown}: {refused.detail}"
+    client.close()
+    status, answers = identify(started, listed, fix)
+    return status, f"remote {shown}: {answers}"

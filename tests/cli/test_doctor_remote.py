@@ -1,0 +1,190 @@
+"""doctor calls a remote (``--http``) entry as a client would: ``initialize`` then ``tools/list``
+at its URL, with the bearer token from the variable (or the header) the entry names, and says
+whether Aletheia answers, nothing answers, the token is missing or refused, or the URL is no MCP
+server; a failure makes the exit code 1, and the token is never shown. Against a real
+``aletheia-server`` and a real hub (``aletheia-sync``) on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aletheia_mem import __version__
+from aletheia_mem.tools.registry import TOOLS
+from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.e2e.http_server import RunningServer, running_server
+from tests.hub.helpers import running_hub
+
+KEY = "k3y-Of-The-Server-0123456789abcdef"
+ANSWERS = f"Aletheia {__version__} answers ({len(TOOLS)} tools)"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """aletheia-server on a free port, every request needing ``Authorization: Bearer KEY``."""
+    root = tmp_path_factory.mktemp("server")
+    with running_server(root, env={"ALETHEIA_API_KEY": KEY}) as started:
+        yield started
+
+
+def _doctor(run: Invoke, host: str, scope: str = "user") -> tuple[int, dict[str, Any], str]:
+    """doctor's exit code, its check of ``host``'s entry at ``scope``, and all it printed."""
+    result = run("doctor", "--json")
+    [check] = [c for c in json_of(result)["hosts"] if (c["host"], c["scope"]) == (host, scope)]
+    text = run("doctor")
+    assert text.exit_code == result.exit_code
+    return result.exit_code, check, result.stdout + text.stdout + text.stderr
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_no_server_at_the_address_is_broken(run: Invoke, workspace: Workspace) -> None:
+    run("save", "a first memory")
+    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    run("install", "cursor", "--write", "--http", url, "--token-env", "T")
+    code, check, _ = _doctor(run, "cursor")
+    assert (code, check["status"]) == (1, "broken")
+    assert check["detail"] == (
+        f"remote {url}: cannot be reached: connection refused (is the server running?)"
+    )
+
+
+def test_the_token_missing_refused_and_right(
+    run: Invoke, workspace: Workspace, server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("save", "a first memory")
+    run("install", "cursor", "--write", "--http", server.mcp_url, "--token-env", "T")
+    monkeypatch.delenv("T", raising=False)
+    code, check, said = _doctor(run, "cursor")
+    assert (code, check["status"]) == (1, "broken")
+    assert check["detail"] == (
+        f"remote {server.mcp_url}: the server wants a token (401): the entry takes it from T,"
+        " not set here (the tool needs it set in its own environment too)"
+    )
+    monkeypatch.setenv("T", "not-the-key")
+    code, check, said = _doctor(run, "cursor")
+    assert (code, check["status"]) == (1, "broken")
+    assert check["detail"] == (
+        f"remote {server.mcp_url}: the server refused the token from $T (401): it is wrong or"
+        " revoked"
+    )
+    assert "not-the-key" not in said
+    monkeypatch.setenv("T", KEY)
+    code, check, said = _doctor(run, "cursor")
+    assert (code, check["status"], check["detail"]) == (
+        0,
+        "ok",
+        f"remote {server.mcp_url}: {ANSWERS}",
+    )
+    assert KEY not in said
+
+
+def test_a_token_written_in_the_entry_is_sent_and_not_shown(
+    run: Invoke, workspace: Workspace, server: RunningServer
+) -> None:
+    run("save", "a first memory")
+    path = workspace.home / ".cursor" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    entry = {"url": server.mcp_url, "headers": {"Authorization": f"Bearer {KEY}"}}
+    path.write_text(json.dumps({"mcpServers": {"aletheia": entry}}), encoding="utf-8")
+    code, check, said = _doctor(run, "cursor")
+    assert (code, check["status"]) == (0, "ok")
+    assert KEY not in said
+    entry["headers"] = {"Authorization": "Bearer wrong"}
+    path.write_text(json.dumps({"mcpServers": {"aletheia": entry}}), encoding="utf-8")
+    code, check, _ = _doctor(run, "cursor")
+    assert (code, check["detail"]) == (
+        1,
+        f"remote {server.mcp_url}: the server refused the token from its Authorization header"
+        " (401): it is wrong or revoked",
+    )
+
+
+def test_codex_sends_its_bearer_token_env_var(
+    run: Invoke, workspace: Workspace, server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("save", "a first memory")
+    run("install", "codex", "--write", "--http", server.mcp_url, "--token-env", "CODEX_T")
+    monkeypatch.setenv("CODEX_T", KEY)
+    code, check, _ = _doctor(run, "codex")
+    assert (code, check["status"], check["detail"]) == (
+        0,
+        "ok",
+        f"remote {server.mcp_url}: {ANSWERS}",
+    )
+
+
+def test_an_address_that_is_not_an_mcp_server(
+    run: Invoke, workspace: Workspace, server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("save", "a first memory")
+    url = f"{server.url}/nothing"
+    run("install", "cursor", "--write", "--http", url, "--token-env", "T")
+    monkeypatch.setenv("T", KEY)
+    code, check, _ = _doctor(run, "cursor")
+    assert (code, check["status"], check["detail"]) == (
+        1,
+        "broken",
+        f"remote {url}: not an MCP server: it answers initialize with HTTP 404",
+    )
+
+
+def test_a_server_that_never_answers_is_given_up_on(
+    run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("aletheia_mem.cli.doctor_remote.REMOTE_CHECK_SECONDS", 1.0)
+    run("save", "a first memory")
+    with socket.socket() as silent:  # takes the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        run("install", "cursor", "--write", "--http", url)
+        code, check, _ = _doctor(run, "cursor")
+    assert (code, check["status"], check["detail"]) == (
+        1,
+        "broken",
+        f"remote {url}: no answer within 1 s",
+    )
+
+
+def test_a_hub_answers_with_its_token(
+    run: Invoke, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("save", "a first memory")
+    with running_hub(tmp_path / "hub.db") as hub:
+        token = hub.token("mcp", ("shop",), "doctor-test")
+        url = f"{hub.url}/mcp"
+        run("install", "claude-code", "--write", "--http", url, "--token-env", "HUB_TOKEN")
+        monkeypatch.setenv("HUB_TOKEN", token)
+        code, check, said = _doctor(run, "claude-code")
+    assert (code, check["status"]) == (0, "ok"), check
+    assert check["detail"].startswith(f"remote {url}: Aletheia {__version__} answers (")
+    assert token not in said
+
+
+def test_a_projects_remote_entry_is_not_called(run: Invoke, workspace: Workspace) -> None:
+    """A cloned repository's file would choose where doctor sends this environment's tokens."""
+    run("save", "a first memory")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+        run("install", "cursor", "--scope", "project", "--write", "--http", url, "--token-env", "T")
+        code, check, _ = _doctor(run, "cursor", "project")
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
+    assert (code, check["status"]) == (0, "remote")
+    assert check["detail"] == (
+        f"remote {url}: not called: a project's remote entry; doctor sends this environment's"
+        " tokens only where your own files say (check it by hand: docs/troubleshooting.md)"
+    )
