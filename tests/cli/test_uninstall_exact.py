@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import Invoke, Workspace, json_of
+from tests.cli.test_uninstall import _write
 
 HOOK_HOSTS = ("claude-code", "codex", "cursor", "gemini-cli", "opencode")
 HOSTS = (*HOOK_HOSTS, "windsurf", "command-code", "vscode", "claude-desktop")
@@ -22,11 +23,6 @@ def _files(home: Path) -> dict[str, bytes]:
         for path in home.rglob("*")
         if path.is_file() and ".aletheia-backup-" not in path.name and ".aletheia" not in path.parts
     }
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 def test_a_comment_after_the_last_server_stays_on_its_line(

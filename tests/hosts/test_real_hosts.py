@@ -535,6 +535,16 @@ class _FakeMessages(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def _claude_model_env(url: str) -> dict[str, str]:
+    """Claude Code's environment for a session whose model is the local server at ``url``."""
+    return {
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "not-used",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+
+
 class _FakeMessagesModel(http.server.ThreadingHTTPServer):
     def __init__(self, calls: list[tuple[str, dict[str, object]]]) -> None:
         super().__init__(("127.0.0.1", 0), _FakeMessages)
@@ -560,12 +570,7 @@ def test_claude_code_runs_the_capture_hooks_in_a_session_without_a_model(
     ]
     model = _FakeMessagesModel(calls)
     with served(model) as url:
-        machine.env |= {
-            "ANTHROPIC_BASE_URL": url,
-            "ANTHROPIC_API_KEY": "not-used",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
+        machine.env |= _claude_model_env(url)
         argv = [claude, "-p", "start the cart at one", "--permission-mode", "acceptEdits"]
         session = machine.run([*argv, "--output-format", "json"])
     assert session.returncode == 0, session.stderr
@@ -609,12 +614,7 @@ def test_claude_code_under_claude_config_dir_starts_the_entry_and_runs_the_hooks
     assert re.search(r"^aletheia: \S+ \S+aletheia-mcp - ✔ Connected$", listed.stdout, re.M)
     model = _FakeMessagesModel([])
     with served(model) as url:
-        machine.env |= {
-            "ANTHROPIC_BASE_URL": url,
-            "ANTHROPIC_API_KEY": "not-used",
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
+        machine.env |= _claude_model_env(url)
         session = machine.run([claude, "-p", "say hello", "--output-format", "json"])
     assert session.returncode == 0, session.stderr
     store = SqliteStore(machine.home / ".aletheia" / "aletheia.db")
