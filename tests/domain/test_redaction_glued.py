@@ -78,6 +78,15 @@ EXACT = [
     pytest.param(
         "0sk-ant-api03-" + "Xq7Rt9Lp2Vn5Kw8Zs4Dm1Ab3Cd5Ef7", f"0{R}", id="anthropic-after-digits"
     ),
+    # after letters of one case and digits (hex, "v2"), and after an escaped "=" or ":" in a
+    # URL-encoded callback URL or a JSON string: the code of the escape is no word
+    pytest.param(f"3d{GH}", f"3d{R}", id="github-after-hex"),
+    pytest.param(f"v2{GH}", f"v2{R}", id="github-after-a-letter-and-a-digit"),
+    pytest.param(f"?next=%2Fcb%3Ftoken%3D{GH}", f"?next=%2Fcb%3Ftoken%3D{R}", id="github-in-url"),
+    pytest.param(f"x%3A{GH}", f"x%3A{R}", id="github-after-an-escaped-colon"),
+    pytest.param(f"k\\u003d{AWS}", f"k\\u003d{R}", id="aws-after-a-json-escape"),
+    pytest.param(f"key%3D{AWS}", f"key%3D{R}", id="aws-after-an-escaped-equals"),
+    pytest.param(f"Bearer%20{AWS}", f"Bearer%20{R}", id="aws-after-an-escaped-blank"),
 ]
 
 

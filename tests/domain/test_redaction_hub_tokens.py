@@ -102,6 +102,55 @@ def test_every_token_the_hub_makes_is_redacted_wherever_it_stands() -> None:
     assert survived == []
 
 
+# What comes right before a token glued to it: URL-encoded and JSON-escaped "=", ":" and "/"
+# (a token in a callback URL), hex, letters of one case and digits, words. A letter and a digit
+# before the prefix ("%3D", "x9", "abc1") made it read as a blob that holds the prefix by chance.
+GLUED_BEFORE = [
+    "https://app/login?next=%2Fmcp%3Ftoken%3D",
+    "%3D",
+    "%3d",
+    "%3A",
+    "%2F",
+    "Bearer%20",
+    "\\u003d",
+    "\\u003D",
+    "\\x3d",
+    "3d",
+    "3D",
+    "x9",
+    "v2",
+    "abc1",
+    "ABC1",
+    "Token2",
+    "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345",
+    "1",
+    "d",
+    "word",
+    "TOKEN",
+    "&#61;",
+]
+
+
+def test_a_token_glued_after_an_escape_digits_or_a_word_is_redacted() -> None:
+    tokens = [new_secret() for _ in range(300)]
+    survived = [
+        text
+        for token in tokens
+        for before in GLUED_BEFORE
+        if token in redact_secrets(text := f"see {before}{token} then")
+    ]
+    assert survived == []
+
+
+@pytest.mark.parametrize("before", ["%3D", "\\u003d", "x9", "abc1", "3d", "v2"])
+@pytest.mark.parametrize(
+    "name", ["alt_text", "alt_key_binding", "alt_ToggleFullScreenModeKeyBindingX"]
+)
+def test_a_name_glued_after_an_escape_or_digits_is_kept(before: str, name: str) -> None:
+    text = f"see {before}{name} then"
+    assert redact_secrets(text) == text
+
+
 INNOCENT = [
     "alt_text",
     "alt_key_binding",

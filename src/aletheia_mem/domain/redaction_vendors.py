@@ -28,8 +28,14 @@ from aletheia_mem.domain.redaction_words import reads_as_words
 
 # Token characters: vendor tokens never contain "=", ":", "/" or blanks, which separate them
 # from the names they are assigned to ("GITHUB_TOKEN=ghp_...", "x-access-token:ghp_...@").
+# A run after an escape ("%3D", "\u003d", "\x3d": a token in a URL-encoded callback URL or a
+# JSON string) starts after its code, which stands for a "=", ":" or "/" and is no word the
+# token is glued to.
 _MIN_RUN = 20
-_RUN = re.compile(r"(?<![A-Za-z0-9_.~\-])[A-Za-z0-9_.~\-]{20,}+")
+_RUN = re.compile(
+    r"(?<![A-Za-z0-9_.~\-])(?:(?<=%)[0-9A-Fa-f]{2}|(?<=\\)(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}))?"
+    r"(?P<run>[A-Za-z0-9_.~\-]{20,}+)"
+)
 # A lookahead: the body holds a digit within its first 256 characters (a random body always
 # does; unbounded, "sk-sk-sk-..." made each part scan to the end of the run: quadratic).
 _DIGIT = r"(?=[A-Za-z_\-]{0,255}+[0-9])"
@@ -185,10 +191,13 @@ _ONLY_APART = ("EA", "A3")
 _RANDOM_ONLY = ("alt_",)
 _NAME_PART = re.compile(r"[A-Z]?+[a-z]*+[0-9]*+|[A-Z]++[0-9]*+")
 _SMALL_LETTERS = re.compile(r"[a-z]{0,32}+")  # the rest of a word
-# After digits ("123ghp_..."), only a prefix with its separator: "ghp_", "glpat-", "xoxb-",
-# "sk-ant-", "github_pat_" hold a "_" or "-" that no base64, base32 or hex does. A prefix without
-# one ("AKIA", "EAA") comes up after digits in those by chance.
+# After digits, or letters of one case and digits ("123ghp_", "abc1alt_", "x9alt_", hex "3dghp_"),
+# or a word and a number ("Token2ghp_"), only a prefix with its separator: "ghp_", "glpat-",
+# "xoxb-", "sk-ant-", "github_pat_", "alt_" hold a "_" or "-" that no base64, base32 or hex
+# does. A prefix without one ("AKIA", "EAA") comes up after digits in those by chance, and any
+# prefix after letters of random case (in URL-safe base64).
 _SEPARATED_PREFIX = re.compile(r"[a-z][a-z0-9]{2,}+[_\-]|[a-z]{2}[_\-][a-z]{3,}+[_\-]")
+_CODE = re.compile(r"[a-z0-9]++|[A-Z0-9]++|(?:[a-z]*+(?:[A-Z][a-z]++)++|[A-Z]++)[0-9]++")
 
 
 @functools.cache
@@ -272,15 +281,16 @@ def _after_a_word(run: str, start: int, reach: int) -> bool:
     """Whether the letters right before ``start`` make a word a token may be glued to
     ("TOKENghp_...", "xxAKIA..."): the part back to a separator, the start of the run or a token
     (the last ``_WORD_WINDOW`` characters at most) is lower case, upper case or capitalised
-    words, or digits before a prefix with its separator ("123ghp_"). After letters of random
-    case a prefix comes up by chance (in base64, base32, hex), and so do the shortest ones
-    anywhere and the ones without a separator after digits."""
+    words, or letters of one case and digits before a prefix with its separator ("123ghp_",
+    "x9alt_", "3dghp_"). After letters of random case a prefix comes up by chance (in base64,
+    base32, hex), and so do the shortest ones anywhere and the ones without a separator after
+    digits."""
     if run.startswith(_ONLY_APART, start):
         return False
     last = _SEPARATOR.split(run[max(reach, start - _WORD_WINDOW) : start])[-1]
     if _WORD.fullmatch(last) is not None:
         return True
-    return last.isdigit() and _SEPARATED_PREFIX.match(run, start) is not None
+    return _CODE.fullmatch(last) is not None and _SEPARATED_PREFIX.match(run, start) is not None
 
 
 def _token_spans(
@@ -370,7 +380,7 @@ def _vendor_spans(text: str, *, decode: bool) -> list[tuple[int, int]]:
         offset = text.find(word, cursor)
         cursor = offset + len(word)
         for found in _RUN.finditer(word):
-            spans += _run_spans(found.group(), offset + found.start())
+            spans += _run_spans(found["run"], offset + found.start("run"))
         if len(word) >= _MIN_BASE64:
             wrapped.append((word, offset))
     if not decode:
