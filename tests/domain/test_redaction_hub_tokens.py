@@ -67,6 +67,14 @@ def test_a_hub_token_is_redacted_without_a_keyword_beside_it(
     assert redact_secrets(expected) == expected
 
 
+def test_a_token_ending_with_an_underscore_is_redacted_after_one_that_took_its_start() -> None:
+    """A New Relic key's body ("NRAK-" and up to 32) took the "alt" of the hub token after it;
+    read again with its last "_", the hub token overlapped the key and was left out."""
+    key = "NRAK-" + "0TY1WGFX33UW9YE7ZRKRDZB5TYK"
+    text = f"leaked: {key}{UNDERSCORED} (rotated)"
+    assert redact_secrets(text) == f"leaked: {R} (rotated)"
+
+
 def test_a_google_key_ending_with_a_dash_is_redacted() -> None:
     """Cut at its last "-" as a hub token was, it was one character short and kept."""
     key = "AIza" + "SyJ58m1CiAhzCueQpBenQtYh5Xj8TPQxjq-"
@@ -261,7 +269,7 @@ def _read_again_whole(run: str) -> list[tuple[int, int]]:
     spans = list(_token_spans(trimmed, 0))
     if len(closed) > len(trimmed):
         last = list(_token_spans(closed, 0))[-1:]
-        if last and last[0][1] > len(trimmed) and (not spans or last[0][0] >= spans[-1][1]):
+        if last and last[0][1] > len(trimmed) and (not spans or last[0][0] > spans[-1][0]):
             spans += last
     return spans
 

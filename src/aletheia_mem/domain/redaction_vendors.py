@@ -342,7 +342,8 @@ def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
     it ends with (a sentence's full stop, a dash after it), and then, where it ends with "_" or
     "-", with those: a token of fixed length may end with one ("AIza" + 34 + "-", a hub token
     "alt_" + 31 + "_"). The second reading adds its last token when that one ends in them and
-    is new (a token of any length was found without them: "glpat-...-" keeps its last "-")."""
+    is new (a token of any length was found without them: "glpat-...-" keeps its last "-"),
+    also where the token before took its first letters ("NRAK-<27>alt" + "_<31>_")."""
     trimmed = run.rstrip(_TRIM)
     spans = list(_token_spans(trimmed, offset))
     closed = run.rstrip(".~")
@@ -353,11 +354,7 @@ def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
         begin = spans[-1][0] - offset if spans else 0
         reach = spans[-2][1] - offset if len(spans) > 1 else 0
         last = list(_token_spans(closed, offset, begin, reach))[-1:]
-        if (
-            last
-            and last[0][1] > offset + len(trimmed)
-            and (not spans or last[0][0] >= spans[-1][1])
-        ):
+        if last and last[0][1] > offset + len(trimmed) and (not spans or last[0][0] > spans[-1][0]):
             spans += last
     return spans
 
