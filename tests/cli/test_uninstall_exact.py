@@ -110,3 +110,24 @@ def test_an_empty_file_of_the_users_reached_through_a_link_stays(
     assert "aletheia" in json.loads(target.read_text(encoding="utf-8"))["mcpServers"]
     assert run("uninstall", "cursor", "--write").exit_code == 0
     assert link.is_symlink() and target.read_text(encoding="utf-8") == "{}\n"
+
+
+@pytest.mark.parametrize("host", ["opencode", "cursor", "vscode"])
+@pytest.mark.parametrize("text", ["", " \n"])
+def test_an_empty_file_install_wrote_into_is_deleted(
+    run: Invoke, workspace: Workspace, host: str, text: str
+) -> None:
+    """An empty (or blank) file install wrote its entry into is left holding ``{}`` once the
+    entry is out: it is deleted, OpenCode's (started without its ``$schema``) as the others."""
+    config = {
+        "opencode": workspace.home / ".config" / "opencode" / "opencode.json",
+        "cursor": workspace.home / ".cursor" / "mcp.json",
+        "vscode": workspace.home / ".config" / "Code" / "User" / "mcp.json",
+    }[host]
+    _write(config, text)
+    assert run("install", host, "--write").exit_code == 0
+    assert "aletheia" in config.read_text(encoding="utf-8")
+    result = run("uninstall", host, "--write")
+    assert result.exit_code == 0, result.stderr
+    assert not config.exists(), config.read_text(encoding="utf-8")
+    assert "and deleted the file, which held nothing else." in result.stdout

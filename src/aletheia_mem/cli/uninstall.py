@@ -99,12 +99,17 @@ def _entry_change(
 
 def _bare_deleted(change: Change, named: Path, bare: str) -> Change:
     """The change, or the file's deletion when the change leaves it holding no more than a
-    file ``install`` made holds once all it added is out (``bare``): install made it, most
+    file ``install`` made holds once all it added is out (``bare``), or a bare ``{}`` (what is
+    left of an empty file install wrote into, with no ``$schema``): install made it, most
     likely, and it goes as it came. A file reached through a link stays (the link would be
     left pointing nowhere)."""
-    if change.action != "remove" or change.new_text != bare or named.is_symlink():
+    left = change.new_text
+    if change.action != "remove" or left not in (bare, EMPTY_JSON) or named.is_symlink():
         return change
     return Change(change.path, "delete", change.old_text, "", change.existing)
+
+
+EMPTY_JSON = bare_file_text("json", {})
 
 
 def _plugin_change(path: Path, force: bool) -> Change:
