@@ -50,3 +50,52 @@ def test_a_stdio_entrys_environment_and_args_keep_their_secrets(
     assert TOKEN not in result.stderr and PASSWORD not in result.stderr
     assert '"env": {"API_KEY": "***"}' in result.stderr
     assert '"command": "notes-mcp"' in result.stderr
+
+
+SECRET_ARGS = {
+    "--token": "Tok3nValueLongEnough123",
+    "--password": "Pa55wordLongEnough123",
+    "--secret": "S3cretValueLongEnough1",
+    "--client-secret": "CliSecLongEnough12345",
+    "--auth-token": "AuthTokLongEnough1234",
+    "--access-token": "AccTokLongEnough12345",
+    "--api-token": "ApiTokLongEnough12345",
+    "--github-token": "GhTokLongEnough123456",
+    "-p": "ShortPw99x",
+    "--api-key": "K123456789012345",
+}
+
+
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_the_value_after_a_secret_option_in_args_is_masked(
+    run: Invoke, workspace: Workspace, command: str
+) -> None:
+    args = [part for option, value in SECRET_ARGS.items() for part in (option, value)]
+    args += ["--db-password=Eq5ecretLongEnough99", "--verbose", "plain-value"]
+    _cursor(workspace, {"command": "npx", "args": args})
+    for extra in ([], ["--json"]):
+        result = run(command, "cursor", "--write", *extra)
+        assert result.exit_code == 4
+        said = result.stdout + result.stderr
+        for value in [*SECRET_ARGS.values(), "Eq5ecretLongEnough99"]:
+            assert value not in said, value
+        assert '"--token", "***"' in said and '"-p", "***"' in said
+        assert '"--db-password=***", "--verbose", "plain-value"' in said
+
+
+@pytest.mark.parametrize("command", ["install", "uninstall"])
+def test_a_codex_entrys_token_in_args_is_masked(
+    run: Invoke, workspace: Workspace, command: str
+) -> None:
+    path = workspace.home / ".codex" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        '[mcp_servers.aletheia]\ncommand = "npx"\nargs = ["--token","tomlTOKEN12345"]\n',
+        encoding="utf-8",
+    )
+    for extra in ([], ["--json"]):
+        result = run(command, "codex", "--write", *extra)
+        assert result.exit_code == 4
+        said = result.stdout + result.stderr
+        assert "tomlTOKEN12345" not in said and '"--token", "***"' in said
+    assert "tomlTOKEN12345" in path.read_text(encoding="utf-8")  # left alone

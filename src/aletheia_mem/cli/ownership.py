@@ -168,15 +168,55 @@ def _masked(value: Any) -> Any:
     return MASK
 
 
+# The lists of an entry that hold a command line (OpenCode's ``command`` is the whole of it).
+ARGUMENT_LISTS = frozenset({"args", "command"})
+# An option whose value is a secret: its name holds one of these words (``--token``,
+# ``--client-secret``, ``--api-key``, ``--auth``), or it is ``-p`` (a password, as in mysql).
+_SECRET_OPTION = re.compile(r"-+[^=]*(token|secret|password|passwd|pwd|key|auth|credential)", re.I)
+_SHORT_SECRET_OPTIONS = frozenset({"-p"})
+
+
+def _is_secret_option(arg: str) -> bool:
+    return arg in _SHORT_SECRET_OPTIONS or bool(_SECRET_OPTION.match(arg))
+
+
+def _masked_args(args: list[Any]) -> list[Any]:
+    """A command line with the value of each secret option masked: the argument after it, or
+    what follows its ``=`` (``--token=...``)."""
+    shown: list[Any] = []
+    after_secret = False
+    for arg in args:
+        if after_secret:
+            shown.append(MASK)
+            after_secret = False
+            continue
+        shown.append(arg)
+        if not isinstance(arg, str) or not arg.startswith("-"):
+            continue
+        name, equals, _ = arg.partition("=")
+        if _is_secret_option(name):
+            if equals:
+                shown[-1] = f"{name}={MASK}"
+            else:
+                after_secret = True
+    return shown
+
+
 def shown_entry(entry: Any) -> str:
     """An entry as a message shows it: JSON with the values of its headers and environment
-    masked (their names kept), and what else looks like a secret (a token in ``args``, a
-    password in a URL) redacted."""
+    masked (their names kept), the value after each option of its command line named for a
+    secret (``--token``, ``--password``, ``--api-key``, ``-p``, ``--secret=...``) masked, and
+    what else looks like a secret (a token in ``args``, a password in a URL) redacted."""
     from aletheia_mem.domain.redaction import redact_secrets  # only when a message needs it
 
     if isinstance(entry, dict):
         entry = {
-            key: _masked(value) if key in SECRET_MAPS else value for key, value in entry.items()
+            key: _masked(value)
+            if key in SECRET_MAPS
+            else _masked_args(value)
+            if key in ARGUMENT_LISTS and isinstance(value, list)
+            else value
+            for key, value in entry.items()
         }
     return redact_secrets(json.dumps(entry, ensure_ascii=False))
 
