@@ -6,8 +6,11 @@ server; a failure makes the exit code 1, and the token is never shown. Against a
 
 from __future__ import annotations
 
+import http.server
 import json
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -188,3 +191,92 @@ def test_a_projects_remote_entry_is_not_called(run: Invoke, workspace: Workspace
         f"remote {url}: not called: a project's remote entry; doctor sends this environment's"
         " tokens only where your own files say (check it by hand: docs/troubleshooting.md)"
     )
+
+
+class _Fake:
+    """A server on 127.0.0.1 answering every POST with ``answer(handler)``."""
+
+    def __init__(self, answer: Any) -> None:
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                answer(self)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> _Fake:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+LITERAL = "LITERALTOK_9f8e7d6c5b4a"
+
+
+def test_a_servers_error_message_is_quoted_without_the_token_controls_or_length(
+    run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON-RPC error echoing the Authorization header, with an OSC title sequence, CR LF
+    (a forged doctor row) and 3,000 characters: quoted masked, escaped and cut short."""
+
+    def answer(handler: Any) -> None:
+        said = (
+            f"auth was {handler.headers['Authorization']}\x1b]0;pwn\x07\r\n"
+            "ok  cursor  user  fine" + "x" * 3000
+        )
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": said}})
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body.encode())
+
+    run("save", "a first memory")
+    with _Fake(answer) as fake:
+        run("install", "cursor", "--write", "--http", fake.url, "--token-env", "T")
+        monkeypatch.setenv("T", LITERAL)
+        code, check, said = _doctor(run, "cursor")
+    assert (code, check["status"]) == (1, "broken")
+    assert LITERAL not in said
+    detail = check["detail"]
+    prefix = f"remote {fake.url}: the server refused initialize: "
+    assert detail.startswith(prefix + "auth was ***\\x1b]0;pwn\\x07\\r\\nok  cursor")
+    assert len(detail) == len(prefix) + 200 and detail.endswith("x…")
+    assert "\x1b" not in said and "\x07" not in said and "\r" not in said
+
+
+def test_a_server_trickling_keep_alives_is_given_up_on_at_the_deadline(
+    run: Invoke, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline is for the whole check: a ``: ping`` every 0.2 s does not keep it."""
+    monkeypatch.setattr("aletheia_mem.cli.doctor_remote.REMOTE_CHECK_SECONDS", 1.0)
+
+    def answer(handler: Any) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.end_headers()
+        for _ in range(100):  # 20 s
+            try:
+                handler.wfile.write(b": ping\n\n")
+                handler.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.2)
+
+    run("save", "a first memory")
+    with _Fake(answer) as fake:
+        run("install", "cursor", "--write", "--http", fake.url)
+        started = time.monotonic()
+        result = run("doctor", "--json")
+        took = time.monotonic() - started
+    [check] = [c for c in json_of(result)["hosts"] if c["host"] == "cursor"]
+    assert check["detail"] == f"remote {fake.url}: no answer within 1 s"
+    assert took < 6, took

@@ -1,9 +1,13 @@
 """``aletheia doctor``'s check of a remote (``--http``) entry: its URL called as a host calls it
 (Streamable HTTP: ``initialize``, ``notifications/initialized``, ``tools/list``, then the
 session closed), with the headers the entry sends, each ``${VAR}`` in them (each host's own
-syntax) taken from this environment, and within a few seconds in all.
+syntax) taken from this environment, and within a few seconds in all: past the deadline the
+connections are cut, however the server trickles its answer (a keep-alive ``: ping`` each
+second keeps no check waiting).
 
-No token is ever shown: a message names the variable or header it came from. No proxy is used
+No token is ever shown: a message names the variable or header it came from, and a server's own
+error message is quoted with what the entry sent and any secret masked, its control characters
+escaped, and cut short. No proxy is used
 and no redirect followed (hosts do neither with an MCP URL, and a redirect would carry the
 token elsewhere).
 """
@@ -15,7 +19,9 @@ import http.client
 import json
 import os
 import re
+import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,10 +32,13 @@ from typing import Any
 
 from aletheia_mem import __version__
 from aletheia_mem.cli.doctor_probe import identify
-from aletheia_mem.cli.ownership import shown_url
+from aletheia_mem.cli.ownership import MASK, shown_url
+from aletheia_mem.cli.terminal import one_line_safe
 
 REMOTE_CHECK_SECONDS = 10.0
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
+MAX_QUOTED_CHARS = 200  # of a server's own error message
+MIN_MASKED_CHARS = 4  # a header value shorter than this is masked by redaction alone
 PROTOCOL_VERSION = "2025-11-25"
 # ``${VAR}``, ``${VAR:-default}`` (Claude Code, Gemini CLI, Command Code), ``${env:VAR}``
 # (Cursor, Windsurf, VS Code), ``{env:VAR}`` (OpenCode); VS Code's ``${input:...}`` asks the user.
@@ -111,6 +120,77 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # the 3xx stays the answer: no token goes to another address
 
 
+class _Watch:
+    """The sockets of one check, all shut down at its deadline: a blocked read then ends (a
+    socket timeout alone restarts with each byte a server trickles)."""
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.cut = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._cut)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def passed(self) -> bool:
+        return self.cut or time.monotonic() >= self.deadline
+
+    def add(self, sock: socket.socket) -> socket.socket:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.cut:
+                _shut(sock)
+        return sock
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.cut = True
+            for sock in self._sockets:
+                _shut(sock)
+
+    def stop(self) -> None:
+        self._timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _watched(connection: type[http.client.HTTPConnection], watch: _Watch) -> Any:
+    """``connection``'s class as urllib makes it, each socket it opens handed to ``watch``."""
+
+    def make(*args: Any, **kwargs: Any) -> http.client.HTTPConnection:
+        made = connection(*args, **kwargs)
+        create = made._create_connection  # type: ignore[attr-defined]
+        made._create_connection = (  # type: ignore[attr-defined]
+            lambda *a, **k: watch.add(create(*a, **k))
+        )
+        return made
+
+    return make
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, watch: _Watch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_watched(http.client.HTTPConnection, self.watch), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, watch: _Watch) -> None:
+        super().__init__(context=ssl.create_default_context())
+        self.watch = watch
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        connection = _watched(http.client.HTTPSConnection, self.watch)
+        return self.do_open(connection, req, context=self._context)  # type: ignore[attr-defined]
+
+
 @dataclass
 class _Client:
     url: str
@@ -120,8 +200,9 @@ class _Client:
     version: str | None = None
 
     def __post_init__(self) -> None:
+        self.watch = _Watch(self.deadline)
         handlers: list[Any] = [urllib.request.ProxyHandler({}), _NoRedirect()]
-        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+        handlers += [_HTTPHandler(self.watch), _HTTPSHandler(self.watch)]
         self.opener = urllib.request.build_opener(*handlers)
 
     def _request(self, method: str, body: dict[str, Any] | None) -> tuple[int, Message, bytes]:
@@ -144,13 +225,27 @@ class _Client:
         if left <= 0:
             raise self._slow()
         try:
-            with self.opener.open(request, timeout=left) as response:
-                return response.status, response.headers, response.read(MAX_ANSWER_BYTES)
-        except urllib.error.HTTPError as error:
-            with error:
-                return error.code, error.headers, error.read(MAX_ANSWER_BYTES)
+            answer = self._exchange(request, left)
         except TimeoutError:
             raise self._slow() from None
+        except Exception:
+            if self.watch.passed():  # cut at the deadline, whatever broke of it
+                raise self._slow() from None
+            raise
+        if self.watch.passed():  # an answer cut short at the deadline is no answer
+            raise self._slow()
+        return answer
+
+    def _exchange(self, request: urllib.request.Request, left: float) -> tuple[int, Message, bytes]:
+        try:
+            try:
+                with self.opener.open(request, timeout=left) as response:
+                    return response.status, response.headers, response.read(MAX_ANSWER_BYTES)
+            except urllib.error.HTTPError as error:
+                with error:
+                    return error.code, error.headers, error.read(MAX_ANSWER_BYTES)
+        except TimeoutError:
+            raise
         except ValueError:  # its message would quote the header: never show a token
             raise _Refused(
                 "broken", "the URL or a header holds characters HTTP does not carry"
@@ -182,9 +277,26 @@ class _Client:
         if "error" in reply:
             error = reply["error"]
             said = error.get("message") if isinstance(error, dict) else error
-            raise _Refused("broken", f"the server refused {method}: {str(said)[:160]}")
+            raise _Refused("broken", f"the server refused {method}: {self._quoted(said)}")
         result = reply.get("result")
         return result if isinstance(result, dict) else {}
+
+    def _quoted(self, said: Any) -> str:
+        """A server's own message as doctor shows it: what the entry sent (its token) and any
+        other secret masked, every control character escaped (it cannot fake a row or drive
+        the terminal), and at most ``MAX_QUOTED_CHARS`` characters."""
+        from aletheia_mem.domain.redaction import redact_secrets  # only when a message needs it
+
+        text = str(said)
+        sent = set(self.headers.values.values())
+        sent |= {value.split(None, 1)[-1] for value in sent if value.strip()}  # "Bearer <token>"
+        for value in sorted(sent, key=len, reverse=True):
+            if len(value) >= MIN_MASKED_CHARS:
+                text = text.replace(value, MASK)
+        text = one_line_safe(redact_secrets(text))
+        if len(text) > MAX_QUOTED_CHARS:
+            text = text[: MAX_QUOTED_CHARS - 1] + "…"
+        return text
 
     def notify(self, method: str) -> None:
         status, _, _ = self._request("POST", {"jsonrpc": "2.0", "method": method})
@@ -192,11 +304,15 @@ class _Client:
             raise self._status_problem(status, method)
 
     def close(self) -> None:
-        """End the session (best effort: a server may not let sessions be ended)."""
-        if self.session is None or self.deadline <= time.monotonic():
-            return
-        with contextlib.suppress(_Refused):
-            self._request("DELETE", None)
+        """End the session (best effort: a server may not let sessions be ended) and the
+        watch on the deadline."""
+        try:
+            if self.session is None or self.deadline <= time.monotonic():
+                return
+            with contextlib.suppress(_Refused):
+                self._request("DELETE", None)
+        finally:
+            self.watch.stop()
 
     def _status_problem(self, status: int, method: str) -> _Refused:
         if status == 401:
