@@ -633,3 +633,43 @@ def test_a_passphrase_is_redacted_only_under_a_password_name() -> None:
     assert redact_secrets('title = "correct horse battery staple"') == (
         'title = "correct horse battery staple"'
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DB_PASSWORD=CorrectHorseBatteryStaple",
+        "export DB_PASSWORD=CorrectHorseBatteryStaple",
+        "docker run -e API_KEY=CorrectHorseBatteryStaple app",
+        "SECRET=CorrectHorseBatteryStaple # prod",
+        "APP_TOKEN=CorrectHorseBatteryStaple\nDB_HOST=db.internal\n",
+    ],
+)
+def test_a_camel_case_passphrase_in_an_env_file_assignment_is_redacted(text: str) -> None:
+    assert redact_secrets(text) == text.replace("CorrectHorseBatteryStaple", R)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PASSWORD = PasswordField",  # code: blanks around "="
+        "API_KEY = apiKey",
+        "PASSWORD = settings.password",
+        "f(PASSWORD=PasswordField)",  # a keyword argument
+        "f(PASSWORD=PasswordField, x)",
+        "password=PasswordField",  # a lower-case name: code as often as not
+        "DB_PASSWORD=YourPassword",  # a value naming a secret, or a placeholder
+        "GITHUB_TOKEN=GithubToken",
+        "SECRET=YourSecretHere",
+        "DB_PASSWORD=$DB_PASSWORD",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "DB_PASSWORD=changeme",
+        "DB_PASSWORD=ChangeMe",
+        "DB_PASSWORD=<your-password>",
+        "DB_PASSWORD=***",
+        "PASSWORD_HASHER=Argon2Hasher",  # no secret name
+        "TOKEN_TYPE=Bearer",
+    ],
+)
+def test_a_camel_case_value_outside_an_env_file_assignment_is_kept(text: str) -> None:
+    assert redact_secrets(text) == text

@@ -6,7 +6,9 @@ that look random. Password names also redact quoted passphrases ("correct horse 
 staple"). Names may be subscripts (``os.environ["DB_PASSWORD"] = ...``) or Terraform variables
 (``variable "db_password" { default = ... }``). Code expressions
 (``token = request.headers.get("X")``), placeholders, paths and prose ("Session token: expired
-soon") are kept.
+soon") are kept; a word that reads as a class name (``PasswordField``) is code too, except after
+an upper-case secret name and "=" without blanks, as in .env files and shell ``export``
+(``DB_PASSWORD=CorrectHorseBatteryStaple``).
 """
 
 from __future__ import annotations
@@ -214,7 +216,31 @@ def _name_before(text: str, index: int) -> str:
     return head[len(head.rstrip(_NAME_CHARS)) :].lstrip("-.0123456789")
 
 
-def _is_code(match: re.Match[str], value: str, end: int) -> bool:
+# An environment variable's name: DB_PASSWORD, API_KEY, AWS_SECRET_ACCESS_KEY
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)*+")
+
+
+def _is_env_literal(match: re.Match[str], name: str, value: str, end: int) -> bool:
+    """Whether a bare value that reads as a name (``CorrectHorseBatteryStaple``) is the literal
+    of a .env or shell assignment: ``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export
+    API_KEY=...``. The name is an upper-case variable that names a secret, "=" has no blank on
+    either side and the value ends its word; code (``PASSWORD = PasswordField``,
+    ``f(PASSWORD=PasswordField)``), values naming a secret (``MyApiKey``) and placeholders
+    written in CamelCase (``YourSecretHere``) are kept."""
+    lower, start = match.string, match.start("bare")  # matched on the lower-cased text
+    return (
+        match["sep"] == "="
+        and match.start() == start - 1
+        and _ENV_NAME.fullmatch(name) is not None
+        and lower.endswith(name.lower(), 0, match.start())
+        and name_strength(name) is Strength.STRONG
+        and name_strength(value) is Strength.NONE  # YourPassword, GithubToken: a placeholder
+        and not is_placeholder("_".join(_NAME_WORD.findall(value)))  # YourSecretHere
+        and (end == len(lower) or lower[end].isspace())
+    )
+
+
+def _is_code(match: re.Match[str], value: str, end: int, name: str) -> bool:
     """Whether a bare value is a code expression or prose rather than a literal secret."""
     text, start, colon = match.string, match.start("bare"), match["sep"] == ":"
     after = text[end : end + 1]
@@ -222,7 +248,7 @@ def _is_code(match: re.Match[str], value: str, end: int) -> bool:
         after in ("(", "[")  # call or subscript
         or value in _TYPE_WORDS
         or _DOTTED_NAME.fullmatch(value)  # attribute access
-        or _TYPE_NAME.fullmatch(value)  # class name
+        or (_TYPE_NAME.fullmatch(value) and not _is_env_literal(match, name, value, end))
         or (colon and after in (",", ")") and value.isidentifier())  # def f(token: object, ...)
     ):
         return True
@@ -241,7 +267,8 @@ def _bare_secret_end(text: str, match: re.Match[str], name: str, run_end: int) -
     whole = judged = text[start : min(end, start + _MAX_JUDGED_LENGTH)]
     if end > run_end and name_strength(name) is not Strength.STRONG:
         judged = whole[: run_end - start]  # a weak name's value: by its random part (key=Xq7..&3)
-    return end if is_literal_secret(name, judged) and not _is_code(match, whole, end) else 0
+    secret = is_literal_secret(name, judged) and not _is_code(match, whole, end, name)
+    return end if secret else 0
 
 
 def _quoted_secret_end(text: str, match: re.Match[str], name: str) -> int:
