@@ -38,9 +38,11 @@ def _importing(data_dir: Path) -> subprocess.Popen[str]:
     )
 
 
-def _writes_at_once(store: Path) -> None:
-    """A write transaction begun without waiting: nobody else holds the write lock."""
-    with closing(sqlite3.connect(store, timeout=0, isolation_level=None)) as conn:
+def _writes_at_once(store: Path, wait: float = 0) -> None:
+    """A write transaction begun within ``wait`` seconds: nobody holds the write lock longer
+    (opening the store writes, briefly; an import holding it while it reads holds it until its
+    input ends, which the test sends only after its writes)."""
+    with closing(sqlite3.connect(store, timeout=wait, isolation_level=None)) as conn:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("ROLLBACK")
 
@@ -50,29 +52,40 @@ def _rows(store: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
 
 
+def _once_open(store: Path, process: subprocess.Popen[str]) -> None:
+    """Wait until the import has made and opened the store (which writes, briefly)."""
+    begun = time.monotonic()
+    while time.monotonic() - begun < 30 and process.poll() is None:
+        try:
+            if store.exists():
+                _writes_at_once(store)
+                return
+        except sqlite3.OperationalError:
+            pass  # still opening it
+        time.sleep(0.05)
+    pytest.fail("the import never let another process write")
+
+
 @pytest.mark.parametrize("last", ["good", "bad"])
 def test_the_write_lock_is_free_while_the_import_reads_its_input(tmp_path: Path, last: str) -> None:
     store = tmp_path / "aletheia.db"
-    process = _importing(tmp_path)
-    assert process.stdin is not None
-    try:
-        process.stdin.write(json.dumps(HEADER) + "\n" + "".join(_line(n) for n in range(1, 50)))
-        process.stdin.flush()
-        begun = time.monotonic()
-        while not store.exists() and time.monotonic() - begun < 10:
-            time.sleep(0.05)
-        # The import has read those lines and waits for more: every write finds the lock free.
-        for _ in range(20):
-            _writes_at_once(store)
-            time.sleep(0.1)
-        process.stdin.write(_line(50) if last == "good" else '{"type": "memory"}\n')
-    finally:
-        process.stdin.close()
-    process.wait(timeout=60)  # its few output lines fit the pipes
-    assert process.stdout is not None and process.stderr is not None
-    out, err = process.stdout.read(), process.stderr.read()
-    process.stdout.close()
-    process.stderr.close()
+    with _importing(tmp_path) as process:  # on the way out: pipes closed, the process waited for
+        assert process.stdin is not None
+        try:
+            process.stdin.write(json.dumps(HEADER) + "\n" + "".join(_line(n) for n in range(1, 50)))
+            process.stdin.flush()
+            _once_open(store, process)
+            # The import has read those lines and waits for more: every write finds the lock
+            # free.
+            for _ in range(20):
+                _writes_at_once(store, wait=5)
+                time.sleep(0.1)
+            process.stdin.write(_line(50) if last == "good" else '{"type": "memory"}\n')
+        finally:
+            process.stdin.close()
+        process.wait(timeout=60)  # its few output lines fit the pipes
+        assert process.stdout is not None and process.stderr is not None
+        out, err = process.stdout.read(), process.stderr.read()
     if last == "good":
         assert process.returncode == 0, err
         assert out == f"Imported 50 records into {store}.\n"
