@@ -269,9 +269,9 @@ def _token_end(run: str, start: int, *, glued: bool) -> int:
         _WORD_CHAR.match(run, end) is not None
         and not _shape_end(run, end, min(len(run), end + _SCAN))  # unless another token follows
     )
-    word_end = _SMALL_LETTERS.match(run, end)
-    if read.startswith(_RANDOM_ONLY) and word_end:  # a name cut at the token's length is
-        read = run[start : word_end.end()]  # judged with its last word whole ("IntoTh" + "e")
+    if read.startswith(_RANDOM_ONLY):  # a name cut at the token's length is judged with its
+        word = _SMALL_LETTERS.match(run, end)  # last word whole ("IntoTh" + "e")
+        read = run[start : word.end() if word else end]
     if (glued or glued_after or read.startswith(_RANDOM_ONLY)) and not _looks_random(read):
         return 0
     return end
