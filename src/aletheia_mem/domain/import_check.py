@@ -36,6 +36,7 @@ from aletheia_mem.domain.limits import (
     MAX_TEXT,
     MAX_TITLE,
     UNPRINTED_NAME,
+    blank_fact_part,
 )
 from aletheia_mem.domain.memories import (
     dedupe_key,
@@ -44,7 +45,7 @@ from aletheia_mem.domain.memories import (
     stored_title,
 )
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.domain.rules import rule_id, stored_scope_name
+from aletheia_mem.domain.rules import rule_id, rule_scope_name, rule_words, stored_scope_name
 from aletheia_mem.domain.vocabulary import MEMORY_KINDS, MEMORY_TYPES, SCOPE_TIERS
 from aletheia_mem.domain.worklists import (
     WORK_STATE_KIND,
@@ -56,7 +57,7 @@ from aletheia_mem.domain.worklists import (
 )
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
-from aletheia_mem.projects import normalize_project
+from aletheia_mem.projects import MAX_PROJECT_LENGTH, normalize_project, project_key
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
 # Whatever a store may hold, from its own writers or a synced peer (``limits.HELD_*``).
@@ -433,6 +434,10 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
     A rule's id is checked against its text as given, before this version's redaction, which
     may differ from the one that saved it; then it becomes the id of the text as redacted."""
     if kind == "fact":
+        # as a save and a sync refuse it (``blank_fact_part``): no fact_history could name it
+        blank = blank_fact_part(record["subject"], record["predicate"], record["object"])
+        if blank is not None:
+            raise _Bad(f'"{blank}" must not be blank')
         if record["superseded_by"] == record["id"]:
             raise _Bad('"superseded_by" must not be the fact\'s own id')
         if record["valid_to"] is not None and record["valid_to"] < record["valid_from"]:
@@ -441,9 +446,56 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
         parts = ("then_text", "when_text", "scope_tier", "scope_name")
         if record["id"] != rule_id(*(given[part] for part in parts)):
             raise _Bad('"id" must be the id add_rule gives its text and scope')
-        # redacted here, the rule is kept under the id of what it now says, as add_rule would
-        # key it: a hub refuses a rule whose id is not its text's
+        _rule_as_added(record, given)
+        # redacted and in add_rule's one form here, the rule is kept under the id of what it
+        # now says, as add_rule would key it: a hub refuses a rule whose id is not its text's
         record["id"] = rule_id(*(record[part] for part in parts))
+    elif kind == "episode":
+        # as sync keeps it: no store ends an episode before it starts (a clock set back during
+        # the session, a hand-made record), so such an end is kept as its start
+        if record["ended_at"] is not None and record["ended_at"] < record["started_at"]:
+            record["ended_at"] = record["started_at"]
+    elif kind == "memory":
+        if record["kind"] != WORK_STATE_KIND and not record["text"].strip():
+            raise _Bad('"text" must not be blank')  # as a save and a sync refuse it
+        # no save updates a memory before it was made: kept as its making, as sync keeps it
+        record["updated_at"] = max(record["updated_at"], record["created_at"])
+
+
+def _rule_as_added(record: dict[str, Any], given: dict[str, Any]) -> None:
+    """A rule's words and scope as ``add_rule`` (and a sync, ``sync.validate``) keeps them,
+    with the same checks (``rule_words``, ``rule_scope_name``, ``project_key``): a blank
+    ``then``, a situation without a name and a project rule naming no project (or ``*``)
+    refused; a blank ``when`` is "always", words one space apart (before redaction, as
+    add_rule redacts them), a project its key and an everywhere rule's name none."""
+    try:
+        then, when = rule_words(given["then_text"], given["when_text"])
+    except InvalidInputError:
+        raise _Bad('"then_text" must not be blank') from None
+    for field, words in (("then_text", then), ("when_text", when)):
+        try:
+            record[field] = within(RULE_TEXT, words, redact_secrets(words))
+        except _Bad as problem:
+            raise _Bad(f'"{field}" {problem}') from None
+    tier = record["scope_tier"]
+    try:
+        record["scope_name"] = rule_scope_name(tier, record["scope_name"], _scope_project)
+    except InvalidInputError:  # a situation's blank name: a project's says why itself
+        raise _Bad(f'"scope_name" of a {tier} rule must not be blank') from None
+
+
+def _scope_project(name: str) -> str:
+    """A project rule's project as a tool keys it (``project_key``), or why it cannot be."""
+    try:
+        return project_key(name, "scope_name")
+    except InvalidInputError:
+        if name.strip() == ALL_PROJECTS:
+            problem = 'must name one project, not "*" (every project)'
+        elif not name.strip():
+            problem = "must not be blank"
+        else:
+            problem = f"must be at most {MAX_PROJECT_LENGTH} characters"
+        raise _Bad(f'"scope_name" of a project rule {problem}') from None
 
 
 def _check_list(memory: dict[str, Any], line: int) -> None:
