@@ -28,6 +28,12 @@ def ascii_whole(text: str, max_digits: int = 40) -> int | None:
     return None
 
 
+def not_whole(text: str) -> str:
+    """What a command says of a whole number not written in the digits 0-9 (the ``aletheia``
+    CLI's counts, ``aletheia-sync``'s options)."""
+    return f"{text!r} is not a whole number in the digits 0-9."
+
+
 def ascii_number(text: str) -> int | float | None:
     """The number ``text`` writes with ASCII characters only: a whole number, read exactly
     (``"-12"``), or a decimal (``"1.5"``, ``"2e3"``); None for anything else (other scripts'

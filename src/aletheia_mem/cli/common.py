@@ -28,7 +28,7 @@ from aletheia_mem.errors import (
     StoreReadOnlyError,
     StoreTooNewError,
 )
-from aletheia_mem.number_text import ascii_number, ascii_whole
+from aletheia_mem.number_text import ascii_number, ascii_whole, not_whole
 from aletheia_mem.server.wiring import close_app, open_app
 from aletheia_mem.storage.open import display_target, hub_store_exists
 from aletheia_mem.storage.store_file import check_place, misplaced, store_problem
@@ -83,7 +83,7 @@ class Count(click.IntRange):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not isinstance(ascii_number(value), int):
-            self.fail(f"{value!r} is not a whole number in the digits 0-9.", param, ctx)
+            self.fail(not_whole(value), param, ctx)
         return super().convert(value, param, ctx)
 
 

@@ -42,7 +42,7 @@ from aletheia_mem.hub.log_bounds import bound_every_handler
 from aletheia_mem.hub.tokens import TOKEN_CACHE_SECONDS
 from aletheia_mem.hub.write_turns import write_turns
 from aletheia_mem.server import connections
-from aletheia_mem.server.arguments import OneLineArgumentParser
+from aletheia_mem.server.arguments import OneLineArgumentParser, decimal_number, whole_number
 from aletheia_mem.server.ratelimit import DEFAULT_PER_MINUTE, SharedRateLimiter
 from aletheia_mem.server.runner import run_until_signal, served_hosts
 from aletheia_mem.server.wiring import hub_store, open_hub_app
@@ -75,48 +75,51 @@ def build_parser(prog: str = "aletheia-sync") -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
-        "--port", default=str(DEFAULT_HUB_PORT), help="port; 0 takes a free one (default 8787)"
+        "--port",
+        type=whole_number,
+        default=DEFAULT_HUB_PORT,
+        help="port; 0 takes a free one (default 8787)",
     )
     parser.add_argument("--tls-cert", help="PEM certificate chain: serve HTTPS")
     parser.add_argument("--tls-key", help="PEM private key of --tls-cert")
     parser.add_argument(
         "--rate-limit",
-        type=int,
+        type=whole_number,
         default=DEFAULT_PER_MINUTE,
         metavar="N",
         help="requests per minute per token (default 60; 0 turns the limit off)",
     )
     parser.add_argument(
         "--max-connections",
-        type=int,
+        type=whole_number,
         default=connections.TOTAL,
         metavar="N",
         help=f"open connections at most, in total (default {connections.TOTAL})",
     )
     parser.add_argument(
         "--max-client-connections",
-        type=int,
+        type=whole_number,
         default=connections.PER_CLIENT,
         metavar="N",
         help=f"open connections at most per client address (default {connections.PER_CLIENT})",
     )
     parser.add_argument(
         "--header-timeout",
-        type=float,
+        type=decimal_number,
         default=connections.HEADER_SECONDS,
         metavar="SECONDS",
         help="close a connection whose request headers take longer (default 10)",
     )
     parser.add_argument(
         "--pool-size",
-        type=int,
+        type=whole_number,
         metavar="N",
         help="PostgreSQL connections this process keeps at most (default 8; a postgresql://"
         " hub only): every process's N together must stay under the server's max_connections",
     )
     parser.add_argument(
         "--search-cache-mb",
-        type=int,
+        type=whole_number,
         metavar="MB",
         help="postings of recently searched terms this process holds (default 50; a"
         " postgresql:// hub only): raise it when searches slow down on a large hub",
@@ -159,7 +162,7 @@ def _check(args: argparse.Namespace) -> tuple[Path | str, int]:
         raise InvalidInputError("--max-connections and --max-client-connections must be 1 or more.")
     if not 0 < args.header_timeout <= 3600:
         raise InvalidInputError("--header-timeout must be more than 0 and at most 3600 seconds.")
-    return hub_db, parse_port(args.port, "--port")
+    return hub_db, parse_port(str(args.port), "--port")
 
 
 def _check_tls_pair(cert: str, key: str) -> None:
