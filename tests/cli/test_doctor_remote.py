@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from aletheia_mem import __version__
+from aletheia_mem.cli.doctor_probe import SERVER_NAME
 from aletheia_mem.tools.registry import TOOLS
 from tests.cli.conftest import Invoke, Workspace, json_of
 from tests.e2e.http_server import RunningServer, running_server
@@ -199,7 +200,7 @@ class _Fake:
     def __init__(self, answer: Any) -> None:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.received = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 answer(self)
 
             def log_message(self, *args: Any) -> None:
@@ -280,3 +281,50 @@ def test_a_server_trickling_keep_alives_is_given_up_on_at_the_deadline(
     [check] = [c for c in json_of(result)["hosts"] if c["host"] == "cursor"]
     assert check["detail"] == f"remote {fake.url}: no answer within 1 s"
     assert took < 6, took
+
+
+def test_an_event_stream_held_open_after_the_reply_is_read_only_to_the_reply(
+    run: Invoke, workspace: Workspace
+) -> None:
+    """A server may keep its event stream open after the reply (to send more events): doctor
+    reads up to the reply's event and goes on, while the server still holds each stream."""
+    release = threading.Event()
+    holding: list[str] = []
+
+    def answer(handler: Any) -> None:
+        sent = json.loads(handler.received)
+        if "id" not in sent:  # notifications/initialized
+            handler.send_response(202)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        if sent["method"] == "initialize":
+            info = {"name": SERVER_NAME, "version": __version__}
+            result: dict[str, Any] = {"protocolVersion": "2025-11-25", "serverInfo": info}
+        else:
+            result = {"tools": [{"name": tool.name} for tool in TOOLS]}
+        reply = {"jsonrpc": "2.0", "id": sent["id"], "result": result}
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Mcp-Session-Id", "s-1")
+        handler.end_headers()
+        other = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+        for message in (other, {**reply, "id": 99}, reply):  # the reply to another id: not it
+            handler.wfile.write(b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n")
+        handler.wfile.flush()
+        holding.append(sent["method"])
+        release.wait(60)  # the stream stays open until the test has doctor's answer
+        holding.remove(sent["method"])
+
+    run("save", "a first memory")
+    try:
+        with _Fake(answer) as fake:
+            run("install", "cursor", "--write", "--http", fake.url)
+            result = run("doctor", "--json")
+            still_held = sorted(holding)
+            release.set()
+    finally:
+        release.set()
+    [check] = [c for c in json_of(result)["hosts"] if c["host"] == "cursor"]
+    assert (check["status"], check["detail"]) == ("ok", f"remote {fake.url}: {ANSWERS}")
+    assert still_held == ["initialize", "tools/list"]

@@ -3,7 +3,8 @@
 session closed), with the headers the entry sends, each ``${VAR}`` in them (each host's own
 syntax) taken from this environment, and within a few seconds in all: past the deadline the
 connections are cut, however the server trickles its answer (a keep-alive ``: ping`` each
-second keeps no check waiting).
+second keeps no check waiting). An event stream is read up to the reply's event, even when the
+server keeps it open after.
 
 No token is ever shown: a message names the variable or header it came from, and a server's own
 error message is quoted with what the entry sent and any secret masked, its control characters
@@ -224,8 +225,9 @@ class _Client:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise self._slow()
+        awaited = None if body is None else body.get("id")
         try:
-            answer = self._exchange(request, left)
+            answer = self._exchange(request, left, awaited)
         except TimeoutError:
             raise self._slow() from None
         except Exception:
@@ -236,11 +238,15 @@ class _Client:
             raise self._slow()
         return answer
 
-    def _exchange(self, request: urllib.request.Request, left: float) -> tuple[int, Message, bytes]:
+    def _exchange(
+        self, request: urllib.request.Request, left: float, awaited: Any
+    ) -> tuple[int, Message, bytes]:
+        """The answer's status, headers and body; of an event stream answering request
+        ``awaited``, the body up to the reply's event (``_read_to_reply``)."""
         try:
             try:
                 with self.opener.open(request, timeout=left) as response:
-                    return response.status, response.headers, response.read(MAX_ANSWER_BYTES)
+                    return response.status, response.headers, _read_to_reply(response, awaited)
             except urllib.error.HTTPError as error:
                 with error:
                     return error.code, error.headers, error.read(MAX_ANSWER_BYTES)
@@ -349,6 +355,29 @@ def _reason(reason: Any) -> str:
     if isinstance(reason, OSError) and reason.strerror:
         return reason.strerror
     return shown_url(str(reason))[:160]
+
+
+def _read_to_reply(response: http.client.HTTPResponse, request_id: Any) -> bytes:
+    """The answer's body, at most ``MAX_ANSWER_BYTES``. An event stream answering a request
+    (``request_id`` not None) is read event by event, up to the end of the one that holds the
+    JSON-RPC reply to it: a server may keep the stream open after the reply (for more events),
+    and reading to its end would wait for the deadline and call a good server slow."""
+    if request_id is None or response.headers.get_content_type() != "text/event-stream":
+        return response.read(MAX_ANSWER_BYTES)
+    body, event = bytearray(), bytearray()
+    while len(body) < MAX_ANSWER_BYTES:
+        line = response.readline(MAX_ANSWER_BYTES - len(body))
+        if not line:  # the stream ended
+            break
+        body += line
+        if line not in (b"\n", b"\r\n"):
+            event += line
+            continue
+        # a blank line ends an event: the reply ends the reading
+        if event and _reply(bytes(event), "text/event-stream", request_id) is not None:
+            break
+        event.clear()
+    return bytes(body)
 
 
 def _reply(body: bytes, content_type: str, request_id: int) -> dict[str, Any] | None:
