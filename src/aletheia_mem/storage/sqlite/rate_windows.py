@@ -42,9 +42,13 @@ def beside(store: Path) -> ThreadConnections | None:
     path = rate_file(store)
     try:
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-        pool = ThreadConnections(path, _configure)
+    except OSError:
+        return None
+    pool = ThreadConnections(path, _configure)
+    try:
         pool.get().executescript(_TABLE)
     except (OSError, sqlite3.Error):
+        pool.close()  # the connection it opened, not left to the garbage collector
         return None
     return pool
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from aletheia_mem.storage.sqlite.audit import SqliteAudit
@@ -23,6 +24,9 @@ if TYPE_CHECKING:  # the hub's and the HTTP transport's tables: imported when fi
     from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows
 
 
+_OPENING = threading.Lock()  # one store's rate windows opened once
+
+
 @tells_store_problems
 class SqliteStore(
     SqliteMemories,
@@ -39,6 +43,9 @@ class SqliteStore(
 ):
     """One SQLite file shared by every process on the machine (a ``HubStore``)."""
 
+    _windows: SqliteRateWindows | None = None  # opened by the first ``rate_windows()``
+    _own_windows = False  # on a file of their own, which ``close`` closes
+
     def sessions(self) -> SessionRows:
         """The MCP sessions table of this file, on its own connections (the caller closes it)."""
         from aletheia_mem.storage.mcp_sessions import SessionRows
@@ -53,10 +60,24 @@ class SqliteStore(
 
     def rate_windows(self) -> SqliteRateWindows:
         """The hub's shared rate-limit windows: in their own file beside this one (a count
-        never waits for this file's write lock), else on this store's connections."""
+        never waits for this file's write lock), else on this store's connections. Opened once
+        (every caller takes turns on the same ones) and closed with the store."""
         from aletheia_mem.storage.sqlite.rate_windows import SqliteRateWindows, beside
 
-        return SqliteRateWindows(beside(self.path) or self._pool)
+        with _OPENING:
+            if self._windows is None:
+                own = beside(self.path)
+                self._windows = SqliteRateWindows(own or self._pool)
+                self._own_windows = own is not None
+            return self._windows
+
+    def close(self) -> None:
+        """The store's connections, and those of its rate windows' own file."""
+        try:
+            super().close()
+        finally:
+            if self._windows is not None and self._own_windows:
+                self._windows.close()
 
     def repositories(self) -> SqliteRepositories:
         """The repositories its hosts work in, on this store's connections (a local feature)."""
