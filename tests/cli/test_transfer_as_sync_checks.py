@@ -125,16 +125,6 @@ def test_what_the_import_mended_is_what_a_hub_keeps_of_a_push(
     assert validate_records(sent, 10**13) == sent
 
 
-@pytest.mark.parametrize("blank", ["", " \n "])
-def test_a_note_with_blank_text_is_refused_naming_its_line(
-    run: Invoke, tmp_path: Path, workspace: Workspace, blank: str
-) -> None:
-    message = _refused(run, tmp_path, workspace, [_memory(text=blank)])
-    assert message == (
-        'Error: Line 2: memory field "text" must not be blank. Nothing was imported.\n'
-    )
-
-
 @pytest.mark.parametrize(
     ("record", "query"),
     [

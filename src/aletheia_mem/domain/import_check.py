@@ -456,8 +456,6 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
         if record["ended_at"] is not None and record["ended_at"] < record["started_at"]:
             record["ended_at"] = record["started_at"]
     elif kind == "memory":
-        if record["kind"] != WORK_STATE_KIND and not record["text"].strip():
-            raise _Bad('"text" must not be blank')  # as a save and a sync refuse it
         # no save updates a memory before it was made: kept as its making, as sync keeps it
         record["updated_at"] = max(record["updated_at"], record["created_at"])
 
