@@ -69,6 +69,19 @@ class StoreBusyError(StoreUnavailableError):
         )
 
 
+class StoreFullError(StoreUnavailableError):
+    """The disk that holds the store has no room left: the write was refused whole (nothing was
+    changed); it works again once space is freed. ``store`` names the store (its path)."""
+
+    code = "store_full"
+
+    def __init__(self, store: str) -> None:
+        super().__init__(
+            f"The disk that holds the store {store} is full (no space left); nothing was"
+            " changed. Free some space on it and try again."
+        )
+
+
 class StoreBrokenError(AletheiaError):
     """The store file is damaged, empty or another program's: nothing can be read from it."""
 

@@ -26,6 +26,7 @@ from aletheia_mem.errors import (
     NotFoundError,
     RateLimitedError,
     StoreBrokenError,
+    StoreFullError,
     StoreReadOnlyError,
     StoreTooNewError,
     StoreUnavailableError,
@@ -59,6 +60,7 @@ _STATUS_BY_ERROR: tuple[tuple[type[AletheiaError], int], ...] = (
     (StoreBrokenError, 503),
     (StoreReadOnlyError, 503),
     (StoreTooNewError, 503),
+    (StoreFullError, 507),  # Insufficient Storage: the store's disk is full
     (StoreUnavailableError, 503),  # kept busy by another process (a large import) for too long
 )
 _CODE_BY_STATUS = {
@@ -154,7 +156,7 @@ def _endpoint(op: Operation, app: AppContext) -> Callable[[Request], Awaitable[R
             return error_response(415, error.code, error.message)
         except StoreUnavailableError as error:  # a passing state: say when to try again
             headers = {"retry-after": str(RETRY_AFTER_S)}
-            return error_response(503, error.code, error.message, headers)
+            return error_response(status_of(error), error.code, error.message, headers)
         except AletheiaError as error:
             return error_response(status_of(error), error.code, error.message)
         return json_response(status, body)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from aletheia_mem.storage.store_file import readable_only, store_problem
+from aletheia_mem.errors import StoreFullError
+from aletheia_mem.storage.store_file import disk_full, has_wal, readable_only, store_problem
 from aletheia_mem.storage.write_waits import bounded_wait
 
 BUSY_TIMEOUT_MS = 30_000
@@ -45,28 +46,30 @@ class ThreadConnections:
         # Writes then fail as read-only (exit 9) while reads work.
         self._target = str(path)
         if readable_only(path):
-            self._target = f"file:{quote(str(path))}?mode=ro&immutable=1"
+            self._target = _as_it_stands(path)
+        # Set while the store is read as it stands because its disk was full when a connection
+        # was opened (SQLite could make no -shm file): reads work, writes are refused as full
+        # until there is room again, when every thread's connection is opened anew.
+        self._full_read = False
+        self._generation = 0
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        outdated = getattr(self._local, "generation", self._generation) != self._generation
+        if conn is not None and outdated and not conn.in_transaction:
+            self._forget(conn)
+            conn = None
         if conn is None:
-            conn = sqlite3.connect(
-                self._target,
-                uri=self._target.startswith("file:"),
-                isolation_level=None,
-                timeout=self.busy_timeout_ms / 1000,
-                check_same_thread=False,
-                factory=self._factory,
-            )
             try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                if self._configure is not None:
-                    self._configure(conn)
-            except BaseException:
-                conn.close()  # a store refused while setting up (foreign, broken) leaks nothing
-                raise
+                conn = self._open()
+            except sqlite3.OperationalError as error:
+                if not self._may_read_as_it_stands(error):
+                    raise
+                self._full_read, self._target = True, _as_it_stands(self.path)
+                conn = self._open()
             self._local.conn = conn
+            self._local.generation = self._generation
             self._local.memo = {}
             self._local.stamp = None
             with self._lock:
@@ -83,6 +86,11 @@ class ThreadConnections:
         ``wait_ms``: how long this one waits for another process's write lock (None: as every
         write does, ``busy_timeout_ms``), less within a ``waiting_at_most`` block; past it, the
         store's busy error."""
+        if self._full_read:
+            if disk_full(self.path):
+                raise StoreFullError(str(self.path))
+            self._full_read, self._target = False, str(self.path)
+            self._generation += 1  # room again: each thread opens its connection anew
         conn = self.get()
         memo: dict[Any, Any] = self._local.memo
         wait = bounded_wait(self.busy_timeout_ms if wait_ms is None else wait_ms)
@@ -133,6 +141,39 @@ class ThreadConnections:
         if conn.in_transaction:
             conn.execute("COMMIT")  # a read: nothing to write, the locks are released
 
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self._target,
+            uri=self._target.startswith("file:"),
+            isolation_level=None,
+            timeout=self.busy_timeout_ms / 1000,
+            check_same_thread=False,
+            factory=self._factory,
+        )
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+            if self._configure is not None:
+                self._configure(conn)
+            else:  # a first read, which opens the -shm file: a full disk is found here
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()  # a store refused while setting up (foreign, broken) leaks nothing
+            raise
+        return conn
+
+    def _may_read_as_it_stands(self, error: sqlite3.Error) -> bool:
+        """Whether a connection that could not be opened because the store's disk is full may be
+        opened on the file as it stands: only with no WAL, whose changes it would not see."""
+        full = isinstance(store_problem(self.path, error), StoreFullError)
+        return full and not self._target.startswith("file:") and not has_wal(self.path)
+
+    def _forget(self, conn: sqlite3.Connection) -> None:
+        """Close this thread's connection, opened before the store's disk had room again."""
+        with self._lock:
+            self._connections = [pair for pair in self._connections if pair[1] is not conn]
+        conn.close()
+        self._local.conn = None
+
     def memo(self) -> dict[Any, Any]:
         """A dict for values read from this thread's connection, emptied when they may be stale.
 
@@ -154,3 +195,8 @@ class ThreadConnections:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+
+def _as_it_stands(path: Path) -> str:
+    """The URI that opens ``path`` read-only as it stands on disk (no -wal, -shm or locks)."""
+    return f"file:{quote(str(path))}?mode=ro&immutable=1"

@@ -113,7 +113,8 @@ def migrate(conn: sqlite3.Connection, where: str = "") -> int:
                 conn.execute(f"PRAGMA user_version = {int(version)}")  # what SchemaGuard reads
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # a failed COMMIT (a full disk) may have ended it already
+                conn.execute("ROLLBACK")
             raise
     return steps[-1][0]
 

@@ -7,6 +7,7 @@ when a query reaches the missing page; here such a file is refused before any us
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import stat
@@ -20,6 +21,7 @@ from aletheia_mem.errors import (
     NoStoreError,
     StoreBrokenError,
     StoreBusyError,
+    StoreFullError,
     StoreReadOnlyError,
     StoreTooNewError,
 )
@@ -34,6 +36,10 @@ RESTORE_HINT = f"{RESTORE_STEP}{DOCTOR_NOTE}."
 _BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image", "no such table")
 _READ_ONLY_MARKS = ("readonly", "read-only", "read only")
 _BUSY_MARKS = ("database is locked", "database is busy")
+_FULL_MARK = "database or disk is full"
+# SQLite says "disk I/O error" when it cannot grow its -shm or -wal file on a full disk: a disk
+# with less room than this left is taken for full then.
+FULL_DISK_BYTES = 1 << 20
 
 
 def broken(path: Path, what: str, hint: str = RESTORE_HINT) -> StoreBrokenError:
@@ -78,6 +84,33 @@ def read_only(path: Path) -> StoreReadOnlyError:
     )
 
 
+def free_bytes(path: Path) -> int | None:
+    """The room left for this user on the disk that holds ``path`` (or the nearest folder above
+    it that exists), or None where that cannot be told."""
+    for place in (path, *path.parents):
+        try:
+            found = os.statvfs(place)
+        except FileNotFoundError:
+            continue
+        except (OSError, AttributeError):  # no statvfs on Windows
+            return None
+        return found.f_bavail * found.f_frsize
+    return None
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the disk that holds ``path`` has (almost) no room left."""
+    room = free_bytes(path)
+    return room is not None and room < FULL_DISK_BYTES
+
+
+def full_problem(path: Path, error: OSError) -> StoreFullError | None:
+    """The store's full-disk error for an ``OSError`` met writing it, if that is the cause."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFullError(str(path))
+    return None
+
+
 def check_header(path: Path) -> bool:
     """Whether ``path`` exists; raises when it does but is no whole SQLite file.
 
@@ -99,7 +132,7 @@ def check_header(path: Path) -> bool:
         raise broken(path, "is an empty file (0 bytes), not an Aletheia store")
     if not header.startswith(SQLITE_MAGIC) or len(header) < _HEADER_SIZE:
         raise broken(path, "is not a SQLite database (damaged, or another program's file)")
-    if size < _declared_size(header) and not _has_wal(path):
+    if size < _declared_size(header) and not has_wal(path):
         raise broken(path, f"is cut short ({size} of {_declared_size(header)} bytes)")
     return True
 
@@ -172,7 +205,7 @@ def readable_only(path: Path) -> bool:
     it ``immutable`` (without locks, never looking for changes), and no WAL holds changes the
     file lacks. A folder only another user may write is not: that user's saves would go unseen.
     """
-    if not path.is_file() or os.access(path.parent, os.W_OK) or _has_wal(path):
+    if not path.is_file() or os.access(path.parent, os.W_OK) or has_wal(path):
         return False
     try:
         folder = path.parent.stat()
@@ -205,7 +238,7 @@ def _immutable(folder: Path) -> bool:
         os.close(descriptor)
 
 
-def _has_wal(path: Path) -> bool:
+def has_wal(path: Path) -> bool:
     """A WAL may hold pages a checkpoint is copying into the file right now."""
     try:
         return path.with_name(path.name + "-wal").stat().st_size > 0
@@ -220,6 +253,9 @@ def create_store(path: Path, build: Callable[[sqlite3.Connection], None]) -> Non
         ensure_private_dir(path.parent)
         temp = new_private_file(path, ".new")
     except OSError as error:
+        full = full_problem(path, error)
+        if full is not None:
+            raise full from None
         raise StoreReadOnlyError(
             f"The store {path} cannot be created ({error.strerror or error}). Make its folder"
             " writable, or point ALETHEIA_DATA_DIR elsewhere."
@@ -228,6 +264,8 @@ def create_store(path: Path, build: Callable[[sqlite3.Connection], None]) -> Non
         conn = sqlite3.connect(temp, isolation_level=None)
         try:
             build(conn)
+        except sqlite3.Error as error:
+            raise store_problem(path, error) or error from None
         finally:
             conn.close()
         _link_in_place(temp, path)
@@ -266,11 +304,13 @@ def is_foreign(conn: sqlite3.Connection) -> bool:
 
 def store_problem(path: Path, error: sqlite3.Error) -> AletheiaError | None:
     """The one-line error a user should see for SQLite's ``error`` on ``path``, if it is a
-    store problem (a damaged or read-only store, or one another process kept busy for longer
-    than this one waits) rather than a bug."""
+    store problem (a damaged or read-only store, one on a full disk, or one another process kept
+    busy for longer than this one waits) rather than a bug."""
     text = str(error).lower()
     if any(mark in text for mark in _BUSY_MARKS):
         return StoreBusyError(str(path))
+    if _FULL_MARK in text or ("disk i/o error" in text and disk_full(path)):
+        return StoreFullError(str(path))
     if any(mark in text for mark in _READ_ONLY_MARKS):
         return read_only(path)
     if any(mark in text for mark in _BROKEN_MARKS):

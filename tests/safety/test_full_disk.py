@@ -1,0 +1,120 @@
+"""A store on a full disk (a small real tmpfs): writes refused in one line that says the disk is
+full and nothing was changed (exit code 1, an MCP tool error, HTTP 507), reads still answered,
+never a traceback; also when the disk fills while a server runs, and when the store is made."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.http_server import running_server
+from tests.safety.entry_points import mcp_lines, mcp_results, run_command
+
+FULL = "is full (no space left); nothing was changed"
+
+
+@contextmanager
+def small_disk(where: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``where`` (root only: skipped, saying so, elsewhere)."""
+    where.mkdir(parents=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here: {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(disk: Path) -> None:
+    """Take every byte left on ``disk``."""
+    descriptor = os.open(disk / "fill", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for chunk in (1 << 16, 1 << 12, 1 << 9):
+            try:
+                while os.write(descriptor, b"\0" * chunk):
+                    pass
+            except OSError:
+                continue
+    finally:
+        os.close(descriptor)
+
+
+def _one_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    return result.stderr
+
+
+def test_commands_on_a_full_disk_refuse_writes_in_one_line_and_still_read(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with small_disk(tmp_path / "mnt", "3m") as disk:
+        data = {"ALETHEIA_DATA_DIR": str(disk / "data")}
+        assert run_command(home, "aletheia", "save", "first pnpm note", **data).returncode == 0
+        fill(disk)
+        for write in (
+            ["save", "second note"],
+            ["rules", "add", "Use pnpm"],
+            ["facts", "add", "db", "is", "postgres"],
+            ["lists", "write", "todo", "one"],
+        ):
+            result = run_command(home, "aletheia", *write, **data)
+            assert result.returncode == 1, (write, result.stderr)
+            assert FULL in _one_line(result), write
+        for read in (["search", "pnpm"], ["show", "1"], ["export", "-o", "-"]):
+            result = run_command(home, "aletheia", *read, **data)
+            assert result.returncode == 0, (read, result.stderr)
+            assert "first pnpm note" in result.stdout, read
+        doctor = run_command(home, "aletheia", "doctor", **data)
+        assert "Traceback" not in doctor.stderr, doctor.stderr
+        assert "Store" in doctor.stdout
+
+        save = {"name": "save_memory", "arguments": {"text": "third", "project": "p"}}
+        search = {"name": "search", "arguments": {"query": "pnpm", "project": "*"}}
+        mcp = run_command(home, "aletheia-mcp", stdin=mcp_lines(save, search), **data)
+        assert "Traceback" not in mcp.stderr, mcp.stderr
+        results = mcp_results(mcp.stdout)
+        assert results[1]["isError"] is True
+        assert FULL in results[1]["content"][0]["text"]
+        assert "first pnpm note" in results[2]["content"][0]["text"]
+
+
+def test_a_disk_that_fills_under_a_server_is_told_as_full(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "mnt", "3m") as disk, running_server(disk) as server:
+        session = server.initialize()
+        statuses = []
+        for number in range(60):
+            text = f"note {number} " + "abcdefgh " * 2200
+            reply = server.api("POST", "/api/memories", {"text": text[:19990]})
+            statuses.append(reply.status)
+            if reply.status != 201:
+                break
+        assert statuses[-1] == 507, (statuses, reply.body)
+        assert FULL in reply.json()["error"]["message"]
+        result = server.call_tool(session, "save_memory", {"text": "one more", "project": "p"})
+        assert result["isError"] is True
+        assert FULL in result["content"][0]["text"]
+        found = server.call_tool(session, "search", {"query": "note", "project": "*"}, 2)
+        assert found["isError"] is False
+    logged = [server.stderr.get() for _ in range(server.stderr.qsize())]
+    assert not any("Traceback" in line for line in logged), logged
+
+
+def test_a_store_made_on_a_nearly_full_disk_is_refused_in_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with small_disk(tmp_path / "mnt", "600k") as disk:
+        result = run_command(home, "aletheia", "save", "hello", ALETHEIA_DATA_DIR=str(disk / "d"))
+        assert result.returncode == 1
+        assert FULL in _one_line(result)
+        assert "rollback" not in result.stderr
+        assert list((disk / "d").iterdir()) == []  # no half-made store, no temporary file
