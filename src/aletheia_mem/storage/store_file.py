@@ -142,18 +142,25 @@ def check_place(path: Path) -> bool:
     store (a folder or a FIFO there, or a file where the data folder should be).
 
     Raises:
-        StoreBrokenError: ``path`` is no regular file.
+        StoreBrokenError: ``path`` is no regular file, or a symbolic link that leads to none
+            (to nothing, or back to itself).
         NoStoreError: a part of its folder is a file.
         StoreReadOnlyError: its folder cannot be entered by this user.
     """
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return False
+        if not os.path.islink(path):
+            return False
+        raise _bad_link(path, f"points to {os.readlink(path)}, which does not exist") from None
     except PermissionError:
         raise read_only(path) from None
     except NotADirectoryError:
         raise not_in_folder(path) from None
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        raise _bad_link(path, "leads back to itself (a loop of symbolic links)") from None
     if not stat.S_ISREG(mode):
         raise broken(
             path,
@@ -161,6 +168,15 @@ def check_place(path: Path) -> bool:
             "Move it away, or point ALETHEIA_DATA_DIR at another folder.",
         )
     return True
+
+
+def _bad_link(path: Path, what: str) -> StoreBrokenError:
+    """A symbolic link where the store should be that leads to no file."""
+    return broken(
+        path,
+        f"is a symbolic link that {what}",
+        "Remove the link or point it at the store, or point ALETHEIA_DATA_DIR at another folder.",
+    )
 
 
 def not_in_folder(path: Path, chosen_by: str = "ALETHEIA_DATA_DIR") -> NoStoreError:
