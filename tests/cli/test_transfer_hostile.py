@@ -319,3 +319,19 @@ def test_an_older_export_without_version_times_logs_each_item_at_its_latest_time
     with closing(sqlite3.connect(workspace.data_dir / "aletheia.db")) as conn:
         logged = dict(conn.execute("SELECT kind, changed_at FROM sync_log").fetchall())
     assert logged == {"memory": 9, "fact": 3, "rule": 11}
+
+
+@pytest.mark.parametrize(("version", "shown"), [("1", '"1"'), (True, "true"), (1.0, "1.0")])
+def test_a_format_version_that_is_not_the_number_is_shown_as_given(
+    run: Invoke, tmp_path: Path, workspace: Workspace, version: Any, shown: str
+) -> None:
+    source = tmp_path / "in.jsonl"
+    header = {**HEADER, "version": version}
+    source.write_text(f"{json.dumps(header)}\n{json.dumps(_memory())}\n", encoding="utf-8")
+    result = run("import", str(source))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: Export format version {shown} is not supported (this Aletheia reads version 1,"
+        " a whole number). Nothing was imported.\n"
+    )
+    assert not (workspace.data_dir / "aletheia.db").exists()

@@ -155,13 +155,22 @@ def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
             header = _parse(line, number)
             if header.get("type") != "header" or header.get("format") != FORMAT:
                 raise InvalidInputError("This is not an Aletheia export (no header line).")
-            if header.get("version") != FORMAT_VERSION:
-                raise InvalidInputError(
-                    f"Export format version {header.get('version')} is not supported"
-                    f" (this Aletheia reads version {FORMAT_VERSION})."
-                )
+            _check_version(header.get("version"))
             return header
     raise InvalidInputError("The export is empty.")
+
+
+def _check_version(version: Any) -> None:
+    """Refuse a header whose format version is not this one's, the number (``"1"``, ``true``
+    and ``1.0`` are not it), showing the value as the file gives it."""
+    if type(version) is int and version == FORMAT_VERSION:
+        return
+    reads = f"this Aletheia reads version {FORMAT_VERSION}, a whole number"
+    if version is None:
+        raise InvalidInputError(f"The export's header has no format version ({reads}).")
+    given = json.dumps(version, ensure_ascii=True)
+    given = given if len(given) <= 40 else f"{given[:40]}..."
+    raise InvalidInputError(f"Export format version {given} is not supported ({reads}).")
 
 
 def _repaired_list_key(data: dict[str, Any], line: int) -> str | None:
