@@ -66,15 +66,22 @@ def test_a_uid_given_twice_is_refused_naming_the_second_line(
 ) -> None:
     records = [_memory(id=1, title="a"), _memory(id=2, title="b")]
     message = _refused(run, tmp_path, workspace, records)
-    assert message.startswith("Error: Line 3: ")
-    assert "uid" in message and message.endswith(" Nothing was imported.\n")
+    uid = json.dumps(records[0]["data"]["uid"])
+    assert message == (
+        f"Error: Line 3: an earlier memories record of the file has the same uid {uid}."
+        " Nothing was imported.\n"
+    )
+    assert "constraint" not in message
 
 
 def test_an_id_given_twice_is_refused_naming_the_second_line(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:
     records = [_memory(id=1), _memory(id=1, uid="1" * 32)]
-    assert _refused(run, tmp_path, workspace, records).startswith("Error: Line 3: ")
+    assert _refused(run, tmp_path, workspace, records) == (
+        "Error: Line 3: an earlier memories record of the file has the same id 1."
+        " Nothing was imported.\n"
+    )
 
 
 def test_a_fact_about_a_missing_memory_is_refused_naming_its_line(

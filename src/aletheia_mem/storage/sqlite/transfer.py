@@ -217,9 +217,9 @@ class _Loader:
         try:
             self._conn.execute(sql, params)
         except sqlite3.IntegrityError as error:
-            raise InvalidInputError(
-                f"Line {line}: this record does not fit with the others ({error})."
-            ) from None
+            repeated = _repeated(table, values, str(error))
+            told = repeated or f"this record does not fit with the others ({error})"
+            raise InvalidInputError(f"Line {line}: {told}.") from None
         self.count += 1
         # A row is found again by its id, or by its rowid where it has none (a link's): rows go
         # into an empty table in file order, so that is their count so far.
@@ -350,6 +350,22 @@ class _Loader:
 
 # Each data table's place: an export lists memories before the facts that state it, whose
 # insert trigger marks it stale or not (a fact listed first finds no row to mark: _MARK_STALE).
+_UNIQUE_FAILED = "UNIQUE constraint failed: "
+
+
+def _repeated(table: str, values: dict[str, Any], error: str) -> str | None:
+    """In words, when SQLite refused a row as a repeat: which of its values (``id 3``,
+    ``uid "ab12..."``) an earlier record of the file already has. None for other failures."""
+    if not error.startswith(_UNIQUE_FAILED):
+        return None
+    spec = error[len(_UNIQUE_FAILED) :]
+    if spec.startswith("index "):  # a unique index on expressions: no columns to name
+        return f"this {table} record repeats an earlier one of the file"
+    columns = [column.rsplit(".", 1)[-1] for column in spec.split(", ")]
+    shown = [f"{column} {json.dumps(values.get(column))}" for column in columns]
+    return f"an earlier {table} record of the file has the same {' and '.join(shown)}"
+
+
 _ORDER = {table: index for index, table in enumerate(SqliteTransfer.DATA_TABLES)}
 # Each synced table's kind in the change log, the column of its global id, and the latest
 # time its row holds of a change (when it was made, updated, confirmed, dismissed, ended or
