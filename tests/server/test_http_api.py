@@ -409,3 +409,21 @@ def test_later_pages_sent_the_first_pages_upto_keep_its_view_while_others_save(
     assert unbound["upto"] >= later[-1]["id"]
     status, (code, message) = error(server, "GET", "/api/memories?query=pager&upto=0")
     assert (status, code) == (400, "invalid_input") and "upto" in message, message
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("PUT", "/api/work-state/%ff%fe", {"items": [], "project": "api-utf8"}),
+        ("GET", "/api/work-state/%ff%fe?project=api-utf8", None),
+        ("POST", "/api/work-state/%c3/rename", {"to": "x", "project": "api-utf8"}),
+        ("GET", "/api/memories?query=%ff&project=api-utf8", None),
+    ],
+)
+def test_an_address_that_is_not_utf8_once_decoded_is_refused(
+    server: RunningServer, method: str, path: str, body: Any
+) -> None:
+    status, (code, message) = error(server, method, path, body)
+    assert (status, code) == (400, "invalid_input")
+    assert "is not UTF-8 once its %-escapes are decoded" in message
+    assert get(server, "/api/work-state", project="api-utf8")["lists"] == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from anyio import to_thread
 from starlette.exceptions import HTTPException
@@ -120,6 +120,7 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     """Path, query and body values, checked against the operation's schemas and merged (a
     number in the address exactly: ``/api/memories/%201%20`` names no memory)."""
     args: dict[str, Any] = {}
+    _check_utf8_address(request)
     if op.query is not None:
         args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
@@ -128,6 +129,28 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     if op.path_params is not None:
         args.update(check_arguments(op.path_params, dict(request.path_params), exact=True))
     return args
+
+
+def _check_utf8_address(request: Request) -> None:
+    """Refuse an address whose %-escapes decode to bytes that are not UTF-8 (``%ff%fe``): the
+    server would read them as U+FFFD, and name a list (or look one up) with characters the
+    client never sent.
+
+    Raises:
+        InvalidInputError: the path or the query string is not UTF-8 once decoded.
+    """
+    parts = (
+        ("path", request.scope.get("raw_path") or b""),
+        ("query string", (request.scope.get("query_string") or b"").replace(b"+", b" ")),
+    )
+    for name, raw in parts:
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInputError(
+                f"The request's {name} is not UTF-8 once its %-escapes are decoded; names and"
+                " values in the address must be UTF-8."
+            ) from None
 
 
 def _cross_site_write(request: Request) -> bool:
