@@ -4,16 +4,26 @@ never a traceback; also when the disk fills while a server runs, and when the st
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.http_server import running_server
-from tests.safety.entry_points import mcp_lines, mcp_results, run_command
+from tests.safety.entry_points import (
+    BIN,
+    WAIT_SECONDS,
+    mcp_lines,
+    mcp_results,
+    run_command,
+    user_env,
+)
 
 FULL = "is full (no space left); nothing was changed"
 
@@ -50,6 +60,16 @@ def fill(disk: Path) -> None:
         os.close(descriptor)
 
 
+@contextmanager
+def full_disk_store(tmp_path: Path, home: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A store with one memory on a 3 MB disk, then filled: the disk and the environment."""
+    with small_disk(tmp_path / "mnt", "3m") as disk:
+        data = {"ALETHEIA_DATA_DIR": str(disk / "data")}
+        assert run_command(home, "aletheia", "save", "first pnpm note", **data).returncode == 0
+        fill(disk)
+        yield disk, data
+
+
 def _one_line(result: subprocess.CompletedProcess[str]) -> str:
     assert "Traceback" not in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
@@ -58,10 +78,7 @@ def _one_line(result: subprocess.CompletedProcess[str]) -> str:
 
 def test_commands_on_a_full_disk_refuse_writes_in_one_line_and_still_read(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    with small_disk(tmp_path / "mnt", "3m") as disk:
-        data = {"ALETHEIA_DATA_DIR": str(disk / "data")}
-        assert run_command(home, "aletheia", "save", "first pnpm note", **data).returncode == 0
-        fill(disk)
+    with full_disk_store(tmp_path, home) as (_disk, data):
         for write in (
             ["save", "second note"],
             ["rules", "add", "Use pnpm"],
@@ -77,7 +94,8 @@ def test_commands_on_a_full_disk_refuse_writes_in_one_line_and_still_read(tmp_pa
             assert "first pnpm note" in result.stdout, read
         doctor = run_command(home, "aletheia", "doctor", **data)
         assert "Traceback" not in doctor.stderr, doctor.stderr
-        assert "Store" in doctor.stdout
+        assert doctor.returncode == 1
+        assert "is full (no space left): it reads, but saving fails." in doctor.stdout
 
         save = {"name": "save_memory", "arguments": {"text": "third", "project": "p"}}
         search = {"name": "search", "arguments": {"query": "pnpm", "project": "*"}}
@@ -118,3 +136,43 @@ def test_a_store_made_on_a_nearly_full_disk_is_refused_in_one_line(tmp_path: Pat
         assert FULL in _one_line(result)
         assert "rollback" not in result.stderr
         assert list((disk / "d").iterdir()) == []  # no half-made store, no temporary file
+
+
+def test_a_server_started_on_a_full_disk_saves_again_once_there_is_room(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with full_disk_store(tmp_path, home) as (disk, data):
+        saves = ({"name": "save_memory", "arguments": {"text": text}} for text in ("a1", "b2"))
+        *opening, second = mcp_lines(*saves).splitlines(keepends=True)
+        with subprocess.Popen(
+            [str(BIN / "aletheia-mcp")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=user_env(home, **data),
+            cwd=home,
+        ) as server:
+            assert server.stdin is not None
+            server.stdin.write("".join(opening).encode())
+            server.stdin.flush()
+            refused = _answer(server, 1)
+            assert refused["isError"] is True and FULL in refused["content"][0]["text"]
+            (disk / "fill").unlink()
+            server.stdin.write(second.encode())
+            server.stdin.close()
+            saved = _answer(server, 2)
+            assert server.wait(timeout=WAIT_SECONDS) == 0
+        assert saved == {
+            "content": [{"type": "text", "text": "Saved as #2 in default."}],
+            "isError": False,
+        }
+
+
+def _answer(server: subprocess.Popen[bytes], number: int) -> Any:
+    """The result of request ``number``, read within a bounded wait."""
+    assert server.stdout is not None
+    while True:
+        ready, _, _ = select.select([server.stdout], [], [], WAIT_SECONDS)
+        assert ready, "no answer"
+        reply = json.loads(server.stdout.readline())
+        if reply.get("id") == number:
+            return reply["result"]

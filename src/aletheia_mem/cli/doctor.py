@@ -48,6 +48,7 @@ from aletheia_mem.storage.store_file import (
     RESTORE_STEP,
     as_doctor_tells_it,
     check_place,
+    disk_full,
     open_to_others,
     store_problem,
 )
@@ -139,10 +140,16 @@ def check_store(db_path: Path, later: str) -> dict[str, Any]:
             f"The store {db_path} is read-only for this user: it reads, but saving fails. Make"
             " the file and its folder writable (or point ALETHEIA_DATA_DIR elsewhere)."
         )
+    full = intact and not read_only and disk_full(db_path)
+    if full:
+        detail = (
+            f"The disk that holds the store {db_path} is full (no space left): it reads, but"
+            " saving fails. Free some space on it."
+        )
     return {
         "open_to_others": open_to_others(db_path),
         "path": str(db_path),
-        "ok": intact and not read_only,
+        "ok": intact and not read_only and not full,
         "read_only": read_only,
         "detail": detail,
         "schema": info["schema"],
