@@ -118,6 +118,8 @@ def test_a_disk_that_fills_under_a_server_is_told_as_full(tmp_path: Path) -> Non
             if reply.status != 201:
                 break
         assert statuses[-1] == 507, (statuses, reply.body)
+        assert reply.json()["error"]["code"] == "store_full"
+        assert reply.header("retry-after") == "5"
         assert FULL in reply.json()["error"]["message"]
         result = server.call_tool(session, "save_memory", {"text": "one more", "project": "p"})
         assert result["isError"] is True
