@@ -673,3 +673,57 @@ def test_a_camel_case_passphrase_in_an_env_file_assignment_is_redacted(text: str
 )
 def test_a_camel_case_value_outside_an_env_file_assignment_is_kept(text: str) -> None:
     assert redact_secrets(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=CorrectHorseBatteryStaple",
+        "db_password=CorrectHorseBatteryStaple",
+        "export db_password=CorrectHorseBatteryStaple",
+        "docker run -e api_key=CorrectHorseBatteryStaple app",
+        "spring.datasource.password=CorrectHorseBatteryStaple",
+        "dbPassword=CorrectHorseBatteryStaple # prod",
+        "[db]\nhost=db.internal\npassword=CorrectHorseBatteryStaple\n",
+    ],
+)
+def test_a_camel_case_passphrase_after_a_lower_case_secret_name_is_redacted(text: str) -> None:
+    assert redact_secrets(text) == text.replace("CorrectHorseBatteryStaple", R)
+
+
+@pytest.mark.parametrize("text", ["JWT_SECRET=SUPER_SECRET", "password=SUPER_SECRET_VALUE"])
+def test_an_upper_case_literal_that_names_nothing_is_still_redacted(text: str) -> None:
+    name = text.split("=")[0]
+    assert redact_secrets(text) == f"{name}={R}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = PasswordField",  # code: blanks around "="
+        "f(password=Password)",  # a keyword argument
+        "f(password=PasswordField)",
+        "f(user, password=CorrectHorse)",
+        "connect(\n    host=host,\n    password=PasswordHasher\n)",  # the last keyword argument
+        "self.password=PasswordField",
+        "password=PASSWORD_ENV",  # a constant naming where the secret is
+        "DB_PASSWORD=PASSWORD_ENV",
+        "api_key=API_KEY_NAME",
+        "password=DB_PASSWORD_FILE",
+        "password=YourPassword",  # a value naming a secret, or a placeholder
+        "password=ChangeMe",
+        "password=ReplaceMe",
+        "password=YourSecretHere",
+        "password=InsertPasswordHere",
+        "db_password=DummyValue",
+        "password=Hunter",  # one word reads as a class name
+        "password=Required",
+        "password_hasher=Argon2Hasher",  # no secret name
+        "token_type=BearerToken",
+        "password: CorrectHorseBatteryStaple",  # ":" is a type annotation as often as not
+    ],
+)
+def test_a_camel_case_value_after_a_lower_case_name_that_reads_as_code_is_kept(
+    text: str,
+) -> None:
+    assert redact_secrets(text) == text

@@ -375,3 +375,30 @@ def test_saving_again_with_what_the_memory_already_has_adds_nothing(call):
     omitted = call("save_memory", text="Runtime is node")
 
     assert again.text == omitted.text == "Already saved as #1."
+
+
+PASSPHRASE_NOTES = [
+    ("db_password=CorrectHorseBatteryStaple", "CorrectHorseBatteryStaple"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), PASSPHRASE_NOTES)
+def test_a_passphrase_is_redacted_before_it_is_stored(call, app, text, secret):
+    call("save_memory", text=f"Staging login\n{text}", title="Staging login")
+
+    assert secret not in "\n".join(dump(app.store))
+    assert _memory_row(app, 1)[4] == f"Staging login\n{text.replace(secret, '[REDACTED]')}"
+    assert secret not in unwrap(call("get_observations", ids=[1]))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f(user, password=PasswordField)",
+        "password=PASSWORD_ENV",
+    ],
+)
+def test_code_about_a_password_is_stored_unchanged(call, app, text):
+    call("save_memory", text=text)
+
+    assert _memory_row(app, 1)[4] == text

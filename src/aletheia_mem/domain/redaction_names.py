@@ -7,8 +7,9 @@ staple"). Names may be subscripts (``os.environ["DB_PASSWORD"] = ...``) or Terra
 (``variable "db_password" { default = ... }``). Code expressions
 (``token = request.headers.get("X")``), placeholders, paths and prose ("Session token: expired
 soon") are kept; a word that reads as a class name (``PasswordField``) is code too, except after
-an upper-case secret name and "=" without blanks, as in .env files and shell ``export``
-(``DB_PASSWORD=CorrectHorseBatteryStaple``).
+a secret name and "=" without blanks, as in .env, INI and properties files and shell ``export``
+(``DB_PASSWORD=CorrectHorseBatteryStaple``, ``db_password=CorrectHorseBatteryStaple``: two
+words at least after a lower-case name, which is not a call's keyword argument).
 """
 
 from __future__ import annotations
@@ -218,26 +219,68 @@ def _name_before(text: str, index: int) -> str:
 
 # An environment variable's name: DB_PASSWORD, API_KEY, AWS_SECRET_ACCESS_KEY
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)*+")
+# Words that make a CamelCase value a placeholder (DummyValue, FooBar) or the name of a class
+# or setting about the secret (PasswordField, SecretStr, TokenAuthentication)
+_NOT_PASSPHRASE_WORDS = frozenset(
+    {
+        "your", "my", "dummy", "fake", "sample", "example", "test", "foo", "bar", "baz", "some",
+        "password", "passwd", "passphrase", "pass", "pwd", "secret", "secrets", "token", "key",
+        "credential", "credentials", "auth",
+    }
+)  # fmt: skip
+# Objects whose attributes are code, not settings: self.password=PasswordField
+_CODE_OWNERS = ("self.", "this.", "cls.")
+
+
+def _ends_word(lower: str, end: int) -> bool:
+    """Whether a value ending at ``end`` ends its word: a blank or the end."""
+    return end == len(lower) or lower[end].isspace()
+
+
+def _is_keyword_argument(lower: str, name_start: int) -> bool:
+    """Whether the name at ``name_start`` follows "(" or "," (a call's keyword argument, also
+    on a line of its own), rather than a line start, a blank or a shell word."""
+    before = lower[max(0, name_start - _MAX_NAME_LENGTH) : name_start].rstrip()
+    return before.endswith(("(", ","))
 
 
 def _is_env_literal(match: re.Match[str], name: str, value: str, end: int) -> bool:
     """Whether a bare value that reads as a name (``CorrectHorseBatteryStaple``) is the literal
-    of a .env or shell assignment: ``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export
-    API_KEY=...``. The name is an upper-case variable that names a secret, "=" has no blank on
-    either side and the value ends its word; code (``PASSWORD = PasswordField``,
-    ``f(PASSWORD=PasswordField)``), values naming a secret (``MyApiKey``) and placeholders
-    written in CamelCase (``YourSecretHere``) are kept."""
+    of a .env, shell, INI or properties assignment: ``DB_PASSWORD=CorrectHorseBatteryStaple``,
+    ``db_password=CorrectHorseBatteryStaple``. The name names a secret, "=" has no blank on either
+    side and the value ends its word. A lower-case name (code as often
+    as a setting) needs a value of two words or more, outside a call's arguments and an
+    object's attributes. Code (``PASSWORD = PasswordField``, ``f(password=PasswordField)``),
+    values naming a secret (``MyApiKey``, ``PasswordField``) and placeholders written in
+    CamelCase (``YourSecretHere``, ``DummyValue``) are kept."""
     lower, start = match.string, match.start("bare")  # matched on the lower-cased text
-    return (
+    if not (
         match["sep"] == "="
         and match.start() == start - 1
-        and _ENV_NAME.fullmatch(name) is not None
         and lower.endswith(name.lower(), 0, match.start())
         and name_strength(name) is Strength.STRONG
         and name_strength(value) is Strength.NONE  # YourPassword, GithubToken: a placeholder
-        and not is_placeholder("_".join(_NAME_WORD.findall(value)))  # YourSecretHere
-        and (end == len(lower) or lower[end].isspace())
+        and _ends_word(lower, end)
+    ):
+        return False
+    words = _NAME_WORD.findall(value)
+    if is_placeholder("_".join(words)) or any(w.lower() in _NOT_PASSPHRASE_WORDS for w in words):
+        return False  # YourSecretHere, ChangeMe, DummyValue, PasswordField
+    if _ENV_NAME.fullmatch(name) is not None:
+        return True
+    return (
+        len(words) >= 2
+        and not name.lower().startswith(_CODE_OWNERS)
+        and not _is_keyword_argument(lower, match.start() - len(name))
     )
+
+
+# A constant that names where a secret is rather than holding one: PASSWORD_ENV, API_KEY_NAME,
+# DB_PASSWORD_FILE (SUPER_SECRET is a literal: it names nothing)
+_SECRET_REFERENCE = re.compile(
+    r"(?:[A-Z]{1,20}_){0,6}(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|KEY|CREDENTIALS?+)"
+    r"_(?:ENV|ENVVAR|VAR|VARIABLE|NAME|FILE|PATH|FIELD|HEADER|PARAM|SETTING)"
+)
 
 
 def _is_code(match: re.Match[str], value: str, end: int, name: str) -> bool:
@@ -249,6 +292,7 @@ def _is_code(match: re.Match[str], value: str, end: int, name: str) -> bool:
         or value in _TYPE_WORDS
         or _DOTTED_NAME.fullmatch(value)  # attribute access
         or (_TYPE_NAME.fullmatch(value) and not _is_env_literal(match, name, value, end))
+        or _SECRET_REFERENCE.fullmatch(value) is not None  # password=PASSWORD_ENV
         or (colon and after in (",", ")") and value.isidentifier())  # def f(token: object, ...)
     ):
         return True
