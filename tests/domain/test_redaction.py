@@ -727,3 +727,30 @@ def test_a_camel_case_value_after_a_lower_case_name_that_reads_as_code_is_kept(
     text: str,
 ) -> None:
     assert redact_secrets(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "export DB_PASSWORD=CorrectHorse;",
+        "export DB_PASSWORD=CorrectHorse; ./deploy.sh",
+        "DB_PASSWORD=CorrectHorseBatteryStaple;\n",
+        "export db_password=CorrectHorseBatteryStaple; make deploy",
+    ],
+)
+def test_a_camel_case_passphrase_ended_by_a_shell_semicolon_is_redacted(text: str) -> None:
+    secret = "CorrectHorseBatteryStaple" if "Staple" in text else "CorrectHorse"
+    assert redact_secrets(text) == text.replace(secret, R)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PASSWORD=PasswordField;",  # a value naming a secret
+        "this.password=PasswordField;",  # code
+        "password = PasswordField;",
+        "f(PASSWORD=PasswordField);",
+    ],
+)
+def test_code_ended_by_a_semicolon_is_kept(text: str) -> None:
+    assert redact_secrets(text) == text

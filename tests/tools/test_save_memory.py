@@ -379,6 +379,7 @@ def test_saving_again_with_what_the_memory_already_has_adds_nothing(call):
 
 PASSPHRASE_NOTES = [
     ("db_password=CorrectHorseBatteryStaple", "CorrectHorseBatteryStaple"),
+    ("export DB_PASSWORD=CorrectHorse; ./deploy.sh", "CorrectHorse"),
 ]
 
 

@@ -26,8 +26,7 @@ The rules, each in its own module:
   inside a JSON string), XML, Terraform variables, name/value pairs, call arguments, cookies
   and query strings, with an entropy check for weak names (``key``, ``session``, ``seed``),
   quoted passphrases given to password names, and CamelCase passphrases in .env and shell
-  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``,
-  ``db_password=CorrectHorseBatteryStaple``).
+  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export db_password=CorrectHorse;``).
 
 The rules read the text as a reader or a normalising tool would
 (:mod:`~aletheia_mem.domain.redaction_fold`): NFKC-folded (full-width letters, digits and

@@ -233,7 +233,10 @@ _CODE_OWNERS = ("self.", "this.", "cls.")
 
 
 def _ends_word(lower: str, end: int) -> bool:
-    """Whether a value ending at ``end`` ends its word: a blank or the end."""
+    """Whether a value ending at ``end`` ends its word: a blank, the end, or a shell ";" before
+    one (``export DB_PASSWORD=CorrectHorse; ./deploy.sh``)."""
+    if end < len(lower) and lower[end] == ";":
+        end += 1
     return end == len(lower) or lower[end].isspace()
 
 
@@ -247,8 +250,8 @@ def _is_keyword_argument(lower: str, name_start: int) -> bool:
 def _is_env_literal(match: re.Match[str], name: str, value: str, end: int) -> bool:
     """Whether a bare value that reads as a name (``CorrectHorseBatteryStaple``) is the literal
     of a .env, shell, INI or properties assignment: ``DB_PASSWORD=CorrectHorseBatteryStaple``,
-    ``db_password=CorrectHorseBatteryStaple``. The name names a secret, "=" has no blank on either
-    side and the value ends its word. A lower-case name (code as often
+    ``export db_password=CorrectHorse;``. The name names a secret, "=" has no blank on either
+    side and the value ends its word (a shell ";" may end it). A lower-case name (code as often
     as a setting) needs a value of two words or more, outside a call's arguments and an
     object's attributes. Code (``PASSWORD = PasswordField``, ``f(password=PasswordField)``),
     values naming a secret (``MyApiKey``, ``PasswordField``) and placeholders written in
