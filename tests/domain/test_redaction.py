@@ -754,3 +754,53 @@ def test_a_camel_case_passphrase_ended_by_a_shell_semicolon_is_redacted(text: st
 )
 def test_code_ended_by_a_semicolon_is_kept(text: str) -> None:
     assert redact_secrets(text) == text
+
+
+SERVICE_ACCOUNT_KEY_ID = "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345"
+ESCAPED_PEM_BODY = PEM_BODY.replace("\n", "\\n")  # as a JSON string holds it
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'"private_key_id": "{SERVICE_ACCOUNT_KEY_ID}"',
+        f'{{\\"private_key_id\\": \\"{SERVICE_ACCOUNT_KEY_ID}\\"}}',  # JSON in a JSON string
+        f"FIREBASE_PRIVATE_KEY_ID={SERVICE_ACCOUNT_KEY_ID}",
+        f"private_key_id: {SERVICE_ACCOUNT_KEY_ID}",
+        f'privateKeyId: "{SERVICE_ACCOUNT_KEY_ID}"',
+    ],
+)
+def test_a_service_account_private_key_id_is_redacted(text: str) -> None:
+    assert redact_secrets(text) == text.replace(SERVICE_ACCOUNT_KEY_ID, R)
+
+
+def test_a_service_account_key_file_keeps_its_public_fields() -> None:
+    text = (
+        '{\n  "type": "service_account",\n  "project_id": "acme-prod",\n'
+        f'  "private_key_id": "{SERVICE_ACCOUNT_KEY_ID}",\n'
+        f'  "private_key": "-----BEGIN PRIVATE KEY-----\\n{ESCAPED_PEM_BODY}'
+        '\\n-----END PRIVATE KEY-----\\n",\n'
+        '  "client_email": "deploy@acme-prod.iam.gserviceaccount.com",\n'
+        '  "client_id": "112233445566778899001",\n'
+        '  "auth_uri": "https://accounts.google.com/o/oauth2/auth",\n'
+        '  "token_uri": "https://oauth2.googleapis.com/token",\n'
+        '  "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",\n'
+        '  "client_x509_cert_url": "https://www.googleapis.com/robot/v1/metadata/x509/deploy",\n'
+        '  "universe_domain": "googleapis.com"\n}'
+    )
+    expected = text.replace(SERVICE_ACCOUNT_KEY_ID, R).replace(ESCAPED_PEM_BODY, R)
+    assert redact_secrets(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key_id=prod-signing-2024",  # other key ids are public
+        '"kid": "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345"',
+        "request_id=3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345",
+        "private_key_id: null",
+        'private_key_id = "${var.key_id}"',
+    ],
+)
+def test_other_key_ids_are_kept(text: str) -> None:
+    assert redact_secrets(text) == text

@@ -380,11 +380,15 @@ def test_saving_again_with_what_the_memory_already_has_adds_nothing(call):
 PASSPHRASE_NOTES = [
     ("db_password=CorrectHorseBatteryStaple", "CorrectHorseBatteryStaple"),
     ("export DB_PASSWORD=CorrectHorse; ./deploy.sh", "CorrectHorse"),
+    (
+        '"private_key_id": "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345"',
+        "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("text", "secret"), PASSPHRASE_NOTES)
-def test_a_passphrase_is_redacted_before_it_is_stored(call, app, text, secret):
+def test_a_passphrase_or_key_id_is_redacted_before_it_is_stored(call, app, text, secret):
     call("save_memory", text=f"Staging login\n{text}", title="Staging login")
 
     assert secret not in "\n".join(dump(app.store))
@@ -397,6 +401,7 @@ def test_a_passphrase_is_redacted_before_it_is_stored(call, app, text, secret):
     [
         "f(user, password=PasswordField)",
         "password=PASSWORD_ENV",
+        '"client_email": "deploy@acme-prod.iam.gserviceaccount.com"',
     ],
 )
 def test_code_about_a_password_is_stored_unchanged(call, app, text):

@@ -56,6 +56,7 @@ _STRONG_SUFFIXES = (
     "password", "passwd", "passphrase", "secret", "token", "credential", "credentials",
     "apikey", "accesskey", "privatekey", "secretkey", "signingkey", "encryptionkey", "masterkey",
     "secretkeybase", "accountkey", "appkey", "authkey", "sessionkey", "licensekey", "passcode",
+    "privatekeyid",  # a Google service-account key file: "private_key_id": "<40 hex>"
 )  # fmt: skip
 _STRONG_WORDS = frozenset({"pwd", "pass", "pw", "sig"})
 _WEAK_SUFFIXES = (
@@ -180,7 +181,7 @@ def is_quoted_secret(name: str, value: str) -> bool:
 # are much cheaper than (?i:...) ones.
 _NAME_END = (
     r"(?:ass|pwd|swd|ord|ase|ret|ken|ial|als|key|uth|ion|sid|nid|eed|alt|kie|ure|sig|ess|ode"
-    r"|[\W_]pw)"
+    r"|[\W_]pw|yid|_id(?<=y_id))"  # private_key_id, privateKeyId
 )
 _ASSIGNMENT = re.compile(
     r"(?P<sep>[:=](?<=[a-z0-9_\"' \t\-\]][:=])"  # one cheap check first: "==" runs stop here
