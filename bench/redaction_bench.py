@@ -79,6 +79,8 @@ ADVERSARIAL = {
     "full-width assignments": full_width("password="),
     "zero-width inside words": "token\u200b",
     "look-alike names": "p\u0430ssword=",
+    "bare passphrases": "password: correct horse battery staple\n",
+    "colon word runs": ": a b c d\n",
 }
 
 

@@ -804,3 +804,65 @@ def test_a_service_account_key_file_keeps_its_public_fields() -> None:
 )
 def test_other_key_ids_are_kept(text: str) -> None:
     assert redact_secrets(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password: correct horse battery staple", "correct horse battery staple"),
+        ("db:\n  password: correct horse battery staple\n", "correct horse battery staple"),
+        ("passphrase: purple monkey dishwasher lamp  # prod", "purple monkey dishwasher lamp"),
+        ("Password: correct horse battery staple\n", "correct horse battery staple"),
+        ("- db_password: tiger lamp orbit velvet canyon", "tiger lamp orbit velvet canyon"),
+        ("wifi passphrase: correct horse battery staple", "correct horse battery staple"),
+    ],
+)
+def test_a_bare_passphrase_of_lower_case_words_after_a_password_name_is_redacted(
+    text: str, secret: str
+) -> None:
+    assert redact_secrets(text) == text.replace(secret, R)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: the one in the vault",
+        "password: see 1Password",
+        "password: same as staging",
+        "password: ask ops for it",
+        "password: stored in the team vault",
+        "password: in 1password under acme prod",
+        "password: check with bob before using it",
+        "password: not set yet",
+        "password: must be rotated monthly",
+        "password: rotated every ninety days",
+        "password: whatever you set during install",
+        "password: your usual github password",
+        "password: empty by default on local",
+        "password: reset via the admin panel",
+        "password: changed after the incident",
+        "password: required for prod only",
+        "password: use the env var instead",
+        "password: lives in vault kv prod",
+        "password: comes from aws secrets manager",
+        "password: kept in keychain access",
+        "password: prompted on first login",
+        "password: provided by the ops team",
+        "password: hashed with bcrypt cost twelve",
+        "password: generated randomly at deploy time",
+        "password: none needed for local dev",
+        "password: blank for local development",
+        "password: admin password from bitwarden",
+        "Password policy: minimum twelve characters long",
+        "passphrase: four random words joined",
+        "passphrase: diceware style random words",
+        "password: correct horse",  # too short to tell
+        "password: Correct Horse Battery Staple",  # capitals: a title as often as not
+        "the password: correct horse battery staple",  # prose, not a key
+        "Note the password: correct horse battery staple",
+        "title: correct horse battery staple",  # no password name
+        "password_hint: correct horse battery staple",
+    ],
+)
+def test_prose_after_a_password_name_and_a_colon_is_kept(text: str) -> None:
+    assert redact_secrets(text) == text

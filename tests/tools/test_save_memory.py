@@ -384,6 +384,7 @@ PASSPHRASE_NOTES = [
         '"private_key_id": "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345"',
         "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345",
     ),
+    ("db:\n  password: correct horse battery staple\n", "correct horse battery staple"),
 ]
 
 
@@ -401,10 +402,12 @@ def test_a_passphrase_or_key_id_is_redacted_before_it_is_stored(call, app, text,
     [
         "f(user, password=PasswordField)",
         "password=PASSWORD_ENV",
+        "password: the one in the vault",
+        "password: see 1Password",
         '"client_email": "deploy@acme-prod.iam.gserviceaccount.com"',
     ],
 )
-def test_code_about_a_password_is_stored_unchanged(call, app, text):
+def test_code_and_prose_about_a_password_are_stored_unchanged(call, app, text):
     call("save_memory", text=text)
 
     assert _memory_row(app, 1)[4] == text

@@ -26,7 +26,10 @@ The rules, each in its own module:
   inside a JSON string), XML, Terraform variables, name/value pairs, call arguments, cookies
   and query strings, with an entropy check for weak names (``key``, ``session``, ``seed``),
   quoted passphrases given to password names, and CamelCase passphrases in .env and shell
-  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export db_password=CorrectHorse;``).
+  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export db_password=CorrectHorse;``);
+* phrases (:mod:`~aletheia_mem.domain.redaction_phrases`): passphrases of lower-case words
+  written bare after a password name at a line's start (``password: correct horse battery
+  staple``), not prose (``password: the one in the vault``).
 
 The rules read the text as a reader or a normalising tool would
 (:mod:`~aletheia_mem.domain.redaction_fold`): NFKC-folded (full-width letters, digits and
@@ -64,6 +67,7 @@ from aletheia_mem.domain.redaction_names import (
     redact_terraform_variables,
     redact_xml,
 )
+from aletheia_mem.domain.redaction_phrases import redact_bare_passphrases
 from aletheia_mem.domain.redaction_trail import recording, replaced_regions
 from aletheia_mem.domain.redaction_values import REDACTED, redact_span
 from aletheia_mem.domain.redaction_vendors import redact_vendor_tokens
@@ -80,6 +84,7 @@ _RULES: tuple[Callable[[str], str], ...] = (
     redact_assignments,
     redact_terraform_variables,
     redact_xml,
+    redact_bare_passphrases,
     redact_prose,
 )
 

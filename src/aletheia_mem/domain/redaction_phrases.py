@@ -1,0 +1,93 @@
+"""Passphrases written bare after a password name and a colon: YAML, notes, chat.
+
+``password: correct horse battery staple`` holds a passphrase of random words; ``password: the
+one in the vault`` and ``password: see 1Password`` say where it is. A value is read as a
+passphrase only when it is the whole rest of a line that starts with the password name (a YAML
+key, a label, a list item, at most one qualifier before it: ``wifi passphrase:``), and it is 4
+to 8 lower-case words none of which carries the grammar or the vocabulary of prose: no
+article, pronoun, preposition, conjunction, auxiliary, negation or instruction ("see", "ask",
+"use"), no word about where secrets live or what they are like ("vault", "random", "prod"),
+no word ending in "-ed", "-ing" or "-ly" ("rotated", "pending", "monthly"). A sentence (a final
+"."), capitals and digits keep the line as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aletheia_mem.domain.redaction_names import is_password_name
+from aletheia_mem.domain.redaction_values import redact_span
+
+# The value: ":", then 4 to 8 lower-case words up to the end of the line or a "#" comment. Found
+# first (a colon is rarer than a line start), then the line's start is read up to it: indentation,
+# an optional list or quote mark, an optional qualifier word, the name (maybe quoted or in bold).
+# Every part is bounded and possessive, and one line holds at most one value: linear.
+_VALUE = re.compile(
+    r":[ \t]{1,8}+(?P<value>[a-z]{1,20}+(?:[ \t]{1,2}+[a-z]{1,20}+){3,7}+)"
+    r"[ \t]*+(?:#[^\n]*+)?\r?$",
+    re.MULTILINE,
+)
+_HEAD = re.compile(
+    r"[ \t]{0,40}+(?:[-*>][ \t]{1,4}+)?(?:(?P<qualifier>[A-Za-z]{1,20}+)[ \t]{1,4}+)?"
+    r"(?:\*\*|[\"'])?(?P<name>[A-Za-z][\w.\-]{0,79}+)(?:\*\*|[\"'])?[ \t]{0,4}+"
+)
+_MIN_WORD_LENGTH_FOR_SUFFIXES = 5  # "bed", "red", "fly": words; "rotated", "monthly": prose
+_PROSE_SUFFIXES = ("ed", "ing", "ly")
+# Grammar (articles, pronouns, prepositions, conjunctions, auxiliaries, negations, instructions)
+# and the vocabulary of notes about secrets (where they live, what they are like)
+_PROSE_WORDS = frozenset(
+    {
+        "a", "an", "the", "this", "that", "these", "those", "it", "its", "i", "you", "your", "we",
+        "our", "they", "their", "he", "she", "his", "her", "my", "me", "us", "them", "one", "ones",
+        "who", "whom", "whose", "which", "what", "where", "when", "why", "how", "here", "there",
+        "in", "on", "at", "of", "for", "from", "to", "into", "onto", "with", "without", "by", "via",
+        "as", "per", "than", "then", "over", "under", "after", "before", "during", "until", "since",
+        "about", "around", "through", "between", "inside", "outside", "off", "out", "up", "down",
+        "and", "or", "but", "nor", "so", "if", "while", "unless", "because", "though", "also",
+        "too", "just", "only", "still", "yet", "again", "else", "instead", "either", "neither",
+        "both", "each", "every", "any", "all", "some", "many", "few", "more", "most", "less",
+        "least", "other", "another", "same", "such", "own", "is", "are", "was", "were", "be",
+        "been", "being", "am", "do", "does", "did", "done", "has", "have", "had", "can", "could",
+        "will", "would", "should", "shall", "may", "might", "must", "need", "needs", "get", "gets",
+        "got", "set", "sets", "put", "keep", "kept", "see", "ask", "use", "uses", "check", "read",
+        "find", "look", "copy", "paste", "go", "goes", "come", "comes", "lives", "live", "make",
+        "made", "take", "give", "try", "not", "no", "none", "never", "nothing", "nobody", "n",
+        "tbd", "todo", "please", "ok", "okay", "yes", "password", "passwords", "passphrase",
+        "passphrases", "passwd", "pwd", "pass", "secret", "secrets", "key", "keys", "token",
+        "tokens", "credential", "credentials", "login", "vault", "keychain", "keyring", "bitwarden",
+        "lastpass", "keepass", "onepassword", "manager", "store", "env", "var", "vars", "variable",
+        "variables", "file", "files", "config", "setting", "settings", "default", "blank", "empty",
+        "random", "generated", "words", "word", "characters", "chars", "char", "long", "short",
+        "length", "minimum", "maximum", "min", "max", "strong", "weak", "required", "optional",
+        "admin", "root", "user", "users", "team", "ops", "prod", "production", "staging", "stage",
+        "dev", "development", "local", "test", "tests", "usual", "old", "new", "current",
+        "previous", "first", "last", "next", "hint", "policy", "format", "example", "sample",
+        "dummy", "fake"
+    }
+)  # fmt: skip
+
+
+def _is_passphrase(words: list[str]) -> bool:
+    return not any(
+        word in _PROSE_WORDS
+        or (len(word) >= _MIN_WORD_LENGTH_FOR_SUFFIXES and word.endswith(_PROSE_SUFFIXES))
+        for word in words
+    )
+
+
+def redact_bare_passphrases(text: str) -> str:
+    """Redact a passphrase of lower-case words given bare to a password name at a line's start
+    (``password: correct horse battery staple``)."""
+    if ":" not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    for match in _VALUE.finditer(text):
+        head = _HEAD.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start())
+        if (
+            head is not None
+            and is_password_name(head["name"])
+            and (head["qualifier"] is None or head["qualifier"].lower() not in _PROSE_WORDS)
+            and _is_passphrase(match["value"].split())
+        ):
+            spans.append(match.span("value"))
+    return redact_span(text, spans)
