@@ -165,6 +165,8 @@ def _unprefixed(pw: str, hex32: str) -> list[Case]:
     telegram = "123456789:AA" + rand(URLSAFE, 33)
     terraform = rand(ALNUM, 14) + ".atlasv1." + rand(URLSAFE, 67)
     aws_secret = rand(B64, 40)
+    key_id = hex32 + mailchimp[:8]  # 40 hex, without drawing again (the corpus stays as it was)
+    camel, words = "CorrectHorseBatteryStaple", "correct horse battery staple"
     return [
         Case("heroku-legacy", f"HEROKU_API_KEY={uuid}", (uuid,)),
         Case("heroku-legacy", f'heroku_key: "{uuid}"', (uuid,)),
@@ -182,6 +184,12 @@ def _unprefixed(pw: str, hex32: str) -> list[Case]:
         Case("twilio-auth-token", f"twilio auth token: {hex32}", (hex32,)),
         Case("databricks-host", f"databricks_token = '{hex32}'", (hex32,)),
         Case("mapbox-context", f"MAPBOX_ACCESS_TOKEN={pw}", (pw,)),
+        Case("gcp-private-key-id", f'"private_key_id": "{key_id}"', (key_id,)),
+        Case("gcp-private-key-id", f"FIREBASE_PRIVATE_KEY_ID={key_id}", (key_id,)),
+        Case("passphrase-camel-case", "db_password=CorrectHorseBatteryStaple", (camel,)),
+        Case("passphrase-camel-case", "export DB_PASSWORD=CorrectHorseBatteryStaple;", (camel,)),
+        Case("passphrase-bare", f"db:\n  password: {words}\n", (words,)),
+        Case("passphrase-bare", f"wifi passphrase: {words}", (words,)),
     ]
 
 
@@ -588,6 +596,19 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("version", "numpy==2.4.6 pandas>=2.2,<3 torch==2.5.1+cu121"),
     ("path", "See src/auth/token_store.py and tests/auth/test_keys.py."),
     ("path", "/var/lib/docker/overlay2/3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345abcdef/merged"),
+    ("prose", "password: the one in the vault"),
+    ("prose", "password: see 1Password"),
+    ("prose", "db:\n  password: same as staging, ask ops\n"),
+    ("prose", "password: stored in the team vault"),
+    ("prose", "passphrase: four random words joined"),
+    ("prose", "password: rotated every ninety days"),
+    ("prose", "Password: Correct Horse Battery Staple is the classic xkcd example."),
+    ("code", "f(user, password=PasswordField)"),
+    ("code", "self.password=PasswordHasher"),
+    ("code", "password=PASSWORD_ENV"),
+    ("code", "db_password=DummyValue"),
+    ("public-id", '"client_email": "deploy@acme-prod.iam.gserviceaccount.com"'),
+    ("public-id", '"kid": "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345"'),
 )
 
 
