@@ -31,6 +31,8 @@ _HEAD = re.compile(
     r"[ \t]{0,40}+(?:[-*>][ \t]{1,4}+)?(?:(?P<qualifier>[A-Za-z]{1,20}+)[ \t]{1,4}+)?"
     r"(?:\*\*|[\"'])?(?P<name>[A-Za-z][\w.\-]{0,79}+)(?:\*\*|[\"'])?[ \t]{0,4}+"
 )
+# How far before the colon a password name's last word starts: "passphrase**  :"
+_NAME_WINDOW = 16
 _MIN_WORD_LENGTH_FOR_SUFFIXES = 5  # "bed", "red", "fly": words; "rotated", "monthly": prose
 _PROSE_SUFFIXES = ("ed", "ing", "ly")
 # Grammar (articles, pronouns, prepositions, conjunctions, auxiliaries, negations, instructions)
@@ -82,7 +84,11 @@ def redact_bare_passphrases(text: str) -> str:
         return text
     spans: list[tuple[int, int]] = []
     for match in _VALUE.finditer(text):
-        head = _HEAD.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start())
+        colon = match.start()
+        near = text[max(0, colon - _NAME_WINDOW) : colon].lower()
+        if "pass" not in near and "pw" not in near:
+            continue  # a cheap check first: no password name ends just before the colon
+        head = _HEAD.fullmatch(text, text.rfind("\n", 0, colon) + 1, colon)
         if (
             head is not None
             and is_password_name(head["name"])
