@@ -105,6 +105,8 @@ def redact_secrets(text: str) -> str:
         ``text`` with each recognised secret replaced; innocent text is returned unchanged.
         Redacting the result again returns it unchanged.
     """
+    if not text:  # a save without a title redacts "": no rule finds anything in it
+        return text
     folded = fold(text)
     if folded is not None:  # what the folded copy shows first, then the original as it is
         text = _redact_folded(folded)
