@@ -28,13 +28,45 @@ def test_every_connection_keeps_statement_journals_and_temporary_tables_in_memor
 ) -> None:
     store = SqliteStore(tmp_path / "setup.db")
     try:
-        seen = [store._conn.execute("PRAGMA temp_store").fetchone()[0]]
-        worker = threading.Thread(
-            target=lambda: seen.append(store._conn.execute("PRAGMA temp_store").fetchone()[0])
-        )
-        worker.start()
-        worker.join()
-        assert seen == [_TEMP_STORE_MEMORY, _TEMP_STORE_MEMORY]
+        assert _on_two_threads(store, "temp_store") == [_TEMP_STORE_MEMORY, _TEMP_STORE_MEMORY]
+    finally:
+        store.close()
+
+
+def _on_two_threads(store: SqliteStore, pragma: str) -> list[int]:
+    """A PRAGMA's value on this thread's connection, then on a new thread's."""
+    seen = [store._conn.execute(f"PRAGMA {pragma}").fetchone()[0]]
+    worker = threading.Thread(
+        target=lambda: seen.append(store._conn.execute(f"PRAGMA {pragma}").fetchone()[0])
+    )
+    worker.start()
+    worker.join()
+    return seen
+
+
+_SECURE_DELETE_FAST = 2
+
+
+def test_every_connection_zeroes_deleted_bytes_only_on_pages_it_writes_anyway(
+    tmp_path: Path,
+) -> None:
+    """``secure_delete = FAST`` on every connection, whatever the SQLite build's default
+    (Debian's is ON, which zeroes every page a full-text merge frees and writes it to the WAL),
+    also after a hub token an older version kept in the store was moved out (ON for that)."""
+    path = tmp_path / "setup.db"
+    SqliteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "INSERT INTO sync_remote (id, url, token, ca_file)"
+        " VALUES (1, 'https://hub.example', 'alt_sync_secret', NULL)"
+    )
+    conn.commit()
+    conn.close()
+    store = SqliteStore(path)
+    try:
+        assert store.hub_token_path.read_text(encoding="utf-8") == "alt_sync_secret\n"
+        fast = [_SECURE_DELETE_FAST, _SECURE_DELETE_FAST]
+        assert _on_two_threads(store, "secure_delete") == fast
     finally:
         store.close()
 

@@ -35,6 +35,10 @@ WAL_AUTOCHECKPOINT_PAGES = 10_000  # ~40 MB of WAL between checkpoints (SQLite's
 # keep its size until the store is closed.
 WAL_SIZE_LIMIT_BYTES = 2 * WAL_AUTOCHECKPOINT_PAGES * (4096 + 24)  # a frame: page and header
 WAL_FLUSH_COMMITS = 32  # ~3.5 MB of WAL at ~28 pages a save
+# Deleted bytes are zeroed where that writes no page more (FAST). SQLite's own default is OFF;
+# Debian's and Ubuntu's builds turn it ON, which also zeroes each page a full-text merge frees
+# and writes it to the WAL: 3.4 of a save's 31 pages at 10,000 memories, and 2.6% of its CPU.
+SECURE_DELETE = "FAST"
 _flush_file: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)  # none on macOS
 
 
@@ -50,6 +54,7 @@ def _configure(conn: sqlite3.Connection) -> None:
     # Statement journals (a full-text merge's can pass 64 KiB) and temporary b-trees in memory,
     # not in files under /var/tmp that are created, written and deleted within a save.
     conn.execute("PRAGMA temp_store = MEMORY")
+    conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
 
 
 def _configure_ours(path: Path) -> Callable[[sqlite3.Connection], None]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aletheia_mem.storage.files import write_private_text
-from aletheia_mem.storage.sqlite.database import SqliteDatabase
+from aletheia_mem.storage.sqlite.database import SECURE_DELETE, SqliteDatabase
 
 HUB_TOKEN_FILE = "hub-token"  # noqa: S105 - a file name
 
@@ -48,7 +48,7 @@ class SqliteRemote(SqliteDatabase):
             self._conn.execute("PRAGMA secure_delete = ON")  # the old bytes zeroed, not freed
             with self._write() as conn:
                 conn.execute("UPDATE sync_remote SET token = ''")
-            self._conn.execute("PRAGMA secure_delete = OFF")
+            self._conn.execute(f"PRAGMA secure_delete = {SECURE_DELETE}")
 
     def _on_open(self) -> None:
         super()._on_open()
