@@ -79,7 +79,7 @@ def _compound_terms(compound: str) -> list[str]:
             terms.extend(word.lower() for word in segment if is_hash_like(word))  # a hash: itself
             continue
         for word in segment:
-            if single or not is_fragment(word, word):
+            if single or not is_fragment(word, word) or is_hash_like(word):  # origin/3f9a8c1
                 terms.append(word.lower())
             if not _ends_in_a_number(word):  # SHOP4822, Matrix4x4, userId9a8b7c: whole
                 terms.extend(part.lower() for part in strong_parts(word))
