@@ -1,5 +1,7 @@
-"""A hash is found whatever character joins it to a word (``origin/``, ``sha:``, ``x=``). Both
-stores."""
+"""An id written in groups (a UUID) is found whole: an unknown one shares a group with a saved
+one and still finds nothing, while a group typed alone finds the ids holding it. A hash is found
+whatever character joins it to a word (``origin/``, ``sha:``, ``x=``), and a query's whole id
+matched exactly ranks its memory above those matching only the query's words. Both stores."""
 
 from __future__ import annotations
 
@@ -21,6 +23,37 @@ def saved(call) -> dict[str, int]:
         "request": f"Request id {REQUEST} failed with 502",
     }
     return {key: _save(call, text) for key, text in texts.items()}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "f47ac10b-58cc-4372-a567-00c04fd430c8",  # shares only the last group with the trace
+        "6ba7b811-9dad-11d1-80b4-00c04fd430c8",  # one character off the trace's
+        "550e8400-0000-0000-0000-000000000000",  # shares only the first group with the request
+        "6ba7b810-9dad-11d1-80b4-00c04fd430c9",  # the trace's first four groups
+        "00000000-e29b-0000-0000-000000000000",
+    ],
+)
+def test_an_unknown_uuid_gives_no_matches_though_it_shares_a_group(call, saved, query) -> None:
+    assert call("search", query=query).text == (
+        f'No matches. Nothing in project "shop" matches "{query}".'
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "key"),
+    [
+        (TRACE, "trace"),
+        (TRACE.upper(), "trace"),
+        (REQUEST, "request"),
+        ("00c04fd430c8", "trace"),  # a group typed alone: the ids holding it
+        ("550e8400", "request"),
+        ("6ba7b810-9dad", "trace"),  # the first groups of the id
+    ],
+)
+def test_a_uuid_or_a_group_typed_alone_finds_its_memory(call, saved, query, key) -> None:
+    assert _ids(call("search", query=query).text) == [saved[key]]
 
 
 @pytest.mark.parametrize("joint", ["-", "=", "@", ":", "/", ".", "#", ","])

@@ -76,7 +76,7 @@ def _compound_terms(compound: str) -> list[str]:
         if whole is not None:
             terms.append(whole)
         if _numbered(segment):  # PAY-9999, gcc-12: the id as a whole, never its name alone;
-            terms.extend(word.lower() for word in segment if is_hash_like(word))  # a hash: itself
+            terms.extend(_hashes_named(segment))  # a hash named with words: itself too
             continue
         for word in segment:
             if single or not is_fragment(word, word) or is_hash_like(word):  # origin/3f9a8c1
@@ -84,6 +84,15 @@ def _compound_terms(compound: str) -> list[str]:
             if not _ends_in_a_number(word):  # SHOP4822, Matrix4x4, userId9a8b7c: whole
                 terms.extend(part.lower() for part in strong_parts(word))
     return terms
+
+
+def _hashes_named(segment: list[str]) -> list[str]:
+    """The hash of a segment that names one with words (``revert-3f9a8c1``, ``3f9a8c1-dirty``),
+    searched on its own too; none of an id written in groups, whose other groups are numbers or
+    made-up ids (a UUID, ``6ba7b810-9dad-11d1-80b4-00c04fd430c8``): a group is a fragment of
+    it, shared by other ids (every v1 UUID of one host ends in the same group)."""
+    ids = [word for word in segment if word.isdigit() or is_id_like(word)]
+    return [ids[0].lower()] if len(ids) == 1 and is_hash_like(ids[0]) else []
 
 
 def _ends_in_a_number(word: str) -> bool:
