@@ -65,3 +65,18 @@ def test_a_hash_is_found_whatever_joins_it_to_a_word(call, saved, joint, hash_) 
 @pytest.mark.parametrize("query", [f"revert:{HASH[:7]}", f"origin/{HASH[:7]}", f"sha:{HASH}"])
 def test_a_hash_after_a_word_finds_its_commit(call, saved, query) -> None:
     assert saved["crash"] in _ids(call("search", query=query).text)
+
+
+@pytest.mark.parametrize(
+    "query", [f"revert {HASH}", f"revert {HASH[:7]}", f"{HASH} reverted", f"revert:{HASH[:7]}"]
+)
+def test_a_whole_hash_matched_outranks_a_memory_matching_only_a_word(call, saved, query) -> None:
+    assert _ids(call("search", query=query).text) == [saved["crash"], saved["revert"]]
+
+
+def test_a_hash_outranks_words_matched_in_a_title(call, saved) -> None:
+    words = _save(call, "Reverted the checkout page changes", title="Checkout page revert")
+
+    found = _ids(call("search", query=f"checkout page revert {HASH[:7]}").text)
+
+    assert found[:2] == [saved["crash"], words]

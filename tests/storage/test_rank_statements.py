@@ -59,7 +59,7 @@ def _old_rank(
 ) -> list[int]:
     """rank_memory_ids as it was: the same statement with the old relevance order."""
     where, params = store._filters(query)
-    expression, newest = store._match(list(query.terms), ranking.score_budget)
+    expression, newest, _ = store._match(list(query.terms), ranking.score_budget)
     sql = (
         "SELECT m.id FROM memory_fts CROSS JOIN memory_rank m ON m.id = memory_fts.rowid"
         " WHERE memory_fts MATCH ? AND " + " AND ".join(where)

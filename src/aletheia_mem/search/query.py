@@ -290,6 +290,30 @@ def prefix_bounds(prefix: str) -> tuple[str, str]:
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
+MIN_ID_CHARS = 5  # a shorter made-up word (2fa, 3rd, 4x4) is as often a word of a sentence
+_TERM_WORDS = re.compile(r"[^\W_]+")
+
+
+def id_terms(terms: Sequence[str]) -> list[int]:
+    """The indexes of the ``terms`` that are or hold a made-up id of ``MIN_ID_CHARS`` or more
+    (a hash, the tokens a hash prefix starts, a UUID and its joined form, ``revert-3f9a8c1``):
+    a memory holding one of them ranks above every memory matching only the query's other
+    terms (both stores), whatever its words score, so that a unique id finds its memory first.
+    """
+    return [
+        index
+        for index, term in enumerate(terms)
+        if any(len(word) >= MIN_ID_CHARS and is_id_like(word) for word in _TERM_WORDS.findall(term))
+    ]
+
+
+def first_tier(terms: Sequence[str]) -> list[int]:
+    """``id_terms`` when some of ``terms`` are no id (only then does holding one set a memory
+    apart); else none."""
+    ids = id_terms(terms)
+    return ids if len(ids) < len(terms) else []
+
+
 MAX_ACRONYM = 5  # longer capital runs are codes (ENOSPC, ETIMEDOUT)
 
 

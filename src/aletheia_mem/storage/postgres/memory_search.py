@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-from aletheia_mem.search.query import prefix_bounds
+from aletheia_mem.search.query import first_tier, prefix_bounds
 from aletheia_mem.search.rank import DAY_MS, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import full_text
@@ -62,7 +62,8 @@ def rank_memory_ids(
     chosen = [counts[i] for i in selection.indexes]
     bm25 = full_text.Bm25.with_totals(chosen, ranking.bm25_weights(), docs, tokens)
     hits, rows = _scored_rows(conn, query, selection)
-    return _page(_rank(hits, rows, bm25, now, ranking), query)
+    first = _id_tier(query, selection)
+    return _page(_rank(hits, rows, bm25, now, ranking, first), query)
 
 
 def rank_in_memory(
@@ -86,7 +87,18 @@ def rank_in_memory(
         bm25 = full_text.Bm25.with_totals(chosen, ranking.bm25_weights(), *held.totals)
         scored = [matches[i] for i in selection.indexes]
         hits, rows = _rows_in_memory(held, query, scored, selection)
-    return _page(_rank(hits, rows, bm25, now, ranking), query)
+    first = _id_tier(query, selection)
+    return _page(_rank(hits, rows, bm25, now, ranking, first), query)
+
+
+def _id_tier(query: MemoryQuery, selection: _Selection) -> list[int]:
+    """The positions, among the phrases a memory is scored by, of the query's made-up ids that
+    rank a memory holding one first (``first_tier``; ``SqliteStore._id_tier``): none when a
+    memory must match every phrase."""
+    if selection.match_all:
+        return []
+    scored = [query.terms[i] for i in selection.indexes]
+    return first_tier(scored)
 
 
 def tokens_with_prefix(conn: psycopg.Connection[Row], prefix: str, limit: int) -> list[str]:
@@ -299,8 +311,10 @@ def _rank(
     bm25: full_text.Bm25,
     now: int,
     ranking: Ranking,
+    first: Sequence[int] = (),
 ) -> list[int]:
-    """Ids best first: bm25 times the priors, computed in the order of SQLite's expression
+    """Ids best first: those holding a phrase at the positions ``first`` (``_id_tier``) before
+    the others, then bm25 times the priors, computed in the order of SQLite's expression
     (``SqliteStore._order``), so equal scores stay equal; then newest, then highest id."""
     scale = ranking.recency_scale_days * DAY_MS
     boost = ranking.recency_boost * scale
@@ -312,9 +326,10 @@ def _rank(
             * (1.0 + boost / (scale + max(now - created_at, 0)))
             * (ranking.stale_factor if stale_from is not None and stale_from <= now else 1.0)
         )
-        keyed.append((value, -created_at, -doc))
+        tier = 0 if any(hits[doc][i] for i in first) else 1
+        keyed.append((tier, value, -created_at, -doc))
     keyed.sort()
-    return [-key[2] for key in keyed]
+    return [-key[3] for key in keyed]
 
 
 def _page(ids: list[int], query: MemoryQuery) -> list[int]:

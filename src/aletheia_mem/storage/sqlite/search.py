@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aletheia_mem.search.query import fts_match_expression, prefix_bounds
+from aletheia_mem.search.query import first_tier, fts_match_expression, prefix_bounds
 from aletheia_mem.search.rank import DAY_MS, DEFAULT_RANKING, Ranking, rarest_within_budget
 from aletheia_mem.storage.base import (
     Memory,
@@ -58,7 +58,9 @@ class SqliteSearch(SqliteDatabase):
         where, params = self._filters(query)
         if query.order != "relevance":
             return self._dated_ids(query, where, params)
-        expression, newest = self._match(list(query.terms), ranking.score_budget, query.upto)
+        expression, newest, scored = self._match(
+            list(query.terms), ranking.score_budget, query.upto
+        )
         # CROSS JOIN: the matches drive; never a walk of memory_rank's indexes probing the index.
         sql = (
             "SELECT m.id FROM memory_fts CROSS JOIN memory_rank m ON m.id = memory_fts.rowid"
@@ -68,7 +70,8 @@ class SqliteSearch(SqliteDatabase):
         if newest is not None:
             sql += " AND memory_fts.rowid >= ?"
             params.append(newest)
-        sql += " ORDER BY " + self._relevance(params, now, ranking) + " LIMIT ? OFFSET ?"
+        sql += " ORDER BY " + self._id_tier(scored, params)
+        sql += self._relevance(params, now, ranking) + " LIMIT ? OFFSET ?"
         params += [query.limit, query.offset]
         return [int(row[0]) for row in self._conn.execute(sql, params).fetchall()]
 
@@ -114,10 +117,21 @@ class SqliteSearch(SqliteDatabase):
         by_id = {memory.id: memory for memory in read_memories(self._conn, ids)}
         return [by_id[i] for i in ids if i in by_id]
 
+    @staticmethod
+    def _id_tier(scored: list[str], params: list[Any]) -> str:
+        """The first sort key of a relevance order: whether a memory holds one of the query's
+        made-up ids among the terms it is ``scored`` by (``first_tier``), else nothing."""
+        ids = [scored[i] for i in first_tier(scored)]
+        if not ids:
+            return ""
+        params.append(fts_match_expression(ids))
+        return "memory_fts.rowid NOT IN (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?), "
+
     def _match(
         self, terms: list[str], budget: int, upto: int | None = None
-    ) -> tuple[str, int | None]:
-        """The MATCH expression to run, and the lowest rowid to score (None: all of them).
+    ) -> tuple[str, int | None, list[str]]:
+        """The MATCH expression to run, the lowest rowid to score (None: all of them), and the
+        terms any one of which a memory matches by (none when it must match them all).
 
         bm25 costs microseconds per matching row, so a relevance search scores about ``budget``
         rows at most (0: no bound, for date orders that score nothing): its terms are taken rarest
@@ -129,23 +143,24 @@ class SqliteSearch(SqliteDatabase):
         memories saved since a first page leave the matches a later page scores as they were.
         """
         if budget <= 0:
-            return fts_match_expression(terms), None
+            return fts_match_expression(terms), None, terms
         memo = self._pool.memo()
         counts = [self._count_matches(memo, fts_match_expression([term]), budget) for term in terms]
         chosen = rarest_within_budget(counts, budget)
         if chosen or not any(counts):
-            return fts_match_expression([terms[i] for i in chosen] or terms), None
+            scored = [terms[i] for i in chosen] or terms
+            return fts_match_expression(scored), None, scored
         present = [term for term, count in zip(terms, counts, strict=True) if count]
         expression = fts_match_expression(present, "AND")
         if self._count_matches(memo, expression, budget) <= budget:
-            return expression, None
+            return expression, None, []
         bounded = "" if upto is None else " AND rowid <= ?"
         row = self._conn.execute(
             f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?{bounded}"
             " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
             (expression, *([] if upto is None else [upto]), budget),
         ).fetchone()
-        return expression, None if row is None else int(row[0])
+        return expression, None if row is None else int(row[0]), []
 
     def _count_matches(self, counts: dict[Any, Any], expression: str, budget: int) -> int:
         """How many memories match (counting stops past ``budget``).
