@@ -8,7 +8,9 @@ almost every memory, cost time on large stores and say little about relevance.
 A query's whole tokens always count; a part split from one (a path segment, a ``snake_case`` word,
 a camelCase part) counts unless it is a fragment (``text.is_fragment``: one or two characters, a
 bare digit run, a short letter run of a hash), so an unknown hash or ticket id finds nothing
-rather than every memory sharing a ``7`` or a ``k2`` with it. An e-mail address is searched as
+rather than every memory sharing a ``7`` or a ``k2`` with it. A path or label holding a made-up
+id (``src/qx7k2m9/app.py``, ``revert:3f9a8c1``) counts as a whole: the id is searched on its own,
+its words are not (``_labelled_id_terms``). An e-mail address is searched as
 the phrase of its tokens alone (``query_words``): it never finds another address of its domain.
 
 A search also looks for the other spellings of a query's words that memories use
@@ -40,6 +42,7 @@ from aletheia_mem.search.text import (
 )
 
 MAX_TERMS = 32
+MIN_ID_CHARS = 5  # a shorter made-up word (2fa, 3rd, 4x4) is as often a word of a sentence
 # How much of a query is read: its first 32 terms count, so a pasted log of megabytes costs no
 # more than its start (splitting 10 MB of words took 10 s, blocking the stdio server).
 MAX_QUERY_CHARS = 10_000
@@ -70,6 +73,8 @@ def _compound_terms(compound: str) -> list[str]:
     parts = segments(compound)
     words = [word for segment in parts for word in segment]
     single = len(words) == 1  # the word is the whole token: it counts whatever it is
+    if not single and len(parts) > 1 and any(_is_made_up(word) for word in words):
+        return _labelled_id_terms(compound, parts)
     terms = [] if single else [compound.lower()]
     for segment in parts:
         whole = joined(segment)
@@ -79,11 +84,33 @@ def _compound_terms(compound: str) -> list[str]:
             terms.extend(_hashes_named(segment))  # a hash named with words: itself too
             continue
         for word in segment:
-            if single or not is_fragment(word, word) or is_hash_like(word):  # origin/3f9a8c1
+            if single or not is_fragment(word, word):
                 terms.append(word.lower())
             if not _ends_in_a_number(word):  # SHOP4822, Matrix4x4, userId9a8b7c: whole
                 terms.extend(part.lower() for part in strong_parts(word))
     return terms
+
+
+def _labelled_id_terms(compound: str, parts: list[list[str]]) -> list[str]:
+    """The terms of a compound whose segments hold a made-up id (``revert:3f9a8c1``,
+    ``src/qx7k2m9/app.py``, ``origin/revert-3f9a8c1``): the compound, each id standing alone
+    between ``:``, ``/`` or ``.`` (a whole token of the index), and each segment naming an id
+    as ``_compound_terms`` takes it (``revert3f9a8c1`` and its hash); never a word alone, which
+    would find every memory naming ``revert`` or ``app``, and anything for an unknown id."""
+    terms = [compound.lower()]
+    for segment in parts:
+        if len(segment) == 1 and _is_made_up(segment[0]):
+            terms.append(segment[0].lower())
+        elif _numbered(segment):
+            whole = joined(segment)
+            terms.extend(([] if whole is None else [whole]) + _hashes_named(segment))
+    return terms
+
+
+def _is_made_up(word: str) -> bool:
+    """Whether ``word`` is a made-up id long enough to be searched on its own: a hash or a
+    hash's start (``3f9a8c1``), or ``is_id_like`` of ``MIN_ID_CHARS`` or more (``qx7k2m9``)."""
+    return is_hash_like(word) or (len(word) >= MIN_ID_CHARS and is_id_like(word))
 
 
 def _hashes_named(segment: list[str]) -> list[str]:
@@ -99,13 +126,21 @@ def _ends_in_a_number(word: str) -> bool:
     """Whether a digit follows the last word of ``word``'s camelCase parts (``SHOP4822``,
     ``gcc12``, ``Matrix4x4``, ``userId9a8b7c``): a name and its number or id, asked for whole as
     ``SHOP-4822`` is, where ``H264Mp4Muxer`` ends in a word."""
+    return bool(number_tail(word))
+
+
+def number_tail(word: str) -> str:
+    """What follows the last word of ``word``'s camelCase parts, from its first digit on:
+    ``4822`` of ``SHOP4822``, ``4x4`` of ``Matrix4x4``, ``9a8b7c`` of ``userId9a8b7c`` (and of
+    ``userid9a8b7c``, as a query term spells it); empty for ``H264Mp4Muxer`` or ``sha256sum``."""
     pieces = split_identifier(word)
-    for piece in reversed(pieces):
-        if piece[0].isdigit():
-            return True
-        if len(piece) >= MIN_PART:
-            return False
-    return False
+    start = len(pieces)
+    for at in range(len(pieces) - 1, -1, -1):
+        if pieces[at][0].isdigit():
+            start = at
+        elif len(pieces[at]) >= MIN_PART:
+            break
+    return "".join(pieces[start:])
 
 
 def _cjk_terms(compound: str) -> list[str]:
@@ -290,21 +325,32 @@ def prefix_bounds(prefix: str) -> tuple[str, str]:
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
-MIN_ID_CHARS = 5  # a shorter made-up word (2fa, 3rd, 4x4) is as often a word of a sentence
 _TERM_WORDS = re.compile(r"[^\W_]+")
 
 
 def id_terms(terms: Sequence[str]) -> list[int]:
     """The indexes of the ``terms`` that are or hold a made-up id of ``MIN_ID_CHARS`` or more
-    (a hash, the tokens a hash prefix starts, a UUID and its joined form, ``revert-3f9a8c1``):
-    a memory holding one of them ranks above every memory matching only the query's other
-    terms (both stores), whatever its words score, so that a unique id finds its memory first.
+    (a hash, the tokens a hash prefix starts, a UUID and its joined form, ``revert-3f9a8c1``,
+    a name ending in one, ``userid9a8b7c``): a memory holding one of them ranks above every
+    memory matching only the query's other terms (both stores), whatever its words score, so
+    that a unique id finds its memory first.
     """
     return [
         index
         for index, term in enumerate(terms)
-        if any(len(word) >= MIN_ID_CHARS and is_id_like(word) for word in _TERM_WORDS.findall(term))
+        if any(_holds_made_up_id(word) for word in _TERM_WORDS.findall(term))
     ]
+
+
+def _holds_made_up_id(word: str) -> bool:
+    """Whether ``word`` is a made-up id of ``MIN_ID_CHARS`` or more, or a name ending in one
+    (``userid9a8b7c``, ``commit3f9a8c1``; not ``sha256sum`` or ``gcc12``)."""
+    if len(word) < MIN_ID_CHARS:
+        return False
+    if is_id_like(word):
+        return True
+    tail = number_tail(word)
+    return len(tail) >= MIN_ID_CHARS and is_id_like(tail)
 
 
 def first_tier(terms: Sequence[str]) -> list[int]:

@@ -180,6 +180,14 @@ def test_a_memory_holding_an_id_of_the_query_ranks_first_on_both_paths(two_store
     assert _search(reader, "lychee", "3f9a8c1d2e4b") == [holder.id, words.id]
 
 
+def test_a_memory_holding_a_name_ending_in_an_id_ranks_first_on_both_paths(two_stores) -> None:
+    writer, reader = two_stores
+    words = writer.add_memory(_lychee("lychee release lychee"), [])[0]
+    holder = writer.add_memory(_lychee("old", text="deploy userId9a8b7c"), [])[0]
+
+    assert _search(reader, "lychee", "userid9a8b7c") == [holder.id, words.id]
+
+
 def test_a_memory_whose_fact_is_superseded_ranks_stale_at_the_next_search(two_stores) -> None:
     writer, reader = two_stores
     older, _ = writer.add_memory(_lychee("one"))
