@@ -43,6 +43,13 @@ class RateLimitedError(AletheiaError):
     code = "rate_limited"
 
 
+class MissingExtraError(AletheiaError):
+    """An optional extra the settings need is not installed (``postgres`` for a
+    ``postgresql://`` store): an install to make, not bad input, so exit code 1 everywhere."""
+
+    code = "missing_extra"
+
+
 class NoStoreError(AletheiaError):
     """No store where the settings point: no file where a command that only reads looks, a
     file where the data folder should be, or a PostgreSQL database that does not exist."""

@@ -142,5 +142,16 @@ def test_a_postgresql_url_without_the_postgres_extra_is_one_line(
     monkeypatch.setitem(sys.modules, "aletheia_mem.storage.postgres.store", None)  # not installed
     monkeypatch.setenv("ALETHEIA_HUB_DB", "postgresql://postgres@127.0.0.1:5432/none")
     result = run("save", "anything")
-    assert (result.exit_code, result.stderr) == (2, NO_EXTRA)
+    assert (result.exit_code, result.stderr) == (1, NO_EXTRA)
     assert not workspace.data_dir.exists()
+
+
+@pytest.mark.parametrize("command", [("mcp-link", "list"), ("audit",), ("save", "anything")])
+def test_a_missing_postgres_extra_exits_1_whatever_the_command_as_aletheia_sync_does(
+    run: Invoke, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    monkeypatch.setitem(sys.modules, "aletheia_mem.storage.postgres.store", None)  # not installed
+    monkeypatch.setitem(sys.modules, "aletheia_mem.storage.postgres.database", None)
+    monkeypatch.setenv("ALETHEIA_HUB_DB", "postgresql://postgres@127.0.0.1:5432/none")
+    result = run(*command)
+    assert (result.exit_code, result.stderr) == (1, NO_EXTRA)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aletheia_mem.config import is_database_url
-from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.errors import MissingExtraError
 from aletheia_mem.storage.sqlite import SqliteStore
 
 if TYPE_CHECKING:  # protocols: typing only, off the start path
@@ -51,7 +51,7 @@ def open_store(
             leaves it to the next process.
 
     Raises:
-        InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+        MissingExtraError: a ``postgresql://`` URL without the ``postgres`` extra installed.
         StoreUnavailableError: the PostgreSQL database cannot be reached (one line).
     """
     if isinstance(target, str) and is_database_url(target):
@@ -85,13 +85,13 @@ def hub_store_exists(target: str | Path) -> bool:
 
     Raises:
         StoreUnavailableError: a PostgreSQL database cannot be reached (one line).
-        InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+        MissingExtraError: a ``postgresql://`` URL without the ``postgres`` extra installed.
     """
     if isinstance(target, str) and is_database_url(target):
         try:
             from aletheia_mem.storage.postgres.database import is_migrated  # type: ignore[import-not-found,unused-ignore]
         except ImportError:
-            raise InvalidInputError(_NO_POSTGRES_EXTRA) from None
+            raise MissingExtraError(_NO_POSTGRES_EXTRA) from None
         return bool(is_migrated(target))
     return Path(target).is_file()
 
@@ -104,7 +104,7 @@ def open_hub_store(
     None keeps each default).
 
     Raises:
-        InvalidInputError: a ``postgresql://`` URL without the ``postgres`` extra installed.
+        MissingExtraError: a ``postgresql://`` URL without the ``postgres`` extra installed.
     """
     if isinstance(target, str) and is_database_url(target):
         return _open_postgres(target, pool_size, search_cache_mb)
@@ -118,6 +118,6 @@ def _open_postgres(
     try:
         from aletheia_mem.storage.postgres.store import open_postgres_store  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        raise InvalidInputError(_NO_POSTGRES_EXTRA) from None
+        raise MissingExtraError(_NO_POSTGRES_EXTRA) from None
     store: HubStore = open_postgres_store(url, pool_size, search_cache_mb)
     return store
