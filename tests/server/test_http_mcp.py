@@ -114,7 +114,11 @@ def test_unsupported_protocol_version_header_gets_400(server: RunningServer) -> 
     session = server.initialize()
     reply = server.post_mcp(rpc("ping"), session, {"MCP-Protocol-Version": "2099-01-01"})
     assert reply.status == 400
-    assert "2099-01-01" in reply.json()["error"]["message"]
+    message = reply.json()["error"]["message"]
+    assert "'2099-01-01'" in message
+    assert message.endswith(
+        "this server speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05."
+    )
 
 
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])

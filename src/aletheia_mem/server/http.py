@@ -36,6 +36,7 @@ from aletheia_mem.server.mcp import (
     handle_payload,
     only_reads,
 )
+from aletheia_mem.server.modern import MODERN_VERSIONS
 from aletheia_mem.server.sessions import SessionState, SessionStore
 from aletheia_mem.server.stdio import parse_line
 from aletheia_mem.server.wiring import hub_store
@@ -128,7 +129,7 @@ def check_headers(
         return rpc_error(
             400,
             f"Bad Request: unsupported MCP-Protocol-Version {echoed(version.strip())!r}; this"
-            f" server speaks {', '.join(SUPPORTED_VERSIONS)}.",
+            f" server speaks {', '.join((*MODERN_VERSIONS, *SUPPORTED_VERSIONS))}.",
             request_id=request_id,
         )
     accept = request.headers.get("accept")
