@@ -141,6 +141,16 @@ def test_unknown_evidence_memory_id_is_an_error_naming_it(call, app):
     assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
 
 
+def test_every_unknown_evidence_id_is_named_not_only_the_lowest(call, app):
+    call("save_memory", text="known memory")
+
+    result = call("add_rule", then="Be brief", evidence_memory_ids=[999, 1, 1000, 998])
+
+    assert result.is_error
+    assert result.text == "Unknown evidence memory ids #998, #999 and #1000."
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
+
+
 def test_unknown_evidence_fact_id_is_an_error_naming_it(call, app):
     result = call("add_rule", then="Be brief", evidence_fact_ids=[7])
 

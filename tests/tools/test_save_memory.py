@@ -303,7 +303,7 @@ def test_facts_sent_with_an_existing_memory_are_still_recorded(call):
     same_again = call("save_memory", text="Payments run on Postgres", facts=[fact])
 
     assert again.text == (
-        "Already saved as #1. A fact it states changed; fact_history shows the change."
+        "Already saved as #1. A fact it states is new or changed; fact_history shows it."
     )
     assert same_again.text == "Already saved as #1."
     assert "PostgreSQL 16" in call("fact_history", subject="payments-api").text
@@ -326,7 +326,7 @@ def test_saving_again_with_a_new_fact_value_says_the_fact_changed(call):
     again = call("save_memory", text="Runtime is node", title="Runtime", facts=[new])
 
     assert again.text == (
-        "Already saved as #1. A fact it states changed; fact_history shows the change."
+        "Already saved as #1. A fact it states is new or changed; fact_history shows it."
     )
     assert "node 22" in call("fact_history", subject="api").text
 

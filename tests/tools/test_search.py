@@ -150,6 +150,17 @@ def test_filters_that_exclude_every_hit_are_named_in_the_reason(call):
     )
 
 
+def test_since_later_than_until_is_the_reason_not_a_filter_never_given(call):
+    save(call, PNPM)
+
+    result = call("search", query="pnpm", since="2026-12-07", until="2026-12-01")
+
+    assert not result.is_error
+    assert result.text == (
+        "No matches. since is later than until or older_than_days: no memory can match both."
+    )
+
+
 def test_offset_past_the_last_hit_says_so(call):
     save(call, PNPM)
 

@@ -265,6 +265,9 @@ def _empty_reason(
         unpaged = replace(query, offset=0, limit=1)
         if store.search_memories(unpaged, now):
             return f"Nothing past offset {request.offset}."
+    if request.since is not None and request.until is not None and request.since > request.until:
+        since_name, until_name = request.filter_names[2:]
+        return f"{since_name} is later than {until_name}: no memory can match both."
     values = (request.type, request.kind, request.since, request.until)
     filters = [
         name for name, value in zip(request.filter_names, values, strict=True) if value is not None

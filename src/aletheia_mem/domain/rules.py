@@ -88,6 +88,14 @@ def rule_scope_name(
     return name.strip()
 
 
+def _unknown_evidence(kind: str, ids: list[int]) -> str:
+    """``Unknown evidence memory id #7.``, or every unknown id: ``... ids #7, #8 and #9.``"""
+    named = [f"#{item}" for item in ids]
+    if len(named) == 1:
+        return f"Unknown evidence {kind} id {named[0]}."
+    return f"Unknown evidence {kind} ids {', '.join(named[:-1])} and {named[-1]}."
+
+
 def _visible_ids(
     store: Store, table: DismissTable, ids: Sequence[int], projects: tuple[str, ...] | None
 ) -> set[int]:
@@ -131,10 +139,10 @@ def add_rule_telling(
         set(memory_ids) - _visible_ids(store, "memories", memory_ids, projects)
     )
     if missing_memories:
-        raise InvalidInputError(f"Unknown evidence memory id #{missing_memories[0]}.")
+        raise InvalidInputError(_unknown_evidence("memory", missing_memories))
     missing_facts = sorted(set(fact_ids) - _visible_ids(store, "facts", fact_ids, projects))
     if missing_facts:
-        raise InvalidInputError(f"Unknown evidence fact id #{missing_facts[0]}.")
+        raise InvalidInputError(_unknown_evidence("fact", missing_facts))
     then, when = redact_secrets(then), redact_secrets(when)
     for name, text in (("then", then), ("when", when)):  # a marker may outgrow what it hides
         if len(text) > MAX_RULE:

@@ -57,7 +57,7 @@ def saved_again_notes(memory: Memory, item: memories.MemoryInput, facts_changed:
     pin or files it asked for were not applied. Empty for the same call again."""
     notes = ""
     if facts_changed:
-        notes += " A fact it states changed; fact_history shows the change."
+        notes += " A fact it states is new or changed; fact_history shows it."
     kept = memories.not_applied_again(memory, item)
     if kept:
         named = " and ".join([", ".join(kept[:-1]), kept[-1]] if len(kept) > 1 else kept)
