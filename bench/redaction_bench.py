@@ -81,6 +81,12 @@ ADVERSARIAL = {
     "look-alike names": "p\u0430ssword=",
     "bare passphrases": "password: correct horse battery staple\n",
     "colon word runs": ": a b c d\n",
+    "colon camel case": "password: CorrectHorse\n",
+    "sentence passphrases": "the password is correct horse battery staple, ",
+    "sentence word runs": "pass is a b c d ",
+    "hex keys in prose": "the datadog key 3f9a8c1d2e4b5a6978c0d1e2f3a4b5c6 ",
+    "exported words": "export db_password=Sunshine; ",
+    "named token prefixes": "hf_ModelLoaderConfigurationForTransformers ",
 }
 
 

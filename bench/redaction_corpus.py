@@ -190,6 +190,18 @@ def _unprefixed(pw: str, hex32: str) -> list[Case]:
         Case("passphrase-camel-case", "export DB_PASSWORD=CorrectHorseBatteryStaple;", (camel,)),
         Case("passphrase-bare", f"db:\n  password: {words}\n", (words,)),
         Case("passphrase-bare", f"wifi passphrase: {words}", (words,)),
+        Case("passphrase-camel-case", f"password: {camel}", (camel,)),
+        Case(
+            "passphrase-camel-case",
+            "db:\n  password: PurpleMonkeyDishwasher\n",
+            ("PurpleMonkeyDishwasher",),
+        ),
+        Case("passphrase-title-case", f"password: {words.title()}", (words.title(),)),
+        Case("passphrase-sentence", f"the wifi password is {words}", (words,)),
+        Case("passphrase-sentence", f"The passphrase was {words.title()}.", (words.title(),)),
+        Case("export-one-word", "export db_password=Sunshine; ./deploy.sh", ("Sunshine",)),
+        Case("hex-key-prose", f"the datadog key {hex32}", (hex32,)),
+        Case("hex-key-prose", f"sentry key is {hex32}.", (hex32,)),
     ]
 
 
@@ -609,6 +621,20 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("code", "db_password=DummyValue"),
     ("public-id", '"client_email": "deploy@acme-prod.iam.gserviceaccount.com"'),
     ("public-id", '"kid": "3f2a9c1b7e4d5f60718293a4b5c6d7e8f9012345"'),
+    ("prose", "password: see the vault"),
+    ("prose", "Password: CamelCase is our naming rule"),
+    ("prose", "Password: Reset Email Template Update"),
+    ("prose", "the password is stored in the team vault"),
+    ("prose", "The password is hashed with bcrypt before storage."),
+    ("code", "class Settings(BaseSettings):\n    password: SecretStr\n    token: TokenPayload\n"),
+    ("code", "  password: HashedValue"),
+    ("code", "interface Login {\n  password: PasswordInput;\n}"),
+    ("code", "const API_KEY=SomeConst;"),
+    ("digest", "the cache key 5d41402abc4b2a76b9719d911017c592 was evicted"),
+    ("digest", "the key is 5d41402abc4b2a76b9719d911017c592"),
+    ("fingerprint", "GPG key 9DC858229FC7DD38854AE2D88D81803C0EBFCD88 imported"),
+    ("code", "hf_ModelLoaderConfigurationForTransformers = load()"),
+    ("code", "oat_ThisIsTheConfigurationLoaderForTheWholeApp"),
 )
 
 

@@ -720,7 +720,8 @@ def test_an_upper_case_literal_that_names_nothing_is_still_redacted(text: str) -
         "password=Required",
         "password_hasher=Argon2Hasher",  # no secret name
         "token_type=BearerToken",
-        "password: CorrectHorseBatteryStaple",  # ":" is a type annotation as often as not
+        "password: SecretStr",  # ":" and a type (test_redaction_shapes.py: a passphrase)
+        "def login(password: CorrectHorse, user: str) -> None:",
     ],
 )
 def test_a_camel_case_value_after_a_lower_case_name_that_reads_as_code_is_kept(
@@ -857,7 +858,7 @@ def test_a_bare_passphrase_of_lower_case_words_after_a_password_name_is_redacted
         "passphrase: four random words joined",
         "passphrase: diceware style random words",
         "password: correct horse",  # too short to tell
-        "password: Correct Horse Battery Staple",  # capitals: a title as often as not
+        "Password: Reset Email Template Update",  # a title (test_redaction_shapes.py)
         "the password: correct horse battery staple",  # prose, not a key
         "Note the password: correct horse battery staple",
         "title: correct horse battery staple",  # no password name

@@ -15,21 +15,26 @@ The rules, each in its own module:
   ``mongo -p X``, ``ldapsearch -w X``, ``smbclient -U u%X``, ``htpasswd -b``, ``net user``,
   ``IDENTIFIED BY``, ``echo X | docker login --password-stdin``), passwords written in
   sentences and prompts, random values after a strong name and blanks or a table cell
-  (``aws configure set aws_secret_access_key X``), ``.pgpass`` lines;
+  (``aws configure set aws_secret_access_key X``), a vendor's hex key in prose (``the datadog
+  key 3f9a...``), ``.pgpass`` lines;
 * vendors (:mod:`~aletheia_mem.domain.redaction_vendors`): 81 token formats with a documented
   shape (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, Hugging Face, Vault,
   DigitalOcean, Databricks, Doppler, SendGrid, Twilio, age..., Aletheia's own hub tokens), also
   wrapped in base64 or glued
-  to each other or to a word with no separator, and the AWS secret key beside its key ID;
+  to each other or to a word with no separator, and the AWS secret key beside its key ID
+  (names made of words after a prefix that begins names too are kept: ``alt_``, ``hf_``,
+  ``oat_``);
 * names (:mod:`~aletheia_mem.domain.redaction_names`): literal values given to secret-looking
   names in code, subscripts, YAML (also on the next line), INI, dotenv, JSON (also escaped
   inside a JSON string), XML, Terraform variables, name/value pairs, call arguments, cookies
   and query strings, with an entropy check for weak names (``key``, ``session``, ``seed``),
   quoted passphrases given to password names, and CamelCase passphrases in .env and shell
-  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export db_password=CorrectHorse;``);
-* phrases (:mod:`~aletheia_mem.domain.redaction_phrases`): passphrases of lower-case words
-  written bare after a password name at a line's start (``password: correct horse battery
-  staple``), not prose (``password: the one in the vault``).
+  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export db_password=Sunshine;``);
+* phrases (:mod:`~aletheia_mem.domain.redaction_phrases`): passphrases written bare after a
+  password name at a line's start, in lower-case or Title Case words or CamelCase
+  (``password: correct horse battery staple``, ``password: CorrectHorseBatteryStaple``) or in
+  a sentence (``the wifi password is Correct Horse Battery Staple.``), not prose (``password:
+  the one in the vault``), titles or types (``password: SecretStr``).
 
 The rules read the text as a reader or a normalising tool would
 (:mod:`~aletheia_mem.domain.redaction_fold`): NFKC-folded (full-width letters, digits and

@@ -19,6 +19,7 @@ from aletheia_mem.domain.redaction_names import (
     is_literal_secret,
     is_public_name,
     name_strength,
+    names_identifier,
 )
 from aletheia_mem.domain.redaction_values import (
     character_kinds,
@@ -482,6 +483,39 @@ def _spaced_secret(text: str, lower: str, match: re.Match[str]) -> Iterator[tupl
         if name_strength(name) is Strength.STRONG and not is_public_name(text, name_start, name):
             yield begin, begin + len(secret)
             return
+    if words and _is_vendor_hex_key(text, start, text[start:end], secret):
+        yield begin, begin + len(secret)
+
+
+# A vendor's key in hex after its name and "key" ("the datadog key 3f9a...", "sentry key is
+# ..."): 32 hex digits or more, as Datadog's, Algolia's or Sentry's keys are. A word of grammar
+# or an identifier's kind before "key" names no vendor: "the key is <md5>", "use key <sha>",
+# "cache key", "primary key", "GPG key", "ssh key" (a fingerprint).
+_HEX_KEY = re.compile(r"[0-9a-fA-F]{32,}+")
+_VENDOR_BEFORE = re.compile(r"(?<![\w.\-])([A-Za-z]{2,20}+)[ \t]++$")
+_NO_VENDOR_WORDS = frozenset(
+    {
+        "the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "their", "its",
+        "his", "her", "same", "which", "what", "whose", "each", "every", "any", "some", "no",
+        "one", "by", "for", "from", "to", "of", "in", "on", "at", "with", "as", "via", "per",
+        "use", "using", "used", "set", "get", "new", "old", "next", "last", "first", "is", "was",
+        "and", "or", "but", "if", "then", "ssh", "host", "shard", "routing", "index", "map",
+        "dict", "table", "commit", "git", "group", "join", "composite", "natural", "surrogate",
+        "compound", "api",
+    }
+)  # fmt: skip
+
+
+def _is_vendor_hex_key(text: str, start: int, name: str, secret: str) -> bool:
+    if name.lower() != "key" or _HEX_KEY.fullmatch(secret) is None:
+        return False
+    vendor = _VENDOR_BEFORE.search(text, max(0, start - 24), start)
+    return (
+        vendor is not None
+        and vendor[1].lower() not in _NO_VENDOR_WORDS
+        and not names_identifier(vendor[1] + name)
+        and not is_public_name(text, start, name)
+    )
 
 
 _IDIOM = re.compile(r"secrets?[ \t]++(?:to|of)[ \t]")  # "the secret to fast builds is ..."

@@ -87,6 +87,13 @@ _ID_KEYS = (
     "cachekey", "dedupekey", "dedupkey", "foreignkey", "objectkey", "lookupkey", "uniquekey",
     "requestkey", "messagekey", "eventkey", "session",
 )  # fmt: skip
+
+
+def names_identifier(name: str) -> bool:
+    """Whether ``name`` names an identifier (``cache_key``, ``idempotency key``), no secret."""
+    return compact(name).endswith(_ID_KEYS)
+
+
 # The bare word "token" names tokenizers and models as often as credentials
 _TOKEN_WORDS = frozenset({"token", "tokens", "tokenizer"})
 
@@ -248,13 +255,25 @@ def _is_keyword_argument(lower: str, name_start: int) -> bool:
     return before.endswith(("(", ","))
 
 
+# A shell's "export " before a name: at a line's start or after a blank, ";", "&", "|" or "("
+_EXPORT = re.compile(r"(?:^|(?<=[\s;&|(]))export[ \t]++$")
+_EXPORT_WINDOW = 16
+
+
+def _is_exported(lower: str, name_start: int) -> bool:
+    """Whether the name at ``name_start`` follows a shell's ``export`` (``export db_password=``):
+    a shell variable, whose CamelCase value is a literal even as one word."""
+    return _EXPORT.search(lower, max(0, name_start - _EXPORT_WINDOW), name_start) is not None
+
+
 def _is_env_literal(match: re.Match[str], name: str, value: str, end: int) -> bool:
     """Whether a bare value that reads as a name (``CorrectHorseBatteryStaple``) is the literal
     of a .env, shell, INI or properties assignment: ``DB_PASSWORD=CorrectHorseBatteryStaple``,
     ``export db_password=CorrectHorse;``. The name names a secret, "=" has no blank on either
     side and the value ends its word (a shell ";" may end it). A lower-case name (code as often
     as a setting) needs a value of two words or more, outside a call's arguments and an
-    object's attributes. Code (``PASSWORD = PasswordField``, ``f(password=PasswordField)``),
+    object's attributes, unless ``export`` makes it a shell variable (``export
+    db_password=Sunshine;``). Code (``PASSWORD = PasswordField``, ``f(password=PasswordField)``),
     values naming a secret (``MyApiKey``, ``PasswordField``) and placeholders written in
     CamelCase (``YourSecretHere``, ``DummyValue``) are kept."""
     lower, start = match.string, match.start("bare")  # matched on the lower-cased text
@@ -270,7 +289,7 @@ def _is_env_literal(match: re.Match[str], name: str, value: str, end: int) -> bo
     words = _NAME_WORD.findall(value)
     if is_placeholder("_".join(words)) or any(w.lower() in _NOT_PASSPHRASE_WORDS for w in words):
         return False  # YourSecretHere, ChangeMe, DummyValue, PasswordField
-    if _ENV_NAME.fullmatch(name) is not None:
+    if _ENV_NAME.fullmatch(name) is not None or _is_exported(lower, match.start() - len(name)):
         return True
     return (
         len(words) >= 2

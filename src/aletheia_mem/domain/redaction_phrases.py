@@ -8,7 +8,15 @@ to 8 lower-case words none of which carries the grammar or the vocabulary of pro
 article, pronoun, preposition, conjunction, auxiliary, negation or instruction ("see", "ask",
 "use"), no word about where secrets live or what they are like ("vault", "random", "prod"),
 no word ending in "-ed", "-ing" or "-ly" ("rotated", "pending", "monthly"). A sentence (a final
-"."), capitals and digits keep the line as it is.
+"."), mixed capitals and digits keep the line as it is. Words all in Title Case (``Correct Horse
+Battery Staple``) or run together in CamelCase (``CorrectHorseBatteryStaple``, two words at
+least) are read alike, with more words that make a title or a type rather than a passphrase
+("Reset Email Template Update", ``SecretStr``, ``HashedValue``); a CamelCase value that ends its
+line is no annotation of a parameter or a TypeScript member (those go on with "," or ";").
+
+Inside a sentence, ``the wifi password is correct horse battery staple.`` holds one too: 4 to 8
+words, all lower case or all in Title Case, after a password name and "is" or "was", ending the
+clause (a line's end or ".", "!", ",", ";"), none of them prose as above.
 """
 
 from __future__ import annotations
@@ -16,17 +24,21 @@ from __future__ import annotations
 import re
 
 from aletheia_mem.domain.redaction_names import is_password_name
-from aletheia_mem.domain.redaction_values import redact_span
+from aletheia_mem.domain.redaction_values import lower_same_length, redact_span
 
 # The value: ":", then 4 to 8 lower-case words up to the end of the line or a "#" comment. Found
 # first (a colon is rarer than a line start), then the line's start is read up to it: indentation,
 # an optional list or quote mark, an optional qualifier word, the name (maybe quoted or in bold).
 # Every part is bounded and possessive, and one line holds at most one value: linear.
+_LOWER_WORDS = r"[a-z]{1,20}+(?:[ \t]{1,2}+[a-z]{1,20}+){3,7}+"
+_TITLE_WORDS = r"[A-Z][a-z]{0,19}+(?:[ \t]{1,2}+[A-Z][a-z]{0,19}+){3,7}+"
+_CAMEL_WORDS = r"(?:[A-Z][a-z]{1,19}+){2,8}+"
 _VALUE = re.compile(
-    r":[ \t]{1,8}+(?P<value>[a-z]{1,20}+(?:[ \t]{1,2}+[a-z]{1,20}+){3,7}+)"
+    rf":[ \t]{{1,8}}+(?P<value>{_LOWER_WORDS}|{_TITLE_WORDS}|{_CAMEL_WORDS})"
     r"[ \t]*+(?:#[^\n]*+)?\r?$",
     re.MULTILINE,
 )
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]++")
 _HEAD = re.compile(
     r"[ \t]{0,40}+(?:[-*>][ \t]{1,4}+)?(?:(?P<qualifier>[A-Za-z]{1,20}+)[ \t]{1,4}+)?"
     r"(?:\*\*|[\"'])?(?P<name>[A-Za-z][\w.\-]{0,79}+)(?:\*\*|[\"'])?[ \t]{0,4}+"
@@ -69,6 +81,31 @@ _PROSE_WORDS = frozenset(
 )  # fmt: skip
 
 
+# Words of titles ("Password: Reset Email Template Update") and type names ("HashedValue",
+# "OptionalString"), read in capitalised words only: in lower case they stay passphrase words
+_CAPITALISED_PROSE_WORDS = frozenset(
+    {
+        "reset", "update", "updates", "fix", "fixes", "change", "changes", "migration", "flow",
+        "email", "template", "page", "form", "field", "fields", "screen", "dialog", "modal",
+        "button", "rule", "rules", "validation", "validator", "strength", "meter", "expiry",
+        "expiration", "hash", "hashed", "hasher", "storage", "design", "redesign", "proposal",
+        "plan", "note", "notes", "bug", "issue", "ticket", "feature", "support", "api", "service",
+        "services", "account", "accounts", "rotation", "requirement", "requirements", "complexity",
+        "history", "recovery", "reuse", "audit", "review", "docs", "guide", "setup", "overview",
+        "summary", "status", "error", "errors", "logout", "auth", "authentication", "security",
+        "encryption", "str", "string", "strings", "int", "integer", "bytes", "bool", "boolean",
+        "type", "types", "value", "values", "model", "schema", "input", "optional", "list",
+        "dict", "map", "union", "literal", "annotated", "object", "data", "dto", "payload",
+        "entity", "record", "info", "handler", "provider", "factory", "encoder", "decoder",
+        "class", "interface", "struct", "enum", "options", "params", "property", "attribute",
+        "wrapper", "holder", "ref", "reference", "spec", "name", "text", "plain", "raw",
+        "constrained", "sensitive", "encrypted", "masked", "hidden", "protected", "private",
+        "public", "base", "abstract", "generic", "proxy", "column", "char", "mixin", "your",
+        "foo", "bar", "baz", "replace", "insert", "enter", "here", "me",
+    }
+)  # fmt: skip
+
+
 def _is_passphrase(words: list[str]) -> bool:
     return not any(
         word in _PROSE_WORDS
@@ -77,11 +114,25 @@ def _is_passphrase(words: list[str]) -> bool:
     )
 
 
+def _is_passphrase_value(value: str) -> bool:
+    """Whether ``value`` (lower-case or Title Case words, or CamelCase) is a passphrase."""
+    words = value.split() if " " in value or "\t" in value else _CAMEL_WORD.findall(value)
+    lowered = [word.lower() for word in words]
+    if value[0].isupper() and any(word in _CAPITALISED_PROSE_WORDS for word in lowered):
+        return False
+    return _is_passphrase(lowered)
+
+
 def redact_bare_passphrases(text: str) -> str:
-    """Redact a passphrase of lower-case words given bare to a password name at a line's start
-    (``password: correct horse battery staple``)."""
-    if ":" not in text:
-        return text
+    """Redact a passphrase given bare to a password name at a line's start (``password: correct
+    horse battery staple``) or in a sentence (``the password is Correct Horse Battery Staple``)."""
+    spans = _line_spans(text) if ":" in text else []
+    if (" is " in text or " was " in text) and "pass" in lower_same_length(text):
+        spans += _sentence_spans(text)  # not " Is ": a title, kept
+    return redact_span(text, sorted(spans))
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for match in _VALUE.finditer(text):
         colon = match.start()
@@ -93,7 +144,34 @@ def redact_bare_passphrases(text: str) -> str:
             head is not None
             and is_password_name(head["name"])
             and (head["qualifier"] is None or head["qualifier"].lower() not in _PROSE_WORDS)
-            and _is_passphrase(match["value"].split())
+            and _is_passphrase_value(match["value"])
         ):
             spans.append(match.span("value"))
-    return redact_span(text, spans)
+    return spans
+
+
+# "the wifi password is correct horse battery staple.", "the passphrase for staging was Tiger
+# Lamp Orbit Velvet": found from "is" or "was" (rarer than words), read back to the name.
+_SENTENCE_VALUE = re.compile(
+    r"[ \t](?:is|was)[ \t]{1,4}+"
+    rf"(?P<value>{_LOWER_WORDS}|{_TITLE_WORDS})"
+    r"(?=[ \t]{0,4}+(?:[.!,;](?:[ \t]|\r?$)|\r?$))",
+    re.MULTILINE,
+)
+# What stands before "is": the password name, maybe with whom it is for ("for the staging db")
+_SENTENCE_NAME = re.compile(
+    r"(?<![A-Za-z])(?i:password|passphrase|passwd|passcode)"
+    r"(?:[ \t](?i:for|of|on|to|in)[ \t][^\n.;:=]{1,30}+)?$"
+)
+_SENTENCE_WINDOW = 48
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for match in _SENTENCE_VALUE.finditer(text):
+        before = text[max(0, match.start() - _SENTENCE_WINDOW) : match.start()]
+        if "pass" not in before.lower():
+            continue  # a cheap check first: no password name before "is"
+        if _SENTENCE_NAME.search(before) and _is_passphrase_value(match["value"]):
+            spans.append(match.span("value"))
+    return spans

@@ -189,6 +189,24 @@ _ONLY_APART = ("EA", "A3")
 # random when a part is no part of a name (a word, Word or WORD, a number after it or alone)
 # and the whole does not read as words run together ("ToggleFullScreenModeKeyBindingX").
 _RANDOM_ONLY = ("alt_",)
+# Prefixes whose bodies are letters and digits with no separator, which begin CamelCase names
+# too ("hf_ModelLoaderConfigurationForTransformers", "oat_ThisIsTheConfigurationLoader"): a
+# body without digits that reads as words run together, judged whole to the end of its letters
+# and digits, is a name, unless it has the 34 letters of a Hugging Face token (gitleaks and
+# detect-secrets: hf_[A-Za-z]{34}). Of a million random bodies of 34 letters, one read as words,
+# so that length is always a token; a random oat_ body of 40 letters and digits has no digit
+# about once in a thousand, and then reads as words about once in a million.
+_NAMED_PREFIXES = ("hf_", "oat_")
+_LETTERS = re.compile(r"[A-Za-z0-9]{0,256}+")
+_HUGGING_FACE_BODY = 34
+
+
+def _names_words(run: str, body: int) -> bool:
+    """Whether the letters at ``body`` in ``run`` read as words run together (a name)."""
+    word = _LETTERS.match(run, body).group()  # type: ignore[union-attr]
+    return len(word) != _HUGGING_FACE_BODY and word.isalpha() and reads_as_words(word)
+
+
 _NAME_PART = re.compile(r"[A-Z]?+[a-z]*+[0-9]*+|[A-Z]++[0-9]*+")
 _SMALL_LETTERS = re.compile(r"[a-z]{0,32}+")  # the rest of a word
 # After digits, or letters of one case and digits ("123ghp_", "abc1alt_", "x9alt_", hex "3dghp_"),
@@ -259,6 +277,8 @@ def _token_end(run: str, start: int, *, glued: bool) -> int:
     read = run[start:end]
     if is_masked(read[-16:]) or is_placeholder(read):
         return 0  # a mask ("ghp_xxxx..."), a placeholder ("xoxb-your-token-here")
+    if read.startswith(_NAMED_PREFIXES) and _names_words(run, start + read.index("_") + 1):
+        return 0  # a name: "hf_ModelLoaderConfigurationForTransformers"
     if end == limit < len(run):  # a long token: judged by what was read, then read to its end
         if glued and not _looks_random(read):
             return 0
