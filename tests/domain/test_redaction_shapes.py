@@ -42,6 +42,7 @@ def test_a_camel_or_title_case_passphrase_after_a_password_name_and_a_colon_is_r
         "    password: HashedValue\n",
         "    password: OptionalString",
         "    password: ConstrainedStr",
+        "    password: LargeBinary",
         "    passphrase: PassphraseInput",
         "  password: UserCredentials\n",
         "password: CorrectHorse;",  # TypeScript: a member's type
@@ -167,6 +168,8 @@ def test_a_bare_hex_key_after_a_vendor_name_in_prose_is_redacted(text: str) -> N
         f"GPG key {HEX40.upper()}",
         f"the public key {HEX40}",
         f"lookup by key {HEX32}",
+        f"the redis key {HEX32} holds the session",  # a store's key: a digest as often as not
+        f"the file key {HEX32} in the manifest",
         f"use key {HEX32} for the lookup",
         f"the datadog key id {HEX32}",
         "the datadog key 1234",

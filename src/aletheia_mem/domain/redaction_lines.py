@@ -488,9 +488,10 @@ def _spaced_secret(text: str, lower: str, match: re.Match[str]) -> Iterator[tupl
 
 
 # A vendor's key in hex after its name and "key" ("the datadog key 3f9a...", "sentry key is
-# ..."): 32 hex digits or more, as Datadog's, Algolia's or Sentry's keys are. A word of grammar
-# or an identifier's kind before "key" names no vendor: "the key is <md5>", "use key <sha>",
-# "cache key", "primary key", "GPG key", "ssh key" (a fingerprint).
+# ..."): 32 hex digits or more, as Datadog's, Algolia's or Sentry's keys are. A word of grammar,
+# an identifier's kind or a store of items before "key" names no vendor: "the key is <md5>",
+# "use key <sha>", "cache key", "primary key", "the redis key <md5>", "GPG key", "ssh key" (a
+# fingerprint).
 _HEX_KEY = re.compile(r"[0-9a-fA-F]{32,}+")
 _VENDOR_BEFORE = re.compile(r"(?<![\w.\-])([A-Za-z]{2,20}+)[ \t]++$")
 _NO_VENDOR_WORDS = frozenset(
@@ -501,7 +502,11 @@ _NO_VENDOR_WORDS = frozenset(
         "use", "using", "used", "set", "get", "new", "old", "next", "last", "first", "is", "was",
         "and", "or", "but", "if", "then", "ssh", "host", "shard", "routing", "index", "map",
         "dict", "table", "commit", "git", "group", "join", "composite", "natural", "surrogate",
-        "compound", "api",
+        "compound", "api", "redis", "memcached", "file", "files", "bucket", "blob", "kv",
+        "db", "database", "row", "record", "document", "doc", "item", "entry", "lock", "job",
+        "task", "queue", "topic", "content", "manifest", "image", "layer", "build", "artifact",
+        "upload", "path", "url", "hash", "sha", "md", "digest", "checksum", "etag", "version",
+        "tree", "object", "dedupe", "storage", "store", "local", "remote", "json",
     }
 )  # fmt: skip
 

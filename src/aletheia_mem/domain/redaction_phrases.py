@@ -101,7 +101,10 @@ _CAPITALISED_PROSE_WORDS = frozenset(
         "wrapper", "holder", "ref", "reference", "spec", "name", "text", "plain", "raw",
         "constrained", "sensitive", "encrypted", "masked", "hidden", "protected", "private",
         "public", "base", "abstract", "generic", "proxy", "column", "char", "mixin", "your",
-        "foo", "bar", "baz", "replace", "insert", "enter", "here", "me",
+        "foo", "bar", "baz", "replace", "insert", "enter", "here", "me", "binary", "blob",
+        "large", "varchar", "float", "decimal", "uuid", "date", "time", "datetime", "number",
+        "array", "tuple", "frozen", "mapped", "json", "sequence", "iterable", "callable",
+        "nullable", "unicode", "ascii", "strict", "secure",
     }
 )  # fmt: skip
 
