@@ -145,7 +145,7 @@ def test_context_is_the_session_start_block(run: Invoke) -> None:
     assert result.exit_code == 0
     assert result.stdout.startswith("# Memory for shop\n## Pinned\n- #1 ")
     assert "[D] Use pnpm\n" in result.stdout
-    assert "Context economics: 1 items listed;" in result.stdout
+    assert "Context economics: 1 item listed;" in result.stdout
 
 
 def test_dismiss_hides_and_restore_brings_back(run: Invoke) -> None:

@@ -12,7 +12,7 @@ from tests.conftest import REFERENCE_NOW
 from tests.tools.helpers import body_lines
 
 ECONOMICS = re.compile(
-    r"Context economics: (\d+) items listed; ~(\d+) tokens for this block"
+    r"Context economics: (\d+) items? listed; ~(\d+) tokens for this block"
     r" \(estimate, chars/4\); (.+)\."
 )
 

@@ -10,7 +10,7 @@ from aletheia_mem.domain import memories
 from tests.tools.helpers import body_lines, rule_id_of, saved_id
 
 ECONOMICS = re.compile(
-    r"Context economics: (\d+) items listed; ~\d+ tokens for this block \(estimate, chars/4\);"
+    r"Context economics: (\d+) items? listed; ~\d+ tokens for this block \(estimate, chars/4\);"
     r" (.+)\."
 )
 

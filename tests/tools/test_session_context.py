@@ -11,7 +11,7 @@ from aletheia_mem.domain.kinds import OBSERVATION_KIND
 from tests.tools.helpers import DAY_MS, body_lines, rule_id_of, unwrap
 
 ECONOMICS = re.compile(
-    r"Context economics: (\d+) items listed; ~(\d+) tokens for this block"
+    r"Context economics: (\d+) items? listed; ~(\d+) tokens for this block"
     r" \(estimate, chars/4\); (.+)\."
 )
 

@@ -363,8 +363,8 @@ def test_a_file_search_pages_on_without_showing_its_first_page_again(
 
 @pytest.mark.parametrize("name", ["upto", "at"])
 @pytest.mark.parametrize(
-    "value", ["abc", "-1", "0", "1e3", "%C2%B2", "99999999999999999999", "5%00", "<b>", "%F0%9F"]
-)
+    "value", ["abc", "-1", "0", "1e3", "%C2%B2", "99999999999999999999", "5%00", "<b>"]
+)  # a value that is not UTF-8 (%F0%9F) refuses the address: test_web_round5
 def test_an_odd_bound_in_a_search_link_says_so_and_shows_the_results_as_they_are_now(
     server: RunningServer, name: str, value: str
 ) -> None:

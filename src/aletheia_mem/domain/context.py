@@ -222,6 +222,7 @@ def _render(header: str, sections: list[_Section], outcome: str, lists: list[str
     body = "\n".join(out)
     tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
     return (
-        f"{body}\nContext economics: {items} items listed; ~{tokens} tokens for this block"
+        f"{body}\nContext economics: {items} item{'' if items == 1 else 's'} listed;"
+        f" ~{tokens} tokens for this block"
         f" (estimate, chars/4); {outcome}."
     )

@@ -47,7 +47,7 @@ from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.hub_rows import HubToken
 from aletheia_mem.storage.write_waits import waiting_at_most
 from aletheia_mem.tools.app import AppContext
-from aletheia_mem.web.app import hub_exception_handlers, hub_routes
+from aletheia_mem.web.app import hub_exception_handlers, hub_routes, refusal_pages
 
 HUB_MAX_BODY_BYTES = 16 * 1024 * 1024
 _REALM = 'Bearer realm="aletheia-sync"'
@@ -315,6 +315,7 @@ def create_hub_app(
         *ui_routes,
     ]
     policy = make_policy(None, allowed_hosts, allowed_origins, HUB_MAX_BODY_BYTES)
-    guarded = Guard(Starlette(routes=routes, exception_handlers=hub_exception_handlers()), policy)
+    starlette = Starlette(routes=routes, exception_handlers=hub_exception_handlers())
+    guarded = Guard(starlette, policy, pages=refusal_pages(hub=True))
     tokens = TokenCache(hub_store(hub), remember_seconds)
     return TokenAuth(guarded, hub, limiter, refusals, failures, tokens, policy)

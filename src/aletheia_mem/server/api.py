@@ -76,9 +76,16 @@ _CODE_BY_STATUS = {
 }
 
 
+# Sent with every answer of ``/api/`` (as the UI's pages are): a reply holds stored memories,
+# which no cache keeps, and no browser reads as anything but JSON.
+API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+NO_ROUTE = "No API route at this address: /api/openapi.json lists them."
+
+
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    return Response(text.encode("utf-8", "backslashreplace"), status, headers, JSON_TYPE)
+    sent = {**API_HEADERS, **(headers or {})}
+    return Response(text.encode("utf-8", "backslashreplace"), status, sent, JSON_TYPE)
 
 
 def error_response(
@@ -103,6 +110,12 @@ def _json_body(raw: bytes, request: Request, required: bool) -> dict[str, Any]:
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != JSON_TYPE:
         raise _MediaTypeError("The request body must be sent as application/json.")
+    encoding = json.detect_encoding(raw)
+    if encoding.startswith("utf-8"):
+        try:
+            raw.decode(encoding, "surrogatepass")
+        except UnicodeDecodeError:
+            raise InvalidInputError("The request body is not UTF-8.") from None
     payload, ok = parse_line(raw)
     if not ok or not isinstance(payload, dict):
         raise InvalidInputError("The request body must be a JSON object.")
@@ -120,18 +133,37 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     """Path, query and body values, checked against the operation's schemas and merged (a
     number in the address exactly: ``/api/memories/%201%20`` names no memory)."""
     args: dict[str, Any] = {}
-    _check_utf8_address(request)
+    check_utf8_address(request)
     if op.query is not None:
         args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
         body = _json_body(await request.body(), request, op.body_required)
+        _check_strings(op.body, body)
         args.update(check_arguments(op.body, body))
     if op.path_params is not None:
         args.update(check_arguments(op.path_params, dict(request.path_params), exact=True))
     return args
 
 
-def _check_utf8_address(request: Request) -> None:
+def _check_strings(schema: dict[str, Any], body: dict[str, Any]) -> None:
+    """Refuse a JSON number (or any non-string) sent for a text field: the tools' checker
+    forgives a model's ``"title": 7``, but a program's ``{"text": 1e999}`` would save "inf".
+
+    Raises:
+        InvalidInputError: naming the field.
+    """
+    for name, spec in schema.get("properties", {}).items():
+        value = body.get(name)
+        if value is None:
+            continue
+        if spec.get("type") == "string" and not isinstance(value, str):
+            raise InvalidInputError(f"{name} must be a string.")
+        texts = spec.get("type") == "array" and spec.get("items", {}).get("type") == "string"
+        if texts and isinstance(value, list) and not all(isinstance(v, str) for v in value):
+            raise InvalidInputError(f"each of {name} must be a string.")
+
+
+def check_utf8_address(request: Request) -> None:
     """Refuse an address whose %-escapes decode to bytes that are not UTF-8 (``%ff%fe``): the
     server would read them as U+FFFD, and name a list (or look one up) with characters the
     client never sent.
@@ -226,7 +258,7 @@ def routes(app: AppContext, *, secured: bool) -> list[Route]:
     document = json_response(200, build_document(OPERATIONS, secured=secured)).body
 
     async def openapi(request: Request) -> Response:
-        return Response(document, 200, media_type=JSON_TYPE)
+        return Response(document, 200, API_HEADERS, JSON_TYPE)
 
     by_path: dict[str, list[Operation]] = {}
     for op in OPERATIONS:
@@ -234,7 +266,9 @@ def routes(app: AppContext, *, secured: bool) -> list[Route]:
     found = [Route("/api/openapi.json", openapi, methods=["GET"])]
     for path, ops in by_path.items():
         endpoints = {op.method: _endpoint(op, app) for op in ops}
-        found.append(Route(path, _dispatch(endpoints), methods=list(endpoints)))
+        # A list's name may hold "/" (``feature%2Flogin`` arrives decoded): match it whole.
+        served = path.replace("{name}", "{name:path}")
+        found.append(Route(served, _dispatch(endpoints), methods=list(endpoints)))
     return found
 
 
@@ -251,13 +285,16 @@ def _dispatch(
 async def _http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)  # noqa: S101  (registered for HTTPException only)
     code = _CODE_BY_STATUS.get(error.status_code, "error")
-    return error_response(error.status_code, code, str(error.detail), dict(error.headers or {}))
+    api = request.url.path.startswith("/api/") or request.url.path == "/api"
+    message = NO_ROUTE if api and error.status_code == 404 else str(error.detail)
+    return error_response(error.status_code, code, message, dict(error.headers or {}))
 
 
 async def _server_error(request: Request, error: Exception) -> Response:
     """A JSON 500 in the path's dialect; Starlette re-raises, so uvicorn logs the traceback."""
     refusal = Refusal(500, "internal_error", "Internal error; see the server log.")
-    return Response(refusal_body(request.url.path, refusal), 500, media_type=JSON_TYPE)
+    body = refusal_body(request.url.path, refusal)
+    return Response(body, 500, API_HEADERS, media_type=JSON_TYPE)
 
 
 def exception_handlers() -> dict[Any, Callable[[Request, Exception], Awaitable[Response]]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aletheia_mem.domain.dismissals import MAX_REASON_LENGTH
 from aletheia_mem.domain.limits import MAX_NAME, MAX_TITLE
 from aletheia_mem.server import api_handlers as h
 from aletheia_mem.server.openapi import Operation, Schema
@@ -24,9 +25,16 @@ _PROJECT_ONLY: Schema = {
     "type": "object",
     "properties": {"project": schemas.WORK_STATE_READ["properties"]["project"]},
 }
+# The tool cuts a longer reason (the reference's words); a program is told instead.
 _DISMISS_BODY: Schema = {
     "type": "object",
-    "properties": {"reason": schemas.DISMISS_MEMORY["properties"]["reason"]},
+    "properties": {
+        "reason": {
+            "type": "string",
+            "maxLength": MAX_REASON_LENGTH,
+            "description": f"Kept in the audit trail; at most {MAX_REASON_LENGTH} characters.",
+        }
+    },
 }
 _PIN_BODY: Schema = {
     "type": "object",

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from aletheia_mem.server.auth_failures import AuthFailures
@@ -102,7 +103,9 @@ def check_host(policy: GuardPolicy, value: str | None) -> Refusal | None:
     name = host_name(value)
     if name is not None and (is_loopback(name) or name in policy.allowed_hosts):
         return None
-    return Refusal(421, "invalid_host", f"Host {value.strip()!r} is not served here.")
+    shown = value.strip()
+    hint = f"start the server with --allow-host {name} to serve it" if name else "check the address"
+    return Refusal(421, "invalid_host", f"Host {shown!r} is not served here: {hint}.")
 
 
 def check_origin(policy: GuardPolicy, value: str | None) -> Refusal | None:
@@ -164,6 +167,8 @@ async def send_refusal(scope: Scope, send: Send, refusal: Refusal) -> None:
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+        (b"x-content-type-options", b"nosniff"),
         *((name.encode(), value.encode()) for name, value in refusal.headers),
     ]
     await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
@@ -226,18 +231,35 @@ def _wait_refusal(wait: int) -> Refusal:
     return Refusal(429, "rate_limited", message, (("retry-after", str(wait)),))
 
 
+# The page a browser is shown for a refusal at one of the UI's addresses (None: the JSON body).
+RefusalPage = Callable[[Scope, Refusal], Response | None]
+
+
 class Guard:
     """ASGI middleware: checks every HTTP request, then hands the app its whole body at once.
 
     ``failures``, when given, counts wrong keys per client address as the hub counts wrong
-    tokens (the web UI's sign-in counts into the same)."""
+    tokens (the web UI's sign-in counts into the same); ``pages`` answers a refusal at a UI
+    address with the UI's error page rather than a JSON body."""
 
     def __init__(
-        self, app: ASGIApp, policy: GuardPolicy, failures: AuthFailures | None = None
+        self,
+        app: ASGIApp,
+        policy: GuardPolicy,
+        failures: AuthFailures | None = None,
+        pages: RefusalPage | None = None,
     ) -> None:
         self.app = app
         self.policy = policy
         self.failures = failures
+        self.pages = pages
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
+        page = None if self.pages is None else self.pages(scope, refusal)
+        if page is None:
+            await send_refusal(scope, send, refusal)
+        else:
+            await page(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -256,11 +278,11 @@ class Guard:
         if refusal is None and length is not None and _over(length, self.policy.max_body_bytes):
             refusal = _too_large(self.policy)
         if refusal is not None:
-            await send_refusal(scope, send, refusal)
+            await self._refuse(scope, receive, send, refusal)
             return
         body = await self._read_body(receive)
         if body is None:
-            await send_refusal(scope, send, _too_large(self.policy))
+            await self._refuse(scope, receive, send, _too_large(self.policy))
             return
         await self.app(scope, replay_body(body, receive), send)
 

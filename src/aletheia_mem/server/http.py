@@ -42,6 +42,7 @@ from aletheia_mem.server.stdio import parse_line
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.app import exception_handlers as web_exception_handlers
+from aletheia_mem.web.app import refusal_pages
 from aletheia_mem.web.app import routes as web_routes
 
 logger = logging.getLogger(__name__)
@@ -396,7 +397,7 @@ def create_app(
         *web_routes(replace(app, caller="web"), policy.api_key, failures, sessions),
     ]
     starlette = Starlette(routes=routes, exception_handlers=web_exception_handlers())
-    return Guard(McpFirst(endpoint, starlette), policy, failures)
+    return Guard(McpFirst(endpoint, starlette), policy, failures, refusal_pages())
 
 
 class McpFirst:

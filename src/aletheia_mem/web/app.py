@@ -14,14 +14,15 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match, Route
+from starlette.types import Scope
 
 from aletheia_mem.config import load_settings
-from aletheia_mem.errors import AletheiaError
+from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.projects import project_root
 from aletheia_mem.server import api
-from aletheia_mem.server.api import status_of
+from aletheia_mem.server.api import check_utf8_address, status_of
 from aletheia_mem.server.auth_failures import AuthFailures
-from aletheia_mem.server.guard import key_wait
+from aletheia_mem.server.guard import Refusal, RefusalPage, key_wait
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
@@ -44,6 +45,7 @@ from aletheia_mem.web.security import (
     bearer_of,
     clear_session,
     csrf_problem,
+    form_is_utf8,
     key_gate,
     parse_form,
     remember_csrf,
@@ -55,6 +57,7 @@ PROGRAM_PATHS = ("/api/", "/mcp", "/static/")
 HUB_PROGRAM_PATHS = ("/mcp", "/sync/", "/static/", "/healthz")
 NO_PAGE = "No page at this address. Check the address, or start from Memories."
 HUB_NO_PAGE = "No page at this address. Check the address, or start from Tokens."
+NOT_UTF8_FORM = "The form's text is not UTF-8, so nothing was saved. Reload the page and try again."
 ExceptionHandler = Callable[[Request, Exception], Awaitable[Response]]
 
 PAGES = (*memory_pages.PAGES, *knowledge_pages.PAGES, *work_pages.PAGES)
@@ -112,7 +115,14 @@ def _store_failures_told(ui: Ui, endpoint: Endpoint) -> Endpoint:
 def _wrap(ui: Ui, handler: Handler, writes: bool) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         request.scope["aletheia_hub"] = ui.hub
-        form = parse_form(await request.body()) if writes else {}
+        try:
+            check_utf8_address(request)  # read as U+FFFD, it would search what nobody typed
+        except InvalidInputError as error:
+            return error_page(request, 400, error.message)
+        raw = await request.body() if writes else b""
+        if not form_is_utf8(raw):
+            return error_page(request, 400, NOT_UTF8_FORM)
+        form = parse_form(raw) if writes else {}
         return await to_thread.run_sync(_guarded, ui, handler, request, form, writes)
 
     return _store_failures_told(ui, endpoint)
@@ -191,6 +201,26 @@ def _pages_for_browsers(
         return await otherwise(request, error)
 
     return handle
+
+
+def refusal_pages(hub: bool = False) -> RefusalPage:
+    """The UI's error page for a request the front door refuses at a UI address (a form posted
+    from ``Origin: null``, a form over the size cap, an unknown Host), where a browser would
+    otherwise show a JSON-RPC body; programs' paths keep their JSON."""
+    program_paths = HUB_PROGRAM_PATHS if hub else PROGRAM_PATHS
+
+    def answer(scope: Scope, refusal: Refusal) -> Response | None:
+        path = scope.get("path", "")
+        if path == "/api" or path.startswith(program_paths):
+            return None
+        request = Request(scope)
+        request.scope["aletheia_hub"] = hub
+        response = error_page(request, refusal.status, refusal.message)
+        for name, value in refusal.headers:
+            response.headers[name] = value
+        return response
+
+    return answer
 
 
 def exception_handlers() -> dict[Any, ExceptionHandler]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from typing import Any
@@ -60,6 +61,13 @@ def parse_lines(text: str) -> list[Any]:
     limit the write is refused with its own words, never cut short."""
     lines = (line.strip() for line in text.splitlines())
     return [_value_of(line) for line in lines if line]
+
+
+def version(items: list[Any]) -> str:
+    """What an Edit form was based on: a hash of the items it showed, which a save compares
+    with the list's items then (an agent may have written the list meanwhile)."""
+    text = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def exists(app: AppContext, project: str, name: str) -> bool:

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.domain.dismissals import MAX_REASON_LENGTH
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.web import memories
@@ -29,14 +30,14 @@ DONE_NOTICES = {
     "unpin": ("unpinned", "pin"),
 }
 NOT_DISMISSED = "not-dismissed"
-MAX_REASON = 400  # as the Reason field takes
+MAX_REASON = MAX_REASON_LENGTH  # as the Reason field takes, and the API
 
 
 def _memory_id(request: Request) -> int:
     value = str(request.path_params["memory_id"])
     memory_id = whole_number(value, 15)
     if memory_id is None:
-        raise NotFoundError(f"No memory #{value}.")
+        raise NotFoundError(f"A memory's id is a number: “{value}” names no memory.")
     return memory_id
 
 
@@ -119,6 +120,7 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         done=done,
         # Undo of a Restore dismisses again for the reason it was dismissed for.
         undo_reason=_signed_reason(request),
+        max_reason=MAX_REASON,
         notice=notice if done_key == NOT_DISMISSED and true_now else None,
         **detail,
     )

@@ -21,7 +21,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -208,6 +208,17 @@ def same_origin(request: Request) -> bool:
         return request.headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
     parts = urlsplit(origin.strip())
     return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
+
+
+def form_is_utf8(raw: bytes) -> bool:
+    """Whether a form body is UTF-8, its %-escapes decoded too (a page of another charset, or
+    a hand-made ``caf%E9``): read with replacement characters, it would save text the owner
+    never typed."""
+    try:
+        unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def parse_form(raw: bytes) -> dict[str, str]:

@@ -13,6 +13,12 @@ from aletheia_mem.web.render import page
 from aletheia_mem.web.visible import visible
 
 LIST_NOTICES = {"saved": "List saved.", "renamed": "List renamed."}
+# A save from an Edit form whose list was written meanwhile (an agent's work_state_write).
+STALE_LIST = (
+    "The list changed since you opened it (an agent or another page wrote it), so nothing was"
+    " saved. Your text is kept below, and the list's items now are shown under it: merge what"
+    " you need, then Save list again to replace the list with your text."
+)
 # A refused save's status: the list to rename is gone, or the new name taken meanwhile.
 _REFUSED = ((NotFoundError, 404), (ConflictError, 409), (InvalidInputError, 400))
 
@@ -31,10 +37,12 @@ def _lists_view(
     error: str | None = None,
     existing: str | None = None,
     dismissed_id: int | None = None,
+    stale: bool = False,
 ) -> Response:
     """The Lists page with list ``name`` open (none: the New list form); ``typed`` (name,
     items) keeps what a refused form held, ``error`` says why and ``existing`` names the list
-    in the way (``dismissed_id``: the memory of the dismissed list in the way)."""
+    in the way (``dismissed_id``: the memory of the dismissed list in the way); ``stale``: the
+    list changed under the form, whose page then shows its items now beside the typed ones."""
     found = lists.index(ui.app, project)
     # A dismissed list's name (Back after a rename, an old link): the page says where it went.
     gone = lists.dismissed(ui.app, found["project"], name) if name else None
@@ -50,6 +58,8 @@ def _lists_view(
         current=current,
         name_value=typed[0] if typed else (current["name"] if current else ""),
         lines=typed[1] if typed else lines,
+        based_on=lists.version(current["items"]) if current else "",
+        theirs=lines if stale and current else None,
         error=error,
         existing=existing,
         dismissed_id=dismissed_id,
@@ -90,6 +100,9 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if name.strip() != editing and name.strip() and lists.exists(ui.app, project, name.strip()):
         error = f"A list named “{name.strip()}” exists: open it to edit it."
         return _lists_view(ui, request, project, back, 409, typed, error, name.strip())
+    based_on = form.get("based_on")
+    if back and based_on is not None and based_on != _version(ui, project, back):
+        return _lists_view(ui, request, project, back, 409, typed, STALE_LIST, stale=True)
     renaming = bool(back) and name.strip() != back
     other = bool(name.strip()) and name.strip() != back
     gone = lists.in_the_way(ui.app, project, name, back) if other else None
@@ -110,6 +123,10 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if renaming:  # the page says where the old list went
         fields.append(("from", back))
     return done_redirect(request, "/lists", fields)
+
+
+def _version(ui: Ui, project: str, name: str) -> str:
+    return lists.version(lists.read(ui.app, project, name)["items"])
 
 
 def context_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
