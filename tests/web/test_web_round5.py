@@ -95,6 +95,23 @@ def test_an_unchanged_list_saves_from_its_edit_form(server: RunningServer) -> No
     assert read_list(server, "calm") == ["one", "two"]
 
 
+def test_an_api_write_based_on_a_stale_reading_is_refused(server: RunningServer) -> None:
+    write_list(server, "shared", ["x"])
+    seen = server.api("GET", "/api/work-state/shared").json()["version"]
+    assert server.api("PUT", "/api/work-state/shared", {"items": ["x", "y"]}).status == 200
+    stale = server.api("PUT", "/api/work-state/shared", {"items": ["z"], "based_on": seen})
+    assert stale.status == 409
+    assert stale.json()["error"]["message"].startswith('The list "shared" changed since it was')
+    renamed = {"to": "shared2", "items": ["z"], "based_on": seen}
+    assert server.api("POST", "/api/work-state/shared/rename", renamed).status == 409
+    assert read_list(server, "shared") == ["x", "y"]
+    now = server.api("GET", "/api/work-state/shared").json()["version"]
+    fresh = server.api("PUT", "/api/work-state/shared", {"items": ["z"], "based_on": now})
+    assert fresh.status == 200 and read_list(server, "shared") == ["z"]
+    gone = server.api("PUT", "/api/work-state/none-yet", {"items": ["a"], "based_on": now})
+    assert gone.status == 409
+
+
 def test_a_list_named_with_a_slash_works_through_the_api(server: RunningServer) -> None:
     path = "/api/work-state/feature%2Flogin"
     put = server.api("PUT", path, {"items": ["a", "b"]})

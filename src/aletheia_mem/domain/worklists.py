@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -191,6 +192,13 @@ def renamed_to(memory: Memory, name: str) -> bool:
     """Whether the dismissed list ``memory`` was renamed to the list called ``name``: renaming
     that list back to it undoes the rename."""
     return memory.dismiss_reason == renamed_reason(f"{list_name(name)} list")
+
+
+def items_version(items: Sequence[object]) -> str:
+    """A list's version as a reader saw it: a hash of its items, which a write based on that
+    reading sends back (``based_on``) to be refused if the list changed meanwhile."""
+    text = json.dumps(list(items), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def check_items(items: Sequence[object]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from aletheia_mem.domain import facts, memories, recall, rules, worklists
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.domain.vocabulary import ItemType
-from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.server.openapi import Reply
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.storage.entries import Rule
@@ -319,8 +319,28 @@ def read_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
             "id": memory.id,
             "items": _items(memory.text),
             "updated_at": iso(memory.updated_at),
+            "version": worklists.items_version(_items(memory.text)),
         }
     )
+
+
+def _check_based_on(app: AppContext, project: str, name: str, based_on: str | None) -> None:
+    """Refuse a write based on a reading of the list (its ``version``) once the list changed.
+
+    Raises:
+        ConflictError: the list changed, or is gone, since that reading.
+    """
+    if based_on is None:
+        return
+    memory = app.store.find_memory(project, worklists.list_key(name))
+    live = worklists.read_list(app.store, project=project, name=name) is not None
+    now = worklists.items_version(_items(memory.text)) if memory and live else None
+    if now != based_on.strip():
+        raise ConflictError(
+            f"The list {worklists.quoted_name(worklists.list_name(name))} changed since it was"
+            " read: read it again"
+            " and send its new version as based_on."
+        )
 
 
 def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
@@ -329,6 +349,7 @@ def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     if not name:
         raise InvalidInputError("list is required.")
     project = target_project(app, args.get("project"))
+    _check_based_on(app, project, name, args.get("based_on"))
     written = worklists.write_list(
         app.store, app.clock, project=project, name=name, items=items, tool=app.caller
     )
@@ -343,6 +364,7 @@ def rename_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     if not to:
         raise InvalidInputError("to is required.")
     project = target_project(app, args.get("project"))
+    _check_based_on(app, project, name, args.get("based_on"))
     moved = worklists.rename_list(
         app.store,
         app.clock,

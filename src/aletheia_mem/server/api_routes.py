@@ -72,7 +72,13 @@ _RULES_QUERY: Schema = {
 _WORK_STATE_BODY: Schema = {
     "type": "object",
     "properties": {
-        key: schemas.WORK_STATE_WRITE["properties"][key] for key in ("items", "project")
+        **{key: schemas.WORK_STATE_WRITE["properties"][key] for key in ("items", "project")},
+        "based_on": {
+            "type": "string",
+            "maxLength": 64,
+            "description": "The version a read of the list answered: the write is refused"
+            " (409) if the list changed since (omitted: written whatever it holds).",
+        },
     },
     "required": ["items"],
 }

@@ -157,6 +157,7 @@ COMPONENTS.update(
                 "id": _ID,
                 "items": {"type": "array"},
                 "updated_at": _TIME,
+                "version": _TEXT,
             }
         ),
         "SavedWorkState": _object({"project": _TEXT, "name": _TEXT, "id": _ID, "count": _ID}),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from typing import Any
 
-from aletheia_mem.domain.worklists import dismissed_list, renamed_to
+from aletheia_mem.domain.worklists import dismissed_list, items_version, renamed_to
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.storage.base import Memory
 from aletheia_mem.tools.app import AppContext
@@ -66,8 +65,7 @@ def parse_lines(text: str) -> list[Any]:
 def version(items: list[Any]) -> str:
     """What an Edit form was based on: a hash of the items it showed, which a save compares
     with the list's items then (an agent may have written the list meanwhile)."""
-    text = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return items_version(items)
 
 
 def exists(app: AppContext, project: str, name: str) -> bool:
