@@ -311,3 +311,11 @@ def test_api_key_is_required_on_every_call(keyed: RunningServer) -> None:
 def test_bearer_scheme_is_case_insensitive(keyed: RunningServer) -> None:
     reply = keyed.post_mcp(initialize_message(), headers={"Authorization": f"bearer {KEY}"})
     assert reply.status == 200
+
+
+def test_a_refusal_at_the_front_door_is_compact_json_as_every_other_reply(
+    server: RunningServer,
+) -> None:
+    refused = server.request("POST", "/mcp", b"{}", {"Host": "evil.example"})
+    assert refused.status == 421
+    assert refused.body.startswith(b'{"jsonrpc":"2.0","id":null,"error":{')

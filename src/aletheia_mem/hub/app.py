@@ -81,7 +81,8 @@ async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None
     if not scope.get("path", "").startswith("/sync/"):
         await send_refusal(scope, send, refusal)
         return
-    body = json.dumps({"error": {"code": refusal.code, "message": refusal.message}}).encode()
+    error = {"error": {"code": refusal.code, "message": refusal.message}}
+    body = json.dumps(error, separators=(",", ":")).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -159,7 +159,8 @@ def refusal_body(path: str, refusal: Refusal) -> bytes:
             "id": refusal.request_id,
             "error": {"code": JSONRPC_INVALID_REQUEST, "message": refusal.message},
         }
-    return json.dumps(body, ensure_ascii=False).encode("utf-8", "backslashreplace")
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))  # compact, as every reply
+    return text.encode("utf-8", "backslashreplace")
 
 
 async def send_refusal(scope: Scope, send: Send, refusal: Refusal) -> None:
