@@ -68,3 +68,9 @@ def _extras_of_every_token(text: str) -> list[str]:
 def test_the_plain_words_passed_over_in_the_regex_have_no_extras(text: str) -> None:
     ascii_text = text.encode("ascii", "ignore").decode()
     assert index_extras(ascii_text) == _extras_of_every_token(ascii_text)
+
+
+def test_an_empty_field_is_indexed_as_empty() -> None:
+    # A memory's narrative, facts and files are mostly empty: indexed as "" with no extras.
+    assert text_module.index_text("") == ""
+    assert text_module.index_text("fetchUserName") == "fetchUserName\nfetch User Name"

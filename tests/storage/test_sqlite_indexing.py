@@ -79,3 +79,12 @@ def test_files_indexed_before_migration_14_are_found_after_it(tmp_path: Path) ->
         assert "memory_files_path_reversed" in indexes
     finally:
         store.close()
+
+
+def test_a_memory_without_facts_or_files_reads_back_with_none(store: SqliteStore) -> None:
+    bare, _ = store.add_memory(_note("bare note"))
+    filed, _ = store.add_memory(_note("filed note", ("src/ledger.py",)))
+    read = {memory.id: memory for memory in store.get_memories([bare.id, filed.id])}
+    assert (read[bare.id].facts, read[bare.id].files) == ((), ())
+    assert (read[filed.id].facts, read[filed.id].files) == ((), ("src/ledger.py",))
+    assert read[bare.id] == bare

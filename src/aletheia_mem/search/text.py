@@ -269,6 +269,8 @@ def index_text(text: str) -> str:
     """``text`` followed by the extra identifier tokens found in it, and for text holding CJK
     characters a line of the other parts of its mixed words and the bigrams of its runs, last
     and in order (``search.cjk``): other text is indexed as it always was."""
+    if not text:  # a memory's narrative, facts and files are mostly empty
+        return text
     extra = index_extras(text)
     indexed = f"{text}\n{' '.join(extra)}" if extra else text
     if not cjk.has_cjk(text):

@@ -22,7 +22,8 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def json_list(values: Iterable[Any]) -> str:
-    return _ENCODER.encode(list(values))
+    items = list(values)
+    return _ENCODER.encode(items) if items else "[]"  # most saves state no facts
 
 
 def _json_tuple(text: str) -> tuple[Any, ...]:
