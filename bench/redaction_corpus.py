@@ -412,6 +412,38 @@ def _blocks(pw: str) -> list[Case]:
     return cases
 
 
+# Drawn from their own generator, so that the cases above keep their values
+_separator_rng = random.Random(20261207)
+
+
+def _rand_apart(alphabet: str, size: int) -> str:
+    while True:
+        value = "".join(_separator_rng.choice(alphabet) for _ in range(size))
+        if any(c.isdigit() for c in value) and any(c.isupper() for c in value):
+            return value
+
+
+def _separators() -> list[Case]:
+    """Secret names with ":", "is" or "->" and more words after the value; file names."""
+    key20, key24, key32 = _rand_apart(ALNUM, 20), _rand_apart(ALNUM, 24), _rand_apart(ALNUM, 32)
+    b64 = "/".join(_rand_apart(ALNUM, n) for n in (13, 7, 18))
+    pw = _rand_apart(ALNUM, 12)
+    return [
+        Case("named-colon", f"staging creds: AWS_SECRET_ACCESS_KEY: {b64} for the deploy user",
+             (b64,)),
+        Case("named-colon", f"use api_key: {key20} for staging", (key20,)),
+        Case("named-colon", f"X-Api-Key: {key32}, then run the smoke test", (key32,)),
+        Case("named-colon", f"signing_key : {key24} (rotated in May)", (key24,)),
+        Case("named-colon", f"passwd: {pw} for root on the bastion", (pw,)),
+        Case("named-is", f"the STRIPE_KEY is {key24}", (key24,)),
+        Case("named-is", f"our credentials is {key32} for the CI bot", (key32,)),
+        Case("named-arrow", f"rotated encryption_key -> {key20}", (key20,)),
+        Case("file-name-secret", f'files=["src/password={pw}.py"]', (pw,)),
+        Case("file-name-secret", f"src/client_secret={b64}.py", (b64,)),
+        Case("file-name-secret", f"password={pw}.txt", (pw,)),
+    ]  # fmt: skip
+
+
 def secret_cases() -> list[Case]:
     cases = list(vendor_cases())
     for round_number in range(2):
@@ -421,7 +453,7 @@ def secret_cases() -> list[Case]:
         cases += _configs(pw, hex64) + _prose(pw)
         if round_number == 0:
             cases += _unprefixed(pw, hex32) + _blocks(pw)
-    return cases
+    return cases + _separators()
 
 
 def _innocent_generated() -> list[Case]:
@@ -635,6 +667,18 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("fingerprint", "GPG key 9DC858229FC7DD38854AE2D88D81803C0EBFCD88 imported"),
     ("code", "hf_ModelLoaderConfigurationForTransformers = load()"),
     ("code", "oat_ThisIsTheConfigurationLoaderForTheWholeApp"),
+    ("secret-name", "kubectl get secret db-creds -o yaml"),
+    ("secret-name", "kubectl describe secret my-app-tls"),
+    ("secret-name", "gcloud secrets versions access latest --secret=api-key"),
+    ("digest", "cache_key=3f786850e387550fdab836ed7e6dc881de23001b"),
+    ("digest", "cache_key: 9c1b7e4d5f60718293a4b5c6d7e8f901 for the build"),
+    ("prose", "api_key: from the environment, not the repo"),
+    ("prose", "credentials: OAuth2-based with a refresh token"),
+    ("prose", "the api_key is stored in vault for staging"),
+    ("prose", "secret_key -> rotate monthly"),
+    ("path", "password=password_reset.py"),
+    ("path", "template: password_reset.py"),
+    ("code", "api_key: AWS_PROFILE in CI"),
 )
 
 

@@ -14,8 +14,9 @@ The rules, each in its own module:
   options (``--password X``, ``curl -u user:pass``, ``mysql -pX``, ``sshpass -p X``,
   ``mongo -p X``, ``ldapsearch -w X``, ``smbclient -U u%X``, ``htpasswd -b``, ``net user``,
   ``IDENTIFIED BY``, ``echo X | docker login --password-stdin``), passwords written in
-  sentences and prompts, random values after a strong name and blanks or a table cell
-  (``aws configure set aws_secret_access_key X``), a vendor's hex key in prose (``the datadog
+  sentences and prompts, random values after a strong name and blanks, a table cell, "is",
+  ":" or "->" with more words after them (``aws configure set aws_secret_access_key X``,
+  ``api_key: X for staging``, ``STRIPE_KEY is X``), a vendor's hex key in prose (``the datadog
   key 3f9a...``), ``.pgpass`` lines;
 * vendors (:mod:`~aletheia_mem.domain.redaction_vendors`): 81 token formats with a documented
   shape (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Google, Hugging Face, Vault,
@@ -29,7 +30,8 @@ The rules, each in its own module:
   inside a JSON string), XML, Terraform variables, name/value pairs, call arguments, cookies
   and query strings, with an entropy check for weak names (``key``, ``session``, ``seed``),
   quoted passphrases given to password names, and CamelCase passphrases in .env and shell
-  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export db_password=Sunshine;``);
+  assignments (``DB_PASSWORD=CorrectHorseBatteryStaple``, ``export db_password=Sunshine;``),
+  and a password written as a file name (``password=hunter2.txt``);
 * phrases (:mod:`~aletheia_mem.domain.redaction_phrases`): passphrases written bare after a
   password name at a line's start, in lower-case or Title Case words or CamelCase
   (``password: correct horse battery staple``, ``password: CorrectHorseBatteryStaple``) or in
@@ -47,11 +49,12 @@ a shell line continuation joined. What they find there is redacted in the origin
 other characters are kept byte for byte: a secret's span ends at its own last character.
 
 Kept: placeholders (``${DB_PASSWORD}``, ``<your-token>``, ``xxxx``) and status words
-(``Password: required``), code expressions, paths and resource names, git SHAs, UUIDs and ULIDs
-named as identifiers (``Idempotency-Key``), digests, tokenizer and model names after "token",
-public keys, fingerprints and certificates. Every pattern is bounded or possessive,
-so the cost stays linear on adversarial input. The output is a fixed point: redacting it again
-changes nothing.
+(``Password: required``), code expressions, paths and resource names (``password_reset.py``,
+``kubectl get secret db-creds``, ``--secret=api-key``), git SHAs, UUIDs, ULIDs and hex digests
+named as identifiers (``Idempotency-Key``, ``cache_key=<sha1>``), digests, tokenizer and model
+names after "token", public keys, fingerprints and certificates. Every pattern is bounded or
+possessive, so the cost stays linear on adversarial input. The output is a fixed point:
+redacting it again changes nothing.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 ``smbclient -U me%S3cret``, ``htpasswd -b f me S3cret``, ``IDENTIFIED BY 'S3cret'``,
 ``echo S3cret | docker login --password-stdin``, "the password is hunter22",
 "Password for admin: S3cret", ``gh secret set DB_PASSWORD --body S3cret``,
-``aws configure set aws_secret_access_key wJalr...``, ``.pgpass`` lines. Assignments
+``aws configure set aws_secret_access_key wJalr...``, ``api_key: wJalr... for staging``,
+``.pgpass`` lines; a secret's name is kept (``kubectl get secret db-creds``). Assignments
 (``password: ...``) are :mod:`aletheia_mem.domain.redaction_names`' job.
 """
 
@@ -16,9 +17,11 @@ from collections.abc import Iterator
 
 from aletheia_mem.domain.redaction_names import (
     Strength,
+    compact,
     is_literal_secret,
     is_public_name,
     name_strength,
+    name_words,
     names_identifier,
 )
 from aletheia_mem.domain.redaction_values import (
@@ -27,9 +30,11 @@ from aletheia_mem.domain.redaction_values import (
     is_model_name,
     is_placeholder,
     is_relative_path,
+    is_resource_name,
     looks_like_code,
     looks_like_password,
     lower_same_length,
+    reads_as_secret,
     redact_span,
 )
 
@@ -341,6 +346,8 @@ def redact_command_lines(text: str) -> str:
     if "--" in text:
         for match in _LONG_FLAG.finditer(text):
             value = _flag_value(match["secret"])
+            if compact(match["name"]) == "secret" and is_resource_name(value):
+                continue  # gcloud's --secret=api-key: the secret's name
             if name_strength(match["name"]) is not Strength.NONE and is_literal_secret(
                 match["name"], value
             ):
@@ -413,9 +420,11 @@ def _pgpass_passwords(text: str) -> Iterator[tuple[int, int]]:
 
 
 # Where the prose and spaced rules may start, found by one fast scan per word: "pass" stands for
-# password, passphrase and passwd, "pw" for pwd, "key" for "api key".
-_HINTS = ("pass", "pw", "secret", "token", "key")
-_SPACED_HINTS = frozenset({"pass", "secret", "token", "key"})
+# password, passphrase and passwd, "pw" for pwd, "key" for "api key"; "credential" starts only
+# the spaced rule.
+_HINTS = ("pass", "pw", "secret", "token", "key", "credential")
+_SPACED_HINTS = frozenset({"pass", "secret", "token", "key", "credential"})
+_PROSE_HINTS = frozenset(_HINTS) - {"credential"}
 
 
 def _hints(lower: str) -> dict[str, list[int]]:
@@ -434,6 +443,8 @@ def _prose_starts(lower: str, hints: dict[str, list[int]]) -> list[int]:
     """Where a secret word starts a word in ``lower``."""
     starts: set[int] = set()
     for hint, positions in hints.items():
+        if hint not in _PROSE_HINTS:
+            continue
         for index in positions:
             if hint == "key":
                 if not lower.startswith("api ", index - 4):
@@ -444,14 +455,17 @@ def _prose_starts(lower: str, hints: dict[str, list[int]]) -> list[int]:
     return sorted(starts)
 
 
-# A random value after a strong name and blanks, a table cell or "is" rather than "=":
-# "aws configure set aws_secret_access_key wJalr...", "| AWS_SECRET_ACCESS_KEY | wJalr... |",
-# "set -x OPENAI_API_KEY 9f8e...", "the aws secret access key is wJalr...". The name may be a
-# few words ("secret access key"); the value must look random.
+# A random value after a strong name and blanks, a table cell, "is", ":" or "->" rather than
+# "=": "aws configure set aws_secret_access_key wJalr...", "| AWS_SECRET_ACCESS_KEY | wJalr... |",
+# "set -x OPENAI_API_KEY 9f8e...", "the aws secret access key is wJalr...", "api_key: <key> for
+# staging", "STRIPE_KEY -> <key>". The name may be a few words ("secret access key"); the value
+# must look random, or after a separator and a strong name read as a password with a digit.
 _SPACED = re.compile(
     r"[a-z][a-z0-9_.\-]{0,90}+"  # from a hint on
-    r"(?:[ \t]++(?:is|was)|[ \t]*+[|,:]|)[ \t]++[`\"']?(?P<secret>[a-z0-9+/=_\-.~]{16,256}+)"
+    r"(?P<sep>[ \t]++(?:is|was)|[ \t]*+(?:[|,:]|->|=>))?"
+    r"[ \t]++[`\"']?(?P<secret>[a-z0-9+/=_\-.~]{6,256}+)"
 )
+_SEPARATOR_CHARS = "|,:->"
 _WORDS_BEFORE = re.compile(r"(?:[A-Za-z]{2,12}+[ \t]++){1,3}+$")
 _IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _MAX_NAME = 80
@@ -470,21 +484,35 @@ def _spaced_secrets(
 def _spaced_secret(text: str, lower: str, match: re.Match[str]) -> Iterator[tuple[int, int]]:
     begin = match.start("secret")
     secret = text[begin : match.end("secret")].rstrip(_TRAILING)
-    if not is_high_entropy(secret) or is_relative_path(secret):
-        return
+    random = is_high_entropy(secret)
+    if not random and not (match["sep"] and any(c.isdigit() for c in secret)):
+        return  # a value that is not random needs a separator ("is", ":") and a digit
     start = match.start()
     floor = max(0, start - _MAX_NAME)
     while start > floor and lower[start - 1] in _IDENTIFIER_CHARS:
         start -= 1
-    end = start + len(lower[start:begin].split(None, 1)[0])  # the identifier
+    # the identifier, without a separator glued to it ("api_key:", "STRIPE_KEY->")
+    end = start + len(lower[start:begin].split(None, 1)[0].rstrip(_SEPARATOR_CHARS))
+    if _is_spaced_name(text, start, end, secret, random) and not (
+        is_placeholder(secret)
+        or is_relative_path(secret)
+        or _innocent_prose(lower, match.start(), secret)  # "token: gpt-4o-mini for summaries"
+    ):
+        yield begin, begin + len(secret)
+
+
+def _is_spaced_name(text: str, start: int, end: int, secret: str, random: bool) -> bool:
+    """Whether the identifier at ``start:end``, maybe with the words before it, names
+    ``secret``: a strong name, or for a random value a secret's key (``STRIPE_KEY``, "the
+    datadog key")."""
+    if random and _is_named_key(text, start, text[start:end]):
+        return True
     words = _WORDS_BEFORE.search(text, max(0, start - 40), start)  # "aws secret access" key
     for name_start in (start, *([words.start()] if words else [])):
         name = text[name_start:end]
         if name_strength(name) is Strength.STRONG and not is_public_name(text, name_start, name):
-            yield begin, begin + len(secret)
-            return
-    if words and _is_vendor_hex_key(text, start, text[start:end], secret):
-        yield begin, begin + len(secret)
+            return random or reads_as_secret(secret, strong=True)
+    return random and words is not None and _is_vendor_hex_key(text, start, text[start:end], secret)
 
 
 # A vendor's key in hex after its name and "key" ("the datadog key 3f9a...", "sentry key is
@@ -511,6 +539,18 @@ _NO_VENDOR_WORDS = frozenset(
 )  # fmt: skip
 
 
+def _is_named_key(text: str, start: int, name: str) -> bool:
+    """Whether ``name`` is an identifier of several words ending in "key" that names a secret
+    (``STRIPE_KEY``, ``sendgridKey``), not an identifier's (``cache_key``) or a public key's."""
+    return (
+        compact(name).endswith("key")
+        and len(name_words(name)) >= 2
+        and name_strength(name) is not Strength.NONE
+        and not names_identifier(name)
+        and not is_public_name(text, start, name)
+    )
+
+
 def _is_vendor_hex_key(text: str, start: int, name: str, secret: str) -> bool:
     if name.lower() != "key" or _HEX_KEY.fullmatch(secret) is None:
         return False
@@ -522,6 +562,9 @@ def _is_vendor_hex_key(text: str, start: int, name: str, secret: str) -> bool:
         and not is_public_name(text, start, name)
     )
 
+
+# "secret" and blanks before a secret's name: "kubectl describe secret my-app-tls"
+_SECRET_BEFORE_NAME = re.compile(r"secrets?+[ \t]++")
 
 _IDIOM = re.compile(r"secrets?[ \t]++(?:to|of)[ \t]")  # "the secret to fast builds is ..."
 
@@ -551,6 +594,8 @@ def redact_prose(text: str) -> str:
                 continue
             begin = match.start("secret")
         secret = match["secret"].rstrip(_TRAILING)
+        if _SECRET_BEFORE_NAME.fullmatch(lower, start, begin) and is_resource_name(secret):
+            continue  # a secret's name: "kubectl get secret db-creds"
         if (
             looks_like_password(secret)
             and not looks_like_code(secret)

@@ -22,14 +22,19 @@ from collections.abc import Iterator
 from enum import Enum
 
 from aletheia_mem.domain.redaction_values import (
+    character_kinds,
     is_high_entropy,
     is_identifier,
     is_model_name,
     is_placeholder,
+    is_random_path,
     is_relative_path,
+    is_resource_name,
+    is_secret_file_name,
     looks_like_code,
     looks_like_password,
     lower_same_length,
+    reads_as_secret,
     redact_span,
 )
 
@@ -66,6 +71,11 @@ _WEAK_SUFFIXES = (
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
+def name_words(name: str) -> list[str]:
+    """The words of ``name``: ``STRIPE_KEY``, ``stripeKey`` and ``stripe-key`` have two."""
+    return _NAME_WORD.findall(name)
+
+
 def compact(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "").replace(".", "").replace(" ", "")
 
@@ -93,6 +103,11 @@ def names_identifier(name: str) -> bool:
     """Whether ``name`` names an identifier (``cache_key``, ``idempotency key``), no secret."""
     return compact(name).endswith(_ID_KEYS)
 
+
+# A hex digest (MD5 to SHA-512) as the value of an identifier's name: cache_key=<sha1> (a
+# session's hex value is its secret: session=<32 hex>, as PHP's)
+_HEX_DIGEST = re.compile(r"[0-9a-fA-F]{32,128}+")
+_DIGEST_KEYS = tuple(name for name in _ID_KEYS if name != "session")
 
 # The bare word "token" names tokenizers and models as often as credentials
 _TOKEN_WORDS = frozenset({"token", "tokens", "tokenizer"})
@@ -132,7 +147,7 @@ def is_literal_secret(name: str, value: str) -> bool:
     if (
         is_placeholder(value)
         or _PATH.fullmatch(value)
-        or ("/" in value and is_relative_path(value))
+        or ("/" in value and is_relative_path(value) and not is_random_path(value))
         or _COLOR.fullmatch(value)
         or compact_name.endswith(compact(value))  # password=password
     ):
@@ -141,6 +156,8 @@ def is_literal_secret(name: str, value: str) -> bool:
         return not (compact_name in _TOKEN_WORDS and is_model_name(value))  # token: cl100k_base
     if is_identifier(value) and (compact_name == "key" or compact_name.endswith(_ID_KEYS)):
         return False
+    if _HEX_DIGEST.fullmatch(value) and compact_name.endswith(_DIGEST_KEYS):
+        return False  # cache_key=<sha1>: a digest
     return is_high_entropy(value)
 
 
@@ -306,6 +323,14 @@ _SECRET_REFERENCE = re.compile(
 )
 
 
+def _is_annotation(value: str) -> bool:
+    """Whether a word after "name:" and before "," or ")" is a type rather than a password
+    (``def f(token: object, ...)``, not ``credentials: kYYqhXHdO2x9, then run``)."""
+    return value.isidentifier() and not (
+        character_kinds(value) == 3 and reads_as_secret(value, strong=True)
+    )
+
+
 def _is_code(match: re.Match[str], value: str, end: int, name: str) -> bool:
     """Whether a bare value is a code expression or prose rather than a literal secret."""
     text, start, colon = match.string, match.start("bare"), match["sep"] == ":"
@@ -313,22 +338,31 @@ def _is_code(match: re.Match[str], value: str, end: int, name: str) -> bool:
     if (
         after in ("(", "[")  # call or subscript
         or value in _TYPE_WORDS
-        or _DOTTED_NAME.fullmatch(value)  # attribute access
+        or (_DOTTED_NAME.fullmatch(value) and not is_secret_file_name(value))  # attribute access
         or (_TYPE_NAME.fullmatch(value) and not _is_env_literal(match, name, value, end))
         or _SECRET_REFERENCE.fullmatch(value) is not None  # password=PASSWORD_ENV
-        or (colon and after in (",", ")") and value.isidentifier())  # def f(token: object, ...)
+        or (colon and after in (",", ")") and _is_annotation(value))  # def f(token: object, ...)
     ):
         return True
     if _VARIABLE.fullmatch(value) and (
         after in (",", ")", "}") or (not colon and text[start - 1] in " \t")
     ):
         return True  # a variable: f(password=db_password), self.passwd = password_mgr
-    return colon and _VALUE_END.match(text, end) is None  # prose: "Session token: expired soon"
+    if colon and _VALUE_END.match(text, end) is None:  # more words follow: prose, or the secret
+        return not reads_as_secret(value, name_strength(name) is Strength.STRONG)
+    return False  # "Session token: expired soon", "api_key: <key> for staging"
+
+
+def _is_secret_flag(text: str, separator: int, name: str) -> bool:
+    """Whether ``name`` before ``separator`` is a command's ``--secret`` option."""
+    return compact(name) == "secret" and text.endswith("--" + name, 0, separator)
 
 
 def _bare_secret_end(text: str, match: re.Match[str], name: str, run_end: int) -> int:
     """Where the bare value at ``match`` ends if it is a secret of ``name``, else 0."""
     start, end = match.start("bare"), run_end
+    if _is_secret_flag(text, match.start(), name) and is_resource_name(text[start:end]):
+        return 0  # gcloud's --secret=api-key: the secret's name
     if text[end : end + 1] in _TAIL_STARTS:
         end = _VALUE_TAIL.match(text, end).end()  # type: ignore[union-attr]
     whole = judged = text[start : min(end, start + _MAX_JUDGED_LENGTH)]

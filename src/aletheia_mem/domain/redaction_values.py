@@ -151,6 +151,73 @@ def is_relative_path(value: str) -> bool:
     return value.count("/") >= _MIN_PATH_SLASHES and _PATH_HEAD.match(value) is not None
 
 
+def is_random_path(value: str) -> bool:
+    """Whether a value shaped like a path is base64 holding "/" (``wJalr.../K7MD.../bPx...``),
+    maybe with a file extension: every segment mixes kinds of characters, as no directory's
+    name does (``uploads/2024/01/Report2.pdf``, ``src/Components/Button2.tsx``)."""
+    dot = value.rfind(".")
+    stem = value[:dot] if dot > value.rfind("/") else value
+    return (
+        character_kinds(stem) == len(_CHARACTER_KINDS)
+        and is_high_entropy(stem)
+        and all(character_kinds(segment) >= 2 for segment in stem.split("/"))
+    )
+
+
+# A file name: a stem and a usual extension (the stem may be a password: hunter2.txt)
+_FILE_NAME = re.compile(
+    r"(?P<stem>[^\s./]{1,256}+)\.(?i:py|txt|json|ya?ml|toml|ini|cfg|conf|env|pem|key|md|sh|js"
+    r"|ts|html?|csv|log|xml|zip|gz|tar|bak)"
+)
+
+
+def is_secret_file_name(value: str) -> bool:
+    """Whether ``value`` is a file name whose stem reads as a password (``hunter2.txt``,
+    ``kYYqhXHdO2x9.py``) rather than as a name (``password_reset.py``, ``config.py``)."""
+    match = _FILE_NAME.fullmatch(value)
+    return (
+        match is not None
+        and looks_like_password(match["stem"])
+        and not looks_like_code(match["stem"])
+    )
+
+
+# Words joined by hyphens, as in prose: "Kubernetes-managed", "OAuth2-based", "v2-compatible";
+# versions: "v1.2.3", "2.0.1-rc1"
+_HYPHENATED_WORDS = re.compile(r"[A-Za-z0-9]++(?:-[a-z]{3,}+)++|[vV]?+\d++(?:\.\d++)++(?:-\w++)?+")
+
+
+def reads_as_secret(value: str, strong: bool) -> bool:
+    """Whether a word followed by more words, after a secret name and a separator, is the
+    secret rather than prose (``api_key: <key> for staging``, not ``api_key: from the env``):
+    a random value, or after a strong name one that reads as a password and holds a digit."""
+    if (
+        is_placeholder(value)
+        or looks_like_code(value)
+        or is_relative_path(value)
+        or _HYPHENATED_WORDS.fullmatch(value) is not None
+    ):
+        return False
+    if is_high_entropy(value):
+        return True
+    return (
+        strong
+        and looks_like_password(value)
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )
+
+
+# A Kubernetes or Secret Manager secret's name: lower-case words and numbers joined by "-", the
+# first a word (db-creds, my-app-tls-2024, api-key)
+_RESOURCE_NAME = re.compile(r"[a-z]{2,}+(?:-[a-z0-9]++)++")
+
+
+def is_resource_name(value: str) -> bool:
+    """Whether ``value`` reads as a secret's name (``db-creds``) rather than its value."""
+    return _RESOURCE_NAME.fullmatch(value) is not None
+
+
 # A canonical UUID or a ULID: identifiers, named "key" or "session" as often as not
 _IDENTIFIER = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
