@@ -679,6 +679,11 @@ INNOCENT_TEXTS: tuple[tuple[str, str], ...] = (
     ("path", "password=password_reset.py"),
     ("path", "template: password_reset.py"),
     ("code", "api_key: AWS_PROFILE in CI"),
+    ("prose", "encryption_key: AES256 for backups"),
+    ("prose", "signing_key is HMAC-SHA256 based"),
+    ("path", "private_key: id_ed25519 for github"),
+    ("path", "password=reset_v2.py"),
+    ("secret-name", "kubectl get secret db-creds-7f9k2 -o yaml"),
 )
 
 

@@ -66,6 +66,12 @@ def test_a_password_like_value_after_a_strong_name_and_a_separator_is_redacted(t
         "STRIPE_KEY: see 1Password, then run",
         f"cache_key: {SHA1} for the build",
         "signing_key -> rotate monthly",
+        "encryption_key: AES256 for backups",  # algorithms, key files, names
+        "signing_key is HMAC-SHA256 based",
+        "private_key: id_ed25519 for github",
+        "credentials: gcp-sa-2024 for ci",
+        "secret_key: v1.2.3 released today",
+        "token: gpt-4o-mini for summaries",
     ],
 )
 def test_prose_after_a_secret_name_and_a_separator_is_kept(text: str) -> None:
@@ -95,6 +101,8 @@ def test_a_secret_in_a_file_name_after_a_secret_name_is_redacted(text: str, secr
         "template: password_reset.py",
         "token=config.py",
         "password=MyConfig.py",
+        "password=reset_v2.py",
+        "secret=secrets2.yaml",
         "secret=secrets/db/password.txt",
         "password_file=uploads/2024/01/Report2.pdf",
         "self.password = settings.DB_PASSWORD",
@@ -111,6 +119,7 @@ def test_a_real_path_or_code_after_a_secret_name_is_kept(text: str) -> None:
         "kubectl get secret db-creds -o yaml",
         "kubectl describe secret my-app-tls",
         "kubectl delete secret my-app-tls-2024 -n prod",
+        "kubectl get secret db-creds-7f9k2 -o yaml",
         "gcloud secrets versions access latest --secret=api-key",
         "gcloud secrets describe db-password",
         "the secret db-creds holds the password",

@@ -323,6 +323,15 @@ _SECRET_REFERENCE = re.compile(
 )
 
 
+def _is_password_file(value: str) -> bool:
+    """Whether ``value`` is a password written as a file name (``hunter2.txt``), not a file
+    named after the secret (``secrets2.yaml``)."""
+    stem = value.rsplit(".", 1)[0]
+    return is_secret_file_name(value) and not any(
+        word.lower() in _NOT_PASSPHRASE_WORDS for word in name_words(stem)
+    )
+
+
 def _is_annotation(value: str) -> bool:
     """Whether a word after "name:" and before "," or ")" is a type rather than a password
     (``def f(token: object, ...)``, not ``credentials: kYYqhXHdO2x9, then run``)."""
@@ -338,7 +347,7 @@ def _is_code(match: re.Match[str], value: str, end: int, name: str) -> bool:
     if (
         after in ("(", "[")  # call or subscript
         or value in _TYPE_WORDS
-        or (_DOTTED_NAME.fullmatch(value) and not is_secret_file_name(value))  # attribute access
+        or (_DOTTED_NAME.fullmatch(value) and not _is_password_file(value))  # attribute access
         or (_TYPE_NAME.fullmatch(value) and not _is_env_literal(match, name, value, end))
         or _SECRET_REFERENCE.fullmatch(value) is not None  # password=PASSWORD_ENV
         or (colon and after in (",", ")") and _is_annotation(value))  # def f(token: object, ...)

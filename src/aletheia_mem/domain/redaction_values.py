@@ -179,7 +179,12 @@ def is_secret_file_name(value: str) -> bool:
         match is not None
         and looks_like_password(match["stem"])
         and not looks_like_code(match["stem"])
+        and _SNAKE_CASE.fullmatch(match["stem"]) is None  # reset_v2.py
     )
+
+
+# A name in snake case, maybe with numbers: id_ed25519, reset_v2, created_at2
+_SNAKE_CASE = re.compile(r"[a-z]++(?:_[a-z0-9]++)++")
 
 
 # Words joined by hyphens, as in prose: "Kubernetes-managed", "OAuth2-based", "v2-compatible";
@@ -190,22 +195,19 @@ _HYPHENATED_WORDS = re.compile(r"[A-Za-z0-9]++(?:-[a-z]{3,}+)++|[vV]?+\d++(?:\.\
 def reads_as_secret(value: str, strong: bool) -> bool:
     """Whether a word followed by more words, after a secret name and a separator, is the
     secret rather than prose (``api_key: <key> for staging``, not ``api_key: from the env``):
-    a random value, or after a strong name one that reads as a password and holds a digit."""
+    a random value, or after a strong name one that mixes lower and upper case and digits
+    (``kYYqhXHdO2x9``; not ``AES256``, ``HMAC-SHA256``, ``id_ed25519``, ``gcp-sa-2024``)."""
     if (
         is_placeholder(value)
         or looks_like_code(value)
         or is_relative_path(value)
         or _HYPHENATED_WORDS.fullmatch(value) is not None
+        or _SNAKE_CASE.fullmatch(value) is not None
     ):
         return False
     if is_high_entropy(value):
         return True
-    return (
-        strong
-        and looks_like_password(value)
-        and any(c.isdigit() for c in value)
-        and any(c.isalpha() for c in value)
-    )
+    return strong and character_kinds(value) == len(_CHARACTER_KINDS)
 
 
 # A Kubernetes or Secret Manager secret's name: lower-case words and numbers joined by "-", the
