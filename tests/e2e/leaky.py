@@ -24,6 +24,7 @@ URL_PASSWORD = "p@ss/w#rd9Z"
 PROSE_PASSWORD = "Tr0ub4dor&3x"
 LIST_PASSWORD = "L1stS3cretPw"
 MYSQL_PASSWORD = "MyS9lPass"
+HEADER_KEY = "PLCM7HUF" + "pk5acdIbzlpk"  # an API key in a header line, as a fact's subject
 PRIVATE_NOTE = "InnerPrivateNote"
 OUTER_PRIVATE_NOTE = "OuterPrivateTail"
 
@@ -43,6 +44,7 @@ SECRETS = (
     PROSE_PASSWORD,
     LIST_PASSWORD,
     MYSQL_PASSWORD,
+    HEADER_KEY,
 )
 
 TEXT = (
@@ -53,6 +55,7 @@ TEXT = (
 TITLE = f"Deploy notes: rotate {AWS} today"
 FACTS: list[Any] = [
     {"subject": "ci", "predicate": "token", "object": GITLAB},
+    {"subject": f"svc X-Api-Key: {HEADER_KEY}", "predicate": "uses", "object": "postgres"},
     f"the model registry token is {HUGGING_FACE}",
 ]
 FILES = [f"config/{SENDGRID}.env"]

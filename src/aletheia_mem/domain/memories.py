@@ -162,7 +162,10 @@ def not_applied_again(memory: Memory, item: MemoryInput) -> list[str]:
 
 
 def _statement(fact: FactInput) -> str:
-    return f"{fact.subject} {fact.predicate} {redact_named_value(fact.predicate, fact.object)}"
+    """The fact as a line of the memory, each part redacted alone as the facts table keeps it
+    (joined first, a secret ending the subject would run into the predicate and survive)."""
+    subject, predicate = redact_secrets(fact.subject), redact_secrets(fact.predicate)
+    return f"{subject} {predicate} {redact_named_value(fact.predicate, fact.object)}"
 
 
 def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
