@@ -186,14 +186,48 @@ def test_a_summary_of_many_requests_and_files_stays_short() -> None:
     assert len(summary.files) == 20
 
 
-@pytest.mark.parametrize(
-    "name", [".env", ".env.production", "keys/deploy.pem", "credentials.json", "tls.key"]
+SECRETS_FILES = [
+    ".env", ".env.production", "keys/deploy.pem", "credentials.json", "tls.key", ".netrc",
+    ".pgpass", ".ssh/id_rsa", ".ssh/id_dsa", ".ssh/id_ecdsa", ".ssh/id_ed25519",
+    ".ssh/id_ed25519_sk", ".ssh/deploy_rsa", ".ssh/github_ed25519", ".ssh/id_rsa.old", ".npmrc",
+    ".pypirc", "prod.tfvars", "prod.auto.tfvars", "prod.tfvars.json", ".git-credentials",
+    ".dockercfg", ".docker/config.json", "client.p12", "client.PFX", "release.keystore",
+    "trust.jks",
+]  # fmt: skip
+# Their neighbours, which hold no secret: their edits keep an excerpt.
+KEPT_FILES = [
+    ".ssh/id_rsa.pub", ".ssh/id_ed25519.pub", ".ssh/deploy_rsa.pub", ".ssh/known_hosts",
+    "env.py", "src/crypto_rsa.py", "config.json", "docker/config.json", ".npmrc.md",
+    "variables.tf",
+]  # fmt: skip
+
+
+# The body of an OpenSSH private key without its BEGIN line: no rule can tell it from text.
+KEY_BODY = (
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+    "QyNTUxOQAAACBq7Yk1c3Wq9Pz0vXnTfGJm8Rr4h2dLs5aKcVw0eU3iTgAAAJgQxZ2tEMWd\n"
 )
-def test_an_edit_of_a_secrets_file_keeps_no_excerpt(tmp_path: Path, name: str) -> None:
+
+
+@pytest.mark.parametrize("name", ["id_ed25519", "id_rsa"])
+def test_an_edit_of_a_private_ssh_key_leaves_none_of_it_in_the_store(
+    env: dict[str, str], name: str
+) -> None:
+    path = f"{env['HOME']}/.ssh/{name}"
+    _edit(env, "s1", path, KEY_BODY, KEY_BODY.replace("QyNTUxOQ", "QyNTUxOR"))
+    [seen] = memories_of(env, "observation")
+    assert seen.text == f"Edited {path}."
+    stored = b"".join(p.read_bytes() for p in Path(env["ALETHEIA_DATA_DIR"]).glob("aletheia.db*"))
+    assert b"b3BlbnNzaC1rZXktdjE" not in stored
+    assert b"QyNTUxOQAAACBq7Yk1" not in stored
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"), [(name, False) for name in SECRETS_FILES] + [(n, True) for n in KEPT_FILES]
+)
+def test_an_edit_of_a_secrets_file_keeps_no_excerpt(tmp_path: Path, name: str, kept: bool) -> None:
     edit = {"file_path": str(tmp_path / name), "old_string": "hunter2old", "new_string": "S3"}
     seen = observation_of("Edit", edit, tmp_path)
     assert seen is not None
-    assert seen.text == f"Edited {name}."
-    other = observation_of("Edit", {**edit, "file_path": str(tmp_path / "env.py")}, tmp_path)
-    assert other is not None
-    assert other.text == "Edited env.py.\nReplaced:\nhunter2old\nWith:\nS3"
+    excerpt = "\nReplaced:\nhunter2old\nWith:\nS3" if kept else ""
+    assert seen.text == f"Edited {name}.{excerpt}"

@@ -60,21 +60,48 @@ def shown_path(raw: str, root: Path) -> str:
 
 
 # Files that hold secrets and little else (.env, .env.production, key.pem, credentials.json,
-# ~/.aws/credentials): an edit's text is the secret itself, often a bare value no rule could
-# tell from a word, so no excerpt of it is kept.
+# ~/.aws/credentials, ~/.ssh/id_ed25519, .npmrc, prod.tfvars): an edit's text is the secret
+# itself, often a bare value no rule could tell from a word (a private key's body without its
+# BEGIN line), so no excerpt of it is kept.
 _SECRET_FILE_PREFIXES = (".env", "credentials")
-_SECRET_FILE_SUFFIXES = (".pem", ".key")
-_SECRET_FILES = frozenset({".netrc", "_netrc", ".pgpass"})
+_SECRET_FILE_SUFFIXES = (
+    ".pem",
+    ".key",
+    ".tfvars",
+    ".tfvars.json",
+    ".p12",
+    ".pfx",
+    ".keystore",
+    ".jks",
+)
+_SECRET_FILES = frozenset(
+    {".netrc", "_netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".dockercfg"}
+)
+_DOCKER_CONFIG = ".docker/config.json"  # a name that holds secrets only in its folder
+# SSH private keys: id_ed25519 (id_rsa.old), or named for their type (deploy_rsa)
+_SSH_KEY_PREFIXES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+_SSH_KEY_SUFFIXES = ("_rsa", "_dsa", "_ecdsa", "_ed25519", "_ecdsa_sk", "_ed25519_sk")
 
 
 def holds_secrets(path: str) -> bool:
-    """Whether the file at ``path`` is a secrets file (``.env*``, ``*.pem``, ``credentials*``)."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    """Whether the file at ``path`` is a secrets file (``.env*``, ``*.pem``, ``credentials*``,
+    an SSH private key, ``.npmrc``, ``*.tfvars``...: the list docs/hosts.md gives)."""
+    shown = path.replace("\\", "/").lower()
+    name = shown.rsplit("/", 1)[-1]
     return (
         name.startswith(_SECRET_FILE_PREFIXES)
         or name.endswith(_SECRET_FILE_SUFFIXES)
         or name in _SECRET_FILES
+        or f"/{shown}".endswith(f"/{_DOCKER_CONFIG}")
+        or _ssh_private_key(name)
     )
+
+
+def _ssh_private_key(name: str) -> bool:
+    """Whether ``name`` is an SSH private key's (not its ``.pub`` public key's)."""
+    if name.endswith(".pub"):
+        return False
+    return name.startswith(_SSH_KEY_PREFIXES) or name.endswith(_SSH_KEY_SUFFIXES)
 
 
 def replacement(old: Any, new: Any, path: str) -> str:
