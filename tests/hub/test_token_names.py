@@ -19,7 +19,7 @@ from aletheia_mem.hub.tokens import hash_secret
 from aletheia_mem.storage.hub_rows import HubToken
 from tests.hub.helpers import running_hub
 from tests.hub.test_hub_processes import cli
-from tests.stores import open_target
+from tests.stores import dump_at, open_target
 
 pytestmark = pytest.mark.e2e
 
@@ -173,3 +173,43 @@ def test_the_tokens_page_revokes_the_row_it_names_and_refuses_a_word_naming_two(
         assert _live(home, db) == {"ops", "bob", bob[:10]}
         assert post("/tokens/revoke", name=bob[:10], by="name").status_code == 303
     assert _live(home, db) == {"ops", "bob"}
+
+
+SECRET_NAME = "ops sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+
+
+def _held(hub_db: Path | str) -> bytes:
+    """Everything the hub store holds: its file, WAL and journal, or its PostgreSQL rows."""
+    if isinstance(hub_db, Path):
+        return b"".join(path.read_bytes() for path in hub_db.parent.glob(f"{hub_db.name}*"))
+    return "\n".join(dump_at(hub_db)).encode()
+
+
+def test_a_name_holding_a_secret_is_refused_before_anything_is_stored(
+    hub_db: Path | str, tmp_path: Path
+) -> None:
+    """Stored raw, the name went into the hub's hello (which every sync refused) and into its
+    403s; the refusal names no part of the secret."""
+    home, db = tmp_path / "admin", str(hub_db)
+    made = aletheia(home, "mcp-link", "create", "--hub-db", db, "--projects", "*",
+                    "--scope", "admin", "--name", "ops", "--json")  # fmt: skip
+    admin = json.loads(made.stdout)["token"]
+    refused = _create(home, db, SECRET_NAME)
+    assert refused.returncode == 2, refused.stdout
+    said = " ".join(refused.stderr.split())
+    assert "--name holds what looks like a secret (ops [REDACTED])" in said
+    assert "4eC39HqLyjWDarjtT1zdp7dc" not in refused.stdout + refused.stderr
+    with (
+        running_hub(hub_db) as hub,
+        httpx.Client(base_url=hub.url, headers={"Authorization": f"Bearer {admin}"}) as client,
+    ):
+        page = client.get("/tokens").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+        assert csrf is not None
+        form = {"csrf": csrf.group(1), "name": SECRET_NAME, "scope": "mcp", "projects": "shop"}
+        posted = client.post("/tokens/create", data=form, headers={"Origin": hub.url})
+        assert posted.status_code == 400
+        assert "holds what looks like a secret" in unescape(posted.text)
+        assert "4eC39HqLyjWDarjtT1zdp7dc" not in posted.text
+    assert _live(home, db) == {"ops"}
+    assert b"4eC39HqLyjWDarjtT1zdp7dc" not in _held(hub_db)

@@ -114,6 +114,43 @@ def can_write(scope: str) -> bool:
     return scope in WRITE_SCOPES
 
 
+def checked_name(name: str) -> str:
+    """``name`` as a token keeps it: its runs of white space made one space.
+
+    Raises:
+        InvalidInputError: the name is too long, holds a / or a control, format or invisible
+            character, begins like a token, or holds what looks like a secret.
+    """
+    name = " ".join(name.split())
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidInputError(f"--name must be at most {MAX_NAME_LENGTH} characters.")
+    # The name authors what the token syncs (``<name>/<tool>``) and every store checks it on
+    # pull: a control character would have every pull refused, a / would read as a tool, an
+    # invisible one would make a second "bob".
+    if not name.isprintable() or "/" in name or has_invisible(name):
+        raise InvalidInputError(
+            "--name may hold no / and no control, format or invisible characters."
+        )
+    # revoke takes a token's first characters too: "alt_RxFp0I" as a name would revoke bob
+    if lookalike_key(name).startswith(TOKEN_PREFIX):
+        raise InvalidInputError(
+            f'--name may not begin with "{TOKEN_PREFIX}": tokens do, and mcp-link revoke takes'
+            " a token's first characters as well as its name."
+        )
+    from aletheia_mem.domain.redaction import redact_secrets  # only when a token is made
+
+    # The hub sends the name in its hello and its refusals, and every store keeps it as the
+    # author of what the token syncs: a secret in it would be shown and kept everywhere (and a
+    # store refuses a hello whose name redaction would change).
+    shown = redact_secrets(name)
+    if shown != name:
+        raise InvalidInputError(
+            f"--name holds what looks like a secret ({shown}): a token's name is shown in the"
+            " hub's answers and its audit, and kept by every store it syncs. Choose another."
+        )
+    return name
+
+
 def create_token(
     store: HubTokens,
     clock: Clock,
@@ -133,22 +170,7 @@ def create_token(
     secret = new_secret()
     if name is None or not name.strip():
         name = f"{scope}-{projects[0] if projects else 'all'}-{secret[-4:].lower()}"
-    name = " ".join(name.split())
-    if len(name) > MAX_NAME_LENGTH:
-        raise InvalidInputError(f"--name must be at most {MAX_NAME_LENGTH} characters.")
-    # The name authors what the token syncs (``<name>/<tool>``) and every store checks it on
-    # pull: a control character would have every pull refused, a / would read as a tool, an
-    # invisible one would make a second "bob".
-    if not name.isprintable() or "/" in name or has_invisible(name):
-        raise InvalidInputError(
-            "--name may hold no / and no control, format or invisible characters."
-        )
-    # revoke takes a token's first characters too: "alt_RxFp0I" as a name would revoke bob
-    if lookalike_key(name).startswith(TOKEN_PREFIX):
-        raise InvalidInputError(
-            f'--name may not begin with "{TOKEN_PREFIX}": tokens do, and mcp-link revoke takes'
-            " a token's first characters as well as its name."
-        )
+    name = checked_name(name)
     row = HubToken(
         id=0,
         name=name,

@@ -20,6 +20,7 @@ from aletheia_mem.errors import AletheiaError, InvalidInputError, NotFoundError
 from aletheia_mem.hub.tokens import (
     SCOPES,
     RevokeBy,
+    checked_name,
     create_token,
     live_matches,
     one_to_revoke,
@@ -219,6 +220,8 @@ def _unconfirmed(
 def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     """Make a token and show its secret in this answer only (never stored, never redirected)."""
     name = form.get("name", "").strip()
+    if name:  # refused before the confirmation shows it (a secret in it: ``checked_name``)
+        checked_name(name)
     action = f'Create token "{name}"' if name else "Create a token"
     asked = _unconfirmed(ui, request, form, action, ("name", "scope", "projects"))
     if asked is not None:
