@@ -120,6 +120,14 @@ def dump_at(target: Path | str) -> list[str]:
     ]
 
 
+def held_at(target: Path | str) -> bytes:
+    """Everything the database at ``target`` holds, to look for a secret in: a SQLite file with
+    its WAL and journal byte for byte (free pages too), or every row of a PostgreSQL schema."""
+    if isinstance(target, Path):
+        return b"".join(path.read_bytes() for path in target.parent.glob(f"{target.name}*"))
+    return "\n".join(dump_at(target)).encode()
+
+
 def dump(store: Any) -> list[str]:
     """``dump_at`` the database of a store a test opened."""
     return dump_at(target_of(store))

@@ -7,23 +7,13 @@ the end of a subject run into the predicate (``X-Api-Key: <key> uses``) and surv
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from aletheia_mem.domain.memories import FactInput, MemoryInput, save_memory
 from aletheia_mem.storage.contracts import HubStore
 from tests.conftest import FakeClock
-from tests.stores import dump, target_of
+from tests.stores import held_at, target_of
 
 API_KEY = "PLCM7HUF" + "pk5acdIbzlpk"
 TOKEN = "Zk9fQ2x8" + "LmP4rT7w"
-
-
-def _on_disk(store: HubStore) -> bytes:
-    """Everything the store holds: its SQLite file, WAL and journal, or its PostgreSQL rows."""
-    target = target_of(store)
-    if isinstance(target, Path):
-        return b"".join(path.read_bytes() for path in target.parent.glob(f"{target.name}*"))
-    return "\n".join(dump(store)).encode()
 
 
 def test_a_secret_in_a_fact_subject_never_reaches_the_memory_summary(
@@ -39,6 +29,6 @@ def test_a_secret_in_a_fact_subject_never_reaches_the_memory_summary(
         "svc X-Api-Key: [REDACTED] uses postgres",
         "svc token=[REDACTED] rotated",
     ]
-    raw = _on_disk(store)
+    raw = held_at(target_of(store))
     assert API_KEY.encode() not in raw
     assert TOKEN.encode() not in raw

@@ -19,7 +19,7 @@ from aletheia_mem.hub.tokens import hash_secret
 from aletheia_mem.storage.hub_rows import HubToken
 from tests.hub.helpers import running_hub
 from tests.hub.test_hub_processes import cli
-from tests.stores import dump_at, open_target
+from tests.stores import held_at, open_target
 
 pytestmark = pytest.mark.e2e
 
@@ -178,13 +178,6 @@ def test_the_tokens_page_revokes_the_row_it_names_and_refuses_a_word_naming_two(
 SECRET_NAME = "ops sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
 
 
-def _held(hub_db: Path | str) -> bytes:
-    """Everything the hub store holds: its file, WAL and journal, or its PostgreSQL rows."""
-    if isinstance(hub_db, Path):
-        return b"".join(path.read_bytes() for path in hub_db.parent.glob(f"{hub_db.name}*"))
-    return "\n".join(dump_at(hub_db)).encode()
-
-
 def test_a_name_holding_a_secret_is_refused_before_anything_is_stored(
     hub_db: Path | str, tmp_path: Path
 ) -> None:
@@ -212,4 +205,4 @@ def test_a_name_holding_a_secret_is_refused_before_anything_is_stored(
         assert "holds what looks like a secret" in unescape(posted.text)
         assert "4eC39HqLyjWDarjtT1zdp7dc" not in posted.text
     assert _live(home, db) == {"ops"}
-    assert b"4eC39HqLyjWDarjtT1zdp7dc" not in _held(hub_db)
+    assert b"4eC39HqLyjWDarjtT1zdp7dc" not in held_at(hub_db)

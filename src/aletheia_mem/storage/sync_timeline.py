@@ -32,6 +32,8 @@ def retile_key(conn: SyncConn, key: FactKey) -> dict[str, Tile]:
         " WHERE f.project = ? AND f.subject_key = ? AND f.predicate_key = ?",
         key,
     ).fetchall()
+    if not rows:  # every fact left the key (a peer's version of each names another subject)
+        return {}
     ranked = sorted(rows, key=lambda r: fact_rank(r["valid_from"], r["recorded_at"], r["uid"]))
     ids = {row["uid"]: int(row["id"]) for row in ranked}
     before: dict[str, Tile] = {}
