@@ -119,6 +119,7 @@ def history(
     """Show how the facts about a subject changed (current ones by default)."""
     # as fact_history: any subject a fact can have, and never a huge echo
     check_length("subject", subject.strip(), MAX_FACT_PART)
+    subject = fact_domain.asked_subject(subject)
     with open_cli_app(create=False) as app:
         at = parse_instant(as_of, "--as-of") if as_of else None
         now = app.clock()

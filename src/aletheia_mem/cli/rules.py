@@ -24,7 +24,7 @@ from aletheia_mem.domain import rules as rule_domain
 from aletheia_mem.domain.formatting import rule_scope, rule_text
 from aletheia_mem.domain.limits import MAX_NAME, check_length
 from aletheia_mem.domain.vocabulary import SCOPE_TIERS
-from aletheia_mem.errors import InvalidInputError, NotFoundError
+from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.projects import project_for_directory, project_root
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import Rule
@@ -45,7 +45,7 @@ def stored_rule_json(store: Store, rule_id: str, now: int) -> dict[str, Any]:
     """
     rule = store.get_rule(rule_id)
     if rule is None:
-        raise NotFoundError(f'No rule with id "{rule_id}".')
+        raise rule_domain.no_such_rule(rule_id)
     recheck = rule_domain.recheck_reason(store, rule, now) if rule.enabled else None
     return rule_json(rule, recheck)
 

@@ -45,6 +45,17 @@ def record_fact(
     return store.add_fact(new)
 
 
+def asked_subject(subject: str) -> str:
+    """A subject a lookup names, as facts keep it (``record_fact``): trimmed, its secrets
+    redacted. It finds the facts recorded with it, and an answer naming it echoes no secret."""
+    return redact_secrets(subject.strip())
+
+
+def asked_predicate(predicate: str | None) -> str | None:
+    """A predicate a lookup names (None: any), as facts keep it: its secrets redacted."""
+    return None if predicate is None else redact_secrets(predicate)
+
+
 def fact_history(
     store: Store,
     *,
@@ -60,7 +71,7 @@ def fact_history(
     Current means valid ``now``: a value written for a time still ahead is not current yet
     (the history shows it). ``as_of`` wins over ``include_superseded``. Newest validity first.
     """
-    facts = store.facts_about(subject, project, predicate)
+    facts = store.facts_about(asked_subject(subject), project, asked_predicate(predicate))
     if as_of is None and include_superseded:
         return facts
     at = now if as_of is None else as_of

@@ -227,9 +227,11 @@ def _within(at: int, since: int | None, until: int | None) -> bool:
 
 
 def _quoted(text: str | None) -> str:
-    """``text`` in quotes for a reason line, on one line and neutralized (the caller's text,
-    outside the recall block), its start only when it is long."""
-    shown = one_line(text or "")
+    """``text`` in quotes for a reason line, on one line, neutralized and redacted (the
+    caller's text, outside the recall block), its start only when it is long."""
+    from aletheia_mem.domain.redaction import redact_secrets  # only when a reason quotes it
+
+    shown = one_line(redact_secrets(text or ""))
     if len(shown) > QUOTED_CHARS:
         shown = shown[:QUOTED_CHARS] + "…"
     return '"' + shown.replace('"', "'") + '"'

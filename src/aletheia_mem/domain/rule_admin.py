@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aletheia_mem.errors import NotFoundError
+from aletheia_mem.domain.rules import no_such_rule
 from aletheia_mem.storage.contracts import RuleStore
 
 
@@ -13,4 +13,4 @@ def set_rule_enabled(store: RuleStore, rule_id: str, enabled: bool, now: int) ->
         NotFoundError: there is no rule with that id.
     """
     if not store.set_rule_enabled(rule_id, enabled, now):
-        raise NotFoundError(f'No rule with id "{rule_id}".')
+        raise no_such_rule(rule_id)

@@ -169,6 +169,12 @@ def add_rule_telling(
     return stored, "created" if changed else "exists"
 
 
+def no_such_rule(rule_id: str) -> NotFoundError:
+    """The error for an id that names no rule: the id quoted on one line, neutralized, and
+    redacted (a caller may have pasted a secret in its place)."""
+    return NotFoundError(f'No rule with id "{one_line(redact_secrets(rule_id))}".')
+
+
 def confirm_rule(
     store: Store, rule_id: str, now: int, projects: tuple[str, ...] | None = None
 ) -> None:
@@ -181,7 +187,7 @@ def confirm_rule(
     """
     rule = store.get_rule(rule_id)
     if rule is None or not rule_visible(rule, projects):  # the id quoted on one line, neutralized
-        raise NotFoundError(f'No rule with id "{one_line(rule_id)}".')
+        raise no_such_rule(rule_id)
     if projects is not None and rule.scope_tier != "project":  # no scopeTier argument to name
         raise ForbiddenError(
             f'Rule {rule.id} applies in every project (scopeTier "{rule.scope_tier}"); this token'

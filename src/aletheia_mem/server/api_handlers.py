@@ -194,7 +194,7 @@ def timeline(app: AppContext, args: dict[str, Any]) -> Reply:
 
 
 def fact_history(app: AppContext, args: dict[str, Any]) -> Reply:
-    subject = args["subject"].strip()
+    subject = facts.asked_subject(args["subject"])
     project = args.get("project")
     found = facts.fact_history(
         app.store,
@@ -266,7 +266,7 @@ def add_rule(app: AppContext, args: dict[str, Any]) -> Reply:
 def _rule(app: AppContext, rule_id: str, now: int) -> Reply:
     rule = app.store.get_rule(rule_id)
     if rule is None:
-        raise NotFoundError(f'No rule with id "{rule_id}".')
+        raise rules.no_such_rule(rule_id)
     return _ok(rule_json(app, rule, now))
 
 
@@ -281,7 +281,7 @@ def disable_rule(app: AppContext, args: dict[str, Any]) -> Reply:
     now = app.clock()
     rule_id = args["rule_id"].strip()
     if not app.store.set_rule_enabled(rule_id, False, now):
-        raise NotFoundError(f'No rule with id "{rule_id}".')
+        raise rules.no_such_rule(rule_id)
     return _rule(app, rule_id, now)
 
 

@@ -14,7 +14,7 @@ from aletheia_mem.tools.structured import Output
 
 def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
     """How the facts about one subject changed; current facts only by default."""
-    subject = args["subject"].strip()
+    subject = facts.asked_subject(args["subject"])
     project = args.get("project")
     as_of = parse_instant(args["as_of"], "as_of") if "as_of" in args else None
     now = app.clock()

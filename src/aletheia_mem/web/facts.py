@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from aletheia_mem.domain.facts import asked_predicate, asked_subject
 from aletheia_mem.domain.formatting import fact_is_current
 from aletheia_mem.server.api_handlers import fact_json
 from aletheia_mem.timefmt import parse_instant
@@ -68,9 +69,9 @@ def history(
     projects = (target_project(app, named),) if named and named.strip() else app.allowed_projects
     now = app.clock()
     found = app.store.fact_history_page(
-        args["subject"].strip(),
+        asked_subject(args["subject"]),  # as facts keep it: one given with its secret finds it
         projects,
-        args.get("predicate"),
+        asked_predicate(args.get("predicate")),
         offset=older,
         limit=FACTS_PER_PAGE,
         now=now,
