@@ -82,9 +82,16 @@ class StoreFullError(StoreUnavailableError):
 
     code = "store_full"
 
-    def __init__(self, store: str) -> None:
+    def __init__(self, store: str, *, reading: bool = False) -> None:
+        # ``reading``: the store cannot even be read, as its write-ahead log holds changes the
+        # file lacks and SQLite has no room for the index it reads them through (its -shm file).
+        why = (
+            ", and reading it needs room too while its write-ahead log holds changes"
+            if reading
+            else ""
+        )
         super().__init__(
-            f"The disk that holds the store {store} is full (no space left); nothing was"
+            f"The disk that holds the store {store} is full (no space left){why}; nothing was"
             " changed. Free some space on it and try again."
         )
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.http_server import running_server
+from aletheia_mem.server.mcp import INTERNAL_ERROR
+from tests.e2e.http_server import initialize_message, running_server
 from tests.safety.entry_points import (
     BIN,
     WAIT_SECONDS,
@@ -68,6 +69,18 @@ def full_disk_store(tmp_path: Path, home: Path) -> Iterator[tuple[Path, dict[str
         assert run_command(home, "aletheia", "save", "first pnpm note", **data).returncode == 0
         fill(disk)
         yield disk, data
+
+
+def stdio_server(home: Path, data: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``aletheia-mcp`` on the store of ``data``, its stdin and stdout piped."""
+    return subprocess.Popen(
+        [str(BIN / "aletheia-mcp")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=user_env(home, **data),
+        cwd=home,
+    )
 
 
 def _one_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -130,6 +143,61 @@ def test_a_disk_that_fills_under_a_server_is_told_as_full(tmp_path: Path) -> Non
     assert not any("Traceback" in line for line in logged), logged
 
 
+def test_an_mcp_session_begun_on_a_full_disk_is_refused_as_full(tmp_path: Path) -> None:
+    """Writing the session row fails outside any tool call: the transport still tells the
+    store-full line (507, a JSON-RPC error with the request's id), not a generic 503."""
+    home = tmp_path / "home"
+    with full_disk_store(tmp_path, home) as (disk, _data), running_server(disk) as server:
+        reply = server.post_mcp(initialize_message(request_id=7))
+        assert reply.status == 507, reply.body
+        assert reply.header("retry-after") == "5"
+        assert reply.header("mcp-session-id") is None
+        error = reply.json()
+        assert error["id"] == 7
+        assert error["error"]["code"] == INTERNAL_ERROR
+        assert FULL in error["error"]["message"]
+        assert len(error["error"]["message"].splitlines()) == 1
+        (disk / "fill").unlink()
+        assert server.initialize()  # room again: the same server begins sessions
+    logged = [server.stderr.get() for _ in range(server.stderr.qsize())]
+    assert not any("Traceback" in line for line in logged), logged
+
+
+def test_a_reader_on_a_full_disk_reads_a_live_writers_wal_and_says_when_it_cannot(
+    tmp_path: Path,
+) -> None:
+    """A WAL holding changes is read through SQLite's index of it (the -shm file): one a live
+    writer holds is used, so reads see its saves; with none (a killed writer's store copied
+    without it) there is no room to make one, and reads are refused, saying they need room."""
+    home = tmp_path / "home"
+    with full_disk_store(tmp_path, home) as (disk, data):
+        (disk / "fill").unlink()
+        save = {"name": "save_memory", "arguments": {"text": "second pnpm note", "project": "p"}}
+        with stdio_server(home, data) as writer:
+            assert writer.stdin is not None
+            writer.stdin.write(mcp_lines(save).encode())
+            writer.stdin.flush()
+            assert _answer(writer, 1)["isError"] is False
+            fill(disk)
+            found = run_command(home, "aletheia", "search", "pnpm", "-p", "*", **data)
+            assert found.returncode == 0, found.stderr
+            assert "second pnpm note" in found.stdout
+            writer.kill()
+        store = disk / "data" / "aletheia.db"
+        assert store.with_name("aletheia.db-wal").stat().st_size > 0
+        store.with_name("aletheia.db-shm").unlink()
+        fill(disk)
+        for read in (["search", "pnpm", "-p", "*"], ["export", "-o", "-"]):
+            result = run_command(home, "aletheia", *read, **data)
+            assert result.returncode == 1, (read, result.stdout)
+            assert "is full (no space left), and reading it needs room too while its" in (
+                _one_line(result)
+            ), read
+        (disk / "fill").unlink()
+        found = run_command(home, "aletheia", "search", "pnpm", "-p", "*", **data)
+        assert "second pnpm note" in found.stdout, found.stderr
+
+
 def test_a_store_made_on_a_nearly_full_disk_is_refused_in_one_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with small_disk(tmp_path / "mnt", "600k") as disk:
@@ -145,14 +213,7 @@ def test_a_server_started_on_a_full_disk_saves_again_once_there_is_room(tmp_path
     with full_disk_store(tmp_path, home) as (disk, data):
         saves = ({"name": "save_memory", "arguments": {"text": text}} for text in ("a1", "b2"))
         *opening, second = mcp_lines(*saves).splitlines(keepends=True)
-        with subprocess.Popen(
-            [str(BIN / "aletheia-mcp")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=user_env(home, **data),
-            cwd=home,
-        ) as server:
+        with stdio_server(home, data) as server:
             assert server.stdin is not None
             server.stdin.write("".join(opening).encode())
             server.stdin.flush()

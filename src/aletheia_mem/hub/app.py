@@ -25,7 +25,7 @@ from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.readiness import readiness_route
 from aletheia_mem.hub.refused_id import refused_request_id
-from aletheia_mem.hub.sync_api import HUB_BUSY, STORE_WAIT_MS, SyncApi
+from aletheia_mem.hub.sync_api import HUB_BUSY, HUB_STORE, STORE_WAIT_MS, SyncApi
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
 from aletheia_mem.server.api import RETRY_AFTER_S
@@ -97,7 +97,7 @@ async def _send_failure(scope: Scope, receive: Receive, send: Send, error: Excep
     it (logged): a JSON-RPC error on ``/mcp`` (DESIGN §10), the sync API's error object on
     ``/sync/``. A store a newer version migrated is told as such (503)."""
     if not scope.get("path", "").startswith("/sync/"):
-        await failure_response(error, busy=HUB_BUSY)(scope, receive, send)
+        await failure_response(error, store_name=HUB_STORE)(scope, receive, send)
     elif isinstance(error, StoreTooNewError):
         logger.warning("Token check failed: %s", error.message)
         await _send_json_refusal(scope, send, Refusal(503, error.code, error.message))
@@ -264,7 +264,7 @@ def hub_mcp_endpoint(
         remember_s=remember_seconds,
     )  # fmt: skip
     return McpEndpoint(
-        sessions, new_session, owner_of, refused_calls=refused_calls, busy_line=HUB_BUSY
+        sessions, new_session, owner_of, refused_calls=refused_calls, store_name=HUB_STORE
     )
 
 

@@ -62,8 +62,10 @@ from aletheia_mem.sync.validate import (
 )
 from aletheia_mem.tools.app import AppContext
 
-# A SQLite hub's store another process keeps busy: said as such, without the file's path.
-HUB_BUSY = StoreBusyError("of the hub").message
+# How a SQLite hub's store is named to clients (never by its file's path), as in its busy line:
+# another process keeps it busy, said as such.
+HUB_STORE = "of the hub"
+HUB_BUSY = StoreBusyError(HUB_STORE).message
 
 logger = logging.getLogger(__name__)
 

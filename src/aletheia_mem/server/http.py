@@ -20,7 +20,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.errors import StoreBusyError, StoreTooNewError, StoreUnavailableError
+from aletheia_mem.errors import (
+    StoreBusyError,
+    StoreFullError,
+    StoreTooNewError,
+    StoreUnavailableError,
+)
 from aletheia_mem.server import api, stateless_http
 from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import Guard, GuardPolicy
@@ -84,11 +89,15 @@ def request_id_of(payload: Any) -> Any:
 UNAVAILABLE = api.UNAVAILABLE
 
 
-def failure_response(error: Exception, request_id: Any = None, busy: str | None = None) -> Response:
-    """What a client gets when the store failed under its request: 503 while it cannot be
-    reached or another process keeps it busy (a passing state; a busy store is told as such) or
-    once a newer version migrated it (told as such: restart this server), else 500; a JSON-RPC
-    error either way, logged here. ``busy``: the line for a busy store (its own by default)."""
+def failure_response(
+    error: Exception, request_id: Any = None, store_name: str | None = None
+) -> Response:
+    """What a client gets when the store failed under its request, as a JSON-RPC error, logged
+    here: 507 when its disk is full and 503 while another process keeps it busy (each in its one
+    line, as a tool call tells it), 503 while it cannot be reached (a passing state) or once a
+    newer version migrated it (told as such: restart this server), else 500. ``store_name``:
+    how the store is named in the full and busy lines (None: by its path, as the error names
+    it; a hub names no file to its clients)."""
     if isinstance(error, StoreTooNewError):
         logger.warning("MCP request refused: %s", error.message)
         return rpc_error(503, error.message, code=INTERNAL_ERROR, request_id=request_id)
@@ -96,9 +105,11 @@ def failure_response(error: Exception, request_id: Any = None, busy: str | None 
         logger.warning("MCP request failed: %s", error.message)
         headers = {"retry-after": str(api.RETRY_AFTER_S)}
         message = UNAVAILABLE
-        if isinstance(error, StoreBusyError):
-            message = busy or error.message
-        return rpc_error(503, message, code=INTERNAL_ERROR, request_id=request_id, **headers)
+        if isinstance(error, StoreFullError | StoreBusyError):
+            told = error if store_name is None else type(error)(store_name)
+            message = told.message
+        status = api.status_of(error)  # 507 for a full disk, as /api/ answers it
+        return rpc_error(status, message, code=INTERNAL_ERROR, request_id=request_id, **headers)
     logger.error("MCP request failed", exc_info=error)
     return internal_error(request_id)
 
@@ -214,8 +225,8 @@ class McpEndpoint:
             saves. False when the sessions' tool calls write something of their own (the
             hub's audit rows) or may run long.
         refused_calls: told of the tools/calls of each POST refused before they ran.
-        busy_line: what a client is told while another process keeps the store busy (None: the
-            store's own line, which names its file).
+        store_name: how the store is named to clients when its disk is full or another process
+            keeps it busy (None: by its path, as its own lines name it).
     """
 
     def __init__(
@@ -226,14 +237,14 @@ class McpEndpoint:
         *,
         reads_inline: bool = False,
         refused_calls: RefusedCalls | None = None,
-        busy_line: str | None = None,
+        store_name: str | None = None,
     ) -> None:
         self.sessions = sessions
         self.new_session = new_session
         self.owner_of = owner_of
         self.reads_inline = reads_inline
         self.refused_calls = refused_calls
-        self.busy_line = busy_line
+        self.store_name = store_name
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -256,7 +267,7 @@ class McpEndpoint:
         try:
             return await self.answer_post(request, payload, ok)
         except Exception as error:  # the store failed (damaged, busy, gone): still JSON-RPC
-            return failure_response(error, request_id_of(payload), self.busy_line)
+            return failure_response(error, request_id_of(payload), self.store_name)
 
     async def answer_post(self, request: Request, payload: Any, parsed: bool) -> Response:
         """The answer to a POST whose body is read (``parsed``: as JSON)."""
@@ -358,7 +369,7 @@ class McpEndpoint:
         try:
             ended = await to_thread.run_sync(self.sessions.end, session_id, self.owner_of(request))
         except Exception as error:  # as in ``post``
-            return failure_response(error, busy=self.busy_line)
+            return failure_response(error, store_name=self.store_name)
         if not ended:
             return rpc_error(404, "Session not found: it ended or expired.")
         return Response(status_code=204)

@@ -51,10 +51,14 @@ class ThreadConnections:
         # was opened (SQLite could make no -shm file): reads work, writes are refused as full
         # until there is room again, when every thread's connection is opened anew.
         self._full_read = False
+        self._stood: tuple[int, int] | None = None  # the file's state then (see _file_state)
         self._generation = 0
 
     def get(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
+        if self._full_read and self._stands_changed():
+            self._full_read, self._target = False, str(self.path)
+            self._generation += 1  # each thread opens its connection anew
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         outdated = getattr(self._local, "generation", self._generation) != self._generation
         if conn is not None and outdated and not conn.in_transaction:
@@ -67,6 +71,7 @@ class ThreadConnections:
                 if not self._may_read_as_it_stands(error):
                     raise
                 self._full_read, self._target = True, _as_it_stands(self.path)
+                self._stood = _file_state(self.path)
                 conn = self._open()
             self._local.conn = conn
             self._local.generation = self._generation
@@ -86,12 +91,7 @@ class ThreadConnections:
         ``wait_ms``: how long this one waits for another process's write lock (None: as every
         write does, ``busy_timeout_ms``), less within a ``waiting_at_most`` block; past it, the
         store's busy error."""
-        if self._full_read:
-            if disk_full(self.path):
-                raise StoreFullError(str(self.path))
-            self._full_read, self._target = False, str(self.path)
-            self._generation += 1  # room again: each thread opens its connection anew
-        conn = self.get()
+        conn = self._writable()
         memo: dict[Any, Any] = self._local.memo
         wait = bounded_wait(self.busy_timeout_ms if wait_ms is None else wait_ms)
         own_wait = wait != self.busy_timeout_ms
@@ -118,6 +118,14 @@ class ThreadConnections:
             memo.clear()  # a write may change what it holds, even one that changes no row
             if own_wait:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+
+    def _writable(self) -> sqlite3.Connection:
+        """This thread's connection for a write; raises ``StoreFullError`` while the store is
+        read as it stands because its disk is full (found on opening it, this first use too)."""
+        conn = self.get()
+        if self._full_read:
+            raise StoreFullError(str(self.path))
+        return conn
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -163,9 +171,28 @@ class ThreadConnections:
 
     def _may_read_as_it_stands(self, error: sqlite3.Error) -> bool:
         """Whether a connection that could not be opened because the store's disk is full may be
-        opened on the file as it stands: only with no WAL, whose changes it would not see."""
+        opened on the file as it stands: only with no WAL, whose changes it would not see.
+
+        Raises:
+            StoreFullError: a WAL holds changes. Reading them needs SQLite's index of the WAL
+                (its -shm file), with no room to make it; read without one (in exclusive
+                locking mode), the store would be locked against every other process for as
+                long as the connection is open: so even reads are refused, saying why.
+        """
         full = isinstance(store_problem(self.path, error), StoreFullError)
-        return full and not self._target.startswith("file:") and not has_wal(self.path)
+        if not full or self._target.startswith("file:"):
+            return False
+        if has_wal(self.path):
+            raise StoreFullError(str(self.path), reading=True) from None
+        return True
+
+    def _stands_changed(self) -> bool:
+        """While the store is read as it stands: whether that must end, as there is room again,
+        or the store changed since (another process wrote it, into a WAL or the file), which a
+        connection reading it as it stands would not see, or would see half done."""
+        if not disk_full(self.path) or has_wal(self.path):
+            return True
+        return _file_state(self.path) != self._stood
 
     def _forget(self, conn: sqlite3.Connection) -> None:
         """Close this thread's connection, opened before the store's disk had room again."""
@@ -200,3 +227,12 @@ class ThreadConnections:
 def _as_it_stands(path: Path) -> str:
     """The URI that opens ``path`` read-only as it stands on disk (no -wal, -shm or locks)."""
     return f"file:{quote(str(path))}?mode=ro&immutable=1"
+
+
+def _file_state(path: Path) -> tuple[int, int] | None:
+    """The file's size and change time: another than before means it was written."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns
