@@ -27,6 +27,7 @@ from tests.safety.entry_points import (
 )
 
 FULL = "is full (no space left); nothing was changed"
+EXIT_BROKEN = 8
 
 
 @contextmanager
@@ -196,6 +197,24 @@ def test_a_reader_on_a_full_disk_reads_a_live_writers_wal_and_says_when_it_canno
         (disk / "fill").unlink()
         found = run_command(home, "aletheia", "search", "pnpm", "-p", "*", **data)
         assert "second pnpm note" in found.stdout, found.stderr
+
+
+def test_an_io_error_on_a_nearly_full_disk_is_not_told_as_a_full_disk(tmp_path: Path) -> None:
+    """Under 1 MiB left, only SQLite's failure to grow its -shm file reads as a full disk; any
+    other I/O error (here: the -shm file is a FIFO, which cannot be truncated) is told as one."""
+    home = tmp_path / "home"
+    with full_disk_store(tmp_path, home) as (disk, data):
+        store = disk / "data" / "aletheia.db"
+        os.mkfifo(store.with_name("aletheia.db-shm"))
+        for command in (["search", "pnpm"], ["save", "second note"]):
+            result = run_command(home, "aletheia", *command, **data)
+            assert result.returncode == EXIT_BROKEN, (command, result.stderr)
+            told = _one_line(result)
+            assert "is full" not in told, command
+            assert f"The store {store} cannot be read or written: the system reported an I/O" in (
+                told
+            ), command
+            assert "(SQLITE_IOERR_SHMOPEN)" in told
 
 
 def test_a_store_made_on_a_nearly_full_disk_is_refused_in_one_line(tmp_path: Path) -> None:

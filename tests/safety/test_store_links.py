@@ -40,3 +40,20 @@ def test_a_link_that_leads_nowhere_is_a_broken_store_everywhere(tmp_path: Path, 
     assert len(lines) == 1
     assert f"is a symbolic link that {told}" in lines[0]
     assert os.path.islink(store)  # left as it was
+
+
+def test_an_io_error_is_told_in_one_line(tmp_path: Path) -> None:
+    """SQLite's "disk I/O error" (here: the -shm file is a FIFO, which cannot be truncated) is
+    told in one line that names it and what to check, never a traceback."""
+    home = tmp_path / "home"
+    assert run_command(home, "aletheia", "save", "a note").returncode == 0
+    store = home / ".aletheia" / "aletheia.db"
+    os.mkfifo(store.with_name("aletheia.db-shm"))
+    for command in (["save", "another note"], ["search", "note"]):
+        result = run_command(home, "aletheia", *command)
+        assert result.returncode == EXIT_BROKEN, (command, result.stderr)
+        assert result.stderr == (
+            f"Error: The store {store} cannot be read or written: the system reported an I/O"
+            " error (SQLITE_IOERR_SHMOPEN). Check the disk, and that aletheia.db-wal and"
+            " aletheia.db-shm beside it are plain files (`aletheia doctor` checks a store).\n"
+        )

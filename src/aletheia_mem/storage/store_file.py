@@ -37,9 +37,12 @@ _BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image
 _READ_ONLY_MARKS = ("readonly", "read-only", "read only")
 _BUSY_MARKS = ("database is locked", "database is busy")
 _FULL_MARK = "database or disk is full"
-# SQLite says "disk I/O error" when it cannot grow its -shm or -wal file on a full disk: a disk
-# with less room than this left is taken for full then.
+# SQLite says "disk I/O error" (SQLITE_IOERR_SHMSIZE) when it cannot grow its -shm file, as on a
+# full disk: a disk with less room than this left is taken for full then. Any other I/O error
+# is one, whatever the room left (SQLite says SQLITE_FULL when a write finds none).
 FULL_DISK_BYTES = 1 << 20
+_GROWTH_ERROR = "SQLITE_IOERR_SHMSIZE"
+_IO_MARK = "disk i/o error"
 
 
 def broken(path: Path, what: str, hint: str = RESTORE_HINT) -> StoreBrokenError:
@@ -325,17 +328,30 @@ def store_problem(path: Path, error: sqlite3.Error) -> AletheiaError | None:
     text = str(error).lower()
     if any(mark in text for mark in _BUSY_MARKS):
         return StoreBusyError(str(path))
-    if _FULL_MARK in text or ("disk i/o error" in text and disk_full(path)):
+    if _FULL_MARK in text or (_grows(error) and disk_full(path)):
         return StoreFullError(str(path))
     if any(mark in text for mark in _READ_ONLY_MARKS):
         return read_only(path)
     if any(mark in text for mark in _BROKEN_MARKS):
         return broken(path, f"is damaged ({error})")
+    if _IO_MARK in text:
+        name = getattr(error, "sqlite_errorname", None) or "disk I/O error"
+        return broken(
+            path,
+            f"cannot be read or written: the system reported an I/O error ({name})",
+            f"Check the disk, and that {path.name}-wal and {path.name}-shm beside it are plain"
+            f" files{DOCTOR_NOTE}.",
+        )
     if "unable to open" in text:
         if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             return read_only(path)
         return broken(path, f"cannot be opened ({error})")
     return None
+
+
+def _grows(error: sqlite3.Error) -> bool:
+    """Whether SQLite failed to grow its -shm file (an I/O error, not SQLITE_FULL)."""
+    return getattr(error, "sqlite_errorname", None) == _GROWTH_ERROR
 
 
 def open_to_others(path: Path) -> list[str]:
