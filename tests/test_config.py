@@ -10,7 +10,7 @@ from aletheia_mem.errors import InvalidInputError
 
 # "²" and "٣" are digits to str.isdigit that int() refuses or reads; 5,000 digits are past int's
 # limit for text; the rest are plainly no whole number.
-NOT_WHOLE = ["\u00b2", "\u0663", "9" * 5000, "1e3", "-1", "0x10", "", " "]
+NOT_WHOLE = ["\u00b2", "\u0663", "9" * 5000, "1e3", "-1", "0x10", "", " ", " 8765 ", "8\n"]
 
 
 @pytest.mark.parametrize("text", NOT_WHOLE)
@@ -25,14 +25,15 @@ def test_workers_that_are_no_ascii_whole_number_are_refused(text: str) -> None:
         parse_workers(text)
 
 
-@pytest.mark.parametrize("text", [value for value in NOT_WHOLE if value.strip()])
+# A variable is read stripped of blanks: blank, or a number with blanks around, is another case.
+@pytest.mark.parametrize("text", [value for value in NOT_WHOLE if value.strip() == value != ""])
 def test_a_pool_size_that_is_no_ascii_whole_number_is_refused(text: str) -> None:
     with pytest.raises(InvalidInputError, match="ALETHEIA_HUB_POOL_SIZE must be a whole number"):
         hub_pool_size({"ALETHEIA_HUB_POOL_SIZE": text})
 
 
 def test_whole_numbers_in_range_are_read() -> None:
-    assert parse_port(" 8765 ") == 8765
+    assert parse_port("8765") == 8765
     assert parse_port("0") == 0
     assert parse_workers("2") == 2
     assert hub_pool_size({"ALETHEIA_HUB_POOL_SIZE": "4"}) == 4

@@ -133,13 +133,13 @@ def parse_workers(text: str, name: str = "ALETHEIA_WORKERS") -> int:
 
 
 def _whole(text: str) -> int | None:
-    """The whole number ``text`` spells in ASCII digits, None if none: "²" is a digit to
-    ``str.isdigit`` that ``int`` refuses, and ``int`` refuses more than 4,300 digits; past 18
-    significant ones no setting is in range anyway."""
-    value = text.strip()
-    if not (value.isascii() and value.isdigit()):
+    """The whole number ``text`` spells in ASCII digits and nothing else (an option's value,
+    ``--port " 8765 "`` too, is exact; a variable's is stripped of blanks first), None if none:
+    "²" is a digit to ``str.isdigit`` that ``int`` refuses, and ``int`` refuses more than 4,300
+    digits; past 18 significant ones no setting is in range anyway."""
+    if not (text.isascii() and text.isdigit()):
         return None
-    digits = value.lstrip("0") or "0"
+    digits = text.lstrip("0") or "0"
     return int(digits) if len(digits) <= 18 else 10**18
 
 
