@@ -33,7 +33,7 @@ def test_history_shows_a_value_written_for_a_later_time_as_upcoming(run: Invoke)
     lines = run("facts", "history", "checkout", "--all").stdout.splitlines()
     adyen = next(line for line in lines if "Adyen" in line)
     stripe = next(line for line in lines if "Stripe" in line)
-    assert "2999-01-01 → open-ended" in adyen and "(upcoming)" in adyen
+    assert "2999-01-01 → open-ended" in adyen and "(upcoming from 2999-01-01)" in adyen
     assert "2020-01-01 → 2999-01-01" in stripe and "(current; #2 from 2999-01-01)" in stripe
     assert "superseded" not in stripe
 

@@ -80,7 +80,7 @@ def _rows(found: list[Fact], now: int) -> list[list[str]]:
         note = f"  (superseded by #{fact.superseded_by})" if fact.superseded_by else ""
         if fact.valid_from > now:  # written for a later time: not true yet
             until = "open-ended" if fact.valid_to is None else until
-            note = "  (upcoming)"
+            note = f"  (upcoming from {format_date(fact.valid_from)})"
         elif fact.valid_to is not None and fact.valid_to > now and fact.superseded_by:
             note = f"  (current; #{fact.superseded_by} from {format_date(fact.valid_to)})"
         rows.append(
