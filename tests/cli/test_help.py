@@ -74,3 +74,10 @@ def test_a_pass_through_command_names_what_its_script_takes(
     assert len(wanted) >= 5
     help_text = " ".join((_command(path).help or "").split())
     assert {word for word in wanted if word not in help_text} == set()
+
+
+def test_the_fish_completion_help_makes_its_folder_first(run: Invoke) -> None:
+    """On a fresh home ~/.config/fish/completions is missing: the redirect alone would fail."""
+    lines = [line.strip() for line in run("completion", "--help").stdout.splitlines()]
+    made = lines.index("fish:  mkdir -p ~/.config/fish/completions")
+    assert lines[made + 1].startswith("aletheia completion fish > ~/.config/fish/completions/")

@@ -17,7 +17,8 @@ def completion(ctx: click.Context, shell: str) -> None:
     \b
     bash:  eval "$(aletheia completion bash)"         in ~/.bashrc
     zsh:   eval "$(aletheia completion zsh)"          in ~/.zshrc
-    fish:  aletheia completion fish > ~/.config/fish/completions/aletheia.fish
+    fish:  mkdir -p ~/.config/fish/completions
+           aletheia completion fish > ~/.config/fish/completions/aletheia.fish
     """
     root = ctx.find_root()
     prog_name = _program(root.info_name)
