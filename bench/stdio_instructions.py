@@ -6,15 +6,21 @@ prebuilt with ``--memories`` memories:
 
 - cold start: spawn to the ``initialize`` reply, and to the reply of a first search (callgrind
   dumps its counts after each ``_Py_write``, the server's writes of its replies);
-- one search: the stdio line loop in process over ``--searches`` queries of ``corpus.queries``,
-  minus the same process without them, divided by their number;
-- one save: the same over ``--saves`` new memories (``stdio_bench.py``'s notes), each run on a
-  fresh copy of the store. It counts the CPU's work only, not the time spent waiting for the
-  disk (``fsync``), and ``--saves`` (300) spans a WAL checkpoint or a full merge of the
-  full-text index only now and then, so compare the same ``--saves`` only.
+- one search: the stdio line loop in process over ``--searches`` queries of ``corpus.queries``
+  after 10 others, each counted on its own (callgrind dumps its counts as the loop reads each
+  next line): the median and the mean per search;
+- one save: the same over ``--saves`` new memories (``stdio_bench.py``'s notes) after the
+  warm-up saves, on a fresh copy of the store. It counts the CPU's work only, not the time
+  spent waiting for the disk (``fsync``). The median leaves out the few saves that run a merge
+  of the full-text index or a WAL checkpoint; the mean has them, the same ones for each variant
+  as long as both write the same pages (an index merge comes about once per 2,000 saves).
 
-``--baseline-src`` names another checkout's ``src`` folder (put first on ``PYTHONPATH``), as in
-``stdio_bench.py``; each variant builds its store with its own code.
+Every variant runs on a copy of one store, built once (seeded content and uids) and
+checkpointed into one file (``shared_store.py``), so that the variants meet the same index
+layout, merges and checkpoints; only a ``--baseline-src`` with other SQLite schema steps gets a
+store of its own (said on stderr). ``--baseline-src`` names another checkout's ``src`` folder
+(put first on ``PYTHONPATH``), as in ``stdio_bench.py``. Pass this checkout's own ``src`` for an
+A/A run: its ratios should be 1.000.
 """
 
 from __future__ import annotations
@@ -24,20 +30,22 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from aletheia_mem.config import DB_FILE_NAME
-from stdio_bench import build_with
+from shared_store import copy_store, prebuilt_stores, variant_src
 from stdio_client import initialize_line, request_line, server_command, server_env
 
 BENCH = Path(__file__).parent
-# Run in a fresh Python by ``search_instructions``: argv is the number of searches.
-SEARCH_LOOP = """
-import io, sys
-from corpus import queries
+# Run in a fresh Python by ``per_call``: argv is "search" or "save", then the number counted.
+# ``os.getloadavg`` (callgrind dumps before each ``getloadavg``) marks each line the loop reads.
+CALL_LOOP = """
+import io, os, sys
+from corpus import NoteWriter, queries
+from stdio_bench import NOTES_SEED, WARM_UP_SAVES, WARM_UP_SEED
 from stdio_client import initialize_line, request_line
 from aletheia_mem.config import load_settings
 from aletheia_mem.server import stdio
@@ -47,39 +55,39 @@ try:
     from aletheia_mem.server.stdio_session import serve
 except ImportError:  # a checkout from before stdio_session.py
     serve = stdio.serve
-count = int(sys.argv[1])
+
+
+class Marked:
+    def __init__(self, lines):
+        self.lines = lines
+
+    def __iter__(self):
+        for line in self.lines:
+            os.getloadavg()
+            yield line
+        os.getloadavg()
+
+
+kind, count = sys.argv[1], int(sys.argv[2])
 session = McpSession(app=open_app(load_settings()), fixed_caller="bench")
-lines = [initialize_line()] + [
-    request_line(n, "tools/call", {"name": "search", "arguments": {"query": q}})
-    for n, q in enumerate(queries(10 + count), 1)
+if kind == "search":
+    calls = [("search", {"query": q}) for q in queries(10 + count)]
+    warm, counted = calls[:10], calls[10:]
+else:
+    warm_notes = NoteWriter(seed=WARM_UP_SEED).notes(WARM_UP_SAVES)
+    warm = [("save_memory", n.arguments()) for n in warm_notes]
+    counted = [("save_memory", n.arguments()) for n in NoteWriter(seed=NOTES_SEED).notes(count)]
+lines = [
+    request_line(n, "tools/call", {"name": name, "arguments": arguments})
+    for n, (name, arguments) in enumerate(warm + counted, 1)
 ]
-serve(session, io.BytesIO(b"".join(lines[:11])), io.BytesIO())  # warm-up, as stdio_bench
-serve(session, io.BytesIO(b"".join(lines[11:])), io.BytesIO())
+serve(session, io.BytesIO(initialize_line() + b"".join(lines[:len(warm)])), io.BytesIO())
+replies = io.BytesIO()
+serve(session, Marked(lines[len(warm):]), replies)
+if replies.getvalue().count(b'"isError":true'):
+    raise SystemExit("a counted call failed")
 """
-# The same for ``save_memory``: argv is the number of saves, then 1 to send them (0: only to
-# build their lines, the cost subtracted).
-SAVE_LOOP = """
-import io, sys
-from corpus import NoteWriter
-from stdio_bench import NOTES_SEED
-from stdio_client import initialize_line, request_line
-from aletheia_mem.config import load_settings
-from aletheia_mem.server import stdio
-from aletheia_mem.server.mcp import McpSession
-from aletheia_mem.server.wiring import open_app
-try:
-    from aletheia_mem.server.stdio_session import serve
-except ImportError:  # a checkout from before stdio_session.py
-    serve = stdio.serve
-count, send = int(sys.argv[1]), sys.argv[2] == "1"
-session = McpSession(app=open_app(load_settings()), fixed_caller="bench")
-saves = [
-    request_line(n, "tools/call", {"name": "save_memory", "arguments": note.arguments()})
-    for n, note in enumerate(NoteWriter(seed=NOTES_SEED).notes(count), 1)
-]
-serve(session, io.BytesIO(initialize_line()), io.BytesIO())
-serve(session, io.BytesIO(b"".join(saves if send else [])), io.BytesIO())
-"""
+MARKER = "getloadavg"
 
 
 def callgrind(argv: list[str], env: dict[str, str], cwd: Path, stdin: bytes, out: Path) -> None:
@@ -118,40 +126,21 @@ def cold_start(env: dict[str, str], data_dir: Path, cwd: Path, work: Path) -> tu
     return parts[0], parts[0] + parts[1]
 
 
-def search_instructions(
-    env: dict[str, str], data_dir: Path, cwd: Path, work: Path, count: int
-) -> int:
-    """Instructions of one search through the stdio line loop, averaged over ``count``."""
+def per_call(
+    env: dict[str, str], store: Path, cwd: Path, work: Path, kind: str, count: int
+) -> list[int]:
+    """The instructions of each of ``count`` counted calls (``kind``: search or save) through
+    the stdio line loop, on a fresh copy of ``store``."""
     path = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(BENCH)) if p)
+    data_dir = copy_store(store, work / f"{kind}-data")
     server = {**server_env(data_dir, cwd), "PYTHONPATH": path}
-    runs = []
-    for searches in (0, count):
-        out = work / f"search{searches}"
-        argv = [sys.executable, "-c", SEARCH_LOOP, str(searches)]
-        callgrind(argv, server, cwd, b"", out)
-        runs.append(sum(totals(out)))
-    return (runs[1] - runs[0]) // count
-
-
-def save_instructions(
-    env: dict[str, str], data_dir: Path, cwd: Path, work: Path, count: int
-) -> int:
-    """Instructions of one new memory saved through the stdio line loop, averaged over
-    ``count``, each run on a fresh copy of the store."""
-    path = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(BENCH)) if p)
-    store = work / "saves-prebuilt.db"
-    shutil.copyfile(data_dir / DB_FILE_NAME, store)
-    runs = []
-    for send in (0, 1):
-        run_dir = work / f"saves-data{send}"
-        run_dir.mkdir()
-        shutil.copyfile(store, run_dir / DB_FILE_NAME)
-        server = {**server_env(run_dir, cwd), "PYTHONPATH": path}
-        out = work / f"saves{send}"
-        argv = [sys.executable, "-c", SAVE_LOOP, str(count), str(send)]
-        callgrind(argv, server, cwd, b"", out)
-        runs.append(sum(totals(out)))
-    return (runs[1] - runs[0]) // count
+    out = work / kind
+    argv = [f"--dump-before={MARKER}", sys.executable, "-c", CALL_LOOP, kind, str(count)]
+    callgrind(argv, server, cwd, b"", out)
+    parts = totals(out)  # before the first call, each call, then the exit
+    if len(parts) != count + 2:
+        raise RuntimeError(f"{kind}: {len(parts)} callgrind dumps, not {count + 2}")
+    return parts[1:-1]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -163,7 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed.")
-    variants: dict[str, dict[str, str]] = {"this checkout": {}}
+    # Both on PYTHONPATH: the same import path shape, so the same lookups at start.
+    variants: dict[str, dict[str, str]] = {"this checkout": {"PYTHONPATH": str(variant_src({}))}}
     if args.baseline_src:
         variants["baseline"] = {"PYTHONPATH": str(args.baseline_src.resolve())}
     results: dict[str, dict[str, int]] = {}
@@ -171,17 +161,20 @@ def main(argv: list[str] | None = None) -> None:
         root = Path(folder)
         cwd = root / "bench-project"
         cwd.mkdir()
+        stores = prebuilt_stores(variants, root, cwd, args.memories)
         for name, env in variants.items():
             work = root / name.replace(" ", "-")
-            data_dir = work / "data"
-            data_dir.mkdir(parents=True)
-            build_with(env, data_dir / "aletheia.db", cwd, args.memories)
+            data_dir = copy_store(stores[name], work / "start-data")
             initialized, first_call = cold_start(env, data_dir, cwd, work)
+            searches = per_call(env, stores[name], cwd, work, "search", args.searches)
+            saves = per_call(env, stores[name], cwd, work, "save", args.saves)
             results[name] = {
                 "cold start to initialize reply": initialized,
                 "cold start to first tools/call reply": first_call,
-                "one search": search_instructions(env, data_dir, cwd, work, args.searches),
-                "one save": save_instructions(env, data_dir, cwd, work, args.saves),
+                "one search (median)": int(statistics.median(searches)),
+                "one search (mean)": sum(searches) // len(searches),
+                "one save (median)": int(statistics.median(saves)),
+                "one save (mean)": sum(saves) // len(saves),
             }
             print(name, json.dumps(results[name]), file=sys.stderr, flush=True)
     print_table(results)
@@ -194,8 +187,8 @@ def print_table(results: dict[str, dict[str, int]]) -> None:
     print("|---|" + "---:|" * (len(names) + ratio))
     for measure in results[names[0]]:
         values = [results[name][measure] for name in names]
-        row = f"| {measure} | " + " | ".join(f"{v / 1e6:,.2f}" for v in values)
-        print(row + (f" | {values[0] / values[1]:.2f} |" if ratio else " |"))
+        row = f"| {measure} | " + " | ".join(f"{v / 1e6:,.3f}" for v in values)
+        print(row + (f" | {values[0] / values[1]:.3f} |" if ratio else " |"))
 
 
 if __name__ == "__main__":

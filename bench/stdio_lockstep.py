@@ -3,7 +3,9 @@
 ``stdio_bench.py`` interleaves whole runs (seconds each), so on a machine shared with other work
 the load moves between a run and the next: an A/A comparison there swings by tens of percent.
 Here two ``aletheia-mcp`` servers, this checkout's and ``--baseline-src``'s, each on a fresh
-copy of a store prebuilt with ``--memories`` memories by its own code, get the same requests in
+copy of one store prebuilt with ``--memories`` memories (built once and checkpointed into one
+file, ``shared_store.py``: both meet the same index merges and WAL checkpoints; only a baseline
+with other SQLite schema steps gets a store of its own), get the same requests in
 turn, one waiting client each: request n goes to one, then to the other (which goes first
 alternates by round), so both meet the same load within a millisecond. Per round: ``--searches``
 searches, a few saves that load the saving path (the first is its own row), then ``--saves``
@@ -15,7 +17,6 @@ Pass the same src as ``--baseline-src`` for an A/A run: what its ratios miss 1.0
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -24,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aletheia_mem.config import DB_FILE_NAME
 from corpus import NoteWriter, queries
-from stdio_bench import NOTES_SEED, WARM_UP_SAVES, WARM_UP_SEED, build_with, quantile_ms
+from shared_store import copy_store, prebuilt_stores
+from stdio_bench import NOTES_SEED, WARM_UP_SAVES, WARM_UP_SEED, quantile_ms
 from stdio_client import StdioServer
 
 WARM_UP = 20  # searches before the timed ones: caches, prepared statements
@@ -48,10 +49,7 @@ def one_round(
     servers: dict[str, StdioServer] = {}
     try:
         for name, env in variants.items():
-            data_dir = root / f"data-{name}"
-            shutil.rmtree(data_dir, ignore_errors=True)
-            data_dir.mkdir()
-            shutil.copyfile(stores[name], data_dir / DB_FILE_NAME)
+            data_dir = copy_store(stores[name], root / f"data-{name}")
             servers[name] = StdioServer(data_dir, cwd, extra_env=env)
             servers[name].initialize()
         found: dict[str, Samples] = {
@@ -116,9 +114,7 @@ def main(argv: list[str] | None = None) -> None:
         root = Path(folder)
         cwd = root / "bench-project"
         cwd.mkdir()
-        stores = {name: root / f"prebuilt-{name}.db" for name in variants}
-        for name, env in variants.items():
-            build_with(env, stores[name], cwd, args.memories)
+        stores = prebuilt_stores(variants, root, cwd, args.memories)
         rounds = []
         for n in range(args.rounds):
             print(f"round {n + 1} of {args.rounds}", file=sys.stderr, flush=True)

@@ -14,6 +14,7 @@ dismissed memory in 500.
 
 from __future__ import annotations
 
+import inspect
 import random
 import time
 from pathlib import Path
@@ -49,10 +50,15 @@ RULES = 25
 LISTS = 5
 
 
+# A --baseline-src checkout from before insert_memory took a uid makes its own (random) ones.
+TAKES_UID = "uid" in inspect.signature(insert_memory).parameters
+
+
 def build_store(path: Path, project: str, count: int, now: int | None = None) -> None:
     """``count`` memories over a year, 70% in ``project``, with facts, episodes and rules."""
     rng = random.Random(SEED + 2)
     writer = NoteWriter(seed=SEED + 3)
+    uids = random.Random(SEED + 4)  # apart from ``rng``: the same content as before uids
     now = now if now is not None else _now_ms()
     start, step = now - 365 * DAY_MS, max(365 * DAY_MS // max(count, 1), 1)
     store = SqliteStore(path)
@@ -60,9 +66,8 @@ def build_store(path: Path, project: str, count: int, now: int | None = None) ->
     try:
         for first in range(0, count, BATCH):
             size = min(BATCH, count - first)
-            _add_batch(
-                store, rng, writer, project, [start + (first + i) * step for i in range(size)]
-            )
+            times = [start + (first + i) * step for i in range(size)]
+            _add_batch(store, rng, uids, writer, project, times)
         _add_episodes(store, rng, project, count // EPISODE_EVERY, start, step * EPISODE_EVERY)
         _add_rules_and_lists(store, rng, project, now)
         _dismiss_some(store, rng, count, now)
@@ -71,7 +76,12 @@ def build_store(path: Path, project: str, count: int, now: int | None = None) ->
 
 
 def _add_batch(
-    store: SqliteStore, rng: random.Random, writer: NoteWriter, project: str, times: list[int]
+    store: SqliteStore,
+    rng: random.Random,
+    uids: random.Random,
+    writer: NoteWriter,
+    project: str,
+    times: list[int],
 ) -> None:
     with store._write() as conn:
         for at in times:
@@ -90,7 +100,10 @@ def _add_batch(
                 files=note.files,
                 pinned=rng.randrange(PINNED_EVERY) == 0,
             )
-            memory_id = insert_memory(conn, new)
+            if TAKES_UID:
+                memory_id = insert_memory(conn, new, uid=seeded_uid(uids, at))
+            else:
+                memory_id = insert_memory(conn, new)
             if rng.randrange(FACT_EVERY) == 0:
                 fact = NewFact(
                     project=owner,
@@ -159,6 +172,14 @@ def _dismiss_some(store: SqliteStore, rng: random.Random, count: int, now: int) 
         memory_id = rng.randint(1, count)
         audit = AuditEntry(now, "bench", "dismiss_memory", None, "ok")
         store.set_dismissed("memories", memory_id, now, "duplicate", audit)
+
+
+def seeded_uid(rng: random.Random, millis: int) -> str:
+    """A version 7 UUID in hex, as ``storage/uids.py`` makes them, with seeded random bits."""
+    raw = bytearray(millis.to_bytes(6, "big") + rng.randbytes(10))
+    raw[6] = raw[6] & 0x0F | 0x70
+    raw[8] = raw[8] & 0x3F | 0x80
+    return raw.hex()
 
 
 def _now_ms() -> int:
