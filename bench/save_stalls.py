@@ -8,7 +8,8 @@ is told by the database file changing (only a checkpoint writes it). Printed per
 median over ``--runs`` runs, interleaved): the mean save, the p50, the checkpointing saves and
 their share of all the time spent saving.
 
-``--baseline-src`` names another checkout's ``src`` folder, as in ``stdio_bench.py``.
+``--baseline-src`` names another checkout's ``src`` folder, as in ``stdio_bench.py``; both run on
+copies of one store (``shared_store.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import tempfile
 from pathlib import Path
 
 from aletheia_mem.config import DB_FILE_NAME
-from stdio_bench import NOTES_SEED, build_with
+from shared_store import prebuilt_stores
+from stdio_bench import NOTES_SEED
 from stdio_client import server_env
 
 BENCH = Path(__file__).parent
@@ -99,10 +101,7 @@ def main(argv: list[str] | None = None) -> None:
         root = Path(folder)
         cwd = root / "bench-project"
         cwd.mkdir()
-        stores = {}
-        for name, env in variants.items():
-            stores[name] = root / f"prebuilt-{name.replace(' ', '-')}.db"
-            build_with(env, stores[name], cwd, args.memories)
+        stores = prebuilt_stores(variants, root, cwd, args.memories)
         names = list(variants)
         for run in range(args.runs):  # interleaved, in turn first
             print(f"run {run + 1} of {args.runs}", file=sys.stderr, flush=True)

@@ -15,14 +15,36 @@ import hashlib
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
 import aletheia_mem
 from aletheia_mem.config import DB_FILE_NAME
-from stdio_bench import build_with
+from aletheia_mem.projects import project_for_directory
+from store_builder import build_store
 
 MIGRATIONS = Path("aletheia_mem", "storage", "migrations")
+
+
+def build_with(env: dict[str, str], store: Path, cwd: Path, memories: int) -> None:
+    """Build the store with the variant's own code (the same seed: the same memories), so that
+    it is of that code's schema and none migrates it in its timed starts."""
+    if "PYTHONPATH" not in env:
+        build_store(store, project_for_directory(cwd), memories)
+        return
+    code = (
+        "import sys; from pathlib import Path; from store_builder import build_store;"
+        " from aletheia_mem.projects import project_for_directory;"
+        " build_store(Path(sys.argv[1]), project_for_directory(Path(sys.argv[2])),"
+        " int(sys.argv[3]))"
+    )
+    path = os.pathsep.join((env["PYTHONPATH"], str(Path(__file__).parent)))
+    subprocess.run(
+        [sys.executable, "-c", code, str(store), str(cwd), str(memories)],
+        env={**os.environ, "PYTHONPATH": path},
+        check=True,
+    )
 
 
 def schema_digest(src: Path) -> str:

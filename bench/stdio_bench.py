@@ -10,17 +10,15 @@ runs; every run starts from a fresh copy of the store, so that each does the sam
 
 ``--baseline-src`` names another checkout's ``src`` folder (say ``git archive`` of an older
 commit): the same script then also serves from that code (put first on ``PYTHONPATH``), runs
-interleaved, so that the ratio of the two holds on a busy machine; each builds its store with
-its own code (a baseline may not read a newer schema).
+interleaved, so that the ratio of the two holds on a busy machine; both run on copies of one
+store, built once (``shared_store.py``; a baseline with other SQLite schema steps builds its own).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,10 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aletheia_mem.config import DB_FILE_NAME
-from aletheia_mem.projects import project_for_directory
 from corpus import NoteWriter, queries
+from shared_store import prebuilt_stores
 from stdio_client import StdioServer, initialize_line, request_line, tool_text
-from store_builder import build_store
 
 SAVE_P50_TARGET_MS = 0.6
 SAVES_PER_S_TARGET = 1500.0
@@ -185,43 +182,20 @@ def main(argv: list[str] | None = None) -> None:
         cwd.mkdir()
         samples = {name: Samples() for name in variants}
         runners: list[Callable[[], None]] = []
+        started = time.perf_counter()
+        stores = prebuilt_stores(variants, root, cwd, args.memories)
+        print(
+            f"built {args.memories:,} memories in {time.perf_counter() - started:.0f} s",
+            file=sys.stderr,
+        )
         for name, env in variants.items():
-            slug = name.replace(" ", "-")
-            store = root / f"prebuilt-{slug}.db"
-            started = time.perf_counter()
-            build_with(env, store, cwd, args.memories)
-            print(
-                f"built {args.memories:,} memories for {name} in"
-                f" {time.perf_counter() - started:.0f} s",
-                file=sys.stderr,
-            )
-            data_dir = root / f"data-{slug}"
-            runners.append(_runner(samples[name], store, data_dir, cwd, env, args))
+            data_dir = root / f"data-{name.replace(' ', '-')}"
+            runners.append(_runner(samples[name], stores[name], data_dir, cwd, env, args))
         for run in range(args.runs):  # interleaved, in turn first, so both see the same load
             print(f"run {run + 1} of {args.runs}", file=sys.stderr, flush=True)
             for runner in runners[run % 2 :] + runners[: run % 2]:
                 runner()
     print_table(samples)
-
-
-def build_with(env: dict[str, str], store: Path, cwd: Path, memories: int) -> None:
-    """Build the store with the variant's own code (the same seed: the same memories), so that
-    each reads a store of its own schema and none migrates one in its timed starts."""
-    if "PYTHONPATH" not in env:
-        build_store(store, project_for_directory(cwd), memories)
-        return
-    code = (
-        "import sys; from pathlib import Path; from store_builder import build_store;"
-        " from aletheia_mem.projects import project_for_directory;"
-        " build_store(Path(sys.argv[1]), project_for_directory(Path(sys.argv[2])),"
-        " int(sys.argv[3]))"
-    )
-    path = os.pathsep.join((env["PYTHONPATH"], str(Path(__file__).parent)))
-    subprocess.run(
-        [sys.executable, "-c", code, str(store), str(cwd), str(memories)],
-        env={**os.environ, "PYTHONPATH": path},
-        check=True,
-    )
 
 
 def _runner(
