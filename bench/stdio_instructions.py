@@ -11,9 +11,10 @@ prebuilt with ``--memories`` memories:
   next line): the median and the mean per search;
 - one save: the same over ``--saves`` new memories (``stdio_bench.py``'s notes) after the
   warm-up saves, on a fresh copy of the store. It counts the CPU's work only, not the time
-  spent waiting for the disk (``fsync``). The median leaves out the few saves that run a merge
-  of the full-text index or a WAL checkpoint; the mean has them, the same ones for each variant
-  as long as both write the same pages (an index merge comes about once per 2,000 saves).
+  spent waiting for the disk (``fsync``). The median is the typical save; the mean also has the
+  saves that do more (long notes, merges of the full-text index's segments, a WAL checkpoint:
+  about one save in seven costs 1.5 times the median or more), the same saves for each variant
+  as long as both write the same pages, so compare the same ``--saves`` only.
 
 Every variant runs on a copy of one store, built once (seeded content and uids) and
 checkpointed into one file (``shared_store.py``), so that the variants meet the same index
