@@ -332,9 +332,8 @@ def _check_based_on(app: AppContext, project: str, name: str, based_on: str | No
     """
     if based_on is None:
         return
-    memory = app.store.find_memory(project, worklists.list_key(name))
-    live = worklists.read_list(app.store, project=project, name=name) is not None
-    now = worklists.items_version(_items(memory.text)) if memory and live else None
+    text = worklists.read_list(app.store, project=project, name=name)  # None: no live list
+    now = None if text is None else worklists.items_version(_items(text))
     if now != based_on.strip():
         raise ConflictError(
             f"The list {worklists.quoted_name(worklists.list_name(name))} changed since it was"

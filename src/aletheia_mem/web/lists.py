@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from aletheia_mem.domain.worklists import dismissed_list, items_version, renamed_to
+from aletheia_mem.domain.worklists import dismissed_list, renamed_to
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.storage.base import Memory
 from aletheia_mem.tools.app import AppContext
@@ -60,12 +60,6 @@ def parse_lines(text: str) -> list[Any]:
     limit the write is refused with its own words, never cut short."""
     lines = (line.strip() for line in text.splitlines())
     return [_value_of(line) for line in lines if line]
-
-
-def version(items: list[Any]) -> str:
-    """What an Edit form was based on: a hash of the items it showed, which a save compares
-    with the list's items then (an agent may have written the list meanwhile)."""
-    return items_version(items)
 
 
 def exists(app: AppContext, project: str, name: str) -> bool:

@@ -6,6 +6,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.domain.worklists import items_version
 from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.web import context, lists
 from aletheia_mem.web.base import Handler, Ui, done_redirect, signed_done, submitted
@@ -58,7 +59,7 @@ def _lists_view(
         current=current,
         name_value=typed[0] if typed else (current["name"] if current else ""),
         lines=typed[1] if typed else lines,
-        based_on=lists.version(current["items"]) if current else "",
+        based_on=items_version(current["items"]) if current else "",
         theirs=lines if stale and current else None,
         error=error,
         existing=existing,
@@ -126,7 +127,7 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 
 def _version(ui: Ui, project: str, name: str) -> str:
-    return lists.version(lists.read(ui.app, project, name)["items"])
+    return items_version(lists.read(ui.app, project, name)["items"])
 
 
 def context_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
