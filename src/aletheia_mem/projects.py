@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.config import escape_undecodable
 from aletheia_mem.domain.limits import MAX_NAME, UNPRINTED_NAME
 from aletheia_mem.domain.redaction import redact_secrets
@@ -18,13 +19,15 @@ MAX_PROJECT_LENGTH = 200
 
 
 def normalize_project(name: str) -> str:
-    """A project key is lower-case and trimmed, with any secret in it redacted.
+    """A project key is lower-case, trimmed and in NFC (``canonical``: a folder named with a
+    decomposed ``é``, as macOS gives it, is the project a typed ``café`` names), with any
+    secret in it redacted.
 
     Redacting before and after lower-casing catches case-sensitive token shapes (``AKIA...``)
     and keeps the key a fixed point: normalizing a key again gives the same key, so writes,
     reads and token project lists all agree.
     """
-    return redact_secrets(redact_secrets(name.strip()).lower()).lower()
+    return canonical(redact_secrets(redact_secrets(canonical(name).strip()).lower()).lower())
 
 
 def project_key(value: str, field: str = "project", readers: str = ALL_PROJECTS_READERS) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
     HELD_ITEMS,
@@ -31,8 +32,9 @@ MAX_ITEM_DEPTH = 30
 
 
 def list_name(name: str) -> str:
-    """The name a list is stored under: secrets in it redacted, the same for writes and reads."""
-    return redact_secrets(name)
+    """The name a list is stored under: in NFC (``canonical``) with secrets in it redacted, the
+    same for writes and reads."""
+    return canonical(redact_secrets(canonical(name)))
 
 
 def quoted_name(name: str) -> str:

@@ -6,9 +6,11 @@ import sqlite3
 from pathlib import Path
 
 from aletheia_mem.errors import StoreTooNewError
+from aletheia_mem.storage.canonical_keys import canonicalize_keys
 
 # Read as plain files: importlib.resources would add ~10 ms to every server start.
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+NFC_KEYS_STEP = 24  # its SQL is a no-op; ``canonicalize_keys`` does the work
 
 
 def _steps() -> list[tuple[int, str]]:
@@ -107,6 +109,8 @@ def migrate(conn: sqlite3.Connection, where: str = "") -> int:
             if not _applied(conn, version):  # another process may have won the race
                 for statement in _statements(script):
                     conn.execute(statement)
+                if version == NFC_KEYS_STEP:
+                    canonicalize_keys(conn)
                 conn.execute(
                     "INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,)
                 )

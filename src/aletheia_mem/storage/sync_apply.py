@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id, json_value
@@ -47,7 +48,7 @@ class _Context:
 
 def fact_key(text: str) -> str:
     """Must equal ``aletheia_mem.storage.sqlite.fact_key`` (a test holds them together)."""
-    return " ".join(text.split()).lower()
+    return canonical(" ".join(text.split()).lower())
 
 
 def content_hash(data: dict[str, Any]) -> str:

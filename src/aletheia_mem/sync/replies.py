@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.printable import printable_line
 from aletheia_mem.sync.records import check_record
@@ -54,7 +55,7 @@ def _projects(value: Any) -> tuple[str, ...] | None:
         raise ValueError("projects")
     if not all(is_project_key(name) for name in value):
         raise ValueError("projects")
-    return tuple(value)
+    return tuple(dict.fromkeys(canonical(name) for name in value))  # an older hub's NFD key
 
 
 def _hello_of(answer: dict[str, Any]) -> Hello:

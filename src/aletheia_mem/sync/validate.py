@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.domain.import_check import ALL_PROJECTS, is_uid
 from aletheia_mem.domain.limits import (
     HELD_FACT_PART,
@@ -182,7 +183,7 @@ class _Checker:
         (``fit``)."""
         value = self.data["project"]  # as a tool takes it; a hub may hold it longer (``fit``)
         self.name("project", MAX_TEXT if self.pulled else MAX_PROJECT_LENGTH)
-        if value != value.strip().lower():
+        if value != value.strip().lower():  # NFD is let in: a release before NFC keys sent it
             raise self.fail("project must be a project key (lower-case, trimmed).")
         if value == ALL_PROJECTS:  # as import and a tool's write refuse it
             raise self.fail('project must not be "*", which means every project.')
@@ -288,12 +289,13 @@ def dropped_reference(record: Record) -> str | None:
 
 def is_project_key(value: Any) -> bool:
     """Whether ``value`` is a project key as a token lists it: 1 to 200 characters, no control
-    characters, already normalised (lower-case, trimmed)."""
+    characters, already normalised (lower-case, trimmed) but for its Unicode form, which a
+    release before NFC keys did not settle (``canonical`` makes it the key)."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_PROJECT_LENGTH:
         return False
     if UNPRINTED_NAME.search(value) or LONE_SURROGATE.search(value):
         return False
-    return value == normalize_project(value)
+    return canonical(value) == normalize_project(value)
 
 
 def _memory(check: _Checker) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from aletheia_mem.domain.facts import asked_predicate, asked_subject
 from aletheia_mem.domain.formatting import fact_is_current
+from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.api_handlers import fact_json
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, target_project
@@ -132,7 +133,7 @@ def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
     names = (
         store.project_names()[:MAX_INDEX_PROJECTS]
         if not project or project == ALL_PROJECTS
-        else [project]
+        else [normalize_project(project)]  # as typed in the form: the tools' key
     )
     if app.allowed_projects is not None:
         names = [name for name in names if name in app.allowed_projects]

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.storage.base import Fact, Memory
 
 # What memory_from_row reads, in this order: the fields of Memory are named after the columns.
@@ -72,8 +73,8 @@ def fact_from_row(row: sqlite3.Row) -> Fact:
 
 
 def fact_key(text: str) -> str:
-    """Subjects and predicates match without regard to case or outer spaces."""
-    return " ".join(text.split()).lower()
+    """Subjects and predicates match without regard to case, outer spaces or Unicode form (NFC)."""
+    return canonical(" ".join(text.split()).lower())
 
 
 def in_clause(column: str, values: Sequence[object]) -> str:

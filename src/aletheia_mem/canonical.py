@@ -1,0 +1,13 @@
+"""One spelling for names compared by equality: project keys, list names, fact subjects and
+predicates. Unicode lets ``é`` be one code point or ``e`` and a combining accent (macOS gives
+folder names so); both are the same name, stored and looked up in NFC."""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def canonical(name: str) -> str:
+    """``name`` in Unicode normalization form C (composed): text typed by a person or a model
+    and a macOS folder name then compare equal."""
+    return unicodedata.normalize("NFC", name)
