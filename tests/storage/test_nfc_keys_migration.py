@@ -97,6 +97,7 @@ def test_decomposed_keys_of_an_older_store_are_found_and_twins_kept(
     assert "No matches." in _call(app, "search", query="nfd")
     _call(app, "work_state_write", list="todo", items=["twin"])  # a twin under the composed key
     _call(app, "save_memory", text="a note", facts=[{**facts[0], "object": "bo"}])
+    assert _call(app, "save_memory", text="from nfd cwd").startswith("Saved as #")  # a twin
     store.close()
     _as_before_the_step(target)
 
@@ -104,6 +105,8 @@ def test_decomposed_keys_of_an_older_store_are_found_and_twins_kept(
     try:
         app = AppContext(store=store, clock=lambda: T + 2000, default_project=NFC, caller="cli")
         assert "from nfd cwd" in _call(app, "search", query="nfd")
+        twins = "SELECT project, dedupe_key IS NULL FROM memories WHERE text = ? ORDER BY id"
+        assert rows_at(target, twins, "from nfd cwd") == [(NFC, True), (NFC, False)]
         assert "from nfd cwd" in _call(app, "session_start_context")
         assert RULE in _call(app, "session_start_context")
         new_id = rule_id(RULE, "always", "project", NFC)  # as add_rule keys it, sync checks it

@@ -31,17 +31,33 @@ def _is_canonical(value: str | None) -> bool:
 
 
 class _Db:
-    """``conn`` with ``?`` placeholders, whatever the database's own are."""
+    """``conn`` with ``?`` placeholders, whatever the database's own are, and ``odd(column)``:
+    SQL that is true where the column is not in NFC (or may not be), so that the database, not
+    Python, reads past the rows that need nothing."""
 
     def __init__(self, conn: _Conn, mark: str) -> None:
         self._conn, self._mark = conn, mark
         self.postgres = mark != "?"
+        if not self.postgres:
+            create = getattr(conn, "create_function")  # noqa: B009 - a sqlite3 connection
+            create(_SQLITE_CHECK, 1, _is_canonical, deterministic=True)
+            self._odd = f"NOT {_SQLITE_CHECK}({{}})"
+        elif self.rows("SELECT current_setting('server_encoding')")[0][0] == "UTF8":
+            self._odd = "{} IS NOT NFC NORMALIZED"  # PostgreSQL 13 and later
+        else:  # IS NORMALIZED needs UTF8: every row is read, Python decides
+            self._odd = "{} IS NOT NULL"
+
+    def odd(self, column: str) -> str:
+        return self._odd.format(column)
 
     def rows(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
         return list(self._conn.execute(sql.replace("?", self._mark), parameters).fetchall())
 
     def run(self, sql: str, parameters: tuple[Any, ...]) -> None:
         self._conn.execute(sql.replace("?", self._mark), parameters)
+
+
+_SQLITE_CHECK = "aletheia_is_nfc"
 
 
 def canonicalize_keys(conn: _Conn, mark: str = "?") -> None:
@@ -57,74 +73,91 @@ def canonicalize_keys(conn: _Conn, mark: str = "?") -> None:
 
 
 def _memories(db: _Db) -> None:
-    rows = db.rows("SELECT id, project, kind, dedupe_key, title FROM memories ORDER BY id")
-    moving, taken = [], set()
+    """The notes of each decomposed project moved in one statement, but for those whose key the
+    composed project holds; then each row left moved in turn: a composed key it would take is
+    held by a row already in NFC or moved before it (a decomposed key never equals a composed
+    one)."""
+    for (project,) in db.rows(f"SELECT DISTINCT project FROM memories WHERE {db.odd('project')}"):
+        if _is_canonical(project):
+            continue
+        db.run(
+            "UPDATE memories SET project = ? WHERE project = ? AND kind <> 'work_state'"
+            " AND (dedupe_key IS NULL OR NOT EXISTS (SELECT 1 FROM memories AS o"
+            " WHERE o.project = ? AND o.dedupe_key = memories.dedupe_key))",
+            (canonical(project), project, canonical(project)),
+        )
+    rows = db.rows(
+        "SELECT id, project, kind, dedupe_key, title FROM memories"
+        f" WHERE {db.odd('project')} OR (kind = 'work_state' AND {db.odd('dedupe_key')})"
+        " ORDER BY id"
+    )
     for row in rows:
         memory_id, project, kind, key, title = (row[i] for i in range(5))
         is_list = kind == "work_state" and key is not None and key.startswith(LIST_PREFIX)
         if _is_canonical(project) and (not is_list or _is_canonical(key)):
-            if key is not None:
-                taken.add((project, key))
             continue
-        moving.append((memory_id, project, key, title, is_list))
-    for memory_id, project, key, title, is_list in moving:
         project = canonical(project)
         if is_list:
             key, title = canonical(key), canonical(title)
-            name = key.removeprefix(LIST_PREFIX)
-            suffix = 0
-            while (project, key) in taken:  # a twin: this list is kept under a name of its own
+            name, suffix = key.removeprefix(LIST_PREFIX), 0
+            while _held(db, project, key):  # a twin: this list is kept under a name of its own
                 suffix += 1
                 renamed = f"{name} (#{memory_id})" + (f" ({suffix})" if suffix > 1 else "")
                 key, title = LIST_PREFIX + renamed, f"{renamed} list"
-        elif key is not None and (project, key) in taken:
+        elif key is not None and _held(db, project, key):
             key = None  # the same note in the composed project: kept, without its dedupe key
-        if key is not None:
-            taken.add((project, key))
         db.run(
             "UPDATE memories SET project = ?, dedupe_key = ?, title = ? WHERE id = ?",
             (project, key, title, memory_id),
         )
 
 
+def _held(db: _Db, project: str, key: str) -> bool:
+    return bool(
+        db.rows("SELECT 1 FROM memories WHERE project = ? AND dedupe_key = ?", (project, key))
+    )
+
+
 def _facts(db: _Db) -> None:
+    """Each fact moved in turn; a current one whose composed key has a current fact already is
+    closed, superseded by it."""
+    odd = " OR ".join(db.odd(column) for column in ("project", "subject_key", "predicate_key"))
     rows = db.rows(
         "SELECT id, project, subject_key, predicate_key, valid_from, valid_to FROM facts"
-        " ORDER BY id"
+        f" WHERE {odd} ORDER BY id"
     )
-    current: dict[tuple[str, str, str], tuple[int, int]] = {}
-    moving: list[tuple[int, tuple[str, str, str], int, int | None]] = []
     for row in rows:
-        fact_id, project, subject, predicate, valid_from, valid_to = (row[i] for i in range(6))
-        key = (project, subject, predicate)
-        if all(_is_canonical(part) for part in key):
-            if valid_to is None:
-                current[key] = (fact_id, valid_from)
+        fact_id, valid_from, valid_to = row[0], row[4], row[5]
+        key = (canonical(row[1]), canonical(row[2]), canonical(row[3]))
+        if key == (row[1], row[2], row[3]):
             continue
-        fixed = (canonical(project), canonical(subject), canonical(predicate))
-        moving.append((fact_id, fixed, valid_from, valid_to))
-    for fact_id, key, valid_from, valid_to in moving:
-        twin = current.get(key) if valid_to is None else None
-        if twin is not None:  # closed, superseded by the fact current under the composed key
+        twin = (
+            db.rows(
+                "SELECT id, valid_from FROM facts WHERE project = ? AND subject_key = ?"
+                " AND predicate_key = ? AND valid_to IS NULL",
+                key,
+            )
+            if valid_to is None
+            else []
+        )
+        if twin:  # closed, superseded by the fact current under the composed key
             db.run(
                 "UPDATE facts SET project = ?, subject_key = ?, predicate_key = ?,"
                 " valid_to = ?, superseded_by = ? WHERE id = ?",
-                (*key, max(valid_from, twin[1]), twin[0], fact_id),
+                (*key, max(valid_from, twin[0][1]), twin[0][0], fact_id),
             )
             continue
         db.run(
             "UPDATE facts SET project = ?, subject_key = ?, predicate_key = ? WHERE id = ?",
             (*key, fact_id),
         )
-        if valid_to is None:
-            current[key] = (fact_id, valid_from)
 
 
 def _column(db: _Db, table: str, column: str) -> None:
     """Every row's ``column`` (a project key) in NFC: no key of these tables is unique."""
     if table == "repositories" and db.postgres:  # SQLite's only: a hub keeps none
         return
-    for row in db.rows(f"SELECT DISTINCT {column} FROM {table}"):
+    for row in db.rows(f"SELECT DISTINCT {column} FROM {table} WHERE {db.odd(column)}"):
         value = row[0]
         if not _is_canonical(value):
             db.run(
@@ -141,7 +174,7 @@ def _rules(db: _Db) -> None:
     rows = db.rows(sql)
     held = {row[0] for row in db.rows("SELECT id FROM rules")}
     for rule_id, then, when, name in ((row[0], row[1], row[2], row[3]) for row in rows):
-        if _is_canonical(name):
+        if _is_canonical(name):  # few rules: read them all
             continue
         new_id = project_rule_id(then, when, canonical(name))
         if new_id in held:
