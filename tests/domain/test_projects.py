@@ -81,6 +81,20 @@ def test_the_key_is_lower_case_and_trimmed(tmp_path):
     assert normalize_project("  Shop\n") == "shop"
 
 
+def test_the_key_is_in_nfc_whichever_way_the_folder_or_the_name_spells_it(tmp_path):
+    home = _home(tmp_path)
+    repo = home / "Cafe\u0301"  # as macOS gives a folder's name: e and a combining accent
+    repo.mkdir()
+
+    assert project_for_directory(repo, home=home) == "caf\u00e9"
+    assert normalize_project("CAFE\u0301 ") == normalize_project("caf\u00e9") == "caf\u00e9"
+    assert is_excluded(repo, "caf\u00e9", ("Cafe\u0301",))
+    # lower-casing may undo NFC (Kelvin sign, dotted capital I): the key stays a fixed point
+    for name in ("\u212a", "\u0130", "A\u030a", "\u1e9e", "\u01c5"):
+        key = normalize_project(name)
+        assert normalize_project(key) == key
+
+
 def test_the_home_folder_is_the_default_project(tmp_path):
     home = _home(tmp_path)
 

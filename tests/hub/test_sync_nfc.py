@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.sync.replies import read_hello
 from tests.hub.helpers import Hub, running_hub
 from tests.hub.test_hostile_sync import memory_record
 from tests.stores import rows_at
@@ -41,3 +42,12 @@ def test_a_decomposed_project_and_list_name_land_in_the_composed_ones(hub: Hub) 
     )  # fmt: skip
     assert [row[0] for row in held] == [NFC, NFC]
     assert held[1][1:] == (f"list:{NFC}", f"{NFC} list")
+
+
+def test_an_older_hub_naming_a_token_project_decomposed_is_read_in_nfc() -> None:
+    hello = {
+        "hub_id": "hub",
+        "token": {"id": 1, "name": "x", "scope": "sync", "projects": [NFD, "shop"]},
+        "max_records": 1000,
+    }
+    assert read_hello("http://127.0.0.1:1", hello).projects == (NFC, "shop")
