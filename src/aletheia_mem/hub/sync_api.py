@@ -80,6 +80,9 @@ Answer = tuple[dict[str, Any], str | None]
 Work = Callable[[HubToken, dict[str, Any]], Answer]
 WITHHELD_EVENT = "sync-withheld"
 MAX_TOLD = 1000  # audit rows of held-back records read back when a hub starts
+# Why a record is left out of every pull page when it is larger than a page may carry (an
+# earlier release took it; this one bounds every record it keeps: ``MAX_RECORD_BYTES``).
+OVERSIZED = "larger than a pull page may carry (4 MiB)"
 _STATUS = {"invalid_input": 400, "forbidden": 403, "not_found": 404, "conflict": 409}
 
 
@@ -335,6 +338,9 @@ class SyncApi:
             projects=token.projects,
         )
         records, withheld = self._sendable(token, page.records)
+        for record in page.oversized:
+            withheld[OVERSIZED] = withheld.get(OVERSIZED, 0) + 1
+            self._tell_withheld(token, record, OVERSIZED)
         reply = {"records": records, "cursor": page.cursor, "more": page.more}
         if withheld:
             reply["withheld"] = withheld

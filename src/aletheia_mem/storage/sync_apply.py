@@ -26,9 +26,14 @@ from aletheia_mem.canonical import canonical
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect, inserted_id, json_value
-from aletheia_mem.storage.sync_export import MAX_REQUESTS, read_items, store_id
+from aletheia_mem.storage.sync_export import read_items, store_id
 from aletheia_mem.storage.sync_peers import set_pull_cursor
-from aletheia_mem.storage.sync_records import ApplyStats, Record, record_project
+from aletheia_mem.storage.sync_records import (
+    ApplyStats,
+    Record,
+    newest_requests,
+    record_project,
+)
 from aletheia_mem.storage.sync_timeline import PageTimelines, retile_key
 
 Version = tuple[int, str]
@@ -686,9 +691,11 @@ def _apply_episode(ctx: _Context, record: Record) -> str:
     }
     missing = [request for request in dict.fromkeys(incoming) if request not in have]
     # Requests are only ever added: the union is kept whoever wins the other fields, up to the
-    # newest MAX_REQUESTS of it.
+    # newest MAX_REQUESTS of it that fit MAX_REQUESTS_BYTES, so that no merge makes an episode
+    # larger than a pull page may carry.
     _add_requests(conn, episode_id, missing)
-    if len(have) + len(missing) > MAX_REQUESTS:
+    union = [*have, *missing]
+    if len(newest_requests(union)) < len(union):
         _keep_newest_requests(conn, episode_id)
     if wins:
         conn.execute(
@@ -706,12 +713,15 @@ def _apply_episode(ctx: _Context, record: Record) -> str:
 
 
 def _keep_newest_requests(conn: SyncConn, episode_id: int) -> None:
-    """Of an episode's requests, keep the newest ``MAX_REQUESTS`` by time, then text: decided
-    by the data alone, so every store keeps the same ones (a store refuses a record of more)."""
+    """Of an episode's requests, keep the newest that fit a record (``newest_requests``: at
+    most ``MAX_REQUESTS``, and ``MAX_REQUESTS_BYTES`` of JSON) by time, then text: decided by
+    the data alone, so every store keeps the same ones (a store trims a record of more)."""
     rows = conn.execute(
-        "SELECT id, at, text FROM episode_requests WHERE episode_id = ?", (episode_id,)
+        "SELECT id, at, text FROM episode_requests WHERE episode_id = ? ORDER BY id",
+        (episode_id,),
     ).fetchall()
-    oldest = sorted(rows, key=lambda row: (row[1], row[2], row[0]))[: len(rows) - MAX_REQUESTS]
+    kept = set(newest_requests([(row[1], row[2]) for row in rows]))
+    oldest = [row for n, row in enumerate(rows) if n not in kept]
     for chunk in _chunks([row[0] for row in oldest]):
         marks = ",".join("?" * len(chunk))
         conn.execute(f"DELETE FROM episode_requests WHERE id IN ({marks})", chunk)

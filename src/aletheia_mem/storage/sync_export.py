@@ -7,16 +7,21 @@ global id (a memory's, fact's or episode's ``uid``, a rule's ``r_`` id); every r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from aletheia_mem.storage.sync_dialect import SyncConn, json_value
-from aletheia_mem.storage.sync_records import ExportPage, Record, record_project
+from aletheia_mem.storage.sync_records import (
+    MAX_REQUESTS,
+    PAGE_ENVELOPE_BYTES,
+    ExportPage,
+    Record,
+    json_bytes,
+    newest_requests,
+    record_project,
+)
 
-# The most requests one episode record carries, as every store takes them
-# (``sync.records.MAX_LIST``; a test holds them equal): a receiver keeps the newest of a union.
-MAX_REQUESTS = 10_000
+__all__ = ["MAX_REQUESTS", "export_page", "read_items", "store_id"]
 
 
 def _in(values: Sequence[object]) -> str:
@@ -135,10 +140,8 @@ def _episodes(conn: SyncConn, uids: Sequence[str]) -> dict[str, dict[str, Any]]:
             "SELECT at, text FROM episode_requests WHERE episode_id = ? ORDER BY at, id",
             (row["id"],),
         ).fetchall()
-        if len(requests) > MAX_REQUESTS:  # held before the cap (sync_apply): the newest go
-            order = sorted(range(len(requests)), key=lambda n: (requests[n][0], requests[n][1]))
-            kept = set(order[-MAX_REQUESTS:])
-            requests = [request for n, request in enumerate(requests) if n in kept]
+        # held before the caps (sync_apply), or written here: the newest that fit go
+        requests = [requests[n] for n in newest_requests(requests)]
         found[row["uid"]] = {
             "project": row["project"],
             "tool": row["tool"],
@@ -210,7 +213,9 @@ def export_page(
     exclude_origin: str | None,
     projects: tuple[str, ...] | None,
 ) -> ExportPage:
-    """Up to ``limit`` records (about ``max_bytes`` of JSON) changed after cursor ``after``.
+    """Up to ``limit`` records (at most ``max_bytes`` of JSON) changed after cursor ``after``.
+    A record larger than a page may be alone (``MAX_RECORD_BYTES``: an earlier release may
+    hold one) is passed over, in the page's ``oversized``, so that every page after it goes.
 
     Call inside a read transaction, so that the rows and the end of the log agree.
 
@@ -218,7 +223,7 @@ def export_page(
         conn: the store's connection.
         after: the cursor: the ``seq`` of the last change already taken.
         limit: at most this many changes are looked at.
-        max_bytes: the page stops early once its JSON passes this size.
+        max_bytes: the page's JSON (its records and what a page holds besides) stays within.
         local_only: only changes made here (for a push), not ones pulled from the hub.
         exclude_origin: leave out versions made by this store (a puller has them).
         projects: only records of these projects (None: all).
@@ -236,11 +241,13 @@ def export_page(
         by_kind.setdefault(row["kind"], []).append(row["key"])
     data = {kind: read_items(conn, kind, keys) for kind, keys in by_kind.items()}
     records: list[Record] = []
+    oversized: list[Record] = []
+    room = max_bytes - PAGE_ENVELOPE_BYTES
     size, cursor = 0, after
     for row in rows:
         item = data.get(row["kind"], {}).get(row["key"])
-        cursor = row["seq"]
         if item is None:
+            cursor = row["seq"]
             continue  # merged into another item since; that one carries it
         record = {
             "kind": row["kind"],
@@ -251,14 +258,20 @@ def export_page(
         if projects is not None:
             project = record_project(record)
             if project is not None and project not in projects:
+                cursor = row["seq"]
                 continue
             if row["kind"] == "rule":
                 within_projects(conn, item, projects)
-        records.append(record)
-        size += len(json.dumps(item, ensure_ascii=False)) + 100
-        if size >= max_bytes:
-            break
+        weight = json_bytes(record) + 1
+        if weight > room:  # no page could carry it
+            oversized.append(record)
+        elif size + weight > room:
+            break  # the next page starts with it
+        else:
+            records.append(record)
+            size += weight
+        cursor = row["seq"]
     if len(rows) == limit or cursor != (rows[-1]["seq"] if rows else after):
-        return ExportPage(records, cursor, True)
+        return ExportPage(records, cursor, True, oversized)
     end = conn.execute("SELECT coalesce(max(seq), 0) FROM sync_log").fetchone()[0]
-    return ExportPage(records, max(int(end), after), False)
+    return ExportPage(records, max(int(end), after), False, oversized)

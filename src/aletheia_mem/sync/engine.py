@@ -35,6 +35,7 @@ from aletheia_mem.sync.validate import MAX_SKEW_MS, dropped_reference, sendable_
 
 DEFAULT_PAGE_SIZE = 1000
 PAGE_BYTES = 4 * 1024 * 1024
+OVERSIZED = "it is larger than a sync page may carry (4 MiB)."
 Progress = Callable[[str], None]
 
 
@@ -159,6 +160,7 @@ def _push(
     with ThreadPoolExecutor(max_workers=1) as sender:
         while True:
             sent: Future[dict[str, Any]] | None = None
+            _left_out_oversized(store, report, page.oversized)
             records = [record for record in page.records if writable(record, projects)]
             # Held back: this store's own changes (a pulled rule stays the hub's to send).
             report.held_back += sum(
@@ -183,6 +185,17 @@ def _push(
             if following is None:
                 return cursor
             page = following
+
+
+def _left_out_oversized(store: SyncLog, report: SyncReport, records: list[dict[str, Any]]) -> None:
+    """Count the records of this store no page could carry (an earlier release wrote them), as
+    the records the hub would refuse: named by their ``#N`` (a rule by its id), as the id is
+    not checked."""
+    for record in records:
+        number = store.sync_item_number(record["kind"], record["key"])
+        kind = record["kind"]
+        named = f"{kind} #{number}" if number is not None else f"{kind} {record['key']}"
+        report.left_out.add(f"record 0 ({named}): {OVERSIZED}")
 
 
 def _screened_own(

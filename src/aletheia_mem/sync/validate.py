@@ -48,6 +48,7 @@ from aletheia_mem.domain.worklists import (
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
 from aletheia_mem.projects import normalize_project, project_key
+from aletheia_mem.storage.sync_records import MAX_RECORD_BYTES, json_bytes, newest_requests
 from aletheia_mem.sync.records import MADE_ID
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
@@ -431,9 +432,20 @@ def _episode(check: _Checker) -> None:
         raise check.fail("requests must hold at most 10000 items.")
     for at, _ in requests:
         check.when("a request", at)
-    check.data["requests"] = [
-        [at, check._text("requests", text, MAX_REQUEST, True)] for at, text in requests
-    ]
+    requests = [[at, check._text("requests", text, MAX_REQUEST, True)] for at, text in requests]
+    # the newest that fit a record (``newest_requests``), as a merge keeps them: a record of
+    # more would be more than a pull page may carry
+    check.data["requests"] = [requests[n] for n in newest_requests(requests)]
+
+
+def _within_record(check: _Checker) -> None:
+    """No record larger than ``MAX_RECORD_BYTES`` of JSON: a pull page carries at most 4 MiB,
+    and a hub holding a larger one could send it to no store."""
+    if json_bytes(check.data) > MAX_RECORD_BYTES:
+        raise check.fail(
+            f"it is larger than the {MAX_RECORD_BYTES // 1024} KiB of JSON one synced item may"
+            " hold (a sync page carries at most 4 MiB)."
+        )
 
 
 def validate_record(
@@ -476,6 +488,7 @@ def validate_record(
         key = _rule(check, key)
     else:
         _episode(check)
+    _within_record(check)
     return {**record, "key": key, "data": check.data}
 
 
