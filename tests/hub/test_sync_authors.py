@@ -213,3 +213,41 @@ def test_requests_added_to_another_tokens_episode_are_credited_to_the_sender(sto
     store.apply_changes([sent], projects=None, now=now, author="eve")
     held = _held(store, "episode", uid("franks-session"))
     assert held["tool"] == "eve/claude-code" and held["requests"] == planted
+
+
+@pytest.mark.parametrize(
+    ("change", "author"),
+    [
+        ({}, "victim/claude-code"),  # the note as pulled, under an id of the sender's
+        ({"tool": "claude-code"}, "victim/claude-code"),  # naming no token: still the victim's
+        ({"tool": "eve/codex"}, "victim/claude-code"),
+        ({"type": "decision"}, "eve/claude-code"),  # a change of what its author wrote
+    ],
+)
+def test_a_copy_of_a_note_under_a_smaller_id_keeps_its_author(
+    store: Any, change: dict[str, Any], author: str
+) -> None:
+    """Any token could make a teammate's note its own without changing a word: the copy
+    merged by its dedupe key kept the smaller id and was authored by the sender."""
+    now = system_clock()
+    title, text = "victim cache", "The cache is warmed at six."
+    note = memory_record(
+        key=uid("victims-note"),
+        title=title,
+        text=text,
+        dedupe_key=memories.dedupe_key(title, text),
+        tool="claude-code",
+        v=[now - 10, "f" * 32],
+    )
+    store.apply_changes([note], projects=None, now=now, author="victim")
+    held = _held(store, "memory", uid("victims-note"))
+    assert held["tool"] == "victim/claude-code"
+    smaller = "0" * 31 + "1"
+    copy = {"kind": "memory", "key": smaller, "v": [now - 5, "e" * 32], "data": held | change}
+    stats = store.apply_changes([copy], projects=None, now=now, author="eve")
+    assert stats.merged == 1
+    page = store.export_changes(
+        after=0, limit=100, max_bytes=10**7, local_only=False, exclude_origin=None, projects=None
+    )
+    found = [r["data"] for r in page.records if r["kind"] == "memory"]
+    assert [data["tool"] for data in found if data["title"] == title] == [author]

@@ -114,6 +114,8 @@ MAX_WAITING = 10
 # The longest author a hub makes: every store refuses a longer name on pull
 # (``sync.validate.MAX_NAME``; a test holds them equal).
 MAX_AUTHOR = 200
+# A memory record naming no item here that would become one with a memory by its dedupe key.
+_TWIN = "same-key memory"
 # The field that names who made an item, by kind.
 _AUTHOR = {"memory": "tool", "fact": "source", "rule": "source", "episode": "tool"}
 # What a record may change of a memory or an episode and keep the item's author (a dismissal, a
@@ -178,6 +180,16 @@ def _with_author(ctx: _Context, record: Record, stored: dict[tuple[str, str], An
     mine = stored.get((kind, record["key"]))
     if mine is not None and not _changes_authored(kind, mine, data):
         return record
+    # A copy of a memory here under another id (its dedupe key's), changing nothing its author
+    # wrote whatever author it names, becomes one with it and keeps its author: else any token
+    # could take a teammate's note by sending its words again under an id of its own.
+    twin = stored.get((_TWIN, record["key"])) if mine is None else None
+    if twin is not None and not _changes_authored(kind, {**twin, field: data[field]}, data):
+        return (
+            record
+            if data[field] == twin[field]
+            else {**record, "data": {**data, field: twin[field]}}
+        )
     author = sender_author(ctx.author, data[field])
     if author == data[field]:
         return record
@@ -190,13 +202,43 @@ def _chunks(values: list[str], size: int = 500) -> list[list[str]]:
 
 def _stored_items(conn: SyncConn, records: list[Record]) -> dict[tuple[str, str], Any]:
     """``(kind, record key)`` -> the data of the item it names here (a memory through its
-    alias), for the records that name one: a page's lookups in a few statements."""
+    alias), for the records that name one; ``(_TWIN, record key)`` -> the memory here that a
+    memory record naming none would become one with (by its dedupe key): a page's lookups in
+    a few statements."""
     found: dict[tuple[str, str], Any] = {}
     for kind in _AUTHOR:
         keys = list(dict.fromkeys(r["key"] for r in records if r["kind"] == kind))
         named = _memory_uids(conn, keys) if kind == "memory" else {key: key for key in keys}
         items = read_items(conn, kind, sorted(set(named.values())))
         found.update(((kind, key), items[uid]) for key, uid in named.items() if uid in items)
+    unknown = [r for r in records if r["kind"] == "memory" and ("memory", r["key"]) not in found]
+    twins = _twin_uids(conn, unknown)
+    items = read_items(conn, "memory", sorted(set(twins.values())))
+    found.update(((_TWIN, key), items[uid]) for key, uid in twins.items() if uid in items)
+    return found
+
+
+def _twin_uids(conn: SyncConn, records: list[Record]) -> dict[str, str]:
+    """Each memory record's key -> the uid of the memory here with its project and dedupe
+    key, for those that have one."""
+    wanted: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        key = record["data"]["dedupe_key"]
+        if key is not None:
+            wanted.setdefault((record["data"]["project"], key), []).append(record["key"])
+    by_project: dict[str, list[str]] = {}
+    for project, key in wanted:
+        by_project.setdefault(project, []).append(key)
+    found: dict[str, str] = {}
+    for project, keys in by_project.items():
+        for chunk in _chunks(keys):
+            rows = conn.execute(
+                "SELECT dedupe_key, uid FROM memories WHERE project = ?"
+                f" AND dedupe_key IN ({','.join('?' * len(chunk))})",
+                [project, *chunk],
+            ).fetchall()
+            for row in rows:
+                found.update((key, str(row[1])) for key in wanted[(project, row[0])])
     return found
 
 
