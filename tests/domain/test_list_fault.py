@@ -16,6 +16,8 @@ from aletheia_mem.sync.validate import validate_record
 from tests.domain.test_import_check import NOW, memory_data
 
 UID = "01a2425ff6ef7382bb09249d805783e6"
+_OTHER_NAME = "must be list: and the name its title holds"
+_TOKEN = "ghp_" + "a1B2" * 9
 # (title, key) -> (field, problem); None: a list as work_state_write makes it
 CASES: list[tuple[str, str | None, tuple[str, str] | None]] = [
     ("todo list", "list:todo", None),
@@ -23,6 +25,11 @@ CASES: list[tuple[str, str | None, tuple[str, str] | None]] = [
     (" \t", None, ("title", "must not be blank")),
     ("todo list", None, ("dedupe_key", "must start with list:")),
     ("todo list", dedupe_key("Deploy", "blue"), ("dedupe_key", "must start with list:")),
+    # a key and a title made of two names: a second list of the title's name
+    ("todo list", "list:../../x", ("dedupe_key", _OTHER_NAME)),
+    ("todo list", "list:todo ", ("dedupe_key", _OTHER_NAME)),
+    ("todo", "list:todo list", ("dedupe_key", _OTHER_NAME)),
+    (f"deploy {_TOKEN} list", f"list:deploy {_TOKEN}", None),  # each redacted alike
 ]
 
 

@@ -151,6 +151,12 @@ REFUSED = [
     ),
     (memory_record(text=""), "text is required."),  # as a save refuses it
     (memory_record(text=" \n "), "text is required."),
+    # a second "todo" list, keyed for another name (its title and key made of two names)
+    (
+        list_record(dedupe_key="list:../../x"),
+        "dedupe_key of a list must be list: and the name its title holds.",
+    ),
+    (list_record(title="todo", dedupe_key="list:todo list"), "must be list: and the name"),
 ]
 
 

@@ -67,12 +67,18 @@ def list_title(name: str) -> str:
 def list_fault(title: str, key: str | None) -> tuple[str, str] | None:
     """What is wrong with a list's title and key from another store or an export, as
     ``(field, problem)``, or None: its title is its name, which a list always has, and its key
-    is ``list:`` and its name (a key of another shape, a note's hash, would answer the save of
-    that note "Already saved" with this list). Sync and import each word it their own way."""
+    is ``list:`` and that name (a key of another shape, a note's hash, would answer the save of
+    that note "Already saved" with this list; another name would be a second list of the
+    title's name). Sync and import each word it their own way."""
     if not title.strip():
         return "title", "must not be blank"
     if key is None or not key.startswith(LIST_KEY_PREFIX):
         return "dedupe_key", f"must start with {LIST_KEY_PREFIX}"
+    # both as this store keeps them (a name redacted alone), as work_state_write makes them of
+    # the one name: a key naming another list would make two lists of one name here
+    name = stored_list_title(title).removesuffix(" list")
+    if stored_list_key(key) != LIST_KEY_PREFIX + name:
+        return "dedupe_key", f"must be {LIST_KEY_PREFIX} and the name its title holds"
     return None
 
 
