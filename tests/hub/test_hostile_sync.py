@@ -395,9 +395,17 @@ def test_poisoned_sync_arguments_get_400_not_a_crash(hub: Hub, body: dict[str, A
     assert reply.status == 400 and reply.body["error"]["code"] == "invalid_input"
 
 
-def test_a_sync_body_nested_too_deep_for_the_parser_gets_400(hub: Hub) -> None:
-    token = hub.token("sync", ("shop",), "deep-body")
-    deep = "[" * 200_000 + "]" * 200_000
+@pytest.mark.parametrize("where", ["records", "facts"])
+def test_a_sync_body_nested_too_deep_for_the_parser_gets_400_saying_so(
+    hub: Hub, where: str
+) -> None:
+    """Said as such: "must be a JSON object" sent the sender looking for another fault."""
+    token = hub.token("sync", ("shop",), f"deep-{where}")
+    deep = "[" * 200_000 + "]" * 200_000 if where == "records" else "[" * 5000 + "]" * 5000
+    if where == "facts":
+        record = memory_record(key=uid("deep facts"))
+        record["data"]["facts"] = "DEEP"
+        deep = json.dumps([record]).replace('"DEEP"', deep)
     raw = f'{{"store_id": "{ORIGIN}", "records": {deep}}}'
     request = urllib.request.Request(  # noqa: S310  (the hub's own URL)
         hub.url + "/sync/push",
@@ -408,7 +416,20 @@ def test_a_sync_body_nested_too_deep_for_the_parser_gets_400(hub: Hub) -> None:
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)  # noqa: S310
     with refused.value as answer:
-        assert answer.code == 400 and b"JSON object" in answer.read()
+        said = json.loads(answer.read())["error"]["message"]
+        assert answer.code == 400
+        assert said.startswith("The body nests lists and objects too deeply to read"), said
+
+
+def test_an_episode_of_too_many_requests_is_refused_naming_the_limit(hub: Hub) -> None:
+    token = hub.token("sync", ("shop",), "many-requests")
+    now = system_clock()
+    requests = [[now - 30_000 + n, "a"] for n in range(10_001)]
+    reply = hub.push(token, [episode_record(uid("many requests"), requests)])
+    assert reply.status == 400
+    assert reply.body["error"]["message"] == (
+        f"record 0 (episode {uid('many requests')}): requests must hold at most 10000 items."
+    )
 
 
 class _NotAHub(FakeHub):

@@ -301,3 +301,25 @@ def test_enter_in_the_address_bar_after_creating_a_token_opens_the_tokens_page(
     expect(page).to_have_url(hub.url + "/tokens")
     expect(page.locator('tr[data-token="address-bar-bot"]')).to_be_visible()
     assert secret not in page.content()
+
+
+@pytest.mark.parametrize(
+    ("name", "projects", "said"),
+    [
+        ("carol", "sh\u200bop", "Projects must not contain control or format characters."),
+        ("carol", " , ", 'Projects needs at least one project name, or "*" for all.'),
+        ("carol/laptop", "shop", "Name may hold no / and no control, format or invisible"),
+    ],
+)
+def test_the_token_forms_errors_name_its_fields_not_the_clis_flags(
+    hub: Hub, page: Page, name: str, projects: str, said: str
+) -> None:
+    """A zero-width space is a format character, and the form has no --projects flag."""
+    admin = hub.token("admin", None, f"ops-form-{len(said)}")
+    sign_in(page, hub, admin)
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("Projects (comma-separated, or * for every project)").fill(projects)
+    page.get_by_label("Your admin token (to confirm)").fill(admin)
+    page.get_by_role("button", name="Create token").click()
+    expect(page.get_by_text(said)).to_be_visible()
+    assert "--" not in page.content().split(said[:8], 1)[1][:300]

@@ -115,8 +115,11 @@ async def _body(request: Request) -> dict[str, Any]:
         if error.args == ("a key given twice",):
             raise InvalidInputError("The body must not give any key twice.") from None
         raise InvalidInputError("The body must be a JSON object.") from None
-    except RecursionError:
-        raise InvalidInputError("The body must be a JSON object.") from None
+    except RecursionError:  # the parser's own bound: no sync body nests so deep
+        raise InvalidInputError(
+            "The body nests lists and objects too deeply to read (no sync record nests more"
+            " than a few levels)."
+        ) from None
     if not isinstance(value, dict):
         raise InvalidInputError("The body must be a JSON object.")
     return value

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.domain.limits import check_name_characters
+from aletheia_mem.domain.limits import UNPRINTED_NAME
 from aletheia_mem.domain.redaction_fold import folded_text, has_invisible
 from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
 from aletheia_mem.projects import normalize_project
@@ -90,20 +90,22 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def parse_projects(text: str) -> tuple[str, ...] | None:
-    """``shop,billing`` -> ``("shop", "billing")``; ``*`` -> None (every project).
+def parse_projects(text: str, field: str = "--projects") -> tuple[str, ...] | None:
+    """``shop,billing`` -> ``("shop", "billing")``; ``*`` -> None (every project). ``field``:
+    how an error names where the text was given (the CLI's flag, the Tokens page's field).
 
     Raises:
-        InvalidInputError: no project named.
+        InvalidInputError: no project named, or a name holding a control or format character.
     """
     if text.strip() == ALL_PROJECTS:
         return None
     names = [normalize_project(part) for part in text.replace(" ", ",").split(",")]
     projects = tuple(dict.fromkeys(name for name in names if name))
     for name in projects:
-        check_name_characters("--projects", name)
+        if UNPRINTED_NAME.search(name):  # a zero-width space is a format character
+            raise InvalidInputError(f"{field} must not contain control or format characters.")
     if not projects:
-        raise InvalidInputError('--projects needs at least one project name, or "*" for all.')
+        raise InvalidInputError(f'{field} needs at least one project name, or "*" for all.')
     if ALL_PROJECTS in projects:
         raise InvalidInputError('"*" (every project) cannot be mixed with project names.')
     return projects
@@ -114,8 +116,9 @@ def can_write(scope: str) -> bool:
     return scope in WRITE_SCOPES
 
 
-def checked_name(name: str) -> str:
-    """``name`` as a token keeps it: its runs of white space made one space.
+def checked_name(name: str, field: str = "--name") -> str:
+    """``name`` as a token keeps it: its runs of white space made one space. ``field``: how an
+    error names where it was given (the CLI's flag, the Tokens page's field).
 
     Raises:
         InvalidInputError: the name is too long, holds a / or a control, format or invisible
@@ -123,18 +126,18 @@ def checked_name(name: str) -> str:
     """
     name = " ".join(name.split())
     if len(name) > MAX_NAME_LENGTH:
-        raise InvalidInputError(f"--name must be at most {MAX_NAME_LENGTH} characters.")
+        raise InvalidInputError(f"{field} must be at most {MAX_NAME_LENGTH} characters.")
     # The name authors what the token syncs (``<name>/<tool>``) and every store checks it on
     # pull: a control character would have every pull refused, a / would read as a tool, an
     # invisible one would make a second "bob".
     if not name.isprintable() or "/" in name or has_invisible(name):
         raise InvalidInputError(
-            "--name may hold no / and no control, format or invisible characters."
+            f"{field} may hold no / and no control, format or invisible characters."
         )
     # revoke takes a token's first characters too: "alt_RxFp0I" as a name would revoke bob
     if lookalike_key(name).startswith(TOKEN_PREFIX):
         raise InvalidInputError(
-            f'--name may not begin with "{TOKEN_PREFIX}": tokens do, and mcp-link revoke takes'
+            f'{field} may not begin with "{TOKEN_PREFIX}": tokens do, and mcp-link revoke takes'
             " a token's first characters as well as its name."
         )
     from aletheia_mem.domain.redaction import redact_secrets  # only when a token is made
@@ -145,7 +148,7 @@ def checked_name(name: str) -> str:
     shown = redact_secrets(name)
     if shown != name:
         raise InvalidInputError(
-            f"--name holds what looks like a secret ({shown}): a token's name is shown in the"
+            f"{field} holds what looks like a secret ({shown}): a token's name is shown in the"
             " hub's answers and its audit, and kept by every store it syncs. Choose another."
         )
     return name

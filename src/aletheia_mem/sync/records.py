@@ -82,17 +82,13 @@ def _is_text(value: Any) -> bool:
 
 
 def _is_text_list(value: Any) -> bool:
-    return isinstance(value, list) and len(value) <= MAX_LIST and all(map(_is_text, value))
+    return isinstance(value, list) and all(map(_is_text, value))
 
 
 def _is_requests(value: Any) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) <= MAX_LIST
-        and all(
-            isinstance(item, list) and len(item) == 2 and _is_int(item[0]) and _is_text(item[1])
-            for item in value
-        )
+    return isinstance(value, list) and all(
+        isinstance(item, list) and len(item) == 2 and _is_int(item[0]) and _is_text(item[1])
+        for item in value
     )
 
 
@@ -142,8 +138,7 @@ def check_record(value: Any, position: int) -> dict[str, Any]:
     if not isinstance(data, dict) or set(data) != set(fields):
         raise InvalidInputError(f"{where}: data must have exactly {', '.join(fields)}.")
     for name, code in fields.items():
-        if not _CHECKS[code](data[name]):
-            raise InvalidInputError(f"{where}: {name} has the wrong type.")
+        _check_field(where, kind, key, name, code, data[name])
     for name, code in fields.items():
         # no text any store holds is longer (each field's own limit is ``validate``'s)
         if any(len(text) > MAX_TEXT for text in _texts(code, data[name])):
@@ -156,6 +151,17 @@ def check_record(value: Any, position: int) -> dict[str, Any]:
     if kind in ("memory", "fact", "episode") and not data["project"].strip():
         raise InvalidInputError(f"{where}: project must not be empty.")
     return value
+
+
+def _check_field(where: str, kind: str, key: str, name: str, code: str, value: Any) -> None:
+    """A field of the type ``code``: a list of more items than any store holds said so, before
+    any item is read."""
+    if isinstance(value, list) and len(value) > MAX_LIST:
+        raise InvalidInputError(
+            f"{_named(where, kind, key)}: {name} must hold at most {MAX_LIST} items."
+        )
+    if not _CHECKS[code](value):
+        raise InvalidInputError(f"{where}: {name} has the wrong type.")
 
 
 def _named(where: str, kind: str, key: str) -> str:

@@ -161,6 +161,11 @@ def _tokens_page(ui: Ui, request: Request, created: tuple[str, HubToken] | None)
     )
 
 
+# How an error names the Tokens form's fields (the CLI names its flags: --projects, --name).
+FORM_PROJECTS = "Projects"
+FORM_NAME = "Name"
+
+
 def tokens_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     return _tokens_page(ui, request, None)
 
@@ -173,8 +178,8 @@ def _projects_for(admin: HubToken, text: str) -> tuple[str, ...] | None:
     """
     own = _own_projects(admin)
     if own is None:
-        return parse_projects(text or "*")
-    projects = parse_projects(text or ",".join(sorted(own)))
+        return parse_projects(text or "*", FORM_PROJECTS)
+    projects = parse_projects(text or ",".join(sorted(own)), FORM_PROJECTS)
     if projects is None:
         raise InvalidInputError(
             "This admin token is limited to projects: name projects of its own, not *."
@@ -221,7 +226,7 @@ def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     """Make a token and show its secret in this answer only (never stored, never redirected)."""
     name = form.get("name", "").strip()
     if name:  # refused before the confirmation shows it (a secret in it: ``checked_name``)
-        checked_name(name)
+        checked_name(name, FORM_NAME)
     action = f'Create token "{name}"' if name else "Create a token"
     asked = _unconfirmed(ui, request, form, action, ("name", "scope", "projects"))
     if asked is not None:
