@@ -197,9 +197,10 @@ def test_what_sync_takes_at_its_limits_exports_and_imports_again(
     finally:
         source.close()
     memory, fact, rule = records["memory"], records["fact"], records["rule"]
+    # every field at its limit, as many statements as a record's 3.5 MiB leaves room for
     memory["data"].update(
         title="T" * 1000, text="t " * 100_000, narrative="n" * 200_000,
-        facts=["f" * 10_000] * 1000, files=["p" * 1000] * 1000, dismiss_reason="r" * 1000,
+        facts=["f" * 10_000] * 200, files=["p" * 1000] * 1000, dismiss_reason="r" * 1000,
     )  # fmt: skip
     fact["data"].update(subject="s" * 10_000, predicate="p" * 10_000, object="o" * 10_000)
     rule["data"].update(then="w" * 1000, when="w" * 1000, scope_name="n" * 1000)
@@ -272,8 +273,9 @@ def _with_secret(record: dict[str, Any], field: str) -> dict[str, Any]:
         data[field] = f"{value} {SECRET}".lower()
     elif field == "text" and data.get("kind") == "work_state":
         data[field] = json.dumps([f"ship {SECRET}"])
-    elif field == "dedupe_key" and data.get("kind") == "work_state":
-        data[field] = "list:" + SECRET
+    elif field in ("title", "dedupe_key") and data.get("kind") == "work_state":
+        # a list's title and key hold its one name
+        data["title"], data["dedupe_key"] = f"todo {SECRET} list", f"list:todo {SECRET}"
     elif field == "requests":
         data[field] = [[at, f"{text} {SECRET}"] for at, text in value]
     elif isinstance(value, list):

@@ -285,7 +285,9 @@ def test_import_redacts_secrets_like_every_other_write(
         facts=[f"token: ghp_{'a1B2' * 9}"],
     )
     items = json.dumps(["ship", "export GITHUB_TOKEN=ghp_" + "Z9y8" * 9])
-    work = _memory(id=901, uid="e" * 32, kind="work_state", text=items, dedupe_key="list:x")
+    work = _memory(
+        id=901, uid="e" * 32, kind="work_state", title="x list", text=items, dedupe_key="list:x"
+    )
     fact = {
         "id": 900, "uid": "d" * 32, "project": "shop", "subject": "staging db",
         "predicate": "password", "object": "Tr0ub4dor&3", "valid_from": 1, "valid_to": None,
@@ -324,7 +326,12 @@ def test_import_keys_projects_and_redacts_names_like_a_tool_call(
     secret = "AKIA" + "Z7QWERTYUIOP1234"
     memory = _memory(project=f" ACME-{secret} ", tool=f"bot-{secret}")
     work = _memory(
-        id=901, uid="e" * 32, kind="work_state", text="[]", dedupe_key=f"list:deploy {secret}"
+        id=901,
+        uid="e" * 32,
+        kind="work_state",
+        title=f"deploy {secret} list",
+        text="[]",
+        dedupe_key=f"list:deploy {secret}",
     )
     rule = {
         "id": rule_id("Run the tests", "always", "situation", f"on {secret}"),
@@ -450,7 +457,9 @@ def test_a_list_holding_a_key_twice_is_stored_as_parsed_and_redacted(
     """JSON keeps a repeated key's last value: the first, never checked, must not be stored."""
     token = "ghp_" + "R4nd0mT0k3nV4lu3Xy9Zq8Wp7Vo6Un5Tm4Sl3K"
     text = '[{"note":"' + token + '","note":"fine"}]'
-    work = _memory(id=902, uid="f" * 32, kind="work_state", text=text, dedupe_key="list:dup")
+    work = _memory(
+        id=902, uid="f" * 32, kind="work_state", title="dup list", text=text, dedupe_key="list:dup"
+    )
     lines = [*export_lines, json.dumps({"type": "memory", "data": work})]
     home = tmp_path / "home"
 
