@@ -144,3 +144,26 @@ def test_a_local_episode_of_many_requests_is_pushed_within_a_record(
     assert held["requests"][-1][1].startswith("0799 ")
     assert len(held["requests"]) < 800
     assert counts_at(hub.db)["episode_requests"] - before == len(held["requests"])
+
+
+def test_a_stores_own_record_larger_than_a_page_is_left_out_and_the_rest_pushed(
+    hub: Hub, tmp_path: Path
+) -> None:
+    """A store holding such a record (an earlier release took it) pushes everything else."""
+    data_dir = tmp_path / "holder"
+    data_dir.mkdir()
+    store = SqliteStore(data_dir / "aletheia.db")
+    try:
+        big = memory_record(key=uid("a store's oversized note"))
+        big["data"]["facts"] = [f"{n} {WORDS}" for n in range(250)]
+        fine = memory_record(key=uid("a store's fine note"), text="a fine note")
+        store.apply_changes([big, fine], projects=None, now=system_clock())
+    finally:
+        store.close()
+    token = hub.token("sync", ("shop",), "oversized-holder")
+    done = run_sync(data_dir, "--hub", hub.url, "--token", token)  # the first sends every item
+    assert done.returncode == 0, done.stderr
+    assert "memory #1: it is larger than a sync page may carry (4 MiB)." in done.stdout
+    held = items_at(hub.db)
+    assert ("memory", uid("a store's fine note")) in held
+    assert ("memory", uid("a store's oversized note")) not in held
