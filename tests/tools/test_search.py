@@ -494,7 +494,27 @@ def test_query_with_only_punctuation_explains_why_nothing_matches(call):
 
     result = call("search", query='"*():-')
 
-    assert result.text == 'No matches. The query "\'*():-" has no words to search for.'
+    assert result.text == 'No matches. The query "\\"*():-" has no words to search for.'
+
+
+def test_a_quoted_query_is_echoed_as_typed_with_json_style_escapes(call):
+    save(call, PNPM)
+
+    result = call("search", query='say "zyxwv" at C:\\tmp\\x1b now\x1b')
+
+    assert result.text == (
+        'No matches. Nothing in project "shop" matches'
+        ' "say \\"zyxwv\\" at C:\\\\tmp\\\\x1b now\\x1b".'
+    )
+
+
+def test_a_long_query_is_cut_between_escapes_never_inside_one(call):
+    save(call, PNPM)
+
+    result = call("search", query="zyxwv " * 33 + 'z"yxwv')  # the quote escaped: 199 to 201
+
+    quoted = '"' + ("zyxwv " * 33) + 'z…"'
+    assert result.text == f'No matches. Nothing in project "shop" matches {quoted}.'
 
 
 def test_a_query_of_megabytes_is_read_to_its_start_and_quoted_short(call):

@@ -226,15 +226,28 @@ def _within(at: int, since: int | None, until: int | None) -> bool:
     return (since is None or at >= since) and (until is None or at < until)
 
 
+# One character of a quoted text as shown: an escape (``\\``, ``\"``, a control's ``\x1b``,
+# ``\u202e`` or ``\U000e0041``) or a character.
+_SHOWN_CHAR = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)|.", re.DOTALL)
+
+
 def _quoted(text: str | None) -> str:
     """``text`` in quotes for a reason line, on one line, neutralized and redacted (the
-    caller's text, outside the recall block), its start only when it is long."""
+    caller's text, outside the recall block), its start only when it is long. A backslash or
+    double quote in it is escaped as in JSON (``\\``, ``\"``), so it is shown as typed and a
+    quote in it cannot end the quoted text; a cut keeps each escape whole."""
     from aletheia_mem.domain.redaction import redact_secrets  # only when a reason quotes it
 
-    shown = one_line(redact_secrets(text or ""))
+    escaped = redact_secrets(text or "").replace("\\", "\\\\").replace('"', '\\"')
+    shown = one_line(escaped)
     if len(shown) > QUOTED_CHARS:
-        shown = shown[:QUOTED_CHARS] + "…"
-    return '"' + shown.replace('"', "'") + '"'
+        kept = ""
+        for char in _SHOWN_CHAR.finditer(shown):
+            if len(kept) + len(char.group()) > QUOTED_CHARS:
+                break
+            kept += char.group()
+        shown = kept + "…"
+    return '"' + shown + '"'
 
 
 def _scope(projects: tuple[str, ...] | None) -> str:
