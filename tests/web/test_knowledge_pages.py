@@ -72,6 +72,22 @@ def test_facts_show_each_predicate_history_as_bars_with_current_and_as_of_marked
     assert axe_violations(page) == []
 
 
+def test_the_as_of_date_is_offered_only_for_a_subjects_history(
+    server: RunningServer, page: Page
+) -> None:
+    record_facts(server)
+    page.goto(server.url + "/facts?as_of=2024-12-01")
+    expect(page.get_by_role("heading", name="Current facts")).to_be_visible()
+    expect(page.get_by_label("As of")).to_have_count(0)  # the current facts hold now
+    expect(page.locator("main")).not_to_contain_text("As of")
+    page.get_by_role("link", name="billing").first.click()
+    expect(page.get_by_role("heading", name="History of “billing”")).to_be_visible()
+    page.get_by_label("As of").fill("2024-12-01")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("main")).to_contain_text("The orange line is 2024-12-01")
+    assert axe_violations(page) == []
+
+
 def test_rules_add_confirm_and_disable_with_evidence_linked(
     server: RunningServer, page: Page
 ) -> None:
