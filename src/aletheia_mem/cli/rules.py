@@ -244,12 +244,6 @@ def sync(
         if not directory.is_dir():
             raise InvalidInputError(f"ALETHEIA_CWD names {directory}, which is not a folder.")
     root = project_root(directory)
-    if not (root / ".git").exists():  # no work tree holds it: no repository to write into
-        raise InvalidInputError(
-            f"{root} is not in a git repository: rules sync writes the rules into a"
-            " repository's instruction files. Run it inside one, or name one with --dir;"
-            " nothing was written."
-        )
     targets = rule_sync.resolve_targets(tools, root, all_tools)
     with open_cli_app(create=False) as app:
         project = project_for_directory(root)
