@@ -18,7 +18,7 @@ from aletheia_mem.domain.limits import (
     check_name_characters,
     check_paths,
 )
-from aletheia_mem.domain.redaction import REDACTED, redact_named_value, redact_secrets
+from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Memory
 from aletheia_mem.storage.entries import NewFact, NewMemory
@@ -95,17 +95,6 @@ class Saved(NamedTuple):
     facts_changed: bool
 
 
-def within(redacted: str, limit: int) -> str:
-    """Redacted text at most ``limit`` characters, as a save takes it: a ``[REDACTED]`` longer
-    than the secret it stands for may lengthen it. Its start is kept, and a marker the limit
-    falls in is left out whole."""
-    if len(redacted) <= limit:
-        return redacted
-    cut = redacted[:limit]
-    opened = cut.rfind("[", max(limit - len(REDACTED) + 1, 0))
-    return cut[:opened] if opened >= 0 and redacted.startswith(REDACTED, opened) else cut
-
-
 def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, bool]:
     """Redact secrets, then store the memory and its facts in one transaction.
 
@@ -123,8 +112,8 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
         check_length("title", item.title, MAX_TITLE)
     check_paths(item.files)
     now = clock()
-    text = within(redact_secrets(item.text), MAX_TEXT)
-    title = stored_title(within(redact_secrets(item.title or ""), MAX_TITLE), text)
+    text = redact_secrets(item.text)
+    title = stored_title(redact_secrets(item.title or ""), text)
     structured = [fact for fact in item.facts if isinstance(fact, FactInput)]
     statements = [
         redact_secrets(fact if isinstance(fact, str) else _statement(fact)) for fact in item.facts
