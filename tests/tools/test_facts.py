@@ -40,6 +40,20 @@ def test_unknown_subject_says_no_facts_were_found(call):
     assert result.text == 'No facts found for subject "shop".'
 
 
+def test_a_quote_in_the_subject_is_escaped_as_search_and_work_state_read_quote_it(call):
+    call(
+        "save_memory",
+        text="the quoted service",
+        facts=[{"subject": 'say "hi" \\ bye', "predicate": "owner", "object": "ana"}],
+    )
+
+    missing = call("fact_history", subject='a"b')
+    found = call("fact_history", subject='say "hi" \\ bye')
+
+    assert missing.text == 'No facts found for subject "a\\"b".'
+    assert 'Current facts about "say \\"hi\\" \\\\ bye":' in found.text
+
+
 def test_subject_is_required(call):
     result = call("fact_history", subject=" ")
 

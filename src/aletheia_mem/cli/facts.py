@@ -15,7 +15,7 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.cli.memory_commands import fact_json
 from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.domain import facts as fact_domain
-from aletheia_mem.domain.formatting import interval_ends
+from aletheia_mem.domain.formatting import escape_quotes, interval_ends
 from aletheia_mem.domain.limits import MAX_FACT_PART, check_length
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.storage.base import Fact
@@ -136,8 +136,9 @@ def history(
         emit_json([fact_json(fact) for fact in found])
         return
     if not found:
-        echo(one_line_safe(f'No facts found for subject "{subject.strip()}".'))
+        echo(one_line_safe(f'No facts found for subject "{escape_quotes(subject.strip())}".'))
         return
     if at is not None:
-        echo(one_line_safe(f'Facts about "{subject.strip()}" valid at {format_instant(at)}:'))
+        shown = escape_quotes(subject.strip())
+        echo(one_line_safe(f'Facts about "{shown}" valid at {format_instant(at)}:'))
     echo(table(["id", "project", "valid", "fact"], _rows(found, now)))

@@ -50,6 +50,17 @@ def one_line(text: str) -> str:
     return neutralize(escape_controls(" ".join(text.split())))
 
 
+def escape_quotes(text: str) -> str:
+    """A backslash or double quote in ``text`` escaped as in JSON (``\\\\``, ``\\"``), so text
+    put between double quotes is shown as typed and cannot end the quoted text."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def quoted(text: str) -> str:
+    """``text`` on one line between double quotes (``escape_quotes``)."""
+    return '"' + one_line(escape_quotes(text)) + '"'
+
+
 def wrap_recall(body: str) -> str:
     """The one ``<aletheia-memory>`` block every output with stored text goes out in."""
     return f"{RECALL_OPEN}\n{RECALL_PREAMBLE}\n\n{body}\n{RECALL_CLOSE}"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from aletheia_mem.domain import hybrid
-from aletheia_mem.domain.formatting import one_line
+from aletheia_mem.domain.formatting import escape_quotes, one_line
 from aletheia_mem.search.query import (
     MAX_PREFIX_TOKENS,
     hash_prefixes,
@@ -238,8 +238,7 @@ def _quoted(text: str | None) -> str:
     quote in it cannot end the quoted text; a cut keeps each escape whole."""
     from aletheia_mem.domain.redaction import redact_secrets  # only when a reason quotes it
 
-    escaped = redact_secrets(text or "").replace("\\", "\\\\").replace('"', '\\"')
-    shown = one_line(escaped)
+    shown = one_line(escape_quotes(redact_secrets(text or "")))
     if len(shown) > QUOTED_CHARS:
         kept = ""
         for char in _SHOWN_CHAR.finditer(shown):

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from aletheia_mem.domain import facts, rules
-from aletheia_mem.domain.formatting import fact_line, one_line, rule_scope, rule_text, wrap_recall
+from aletheia_mem.domain.formatting import (
+    fact_line,
+    one_line,
+    quoted,
+    rule_scope,
+    rule_text,
+    wrap_recall,
+)
 from aletheia_mem.timefmt import format_date, format_instant, parse_instant
 from aletheia_mem.tools import structured
 from aletheia_mem.tools.app import AppContext, target_project
@@ -33,13 +40,13 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
     if as_of is not None:
         data["as_of"] = format_instant(as_of)
     if not found:
-        return Output(f'No facts found for subject "{one_line(subject)}".', data)
+        return Output(f"No facts found for subject {quoted(subject)}.", data)
     if as_of is not None:
-        heading = f'Facts about "{one_line(subject)}" valid at {format_instant(as_of)}:'
+        heading = f"Facts about {quoted(subject)} valid at {format_instant(as_of)}:"
     elif args["include_superseded"]:
-        heading = f'History of the facts about "{one_line(subject)}", newest first:'
+        heading = f"History of the facts about {quoted(subject)}, newest first:"
     else:
-        heading = f'Current facts about "{one_line(subject)}":'
+        heading = f"Current facts about {quoted(subject)}:"
     text = wrap_recall("\n".join([heading, *(f"- {fact_line(fact, now)}" for fact in found)]))
     return Output(text, data)
 
