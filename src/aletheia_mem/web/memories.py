@@ -165,11 +165,14 @@ def list_memories(app: AppContext, filters: Filters) -> Listing:
     return Listing(rows[:PAGE_SIZE], facts, reason, len(rows) > PAGE_SIZE, upto, at)
 
 
-def newer_than(app: AppContext, filters: Filters, after: int) -> list[dict[str, Any]]:
-    """The newest memories above id ``after``, for the live feed (newest-first view only)."""
+def newer_than(app: AppContext, filters: Filters, after: int) -> list[dict[str, Any]] | None:
+    """The memories above id ``after``, newest first, for the live feed (newest-first view
+    only); None when more than a page of them arrived: the page then offers to show the list
+    anew rather than the newest page of them, which would leave a hole below it."""
     if not filters.live:
         return []
-    return [row for row in _browse(app, filters, None)[:PAGE_SIZE] if row["id"] > after]
+    newer = [row for row in _browse(app, filters, None) if row["id"] > after]
+    return newer if len(newer) <= PAGE_SIZE else None
 
 
 def memory_detail(app: AppContext, memory_id: int) -> dict[str, Any]:

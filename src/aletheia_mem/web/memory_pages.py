@@ -79,6 +79,7 @@ def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         more_query=_more_query(filters, listing),
         results_label=_results_label(filters),
         live=filters.live,
+        page_size=memories.PAGE_SIZE,
         notice=filters.notice,
     )
 
@@ -89,7 +90,12 @@ def memory_rows(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     after = whole_number(request.query_params.get("after", ""), 15)
     if after is not None:
         rows = memories.newer_than(ui.app, filters, after)
-        return fragment(request, "memory_rows.html", rows=rows, facts=[], empty_reason=None)
+        response = fragment(
+            request, "memory_rows.html", rows=rows or [], facts=[], empty_reason=None
+        )
+        if rows is None:  # more than a page arrived: the script offers the list anew
+            response.headers["x-feed-more"] = "1"
+        return response
     listing = memories.list_memories(ui.app, filters)
     response = fragment(
         request,

@@ -57,10 +57,6 @@
     label.setAttribute("role", "alert");
   }
 
-  function rows(query) {
-    return fetchRows(query).then(function (response) { return response.text(); });
-  }
-
   function newestId() {
     var first = list.querySelector("li[data-id]");
     return first ? first.getAttribute("data-id") : "0";
@@ -70,12 +66,26 @@
     if (!list.hasAttribute("data-live") || document.hidden) return;
     var query = params();
     query.set("after", newestId());
-    rows(query).then(function (html) {
-      if (!html.trim()) return;
+    fetchRows(query).then(function (response) {
+      // More than a page arrived: the newest page of them would leave a hole below it, so
+      // the list stops here and offers to show itself anew.
+      if (response.headers.get("x-feed-more")) return feedMore();
+      return response.text();
+    }).then(function (html) {
+      if (!html || !html.trim()) return;
       var empty = list.querySelector("li.empty");
       if (empty) empty.remove();
       list.insertAdjacentHTML("afterbegin", html);
     }).catch(function () {});
+  }
+
+  var feedNotice = document.getElementById("feed-more");
+
+  function feedMore() {
+    list.removeAttribute("data-live");
+    if (!feedNotice) return;
+    feedNotice.querySelector("a").setAttribute("href", "/?" + params().toString());
+    feedNotice.hidden = false;
   }
 
   function search(remember) {
@@ -105,6 +115,7 @@
 
   function show(query, html, headers) {
     list.innerHTML = html;
+    if (feedNotice) feedNotice.hidden = true;
     var browsing = !query.get("q") && !query.get("file") && !query.get("dismissed") &&
       query.get("order") !== "date_asc";  // new memories join the newest-first list only
     if (browsing) list.setAttribute("data-live", "1");
