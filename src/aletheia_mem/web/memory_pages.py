@@ -19,6 +19,7 @@ from aletheia_mem.web.base import (
     redirect,
     safe_next,
     signed_address,
+    signed_done,
     whole_number,
 )
 from aletheia_mem.web.render import fragment, page
@@ -113,8 +114,9 @@ def memory_rows(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     memory_id = _memory_id(request)
     detail = memories.memory_detail(ui.app, memory_id)
-    done_key = request.query_params.get("done", "")
-    # The address keeps its notice (Back, a reload): shown only while it is still true.
+    # Only at an address this browser's own action led to (a link made elsewhere shows none);
+    # it keeps its notice (Back, a reload), shown only while it is still true.
+    done_key = signed_done(request)
     true_now = _still_true(done_key, detail["memory"])
     done = DONE_NOTICES.get(done_key) if true_now else None
     # The restore_memory tool's words for a memory that was not dismissed.
