@@ -1,4 +1,6 @@
-"""A memory page's notices in a real Chromium: only this browser's own action shows one."""
+"""A memory page's notices in a real Chromium: only this browser's own action shows one, and a
+Dismiss from a page an agent made stale neither replaces the agent's reason nor offers an Undo
+of a dismissal the page did not make."""
 
 from __future__ import annotations
 
@@ -53,3 +55,24 @@ def test_the_pages_own_restore_still_shows_its_notice_and_undo(
     page.get_by_role("button", name="Undo").click()
     expect(page.get_by_role("status")).to_contain_text(f"Memory #{memory} dismissed.")
     assert reason_of(server, memory) == "old"
+
+
+def test_a_stale_dismiss_keeps_the_agents_reason_and_offers_no_undo(
+    server: RunningServer, page: Page
+) -> None:
+    memory = save(server, text="Dismissed by an agent meanwhile")
+    page.goto(f"{server.url}/memories/{memory}")
+    arguments = {"type": "memory", "id": memory, "reason": "the agent found it wrong"}
+    mcp_tool(server.mcp_url, "dismiss_memory", arguments)
+    page.get_by_label("Reason").fill("mine")
+    page.get_by_role("button", name="Dismiss").click()
+    expect(page.get_by_role("status")).to_have_text(
+        f"Nothing to dismiss: memory #{memory} is already dismissed."
+    )
+    expect(page.get_by_role("button", name="Undo")).to_have_count(0)
+    expect(page.locator(".props")).to_contain_text("the agent found it wrong")
+    assert reason_of(server, memory) == "the agent found it wrong"
+    # Reloaded once restored, the address says nothing that is no longer true.
+    mcp_tool(server.mcp_url, "restore_memory", {"type": "memory", "id": memory})
+    page.reload()
+    expect(page.get_by_role("status")).to_have_count(0)

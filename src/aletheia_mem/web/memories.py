@@ -187,15 +187,17 @@ def memory_detail(app: AppContext, memory_id: int) -> dict[str, Any]:
 
 def act_on_memory(app: AppContext, memory_id: int, action: str, reason: str) -> str | None:
     """Dismiss (with a reason), Restore, Pin or Unpin: the API's own operations. None when
-    Restore finds the memory not dismissed (restored meanwhile, from another page or a tool);
-    else the reason a restored memory was dismissed for (for its Undo), or ""."""
+    Restore finds the memory not dismissed, or Dismiss finds it dismissed already (meanwhile,
+    from another page or a tool: that dismissal and its reason stay, and are not this page's to
+    undo); else the reason a restored memory was dismissed for (for its Undo), or ""."""
     path = {"memory_id": memory_id}
+    if action in ("dismiss", "restore"):
+        memory = call(app, "getMemory", path=path)
+        if (memory["dismissed_at"] is None) == (action == "restore"):
+            return None
     if action == "dismiss":
         call(app, "dismissMemory", path=path, body={"reason": reason} if reason.strip() else {})
     elif action == "restore":
-        memory = call(app, "getMemory", path=path)
-        if memory["dismissed_at"] is None:
-            return None
         call(app, "restoreMemory", path=path)
         return str(memory.get("dismiss_reason") or "")
     else:

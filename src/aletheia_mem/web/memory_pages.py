@@ -31,6 +31,12 @@ DONE_NOTICES = {
     "unpin": ("unpinned", "pin"),
 }
 NOT_DISMISSED = "not-dismissed"
+ALREADY_DISMISSED = "already-dismissed"
+# What a Restore or a Dismiss that found nothing to do says (the restore_memory tool's words).
+NOTHING_DONE = {
+    NOT_DISMISSED: "Nothing to restore: memory #{} is not dismissed.",
+    ALREADY_DISMISSED: "Nothing to dismiss: memory #{} is already dismissed.",
+}
 MAX_REASON = MAX_REASON_LENGTH  # as the Reason field takes, and the API
 
 
@@ -119,8 +125,7 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     done_key = signed_done(request)
     true_now = _still_true(done_key, detail["memory"])
     done = DONE_NOTICES.get(done_key) if true_now else None
-    # The restore_memory tool's words for a memory that was not dismissed.
-    notice = f"Nothing to restore: memory #{memory_id} is not dismissed."
+    nothing = NOTHING_DONE.get(done_key) if true_now else None
     return page(
         request,
         "memory.html",
@@ -129,7 +134,7 @@ def memory_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         # Undo of a Restore dismisses again for the reason it was dismissed for.
         undo_reason=_signed_reason(request),
         max_reason=MAX_REASON,
-        notice=notice if done_key == NOT_DISMISSED and true_now else None,
+        notice=nothing.format(memory_id) if nothing else None,
         **detail,
     )
 
@@ -149,6 +154,7 @@ def _still_true(done: str, memory: dict[str, Any]) -> bool:
         "pin": bool(memory["pinned"]),
         "unpin": not memory["pinned"],
         NOT_DISMISSED: not dismissed,
+        ALREADY_DISMISSED: dismissed,
     }.get(done, False)
 
 
@@ -158,7 +164,8 @@ def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if action not in memories.ACTIONS:
         raise NotFoundError(f"No action {action!r}.")
     reason = memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
-    done = [("done", action if reason is not None else NOT_DISMISSED)]
+    nothing = NOT_DISMISSED if action == "restore" else ALREADY_DISMISSED
+    done = [("done", action if reason is not None else nothing)]
     if reason:  # a restored memory's: its Undo dismisses it again for the same reason
         done.append(("reason", reason[:MAX_REASON]))
     back = safe_next(form.get("next"), f"/memories/{memory_id}")
