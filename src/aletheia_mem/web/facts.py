@@ -14,7 +14,6 @@ from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, target_project
 from aletheia_mem.web.calls import checked
 
 AXIS_WIDTH = 1000
-MAX_INDEX_PROJECTS = 20
 INDEX_PER_PROJECT = 30
 MIN_BAR = 3
 # A subject's history page shows this many facts (and on the first page every current one too):
@@ -127,11 +126,22 @@ def history(
     }
 
 
+def fact_projects(app: AppContext) -> list[str]:
+    """The projects the Facts page offers, by name: those with memories and those with facts
+    (a fact may be recorded in a project that holds no memory)."""
+    store = app.store
+    names = sorted({*store.project_names(), *store.fact_project_names()})
+    if app.allowed_projects is not None:
+        names = [name for name in names if name in app.allowed_projects]
+    return names
+
+
 def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
-    """Current facts to start from, newest first, for the chosen project (or a few of them)."""
+    """Current facts to start from, newest first: of the chosen project, or of every project
+    with facts (each read by its own index seek)."""
     store = app.store
     names = (
-        store.project_names()[:MAX_INDEX_PROJECTS]
+        store.fact_project_names()
         if not project or project == ALL_PROJECTS
         else [normalize_project(project)]  # as typed in the form: the tools' key
     )
@@ -139,5 +149,5 @@ def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
         names = [name for name in names if name in app.allowed_projects]
     now = app.clock()
     found = [fact for name in names for fact in store.current_facts(name, INDEX_PER_PROJECT, now)]
-    found.sort(key=lambda fact: -fact.recorded_at)
+    found.sort(key=lambda fact: (-fact.recorded_at, -fact.id))
     return [fact_json(fact) for fact in found[:INDEX_PER_PROJECT]]

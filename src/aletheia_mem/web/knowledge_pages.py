@@ -61,7 +61,7 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         ),
         notice=bound.notice(ODD_FACTS_OLDER, ODD_FACTS_UPTO) if subject else None,
         index=[] if subject else facts.subject_index(ui.app, project),
-        projects=ui.app.store.project_names(),
+        projects=facts.fact_projects(ui.app),
     )
 
 

@@ -24,6 +24,17 @@ def test_a_new_value_supersedes_the_current_fact(contract_store: HubStore) -> No
     assert [f.id for f in contract_store.current_facts("shop", 10, T0 + 10)] == [new.id]
 
 
+def test_fact_project_names_are_the_projects_holding_facts_by_name(
+    contract_store: HubStore,
+) -> None:
+    assert contract_store.fact_project_names() == []
+    contract_store.add_memory(memory("a memory, no fact", project="notes"))
+    for project in ("zz", "factonly", "zz", "billing"):
+        contract_store.add_fact(fact("svc", "owner", project, project=project))
+    assert contract_store.fact_project_names() == ["billing", "factonly", "zz"]
+    assert contract_store.fact_project_names(limit=2) == ["billing", "factonly"]
+
+
 def test_facts_about_a_subject_filter_by_project_and_predicate(contract_store: HubStore) -> None:
     host, _ = contract_store.add_fact(fact("db", "host", "alpha"))
     port, _ = contract_store.add_fact(fact("db", "port", "5432", at=T0 + 1))
