@@ -93,7 +93,8 @@ class FactStore(Protocol):
         self, subject: str, project: str | None, predicate: str | None
     ) -> list[Fact]: ...
     # A page of ``facts_about`` (in ``projects``, None: all), read in the store: a subject may
-    # have tens of thousands of facts. ``upto``: only the facts with ids up to it.
+    # have tens of thousands of facts. ``upto``: only the facts with ids up to it; ``dismissed``:
+    # the dismissed facts instead of the live ones.
     def fact_history_page(
         self,
         subject: str,
@@ -104,6 +105,7 @@ class FactStore(Protocol):
         limit: int,
         now: int,
         upto: int | None = None,
+        dismissed: bool = False,
     ) -> FactPage: ...
     # Current: valid ``now`` (valid_from <= now < valid_to), so not a value written for later.
     def search_facts(

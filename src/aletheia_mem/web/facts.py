@@ -11,7 +11,8 @@ from aletheia_mem.projects import normalize_project
 from aletheia_mem.server.api_handlers import fact_json
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import ALL_PROJECTS, AppContext, target_project
-from aletheia_mem.web.calls import checked
+from aletheia_mem.web.base import whole_number
+from aletheia_mem.web.calls import call, checked
 
 AXIS_WIDTH = 1000
 INDEX_PER_PROJECT = 30
@@ -47,13 +48,15 @@ def history(
     as_of: str,
     older: int = 0,
     upto: int | None = None,
+    dismissed: bool = False,
 ) -> dict[str, Any]:
     """The tracks of a page of a subject's facts (the latest ``FACTS_PER_PAGE`` by valid from,
     skipping ``older`` of them (past the end: only the oldest, as the Rules page does), and on the
     first page every current fact), the axis ends, which facts held at ``as_of``, and where the
     older and newer pages start; of the facts with ids up to ``upto`` when given (a later page's
     link carries its first page's highest id: a fact recorded meanwhile, newest by valid from,
-    pushes none onto it a second time)."""
+    pushes none onto it a second time). ``dismissed``: of the dismissed facts instead (none of
+    them current)."""
     query: dict[str, Any] = {"subject": subject, "include_superseded": True}
     if project and project != ALL_PROJECTS:
         query["project"] = project
@@ -76,11 +79,12 @@ def history(
         limit=FACTS_PER_PAGE,
         now=now,
         upto=upto,
+        dismissed=dismissed,
     )
     older, chosen = found.offset, list(found.facts)
     # Valid now: the value a future one supersedes holds until that one starts.
-    valid_now = {fact.id for fact in found.current}
-    if older == 0:  # the first page shows every current fact, however old
+    valid_now = set() if dismissed else {fact.id for fact in found.current}
+    if older == 0 and not dismissed:  # the first page shows every current fact, however old
         on_page = {fact.id for fact in chosen}
         chosen += [fact for fact in found.current if fact.id not in on_page]
     held = {f.id for f in chosen if fact_is_current(f, as_of_ms)} if as_of_ms is not None else set()
@@ -151,3 +155,36 @@ def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
     found = [fact for name in names for fact in store.current_facts(name, INDEX_PER_PROJECT, now)]
     found.sort(key=lambda fact: (-fact.recorded_at, -fact.id))
     return [fact_json(fact) for fact in found[:INDEX_PER_PROJECT]]
+
+
+FACT_ACTIONS = ("dismiss", "restore")
+ALREADY = {"dismiss": "already-dismissed", "restore": "not-dismissed"}
+FACT_NOTICES = {
+    "dismiss": "Fact #{} dismissed.",
+    "restore": "Fact #{} restored.",
+    "already-dismissed": "Nothing to dismiss: fact #{} is already dismissed.",
+    "not-dismissed": "Nothing to restore: fact #{} is not dismissed.",
+}
+
+
+def act_on_fact(app: AppContext, fact_id: int, action: str) -> str:
+    """Dismiss or Restore a fact with the API's own operations; the notice's key: the action,
+    or that it found nothing to do (dismissed or restored meanwhile, from another page or a
+    tool: that dismissal and its reason stay)."""
+    fact = app.store.get_fact(fact_id)
+    if fact is not None and (fact.dismissed_at is not None) == (action == "dismiss"):
+        return ALREADY[action]
+    # A missing fact is refused in the operation's words.
+    call(app, "dismissFact" if action == "dismiss" else "restoreFact", path={"fact_id": fact_id})
+    return action
+
+
+def fact_notice(app: AppContext, done: str, fact: str) -> str | None:
+    """What a signed ``done`` says of fact ``fact``, while it is still true."""
+    fact_id = whole_number(fact, 15)
+    if done not in FACT_NOTICES or fact_id is None:
+        return None
+    dismissed = app.store.is_dismissed("facts", fact_id)
+    if dismissed != (done in ("dismiss", "already-dismissed")):
+        return None
+    return FACT_NOTICES[done].format(fact_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -16,8 +16,10 @@ from aletheia_mem.web.base import (
     Ui,
     done_redirect,
     page_bound,
+    safe_next,
     signed_done,
     submitted,
+    whole_number,
 )
 from aletheia_mem.web.render import page
 
@@ -36,11 +38,14 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     project = params.get("project", "").strip() or ALL_PROJECTS
     predicate = submitted(params, "predicate").strip()
     as_of = params.get("as_of", "").strip()
+    dismissed = params.get("dismissed") == "1"
     # As the other pages' ``offset``: junk is the first page (and told), a huge one the last
     # fact; ``upto`` a fact id.
     bound = page_bound(params, "older", 15)
     found = (
-        facts.history(ui.app, subject, project, predicate, as_of, bound.offset, bound.upto)
+        facts.history(
+            ui.app, subject, project, predicate, as_of, bound.offset, bound.upto, dismissed
+        )
         if subject
         else None
     )
@@ -54,15 +59,33 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         project=project,
         predicate=predicate,
         as_of=as_of,
+        dismissed=dismissed,
+        here=f"{request.url.path}?{request.url.query}",
         found=found,
         page_query=lambda older: urlencode(
             {"subject": subject, "project": project, "predicate": predicate, "as_of": as_of}
+            | ({"dismissed": "1"} if dismissed else {})
             | ({"older": older} | later if older else {})
         ),
-        notice=bound.notice(ODD_FACTS_OLDER, ODD_FACTS_UPTO) if subject else None,
+        notice=(bound.notice(ODD_FACTS_OLDER, ODD_FACTS_UPTO) if subject else None)
+        or facts.fact_notice(ui.app, signed_done(request), params.get("fact", "")),
         index=[] if subject else facts.subject_index(ui.app, project),
         projects=facts.fact_projects(ui.app),
     )
+
+
+def fact_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
+    """Dismiss or Restore a fact, then back to the Facts page it was sent from (303)."""
+    fact_id = whole_number(str(request.path_params["fact_id"]), 15)
+    action = str(request.path_params["action"])
+    if fact_id is None or action not in facts.FACT_ACTIONS:
+        raise NotFoundError(f"No action {action!r} on fact {request.path_params['fact_id']!r}.")
+    done = facts.act_on_fact(ui.app, fact_id, action)
+    path, _, query = safe_next(form.get("next"), "/facts").partition("?")
+    # The page as it was sent from, without the notice of an earlier action.
+    kept = [(k, v) for k, v in parse_qsl(query) if k not in ("done", "fact", "signed")]
+    back = "/facts?" + urlencode(kept) if path == "/facts" else "/facts"
+    return done_redirect(request, back, [("done", done), ("fact", str(fact_id))])
 
 
 def rules_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
@@ -181,6 +204,7 @@ def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
 
 PAGES: tuple[tuple[str, Handler, bool], ...] = (
     ("/facts", facts_page, False),
+    ("/facts/{fact_id}/{action}", fact_action, True),
     ("/rules", rules_page, False),
     ("/rules/add", rule_add, True),
     ("/rules/sync", sync_preview, False),

@@ -256,11 +256,12 @@ class PgFacts(PgPart):
         limit: int,
         now: int,
         upto: int | None = None,
+        dismissed: bool = False,
     ) -> FactPage:
         """As the SQLite store's, in one snapshot: a page of a subject's history from ``offset``
         (at most the last fact), its size and highest id, and its facts valid ``now``; of the
-        facts with ids up to ``upto`` when given."""
-        where = "subject_key = %s AND dismissed_at IS NULL"
+        facts with ids up to ``upto`` when given; ``dismissed``: of the dismissed ones instead."""
+        where = f"subject_key = %s AND dismissed_at IS {'NOT NULL' if dismissed else 'NULL'}"
         params: list[Any] = [fact_key(subject)]
         if projects is not None:
             where += " AND project = ANY (%s)"

@@ -146,11 +146,12 @@ class SqliteFacts(SqliteDatabase):
         limit: int,
         now: int,
         upto: int | None = None,
+        dismissed: bool = False,
     ) -> FactPage:
         """``limit`` live facts of a subject from ``offset`` (at most the last one), newest
         validity first, the history's size and highest id, and its facts valid ``now``; of the
-        facts with ids up to ``upto`` when given."""
-        where = "subject_key = ? AND dismissed_at IS NULL"
+        facts with ids up to ``upto`` when given; ``dismissed``: of the dismissed ones instead."""
+        where = f"subject_key = ? AND dismissed_at IS {'NOT NULL' if dismissed else 'NULL'}"
         params: list[Any] = [fact_key(subject)]
         if projects is not None:
             where += " AND " + in_clause("project", projects)
