@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aletheia_mem.storage.contracts import HubStore
-from tests.storage.contract.rows import T0, fact, memory, rule
+from tests.storage.contract.rows import T0, audit, fact, memory, rule
 
 
 def test_the_same_value_again_keeps_the_current_fact(contract_store: HubStore) -> None:
@@ -33,6 +33,19 @@ def test_fact_project_names_are_the_projects_holding_facts_by_name(
         contract_store.add_fact(fact("svc", "owner", project, project=project))
     assert contract_store.fact_project_names() == ["billing", "factonly", "zz"]
     assert contract_store.fact_project_names(limit=2) == ["billing", "factonly"]
+
+
+def test_a_history_page_of_the_dismissed_facts_only(contract_store: HubStore) -> None:
+    kept, _ = contract_store.add_fact(fact("db", "host", "alpha"))
+    hidden, _ = contract_store.add_fact(fact("db", "port", "5432", at=T0 + 1))
+    contract_store.set_dismissed(
+        "facts", hidden.id, T0 + 2, "wrong", audit(T0 + 2, tool="dismiss_memory")
+    )
+    args = {"offset": 0, "limit": 10, "now": T0 + 5}
+    live = contract_store.fact_history_page("db", ("shop",), None, **args)
+    gone = contract_store.fact_history_page("db", ("shop",), None, dismissed=True, **args)
+    assert [f.id for f in live.facts] == [kept.id] and live.total == 1
+    assert [f.id for f in gone.facts] == [hidden.id] and gone.total == 1
 
 
 def test_facts_about_a_subject_filter_by_project_and_predicate(contract_store: HubStore) -> None:
