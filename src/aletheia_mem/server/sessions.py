@@ -142,6 +142,14 @@ class SessionStore:
         state = SessionState(row.protocol_version, row.client_name)
         return Lookup(state, write_due=now - row.last_used_at >= self._touch_every)
 
+    def end_other_owners(self, prefix: str, keep: str) -> int:
+        """End the sessions of every owner named ``prefix...`` but ``keep`` (the web UI's of
+        an earlier key, when the key changed); how many."""
+        ended = self._rows.delete_other_owners(prefix, keep)
+        with self._lock:
+            self._remembered.clear()
+        return ended
+
     def end(self, session_id: str, owner: str) -> bool:
         """End a session; False when ``owner`` has no such live session."""
         if self.get(session_id, owner) is None:

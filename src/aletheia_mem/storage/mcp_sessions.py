@@ -94,6 +94,14 @@ class SessionRows:
             cursor = conn.execute("DELETE FROM mcp_sessions WHERE id_hash = ?", (id_hash,))
             return cursor.rowcount > 0
 
+    def delete_other_owners(self, prefix: str, keep: str) -> int:
+        with self._pool.write() as conn:
+            cursor = conn.execute(
+                "DELETE FROM mcp_sessions WHERE substr(owner, 1, ?) = ? AND owner <> ?",
+                (len(prefix), prefix, keep),
+            )
+            return int(cursor.rowcount)
+
     def count(self) -> int:
         (count,) = self._pool.get().execute("SELECT count(*) FROM mcp_sessions").fetchone()
         return int(count)

@@ -8,7 +8,8 @@ The Guard in front of the server already refuses foreign Host and Origin headers
   (or to a script sending the key as a bearer token); the cookie is a sign-in session's id and
   its expiry with their HMAC under the key. The session is kept in the store (hashed, as MCP
   sessions are), so every worker process can check it and signing out ends it for a copied
-  cookie too; it ends after a day unused and 7 days in all, and changing the key signs all out;
+  cookie too; it ends after a day unused and 7 days in all, and changing the key signs all out
+  for good (a server started with a new key ends the sessions of every other key);
 * every state-changing request must come from this origin (``Origin`` equal to ``Host``) and
   carry the per-browser CSRF token: a random value kept in a cookie and echoed in each form.
 """
@@ -20,12 +21,14 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.errors import StoreUnavailableError
 from aletheia_mem.server.sessions import SessionState, SessionStore
 
 SESSION_COOKIE = "aletheia_ui"
@@ -36,6 +39,7 @@ CSRF_FIELD = "csrf"
 SESSION_SECONDS = 7 * 24 * 3600
 WEB_SESSION = "web-ui"  # a sign-in session's marker in the sessions table
 WEB_SESSIONS_PER_KEY = 100
+KEY_OWNER = "web-key:"  # a sign-in session's owner: this and a digest of the key
 MAX_FORM_FIELDS = 200
 
 SECURITY_HEADERS = {
@@ -114,7 +118,13 @@ def key_gate(api_key: str | None, sessions: SessionStore | None = None) -> Gate:
             raise ValueError("a key gate needs somewhere to keep its sign-in sessions")
         return Gate(SESSION_COOKIE, False, lambda request: True, lambda given: None)
     key, kept = api_key, sessions
-    owner = "web-key:" + _signature(key, "sessions")[:32]
+    owner = KEY_OWNER + _signature(key, "sessions")[:32]
+    # A new key signs every browser out for good: the sessions of any other key end now, so
+    # going back to that key later does not sign its old cookies back in.
+    # (An unreachable store keeps them until a start that reaches it: still refused under this
+    # key, as another owner's.)
+    with suppress(StoreUnavailableError):
+        kept.end_other_owners(KEY_OWNER, owner)
 
     def session_of(cookie: str) -> str | None:
         """The session id a cookie this key signed names, while not expired."""

@@ -121,6 +121,21 @@ def test_sessions_are_kept_touched_and_deleted(contract_store: HubStore) -> None
         rows.close()
 
 
+def test_the_sessions_of_other_owners_of_a_prefix_end_and_no_others(
+    contract_store: HubStore,
+) -> None:
+    rows = contract_store.sessions()
+    try:
+        owners = {"old": "web-key:old", "new": "web-key:new", "mcp": "token-1", "odd": "web_key:x"}
+        for id_hash, owner in owners.items():
+            rows.insert(id_hash, SessionRow(owner, "v", None, T0), expired_before=0, keep_at_most=9)
+        assert rows.delete_other_owners("web-key:", "web-key:new") == 1
+        assert rows.find("old") is None
+        assert all(rows.find(id_hash) is not None for id_hash in ("new", "mcp", "odd"))
+    finally:
+        rows.close()
+
+
 def test_an_owner_past_its_cap_loses_its_least_recently_used_session_only(
     contract_store: HubStore,
 ) -> None:

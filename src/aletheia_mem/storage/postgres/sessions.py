@@ -64,6 +64,14 @@ class PgSessionRows:
         sql = "DELETE FROM mcp_sessions WHERE id_hash = %s RETURNING 1"
         return bool(self._db.statement(sql, (id_hash,)))
 
+    def delete_other_owners(self, prefix: str, keep: str) -> int:
+        with self._db.write() as conn:
+            cursor = conn.execute(
+                "DELETE FROM mcp_sessions WHERE substr(owner, 1, %s) = %s AND owner <> %s",
+                (len(prefix), prefix, keep),
+            )
+            return int(cursor.rowcount)
+
     def count(self) -> int:
         with self._db.read() as conn:
             row = conn.execute("SELECT count(*) FROM mcp_sessions").fetchone()
