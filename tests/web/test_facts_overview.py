@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e.http_server import RunningServer, running_server
 from tests.web.test_daily_user import text_of
+from tests.web.test_fact_dismissal import record
 
 pytestmark = pytest.mark.e2e
 
@@ -18,12 +19,6 @@ pytestmark = pytest.mark.e2e
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     with running_server(tmp_path_factory.mktemp("web-facts-overview")) as running:
         yield running
-
-
-def record(server: RunningServer, subject: str, value: str, project: str) -> None:
-    body = {"subject": subject, "predicate": "owner", "object": value, "project": project}
-    reply = server.api("POST", "/api/facts", body)
-    assert reply.status in (200, 201), reply.body
 
 
 def options(body: bytes) -> list[str]:
