@@ -142,19 +142,14 @@ def fact_projects(app: AppContext) -> list[str]:
 
 def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:
     """Current facts to start from, newest first: of the chosen project, or of every project
-    with facts (each read by its own index seek)."""
-    store = app.store
-    names = (
-        store.fact_project_names()
-        if not project or project == ALL_PROJECTS
-        else [normalize_project(project)]  # as typed in the form: the tools' key
-    )
-    if app.allowed_projects is not None:
-        names = [name for name in names if name in app.allowed_projects]
-    now = app.clock()
-    found = [fact for name in names for fact in store.current_facts(name, INDEX_PER_PROJECT, now)]
-    found.sort(key=lambda fact: (-fact.recorded_at, -fact.id))
-    return [fact_json(fact) for fact in found[:INDEX_PER_PROJECT]]
+    the caller may read."""
+    every = not project or project == ALL_PROJECTS
+    # A project as typed in the form: the tools' key.
+    projects = app.allowed_projects if every else (normalize_project(project),)
+    if projects is not None and app.allowed_projects is not None:
+        projects = tuple(name for name in projects if name in app.allowed_projects)
+    found = app.store.newest_current_facts(projects, INDEX_PER_PROJECT, app.clock())
+    return [fact_json(fact) for fact in found]
 
 
 FACT_ACTIONS = ("dismiss", "restore")

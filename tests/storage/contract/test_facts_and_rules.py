@@ -35,6 +35,19 @@ def test_fact_project_names_are_the_projects_holding_facts_by_name(
     assert contract_store.fact_project_names(limit=2) == ["billing", "factonly"]
 
 
+def test_the_newest_current_facts_of_many_projects_in_one_read(contract_store: HubStore) -> None:
+    old, _ = contract_store.add_fact(fact("db", "host", "alpha", project="zz"))
+    new, _ = contract_store.add_fact(fact("db", "host", "beta", project="zz", at=T0 + 10))
+    other, _ = contract_store.add_fact(fact("svc", "owner", "al", project="factonly", at=T0 + 5))
+    planned, _ = contract_store.add_fact(fact("svc", "port", "1", project="p01", at=T0 + 99))
+    now = T0 + 20
+    found = contract_store.newest_current_facts(None, 10, now)
+    assert [f.id for f in found] == [new.id, other.id]  # not the superseded or planned ones
+    assert [f.id for f in contract_store.newest_current_facts(None, 1, now)] == [new.id]
+    only = contract_store.newest_current_facts(("factonly", "p01"), 10, now)
+    assert [f.id for f in only] == [other.id] and old.id != planned.id
+
+
 def test_a_history_page_of_the_dismissed_facts_only(contract_store: HubStore) -> None:
     kept, _ = contract_store.add_fact(fact("db", "host", "alpha"))
     hidden, _ = contract_store.add_fact(fact("db", "port", "5432", at=T0 + 1))

@@ -345,6 +345,23 @@ class PgFacts(PgPart):
             ).fetchall()
         return [fact_from_row(row) for row in rows]
 
+    def newest_current_facts(
+        self, projects: tuple[str, ...] | None, limit: int, now: int
+    ) -> list[Fact]:
+        """The live facts valid ``now`` of ``projects`` (None: all), newest recorded first."""
+        sql = (
+            f"SELECT {_FACT_COLUMNS} FROM facts WHERE valid_from <= %s"
+            " AND (valid_to IS NULL OR valid_to > %s) AND dismissed_at IS NULL"
+        )
+        params: list[Any] = [now, now]
+        if projects is not None:
+            sql += " AND project = ANY (%s)"
+            params.append(list(projects))
+        sql += " ORDER BY recorded_at DESC, id DESC LIMIT %s"
+        with self._db.read() as conn:
+            rows = conn.execute(sql, [*params, limit]).fetchall()
+        return [fact_from_row(row) for row in rows]
+
     def fact_project_names(self, limit: int = 500) -> list[str]:
         """The projects that have facts, by name: one index seek per project."""
         with self._db.read() as conn:
