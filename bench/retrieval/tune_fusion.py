@@ -53,7 +53,7 @@ def observe(store, engine, text: str, now: int, depth: int) -> Seen:
     similar = similar or []
     similarity = dict(similar)
     memories = {m.id: m for m in store.get_memories([*lexical, *similarity])}
-    stale = store.stale_memory_ids(list(similarity))
+    stale = store.stale_memory_ids(list(similarity), now)
     priors = {
         i: DEFAULT_RANKING.prior(
             pinned=memories[i].pinned, age_ms=now - memories[i].created_at, stale=i in stale
