@@ -288,6 +288,21 @@ def test_superseded_evidence_fact_flags_the_rule_for_a_re_check(call, clock):
     ]
 
 
+def test_a_dismissed_evidence_fact_is_named_dismissed_not_superseded(call):
+    call(
+        "save_memory",
+        text="The db engine",
+        facts=[{"subject": "db", "predicate": "engine", "object": "postgres"}],
+    )
+    call("dismiss_memory", id=1, type="fact")
+    rule_id = rule_id_of(call("add_rule", then="Use postgres", evidence_fact_ids=[1]))
+
+    assert body_lines(call("list_rules")) == [
+        f"- Always: Use postgres  [everywhere]  (id {rule_id}, added 2026-10-29, source: cli,"
+        " last confirmed 2026-10-29)  [re-check: evidence fact #1 was dismissed]"
+    ]
+
+
 def test_confirming_a_rule_clears_its_evidence_flags_until_its_evidence_changes_again(call, clock):
     fact = {"subject": "ci", "predicate": "runner", "object": "GitHub Actions"}
     call("save_memory", text="CI runs on GitHub Actions", facts=[fact])

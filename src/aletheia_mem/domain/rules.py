@@ -224,6 +224,9 @@ def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:
     dismissed = sorted(store.dismissed_memory_ids(rule.evidence_memory_ids, since))
     if dismissed:
         return f"evidence memory #{dismissed[0]} was dismissed"
+    dismissed = sorted(store.dismissed_fact_ids(rule.evidence_fact_ids, since))
+    if dismissed:
+        return f"evidence fact #{dismissed[0]} was dismissed"
     superseded = sorted(store.superseded_fact_ids(rule.evidence_fact_ids, now=now, since=since))
     if superseded:
         return f"evidence fact #{superseded[0]} was superseded"

@@ -121,6 +121,7 @@ class FactStore(Protocol):
     # Superseded: its successor is in force at ``now`` (one written for a later time is not
     # yet); the change happened when it took force, or was recorded if later.
     def superseded_fact_ids(self, ids: Sequence[int], *, now: int, since: int = 0) -> set[int]: ...
+    def dismissed_fact_ids(self, ids: Sequence[int], since: int = 0) -> set[int]: ...
 
 
 class RuleStore(Protocol):

@@ -274,11 +274,15 @@ def _changes(store: HubStore) -> tuple[int, int]:
     return page.cursor, len(page.records)
 
 
-def test_a_dismissed_fact_counts_as_superseded(contract_store: HubStore) -> None:
+def test_a_dismissed_fact_counts_as_dismissed_not_superseded(contract_store: HubStore) -> None:
     stated, _ = contract_store.add_fact(fact("db", "host", "alpha"))
     entry = AuditEntry(T0, "cli", "dismiss", None, "ok")
+    assert contract_store.dismissed_fact_ids([stated.id]) == set()
     assert contract_store.set_dismissed("facts", stated.id, T0, None, entry) == "shop"
-    assert contract_store.superseded_fact_ids([stated.id], now=T0) == {stated.id}
+    assert contract_store.dismissed_fact_ids([stated.id], since=T0) == {stated.id}
+    assert contract_store.dismissed_fact_ids([stated.id], since=T0 + 1) == set()
+    assert contract_store.dismissed_fact_ids([]) == set()
+    assert contract_store.superseded_fact_ids([stated.id], now=T0) == set()
     assert contract_store.project_of("facts", stated.id) == "shop"
     assert contract_store.project_of("episodes", 424_242) is None
 

@@ -145,7 +145,8 @@ def test_a_dismissed_fact_leaves_its_memory_stale(pg_store: PostgresStore) -> No
     memory_id, fact_id = _memory_with_a_fact(pg_store)
     assert pg_store.project_of("facts", fact_id) == "web"
     assert pg_store.set_dismissed("facts", fact_id, 9_000, None, DISMISS) == "web"
-    assert pg_store.superseded_fact_ids([fact_id], now=9_000) == {fact_id}
+    assert pg_store.dismissed_fact_ids([fact_id]) == {fact_id}
+    assert pg_store.superseded_fact_ids([fact_id], now=9_000) == set()
     assert pg_store.stale_memory_ids([memory_id], 9_000) == {memory_id}
 
 

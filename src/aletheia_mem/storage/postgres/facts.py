@@ -395,15 +395,26 @@ class PgFacts(PgPart):
     def superseded_fact_ids(self, ids: Sequence[int], *, now: int, since: int = 0) -> set[int]:
         """Those of ``ids`` superseded by ``now`` (by a successor in force then: one written for
         a later time supersedes nothing before it) at ``since`` or later (when the successor
-        took force, or was recorded if that was later), or dismissed at ``since`` or later."""
+        took force, or was recorded if that was later). Dismissal is ``dismissed_fact_ids``."""
         if not ids:
             return set()
         with self._db.read() as conn:
             rows = conn.execute(
                 "SELECT f.id FROM facts f LEFT JOIN facts s ON s.id = f.superseded_by"
-                " WHERE ((f.superseded_by IS NOT NULL AND coalesce(f.valid_to, 0) <= %s"
-                " AND greatest(coalesce(s.recorded_at, 0), coalesce(f.valid_to, 0)) >= %s)"
-                " OR f.dismissed_at >= %s) AND f.id = ANY (%s)",
-                (now, since, since, list(ids)),
+                " WHERE f.superseded_by IS NOT NULL AND coalesce(f.valid_to, 0) <= %s"
+                " AND greatest(coalesce(s.recorded_at, 0), coalesce(f.valid_to, 0)) >= %s"
+                " AND f.id = ANY (%s)",
+                (now, since, list(ids)),
+            )
+            return {int(row[0]) for row in rows.fetchall()}
+
+    def dismissed_fact_ids(self, ids: Sequence[int], since: int = 0) -> set[int]:
+        """Those of ``ids`` dismissed at ``since`` or later."""
+        if not ids:
+            return set()
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT id FROM facts WHERE dismissed_at >= %s AND id = ANY (%s)",
+                (since, list(ids)),
             )
             return {int(row[0]) for row in rows.fetchall()}

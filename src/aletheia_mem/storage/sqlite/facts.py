@@ -262,14 +262,24 @@ class SqliteFacts(SqliteDatabase):
     def superseded_fact_ids(self, ids: Sequence[int], *, now: int, since: int = 0) -> set[int]:
         """Those of ``ids`` superseded by ``now`` (by a successor in force then: one written for
         a later time supersedes nothing before it) at ``since`` or later (when the successor
-        took force, or was recorded if that was later), or dismissed at ``since`` or later."""
+        took force, or was recorded if that was later). Dismissal is ``dismissed_fact_ids``."""
         if not ids:
             return set()
         rows = self._conn.execute(
             "SELECT f.id FROM facts f LEFT JOIN facts s ON s.id = f.superseded_by"
-            " WHERE ((f.superseded_by IS NOT NULL AND coalesce(f.valid_to, 0) <= ?"
-            " AND max(coalesce(s.recorded_at, 0), coalesce(f.valid_to, 0)) >= ?)"
-            f" OR f.dismissed_at >= ?) AND {in_clause('f.id', ids)}",
-            [now, since, since, *ids],
+            " WHERE f.superseded_by IS NOT NULL AND coalesce(f.valid_to, 0) <= ?"
+            " AND max(coalesce(s.recorded_at, 0), coalesce(f.valid_to, 0)) >= ?"
+            f" AND {in_clause('f.id', ids)}",
+            [now, since, *ids],
+        ).fetchall()
+        return {int(row[0]) for row in rows}
+
+    def dismissed_fact_ids(self, ids: Sequence[int], since: int = 0) -> set[int]:
+        """Those of ``ids`` dismissed at ``since`` or later."""
+        if not ids:
+            return set()
+        rows = self._conn.execute(
+            f"SELECT id FROM facts WHERE dismissed_at >= ? AND {in_clause('id', ids)}",
+            [since, *ids],
         ).fetchall()
         return {int(row[0]) for row in rows}
