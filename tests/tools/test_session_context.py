@@ -117,6 +117,31 @@ def test_empty_project_says_nothing_is_saved_yet(call):
     assert _economics(result)[0] == 0
 
 
+def test_a_project_whose_memories_are_all_dismissed_says_so_as_search_does(call):
+    fact = {"subject": "db", "predicate": "engine", "object": "postgres"}
+    call("save_memory", text="db engine", facts=[fact])
+    call("dismiss_memory", id=1)
+    call("dismiss_memory", id=1, type="fact")
+
+    result = call("session_start_context")
+
+    said = 'Every memory in project "shop" is dismissed.'
+    assert said in call("search", query="db").text
+    assert body_lines(result)[:-1] == ["# Memory for shop", said]
+
+
+def test_a_project_with_only_observations_does_not_say_nothing_is_saved(call, app, clock):
+    captured = Captured("change", "Edited src/app.py", "Edited src/app.py", ("src/app.py",))
+    save_captured(app.store, captured, OBSERVATION_KIND, "shop", "claude-code", clock())
+
+    lines = body_lines(call("session_start_context"))
+
+    assert lines[:-1] == [
+        "# Memory for shop",
+        "No memories to list for this project; search finds its observations.",
+    ]
+
+
 def test_recent_memories_are_grouped_by_day_newest_first(call, clock):
     call("save_memory", text="first day note", type="discovery")
     clock.advance(DAY_MS + 3_600_000)

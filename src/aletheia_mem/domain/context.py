@@ -140,7 +140,17 @@ def build_context_parts(
     )
     room = min(LIST_NAMES_BUDGET, CHARACTER_BUDGET - used - len(_lists_line([])))
     lists = [] if pinned or recent else _list_names(store, project, room)
-    return _render(header, sections, _outcome(sections, cut, facts_left_out), lists), parts
+    outcome = _outcome(sections, cut, facts_left_out)
+    return _render(header, sections, outcome, lists, lambda: _empty(store, project)), parts
+
+
+def _empty(store: Store, project: str) -> str:
+    """What a block that lists nothing says: why, as search's empty answer does."""
+    if store.has_memories((project,)):  # hook observations only: Recent leaves them out
+        return "No memories to list for this project; search finds its observations."
+    if store.has_memories((project,), dismissed=True):
+        return f'Every memory in project "{one_line(project)}" is dismissed.'
+    return "Nothing saved for this project yet. Use save_memory to keep what matters."
 
 
 def _past(read: int, cap: int, count: Callable[[], int]) -> int:
@@ -203,7 +213,9 @@ def _outcome(sections: list[_Section], cut: int, facts_left_out: int) -> str:
     return "; ".join(told) or "nothing cut"
 
 
-def _render(header: str, sections: list[_Section], outcome: str, lists: list[str]) -> str:
+def _render(
+    header: str, sections: list[_Section], outcome: str, lists: list[str], empty: Callable[[], str]
+) -> str:
     out = [header]
     items = 0
     for section in sections:
@@ -218,7 +230,7 @@ def _render(header: str, sections: list[_Section], outcome: str, lists: list[str
     if lists:
         out.append(_lists_line(lists))
     elif items == 0:
-        out.append("Nothing saved for this project yet. Use save_memory to keep what matters.")
+        out.append(empty())
     body = "\n".join(out)
     tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
     return (
