@@ -230,6 +230,34 @@ def test_requests_of_recent_sessions_are_listed(call, app, clock):
     ]
 
 
+def test_a_long_request_is_cut_at_a_word_and_marked_and_structured_content_keeps_it_whole(
+    call, app, clock
+):
+    episode = app.store.start_episode("shop", "claude-code", clock())
+    asked = "please " + "refactor the checkout flow " * 12  # a space at 200, none past 331
+    app.store.add_request(episode, asked, clock())
+
+    result = call("session_start_context")
+
+    line = body_lines(result)[2]
+    shown = line.removeprefix("- 2026-10-29 19:46 (claude-code) ")
+    assert shown.endswith("…") and not shown.endswith(" …")
+    assert len(shown) <= 201
+    assert asked.startswith(shown.removesuffix("…") + " ")
+    assert result.structured["requests"][0]["text"] == asked
+
+
+def test_a_request_of_200_characters_is_listed_whole(call, app, clock):
+    episode = app.store.start_episode("shop", "claude-code", clock())
+    asked = ("word " * 40).strip() + "s"  # 200 characters
+    app.store.add_request(episode, asked, clock())
+
+    result = call("session_start_context")
+
+    assert body_lines(result)[2] == f"- 2026-10-29 19:46 (claude-code) {asked}"
+    assert result.structured["requests"][0]["text"] == asked
+
+
 def test_up_to_10_active_facts_are_listed_newest_first(call, clock):
     for number in range(1, 13):
         clock.advance(60_000)
@@ -419,3 +447,14 @@ def test_a_pinned_observation_or_list_is_listed_under_pinned(call, app, clock):
     ]
     assert lines[5:-1] == ["- #3 19:46 [G] Staging deploys need the VPN"]
     assert _economics(result := call("session_start_context"))[0] == 2, result.text
+
+
+def test_a_request_with_a_long_word_is_cut_at_200_characters_not_before_the_word(call, app, clock):
+    episode = app.store.start_episode("shop", "claude-code", clock())
+    app.store.add_request(episode, "open " + "/very/long/path" * 20, clock())
+
+    line = body_lines(call("session_start_context"))[2]
+
+    assert (
+        line == "- 2026-10-29 19:46 (claude-code) " + ("open " + "/very/long/path" * 20)[:200] + "…"
+    )

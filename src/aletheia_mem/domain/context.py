@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from aletheia_mem.domain.formatting import TYPE_MARKS, applied_rule_text, fact_line, one_line
+from aletheia_mem.domain.formatting import (
+    TYPE_MARKS,
+    applied_rule_text,
+    cut_at_word,
+    fact_line,
+    one_line,
+)
 from aletheia_mem.domain.kinds import OBSERVATION_KIND
 from aletheia_mem.domain.rules import rules_for_project
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, quoted_name
@@ -22,7 +28,7 @@ MAX_FACTS = 10
 MAX_LISTS_NAMED = 10  # a block without memories names this many of the project's lists
 LIST_NAMES_BUDGET = 400  # characters of their names, within the block's budget
 MAX_REQUESTS = 10
-MAX_REQUEST_LENGTH = 200
+MAX_REQUEST_LENGTH = 200  # characters of a request's line, then cut at a word and marked
 _MEMORY, _FACT, _RULE = ("memory", "memories"), ("fact", "facts"), ("rule", "rules")
 
 
@@ -106,7 +112,7 @@ def build_context_parts(
             [
                 (
                     f"- {format_date(r.at)} {format_clock(r.at)} ({one_line(r.tool)})"
-                    f" {one_line(r.text)[:MAX_REQUEST_LENGTH]}",
+                    f" {cut_at_word(one_line(r.text), MAX_REQUEST_LENGTH)}",
                     True,
                 )
                 for r in requests

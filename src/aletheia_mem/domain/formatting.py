@@ -61,6 +61,16 @@ def quoted(text: str) -> str:
     return '"' + one_line(escape_quotes(text)) + '"'
 
 
+def cut_at_word(line: str, limit: int) -> str:
+    """``line`` (one line) as it is when it has at most ``limit`` characters, else cut at the
+    last space within them, marked with ``…``; at ``limit`` when that space would drop more
+    than half of them (a long word, a path)."""
+    if len(line) <= limit:
+        return line
+    space = line.rfind(" ", 0, limit + 1)
+    return (line[:space] if space > limit // 2 else line[:limit]).rstrip() + "…"
+
+
 def wrap_recall(body: str) -> str:
     """The one ``<aletheia-memory>`` block every output with stored text goes out in."""
     return f"{RECALL_OPEN}\n{RECALL_PREAMBLE}\n\n{body}\n{RECALL_CLOSE}"

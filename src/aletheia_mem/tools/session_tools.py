@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from aletheia_mem.domain import worklists
-from aletheia_mem.domain.context import MAX_REQUEST_LENGTH, build_context_parts
+from aletheia_mem.domain.context import build_context_parts
 from aletheia_mem.domain.controls import escape_json_controls
 from aletheia_mem.domain.formatting import applied_rule_text, wrap_recall
 from aletheia_mem.domain.recall_tag import neutralize
@@ -25,10 +25,7 @@ def session_start_context(app: AppContext, args: dict[str, Any]) -> Output:
         project=project,
         pinned=[structured.memory_head(memory) for memory in parts.pinned],
         recent=[structured.memory_head(memory) for memory in parts.recent],
-        requests=[
-            structured.request(item, " ".join(item.text.split())[:MAX_REQUEST_LENGTH])
-            for item in parts.requests
-        ],
+        requests=[structured.request(item) for item in parts.requests],  # stored text, whole
         facts=[structured.fact(fact, now) for fact in parts.facts],
         rules=[{"id": rule.id, "text": applied_rule_text(rule)} for rule in parts.rules],
         items_cut=parts.cut,

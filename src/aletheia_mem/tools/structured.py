@@ -144,7 +144,10 @@ SESSION_START_CONTEXT: Schema = _object(
                 {
                     "at": _string(f"When it was asked, {_INSTANT}"),
                     "tool": _string("The tool it was asked in."),
-                    "text": _string("The request, cut to 200 characters."),
+                    "text": _string(
+                        "The request as stored, whole (the Markdown line cuts it at a word"
+                        " near 200 characters)."
+                    ),
                 }
             ),
             "Recent session requests listed.",
@@ -270,5 +273,5 @@ def rule(item: Rule, recheck: str | None) -> dict[str, Any]:
     return value
 
 
-def request(item: SessionRequest, text: str) -> dict[str, Any]:
-    return {"at": format_instant(item.at), "tool": item.tool, "text": text}
+def request(item: SessionRequest) -> dict[str, Any]:
+    return {"at": format_instant(item.at), "tool": item.tool, "text": item.text}
