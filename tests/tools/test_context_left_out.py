@@ -73,7 +73,25 @@ def test_facts_left_out_are_told_after_what_the_budget_cut(call):
     told = _outcome(result)
     assert cut > 0
     assert told.startswith(f"{cut} items cut to stay near 6000 characters (")
-    assert told.endswith("; 2 current facts left out past the first 10; search finds them")
+    assert told.endswith(
+        " rules); 2 current facts left out past the first 10; search finds the memories and"
+        " facts; list_rules lists the rules"
+    )
+
+
+def test_search_finds_them_is_said_once_after_the_cut_memories_and_the_facts_left_out(call, clock):
+    _facts(call, 13)
+    for number in range(60):
+        call("save_memory", text=f"note {number}", title=f"Note {number} " + "about checkout " * 8)
+
+    result = call("session_start_context", limit=100)
+
+    cut = result.structured["items_cut"]
+    assert cut > 0
+    assert _outcome(result) == (
+        f"{cut} items cut to stay near 6000 characters;"
+        " 3 current facts left out past the first 10; search finds them"
+    )
 
 
 def test_every_pinned_memory_past_the_ones_read_counts_as_cut(call, app):
@@ -91,4 +109,16 @@ def test_every_pinned_memory_past_the_ones_read_counts_as_cut(call, app):
     assert result.structured["items_cut"] == 400 - listed
     assert _outcome(result) == (
         f"{400 - listed} items cut to stay near 6000 characters; search finds them"
+    )
+
+
+def test_one_cut_item_is_told_in_the_singular(call):
+    for number in range(8):
+        call("add_rule", then=f"Rule {number}: " + "keep the tests green " * 37)
+
+    result = call("session_start_context")
+
+    assert result.structured["items_cut"] == 1
+    assert _outcome(result) == (
+        "1 item cut to stay near 6000 characters (1 rule); list_rules lists the rules"
     )

@@ -188,35 +188,37 @@ def _list_names(store: Store, project: str, room: int) -> list[str]:
     return names
 
 
-def _cut_outcome(sections: list[_Section]) -> str:
-    """What was cut, and which tool finds it: search the memories and facts, list_rules the
-    rules; the requests of sessions no tool lists."""
+def _outcome(sections: list[_Section], cut: int, facts_left_out: int) -> str:
+    """The end of the economics line: what the budget cut, the current facts past the first
+    ``MAX_FACTS`` (the section lists no more), then once which tool finds them (search the
+    memories and facts, list_rules the rules; the requests of sessions no tool lists), or
+    ``nothing cut``."""
     counts: dict[tuple[str, str], int] = {}
     for section in sections:
         counts[section.noun] = counts.get(section.noun, 0) + section.cut()
-    cut = {noun: count for noun, count in counts.items() if count}
-    outcome = f"{sum(cut.values())} items cut to stay near {CHARACTER_BUDGET} characters"
-    if set(cut) <= {_MEMORY, _FACT}:
-        return outcome + "; search finds them"
-    named = ", ".join(f"{count} {noun[count != 1]}" for noun, count in cut.items())
-    found = " and ".join(noun[1] for noun in (_MEMORY, _FACT) if noun in cut)
-    hints = [f"search finds the {found}"] if found else []
-    if _RULE in cut:
-        hints.append("list_rules lists the rules")
-    return "; ".join([f"{outcome} ({named})", *hints])
-
-
-def _outcome(sections: list[_Section], cut: int, facts_left_out: int) -> str:
-    """The end of the economics line: what the budget cut, and the current facts past the
-    first ``MAX_FACTS`` (the section lists no more), or ``nothing cut``."""
-    told = [_cut_outcome(sections)] if cut else []
-    if facts_left_out:
-        noun, them = (_FACT[0], "it") if facts_left_out == 1 else (_FACT[1], "them")
+    gone = {noun: count for noun, count in counts.items() if count}
+    told = []
+    if cut:
         told.append(
-            f"{facts_left_out} current {noun} left out past the first {MAX_FACTS};"
-            f" search finds {them}"
+            f"{cut} item{'s' if cut != 1 else ''} cut to stay near {CHARACTER_BUDGET} characters"
         )
-    return "; ".join(told) or "nothing cut"
+        if not set(gone) <= {_MEMORY, _FACT}:
+            told[0] += " (" + ", ".join(f"{n} {noun[n != 1]}" for noun, n in gone.items()) + ")"
+    if facts_left_out:
+        noun = _FACT[facts_left_out != 1]
+        told.append(f"{facts_left_out} current {noun} left out past the first {MAX_FACTS}")
+        gone[_FACT] = gone.get(_FACT, 0) + facts_left_out
+    if not told:
+        return "nothing cut"
+    if set(gone) <= {_MEMORY, _FACT}:
+        told.append("search finds " + ("it" if sum(gone.values()) == 1 else "them"))
+        return "; ".join(told)
+    found = " and ".join(noun[1] for noun in (_MEMORY, _FACT) if noun in gone)
+    if found:
+        told.append(f"search finds the {found}")
+    if _RULE in gone:
+        told.append("list_rules lists the rules")
+    return "; ".join(told)
 
 
 def _render(
