@@ -93,7 +93,7 @@ def test_show_of_an_unknown_id_exits_3_with_json_too(run: Invoke) -> None:
     result = run("show", "999999", "--json")
     assert result.exit_code == 3
     assert json_of(result) == {
-        "error": {"code": "not_found", "message": "No memories found for ids #999999."}
+        "error": {"code": "not_found", "message": "No memory found for id #999999."}
     }
 
 

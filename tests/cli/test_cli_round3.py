@@ -320,6 +320,6 @@ def test_show_names_the_ids_it_did_not_find(run: Invoke) -> None:
     for as_json in ([], ["--json"]):
         result = run("show", "1", "998", "999", *as_json)
         assert result.exit_code == 0
-        assert result.stderr == "No memories found for ids #998, #999.\n"
+        assert result.stderr == "No memories found for ids #998 and #999.\n"
     assert [memory["id"] for memory in json_of(run("show", "999", "1", "--json"))] == [1]
     assert run("show", "1").stderr == ""

@@ -111,7 +111,7 @@ def test_show_prints_the_full_memory_and_unknown_ids_fail(run: Invoke) -> None:
     assert "· source: cli\nStaging deploys need the VPN\n" in shown.stdout
     missing = run("show", "9")
     assert missing.exit_code == 3
-    assert missing.stderr == "Error: No memories found for ids #9.\n"
+    assert missing.stderr == "Error: No memory found for id #9.\n"
 
 
 def test_timeline_marks_the_anchor(run: Invoke) -> None:

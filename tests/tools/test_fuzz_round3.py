@@ -19,7 +19,7 @@ from tests.tools.helpers import db_rows, saved_id
 def test_an_id_past_two_to_the_53_sent_as_text_names_that_id(call):
     result = call("get_observations", ids="9007199254740993")
 
-    assert result.text == "No memories found for ids #9007199254740993."
+    assert result.text == "No memory found for id #9007199254740993."
 
 
 def test_the_largest_whole_number_sent_as_text_is_in_range(call):

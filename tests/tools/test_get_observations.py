@@ -99,7 +99,15 @@ def test_only_unknown_ids_say_nothing_was_found(call):
     result = call("get_observations", ids=[98, 99])
 
     assert not result.is_error
-    assert result.text == "No memories found for ids #98, #99."
+    assert result.text == "No memories found for ids #98 and #99."
+
+
+def test_one_unknown_id_is_told_in_the_singular_and_three_are_joined_as_add_rule_does(call):
+    one = call("get_observations", ids=[7])
+    three = call("get_observations", ids=[7, 8, 9])
+
+    assert one.text == "No memory found for id #7."
+    assert three.text == "No memories found for ids #7, #8 and #9."
 
 
 def test_ids_are_required(call):
@@ -130,7 +138,7 @@ def test_a_project_limited_caller_gets_only_its_projects(call, as_caller):
     limited = as_caller(allowed_projects=("shop",))
 
     assert unwrap(call("get_observations", _app=limited, ids=[1, 2])).startswith("#1 [note] shop")
-    assert call("get_observations", _app=limited, ids=[2]).text == "No memories found for ids #2."
+    assert call("get_observations", _app=limited, ids=[2]).text == "No memory found for id #2."
 
 
 def test_every_id_of_the_widest_timeline_is_fetched_in_one_call(call, clock):

@@ -85,7 +85,7 @@ def test_ids_no_memory_can_have_are_skipped_like_other_unknown_ids(call):
     assert found.structured is not None
     assert found.structured["missing_ids"] == [0, -3]
     assert not nothing.is_error
-    assert nothing.text == "No memories found for ids #0."
+    assert nothing.text == "No memory found for id #0."
 
 
 # timeline: "With nothing to anchor on it returns Nothing to anchor on."

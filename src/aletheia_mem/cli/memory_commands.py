@@ -21,7 +21,7 @@ from aletheia_mem.cli.common import (
 from aletheia_mem.cli.terminal import one_line_safe, terminal_safe
 from aletheia_mem.domain import memories, recall
 from aletheia_mem.domain.context import build_context
-from aletheia_mem.domain.formatting import fact_line, observation_block
+from aletheia_mem.domain.formatting import fact_line, none_found, observation_block
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.search.semantic.model import SemanticSource
@@ -240,7 +240,7 @@ def show(ids: tuple[int, ...], as_json: bool) -> None:
     with open_cli_app(create=False) as app:
         found = app.store.get_memories(wanted)
     if not found:
-        raise NotFoundError(_none_found(wanted))
+        raise NotFoundError(none_found(wanted))
     if as_json:
         emit_json([memory_json(memory) for memory in found])
     else:
@@ -248,11 +248,7 @@ def show(ids: tuple[int, ...], as_json: bool) -> None:
     seen = {memory.id for memory in found}
     missing = [memory_id for memory_id in wanted if memory_id not in seen]
     if missing:  # the others were shown: a note, not an error
-        echo(_none_found(missing), err=True)
-
-
-def _none_found(ids: list[int]) -> str:
-    return "No memories found for ids " + ", ".join(f"#{i}" for i in ids) + "."
+        echo(none_found(missing), err=True)
 
 
 @click.command()

@@ -61,6 +61,19 @@ def quoted(text: str) -> str:
     return '"' + one_line(escape_quotes(text)) + '"'
 
 
+def joined_ids(ids: list[int]) -> str:
+    """``#7``, ``#7 and #8``, ``#7, #8 and #9``: ids as a message names them."""
+    named = [f"#{item}" for item in ids]
+    return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+
+
+def none_found(ids: list[int]) -> str:
+    """``No memory found for id #7.``, or ``No memories found for ids #7 and #8.``"""
+    if len(ids) == 1:
+        return f"No memory found for id {joined_ids(ids)}."
+    return f"No memories found for ids {joined_ids(ids)}."
+
+
 def cut_at_word(line: str, limit: int) -> str:
     """``line`` (one line) as it is when it has at most ``limit`` characters, else cut at the
     last space within them, marked with ``…``; at ``limit`` when that space would drop more

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from aletheia_mem.domain.formatting import one_line
+from aletheia_mem.domain.formatting import joined_ids, one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
@@ -90,10 +90,7 @@ def rule_scope_name(
 
 def _unknown_evidence(kind: str, ids: list[int]) -> str:
     """``Unknown evidence memory id #7.``, or every unknown id: ``... ids #7, #8 and #9.``"""
-    named = [f"#{item}" for item in ids]
-    if len(named) == 1:
-        return f"Unknown evidence {kind} id {named[0]}."
-    return f"Unknown evidence {kind} ids {', '.join(named[:-1])} and {named[-1]}."
+    return f"Unknown evidence {kind} id{'s' if len(ids) > 1 else ''} {joined_ids(ids)}."
 
 
 def _visible_ids(

@@ -9,6 +9,7 @@ from aletheia_mem.domain import recall
 from aletheia_mem.domain.formatting import (
     fact_line,
     memory_index_line,
+    none_found,
     observation_block,
     timeline_line,
     wrap_recall,
@@ -120,6 +121,5 @@ def get_observations(app: AppContext, args: dict[str, Any]) -> Output:
         missing_ids=[memory_id for memory_id in ids if memory_id not in seen],
     )
     if not found:
-        text = "No memories found for ids " + ", ".join(f"#{i}" for i in ids) + "."
-        return Output(text, data)
+        return Output(none_found(ids), data)
     return Output(wrap_recall("\n---\n".join(observation_block(m) for m in found)), data)
