@@ -272,8 +272,14 @@ def test_a_trimmed_value_over_its_limit_keeps_its_message(call):
     assert call("add_rule", then="x", scopeTier="situation", scopeName="d" * 201).text == (
         "scopeName must be at most 200 characters."
     )
-    assert call("save_memory", text="x", title=" " + "c" * 400).text == (
-        "title must be at most 400 characters."  # a title is kept as it is sent, spaces too
+    assert call("save_memory", text="x", title=" " + "c" * 401).text == (
+        "title must be at most 400 characters."  # measured and kept trimmed, as a list name
+    )
+    assert call("save_memory", text="x", project=" " + "p" * 201).text == (
+        "project must be at most 200 characters."
+    )
+    assert call("save_memory", text="x", project=" " + "p" * 200 + " ").text == (
+        "Saved as #1 in " + "p" * 200 + "."
     )
 
 

@@ -153,6 +153,15 @@ def test_title_over_400_characters_is_an_error(call, app):
     assert db_rows(app, "SELECT count(*) FROM memories") == [(0,)]
 
 
+def test_title_is_measured_and_kept_trimmed_as_list_and_scope_names_are(call, app):
+    padded = call("save_memory", text="x", title="  " + "t" * 400 + "\n ")
+    too_long = call("save_memory", text="y", title=" " + "t" * 401 + " ")
+
+    assert padded.text == "Saved as #1 in shop."
+    assert db_rows(app, "SELECT title FROM memories") == [("t" * 400,)]
+    assert too_long.text == "title must be at most 400 characters."
+
+
 def test_unknown_type_is_an_error(call):
     result = call("save_memory", text="x", type="todo")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from aletheia_mem.tools.arguments import TrimmedString
 from aletheia_mem.tools.registry import TOOLS, TOOLS_BY_NAME
 
 READ_TOOLS = [
@@ -258,6 +259,33 @@ def test_work_state_tools_inputs():
     assert "after trimming" in write["list"]["description"]
     assert set(read) == {"list", "project"}
     assert "replaces all its items" in _definition("work_state_write")["description"]
+
+
+PROJECT_TOOLS = [
+    "search",
+    "timeline",
+    "session_start_context",
+    "fact_history",
+    "work_state_read",
+    "save_memory",
+    "work_state_write",
+]
+
+
+@pytest.mark.parametrize("name", PROJECT_TOOLS)
+def test_project_declares_the_200_characters_it_is_refused_past(name):
+    assert _properties(name)["project"]["maxLength"] == 200
+
+
+def test_work_state_write_tells_the_size_limit_of_its_items_as_json():
+    assert (
+        "at most 100000 characters as JSON"
+        in _properties("work_state_write")["items"]["description"]
+    )
+
+
+def test_title_is_measured_trimmed_as_the_other_names_are():
+    assert isinstance(_properties("save_memory")["title"], TrimmedString)
 
 
 def _properties_everywhere(schema):

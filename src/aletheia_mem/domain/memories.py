@@ -108,12 +108,12 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
     """``save_memory``, also telling whether the facts it stated changed the fact timeline."""
     check_name_characters("project", item.project)
     check_length("text", item.text, MAX_TEXT)
-    if item.title:
-        check_length("title", item.title, MAX_TITLE)
+    given = (item.title or "").strip()  # measured and kept trimmed, as a list's name
+    check_length("title", given, MAX_TITLE)
     check_paths(item.files)
     now = clock()
     text = redact_secrets(item.text)
-    title = stored_title(redact_secrets(item.title or ""), text)
+    title = stored_title(redact_secrets(given), text)
     structured = [fact for fact in item.facts if isinstance(fact, FactInput)]
     statements = [
         redact_secrets(fact if isinstance(fact, str) else _statement(fact)) for fact in item.facts

@@ -16,6 +16,8 @@ from aletheia_mem.domain.limits import (
     MAX_TITLE,
 )
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
+from aletheia_mem.domain.worklists import MAX_LIST_JSON
+from aletheia_mem.projects import MAX_PROJECT_LENGTH
 from aletheia_mem.tools.arguments import CollapsedString, ItemId, TrimmedString
 
 Schema = dict[str, Any]
@@ -27,10 +29,12 @@ MAX_NEIGHBOURS = 50  # timeline's before and after
 MAX_FETCH = max(MAX_ROWS, 2 * MAX_NEIGHBOURS + 1)
 
 
-_PROJECT = {
-    "type": "string",
-    "description": "Default: the working directory's project, else default.",
-}
+def _project(description: str) -> Schema:
+    """A ``project`` argument: its key is kept trimmed (and lower-case), 1 to 200 characters."""
+    return TrimmedString(type="string", maxLength=MAX_PROJECT_LENGTH, description=description)
+
+
+_PROJECT = _project("Default: the working directory's project, else default.")
 _DATE = {"type": "string", "description": "ISO 8601 date, date-time or epoch milliseconds."}
 _TYPE = {
     "type": "string",
@@ -78,10 +82,9 @@ SEARCH: Schema = {
             "default": False,
             "description": "With file, match paths that end with the text.",
         },
-        "project": {
-            "type": "string",
-            "description": 'Project key. Omitted: the working directory\'s project; "*": every project.',
-        },
+        "project": _project(
+            'Project key. Omitted: the working directory\'s project; "*": every project.'
+        ),
         "type": {**_TYPE, "description": "Only memories of this type."},
         "kind": TrimmedString(
             type="string",
@@ -121,7 +124,7 @@ TIMELINE: Schema = {
             description="Memory id from search. Takes priority over query.",
         ),
         "query": {"type": "string", "description": "Finds the anchor when anchor is not given."},
-        "project": {"type": "string", "description": "Limits the lookup and the neighbours."},
+        "project": _project("Limits the lookup and the neighbours."),
         "before": _whole("Rows before the anchor.", 0, MAX_NEIGHBOURS, 5),
         "after": _whole("Rows after the anchor.", 0, MAX_NEIGHBOURS, 5),
     },
@@ -138,11 +141,10 @@ GET_OBSERVATIONS: Schema = {
 SESSION_START_CONTEXT: Schema = {
     "type": "object",
     "properties": {
-        "project": {
-            "type": "string",
-            "description": "Default: the project of the server's working directory; for a"
-            " project-limited token, its first allowed project.",
-        },
+        "project": _project(
+            "Default: the project of the server's working directory; for a"
+            " project-limited token, its first allowed project."
+        ),
         "limit": _whole("Recent unpinned memories, 1 to 100.", 1, 100, 20),
     },
 }
@@ -155,7 +157,7 @@ FACT_HISTORY: Schema = {
             maxLength=MAX_FACT_PART,  # any subject a fact can have
             description="For example a service or library name.",
         ),
-        "project": {"type": "string", "description": "Narrow the match to one project."},
+        "project": _project("Narrow the match to one project."),
         "predicate": {
             "type": "string",
             "maxLength": MAX_TITLE,
@@ -204,15 +206,12 @@ SAVE_MEMORY: Schema = {
             "maxLength": MAX_TEXT,
             "description": "The memory, up to 20000 characters.",
         },
-        "title": {
-            "type": "string",
-            "maxLength": MAX_TITLE,
-            "description": "Up to 400 characters. Default: the first 100 characters of text.",
-        },
-        "project": {
-            "type": "string",
-            "description": "Default: the working directory's project, else default.",
-        },
+        "title": TrimmedString(
+            type="string",
+            maxLength=MAX_TITLE,
+            description="Up to 400 characters, trimmed. Default: the first 100 characters of text.",
+        ),
+        "project": _PROJECT,
         "type": {**_TYPE, "default": "note", "description": "The memory's type. Default: note."},
         "pinned": {
             "type": "boolean",
@@ -329,12 +328,10 @@ WORK_STATE_WRITE: Schema = {
                     {"type": "object"},
                 ]
             },
-            "description": "The whole list: strings, numbers, booleans or plain objects.",
+            "description": "The whole list: strings, numbers, booleans or plain objects; at most"
+            f" {MAX_LIST_JSON} characters as JSON.",
         },
-        "project": {
-            "type": "string",
-            "description": "Default: the working directory's project, else default.",
-        },
+        "project": _PROJECT,
     },
     "required": ["list", "items"],
 }
