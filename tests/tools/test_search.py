@@ -544,6 +544,25 @@ def test_ties_are_broken_by_pinned_first_then_recency(call, clock):
     assert _ids(call("search", query="pnpm cache")) == ["#1", "#3", "#2"]
 
 
+def test_file_mode_neither_reads_nor_checks_the_arguments_that_do_not_apply(call):
+    save(call, "checkout change", files=["src/checkout.py"])
+    ignored = {
+        "query": ["not", "text"],
+        "type": "bogus",
+        "kind": "k" * 300,
+        "offset": -1,
+        "since": 12,
+        "older_than_days": -3,
+        "order": "sideways",
+    }
+
+    result = call("search", file="src/checkout.py", **ignored)
+
+    assert body_lines(result) == ["#1 2026-10-29 [note] checkout change  (shop, cli)"]
+    assert call("search", file="src/checkout.py", limit=0).text == "limit must be from 1 to 100."
+    assert call("search", query="checkout", type="bogus").is_error  # a query's filter
+
+
 def test_file_mode_ignores_offset_as_the_reference_says(call):
     save(call, "checkout change", files=["src/checkout.py"])
 

@@ -41,6 +41,18 @@ class ItemId(dict[str, Any]):
     before it (``"#7"``). Published as the plain schema it is."""
 
 
+def applicable(
+    arguments: dict[str, Any], mode: tuple[str, tuple[str, ...]] | None
+) -> dict[str, Any]:
+    """The arguments that apply: with ``mode`` ``(name, others)`` and ``name`` given (not
+    null or blank), ``name`` and ``others`` only, the rest neither read nor checked (search's
+    ``file``: "Then only project, file_suffix and limit apply")."""
+    if mode is None or _is_blank(arguments.get(mode[0])):
+        return arguments
+    kept = {mode[0], *mode[1]}
+    return {name: value for name, value in arguments.items() if name in kept}
+
+
 def check_arguments(
     schema: Schema, arguments: dict[str, Any], *, exact: bool = False
 ) -> dict[str, Any]:

@@ -32,8 +32,8 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
     file: str = (args.get("file") or "").strip()
     if not query and not file:
         raise InvalidInputError("query is required.")
-    # With a file only project, file_suffix and limit apply (the reference): the dates and the
-    # offset are not read.
+    # With a file only project, file_suffix and limit apply (the reference): the tool passes
+    # no others (``applicable``); the JSON API's dates and offset are not read either.
     dated = not file
     since = parse_instant(args["since"], "since") if dated and "since" in args else None
     until = (

@@ -17,7 +17,7 @@ from typing import Any
 from aletheia_mem.errors import AletheiaError
 from aletheia_mem.tools import schemas, structured
 from aletheia_mem.tools.app import AppContext
-from aletheia_mem.tools.arguments import check_arguments
+from aletheia_mem.tools.arguments import applicable, check_arguments
 from aletheia_mem.tools.structured import Output
 
 logger = logging.getLogger(__name__)
@@ -38,6 +38,8 @@ class ToolSpec:
     read_only: bool
     destructive: bool = False
     output_schema: dict[str, Any] | None = None
+    # (argument, the others that apply when it is given): the rest are then ignored unchecked
+    only_with: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def handler(self) -> Handler:
@@ -107,6 +109,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "memory_tools.search",
         read_only=True,
         output_schema=structured.SEARCH,
+        only_with=("file", ("project", "file_suffix", "limit")),
     ),
     ToolSpec(
         "timeline",
@@ -228,7 +231,8 @@ EMBEDDING_WRITES = frozenset({"save_memory", "work_state_write", "restore_memory
 def call_tool(app: AppContext, spec: ToolSpec, arguments: dict[str, Any]) -> ToolResult:
     """Run one tool; expected failures become error results with their message."""
     try:
-        answer = spec.handler(app, check_arguments(spec.input_schema, arguments))
+        given = applicable(arguments, spec.only_with)
+        answer = spec.handler(app, check_arguments(spec.input_schema, given))
     except AletheiaError as error:  # a damaged or read-only store too (StoreBrokenError...)
         return ToolResult(error.message, is_error=True)
     if app.semantic is not None and spec.name in EMBEDDING_WRITES:
