@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from aletheia_mem.errors import InvalidInputError
 
 MAX_TEXT = 20_000  # a memory's text
+MAX_LIST_JSON = 100_000  # characters of a work-state list's items as JSON
 MAX_TITLE = 400
 MAX_RULE = 800  # a rule's then and when
 MAX_NAME = 200  # a project, a list, a situation

@@ -12,6 +12,7 @@ from aletheia_mem.canonical import canonical
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
     HELD_ITEMS,
+    MAX_LIST_JSON,
     MAX_NAME,
     check_length,
     check_name_characters,
@@ -25,7 +26,6 @@ from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import AuditEntry, NewMemory
 
 WORK_STATE_KIND = "work_state"
-MAX_LIST_JSON = 100_000
 # Levels of lists and objects in one item, the item's own included: what the tool takes (its
 # arguments nest at most 32 levels, the arguments object and the items list among them).
 MAX_ITEM_DEPTH = 30

@@ -9,6 +9,7 @@ from typing import Any
 from aletheia_mem.domain.limits import (
     MAX_FACT_PART,
     MAX_IDS,
+    MAX_LIST_JSON,
     MAX_NAME,
     MAX_PATH,
     MAX_RULE,
@@ -16,7 +17,6 @@ from aletheia_mem.domain.limits import (
     MAX_TITLE,
 )
 from aletheia_mem.domain.vocabulary import ITEM_TYPES, MEMORY_TYPES, SCOPE_TIERS
-from aletheia_mem.domain.worklists import MAX_LIST_JSON
 from aletheia_mem.projects import MAX_PROJECT_LENGTH
 from aletheia_mem.tools.arguments import CollapsedString, ItemId, TrimmedString
 
