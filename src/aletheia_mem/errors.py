@@ -31,6 +31,10 @@ class ConflictError(AletheiaError):
     code = "conflict"
 
 
+class StaleListError(ConflictError):
+    """A list write based on a reading of the list (its version) that it changed since."""
+
+
 class ForbiddenError(AletheiaError):
     code = "forbidden"
 

@@ -10,23 +10,19 @@ from __future__ import annotations
 import http.client
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
 
 import pytest
-import uvicorn
 
-from aletheia_mem.server.guard import make_policy
-from aletheia_mem.server.http import create_app
-from aletheia_mem.server.runner import bind
 from aletheia_mem.server.sessions import SessionStore
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
 from tests.conftest import FakeClock
 from tests.e2e.http_server import MCP_HEADERS, initialize_message
+from tests.server.in_process import served_app
 from tests.server.test_http_sessions import MINUTE_MS, last_used
 
 IDLE_MS = 10 * MINUTE_MS
@@ -57,22 +53,8 @@ class Client:
 def client(store: SqliteStore, clock: FakeClock) -> Iterator[Client]:
     app = AppContext(store=store, clock=clock, default_project="shop", caller="pytest")
     sessions = SessionStore(store.sessions(), clock, idle_ms=IDLE_MS)
-    sock = bind("127.0.0.1", 0)
-    config = uvicorn.Config(create_app(app, make_policy(None), sessions=sessions), lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]})
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started
-    try:
-        yield Client(sock.getsockname()[1])
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-        sessions.close()
+    with served_app(app, sessions) as port:
+        yield Client(port)
 
 
 def begin(client: Client) -> str:

@@ -20,8 +20,8 @@ from aletheia_mem.domain.limits import (
 )
 from aletheia_mem.domain.recall_tag import neutralize
 from aletheia_mem.domain.redaction import redact_named_value, redact_secrets
-from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
-from aletheia_mem.storage.base import Memory, renamed_reason
+from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError, StaleListError
+from aletheia_mem.storage.base import ListCheck, Memory, renamed_reason
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import AuditEntry, NewMemory
 
@@ -133,18 +133,54 @@ def _list_memory(
     )
 
 
+def unchanged_since(name: str, based_on: str | None) -> ListCheck | None:
+    """The check that refuses a write based on a reading of list ``name`` (its ``version``,
+    ``based_on``) once the list changed or is gone; None when the write is based on none. The
+    store runs it in the write's transaction, so no write can slip in between."""
+    if based_on is None:
+        return None
+    seen = based_on.strip()
+
+    def check(text: str | None) -> None:
+        if text is None or items_version(stored_items(text)) != seen:
+            raise StaleListError(
+                f"The list {quoted_name(list_name(name))} changed since it was read: read it"
+                " again and send its new version as based_on."
+            )
+
+    return check
+
+
+def stored_items(text: str) -> list[Any]:
+    """A list's items from its stored JSON (text that is not a JSON list: one item)."""
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return [text]
+    return items if isinstance(items, list) else [items]
+
+
 def write_list(
-    store: Store, clock: Clock, *, project: str, name: str, items: Sequence[object], tool: str
+    store: Store,
+    clock: Clock,
+    *,
+    project: str,
+    name: str,
+    items: Sequence[object],
+    tool: str,
+    based_on: str | None = None,
 ) -> int:
     """Replace the list's items; returns the list's memory id (stable across rewrites).
+    ``based_on``: the version of the list the write was made from (see ``unchanged_since``).
 
     Raises:
+        StaleListError: the list changed, or is gone, since the reading ``based_on`` names.
         InvalidInputError: more than ``HELD_ITEMS`` items (the tool's ``maxItems``), an item is
             not a string, number, boolean or plain object, a number is not finite (JSON has no
             Infinity or NaN), or the items are too long as JSON.
     """
     new = _list_memory(clock, project=project, name=name, items=items, tool=tool)
-    return store.put_work_state(new)
+    return store.put_work_state(new, unchanged_since(name, based_on))
 
 
 RENAME_TOOL = "rename_list"  # the audit trail's name for a rename (no tool of its own)
@@ -159,25 +195,29 @@ def rename_list(
     new_name: str,
     items: Sequence[object],
     tool: str,
+    based_on: str | None = None,
 ) -> int:
     """Rename a live list and replace its items, in one transaction with an audit row: the
     list is saved under the new name with its pin, and the old one is dismissed (restore brings
     it back), so that a synced store merges the rename as ordinary writes. A dismissed list of
     the new name comes back with these items, as writing that name brings it back (a rename
-    undone is a rename back). Returns the new list's memory id.
+    undone is a rename back). Returns the new list's memory id. ``based_on``: as
+    ``write_list``'s, of the list renamed.
 
     Raises:
+        StaleListError: as ``write_list``'s, for ``based_on``.
         NotFoundError: no live list has the old name.
         ConflictError: a live list has the new name; nothing changed.
         InvalidInputError: as ``write_list``.
     """
     new = _list_memory(clock, project=project, name=new_name, items=items, tool=tool)
+    check = unchanged_since(name, based_on)
     if list_key(name) == new.dedupe_key:
-        return store.put_work_state(new)
+        return store.put_work_state(new, check)
     audit = AuditEntry(
         at=new.created_at, actor=tool, tool=RENAME_TOOL, project=project, result="ok", detail=None
     )
-    moved = store.rename_work_state(list_key(name), new, audit)
+    moved = store.rename_work_state(list_key(name), new, audit, check)
     if moved == "missing":
         raise NotFoundError(no_such_list(name))
     if moved == "taken":

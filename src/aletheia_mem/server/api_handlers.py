@@ -6,7 +6,6 @@ the project-scope helpers of the MCP tools, so both see the same store the same 
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 from aletheia_mem.domain import facts, memories, recall, rules, worklists
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.domain.vocabulary import ItemType
-from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
+from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.server.openapi import Reply
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.storage.entries import Rule
@@ -288,14 +287,6 @@ def disable_rule(app: AppContext, args: dict[str, Any]) -> Reply:
 # -- work state and context ---------------------------------------------------------------------
 
 
-def _items(text: str) -> list[Any]:
-    try:
-        items = json.loads(text)
-    except ValueError:
-        return [text]
-    return items if isinstance(items, list) else [items]
-
-
 def list_work_states(app: AppContext, args: dict[str, Any]) -> Reply:
     """The project's work-state lists, most recently written first."""
     project = target_project(app, args.get("project"))
@@ -317,29 +308,11 @@ def read_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
             "project": project,
             "name": name,
             "id": memory.id,
-            "items": _items(memory.text),
+            "items": worklists.stored_items(memory.text),
             "updated_at": iso(memory.updated_at),
-            "version": worklists.items_version(_items(memory.text)),
+            "version": worklists.items_version(worklists.stored_items(memory.text)),
         }
     )
-
-
-def _check_based_on(app: AppContext, project: str, name: str, based_on: str | None) -> None:
-    """Refuse a write based on a reading of the list (its ``version``) once the list changed.
-
-    Raises:
-        ConflictError: the list changed, or is gone, since that reading.
-    """
-    if based_on is None:
-        return
-    text = worklists.read_list(app.store, project=project, name=name)  # None: no live list
-    now = None if text is None else worklists.items_version(_items(text))
-    if now != based_on.strip():
-        raise ConflictError(
-            f"The list {worklists.quoted_name(worklists.list_name(name))} changed since it was"
-            " read: read it again"
-            " and send its new version as based_on."
-        )
 
 
 def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
@@ -348,9 +321,14 @@ def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     if not name:
         raise InvalidInputError("list is required.")
     project = target_project(app, args.get("project"))
-    _check_based_on(app, project, name, args.get("based_on"))
     written = worklists.write_list(
-        app.store, app.clock, project=project, name=name, items=items, tool=app.caller
+        app.store,
+        app.clock,
+        project=project,
+        name=name,
+        items=items,
+        tool=app.caller,
+        based_on=args.get("based_on"),  # checked in the write's transaction
     )
     stored = worklists.list_name(name)
     return _ok({"project": project, "name": stored, "id": written, "count": len(items)})
@@ -363,7 +341,6 @@ def rename_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     if not to:
         raise InvalidInputError("to is required.")
     project = target_project(app, args.get("project"))
-    _check_based_on(app, project, name, args.get("based_on"))
     moved = worklists.rename_list(
         app.store,
         app.clock,
@@ -372,6 +349,7 @@ def rename_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
         new_name=to,
         items=items,
         tool=app.caller,
+        based_on=args.get("based_on"),
     )
     stored = worklists.list_name(to)
     return _ok({"project": project, "name": stored, "id": moved, "count": len(items)})

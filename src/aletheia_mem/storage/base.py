@@ -3,6 +3,7 @@ storage dialect (the other rows are in ``entries.py``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -11,6 +12,10 @@ DismissTable = Literal["memories", "facts", "episodes"]
 # Why ``rename_work_state`` moved nothing: no live list under the old key, or another memory
 # of the project holds the new one.
 RenameRefusal = Literal["missing", "taken"]
+# A list write's own check of the list it replaces (its live items as stored JSON, None when
+# there is no live list), run inside the write's transaction: it raises to refuse the write,
+# and no other writer can change the list between that check and the write.
+ListCheck = Callable[[str | None], None]
 
 
 def renamed_reason(new_title: str) -> str:

@@ -17,6 +17,7 @@ from aletheia_mem.storage.base import (
     DismissTable,
     Fact,
     FactPage,
+    ListCheck,
     Memory,
     MemoryHead,
     MemoryQuery,
@@ -146,9 +147,9 @@ class RuleStore(Protocol):
 class WorkStore(Protocol):
     """Work-state lists, episodes (sessions of a host) and their requests, dismissals."""
 
-    def put_work_state(self, new: NewMemory) -> int: ...
+    def put_work_state(self, new: NewMemory, check: ListCheck | None = None) -> int: ...
     def rename_work_state(
-        self, old_key: str, new: NewMemory, audit: AuditEntry
+        self, old_key: str, new: NewMemory, audit: AuditEntry, check: ListCheck | None = None
     ) -> int | RenameRefusal: ...
     def keyed_memories(
         self, project: str, key_prefix: str, kind: str, limit: int

@@ -87,19 +87,29 @@ def in_the_way(app: AppContext, project: str, name: str, renaming: str) -> Memor
     return found
 
 
-def write(app: AppContext, project: str, name: str, text: str) -> dict[str, Any]:
+def write(
+    app: AppContext, project: str, name: str, text: str, based_on: str | None = None
+) -> dict[str, Any]:
+    """Save list ``name`` with the text's items; ``based_on``: the version of the list the
+    form was opened on, checked in the write's transaction (``StaleListError``)."""
     body: dict[str, Any] = {"items": parse_lines(text)}
     if project:
         body["project"] = project
+    if based_on is not None:
+        body["based_on"] = based_on
     saved: dict[str, Any] = call(app, "writeWorkState", path={"name": name}, body=body)
     return saved
 
 
-def rename(app: AppContext, project: str, name: str, to: str, text: str) -> dict[str, Any]:
+def rename(
+    app: AppContext, project: str, name: str, to: str, text: str, based_on: str | None = None
+) -> dict[str, Any]:
     """Rename list ``name`` to ``to`` with the text's items, in one transaction (the API's
-    ``renameWorkState``): nothing is left under the old name."""
+    ``renameWorkState``): nothing is left under the old name. ``based_on``: as ``write``'s."""
     body: dict[str, Any] = {"to": to, "items": parse_lines(text)}
     if project:
         body["project"] = project
+    if based_on is not None:
+        body["based_on"] = based_on
     moved: dict[str, Any] = call(app, "renameWorkState", path={"name": name}, body=body)
     return moved

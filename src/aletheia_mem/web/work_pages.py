@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.domain.worklists import items_version
-from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
+from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError, StaleListError
 from aletheia_mem.web import context, lists
 from aletheia_mem.web.base import Handler, Ui, done_redirect, signed_done, submitted
 from aletheia_mem.web.render import page
@@ -101,9 +101,7 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if name.strip() != editing and name.strip() and lists.exists(ui.app, project, name.strip()):
         error = f"A list named “{name.strip()}” exists: open it to edit it."
         return _lists_view(ui, request, project, back, 409, typed, error, name.strip())
-    based_on = form.get("based_on")
-    if back and based_on is not None and based_on != _version(ui, project, back):
-        return _lists_view(ui, request, project, back, 409, typed, STALE_LIST, stale=True)
+    based_on = form.get("based_on") if back else None  # checked in the write's transaction
     renaming = bool(back) and name.strip() != back
     other = bool(name.strip()) and name.strip() != back
     gone = lists.in_the_way(ui.app, project, name, back) if other else None
@@ -112,9 +110,11 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         return _lists_view(ui, request, project, back, 409, typed, error, None, gone.id)
     try:
         if renaming:
-            saved = lists.rename(ui.app, project, back, name, items)
+            saved = lists.rename(ui.app, project, back, name, items, based_on)
         else:
-            saved = lists.write(ui.app, project, name, items)
+            saved = lists.write(ui.app, project, name, items, based_on)
+    except StaleListError:
+        return _lists_view(ui, request, project, back, 409, typed, STALE_LIST, stale=True)
     except (NotFoundError, ConflictError, InvalidInputError) as refused:
         status = next(code for kind, code in _REFUSED if isinstance(refused, kind))
         shown = "" if status == 404 else back  # the list to rename is gone: a New list form
@@ -124,10 +124,6 @@ def list_save(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     if renaming:  # the page says where the old list went
         fields.append(("from", back))
     return done_redirect(request, "/lists", fields)
-
-
-def _version(ui: Ui, project: str, name: str) -> str:
-    return items_version(lists.read(ui.app, project, name)["items"])
 
 
 def context_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:

@@ -14,6 +14,7 @@ import psycopg
 
 from aletheia_mem.search.rank import DEFAULT_RANKING, Ranking
 from aletheia_mem.storage.base import (
+    ListCheck,
     Memory,
     MemoryHead,
     MemoryQuery,
@@ -167,10 +168,12 @@ class PgMemories(PgPart):
         row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = %s", (memory_id,))
         return memory_from_row(_one(row.fetchone()))
 
-    def put_work_state(self, new: NewMemory) -> int:
-        """Create or replace the work-state list named by ``new.dedupe_key``; its id stays."""
+    def put_work_state(self, new: NewMemory, check: ListCheck | None = None) -> int:
+        """Create or replace the work-state list named by ``new.dedupe_key``; its id stays.
+        ``check`` sees the live list first, its row locked until the write commits."""
 
         def work(conn: psycopg.Connection[Row]) -> int:
+            _check_list(conn, new.project, new.dedupe_key or "", new.kind, check)
             with full_text.indexing(conn) as totals:
                 return self._put_list(conn, new, totals)
 
@@ -198,13 +201,15 @@ class PgMemories(PgPart):
         return memory_id
 
     def rename_work_state(
-        self, old_key: str, new: NewMemory, audit: AuditEntry
+        self, old_key: str, new: NewMemory, audit: AuditEntry, check: ListCheck | None = None
     ) -> int | RenameRefusal:
         """As the SQLite store's: the new list saved (with the old one's pin; a dismissed one
         of that name brought back) and the old one dismissed, with an audit row, in one
-        transaction; nothing changes when it is missing or a live list has the new name."""
+        transaction; nothing changes when it is missing or a live list has the new name.
+        ``check`` sees the live list under ``old_key`` first, in the same transaction."""
 
         def work(conn: psycopg.Connection[Row]) -> int | RenameRefusal:
+            _check_list(conn, new.project, old_key, new.kind, check)
             row = conn.execute(
                 f"SELECT id, pinned FROM memories WHERE {KEY_MATCH} AND kind = %s"
                 " AND dismissed_at IS NULL FOR UPDATE",
@@ -535,6 +540,21 @@ def _insert_new_memory(
         return None
     totals.add(full_text.MEMORY_INDEX, 1, statement.tokens)
     return memory_from_row(row)
+
+
+def _check_list(
+    conn: psycopg.Connection[Row], project: str, key: str, kind: str, check: ListCheck | None
+) -> None:
+    """Run ``check`` on the live list under ``key`` in the caller's transaction, its row (live
+    or not) locked until that transaction ends: no other write changes it in between."""
+    if check is None:
+        return
+    row = conn.execute(
+        f"SELECT text, kind, dismissed_at FROM memories WHERE {KEY_MATCH} FOR UPDATE",
+        (key, project),
+    ).fetchone()
+    live = row is not None and row[1] == kind and row[2] is None
+    check(str(row[0]) if live and row is not None else None)
 
 
 def _keyed_id(conn: psycopg.Connection[Row], new: NewMemory) -> int | None:

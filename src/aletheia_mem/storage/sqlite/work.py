@@ -6,7 +6,13 @@ import sqlite3
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from aletheia_mem.storage.base import DismissTable, Memory, RenameRefusal, renamed_reason
+from aletheia_mem.storage.base import (
+    DismissTable,
+    ListCheck,
+    Memory,
+    RenameRefusal,
+    renamed_reason,
+)
 from aletheia_mem.storage.sqlite.audit import insert_audit
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import index_memory, insert_memory
@@ -32,6 +38,20 @@ _CHANGES = (
 )
 
 
+def _check_list(
+    conn: sqlite3.Connection, project: str, key: str, kind: str, check: ListCheck | None
+) -> None:
+    """Run ``check`` on the live list under ``key`` in the caller's write transaction."""
+    if check is None:
+        return
+    row = conn.execute(
+        "SELECT text FROM memories WHERE project = ? AND dedupe_key = ? AND kind = ?"
+        " AND dismissed_at IS NULL",
+        (project, key, kind),
+    ).fetchone()
+    check(None if row is None else str(row[0]))
+
+
 def _put_list(conn: sqlite3.Connection, new: NewMemory) -> int:
     """Create the list named by ``new.dedupe_key``, or replace its items and bring it back if it
     was dismissed; its id stays. A list is replaced whole, so a rewrite dates it anew (created
@@ -55,13 +75,15 @@ def _put_list(conn: sqlite3.Connection, new: NewMemory) -> int:
 class SqliteWork(SqliteDatabase):
     """Work-state lists, episodes and their requests, dismissals."""
 
-    def put_work_state(self, new: NewMemory) -> int:
-        """Create or replace the work-state list named by ``new.dedupe_key``; its id stays."""
+    def put_work_state(self, new: NewMemory, check: ListCheck | None = None) -> int:
+        """Create or replace the work-state list named by ``new.dedupe_key``; its id stays.
+        ``check`` sees the live list first, in the same transaction (see ``ListCheck``)."""
         with self._write() as conn:
+            _check_list(conn, new.project, new.dedupe_key or "", new.kind, check)
             return _put_list(conn, new)
 
     def rename_work_state(
-        self, old_key: str, new: NewMemory, audit: AuditEntry
+        self, old_key: str, new: NewMemory, audit: AuditEntry, check: ListCheck | None = None
     ) -> int | RenameRefusal:
         """Rename the live list under ``old_key``: ``new`` (its pin taken from the old list) is
         saved under the new key and the old list is dismissed, its reason naming the new one,
@@ -72,8 +94,10 @@ class SqliteWork(SqliteDatabase):
 
         Two ordinary changes, not a key changed in place: a synced store that holds another
         list under the new name merges the new one as two writes of one name, where a row whose
-        key changed would break that store's unique key and stop its sync."""
+        key changed would break that store's unique key and stop its sync. ``check`` sees the
+        live list under ``old_key`` first, in the same transaction."""
         with self._write() as conn:
+            _check_list(conn, new.project, old_key, new.kind, check)
             row = conn.execute(
                 "SELECT id, pinned FROM memories WHERE project = ? AND dedupe_key = ? AND kind = ?"
                 " AND dismissed_at IS NULL",
