@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from aletheia_mem.server.api import UNAVAILABLE
 from tests.e2e.http_server import Reply, RunningServer, initialize_message, running_server
 from tests.hub.helpers import Hub, running_hub
 
@@ -37,14 +38,20 @@ def broken_server(tmp_path: Path) -> Iterator[RunningServer]:
         yield server
 
 
-def assert_internal_error(reply: Reply, request_id: Any) -> None:
-    assert reply.status == 500, reply.body
+# A lost table is a damaged store: told in its line (a hub names no file: that it cannot be
+# reached), 503 as for any store that cannot serve, never 500.
+DAMAGED = "is damaged (no such table: mcp_sessions)."
+
+
+def assert_internal_error(reply: Reply, request_id: Any, told: str = DAMAGED) -> None:
+    assert reply.status == 503, reply.body
     assert reply.header("content-type") == "application/json", reply.body
     error = reply.json()
     assert error["jsonrpc"] == "2.0"
     assert error["id"] == request_id
     assert error["error"]["code"] == INTERNAL_ERROR
     assert "Traceback" not in error["error"]["message"]
+    assert told in error["error"]["message"]
 
 
 def test_a_store_failure_at_initialize_is_a_json_rpc_internal_error(
@@ -79,7 +86,7 @@ def test_a_store_failure_when_ending_a_session_is_a_json_rpc_internal_error(
 def test_the_server_goes_on_answering_after_a_store_failure(
     broken_server: RunningServer,
 ) -> None:
-    assert broken_server.post_mcp(initialize_message(1)).status == 500
+    assert broken_server.post_mcp(initialize_message(1)).status == 503
     assert broken_server.process.poll() is None
     assert broken_server.request("GET", "/mcp").status == 405
     assert any("MCP request failed" in line for line in _stderr_lines(broken_server))
@@ -98,7 +105,7 @@ def test_the_hub_answers_a_store_failure_with_a_json_rpc_internal_error(tmp_path
         token = hub.token("sync", ("shop",), "round3")
         lose_the_session_table(db)
         reply = _post(hub, initialize_message(5), token)
-    assert_internal_error(reply, 5)
+    assert_internal_error(reply, 5, UNAVAILABLE)
 
 
 def _post(hub: Hub, payload: dict[str, Any], token: str) -> Reply:

@@ -21,8 +21,10 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.errors import (
+    StoreBrokenError,
     StoreBusyError,
     StoreFullError,
+    StoreReadOnlyError,
     StoreTooNewError,
     StoreUnavailableError,
 )
@@ -95,12 +97,17 @@ def failure_response(
     """What a client gets when the store failed under its request, as a JSON-RPC error, logged
     here: 507 when its disk is full and 503 while another process keeps it busy (each in its one
     line, as a tool call tells it), 503 while it cannot be reached (a passing state) or once a
-    newer version migrated it (told as such: restart this server), else 500. ``store_name``:
-    how the store is named in the full and busy lines (None: by its path, as the error names
-    it; a hub names no file to its clients)."""
+    newer version migrated it (told as such: restart this server), 503 when it is read-only or
+    damaged (its line, as a tool tells it), else 500. ``store_name``: how the store is named in
+    the full and busy lines (None: by its path, as the error names it; a hub names no file to
+    its clients, which are told it cannot be reached)."""
     if isinstance(error, StoreTooNewError):
         logger.warning("MCP request refused: %s", error.message)
         return rpc_error(503, error.message, code=INTERNAL_ERROR, request_id=request_id)
+    if isinstance(error, StoreReadOnlyError | StoreBrokenError):
+        logger.warning("MCP request failed: %s", error.message)
+        said = error.message if store_name is None else UNAVAILABLE
+        return rpc_error(503, said, code=INTERNAL_ERROR, request_id=request_id)
     if isinstance(error, StoreUnavailableError):
         logger.warning("MCP request failed: %s", error.message)
         headers = {"retry-after": str(api.RETRY_AFTER_S)}

@@ -24,9 +24,13 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 
 from aletheia_mem.clock import Clock
-from aletheia_mem.errors import StoreUnavailableError
+from aletheia_mem.errors import StoreReadOnlyError, StoreUnavailableError
 from aletheia_mem.storage.contracts import SessionRows
 from aletheia_mem.storage.entries import SessionRow
+
+# What keeps a session's bookkeeping from the store while its reads still work: a store busy
+# for a moment, or one this user may not write (reads stay served; the use is kept here).
+_UNWRITTEN = (StoreUnavailableError, StoreReadOnlyError)
 
 MAX_SESSIONS = 1000
 IDLE_MS = 24 * 3600 * 1000
@@ -178,11 +182,12 @@ class SessionStore:
 
     def _touch(self, id_hash: str) -> None:
         """Record the session's use, in the store and in what this process remembers; when the
-        store is busy, only here (the next request tries again): a read never waits for it."""
+        store is busy or read-only, only here (the next request tries again): a read never
+        waits for it."""
         now = self._clock()
         try:
             self._rows.touch(id_hash, now)
-        except StoreUnavailableError:
+        except _UNWRITTEN:
             with self._lock:
                 if len(self._unrecorded) >= REMEMBERED_SESSIONS:
                     self._unrecorded.clear()
@@ -195,9 +200,9 @@ class SessionStore:
                 self._remembered[id_hash] = (replace(found[0], last_used_at=now), found[1])
 
     def _drop_expired(self, id_hash: str) -> None:
-        """Remove a session that expired, unless the store is busy (a later request, or the next
-        initialize, removes it): it is gone for its client either way."""
-        with suppress(StoreUnavailableError):
+        """Remove a session that expired, unless the store is busy or read-only (a later
+        request, or the next initialize, removes it): it is gone for its client either way."""
+        with suppress(*_UNWRITTEN):
             self._rows.delete(id_hash, wait=False)
         self._forget(id_hash)
         with self._lock:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from aletheia_mem.storage.connections import ThreadConnections
 from aletheia_mem.storage.entries import SessionRow
+from aletheia_mem.storage.store_file import store_problem
 
 # How long a new session's row waits for another process's write lock: initialize answers the
 # store's busy line past it rather than hold the client for the 30 s a tool's write waits.
@@ -26,7 +28,16 @@ class SessionRows:
     """Reads and writes of ``mcp_sessions``; each write is one transaction."""
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         self._pool = ThreadConnections(path, _configure)
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        """The first row of a read; a damaged or unreadable file as the store's one-line error
+        (writes are told so by ``ThreadConnections.write``)."""
+        try:
+            return self._pool.get().execute(sql, params).fetchone()
+        except sqlite3.DatabaseError as error:
+            raise store_problem(self._path, error) or error from None
 
     def close(self) -> None:
         self._pool.close()
@@ -67,14 +78,10 @@ class SessionRows:
             )
 
     def find(self, id_hash: str) -> SessionRow | None:
-        found = (
-            self._pool.get()
-            .execute(
-                "SELECT owner, protocol_version, client_name, last_used_at FROM mcp_sessions"
-                " WHERE id_hash = ?",
-                (id_hash,),
-            )
-            .fetchone()
+        found = self._read(
+            "SELECT owner, protocol_version, client_name, last_used_at FROM mcp_sessions"
+            " WHERE id_hash = ?",
+            (id_hash,),
         )
         return None if found is None else SessionRow(found[0], found[1], found[2], int(found[3]))
 
@@ -103,5 +110,5 @@ class SessionRows:
             return int(cursor.rowcount)
 
     def count(self) -> int:
-        (count,) = self._pool.get().execute("SELECT count(*) FROM mcp_sessions").fetchone()
+        (count,) = self._read("SELECT count(*) FROM mcp_sessions")
         return int(count)
