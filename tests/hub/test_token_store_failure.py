@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from aletheia_mem.server.api import UNAVAILABLE
 from tests.hub.helpers import WAIT_SECONDS, Hub, running_hub
 
 pytestmark = pytest.mark.e2e
@@ -46,21 +47,14 @@ def test_a_store_failure_checking_the_token_is_answered_in_json(tmp_path: Path) 
             conn.execute("ALTER TABLE hub_tokens RENAME TO hub_tokens_away")
         mcp = _post_raw(hub, "/mcp", MCP_PING, token)
         sync = _post_raw(hub, "/sync/hello", {}, token)
-    assert mcp[:2] == (500, "application/json")
+    # A lost table is a damaged store: 503, saying the store cannot serve (naming no file).
+    assert mcp[:2] == (503, "application/json")
     assert json.loads(mcp[2]) == {
         "jsonrpc": "2.0",
         "id": None,
-        "error": {
-            "code": -32603,
-            "message": "Internal error: the server could not answer; see its log.",
-        },
+        "error": {"code": -32603, "message": UNAVAILABLE},
     }
-    assert sync[:2] == (500, "application/json")
-    assert json.loads(sync[2]) == {
-        "error": {
-            "code": "internal_error",
-            "message": "Internal error: the hub could not answer; see its log.",
-        }
-    }
+    assert sync[:2] == (503, "application/json")
+    assert json.loads(sync[2]) == {"error": {"code": "unavailable", "message": UNAVAILABLE}}
     for _, _, body in (mcp, sync):
         assert b"hub_tokens" not in body and b"Traceback" not in body

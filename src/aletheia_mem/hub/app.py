@@ -18,17 +18,21 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from aletheia_mem.errors import StoreBusyError, StoreTooNewError, StoreUnavailableError
 from aletheia_mem.hub import audit
 from aletheia_mem.hub.audit_queue import AuditQueue
 from aletheia_mem.hub.batches import BatchMeter
 from aletheia_mem.hub.gate import make_gate, make_unrun_audit, token_app
 from aletheia_mem.hub.readiness import readiness_route
 from aletheia_mem.hub.refused_id import refused_request_id
-from aletheia_mem.hub.sync_api import HUB_BUSY, HUB_STORE, STORE_WAIT_MS, SyncApi
+from aletheia_mem.hub.sync_api import (
+    HUB_STORE,
+    STORE_FAILURES,
+    STORE_WAIT_MS,
+    SyncApi,
+    store_refusal,
+)
 from aletheia_mem.hub.tokens import TokenCache
 from aletheia_mem.hub.write_turns import WriteTurns, write_turns
-from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import (
     Guard,
@@ -39,7 +43,7 @@ from aletheia_mem.server.guard import (
     make_policy,
     send_refusal,
 )
-from aletheia_mem.server.http import UNAVAILABLE, McpEndpoint, failure_response
+from aletheia_mem.server.http import McpEndpoint, failure_response
 from aletheia_mem.server.mcp import McpSession
 from aletheia_mem.server.ratelimit import Limiter
 from aletheia_mem.server.sessions import SessionStore
@@ -56,8 +60,6 @@ ANONYMOUS = "(no token)"
 # MCP sessions one token may hold; its least recently used one goes past that, never another's.
 SESSIONS_PER_TOKEN = 100
 _INTERNAL = Refusal(500, "internal_error", "Internal error: the hub could not answer; see its log.")
-_UNAVAILABLE = Refusal(503, "unavailable", UNAVAILABLE, (("retry-after", str(RETRY_AFTER_S)),))
-_BUSY = Refusal(503, "unavailable", HUB_BUSY, (("retry-after", str(RETRY_AFTER_S)),))
 
 logger = logging.getLogger(__name__)
 
@@ -93,18 +95,14 @@ async def _send_json_refusal(scope: Scope, send: Send, refusal: Refusal) -> None
 
 
 async def _send_failure(scope: Scope, receive: Receive, send: Send, error: Exception) -> None:
-    """503 while the store cannot be reached, else 500; in JSON with nothing of the failure in
-    it (logged): a JSON-RPC error on ``/mcp`` (DESIGN §10), the sync API's error object on
-    ``/sync/``. A store a newer version migrated is told as such (503)."""
+    """503 while the store cannot be reached (or 507, its disk full), else 500; in JSON with
+    nothing of the failure in it (logged): a JSON-RPC error on ``/mcp`` (DESIGN §10), the sync
+    API's error object on ``/sync/`` (``store_refusal``)."""
     if not scope.get("path", "").startswith("/sync/"):
         await failure_response(error, store_name=HUB_STORE)(scope, receive, send)
-    elif isinstance(error, StoreTooNewError):
+    elif isinstance(error, STORE_FAILURES):
         logger.warning("Token check failed: %s", error.message)
-        await _send_json_refusal(scope, send, Refusal(503, error.code, error.message))
-    elif isinstance(error, StoreUnavailableError):
-        logger.warning("Token check failed: %s", error.message)
-        busy = isinstance(error, StoreBusyError)
-        await _send_json_refusal(scope, send, _BUSY if busy else _UNAVAILABLE)
+        await _send_json_refusal(scope, send, store_refusal(error))
     else:
         logger.error("Token check failed", exc_info=error)
         await _send_json_refusal(scope, send, _INTERNAL)

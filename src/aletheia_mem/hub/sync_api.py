@@ -39,7 +39,10 @@ from aletheia_mem.errors import (
     AletheiaError,
     ForbiddenError,
     InvalidInputError,
+    StoreBrokenError,
     StoreBusyError,
+    StoreFullError,
+    StoreReadOnlyError,
     StoreTooNewError,
     StoreUnavailableError,
 )
@@ -48,6 +51,7 @@ from aletheia_mem.hub.audit_queue import AuditQueue
 from aletheia_mem.hub.tokens import can_write, revoke_command
 from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.api import RETRY_AFTER_S
+from aletheia_mem.server.guard import Refusal
 from aletheia_mem.server.http import UNAVAILABLE
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditsWithWrites
@@ -86,12 +90,32 @@ OVERSIZED = "larger than a pull page may carry (4 MiB)"
 _STATUS = {"invalid_input": 400, "forbidden": 403, "not_found": 404, "conflict": 409}
 
 
-def _unavailable(error: StoreUnavailableError) -> JSONResponse:
-    """503 with ``Retry-After``: the store's busy line, or that it cannot be reached."""
+# A store failure under a sync request (its token's check included): nothing to audit it in.
+STORE_FAILURES = (StoreUnavailableError, StoreReadOnlyError, StoreBrokenError, StoreTooNewError)
+_RETRY = (("retry-after", str(RETRY_AFTER_S)),)
+
+
+def store_refusal(error: AletheiaError) -> Refusal:
+    """How ``/sync/`` tells one of ``STORE_FAILURES``, naming no file: 507 with the store-full
+    line (as the hub's tools and MCP initialize), 503 with the busy line, the newer version's
+    line, or that the store cannot be reached (also when it is read-only or damaged)."""
+    if isinstance(error, StoreTooNewError):
+        return Refusal(503, error.code, error.message)
+    if isinstance(error, StoreFullError):
+        return Refusal(507, error.code, StoreFullError(HUB_STORE).message, _RETRY)
+    if isinstance(error, StoreBusyError):
+        return Refusal(503, "unavailable", HUB_BUSY, _RETRY)
+    if isinstance(error, StoreUnavailableError):
+        return Refusal(503, "unavailable", UNAVAILABLE, _RETRY)
+    return Refusal(503, "unavailable", UNAVAILABLE)  # read-only or damaged: not soon over
+
+
+def _store_failed(error: AletheiaError) -> JSONResponse:
+    """``store_refusal`` as a reply, the failure in one line of the log."""
     logger.warning("Sync request failed: %s", error.message)
-    busy = isinstance(error, StoreBusyError)
-    body = {"error": {"code": "unavailable", "message": HUB_BUSY if busy else UNAVAILABLE}}
-    return JSONResponse(body, 503, headers={"retry-after": str(RETRY_AFTER_S)})
+    refused = store_refusal(error)
+    body = {"error": {"code": refused.code, "message": refused.message}}
+    return JSONResponse(body, refused.status, headers=dict(refused.headers))
 
 
 def _error(error: AletheiaError) -> JSONResponse:
@@ -222,17 +246,14 @@ class SyncApi:
             reply, detail = await to_thread.run_sync(self._bounded, work, token, body)
             if detail is not None and event != "sync-hello":
                 await to_thread.run_sync(self._audit, token, event, "ok", detail)
-        except StoreUnavailableError as error:  # nothing to audit in: said to the log
-            return _unavailable(error)
-        except StoreTooNewError as error:  # nothing may be written, the audit row neither
-            logger.warning("Sync request refused: %s", error.message)
-            return JSONResponse({"error": {"code": error.code, "message": error.message}}, 503)
+        except STORE_FAILURES as error:  # nothing to audit in: said to the log
+            return _store_failed(error)
         except AletheiaError as error:
             outcome: audit.Outcome = "refused" if error.code == "forbidden" else "error"
             try:
                 await to_thread.run_sync(self._audit, token, event, outcome, error.code)
-            except StoreUnavailableError as unavailable:
-                return _unavailable(unavailable)
+            except STORE_FAILURES as failed:
+                return _store_failed(failed)
             return _error(error)
         return JSONResponse(reply)
 
