@@ -185,9 +185,8 @@ def test_a_hub_whose_connections_the_server_ended_serves_the_next_request_at_onc
         ).fetchone() != (0,):
             assert time.monotonic() < deadline + 5, "the ended connections did not end"
             time.sleep(0.05)
-        started = time.monotonic()
         status, _, body = _post(hub, "/mcp", TOOL_CALL, token, session)
-        took = time.monotonic() - started
+    # It waited 10 s, then 503. How it waits now (each dead connection given back at once, one
+    # wait for the pool at most) is counted in test_pg_ended_connections.
     assert status == 200, body
     assert body["result"]["content"][0]["text"].startswith("No matches.")
-    assert took < 5, took  # loose: it took 10 s, then 503
