@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,7 +16,7 @@ NOW = 1_780_000_000_000
 
 
 def memories(store: Path) -> list[tuple[str, int, str]]:
-    with sqlite3.connect(store) as conn:
+    with closing(sqlite3.connect(store)) as conn, conn:
         rows = conn.execute(  # the notes: the 5 lists get their uids from put_work_state
             "SELECT uid, created_at, title FROM memories WHERE kind = 'note' ORDER BY id"
         ).fetchall()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from aletheia_mem.domain.memories import dedupe_key
@@ -35,9 +36,8 @@ def test_a_list_keyed_as_a_note_is_keyed_by_its_name_so_it_cannot_answer_that_no
             "Line 2: a list's dedupe key did not start with list: (an earlier build took it);"
             ' imported as "list:todo", the key work_state_write gives its name.'
         )
-        with sqlite3.connect(workspace.data_dir / "aletheia.db") as conn:
+        with closing(sqlite3.connect(workspace.data_dir / "aletheia.db")) as conn:
             assert conn.execute("SELECT dedupe_key FROM memories").fetchall() == [("list:todo",)]
-        conn.close()
     _remove_store(workspace)
     record = _memory(kind="work_state", title=" ", text='["a"]', dedupe_key=squat)
     message = _refused(run, tmp_path, workspace, [record])  # no name: no key to make

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,7 @@ def test_hooks_in_a_folder_and_with_a_tool_not_named_in_utf8(tmp_path):
         if event == b"session-start":
             answer = json.loads(done.stdout)
             assert "# Memory for shop\\xff" in answer["hookSpecificOutput"]["additionalContext"]
-    with sqlite3.connect(tmp_path / "data" / "aletheia.db") as conn:
+    with closing(sqlite3.connect(tmp_path / "data" / "aletheia.db")) as conn, conn:
         episodes = conn.execute("SELECT project, tool, ended_at IS NOT NULL FROM episodes")
         assert episodes.fetchall() == [("shop\\xff", "co\\xffdex", 1)]
         assert conn.execute("SELECT count(*) FROM episode_requests").fetchone() == (1,)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def hub_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
 def _execute(db: Path | str, *statements: str) -> None:
     """Change a store's rows behind its back, as an earlier build could have left them."""
     if isinstance(db, Path):
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db)) as conn, conn:
             for statement in statements:
                 conn.execute(statement)
         conn.close()

@@ -11,6 +11,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,8 @@ def test_what_the_hub_changes_of_a_push_comes_back_to_the_sender(
         tokens = {name: hub.token("sync", None, name) for name in ("alice", "bob")}
         # the first sync gives both notes the token's author ("alice/cli"), which comes back
         _sync(alice, "--hub", hub.url, "--token", tokens["alice"])
-        with sqlite3.connect(alice / "aletheia.db") as conn:  # as an earlier release kept them
+        # as an earlier release kept them
+        with closing(sqlite3.connect(alice / "aletheia.db")) as conn, conn:
             conn.execute("UPDATE memories SET title = '  ' WHERE text LIKE 'Staging%'")
             conn.execute(
                 "UPDATE memories SET text = ? WHERE text LIKE 'Deploys%'",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def _citing_a_note_with_a_secret_id(data_dir: Path) -> int:
         rules.add_rule(store, rules.RuleInput(*rule), system_clock())
     finally:
         store.close()
-    with sqlite3.connect(data_dir / "aletheia.db") as conn:
+    with closing(sqlite3.connect(data_dir / "aletheia.db")) as conn, conn:
         conn.execute("UPDATE memories SET uid = ? WHERE id = ?", (SECRET_KEY, note.id))
         conn.execute("UPDATE facts SET memory_id = ? WHERE id = ?", (note.id, fact.id))
     conn.close()

@@ -7,6 +7,7 @@ the older release left them."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ SECOND = "Yq8wB3n6" + "Hs1vD5cJ"
 
 def _raw_subjects(data_dir: Path) -> None:
     """The two facts as a release that redacted less kept them: each its own open timeline."""
-    with sqlite3.connect(data_dir / "aletheia.db") as conn:
+    with closing(sqlite3.connect(data_dir / "aletheia.db")) as conn, conn:
         ids = [row[0] for row in conn.execute("SELECT id FROM facts ORDER BY id")]
         for fact_id, secret in zip(ids, (FIRST, SECOND), strict=True):
             subject = f"svc token={secret}"
@@ -36,7 +37,7 @@ def _raw_subjects(data_dir: Path) -> None:
 
 
 def _facts(data_dir: Path) -> list[tuple[str, str, bool]]:
-    with sqlite3.connect(data_dir / "aletheia.db") as conn:
+    with closing(sqlite3.connect(data_dir / "aletheia.db")) as conn, conn:
         rows = conn.execute(
             "SELECT subject, object, valid_to IS NULL FROM facts ORDER BY valid_from, recorded_at"
         )

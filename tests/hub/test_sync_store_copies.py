@@ -14,6 +14,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -199,7 +200,7 @@ def test_a_store_of_an_earlier_release_keeps_its_id_and_a_moved_store_takes_a_ne
 ) -> None:
     a, moved = tmp_path / "s-a", tmp_path / "elsewhere"
     aletheia(a, "save", "-p", "shop", "Staging needs the VPN")
-    with sqlite3.connect(a / "aletheia.db") as conn:  # as an earlier release left it
+    with closing(sqlite3.connect(a / "aletheia.db")) as conn, conn:  # as an earlier release left it
         conn.execute("DELETE FROM sync_home")
     first = store_id(a)
     with running_hub(tmp_path / "hub.db", "--rate-limit", "0") as hub:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 import psycopg
@@ -32,7 +33,7 @@ SECRET_KEY = SECRET + "Qa7Xe9"  # 36 characters after "ghp_"
 def _sql(db: Path | str, statement: str, params: Sequence[str]) -> None:
     """One statement on the hub's store, as an admin's sqlite3 or psql would run it."""
     if isinstance(db, Path):
-        with sqlite3.connect(db) as conn:
+        with closing(sqlite3.connect(db)) as conn, conn:
             conn.execute(statement, params)
         return
     with psycopg.connect(db, autocommit=True) as pg:
