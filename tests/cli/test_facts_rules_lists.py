@@ -277,3 +277,14 @@ def test_history_finds_a_subject_as_long_as_a_fact_may_have(run: Invoke) -> None
     assert run("facts", "add", subject, "db", "pg").exit_code == 0
     found = run("facts", "history", subject)
     assert found.exit_code == 0 and "db = pg" in found.stdout
+
+
+def test_a_scope_name_without_a_tier_is_refused_not_dropped(run: Invoke) -> None:
+    result = run("rules", "add", "ev rule", "--scope-name", "foo")
+
+    assert result.exit_code != 0
+    assert (
+        "--scope-tier project or situation is required when --scope-name is given."
+        in result.output
+    )
+    assert "ev rule" not in run("rules", "list").stdout

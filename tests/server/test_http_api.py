@@ -193,6 +193,15 @@ def test_a_new_fact_supersedes_the_old_and_history_shows_both(server: RunningSer
     )
 
 
+def test_a_rule_with_a_scope_name_and_no_tier_is_refused(server: RunningServer) -> None:
+    body = {"then": "Named but everywhere", "scopeName": "billing"}
+
+    assert error(server, "POST", "/api/rules", body) == (
+        400,
+        ("invalid_input", "scopeTier project or situation is required when scopeName is given."),
+    )
+
+
 def test_rules_are_added_once_confirmed_and_disabled(server: RunningServer) -> None:
     memory = save(server, "We never commit .env files", project="api8")
     body = {"then": "Never commit .env files", "when": "you stage files"}

@@ -124,6 +124,14 @@ def test_situation_scope_needs_a_name(call):
     assert result.text == "scopeName is required when scopeTier is situation."
 
 
+def test_a_scope_name_without_a_tier_is_refused_not_dropped(call):
+    result = call("add_rule", then="r", scopeName="billing")
+
+    assert result.is_error
+    assert result.text == "scopeTier project or situation is required when scopeName is given."
+    assert call("list_rules").text == "No rules yet. add_rule adds one."
+
+
 def test_unknown_scope_tier_is_an_error(call):
     result = call("add_rule", then="Be brief", scopeTier="team")
 

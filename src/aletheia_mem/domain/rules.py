@@ -77,9 +77,14 @@ def rule_scope_name(
     in a message.
 
     Raises:
-        InvalidInputError: a blank situation, or what ``project`` raises.
+        InvalidInputError: a blank situation, a name for an everywhere rule (it would be
+            dropped), or what ``project`` raises.
     """
     if tier == "everywhere":
+        if name.strip():
+            raise InvalidInputError(
+                f"{fields[0]} project or situation is required when {fields[1]} is given."
+            )
         return ""
     if tier == "project":
         return project(name.strip())
