@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -146,6 +147,16 @@ def test_context_is_the_session_start_block(run: Invoke) -> None:
     assert result.stdout.startswith("# Memory for shop\n## Pinned\n- #1 ")
     assert "[D] Use pnpm\n" in result.stdout
     assert "Context economics: 1 item listed;" in result.stdout
+
+
+def test_context_estimates_the_tokens_of_what_it_prints(run: Invoke) -> None:
+    """Printed without the recall wrapper, the block's estimate leaves the wrapper out too."""
+    run("save", "Use pnpm", "--type", "decision", "--pin")
+    printed = run("context").stdout.rstrip("\n")
+
+    tokens = int(re.search(r"~(\d+) tokens for this block \(estimate, chars/4\)", printed)[1])
+
+    assert abs(tokens - len(printed) // 4) <= 1, (tokens, len(printed))
 
 
 def test_dismiss_hides_and_restore_brings_back(run: Invoke) -> None:

@@ -306,7 +306,7 @@ def context(project: str | None, limit: int, as_json: bool) -> None:
     without the recall wrapper that marks it as data for the agent)."""
     with open_cli_app(create=False) as app:
         chosen = target_project(app, project)
-        block = build_context(app.store, chosen, limit, now=app.clock())
+        block = build_context(app.store, chosen, limit, now=app.clock(), wrapped=False)
     if as_json:
         emit_json({"project": chosen, "context": block})
     else:

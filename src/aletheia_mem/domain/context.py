@@ -80,14 +80,15 @@ def _recent_lines(memories: list[Memory]) -> list[tuple[str, bool]]:
     return lines
 
 
-def build_context(store: Store, project: str, limit: int, *, now: int) -> str:
+def build_context(store: Store, project: str, limit: int, *, now: int, wrapped: bool = True) -> str:
     """Markdown for ``project``, cut to about 6000 characters without cutting a line; its
-    facts are the ones valid ``now``."""
-    return build_context_parts(store, project, limit, now=now)[0]
+    facts are the ones valid ``now``. Its token estimate counts the recall wrapper unless
+    ``wrapped`` is False (a block printed without it)."""
+    return build_context_parts(store, project, limit, now=now, wrapped=wrapped)[0]
 
 
 def build_context_parts(
-    store: Store, project: str, limit: int, *, now: int
+    store: Store, project: str, limit: int, *, now: int, wrapped: bool = True
 ) -> tuple[str, ContextParts]:
     """``build_context`` and the items its block lists."""
     skip = (WORK_STATE_KIND, OBSERVATION_KIND)  # a list is read whole; a session's summary
@@ -147,7 +148,10 @@ def build_context_parts(
     room = min(LIST_NAMES_BUDGET, CHARACTER_BUDGET - used - len(_lists_line([])))
     lists = [] if pinned or recent else _list_names(store, project, room)
     outcome = _outcome(sections, cut, facts_left_out)
-    return _render(header, sections, outcome, lists, lambda: _empty(store, project)), parts
+    return (
+        _render(header, sections, outcome, lists, lambda: _empty(store, project), wrapped),
+        parts,
+    )
 
 
 def _empty(store: Store, project: str) -> str:
@@ -222,7 +226,12 @@ def _outcome(sections: list[_Section], cut: int, facts_left_out: int) -> str:
 
 
 def _render(
-    header: str, sections: list[_Section], outcome: str, lists: list[str], empty: Callable[[], str]
+    header: str,
+    sections: list[_Section],
+    outcome: str,
+    lists: list[str],
+    empty: Callable[[], str],
+    wrapped: bool,
 ) -> str:
     out = [header]
     items = 0
@@ -240,9 +249,15 @@ def _render(
     elif items == 0:
         out.append(empty())
     body = "\n".join(out)
-    tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
-    return (
-        f"{body}\nContext economics: {items} item{'' if items == 1 else 's'} listed;"
-        f" ~{tokens} tokens for this block"
-        f" (estimate, chars/4); {outcome}."
-    )
+
+    def economics(tokens: int) -> str:
+        return (
+            f"Context economics: {items} item{'' if items == 1 else 's'} listed;"
+            f" ~{tokens} tokens for this block (estimate, chars/4); {outcome}."
+        )
+
+    if wrapped:
+        tokens = (len(body) + 300) // 4  # with the recall wrapper and this line
+    else:  # what is printed: the body and this line (its own number's digits included)
+        tokens = (len(body) + 1 + len(economics(len(body) // 4))) // 4
+    return f"{body}\n{economics(tokens)}"
