@@ -198,10 +198,14 @@ def test_a_restore_that_restores_nothing_is_audited_as_changing_nothing(run: Inv
     for _ in range(2):
         assert run("restore", "1").stdout == "Nothing to restore: memory #1 is not dismissed.\n"
     run("dismiss", "1", "--reason", "outdated")
-    run("dismiss", "1")  # already dismissed: its reason is kept
+    again = run("dismiss", "1", "--reason", "third")  # already dismissed: nothing changes
+    assert again.stdout == "Nothing to dismiss: memory #1 is already dismissed.\n"
+    assert json_of(run("dismiss", "1", "--json"))["dismissed"] is False
+    assert json_of(run("show", "1", "--json"))[0]["dismiss_reason"] == "outdated"
     rows = json_of(run("audit", "--local", "--json"))
     assert [(row["tool"], row["result"], row["detail"]) for row in rows] == [
         ("dismiss_memory", "ok", "nothing changed: it was already dismissed"),
+        ("dismiss_memory", "ok", "third (nothing changed: it was already dismissed)"),
         ("dismiss_memory", "ok", "outdated"),
         ("restore_memory", "ok", "nothing changed: it was not dismissed"),
         ("restore_memory", "ok", "nothing changed: it was not dismissed"),

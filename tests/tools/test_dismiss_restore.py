@@ -15,6 +15,10 @@ def _dismissed(item_type, item_id):
     )
 
 
+def _already(item_type, item_id):
+    return f"Nothing to dismiss: {item_type} #{item_id} is already dismissed."
+
+
 def _context(call):
     return unwrap(call("session_start_context"))
 
@@ -243,7 +247,7 @@ def test_a_restore_or_dismissal_that_changes_nothing_is_audited_as_such(call, ap
 
     assert call("restore_memory", id=1).text == "Nothing to restore: memory #1 is not dismissed."
     call("dismiss_memory", id=1, reason="stale")
-    assert call("dismiss_memory", id=1, reason="stale").text == _dismissed("memory", 1)
+    assert call("dismiss_memory", id=1, reason="stale").text == _already("memory", 1)
     call("restore_memory", id=1)
 
     assert db_rows(app, "SELECT tool, result, detail FROM audit ORDER BY id") == [
@@ -283,27 +287,47 @@ def test_a_project_limited_caller_cannot_dismiss_other_projects_items_or_learn_t
     assert db_rows(app, "SELECT count(*) FROM audit") == [(1,)]  # the owner's dismissal only
 
 
-@pytest.mark.parametrize(("item_type", "table"), [("memory", "memories"), ("fact", "facts")])
-def test_dismissing_again_keeps_the_first_time_and_reason_unless_a_new_reason_is_given(
-    call, app, clock, item_type, table
-):
+def _item_of(item_type, call, app):
+    """One item of ``item_type``, id 1, and its table."""
+    if item_type == "observation":
+        observation = memories.MemoryInput(
+            text="ran pnpm install", project="shop", tool="claude-code", kind="observation"
+        )
+        memories.save_memory(app.store, app.clock, observation)
+        return 1, "memories"
+    if item_type == "episode":
+        return app.store.start_episode("shop", "claude-code", app.clock()), "episodes"
     _one_fact(call)
-    call("dismiss_memory", id=1, type=item_type, reason="duplicate of #7")
+    return 1, {"memory": "memories", "fact": "facts"}[item_type]
+
+
+@pytest.mark.parametrize("item_type", ["memory", "observation", "fact", "episode"])
+def test_dismissing_again_changes_nothing_and_keeps_the_first_time_and_reason(
+    call, app, clock, item_type
+):
+    """docs/cli.md: a dismissal of an item already dismissed changes nothing, and says so."""
+    item_id, table = _item_of(item_type, call, app)
+    call("dismiss_memory", id=item_id, type=item_type, reason="duplicate of #7")
     first = clock.now
     sync_stamp = f"SELECT changed_at FROM sync_log WHERE kind = '{item_type}'"
     stamped = db_rows(app, sync_stamp)
     dismissal = f"SELECT dismissed_at, dismiss_reason FROM {table}"
 
     clock.advance(60_000)
-    assert call("dismiss_memory", id=1, type=item_type).text == _dismissed(item_type, 1)
+    again = call("dismiss_memory", id=item_id, type=item_type)
+    clock.advance(60_000)
+    third = call("dismiss_memory", id=item_id, type=item_type, reason="third")
+
+    assert (again.is_error, again.text) == (False, _already(item_type, item_id))
+    assert third.text == _already(item_type, item_id)
     assert db_rows(app, dismissal) == [(first, "duplicate of #7")]
     assert db_rows(app, sync_stamp) == stamped  # nothing changed, so nothing to sync
+    assert db_rows(app, "SELECT detail FROM audit ORDER BY id")[-2:] == [
+        ("nothing changed: it was already dismissed",),
+        ("third (nothing changed: it was already dismissed)",),
+    ]
 
+    call("restore_memory", id=item_id, type=item_type)
     clock.advance(60_000)
-    call("dismiss_memory", id=1, type=item_type, reason="wrong: the cache is per region")
-    assert db_rows(app, dismissal) == [(first, "wrong: the cache is per region")]
-
-    call("restore_memory", id=1, type=item_type)
-    clock.advance(60_000)
-    call("dismiss_memory", id=1, type=item_type)
+    call("dismiss_memory", id=item_id, type=item_type)
     assert db_rows(app, dismissal) == [(clock.now, None)]  # a new dismissal after a restore

@@ -34,10 +34,11 @@ from aletheia_mem.tools.app import (
     target_project,
 )
 from aletheia_mem.tools.write_tools import (
+    already_dismissed_text,
+    dismiss_item,
     memory_input,
     restore_item,
     saved_again_notes,
-    set_dismissed,
 )
 
 PROJECT_HELP = 'Project key. Default: this directory\'s project; "*" for every project (reads).'
@@ -325,11 +326,6 @@ def _item_options(function: Any) -> Any:
     return click.argument("item_id", metavar="ID", type=ITEM_ID)(function)
 
 
-def _set_dismissed(item_type: Any, item_id: int, *, dismiss: bool, reason: str | None) -> str:
-    with open_cli_app(create=False) as app:
-        return set_dismissed(app, item_type, item_id, dismiss=dismiss, reason=reason)
-
-
 @click.command()
 @_item_options
 @click.option(
@@ -340,9 +336,12 @@ def _set_dismissed(item_type: Any, item_id: int, *, dismiss: bool, reason: str |
 @handles_errors
 def dismiss(item_id: int, item_type: Any, reason: str | None, as_json: bool) -> None:
     """Hide an item from search and context without deleting it (restore undoes it)."""
-    project = _set_dismissed(item_type, item_id, dismiss=True, reason=reason)
+    with open_cli_app(create=False) as app:
+        project, dismissed = dismiss_item(app, item_type, item_id, reason)
     if as_json:
-        emit_json({"dismissed": True, "type": item_type, "id": item_id, "project": project})
+        emit_json({"dismissed": dismissed, "type": item_type, "id": item_id, "project": project})
+    elif not dismissed:
+        echo(already_dismissed_text(item_type, item_id))
     else:
         echo(
             f"Dismissed {item_type} #{item_id}. It is hidden from search and context;"

@@ -52,9 +52,8 @@ def set_dismissed(
     # as the item keeps it: redacted and cut to its length.
     audit = AuditEntry(at=now, actor=actor, tool=tool, project=None, result="ok", detail=reason)
     table = _TABLES[item_type]
-    keep_reason = not (
-        dismiss and reason is None and table == "memories" and _replaced(store, item_id)
-    )
+    # A summary its session replaced is not dismissed by the user: their dismissal takes it over.
+    keep_reason = not (dismiss and table == "memories" and _replaced(store, item_id))
     project = store.set_dismissed(
         table,
         item_id,
@@ -67,6 +66,15 @@ def set_dismissed(
     if project is None:
         raise no_such_item(item_type, item_id)
     return project
+
+
+def already_dismissed(store: Store, item_type: ItemType, item_id: int) -> bool:
+    """Whether dismissing the item would change nothing: it is dismissed already (by the user,
+    not a summary its session replaced)."""
+    table = _TABLES[item_type]
+    if not store.is_dismissed(table, item_id):
+        return False
+    return table != "memories" or not _replaced(store, item_id)
 
 
 def unchanged_detail(dismiss: bool, reason: str | None) -> str:

@@ -87,10 +87,25 @@ def set_dismissed(
     )
 
 
+def dismiss_item(
+    app: AppContext, item_type: ItemType, item_id: int, reason: str | None
+) -> tuple[str, bool]:
+    """Dismiss one item the caller may touch; returns its project and whether this dismissed
+    it (an item already dismissed stays as it was, its first reason kept)."""
+    already = dismissals.already_dismissed(app.store, item_type, item_id)
+    return set_dismissed(app, item_type, item_id, dismiss=True, reason=reason), not already
+
+
+def already_dismissed_text(item_type: ItemType, item_id: int) -> str:
+    """The answer to a dismissal that changed nothing (as restore's ``Nothing to restore``)."""
+    return f"Nothing to dismiss: {item_type} #{item_id} is already dismissed."
+
+
 def dismiss_memory(app: AppContext, args: dict[str, Any]) -> str:
     """Hide an item from search and context without deleting it."""
     item_type, item_id = args["type"], args["id"]
-    set_dismissed(app, item_type, item_id, dismiss=True, reason=args.get("reason"))
+    if not dismiss_item(app, item_type, item_id, args.get("reason"))[1]:
+        return already_dismissed_text(item_type, item_id)
     return (
         f"Dismissed {item_type} #{item_id}. It is hidden from search and context;"
         " restore_memory undoes this."

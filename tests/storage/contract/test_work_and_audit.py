@@ -245,7 +245,7 @@ def test_a_call_that_changes_nothing_is_audited_with_its_unchanged_detail(
         (T0 + 1, "why"),
         (T0 + 2, "why"),  # the same reason again
         (T0 + 3, None),  # no reason given: the item keeps its own
-        (T0 + 4, "other"),  # a new reason: a change
+        (T0 + 4, "other"),  # a new reason: still nothing changes, the first one stays
         (None, None),
     ]
     for at, reason in calls:
@@ -254,15 +254,32 @@ def test_a_call_that_changes_nothing_is_audited_with_its_unchanged_detail(
             "memories", saved.id, at, reason, entry, unchanged_detail="nothing changed"
         )
         assert project == "shop"
+        if at == T0 + 4:
+            dismissed = contract_store.get_memory(saved.id)
+            assert dismissed is not None
+            assert (dismissed.dismissed_at, dismissed.dismiss_reason) == (T0 + 1, "why")
     rows = [(row.tool, row.detail) for row in reversed(contract_store.list_audit(10))]
     assert rows == [
         ("restore", "nothing changed"),
         ("dismiss", "why"),
         ("dismiss", "nothing changed"),
         ("dismiss", "nothing changed"),
-        ("dismiss", "other"),
+        ("dismiss", "nothing changed"),
         ("restore", None),
     ]
+
+
+def test_a_dismissal_not_kept_is_taken_over_with_the_new_reason(contract_store: HubStore) -> None:
+    """keep_reason false (a summary its session replaced): the user's dismissal owns it."""
+    saved, _ = contract_store.add_memory(memory("replaced by the session"))
+    entry = AuditEntry(T0, "hook", "dismiss", None, "ok", "the session went on: #2")
+    contract_store.set_dismissed("memories", saved.id, T0, "the session went on: #2", entry)
+    entry = AuditEntry(T0 + 1, "cli", "dismiss", None, "ok", "wrong")
+    contract_store.set_dismissed("memories", saved.id, T0 + 1, "wrong", entry, keep_reason=False)
+
+    taken = contract_store.get_memory(saved.id)
+    assert taken is not None
+    assert (taken.dismissed_at, taken.dismiss_reason) == (T0, "wrong")
 
 
 def _changes(store: HubStore) -> tuple[int, int]:

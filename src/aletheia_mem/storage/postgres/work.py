@@ -19,8 +19,11 @@ from aletheia_mem.storage.uids import new_uid
 _REQUEST_WINDOW = 200
 _DISMISSABLE = frozenset(("memories", "facts", "episodes"))
 # set_dismissed, as the SQLite store's: a restore clears both; a dismissal keeps the first time,
-# and the reason unless a new one is given; a row it would not change is not written.
-_NEW_REASON = "coalesce(%(reason)s::text, CASE WHEN %(keep)s THEN dismiss_reason END)"
+# and the reason unless it takes the dismissal over (keep false); a row it would not change is
+# not written.
+_NEW_REASON = (
+    "CASE WHEN dismissed_at IS NULL OR NOT %(keep)s THEN %(reason)s::text ELSE dismiss_reason END"
+)
 _SET_DISMISSED = (
     "UPDATE {} SET"
     " dismissed_at = CASE WHEN %(at)s::bigint IS NULL THEN NULL"
@@ -172,7 +175,7 @@ class PgWork(PgPart):
     ) -> str | None:
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
         Restoring an item that is not dismissed changes nothing, and dismissing it again keeps
-        its first time and reason unless a new reason is given; a call that changes nothing
+        its first time and reason (unless ``keep_reason`` is false); a call that changes nothing
         is audited with ``unchanged_detail`` (when given) as its detail (see the SQLite store's).
 
         Returns the item's project, or None when there is no such item.

@@ -30,7 +30,8 @@ _REQUEST_WINDOW = 200
 # set_dismissed: a restore (:at NULL) clears both; a dismissal keeps the first time, and the
 # reason unless a new one is given; a row it would not change is not written (no sync version).
 _DISMISSED_AT = "CASE WHEN :at IS NULL THEN NULL ELSE coalesce(dismissed_at, :at) END"
-_NEW_REASON = "coalesce(:reason, CASE WHEN :keep THEN dismiss_reason END)"
+# A dismissal of a dismissed item keeps its reason, unless it takes it over (``keep`` false).
+_NEW_REASON = "CASE WHEN dismissed_at IS NULL OR NOT :keep THEN :reason ELSE dismiss_reason END"
 _REASON = f"CASE WHEN :at IS NULL THEN NULL ELSE {_NEW_REASON} END"
 _CHANGES = (
     "CASE WHEN :at IS NULL THEN dismissed_at IS NOT NULL"
@@ -273,9 +274,10 @@ class SqliteWork(SqliteDatabase):
         """Hide (``at`` set) or restore (``at`` None) one item and audit it, in one transaction.
         Restoring an item that is not dismissed changes nothing (no sync version that could
         undo an edit made elsewhere meanwhile), and is audited all the same, with
-        ``unchanged_detail`` (when given) as its row's detail. Dismissing it again keeps when it
-        was first dismissed, and its reason unless a new one is given (or ``keep_reason`` is
-        false: a reason the user does not own is not kept).
+        ``unchanged_detail`` (when given) as its row's detail. Dismissing it again changes
+        nothing either: it keeps when it was first dismissed, and its reason (unless
+        ``keep_reason`` is false: a dismissal the user does not own is taken over, its
+        reason replaced).
 
         Returns the item's project, or None when there is no such item.
         """
