@@ -477,7 +477,9 @@ def _rule_as_added(record: dict[str, Any], given: dict[str, Any]) -> None:
             raise _Bad(f'"{field}" {problem}') from None
     tier = record["scope_tier"]
     try:
-        record["scope_name"] = rule_scope_name(tier, record["scope_name"], _scope_project)
+        record["scope_name"] = rule_scope_name(
+            tier, record["scope_name"], _scope_project, stray_name_dropped=True
+        )
     except InvalidInputError:  # a situation's blank name: a project's says why itself
         raise _Bad(f'"scope_name" of a {tier} rule must not be blank') from None
 

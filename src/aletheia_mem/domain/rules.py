@@ -70,18 +70,21 @@ def rule_scope_name(
     name: str,
     project: Callable[[str], str],
     fields: tuple[str, str] = ("scopeTier", "scopeName"),
+    *,
+    stray_name_dropped: bool = False,
 ) -> str:
     """The scope name ``add_rule`` keeps for a rule of ``tier``: none for one that applies
     everywhere; a situation's trimmed, which must not be blank; a project's as ``project``
     gives it (a door's project: its key, never "*"). ``fields`` names the tier and the name
-    in a message.
+    in a message. A name given to an everywhere rule is refused (it would be dropped), unless
+    ``stray_name_dropped`` (a record from an import or a peer, kept as earlier releases kept it).
 
     Raises:
         InvalidInputError: a blank situation, a name for an everywhere rule (it would be
             dropped), or what ``project`` raises.
     """
     if tier == "everywhere":
-        if name.strip():
+        if name.strip() and not stray_name_dropped:
             raise InvalidInputError(
                 f"{fields[0]} project or situation is required when {fields[1]} is given."
             )

@@ -406,6 +406,7 @@ def _rule_as_added(check: _Checker) -> None:
             stored_scope_name(data["scope_name"]),
             _scope_project,
             ("scope_tier", "scope_name"),
+            stray_name_dropped=True,
         )
     except InvalidInputError as error:
         raise check.fail(error.message) from None
