@@ -209,6 +209,32 @@ def test_a_page_found_damaged_while_reading_is_one_line_and_exit_8(
     assert "Traceback" not in served.stderr
 
 
+def test_a_full_text_table_missing_its_own_table_is_damage_in_one_line_and_exit_8(
+    tmp_path: Path, template: Path
+) -> None:
+    home = tmp_path / "home"
+    store = _store_in(home, template)
+    conn = sqlite3.connect(store)
+    try:
+        conn.execute("DROP TABLE fact_fts_config")  # SQLite: vtable constructor failed
+        conn.commit()
+    finally:
+        conn.close()
+    reading = run_command(home, "aletheia", "search", "pnpm")
+    assert reading.returncode == EXIT_BROKEN
+    assert reading.stderr == (
+        f"Error: The store {store} is damaged (vtable constructor failed: fact_fts). Move it"
+        " away and restore your last export with `aletheia import FILE` (`aletheia doctor`"
+        " checks a store).\n"
+    )
+    call = {"name": "search", "arguments": {"query": "pnpm"}}
+    served = run_command(home, "aletheia-mcp", stdin=mcp_lines(call))
+    result = mcp_results(served.stdout)[1]
+    assert result["isError"] is True
+    assert f"The store {store} is damaged" in result["content"][0]["text"]
+    assert "Traceback" not in served.stderr
+
+
 def test_doctor_reports_an_empty_store_file_instead_of_calling_it_ok(tmp_path: Path) -> None:
     home = tmp_path / "home"
     store = home / ".aletheia" / "aletheia.db"

@@ -32,8 +32,16 @@ _HEADER_SIZE = 100
 RESTORE_STEP = "Move it away and restore your last export with `aletheia import FILE`"
 DOCTOR_NOTE = " (`aletheia doctor` checks a store)"
 RESTORE_HINT = f"{RESTORE_STEP}{DOCTOR_NOTE}."
-# "no such table": every table is made by the migrations, so one missing is damage, not a bug.
-_BROKEN_MARKS = ("not a database", "malformed", "file is encrypted", "disk image", "no such table")
+# "no such table": every table is made by the migrations, so one missing is damage, not a bug;
+# so is a full-text table whose own tables are gone or garbled ("vtable constructor failed").
+_BROKEN_MARKS = (
+    "not a database",
+    "malformed",
+    "file is encrypted",
+    "disk image",
+    "no such table",
+    "vtable constructor failed",
+)
 _READ_ONLY_MARKS = ("readonly", "read-only", "read only")
 _BUSY_MARKS = ("database is locked", "database is busy")
 _FULL_MARK = "database or disk is full"
