@@ -284,7 +284,6 @@ def test_a_scope_name_without_a_tier_is_refused_not_dropped(run: Invoke) -> None
 
     assert result.exit_code != 0
     assert (
-        "--scope-tier project or situation is required when --scope-name is given."
-        in result.output
+        "--scope-tier project or situation is required when --scope-name is given." in result.output
     )
     assert "ev rule" not in run("rules", "list").stdout
