@@ -35,8 +35,10 @@ def _note(n: int) -> NewMemory:
 def _overlapping_readers(path: Path) -> Iterator[list[int]]:
     """A thread that passes a read transaction between two connections, opening the next
     before it closes the last, so that some reader is always in the WAL; yields the count of
-    reads made (one item), for the caller to see they overlapped."""
+    reads made (one item), for the caller to see they overlapped. Yields once the first hand-over
+    is done, so the caller's writes always meet overlapping readers, however busy the machine."""
     stop = threading.Event()
+    overlapping = threading.Event()
     reads = [0]
 
     def read() -> None:
@@ -52,6 +54,7 @@ def _overlapping_readers(path: Path) -> Iterator[list[int]]:
                 conns[turn].execute("COMMIT")
                 turn = following
                 reads[0] += 1
+                overlapping.set()
             conns[turn].execute("COMMIT")
         finally:
             for conn in conns:
@@ -60,6 +63,7 @@ def _overlapping_readers(path: Path) -> Iterator[list[int]]:
     reader = threading.Thread(target=read)
     reader.start()
     try:
+        overlapping.wait(timeout=60)
         yield reads
     finally:
         stop.set()
