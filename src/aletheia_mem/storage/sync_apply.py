@@ -101,6 +101,15 @@ def _check_project(ctx: _Context, project: str | None) -> None:
         raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
 
 
+def _check_held(ctx: _Context, kind: str, project: str) -> None:
+    """The item a record's key names here is ``project``'s: a project-limited sender may
+    change only its projects' items. The refusal names no project: the sender's record named
+    its own, and the item's (one the token may not see, as a pull leaves it out) is not told.
+    """
+    if ctx.projects is not None and project not in ctx.projects:
+        raise ForbiddenError(f"A {kind}'s key must name an item of the token's projects, or none.")
+
+
 def _check_rule(ctx: _Context, scope_tier: str, scope_name: str) -> None:
     """A project-limited sender writes only its projects' rules, never wider ones (but a hub,
     which shares those with every token)."""
@@ -471,7 +480,7 @@ def _apply_memory(ctx: _Context, record: Record) -> str:
         ctx.dialect.index_memory(conn, memory_id, _indexed(data))
         _log(ctx, "memory", uid, _incoming(record), remote=True)
         return "applied"
-    _check_project(ctx, row["project"])
+    _check_held(ctx, "memory", row["project"])
     local_uid: str = row["uid"]
     local_version = _version(ctx, "memory", local_uid)
     wins = _incoming_wins(ctx, record, local_uid, local_version)
@@ -516,7 +525,7 @@ def _apply_fact(ctx: _Context, record: Record) -> str:
         "SELECT id, project, subject_key, predicate_key FROM facts WHERE uid = ?", (uid,)
     ).fetchone()
     if row is not None:
-        _check_project(ctx, row["project"])
+        _check_held(ctx, "fact", row["project"])
     if row is not None and not _incoming_wins(ctx, record, uid, _version(ctx, "fact", uid)):
         return "skipped"
     key = (data["project"], fact_key(data["subject"]), fact_key(data["predicate"]))
@@ -721,7 +730,7 @@ def _apply_episode(ctx: _Context, record: Record) -> str:
         _add_requests(conn, episode_id, incoming)
         _log(ctx, "episode", uid, _incoming(record), remote=True)
         return "applied"
-    _check_project(ctx, row["project"])
+    _check_held(ctx, "episode", row["project"])
     episode_id = int(row["id"])
     local_version = _version(ctx, "episode", uid)
     wins = _incoming_wins(ctx, record, uid, local_version)
