@@ -96,11 +96,14 @@ def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool
     is a link of another name to an excluded project (``~/work/current`` to ``~/code/billing``,
     whose key is ``billing``)."""
     folders = _both_forms(directory)
+    # Folders compare in NFC (``canonical``): an entry and the folder it names are one whichever
+    # spells an accent composed and which decomposed (as macOS gives folder names).
+    spelt = {_nfc(folder) for folder in folders}
     keys: set[str] | None = None  # the keys of the folders, found at the first key entry
     for entry in entries:
         if "/" in entry or "\\" in entry or entry.startswith("~"):
-            for excluded in _both_forms(Path(entry)):
-                if any(folder == excluded or excluded in folder.parents for folder in folders):
+            for excluded in map(_nfc, _both_forms(Path(entry))):
+                if any(folder == excluded or excluded in folder.parents for folder in spelt):
                     return True
             continue
         if keys is None:
@@ -109,6 +112,10 @@ def is_excluded(directory: Path, project: str, entries: tuple[str, ...]) -> bool
         if normalize_project(entry) in keys:
             return True
     return False
+
+
+def _nfc(path: Path) -> Path:
+    return Path(canonical(str(path)))
 
 
 def _both_forms(path: Path) -> set[Path]:

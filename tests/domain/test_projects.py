@@ -95,6 +95,17 @@ def test_the_key_is_in_nfc_whichever_way_the_folder_or_the_name_spells_it(tmp_pa
         assert normalize_project(key) == key
 
 
+def test_an_excluded_folder_is_excluded_whichever_way_either_spells_its_name(tmp_path):
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    for on_disk, written in ((composed, decomposed), (decomposed, composed)):
+        folder = tmp_path / on_disk / "repo"
+        (folder / "src").mkdir(parents=True)
+        entry = str(tmp_path / written)
+        assert is_excluded(folder, "repo", (entry,)), (on_disk, written)
+        assert is_excluded(folder / "src", "repo", (f"{tmp_path / written}/repo",))
+        assert not is_excluded(tmp_path, "x", (entry,))
+
+
 def test_the_home_folder_is_the_default_project(tmp_path):
     home = _home(tmp_path)
 
