@@ -15,9 +15,11 @@ import pytest
 
 from aletheia_mem.domain.rules import rule_id
 from aletheia_mem.hub.tokens import create_token
+from aletheia_mem.search.text import index_text
 from aletheia_mem.storage import migrate
 from aletheia_mem.storage.canonical_keys import project_rule_id
 from aletheia_mem.storage.postgres import database as pg_database
+from aletheia_mem.storage.postgres.full_text import column_tokens
 from aletheia_mem.storage.sync_dialect import json_value
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS_BY_NAME, call_tool
@@ -131,3 +133,47 @@ def test_the_migration_keys_a_project_rule_as_add_rule_does() -> None:
     assert project_rule_id("Run tests", "always", NFC) == rule_id(
         "Run tests", "always", "project", NFC
     )
+
+
+def _indexes_title(target: Path | str, memory_id: int, title: str) -> bool:
+    """Whether the store's full-text index holds ``title`` as the memory's title: SQLite's
+    FTS5 table its text (so no other spelling), PostgreSQL's terms its words."""
+    if isinstance(target, Path):
+        sql = "SELECT title FROM memory_fts WHERE rowid = ?"
+        return rows_at(target, sql, memory_id) == [(index_text(title),)]
+    sql = "SELECT term FROM memory_terms WHERE memory_id = ? AND col = 0"
+    held = sorted(row[0] for row in rows_at(target, sql, memory_id))
+    return held == sorted(column_tokens([index_text(title)])[0])
+
+
+def test_a_list_the_migration_renames_is_found_by_its_new_name_only(
+    request: pytest.FixtureRequest, store_kind: str, tmp_path: Path
+) -> None:
+    target = store_target(request, store_kind, tmp_path)
+    store = open_target(target)
+    app = AppContext(store=store, clock=lambda: T, default_project=NFC, caller="cli")
+    _call(app, "work_state_write", list="todo", items=["old"])
+    _call(app, "work_state_write", list=NFC, items=["named"])
+    store.close()
+    _decompose(target)
+    if isinstance(target, Path):  # indexed as the earlier release wrote it (PostgreSQL: words)
+        sql = "UPDATE memory_fts SET title = ? WHERE rowid IN"
+        sql += " (SELECT id FROM memories WHERE text = ?)"
+        _run(target, sql, f"{NFD} list", '["named"]')
+    store = open_target(target)
+    app = AppContext(store=store, clock=lambda: T + 1000, default_project=NFC, caller="cli")
+    _call(app, "work_state_write", list="todo", items=["twin"])  # a twin under the composed key
+    store.close()
+    _as_before_the_step(target)
+
+    store = open_target(target)  # migrated again: the NFC step renames the decomposed lists
+    try:
+        app = AppContext(store=store, clock=lambda: T + 2000, default_project=NFC, caller="cli")
+        old = rows_at(target, "SELECT id FROM memories WHERE text = ?", '["old"]')[0][0]
+        named = rows_at(target, "SELECT id FROM memories WHERE text = ?", '["named"]')[0][0]
+        assert _indexes_title(target, old, f"todo (#{old}) list")
+        assert _indexes_title(target, named, f"{NFC} list")  # not its decomposed spelling
+        found = _call(app, "search", query=f"(#{old})")  # only its new name holds the number
+        assert not found.startswith("No matches.") and f"todo (#{old}) list" in found
+    finally:
+        store.close()

@@ -59,23 +59,30 @@ class _Db:
 _SQLITE_CHECK = "aletheia_is_nfc"
 
 
-def canonicalize_keys(conn: _Conn, mark: str = "?") -> None:
-    """Rewrite every stored project key, list name and fact key to NFC (see the module)."""
+def canonicalize_keys(conn: _Conn, mark: str = "?") -> list[tuple[int, str]]:
+    """Rewrite every stored project key, list name and fact key to NFC (see the module).
+
+    Returns the lists whose title it rewrote, ``(id, new title)``: the caller indexes those
+    titles again in the same transaction, so that search finds a list by its name as it now
+    is, never by the old one (``index_text`` reads the title, which no other rewrite here
+    changes)."""
     db = _Db(conn, mark)
-    _memories(db)
+    retitled = _memories(db)
     _facts(db)
     for table in ("episodes", "audit", "repositories"):
         _column(db, table, "project")
     _rules(db)
     _project_lists(db, "hub_tokens", "id")
     _project_lists(db, "sync_scopes", "hub_url, token_digest")
+    return retitled
 
 
-def _memories(db: _Db) -> None:
+def _memories(db: _Db) -> list[tuple[int, str]]:
     """The notes of each decomposed project moved in one statement, but for those whose key the
     composed project holds; then each row left moved in turn: a composed key it would take is
     held by a row already in NFC or moved before it (a decomposed key never equals a composed
-    one)."""
+    one). Returns the lists whose title changed, with their new title."""
+    retitled: list[tuple[int, str]] = []
     for (project,) in db.rows(f"SELECT DISTINCT project FROM memories WHERE {db.odd('project')}"):
         if _is_canonical(project):
             continue
@@ -92,6 +99,7 @@ def _memories(db: _Db) -> None:
     )
     for row in rows:
         memory_id, project, kind, key, title = (row[i] for i in range(5))
+        old_title = title
         is_list = kind == "work_state" and key is not None and key.startswith(LIST_PREFIX)
         if _is_canonical(project) and (not is_list or _is_canonical(key)):
             continue
@@ -109,6 +117,9 @@ def _memories(db: _Db) -> None:
             "UPDATE memories SET project = ?, dedupe_key = ?, title = ? WHERE id = ?",
             (project, key, title, memory_id),
         )
+        if title != old_title:
+            retitled.append((int(memory_id), title))
+    return retitled
 
 
 def _held(db: _Db, project: str, key: str) -> bool:

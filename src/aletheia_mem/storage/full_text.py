@@ -95,6 +95,16 @@ def index_fact(
     note_indexed(conn, "fact_fts", fresh=fresh)
 
 
+def index_title_again(conn: sqlite3.Connection, memory_id: int, title: str) -> None:
+    """Index a memory's new title in place of its old one (its other columns as they are);
+    nothing for a memory the index does not hold."""
+    changed = conn.execute(
+        "UPDATE memory_fts SET title = ? WHERE rowid = ?", (index_text(title), memory_id)
+    ).rowcount
+    if changed:
+        note_indexed(conn, "memory_fts", fresh=False)
+
+
 def tidy(conn: sqlite3.Connection) -> None:
     """The merging due from the current transaction, run in it just before it commits."""
     written = _written(conn)

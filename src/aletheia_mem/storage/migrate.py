@@ -110,7 +110,7 @@ def migrate(conn: sqlite3.Connection, where: str = "") -> int:
                 for statement in _statements(script):
                     conn.execute(statement)
                 if version == NFC_KEYS_STEP:
-                    canonicalize_keys(conn)
+                    _index_titles_again(conn, canonicalize_keys(conn))
                 conn.execute(
                     "INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,)
                 )
@@ -121,6 +121,16 @@ def migrate(conn: sqlite3.Connection, where: str = "") -> int:
                 conn.execute("ROLLBACK")
             raise
     return steps[-1][0]
+
+
+def _index_titles_again(conn: sqlite3.Connection, retitled: list[tuple[int, str]]) -> None:
+    """The titles the NFC step rewrote, indexed as they now are (in its transaction)."""
+    if not retitled:  # a new store, or one with no decomposed list: no index code loaded
+        return
+    from aletheia_mem.storage.full_text import index_title_again
+
+    for memory_id, title in retitled:
+        index_title_again(conn, memory_id, title)
 
 
 def _applied(conn: sqlite3.Connection, version: int) -> bool:

@@ -533,9 +533,19 @@ def migrate(conn: psycopg.Connection[Any], where: str = "") -> int:
         if version not in applied:
             conn.execute(script.encode())  # several statements: sent as one simple query
             if version == NFC_KEYS_STEP:
-                canonicalize_keys(conn, "%s")
+                _index_titles_again(conn, canonicalize_keys(conn, "%s"))
             conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
     return steps[-1][0]
+
+
+def _index_titles_again(conn: psycopg.Connection[Any], retitled: list[tuple[int, str]]) -> None:
+    """The lists whose title the NFC step rewrote, indexed as they now are (in its
+    transaction)."""
+    if not retitled:  # a new store, or one with no decomposed list: no index code loaded
+        return
+    from aletheia_mem.storage.postgres.reindex import index_memories_again
+
+    index_memories_again(conn, [memory_id for memory_id, _ in retitled])
 
 
 def schema_version(conn: psycopg.Connection[Any]) -> int:

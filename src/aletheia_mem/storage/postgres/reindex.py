@@ -58,6 +58,22 @@ def _memory_texts(row: Any) -> tuple[str, ...]:
     return (row[1], row[2], row[3], "\n".join(facts), "\n".join(files))
 
 
+def index_memories_again(conn: psycopg.Connection[Any], memory_ids: list[int]) -> int:
+    """Index again the memories of ``memory_ids`` the index holds, in the caller's transaction;
+    returns how many."""
+    done = 0
+    if not memory_ids:
+        return done
+    with full_text.indexing(conn) as totals:
+        rows = conn.execute(_MEMORIES + " WHERE m.id = ANY (%s)", (memory_ids,))
+        for row in rows.fetchall():
+            full_text.index_row(
+                conn, full_text.MEMORY_INDEX, int(row[0]), _memory_texts(row), totals
+            )
+            done += 1
+    return done
+
+
 def reindex_owed(db: PgDatabase) -> int:
     """Run the reindex the store owes, if any; returns how many rows were indexed again."""
     with db.read() as conn:
@@ -70,15 +86,8 @@ def reindex_owed(db: PgDatabase) -> int:
         conn.execute("SET LOCAL lock_timeout = 0")  # wait for a process doing it already
         if _owed(conn, lock=True) != steps:
             return 0
-        done = 0
+        done = index_memories_again(conn, memory_ids)
         with full_text.indexing(conn) as totals:
-            if memory_ids:
-                rows = conn.execute(_MEMORIES + " WHERE m.id = ANY (%s)", (memory_ids,))
-                for row in rows.fetchall():
-                    full_text.index_row(
-                        conn, full_text.MEMORY_INDEX, int(row[0]), _memory_texts(row), totals
-                    )
-                    done += 1
             if fact_ids:
                 rows = conn.execute(_FACTS + " WHERE f.id = ANY (%s)", (fact_ids,))
                 for row in rows.fetchall():
