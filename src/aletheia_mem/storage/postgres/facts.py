@@ -40,6 +40,25 @@ _FACT_COLUMNS = (
 )
 
 
+def newest_current_sql(
+    projects: tuple[str, ...] | None, limit: int, now: int
+) -> tuple[str, list[Any]]:
+    """``newest_current_facts``' statement: of every project, the newest by time first
+    (``facts_recorded``, migration 0021); of named projects, each one's newest first
+    (``facts_project_recorded``), then those merged: the planner, given a few projects and the
+    index by time, would walk back through every other project's facts to reach theirs (30 ms
+    for a project quiet of late, at 100,000 facts)."""
+    live = "valid_from <= %s AND (valid_to IS NULL OR valid_to > %s) AND dismissed_at IS NULL"
+    order = "ORDER BY recorded_at DESC, id DESC LIMIT %s"
+    if projects is None:
+        return f"SELECT {_FACT_COLUMNS} FROM facts WHERE {live} {order}", [now, now, limit]
+    sql = (
+        f"SELECT {_FACT_COLUMNS} FROM unnest(%s::text[]) AS named (name) CROSS JOIN LATERAL"
+        f" (SELECT * FROM facts WHERE project = named.name AND {live} {order}) AS f {order}"
+    )
+    return sql, [list(projects), now, now, limit, limit]
+
+
 # Fact search reads, in one statement (one snapshot), rows whose first column says what each is:
 #   2  a live fact valid at %(now)s holding a token of the query: its columns (from the 7th), tokens
 #   1  a term row of a query token: term, fact id, col, positions
@@ -349,17 +368,8 @@ class PgFacts(PgPart):
         self, projects: tuple[str, ...] | None, limit: int, now: int
     ) -> list[Fact]:
         """The live facts valid ``now`` of ``projects`` (None: all), newest recorded first."""
-        sql = (
-            f"SELECT {_FACT_COLUMNS} FROM facts WHERE valid_from <= %s"
-            " AND (valid_to IS NULL OR valid_to > %s) AND dismissed_at IS NULL"
-        )
-        params: list[Any] = [now, now]
-        if projects is not None:
-            sql += " AND project = ANY (%s)"
-            params.append(list(projects))
-        sql += " ORDER BY recorded_at DESC, id DESC LIMIT %s"
         with self._db.read() as conn:
-            rows = conn.execute(sql, [*params, limit]).fetchall()
+            rows = conn.execute(*newest_current_sql(projects, limit, now)).fetchall()
         return [fact_from_row(row) for row in rows]
 
     def fact_project_names(self, limit: int = 500) -> list[str]:

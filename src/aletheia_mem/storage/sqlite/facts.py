@@ -112,6 +112,23 @@ def _insert_fact(
     return int(cursor.lastrowid or 0)
 
 
+def newest_current_sql(
+    projects: tuple[str, ...] | None, limit: int, now: int
+) -> tuple[str, list[Any]]:
+    """``newest_current_facts``' statement: of every project, read newest first through
+    ``facts_recorded`` (migration 0025); of named projects, through each one's facts
+    (``facts_project_recorded``) or by time, as the planner finds cheaper."""
+    sql = (
+        "SELECT * FROM facts WHERE valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+        " AND dismissed_at IS NULL"
+    )
+    params: list[Any] = [now, now]
+    if projects is not None:
+        sql += " AND " + in_clause("project", projects)
+        params.extend(projects)
+    return sql + " ORDER BY recorded_at DESC, id DESC LIMIT ?", [*params, limit]
+
+
 class SqliteFacts(SqliteDatabase):
     """Facts over time: a new value supersedes the one valid at its valid_from."""
 
@@ -217,16 +234,7 @@ class SqliteFacts(SqliteDatabase):
     ) -> list[Fact]:
         """The live facts valid ``now`` of ``projects`` (None: all), newest recorded first:
         ``current_facts`` of many projects in one statement."""
-        sql = (
-            "SELECT * FROM facts WHERE valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
-            " AND dismissed_at IS NULL"
-        )
-        params: list[Any] = [now, now]
-        if projects is not None:
-            sql += " AND " + in_clause("project", projects)
-            params.extend(projects)
-        sql += " ORDER BY recorded_at DESC, id DESC LIMIT ?"
-        rows = self._conn.execute(sql, [*params, limit]).fetchall()
+        rows = self._conn.execute(*newest_current_sql(projects, limit, now)).fetchall()
         return [fact_from_row(row) for row in rows]
 
     def fact_project_names(self, limit: int = 500) -> list[str]:
