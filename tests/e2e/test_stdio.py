@@ -296,6 +296,29 @@ def test_batch_line_is_answered_with_one_array_line(tmp_path):
         assert server.close() == 0
 
 
+def test_a_batch_line_holds_at_most_100_messages_and_one_more_runs_nothing(tmp_path):
+    env = server_env(tmp_path, PYTHONPATH=os.environ.get("PYTHONPATH", ""))  # a worktree's
+    with running_server(env, tmp_path) as server:
+        server.initialize()
+        saves = [tools_call(n, "save_memory", {"text": f"batched note {n}"}) for n in range(101)]
+        assert server.ask(saves) == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32600,
+                "message": "Invalid request: a batch holds at most 100 messages; this one has 101.",
+            },
+        }
+        reply = server.ask(saves[:100])
+        assert sorted(item["id"] for item in reply) == list(range(100))
+        assert all(item["result"]["isError"] is False for item in reply)
+        assert server.close() == 0
+    # The refused line saved nothing: the store holds the 100 of the line after it.
+    assert [row[3] for row in memory_rows(tmp_path / "data" / "aletheia.db")] == [
+        f"batched note {n}" for n in range(100)
+    ]
+
+
 def test_single_request_line_is_answered_with_an_object(tmp_path):
     with running_server(server_env(tmp_path), tmp_path) as server:
         for message in (ping(1), tools_call(2, "search", {}), {"jsonrpc": "2.0", "id": None}):

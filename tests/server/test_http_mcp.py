@@ -242,6 +242,32 @@ def test_batch_is_answered_with_an_array_as_on_stdio(server: RunningServer) -> N
     assert empty.json()["error"]["code"] == -32600
 
 
+def test_a_batch_holds_at_most_100_messages_and_one_more_is_refused_whole(
+    server: RunningServer,
+) -> None:
+    session = server.initialize()
+    saves = [
+        rpc("tools/call", n, name="save_memory", arguments={"text": f"overbatched {n} quokka"})
+        for n in range(101)
+    ]
+    refused = server.post_mcp(saves, session)
+    assert refused.status == 400
+    assert refused.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Invalid request: a batch holds at most 100 messages; this one has 101.",
+        },
+    }
+    found = server.call_tool(session, "search", {"query": "overbatched quokka"})
+    assert found["content"][0]["text"].startswith("No matches.")  # nothing of it ran
+    searches = [rpc("tools/call", n, name="search", arguments={"query": "x"}) for n in range(100)]
+    answered = server.post_mcp(searches, session)
+    assert answered.status == 200
+    assert sorted(answer["id"] for answer in answered.json()) == list(range(100))
+
+
 def test_tools_call_saves_under_the_client_name_and_search_finds_it(server: RunningServer) -> None:
     session = server.initialize(client="http-test-client")
     saved = server.call_tool(session, "save_memory", {"text": "HTTP saved: use pnpm in shop"})

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from aletheia_mem import __version__
-from aletheia_mem.server.mcp import McpSession, handle_payload, only_reads
+from aletheia_mem.server.mcp import MAX_BATCH, McpSession, handle_payload, only_reads
 from aletheia_mem.server.stdio_session import serve
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
@@ -366,6 +366,29 @@ def test_invalid_members_of_a_batch_get_invalid_request_errors(session):
         (None, -32600),
     ]
     assert [item["result"] for item in reply if "result" in item] == [{}]
+
+
+def save_call(request_id: int) -> dict[str, Any]:
+    arguments = {"text": f"batched note number {request_id}"}
+    return request("tools/call", {"name": "save_memory", "arguments": arguments}, request_id)
+
+
+def test_a_batch_past_the_bound_is_one_invalid_request_error_and_runs_nothing(session):
+    single(session, request("initialize", initialize_params()))
+    refused = single(session, [save_call(n) for n in range(MAX_BATCH + 1)])
+    assert refused == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "Invalid request: a batch holds at most 100 messages; this one has 101.",
+        },
+    }
+    answered = handle_payload(session, [save_call(n) for n in range(MAX_BATCH)])
+    assert isinstance(answered, list)
+    saved = sorted(item["result"]["content"][0]["text"] for item in answered)
+    # Ids start at 1: the refused batch saved nothing.
+    assert saved == sorted(f"Saved as #{n} in shop." for n in range(1, MAX_BATCH + 1))
 
 
 def test_batch_of_one_request_is_answered_with_an_array(session):

@@ -3,7 +3,8 @@
 A batch of 1,000 calls is 1,000 requests' worth of work, so it is charged as such: the request
 itself was counted on arrival, the batch's other messages are counted here, all or none. A batch
 over the limit gets 429 whole, and a batch never holds more than ``MAX_BATCH`` messages (also
-when the limit is off), so one request never does more than its token may do in a minute.
+when the limit is off; the local server's limit, refused with its answer), so one request never
+does more than its token may do in a minute.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from anyio import to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from aletheia_mem.server.guard import Refusal, replay_body, send_refusal
+from aletheia_mem.server.mcp import MAX_BATCH, batch_too_long
 from aletheia_mem.server.ratelimit import Limiter
 from aletheia_mem.storage.hub_rows import HubToken
 
-MAX_BATCH = 100
 # Writes the audit row of a batch refused by the rate limit: (token, seconds to wait).
 OnLimited = Callable[[HubToken, int], Awaitable[None]]
 
@@ -60,11 +61,7 @@ class BatchMeter:
 
     def _refusal(self, scope: Scope, size: int) -> Refusal | None:
         if size > MAX_BATCH:
-            return Refusal(
-                400,
-                "batch_too_large",
-                f"Bad Request: a batch holds at most {MAX_BATCH} messages; this one has {size}.",
-            )
+            return Refusal(400, "batch_too_large", batch_too_long(size))
         token: HubToken = scope["state"]["token"]
         wait = self.limiter.hit(token.id, size - 1)
         if wait is None:

@@ -41,6 +41,10 @@ STRUCTURED_VERSIONS = frozenset({"2025-06-18", "2025-11-25", *modern.MODERN_VERS
 _TOOL_LISTS = {flag: [tool.definition(flag) for tool in TOOLS] for flag in (False, True)}
 MAX_ARGUMENT_DEPTH = 32
 MAX_ECHO = 100  # characters of a client's method or tool name an error repeats
+# Messages a JSON-RPC batch may hold, on every transport (the hub refuses longer ones before
+# they reach here). No MCP client sends batches at all; 100 is room for any scripted one, and
+# bounds the work and the reply of one line or POST to 100 calls'.
+MAX_BATCH = 100
 Message = dict[str, Any]
 # Decides, per tools/call, whether the caller may run this tool here (None: yes).
 ToolGate = Callable[[ToolSpec, dict[str, Any]], ToolResult | None]
@@ -89,10 +93,17 @@ def handle_payload(session: McpSession, payload: Any) -> Message | list[Message]
     if isinstance(payload, list):
         if not payload:
             return error_response(None, INVALID_REQUEST, "Invalid request: empty batch.")
+        if len(payload) > MAX_BATCH:
+            return error_response(None, INVALID_REQUEST, batch_too_long(len(payload)))
         replies = [handle_message(session, item, in_batch=True) for item in payload]
         answered = [reply for reply in replies if reply is not None]
         return answered or None
     return handle_message(session, payload)
+
+
+def batch_too_long(size: int) -> str:
+    """Why a batch of ``size`` messages, more than ``MAX_BATCH``, is refused with nothing run."""
+    return f"Invalid request: a batch holds at most {MAX_BATCH} messages; this one has {size}."
 
 
 def only_reads(payload: Any) -> bool:
