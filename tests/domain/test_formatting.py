@@ -7,6 +7,7 @@ block; text that does not read as it is left as it is."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import unicodedata
 
@@ -259,9 +260,11 @@ INNOCENT = [
     '<div class="memory"><a href="/aletheia">aletheia memory</a></div>',
     "</div></span><br/><aletheia><memory></aletheia>",
     "We built aletheia-memory, an MCP memory server: Aletheia keeps memory across sessions.",
-    "<aletheia-memo>, <aletheia->, <aletheia memory-x>, <aletheia_memory>, <xaletheia-memory>",
-    "</ aletheia>, <a/letheia-memory>, <aletheia--memory>, //aletheia-memory",
-    "<alethia-memory>, <aletheia-memoir>, <aletheiamemory>, <aletheia-mem0ry>",
+    "<aletheia-memo>, <aletheia->, <aletheia memo-x>, <aletheia_memoir>, <xaletheia-memory>",
+    "</ aletheia>, <a/letheia-memory>, <aletheia2memory>, //aletheia-memory, aletheia_memory",
+    "<alethia-memory>, <aletheia-memoir>, <aletheia><memory>, <aletheia-mem0ry>",
+    "<aletheiaxmemory>, <aletheia\u00e9memory>, <aletheia\u0436memory>, <aletheia>memory>",
+    "The aletheia memory server, aletheia_memory.db and Aletheia.Memory: only words.",
     "Если x < \u0431, то <тег> и <\u0430letheia> и <память>.",
     "ἀλήθεια <μνήμη> <ἀλήθεια-μνήμη> \u03b1 < β",
     "日本語 <タグ> 〈注〉 ≤ ≥ 《書名》",
@@ -290,15 +293,12 @@ _LESS_THANS = "<\uff1c\u2039"
 
 
 def _defused_by_reading(text: str) -> str:
-    """Each "<" whose following characters, read one at a time, spell the tag: defused."""
+    """Each "<" whose following characters, read one at a time, spell the tag (its two words
+    joined by any run of separators, here "-", "/" and what is not seen): defused."""
     out = []
     for index, char in enumerate(text):
-        read = ""
-        for following in text[index + 1 :]:
-            read += _READINGS.get(following, "?")
-            if not TAG.startswith(read.removeprefix("/")) or len(read.removeprefix("/")) >= 15:
-                break
-        opens = char in _LESS_THANS and read.removeprefix("/") == TAG
+        read = "".join(_READINGS.get(following, "?") for following in text[index + 1 :])
+        opens = char in _LESS_THANS and re.match("/?aletheia[-/]*memory", read) is not None
         out.append("&lt;" if opens else char)
     return "".join(out)
 
@@ -306,7 +306,9 @@ def _defused_by_reading(text: str) -> str:
 @settings(max_examples=500)
 @given(
     st.lists(
-        st.sampled_from([*_READINGS, *_LESS_THANS, TAG, "</aletheia-", "b", "<b>", "\u0431"]),
+        st.sampled_from(
+            [*_READINGS, *_LESS_THANS, TAG, "</aletheia", "memory", "b", "<b>", "\u0431", ">"]
+        ),
         max_size=12,
     ).map("".join)
 )

@@ -1,5 +1,8 @@
 """The recall tag neutralised in stored text: whatever a reader would take for
-``<aletheia-memory>`` or its closing tag, in any spelling, stops being one."""
+``<aletheia-memory>`` or its closing tag, in any spelling, stops being one.
+
+A reader takes the two words joined by any run of separators for the tag as well:
+``</aletheia memory>``, ``</aletheia_memory>``, ``</aletheia.memory>``, ``</aletheiamemory>``."""
 
 from __future__ import annotations
 
@@ -10,27 +13,38 @@ from functools import lru_cache
 # The characters a reader takes for "<": the ASCII one, its full-width and small forms, and the
 # angle brackets and arrowheads drawn like it, the Runic kauna and the invisible TAG less-than.
 _LESS_THAN = "<\ufe64\uff1c\u02c2\u1438\u2039\u2329\u276c\u276e\u27e8\u3008\u16b2\U000e003c"
-_TAG = "aletheia-memory"
-# In the regex below: a character ASCII text may skip (white space and controls), and one
-# that is not ASCII, whose reading is left to Python.
+# And those drawn like ">", which end a tag as "<" starts one.
+_GREATER_THAN = ">\ufe65\uff1e\u02c3\u1433\u203a\u232a\u276d\u276f\u27e9\u3009"
+# The tag's two words; any run of separators (none too) may join them.
+_FIRST, _SECOND = "aletheia", "memory"
+# In the regex below: a character ASCII text may skip (white space and controls), one that is
+# not ASCII, whose reading is left to Python, and a run of ASCII separators (all but letters,
+# digits, "<" and ">").
 _ASCII_GAP = "[\\x00-\\x20\\x7f]*"
 _NOT_ASCII = "[^\\x00-\\x7f]"
+_ASCII_SEPARATORS = "[\\x00-\\x2f\\x3a\\x3b\\x3d\\x3f\\x40\\x5b-\\x60\\x7b-\\x7f]*"
 
 
-def _ascii_start(word: str) -> str:
+def _ascii_start(word: str, then: str = "") -> str:
     """A regex for text whose ASCII part before its first non-ASCII character reads as ``word``
-    or a start of it."""
-    pattern = ""
+    (and ``then``) or a start of it."""
+    pattern = then
     for letter in reversed(word):
         pattern = f"{_ASCII_GAP}(?:{_NOT_ASCII}|[{re.escape(letter + letter.upper())}]{pattern})"
     return pattern
 
 
+# After the first word: separators, then the second word. The run of separators is followed by
+# no separator, so a long run is tried in linear time.
+_ASCII_TAIL = (
+    f"{_ASCII_SEPARATORS}(?:{_NOT_ASCII}|[{_SECOND[0]}{_SECOND[0].upper()}]"
+    f"{_ascii_start(_SECOND[1:])})"
+)
 # Where a tag may start: a "<" that what follows can complete, a "/" first or not. Most "<" in
 # code and markup ("a < b", "List<T>", "</div>", "<a href>") are passed over here, in C.
 _TAG_START = re.compile(
-    f"[{_LESS_THAN}](?={_ASCII_GAP}(?:{_NOT_ASCII}|/{_ascii_start(_TAG)}|"
-    f"[aA]{_ascii_start(_TAG[1:])}))"
+    f"[{_LESS_THAN}](?={_ASCII_GAP}(?:{_NOT_ASCII}|/{_ascii_start(_FIRST, _ASCII_TAIL)}|"
+    f"[aA]{_ascii_start(_FIRST[1:], _ASCII_TAIL)}))"
 )
 
 # Default-ignorable code points (Unicode DerivedCoreProperties) that are not in a category the
@@ -62,8 +76,6 @@ _LOOKALIKES = {
     **dict.fromkeys("\u2044\u2215\u29f8", "/"),
     **dict.fromkeys("\u2212\u02d7\u2043\u2796", "-"),
 }
-# Read as a hyphen where one is wanted, else not seen: a soft hyphen shows where a line breaks.
-_SOFT_HYPHEN = "\u00ad"
 
 
 def _is_gap(char: str) -> bool:
@@ -90,22 +102,31 @@ def _reading(char: str) -> str:
     )
 
 
+def _is_separator(char: str) -> bool:
+    """Whether ``char``, as read, may join the tag's two words: anything but a letter, a digit
+    and the brackets that start or end a tag."""
+    return not char.isalnum() and char not in _LESS_THAN and char not in _GREATER_THAN
+
+
 def _reads_as_tag(text: str, start: int) -> bool:
-    """Whether ``text`` from ``start`` reads as ``aletheia-memory``, a "/" before it or not."""
-    readings = {""}  # what was read so far, each way a soft hyphen may be read
+    """Whether ``text`` from ``start`` reads as ``aletheia``, separators and ``memory``, a "/"
+    before it or not."""
+    wanted = _FIRST + _SECOND
+    matched = 0  # letters of ``wanted`` read so far
+    slash_first = True  # a "/" may still come first
     for index in range(start, len(text)):
-        char = text[index]
-        ways = ("", "-") if char == _SOFT_HYPHEN else (_reading(char),)
-        kept = set()
-        for read in (before + way for before in readings for way in ways):
-            wanted = read[1:] if read[:1] == "/" else read
-            if wanted.startswith(_TAG):
-                return True
-            if _TAG.startswith(wanted):
-                kept.add(read)
-        if not kept:
-            return False
-        readings = kept
+        for read in _reading(text[index]):
+            if slash_first and read == "/":
+                slash_first = False
+            elif matched == len(_FIRST) and _is_separator(read):
+                continue
+            elif read != wanted[matched]:
+                return False
+            else:
+                matched += 1
+                if matched == len(wanted):
+                    return True
+            slash_first = False
     return False
 
 
@@ -119,7 +140,8 @@ def neutralize(text: str) -> str:
     Each "<" (or a look-alike) that a reader takes with what follows for the recall tag, open or
     close, becomes "&lt;". What follows is read a character at a time: case, compatibility forms
     (full-width, mathematical letters), accents, invisible characters and white space, other
-    dashes and slashes, and Cyrillic or Greek look-alike letters all read as the tag.
+    slashes, and Cyrillic or Greek look-alike letters all read as the tag, and any run of
+    separators (none, "-", "_", ".", spaces, other punctuation) between its two words.
     """
     if "<" not in text and text.isascii():  # most text: skip the scan
         return text
