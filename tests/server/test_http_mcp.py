@@ -268,6 +268,31 @@ def test_a_batch_holds_at_most_100_messages_and_one_more_is_refused_whole(
     assert sorted(answer["id"] for answer in answered.json()) == list(range(100))
 
 
+def test_a_batchs_answer_stays_bounded_however_large_each_answer(tmp_path: Path) -> None:
+    words = " ".join(f"w{n:06d}" for n in range(2_400))  # 19,199 characters
+    saves = [
+        rpc("tools/call", n, name="save_memory", arguments={"text": f"{n} {words}"})
+        for n in range(100)
+    ]
+    observe = [
+        rpc("tools/call", n, name="get_observations", arguments={"ids": list(range(1, 101))})
+        for n in range(100)
+    ]
+    with running_server(tmp_path) as fresh:
+        session = fresh.initialize()
+        assert fresh.post_mcp(saves, session).status == 200
+        one = fresh.post_mcp(observe[0], session)
+        reply = fresh.post_mcp(observe, session)
+    assert reply.status == 200
+    answers = reply.json()
+    assert [answer["id"] for answer in answers] == list(range(100))
+    ran = [answer for answer in answers if "result" in answer]
+    assert 1 <= len(ran) < 100 and ran == answers[: len(ran)]
+    assert {answer["error"]["code"] for answer in answers[len(ran) :]} == {-32000}
+    # 100 answers of this size would take 100 times as much.
+    assert len(reply.body) < (len(ran) + 1) * len(one.body)
+
+
 def test_tools_call_saves_under_the_client_name_and_search_finds_it(server: RunningServer) -> None:
     session = server.initialize(client="http-test-client")
     saved = server.call_tool(session, "save_memory", {"text": "HTTP saved: use pnpm in shop"})

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from aletheia_mem import __version__
-from aletheia_mem.server.mcp import MAX_BATCH, McpSession, handle_payload, only_reads
+from aletheia_mem.server.mcp import (
+    MAX_BATCH,
+    MAX_BATCH_ANSWER,
+    McpSession,
+    handle_payload,
+    only_reads,
+)
 from aletheia_mem.server.stdio_session import serve
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.tools.app import AppContext
@@ -389,6 +395,39 @@ def test_a_batch_past_the_bound_is_one_invalid_request_error_and_runs_nothing(se
     saved = sorted(item["result"]["content"][0]["text"] for item in answered)
     # Ids start at 1: the refused batch saved nothing.
     assert saved == sorted(f"Saved as #{n} in shop." for n in range(1, MAX_BATCH + 1))
+
+
+def observe_all(request_id: int) -> dict[str, Any]:
+    arguments = {"ids": list(range(1, 101))}
+    return request("tools/call", {"name": "get_observations", "arguments": arguments}, request_id)
+
+
+def test_once_a_batchs_answers_are_full_its_later_requests_run_nothing(session):
+    single(session, request("initialize", initialize_params()))
+    words = " ".join(f"w{n:06d}" for n in range(2_400))  # 19,199 characters
+    saves = [
+        request("tools/call", {"name": "save_memory", "arguments": {"text": f"{n} {words}"}}, n)
+        for n in range(100)
+    ]
+    assert all("result" in item for item in handle_payload(session, saves))
+
+    batch = [observe_all(n) for n in range(6)] + [notification("notifications/x"), save_call(6)]
+    reply = handle_payload(session, batch)
+
+    assert [item["id"] for item in reply] == [0, 1, 2, 3, 4, 5, 6]  # one answer per request
+    ran = [item for item in reply if "result" in item]
+    assert ran == reply[: len(ran)] and 1 <= len(ran) < 6
+    assert len(json.dumps(ran[:-1])) <= MAX_BATCH_ANSWER  # the last answer made them full
+    for item in reply[len(ran) :]:
+        assert item["error"] == {
+            "code": -32000,
+            "message": "Server error: this batch's answers passed 8,000,000 characters, so this"
+            " request did not run; send it again in a later batch or on its own.",
+        }
+    # The save turned away did not run: the next one gets the next id.
+    assert single(session, save_call(7))["result"]["content"][0]["text"] == (
+        "Saved as #101 in shop."
+    )
 
 
 def test_batch_of_one_request_is_answered_with_an_array(session):

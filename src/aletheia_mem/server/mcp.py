@@ -45,6 +45,12 @@ MAX_ECHO = 100  # characters of a client's method or tool name an error repeats
 # they reach here). No MCP client sends batches at all; 100 is room for any scripted one, and
 # bounds the work and the reply of one line or POST to 100 calls'.
 MAX_BATCH = 100
+# Characters a batch's answers may hold before its later requests are turned away unrun: two of
+# the largest answers (get_observations of 100 memories of 20,000 characters, text and
+# structured, holds about 4 million), and far more than 100 searches (4 million at most).
+MAX_BATCH_ANSWER = 8_000_000
+# JSON-RPC's implementation-defined server error: a request of a batch whose answers are full.
+BATCH_FULL = -32000
 Message = dict[str, Any]
 # Decides, per tools/call, whether the caller may run this tool here (None: yes).
 ToolGate = Callable[[ToolSpec, dict[str, Any]], ToolResult | None]
@@ -95,10 +101,60 @@ def handle_payload(session: McpSession, payload: Any) -> Message | list[Message]
             return error_response(None, INVALID_REQUEST, "Invalid request: empty batch.")
         if len(payload) > MAX_BATCH:
             return error_response(None, INVALID_REQUEST, batch_too_long(len(payload)))
-        replies = [handle_message(session, item, in_batch=True) for item in payload]
+        replies = _batch_replies(session, payload)
         answered = [reply for reply in replies if reply is not None]
         return answered or None
     return handle_message(session, payload)
+
+
+def _batch_replies(session: McpSession, batch: list[Any]) -> list[Message | None]:
+    """The reply to each message of a batch, in order; once the answers hold more than
+    ``MAX_BATCH_ANSWER`` characters, the requests after them run nothing and get ``BATCH_FULL``."""
+    replies: list[Message | None] = []
+    held = 0
+    for item in batch:
+        if held > MAX_BATCH_ANSWER:
+            replies.append(_not_run(session, item))
+            continue
+        reply = handle_message(session, item, in_batch=True)
+        held += _characters(reply)
+        replies.append(reply)
+    return replies
+
+
+def _not_run(session: McpSession, message: Any) -> Message | None:
+    """The answer to a message of a batch whose answers are full: a request gets ``BATCH_FULL``,
+    anything else what it would get (nothing runs for it either way)."""
+    if not (isinstance(message, dict) and isinstance(message.get("method"), str)):
+        return handle_message(session, message, in_batch=True)
+    request_id = message.get("id")
+    if "id" not in message or not valid_id(request_id) or message.get("jsonrpc") != "2.0":
+        return handle_message(session, message, in_batch=True)  # refused unrun all the same
+    _tell_unrun(session, message)
+    return error_response(
+        request_id,
+        BATCH_FULL,
+        f"Server error: this batch's answers passed {MAX_BATCH_ANSWER:,} characters, so this"
+        " request did not run; send it again in a later batch or on its own.",
+    )
+
+
+def _characters(value: Any) -> int:
+    """About how many characters ``value`` (a reply) takes as JSON: those of its strings and
+    one for each other value (walked without recursion: stored lists nest)."""
+    count, pending = 0, [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            count += len(item)
+        elif isinstance(item, dict):
+            count += sum(len(key) for key in item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        else:
+            count += 1
+    return count
 
 
 def batch_too_long(size: int) -> str:
