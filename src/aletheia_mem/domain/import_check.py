@@ -39,6 +39,7 @@ from aletheia_mem.domain.limits import (
     blank_fact_part,
 )
 from aletheia_mem.domain.memories import (
+    composed_note,
     dedupe_key,
     stored_paths,
     stored_statements,
@@ -302,6 +303,8 @@ def checked_record(kind: str, data: dict[str, Any], line: int, *, now: int) -> d
         InvalidInputError: a field is unknown, missing or wrong; the message names the line.
     """
     fields = FIELDS[kind]
+    if kind == "memory" and data.get("kind") != WORK_STATE_KIND:  # composed, as a save
+        data = composed_note(data)
     for name in data:
         if name not in fields:
             raise InvalidInputError(f'Line {line}: {kind} has an unknown field "{name}".')

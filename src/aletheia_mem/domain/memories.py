@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
     MAX_STATEMENT,
@@ -74,6 +75,17 @@ def stored_title(title: str, text: str) -> str:
     return title if title.strip() else default_title(text)
 
 
+def composed_note(data: dict[str, Any]) -> dict[str, Any]:
+    """A note's fields (an import's memory, a sync record's data) with its title and text in
+    NFC (``canonical``), as a save keeps them: the same words however they were encoded are
+    one memory (its dedupe key is theirs). Not for a list: its title is its name, which
+    ``stored_list_title`` composes, and its text is its items as JSON."""
+    return {
+        **data,
+        **{f: canonical(data[f]) for f in ("title", "text") if isinstance(data.get(f), str)},
+    }
+
+
 def stored_paths(paths: Sequence[str]) -> list[str]:
     """A memory's files as a store keeps them, whoever wrote them: each once, in their order,
     none blank (a save drops a blank path and one given twice)."""
@@ -96,7 +108,8 @@ class Saved(NamedTuple):
 
 
 def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, bool]:
-    """Redact secrets, then store the memory and its facts in one transaction.
+    """Compose (NFC) the title and text, redact secrets, then store the memory and its facts
+    in one transaction.
 
     Returns the memory and whether it is new (False: the same one was saved before).
     """
@@ -107,12 +120,15 @@ def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, 
 def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
     """``save_memory``, also telling whether the facts it stated changed the fact timeline."""
     check_name_characters("project", item.project)
-    check_length("text", item.text, MAX_TEXT)
-    given = (item.title or "").strip()  # measured and kept trimmed, as a list's name
+    # one spelling: the same words however encoded (``e`` and an accent, or ``é``) are one
+    # memory, composed before they are measured, redacted and keyed
+    words = canonical(item.text)
+    check_length("text", words, MAX_TEXT)
+    given = canonical((item.title or "").strip())  # measured and kept trimmed, as a list's name
     check_length("title", given, MAX_TITLE)
     check_paths(item.files)
     now = clock()
-    text = redact_secrets(item.text)
+    text = redact_secrets(words)
     title = stored_title(redact_secrets(given), text)
     structured = [fact for fact in item.facts if isinstance(fact, FactInput)]
     statements = [

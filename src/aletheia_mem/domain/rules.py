@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from aletheia_mem.canonical import canonical
 from aletheia_mem.domain.formatting import joined_ids, one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
 from aletheia_mem.domain.redaction import redact_secrets
@@ -46,20 +47,23 @@ def rule_id(then: str, when: str, scope_tier: str, scope_name: str) -> str:
 
 def stored_scope_name(name: str) -> str:
     """A rule's scope name as a store keeps it, whoever wrote it (``add_rule``, an import, a
-    synced peer): its blanks one space and its secrets redacted; a control or format character
-    (which ``add_rule`` refuses, and an earlier release let in) dropped."""
-    return redact_secrets(printable_line(name, len(name)) or "")
+    synced peer): in NFC (``canonical``), its blanks one space and its secrets redacted; a
+    control or format character (which ``add_rule`` refuses, and an earlier release let in)
+    dropped."""
+    composed = canonical(name)
+    return redact_secrets(printable_line(composed, len(composed)) or "")
 
 
 def rule_words(then: str, when: str) -> tuple[str, str]:
     """A rule's ``then`` and ``when`` as ``add_rule`` keeps them, before redaction, whichever
-    door (or synced peer) gives them: one space between words; a blank situation, or "always"
-    in any case, is "always" (the default situation: one rule, one id).
+    door (or synced peer) gives them: in NFC (``canonical``: ``e`` and an accent is ``é``),
+    one space between words; a blank situation, or "always" in any case, is "always" (the
+    default situation: one rule, one id).
 
     Raises:
         InvalidInputError: ``then`` is blank.
     """
-    then, when = " ".join(then.split()), " ".join(when.split())
+    then, when = " ".join(canonical(then).split()), " ".join(canonical(when).split())
     if not then:
         raise InvalidInputError("then is required.")
     return then, "always" if not when or when.lower() == "always" else when

@@ -29,6 +29,7 @@ from aletheia_mem.domain.limits import (
     blank_fact_part,
 )
 from aletheia_mem.domain.memories import (
+    composed_note,
     dedupe_key,
     stored_paths,
     stored_statements,
@@ -300,6 +301,8 @@ def is_project_key(value: Any) -> bool:
 
 
 def _memory(check: _Checker) -> None:
+    if check.data["kind"] != WORK_STATE_KIND:  # composed before it is checked, as a save
+        check.data = composed_note(check.data)
     data = check.data
     check.project()
     check.choice("type", MEMORY_TYPES)

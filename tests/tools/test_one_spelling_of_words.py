@@ -1,0 +1,79 @@
+"""Words that look the same but are encoded differently (``é`` as one code point, or ``e`` and a
+combining accent, as macOS gives them) are one rule and one memory: "an identical rule is not
+added twice", and "Saving the same project, title and text again returns the existing id"
+(docs/configuration.md, "One spelling for names"). Over the tools, on both stores."""
+
+from __future__ import annotations
+
+import re
+
+from tests.tools.helpers import body_lines, db_rows, rule_id_of, saved_id
+
+COMPOSED, DECOMPOSED = "Caf\u00e9 rule", "Cafe\u0301 rule"
+
+
+def _already(result_text: str) -> str:
+    match = re.fullmatch(r"Rule already saved \((r_[0-9a-f]{10})\)\. .*", result_text)
+    assert match, result_text
+    return match.group(1)
+
+
+def test_a_rule_given_decomposed_is_the_composed_rule(call, app):
+    rule_id = rule_id_of(call("add_rule", then=COMPOSED))
+
+    again = call("add_rule", then=DECOMPOSED)
+
+    assert not again.is_error, again.text
+    assert _already(again.text) == rule_id
+    assert len(body_lines(call("list_rules"))) == 1
+    assert db_rows(app, "SELECT then_text FROM rules") == [(COMPOSED,)]
+
+
+def test_a_rule_first_given_decomposed_is_stored_composed(call, app):
+    rule_id = rule_id_of(call("add_rule", then=DECOMPOSED, when="you order a cafe\u0301"))
+
+    again = call("add_rule", then=COMPOSED, when="you order a caf\u00e9")
+
+    assert _already(again.text) == rule_id
+    assert db_rows(app, "SELECT then_text, when_text FROM rules") == [
+        (COMPOSED, "you order a caf\u00e9")
+    ]
+
+
+def test_a_situation_named_decomposed_is_the_composed_situation(call):
+    rule_id = rule_id_of(
+        call("add_rule", then="Speak French", scopeTier="situation", scopeName="Caf\u00e9")
+    )
+
+    again = call("add_rule", then="Speak French", scopeTier="situation", scopeName="Cafe\u0301")
+
+    assert _already(again.text) == rule_id
+
+
+def test_the_session_context_shows_the_rule_once(call):
+    call("add_rule", then=COMPOSED, when="you order")
+    call("add_rule", then=DECOMPOSED, when="you order")
+
+    context = call("session_start_context").text
+
+    assert context.count("When you order: Caf") == 1, context
+
+
+def test_a_memory_saved_again_decomposed_is_already_saved(call, app):
+    first = saved_id(call("save_memory", text="r\u00e9sum\u00e9 dedupe", project="caf\u00e9"))
+
+    again = call("save_memory", text="re\u0301sume\u0301 dedupe", project="cafe\u0301")
+
+    assert again.text == f"Already saved as #{first}."
+    assert db_rows(app, "SELECT title, text FROM memories") == [
+        ("r\u00e9sum\u00e9 dedupe", "r\u00e9sum\u00e9 dedupe")
+    ]
+
+
+def test_a_title_given_decomposed_is_the_composed_title(call, app):
+    first = saved_id(call("save_memory", text="The menu", title="Caf\u00e9 menu"))
+
+    again = call("save_memory", text="The menu", title="Cafe\u0301 menu")
+
+    assert again.text == f"Already saved as #{first}."
+    assert db_rows(app, "SELECT title FROM memories") == [("Caf\u00e9 menu",)]
