@@ -289,7 +289,7 @@ def test_a_project_with_control_or_format_characters_is_refused(run: Invoke, pro
     for argv in (("save", "a note"), ("facts", "add", "api", "db", "pg"), ("lists", "write", "l")):
         refused = run(*argv, "--project", project)
         assert refused.exit_code == 2
-        assert refused.stderr == "Error: project must not contain control characters.\n"
+        assert refused.stderr == "Error: project must not contain control or format characters.\n"
     assert run("search", "note", "--project", "*").stdout.startswith("No matches.")
 
 
@@ -353,3 +353,15 @@ def test_timeline_help_says_an_anchor_id_needs_no_project_as_it_behaves(run: Inv
         "Default: with ANCHOR, the anchor's own project; with --query, this directory's project."
         in shown
     )
+
+
+def test_invisible_text_a_rule_and_a_list_name_are_refused_as_blank_ones(run: Invoke) -> None:
+    # Only a zero-width space (a format character) and a word joiner: nothing shows.
+    for argv, message in (
+        (("save", "\u200b\u2060"), "text is required."),
+        (("rules", "add", "\u200b"), "then is required."),
+        (("lists", "write", "\ufeff", "a"), "list is required."),
+    ):
+        refused = run(*argv)
+        assert refused.exit_code == 2, refused.stdout
+        assert refused.stderr == f"Error: {message}\n"

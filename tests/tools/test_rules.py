@@ -395,7 +395,7 @@ def test_a_scope_name_with_control_or_format_characters_is_refused(call, app, ti
     result = call("add_rule", then="Use poetry", scopeTier=tier, scopeName=name)
 
     assert result.is_error
-    assert result.text == "scopeName must not contain control characters."
+    assert result.text == "scopeName must not contain control or format characters."
     assert db_rows(app, "SELECT count(*) FROM rules") == [(0,)]
 
 

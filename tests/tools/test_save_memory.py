@@ -111,7 +111,7 @@ def test_a_project_with_control_or_format_characters_is_refused(call, app, proje
     result = call("save_memory", text="x", project=project)
 
     assert result.is_error
-    assert result.text == "project must not contain control characters."
+    assert result.text == "project must not contain control or format characters."
     assert db_rows(app, "SELECT count(*) FROM memories") == [(0,)]
 
 

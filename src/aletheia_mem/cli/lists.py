@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.cli.common import (
     Count,
     echo,
@@ -130,7 +131,7 @@ def write(
     name: str, values: tuple[str, ...], items_json: str | None, project: str | None, as_json: bool
 ) -> None:
     """Replace a list with these items (send the whole list, at most 1000 items)."""
-    if not name.strip():
+    if is_blank(name):
         raise InvalidInputError("list is required.")
     items = _items(values, items_json)
     with open_cli_app() as app:

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.cli.common import (
     ITEM_ID,
     Count,
@@ -88,7 +89,7 @@ def save(
     as_json: bool,
 ) -> None:
     """Save one memory (secrets are redacted first; the same text twice is saved once)."""
-    if not text.strip():
+    if is_blank(text):
         raise InvalidInputError("text is required.")
     arguments = {"text": text, "title": title, "project": project, "type": kind, "pinned": pin}
     with open_cli_app() as app:

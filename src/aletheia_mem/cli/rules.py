@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.cli.common import (
     ITEM_ID,
     cli_settings,
@@ -135,7 +136,7 @@ def add_rule(
 ) -> None:
     """Add a rule (at most 800 characters); an identical rule is not added twice."""
     then = " ".join(then.split())
-    if not then:
+    if is_blank(then):
         raise InvalidInputError("then is required.")
     if len(then) > 800:
         raise InvalidInputError("then must be at most 800 characters.")

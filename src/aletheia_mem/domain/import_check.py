@@ -191,7 +191,7 @@ def name(value: Any) -> str:
     if not checked.strip():
         raise _Bad("must not be empty")
     if UNPRINTED_NAME.search(checked):
-        raise _Bad("must not contain control characters")
+        raise _Bad("must not contain control or format characters")
     return str(checked)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.errors import InvalidInputError
 
 MAX_TEXT = 20_000  # a memory's text
@@ -61,7 +62,7 @@ def shape_problem(values: Sequence[object], what: str, max_depth: int) -> str | 
 def check_name_characters(name: str, value: str) -> None:
     """Raises InvalidInputError when ``value`` holds a control or format character."""
     if UNPRINTED_NAME.search(value):
-        raise InvalidInputError(f"{name} must not contain control characters.")
+        raise InvalidInputError(f"{name} must not contain control or format characters.")
 
 
 def check_length(name: str, value: str, limit: int) -> None:
@@ -91,7 +92,7 @@ def blank_fact_part(subject: object, predicate: object, object_: object) -> str 
     a fact: a save says "each fact needs ...", the JSON API "subject is required."), the first
     one named; None when each is text."""
     parts = {"subject": subject, "predicate": predicate, "object": object_}
-    return next((n for n, p in parts.items() if not isinstance(p, str) or not p.strip()), None)
+    return next((n for n, p in parts.items() if not isinstance(p, str) or is_blank(p)), None)
 
 
 def check_fact_text(*parts: str) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.canonical import canonical
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
@@ -71,8 +72,9 @@ def default_title(text: str) -> str:
 
 def stored_title(title: str, text: str) -> str:
     """A note's title as a store keeps it, whoever wrote it (a save, an import, a synced
-    peer): a blank one is the default title of its text (as stored, redacted)."""
-    return title if title.strip() else default_title(text)
+    peer): a blank one (``is_blank``: spaces, or a zero-width space) is the default title of its
+    text (as stored, redacted)."""
+    return default_title(text) if is_blank(title) else title
 
 
 def composed_note(data: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.canonical import canonical
 from aletheia_mem.domain.formatting import joined_ids, one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
@@ -57,16 +58,16 @@ def stored_scope_name(name: str) -> str:
 def rule_words(then: str, when: str) -> tuple[str, str]:
     """A rule's ``then`` and ``when`` as ``add_rule`` keeps them, before redaction, whichever
     door (or synced peer) gives them: in NFC (``canonical``: ``e`` and an accent is ``é``),
-    one space between words; a blank situation, or "always" in any case, is "always" (the
-    default situation: one rule, one id).
+    one space between words; a blank situation (``is_blank``), or "always" in any case, is
+    "always" (the default situation: one rule, one id).
 
     Raises:
         InvalidInputError: ``then`` is blank.
     """
     then, when = " ".join(canonical(then).split()), " ".join(canonical(when).split())
-    if not then:
+    if is_blank(then):  # only blanks or format characters (a zero-width space) say nothing
         raise InvalidInputError("then is required.")
-    return then, "always" if not when or when.lower() == "always" else when
+    return then, "always" if is_blank(when) or when.lower() == "always" else when
 
 
 def rule_scope_name(
@@ -88,14 +89,14 @@ def rule_scope_name(
             dropped), or what ``project`` raises.
     """
     if tier == "everywhere":
-        if name.strip() and not stray_name_dropped:
+        if not is_blank(name) and not stray_name_dropped:
             raise InvalidInputError(
                 f"{fields[0]} project or situation is required when {fields[1]} is given."
             )
         return ""
     if tier == "project":
         return project(name.strip())
-    if not name.strip():
+    if is_blank(name):
         raise InvalidInputError(f"{fields[1]} is required when {fields[0]} is situation.")
     return name.strip()
 

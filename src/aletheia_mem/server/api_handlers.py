@@ -10,6 +10,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.domain import facts, memories, recall, rules, worklists
 from aletheia_mem.domain.context import build_context
 from aletheia_mem.domain.vocabulary import ItemType
@@ -318,7 +319,7 @@ def read_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
 def write_work_state(app: AppContext, args: dict[str, Any]) -> Reply:
     """Replace a list's items, as work_state_write does."""
     name, items = args["name"].strip(), args["items"]
-    if not name:
+    if is_blank(name):
         raise InvalidInputError("list is required.")
     project = target_project(app, args.get("project"))
     written = worklists.write_list(

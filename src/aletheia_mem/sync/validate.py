@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.canonical import canonical
 from aletheia_mem.domain.import_check import ALL_PROJECTS, is_uid
 from aletheia_mem.domain.limits import (
@@ -90,7 +91,7 @@ class _Checker:
         if (not empty and not value.strip()) or len(value) > limit:
             raise self.fail(f"{field} must be 1 to {limit} characters.")
         if UNPRINTED_NAME.search(value) or LONE_SURROGATE.search(value):
-            raise self.fail(f"{field} must not contain control characters.")
+            raise self.fail(f"{field} must not contain control or format characters.")
 
     def text(self, field: str, limit: int, *, redact: bool = True) -> None:
         value = self.data[field]
@@ -314,7 +315,7 @@ def _memory(check: _Checker) -> None:
         check.items("text")
     else:
         check.text("text", MAX_TEXT)
-        if not data["text"].strip():  # as a save refuses it
+        if is_blank(data["text"]):  # as a save refuses it
             raise check.fail("text is required.")
     check.text("narrative", MAX_TEXT)
     check.texts("facts", MAX_FACT_PART)

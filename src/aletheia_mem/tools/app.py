@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.clock import Clock
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.projects import ALL_PROJECTS as ALL_PROJECTS  # the doors import them here
@@ -44,8 +45,9 @@ def _named_project(app: AppContext, value: str) -> str:
 
 
 def target_project(app: AppContext, value: str | None) -> str:
-    """The one project a write or a single-project read goes to."""
-    if value is None or not value.strip():
+    """The one project a write or a single-project read goes to (a blank one, ``is_blank``,
+    is none given)."""
+    if value is None or is_blank(value):
         return app.allowed_projects[0] if app.allowed_projects else app.default_project
     return _named_project(app, value)
 

@@ -3,7 +3,8 @@
 Numbers may come as numeric strings (of ASCII digits: ``number_text``), booleans as
 "true"/"false", arrays of ids as "1,2" or a single id, an array of paths as one string (one
 path: a path may hold a comma) or as its JSON text, and null or blank text (``""``, what models
-send for "nothing") means absent: an optional argument then gets its default, a required one is
+send for "nothing"; so is text of only whitespace and format characters, a zero-width space:
+``is_blank``) means absent: an optional argument then gets its default, a required one is
 missing. Anything else that does not fit is an ``InvalidInputError`` with a message that names
 the argument.
 """
@@ -14,6 +15,7 @@ import json
 import math
 from typing import Any
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.domain.limits import LONE_SURROGATE
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.number_text import BLANKS, ascii_number
@@ -65,7 +67,7 @@ def check_arguments(
     clean: dict[str, Any] = {}
     for name, spec in properties.items():
         value = arguments.get(name)
-        if value is None or (isinstance(value, str) and not value.strip()):
+        if value is None or (isinstance(value, str) and is_blank(value)):
             if "default" in spec:
                 clean[name] = spec["default"]
             continue
@@ -94,7 +96,7 @@ def _check_encodable(name: str, value: Any) -> None:
 
 
 def _is_blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) or value == []
+    return value is None or (isinstance(value, str) and is_blank(value)) or value == []
 
 
 def _check_value(name: str, spec: Schema, value: Any, exact: bool = False) -> Any:

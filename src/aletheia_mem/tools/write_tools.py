@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.domain import dismissals, memories
 from aletheia_mem.domain.formatting import one_line
 from aletheia_mem.domain.vocabulary import ItemType
@@ -23,14 +24,14 @@ _DISMISSED = " It is dismissed: hidden from search and context; restore_memory b
 def memory_input(app: AppContext, args: dict[str, Any]) -> memories.MemoryInput:
     """A save's checked arguments, in the project the caller may write to."""
     text = args["text"]
-    if not text.strip():
+    if is_blank(text):
         raise InvalidInputError("text is required.")
     title = args.get("title")
     return memories.MemoryInput(
         text=text,
         project=target_project(app, args.get("project")),
         tool=app.caller,
-        title=title if title and title.strip() else None,
+        title=title if title and not is_blank(title) else None,
         type=args["type"],
         pinned=args["pinned"],
         facts=memories.parse_fact_inputs(args.get("facts", [])),

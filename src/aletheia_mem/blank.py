@@ -1,0 +1,19 @@
+"""Whether a text says nothing: imports only ``unicodedata``, for the start path of the tools'
+argument checks.
+
+A value made only of whitespace and Unicode format characters (category Cf: a zero-width space
+U+200B, a zero-width joiner U+200D, a byte-order mark U+FEFF, a word joiner U+2060, a bidi
+mark) shows nothing: it is as empty as one of spaces, wherever a blank value is refused or
+stands for "not given" (a memory's text and title, a rule's words, a list's name, a project).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` is empty, or only whitespace and format (Cf) characters."""
+    if text.isprintable():  # no format character (nor other whitespace than a space)
+        return not text.strip()
+    return all(char.isspace() or unicodedata.category(char) == "Cf" for char in text)
