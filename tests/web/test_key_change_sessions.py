@@ -44,3 +44,21 @@ def test_going_back_to_an_old_key_does_not_revive_its_sessions(
         # A new sign-in with the old key works as ever.
         fresh = signed_in(third)
         assert third.request("GET", "/", headers={"Cookie": fresh}).status == 200
+
+
+def test_a_start_without_a_key_ends_the_sessions_of_the_key_before(
+    request: pytest.FixtureRequest, store_kind: str, tmp_path: Path
+) -> None:
+    store = store_target(request, store_kind, tmp_path)
+    base = {} if isinstance(store, Path) else {"ALETHEIA_HUB_DB": store}
+    keyed = {**base, "ALETHEIA_API_KEY": OLD_KEY}
+
+    with running_server(tmp_path, env=keyed) as first:
+        session = signed_in(first)
+        assert first.request("GET", "/", headers={"Cookie": session}).status == 200
+    with running_server(tmp_path, env=base) as keyless:
+        assert keyless.request("GET", "/").status == 200  # no key: the Guard alone
+    with running_server(tmp_path, env=keyed) as third:
+        assert third.request("GET", "/", headers={"Cookie": session}).status == 303
+        fresh = signed_in(third)
+        assert third.request("GET", "/", headers={"Cookie": fresh}).status == 200

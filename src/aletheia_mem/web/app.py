@@ -308,12 +308,11 @@ def routes(
 
     ``failures`` counts wrong keys per client address (shared with the bearer check of ``/mcp``
     and ``/api/``), past which an address waits; with a key, sign-ins are kept in the rows of
-    ``mcp_sessions`` (the server's MCP sessions, closed with them)."""
-    sessions = None
-    if api_key is not None:
-        if mcp_sessions is None:
-            mcp_sessions = SessionStore(hub_store(app).sessions(), app.clock)
-        sessions = mcp_sessions.sharing_rows(WEB_SESSIONS_PER_KEY)
+    ``mcp_sessions`` (the server's MCP sessions, closed with them); without a key, the
+    sign-ins made under a key before end there."""
+    if mcp_sessions is None:
+        mcp_sessions = SessionStore(hub_store(app).sessions(), app.clock)
+    sessions = mcp_sessions.sharing_rows(WEB_SESSIONS_PER_KEY)
     counted = failures
 
     def failed_credential(client: str, detail: str) -> int | None:

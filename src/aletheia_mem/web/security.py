@@ -9,7 +9,8 @@ The Guard in front of the server already refuses foreign Host and Origin headers
   its expiry with their HMAC under the key. The session is kept in the store (hashed, as MCP
   sessions are), so every worker process can check it and signing out ends it for a copied
   cookie too; it ends after a day unused and 7 days in all, and changing the key signs all out
-  for good (a server started with a new key ends the sessions of every other key);
+  for good (a server started with a new key ends the sessions of every other key, and one
+  started without a key those of every key);
 * every state-changing request must come from this origin (``Origin`` equal to ``Host``) and
   carry the per-browser CSRF token: a random value kept in a cookie and echoed in each form.
 """
@@ -28,7 +29,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes, urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from aletheia_mem.errors import StoreUnavailableError
+from aletheia_mem.errors import StoreReadOnlyError, StoreUnavailableError
 from aletheia_mem.server.sessions import SessionState, SessionStore
 
 SESSION_COOKIE = "aletheia_ui"
@@ -108,23 +109,32 @@ class Gate:
     sign_out: Callable[[Request], None] = _no_session
 
 
+def _end_sign_ins(sessions: SessionStore, keep: str) -> None:
+    """End the sign-in sessions of every key but the one whose owner is ``keep`` ("": all).
+
+    A new key, or none, signs every browser out for good: going back to an earlier key later
+    does not sign its old cookies back in. (A store that cannot be reached or written keeps
+    them until a start that can write it: still refused under another key, as another owner's;
+    the server starts and reads as ever.)"""
+    with suppress(StoreUnavailableError, StoreReadOnlyError):
+        sessions.end_other_owners(KEY_OWNER, keep)
+
+
 def key_gate(api_key: str | None, sessions: SessionStore | None = None) -> Gate:
     """``aletheia-server``'s gate: ``ALETHEIA_API_KEY`` when set, else the Guard alone.
 
     ``sessions`` keeps the sign-in sessions (the store's sessions table); their owner is a
-    digest of the key, so a session of one key is none of another's."""
-    if api_key is None or sessions is None:
-        if api_key is not None:
-            raise ValueError("a key gate needs somewhere to keep its sign-in sessions")
+    digest of the key, so a session of one key is none of another's. Without a key, given
+    ``sessions``, the sign-in sessions of every key end, as a new key ends them."""
+    if api_key is None:
+        if sessions is not None:
+            _end_sign_ins(sessions, keep="")
         return Gate(SESSION_COOKIE, False, lambda request: True, lambda given: None)
+    if sessions is None:
+        raise ValueError("a key gate needs somewhere to keep its sign-in sessions")
     key, kept = api_key, sessions
     owner = KEY_OWNER + _signature(key, "sessions")[:32]
-    # A new key signs every browser out for good: the sessions of any other key end now, so
-    # going back to that key later does not sign its old cookies back in.
-    # (An unreachable store keeps them until a start that reaches it: still refused under this
-    # key, as another owner's.)
-    with suppress(StoreUnavailableError):
-        kept.end_other_owners(KEY_OWNER, owner)
+    _end_sign_ins(kept, keep=owner)
 
     def session_of(cookie: str) -> str | None:
         """The session id a cookie this key signed names, while not expired."""
