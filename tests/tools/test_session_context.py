@@ -152,16 +152,41 @@ def test_a_project_whose_memories_are_all_dismissed_says_so_as_search_does(call)
     assert body_lines(result)[:-1] == ["# Memory for shop", said]
 
 
-def test_a_project_with_only_observations_does_not_say_nothing_is_saved(call, app, clock):
-    captured = Captured("change", "Edited src/app.py", "Edited src/app.py", ("src/app.py",))
-    save_captured(app.store, captured, OBSERVATION_KIND, "shop", "claude-code", clock())
+def _observe(app, clock, path):
+    captured = Captured("change", f"Edited {path}", f"Edited {path}", (path,))
+    return save_captured(app.store, captured, OBSERVATION_KIND, "shop", "claude-code", clock())
+
+
+def test_observations_fill_recent_when_it_lists_nothing_else(call, app, clock):
+    """A session that has not ended (no summary yet) left only its observations: Recent lists
+    them, newest first, as the recent memories they are."""
+    for path in ("src/app.py", "src/db.py", "src/ui.py"):
+        _observe(app, clock, path)
+        clock.advance(60_000)
+    call("work_state_write", list="todo", items=["a"])
+
+    result = call("session_start_context", limit=2)
+
+    assert body_lines(result)[:-1] == [
+        "# Memory for shop",
+        "## Recent",
+        "### 2026-10-29",
+        "- #3 19:48 [C] Edited src/ui.py",
+        "- #2 19:47 [C] Edited src/db.py",
+        'Work-state lists of this project: "todo" (work_state_read reads one).',
+    ]
+    assert _economics(result)[0] == 2
+    assert [m["id"] for m in result.structured["recent"]] == [3, 2]
+
+
+def test_observations_stay_out_of_recent_beside_other_memories(call, app, clock):
+    _observe(app, clock, "src/app.py")
+    clock.advance(60_000)
+    call("save_memory", text="Session: fix the login", type="change")
 
     lines = body_lines(call("session_start_context"))
 
-    assert lines[:-1] == [
-        "# Memory for shop",
-        "No memories to list for this project; search finds its observations.",
-    ]
+    assert lines[1:-1] == ["## Recent", "### 2026-10-29", "- #2 19:47 [C] Session: fix the login"]
 
 
 def test_recent_memories_are_grouped_by_day_newest_first(call, clock):

@@ -96,6 +96,10 @@ def build_context_parts(
     # listed: someone chose it.
     pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=())
     recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
+    if not recent:  # only observations (a session not ended yet): they are the recent ones
+        recent = store.recent_memories(
+            project, limit, pinned=False, exclude_kinds=(WORK_STATE_KIND,)
+        )
     requests = store.recent_requests(project, MAX_REQUESTS)
     facts = store.current_facts(project, MAX_FACTS, now)
     facts_left_out = _past(len(facts), MAX_FACTS, lambda: store.count_current_facts(project, now))
@@ -159,8 +163,8 @@ def build_context_parts(
 
 def _empty(store: Store, project: str) -> str:
     """What a block that lists nothing says: why, as search's empty answer does."""
-    if store.has_memories((project,)):  # hook observations only: Recent leaves them out
-        return "No memories to list for this project; search finds its observations."
+    if store.has_memories((project,)):  # lists only, whose names did not fit
+        return "No memories to list for this project; work_state_read reads its lists."
     if store.has_memories((project,), dismissed=True):
         return f'Every memory in project "{one_line(project)}" is dismissed.'
     return "Nothing saved for this project yet. Use save_memory to keep what matters."

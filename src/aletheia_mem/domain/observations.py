@@ -13,7 +13,7 @@ An observation is built from the host's hook payload alone, without a model: it 
 and the change (the replaced text, cut short). Text inside ``<private>`` is removed and secrets
 are redacted before anything is stored (``save_memory`` redacts again). Session context does not
 list observations one by one (a session makes dozens); they are found by search, and each
-summary names their files.
+summary names their files. Only a block whose Recent would list nothing else lists them.
 """
 
 from __future__ import annotations
