@@ -130,14 +130,17 @@ def history(
     }
 
 
-def fact_projects(app: AppContext) -> list[str]:
-    """The projects the Facts page offers, by name: those with memories and those with facts
-    (a fact may be recorded in a project that holds no memory)."""
+def fact_projects(app: AppContext, limit: int, starting: str = "") -> list[str]:
+    """The first ``limit`` projects the Facts page offers, by name, of those starting with
+    ``starting``: those with memories and those with facts (a fact may be recorded in a project
+    that holds no memory)."""
     store = app.store
-    names = sorted({*store.project_names(), *store.fact_project_names()})
+    names = sorted(
+        {*store.project_names(limit, starting), *store.fact_project_names(limit, starting)}
+    )
     if app.allowed_projects is not None:
         names = [name for name in names if name in app.allowed_projects]
-    return names
+    return names[:limit]
 
 
 def subject_index(app: AppContext, project: str) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import Request
@@ -21,6 +22,7 @@ from aletheia_mem.web.base import (
     submitted,
     whole_number,
 )
+from aletheia_mem.web.project_choice import project_choice
 from aletheia_mem.web.render import page
 
 RULE_ACTIONS = {"confirm", "disable"}
@@ -70,7 +72,7 @@ def facts_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         notice=(bound.notice(ODD_FACTS_OLDER, ODD_FACTS_UPTO) if subject else None)
         or facts.fact_notice(ui.app, signed_done(request), params.get("fact", "")),
         index=[] if subject else facts.subject_index(ui.app, project),
-        projects=facts.fact_projects(ui.app),
+        projects=project_choice(request, partial(facts.fact_projects, ui.app)),
     )
 
 

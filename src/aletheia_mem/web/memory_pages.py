@@ -22,6 +22,7 @@ from aletheia_mem.web.base import (
     signed_done,
     whole_number,
 )
+from aletheia_mem.web.project_choice import project_choice
 from aletheia_mem.web.render import fragment, page
 
 DONE_NOTICES = {
@@ -80,7 +81,7 @@ def memories_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         section="Memories",
         filters=filters,
         listing=listing,
-        projects=ui.app.store.project_names(),
+        projects=project_choice(request, ui.app.store.project_names),
         types=MEMORY_TYPES,
         orders=memories.ORDERS,
         more_query=_more_query(filters, listing),

@@ -10,6 +10,7 @@ from aletheia_mem.domain.worklists import items_version
 from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError, StaleListError
 from aletheia_mem.web import context, lists
 from aletheia_mem.web.base import Handler, Ui, done_redirect, signed_done, submitted
+from aletheia_mem.web.project_choice import project_choice
 from aletheia_mem.web.render import page
 from aletheia_mem.web.visible import visible
 
@@ -64,7 +65,7 @@ def _lists_view(
         error=error,
         existing=existing,
         dismissed_id=dismissed_id,
-        projects=ui.app.store.project_names(),
+        projects=project_choice(request, ui.app.store.project_names),
         notice=_notice(ui, request, found["project"], name if gone else ""),
     )
 
@@ -132,7 +133,7 @@ def context_page(ui: Ui, request: Request, form: dict[str, str]) -> Response:
         request,
         "context.html",
         section="Context",
-        projects=ui.app.store.project_names(),
+        projects=project_choice(request, ui.app.store.project_names),
         **found,
     )
 

@@ -33,6 +33,8 @@ def test_fact_project_names_are_the_projects_holding_facts_by_name(
         contract_store.add_fact(fact("svc", "owner", project, project=project))
     assert contract_store.fact_project_names() == ["billing", "factonly", "zz"]
     assert contract_store.fact_project_names(limit=2) == ["billing", "factonly"]
+    assert contract_store.fact_project_names(starting="f") == ["factonly"]
+    assert contract_store.fact_project_names(starting="zzz") == []
 
 
 def test_the_newest_current_facts_of_many_projects_in_one_read(contract_store: HubStore) -> None:

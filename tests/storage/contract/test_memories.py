@@ -85,6 +85,16 @@ def test_counts_and_project_names_see_live_memories_by_project(contract_store: H
     assert contract_store.project_names() == ["billing", "shop"]
 
 
+def test_project_names_that_start_with_a_prefix(contract_store: HubStore) -> None:
+    for project in ("shop", "shop-api", "shopping", "shoe", "sho", "zeta", "\u00e9t\u00e9"):
+        contract_store.add_memory(memory(f"a note of {project}", project=project))
+    assert contract_store.project_names(starting="shop") == ["shop", "shop-api", "shopping"]
+    assert contract_store.project_names(2, starting="sho") == ["sho", "shoe"]
+    assert contract_store.project_names(starting="\u00e9") == ["\u00e9t\u00e9"]
+    assert contract_store.project_names(starting="shopx") == []
+    assert contract_store.project_names(starting="")[-1] == "\u00e9t\u00e9"
+
+
 def test_search_finds_memories_by_their_words_within_the_projects_asked(
     contract_store: HubStore,
 ) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from aletheia_mem.search.query import fts_match_expression
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import Fact, FactPage
+from aletheia_mem.storage.prefix import name_range
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
     F_FACT_COLUMNS,
@@ -237,16 +238,18 @@ class SqliteFacts(SqliteDatabase):
         rows = self._conn.execute(*newest_current_sql(projects, limit, now)).fetchall()
         return [fact_from_row(row) for row in rows]
 
-    def fact_project_names(self, limit: int = 500) -> list[str]:
+    def fact_project_names(self, limit: int = 500, starting: str = "") -> list[str]:
         """The projects that have facts, by name: one index seek per project (a skip scan of
         facts_project_recorded), as ``project_names`` reads the memories'."""
+        bound, ends = name_range(starting, "?")
         rows = self._conn.execute(
             "WITH RECURSIVE p(name, n) AS ("
-            " SELECT min(project), 1 FROM facts"
-            " UNION ALL SELECT (SELECT min(project) FROM facts WHERE project > p.name), n + 1"
-            " FROM p WHERE p.name IS NOT NULL AND n < ?)"
+            f" SELECT min(project), 1 FROM facts WHERE project >= ?{bound}"
+            " UNION ALL SELECT (SELECT min(project) FROM facts"
+            f" WHERE project > p.name{bound}),"
+            " n + 1 FROM p WHERE p.name IS NOT NULL AND n < ?)"
             " SELECT name FROM p WHERE name IS NOT NULL",
-            (limit,),
+            (starting, *ends, *ends, limit),
         ).fetchall()
         return [str(row[0]) for row in rows]
 

@@ -8,6 +8,7 @@
   if (!list || !form) return;
   var POLL_MS = 3000;
   var DEBOUNCE_MS = 150;
+  var FIND = "find_project";
   var pending = null;
   var typed = null;
 
@@ -138,10 +139,13 @@
     }
   });
   form.addEventListener("change", function (event) {
-    if (event.target && event.target.id !== "q") search(false);
+    if (event.target && event.target.id !== "q" && event.target.id !== FIND) search(false);
   });
   // Enter (or the Search button): the same rows without reloading the page, kept in history.
+  // Enter in Find project loads the page, whose Project list the server fills anew.
   form.addEventListener("submit", function (event) {
+    var active = document.activeElement;
+    if (active && active.id === FIND) return;
     event.preventDefault();
     clearTimeout(typed);
     search(true);
