@@ -33,7 +33,7 @@ from aletheia_mem.errors import (
 )
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
-from aletheia_mem.server.mcp import argument_problem
+from aletheia_mem.server.mcp import argument_problem, echoed
 from aletheia_mem.server.openapi import Handler, Operation, Reply, bounded, build_document
 from aletheia_mem.server.stdio import parse_line
 from aletheia_mem.tools.app import AppContext
@@ -138,11 +138,34 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
         args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
         body = _json_body(await request.body(), request, op.body_required)
+        check_fields(op, body)
         _check_strings(op.body, body)
         args.update(check_arguments(op.body, body))
+    elif op.method != "GET":  # a write without a body: a body sent anyway holds no field
+        check_fields(op, _json_body(await request.body(), request, False))
     if op.path_params is not None:
         args.update(check_arguments(op.path_params, dict(request.path_params), exact=True))
     return args
+
+
+def check_fields(op: Operation, body: dict[str, Any]) -> None:
+    """Refuse a body field the operation does not take (``scope_tier`` for ``scopeTier``):
+    ignored, it would leave its default in place of what the client meant.
+
+    Raises:
+        InvalidInputError: naming the fields refused and the ones the operation takes.
+    """
+    taken = list((op.body or {}).get("properties", {}))
+    unknown = [name for name in body if name not in taken]
+    if not unknown:
+        return
+    named = ", ".join(json.dumps(echoed(name), ensure_ascii=False) for name in unknown[:5])
+    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    field = "field" if len(unknown) == 1 else "fields"
+    takes = f"takes {', '.join(taken)}" if taken else "takes no body fields"
+    raise InvalidInputError(
+        f"Unknown {field} {named}{more} in the request body: {op.method} {op.path} {takes}."
+    )
 
 
 def _check_strings(schema: dict[str, Any], body: dict[str, Any]) -> None:

@@ -250,7 +250,9 @@ def _operation(op: Operation, secured: bool) -> Schema:
         "responses": responses,
     }
     if op.body is not None:
-        out["requestBody"] = {"required": op.body_required, "content": _json(shown(op.body))}
+        # A field the operation does not take is refused (``api.check_fields``).
+        body = {**shown(op.body), "additionalProperties": False}
+        out["requestBody"] = {"required": op.body_required, "content": _json(body)}
     if secured:
         out["security"] = [{"bearer": []}]
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.server.api import OPERATIONS
+from aletheia_mem.server.api import OPERATIONS, check_fields
 from aletheia_mem.server.mcp import argument_problem
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
@@ -48,6 +48,7 @@ def checked(
         InvalidInputError: the arguments are refused, as the API would say.
     """
     op = _BY_ID[operation_id]
+    check_fields(op, body or {})  # a form sends only what the API takes, as a script must
     args: dict[str, Any] = {}
     for schema, given in ((op.query, query), (op.body, body), (op.path_params, path)):
         if schema is not None:
