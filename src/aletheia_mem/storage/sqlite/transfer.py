@@ -325,6 +325,12 @@ class _Loader:
             raise InvalidInputError(
                 f"Line {line}: this {broken[0]} record refers to a missing {broken[2]} record."
             )
+        for table, query, told in _CROSS_PROJECT:
+            crossed = self._conn.execute(query).fetchone()
+            if crossed is not None:
+                key, *named = crossed
+                shown = [json.dumps(value, ensure_ascii=False) for value in named]
+                raise InvalidInputError(f"Line {self._line(table, key)}: {told.format(*shown)}.")
         for column, table, noun in _EVIDENCE:
             cited = self._conn.execute(
                 f"SELECT rules.id, each.value FROM rules, json_each(rules.{column}) AS each"
@@ -461,6 +467,35 @@ _EVIDENCE = (
 )
 
 
+# The references no tool makes across projects, each with the line's table, the query of the
+# first that does (the key of its row, then what the message names) and what the line is told:
+# a fact is superseded by a later fact of its key (so of its project), states a memory of its
+# project (a save's, and sync ties it to no other), and a session's hooks link the memories
+# they save in the session's project.
+_CROSS_PROJECT = (
+    (
+        "facts",
+        "SELECT f.id, f.project, t.id, t.project FROM facts f JOIN facts t"
+        " ON t.id = f.superseded_by WHERE t.project != f.project LIMIT 1",
+        "this fact of project {0} is superseded by fact #{1} of project {2}; a fact is"
+        " superseded only by a fact of its own project",
+    ),
+    (
+        "facts",
+        "SELECT f.id, f.project, m.id, m.project FROM facts f JOIN memories m"
+        " ON m.id = f.memory_id WHERE m.project != f.project LIMIT 1",
+        "this fact of project {0} names memory #{1} of project {2}; a fact belongs only to a"
+        " memory of its own project",
+    ),
+    (
+        "episode_memories",
+        "SELECT l.rowid, e.id, e.project, m.id, m.project FROM episode_memories l"
+        " JOIN episodes e ON e.id = l.episode_id JOIN memories m ON m.id = l.memory_id"
+        " WHERE m.project != e.project LIMIT 1",
+        "this episode_memory record links episode #{0} of project {1} to memory #{2} of"
+        " project {3}; a session holds only memories of its own project",
+    ),
+)
 # The tables whose items' references may wait for an item (``sync_pending``), by their kind.
 _WAITING_KINDS = {"facts": "fact", "rules": "rule"}
 # Whether the item a waiting reference ``p`` names is held: a sync fills a reference in as its
