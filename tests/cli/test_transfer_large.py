@@ -113,8 +113,7 @@ def test_a_bad_last_line_of_a_large_import_leaves_the_store_empty(
         with pytest.raises(InvalidInputError) as refused:
             _import(store, lines)
         assert refused.value.message == (
-            f'Line {len(lines)}: memory field "pinned" must be 0 or 1, not a number.'
-            " Nothing was imported."
+            f'Line {len(lines)}: memory field "pinned" must be 0 or 1, not 2. Nothing was imported.'
         )
         assert store.is_empty()
         assert store.data_sequences() == {}

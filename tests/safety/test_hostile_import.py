@@ -138,6 +138,14 @@ HOSTILE = {
         {"type": "memory", "data": {k: v for k, v in _memory().items() if k != "uid"}},
         'memory field "uid" is missing',
     ),
+    "a whole number written with a decimal point as an id": (
+        {"type": "memory", "data": _memory(id=1.0)},
+        'memory field "id" must be a whole number, not 1.0',
+    ),
+    "a number as a title": (
+        {"type": "memory", "data": _memory(title=12)},
+        'memory field "title" must be a string, not 12',
+    ),
     "true as an id": (
         {"type": "memory", "data": _memory(id=True)},
         'memory field "id" must be a whole number, not true/false',
@@ -182,7 +190,7 @@ HOSTILE = {
     ),
     "pinned as 2": (
         {"type": "memory", "data": _memory(pinned=2)},
-        'memory field "pinned" must be 0 or 1, not a number',
+        'memory field "pinned" must be 0 or 1, not 2',
     ),
     "a string as the file list": (
         {"type": "memory", "data": _memory(files="/etc/passwd")},
@@ -190,7 +198,7 @@ HOSTILE = {
     ),
     "a float timestamp on a request": (
         {"type": "request", "data": {"id": 5, "episode_id": 1, "at": 1e300, "text": "x"}},
-        'request field "at" must be a whole number, not a number',
+        'request field "at" must be a whole number, not 1e+300',
     ),
     "an unknown rule scope": (
         {"type": "rule", "data": _rule(scope_tier="root")},

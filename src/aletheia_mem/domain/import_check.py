@@ -175,7 +175,12 @@ def optional(check: Check) -> Check:
 
 
 def _kind(value: Any) -> str:
-    names = {bool: "true/false", int: "a number", float: "a number", str: "a string"}
+    """What a value that does not fit is, said in a message: a number as the file gives it
+    (``1.0``, ``2``: "a number" named no fault in it), cut to 40 characters."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        given = json.dumps(value)
+        return given if len(given) <= 40 else f"{given[:40]}..."
+    names = {bool: "true/false", str: "a string"}
     names.update({list: "a list", dict: "an object", type(None): "null"})
     return names.get(type(value), type(value).__name__)
 
