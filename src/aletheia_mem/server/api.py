@@ -33,9 +33,9 @@ from aletheia_mem.errors import (
 )
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
-from aletheia_mem.server.mcp import argument_problem, echoed
+from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem, echoed
 from aletheia_mem.server.openapi import Handler, Operation, Reply, bounded, build_document
-from aletheia_mem.server.stdio import parse_line
+from aletheia_mem.server.stdio import NotJsonNumber, json_value, utf8_text
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 
@@ -79,6 +79,7 @@ _CODE_BY_STATUS = {
 # Sent with every answer of ``/api/`` (as the UI's pages are): a reply holds stored memories,
 # which no cache keeps, and no browser reads as anything but JSON.
 API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+NOT_UTF8 = "The request body is not UTF-8."
 NO_ROUTE = "No API route at this address: /api/openapi.json lists them."
 
 
@@ -110,19 +111,43 @@ def _json_body(raw: bytes, request: Request, required: bool) -> dict[str, Any]:
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != JSON_TYPE:
         raise _MediaTypeError("The request body must be sent as application/json.")
-    encoding = json.detect_encoding(raw)
-    if encoding.startswith("utf-8"):
-        try:
-            raw.decode(encoding, "surrogatepass")
-        except UnicodeDecodeError:
-            raise InvalidInputError("The request body is not UTF-8.") from None
-    payload, ok = parse_line(raw)
-    if not ok or not isinstance(payload, dict):
+    payload = _json_value(raw)
+    if not isinstance(payload, dict):
         raise InvalidInputError("The request body must be a JSON object.")
     problem = argument_problem(payload)  # the tools' own limits: no lone surrogates, no deep nests
     if problem is not None:
         raise InvalidInputError(f"The request body is refused: {problem}")
     return payload
+
+
+def _json_value(raw: bytes) -> Any:
+    """The body's JSON value, read as UTF-8 only (a UTF-16 or UTF-32 body is refused, where
+    ``json.loads`` would guess its encoding; a byte order mark before it is ignored).
+
+    Raises:
+        InvalidInputError: saying why it is none: not UTF-8, NaN or Infinity, nested too deep.
+    """
+    # Without a byte order mark, UTF-16 or UTF-32 text of ASCII decodes as UTF-8 (with NUL
+    # bytes, which no JSON text begins with): said as what it is, not "not JSON".
+    if not json.detect_encoding(raw).startswith("utf-8"):
+        raise InvalidInputError(NOT_UTF8)
+    try:
+        text = utf8_text(raw)
+    except UnicodeDecodeError:
+        raise InvalidInputError(NOT_UTF8) from None
+    try:
+        return json_value(text)
+    except NotJsonNumber as error:
+        raise InvalidInputError(
+            f"The request body is not JSON: it holds {error.name}, and JSON has no NaN or Infinity."
+        ) from None
+    except RecursionError:  # nested past the parser, far past what arguments may
+        raise InvalidInputError(
+            "The request body is refused: arguments must not nest more than"
+            f" {MAX_ARGUMENT_DEPTH} levels deep."
+        ) from None
+    except ValueError:
+        raise InvalidInputError("The request body must be a JSON object.") from None
 
 
 class _MediaTypeError(InvalidInputError):

@@ -21,10 +21,19 @@ else:
     import _signal  # loaded with the interpreter; ``signal`` would import ``enum`` (8 ms)
 
 
+class NotJsonNumber(ValueError):
+    """A ``NaN``, ``Infinity`` or ``-Infinity`` in the text: Python reads them, JSON has none."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is not JSON")
+        self.name = name
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise NotJsonNumber(name)
 
 
+_BOM = b"\xef\xbb\xbf"
 # Built once: ``json.loads`` and ``json.dumps`` with a keyword build a new decoder or encoder
 # on every call.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
@@ -33,11 +42,33 @@ _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
+def utf8_text(raw: bytes) -> str:
+    """``raw`` as UTF-8, every message's encoding (a UTF-16 or UTF-32 one is no message, where
+    ``json.loads`` would guess it), a byte order mark before it ignored (RFC 8259 lets a
+    reader); an encoded surrogate is kept, for the arguments' check to name.
+
+    Raises:
+        UnicodeDecodeError: ``raw`` is not UTF-8.
+    """
+    return raw.removeprefix(_BOM).decode("utf-8", "surrogatepass")
+
+
+def json_value(text: str) -> Any:
+    """The JSON value of ``text``.
+
+    Raises:
+        NotJsonNumber: it holds NaN, Infinity or -Infinity.
+        ValueError: it is not JSON.
+        RecursionError: it nests deeper than the parser goes.
+    """
+    return _DECODER.decode(text)
+
+
 def parse_line(line: bytes) -> tuple[Any, bool]:
-    """The JSON value of one line and whether it parsed (as ``json.loads`` reads bytes)."""
+    """The JSON value of one UTF-8 line and whether it parsed."""
     try:
-        return _DECODER.decode(line.decode(json.detect_encoding(line), "surrogatepass")), True
-    except (ValueError, RecursionError):
+        return json_value(utf8_text(line)), True
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None, False
 
 
