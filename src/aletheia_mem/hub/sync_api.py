@@ -53,6 +53,7 @@ from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.guard import Refusal
 from aletheia_mem.server.http import UNAVAILABLE
+from aletheia_mem.server.stdio import utf8_text
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditsWithWrites
 from aletheia_mem.storage.entries import AuditEntry
@@ -134,7 +135,11 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 async def _body(request: Request) -> dict[str, Any]:
     try:
-        value = json.loads(await request.body(), object_pairs_hook=_once)
+        text = utf8_text(await request.body())  # guessed by json.loads, a UTF-16 one was read
+    except UnicodeDecodeError:
+        raise InvalidInputError("The body is not UTF-8.") from None
+    try:
+        value = json.loads(text, object_pairs_hook=_once)
     except ValueError as error:
         if error.args == ("a key given twice",):
             raise InvalidInputError("The body must not give any key twice.") from None

@@ -127,10 +127,6 @@ def _json_value(raw: bytes) -> Any:
     Raises:
         InvalidInputError: saying why it is none: not UTF-8, NaN or Infinity, nested too deep.
     """
-    # Without a byte order mark, UTF-16 or UTF-32 text of ASCII decodes as UTF-8 (with NUL
-    # bytes, which no JSON text begins with): said as what it is, not "not JSON".
-    if not json.detect_encoding(raw).startswith("utf-8"):
-        raise InvalidInputError(NOT_UTF8)
     try:
         text = utf8_text(raw)
     except UnicodeDecodeError:

@@ -48,8 +48,11 @@ def utf8_text(raw: bytes) -> str:
     reader); an encoded surrogate is kept, for the arguments' check to name.
 
     Raises:
-        UnicodeDecodeError: ``raw`` is not UTF-8.
+        UnicodeDecodeError: ``raw`` is not UTF-8, or is UTF-16 or UTF-32 without a byte order
+            mark (of ASCII it decodes as UTF-8, with the NUL bytes no JSON text begins with).
     """
+    if not json.detect_encoding(raw).startswith("utf-8"):
+        raise UnicodeDecodeError("utf-8", raw, 0, 1, "UTF-16 or UTF-32, not UTF-8")
     return raw.removeprefix(_BOM).decode("utf-8", "surrogatepass")
 
 
