@@ -84,6 +84,18 @@ def test_an_id_given_twice_is_refused_naming_the_second_line(
     )
 
 
+def test_two_current_facts_of_one_subject_and_predicate_are_refused_naming_them(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    records = [_fact(subject="App"), _fact(id=2, uid="2" * 32, object="mysql", subject="app")]
+    assert _refused(run, tmp_path, workspace, records) == (
+        "Error: Line 3: an earlier facts record of the file is current too (valid_to null) for"
+        ' project "shop", subject "app" and predicate "db"; only one fact of a subject and'
+        " predicate is current, the others end (valid_to) and name it (superseded_by)."
+        " Nothing was imported.\n"
+    )
+
+
 def test_a_fact_about_a_missing_memory_is_refused_naming_its_line(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:

@@ -368,6 +368,13 @@ def _repeated(table: str, values: dict[str, Any], error: str) -> str | None:
     if spec.startswith("index "):  # a unique index on expressions: no columns to name
         return f"this {table} record repeats an earlier one of the file"
     columns = [column.rsplit(".", 1)[-1] for column in spec.split(", ")]
+    if table == "facts" and "subject_key" in columns:  # facts_current: one current a key
+        return (
+            f"an earlier facts record of the file is current too (valid_to null) for project"
+            f" {json.dumps(values.get('project'))}, subject {json.dumps(values.get('subject'))}"
+            f" and predicate {json.dumps(values.get('predicate'))}; only one fact of a subject"
+            " and predicate is current, the others end (valid_to) and name it (superseded_by)"
+        )
     shown = [f"{column} {json.dumps(values.get(column))}" for column in columns]
     return f"an earlier {table} record of the file has the same {' and '.join(shown)}"
 
