@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import queue
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -89,14 +90,22 @@ def test_the_server_goes_on_answering_after_a_store_failure(
     assert broken_server.post_mcp(initialize_message(1)).status == 503
     assert broken_server.process.poll() is None
     assert broken_server.request("GET", "/mcp").status == 405
-    assert any("MCP request failed" in line for line in _stderr_lines(broken_server))
+    assert _stderr_line(broken_server, "MCP request failed")
 
 
-def _stderr_lines(server: RunningServer) -> list[str]:
-    lines = list(server.lines)
-    while not server.stderr.empty():
-        lines.append(server.stderr.get_nowait())
-    return lines
+def _stderr_line(server: RunningServer, text: str) -> str:
+    """The server's first stderr line holding ``text``, waited for: a worker may write its log
+    line after the reply has reached the client, and a reader thread passes it on."""
+    for line in server.lines:
+        if text in line:
+            return line
+    while True:
+        try:
+            line = server.stderr.get(timeout=30)
+        except queue.Empty:
+            raise AssertionError(f"no stderr line holds {text!r}") from None
+        if text in line:
+            return line
 
 
 def test_the_hub_answers_a_store_failure_with_a_json_rpc_internal_error(tmp_path: Path) -> None:
