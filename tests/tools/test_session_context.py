@@ -100,33 +100,11 @@ def test_list_names_stay_within_the_6000_characters(call):
     assert len(markdown) <= 6000
 
 
-def test_lists_are_named_beside_the_memories_too(call):
+def test_lists_are_not_named_once_the_block_lists_a_memory(call):
     call("work_state_write", list="todo", items=["a"])
-    call("work_state_write", list="release", items=["tag"])
     call("save_memory", text="Use pnpm")
 
-    lines = body_lines(call("session_start_context"))
-
-    assert lines[1:-1] == [
-        "## Recent",
-        "### 2026-10-29",
-        "- #3 19:46 [N] Use pnpm",
-        'Work-state lists of this project: "release", "todo" (work_state_read reads one).',
-    ]
-    assert _economics(call("session_start_context"))[0] == 1  # a list's name is no item
-
-
-def test_list_names_beside_memories_stay_within_the_6000_characters(call):
-    for number in range(17):  # about 5600 characters of Recent: room for some names
-        call("save_memory", text=f"Memory {number}: " + "the deploys need the VPN " * 4)
-    for number in range(10):
-        call("work_state_write", list=f"list {number} " + "x" * 60, items=["a"])
-
-    result = call("session_start_context", limit=100)
-    markdown = unwrap(result).split("\nContext economics:")[0]
-
-    assert len(markdown) <= 6000
-    assert "Work-state lists of this project:" in markdown
+    assert "todo" not in call("session_start_context").text
 
 
 def test_empty_project_says_nothing_is_saved_yet(call):
@@ -163,7 +141,6 @@ def test_observations_fill_recent_when_it_lists_nothing_else(call, app, clock):
     for path in ("src/app.py", "src/db.py", "src/ui.py"):
         _observe(app, clock, path)
         clock.advance(60_000)
-    call("work_state_write", list="todo", items=["a"])
 
     result = call("session_start_context", limit=2)
 
@@ -173,7 +150,6 @@ def test_observations_fill_recent_when_it_lists_nothing_else(call, app, clock):
         "### 2026-10-29",
         "- #3 19:48 [C] Edited src/ui.py",
         "- #2 19:47 [C] Edited src/db.py",
-        'Work-state lists of this project: "todo" (work_state_read reads one).',
     ]
     assert _economics(result)[0] == 2
     assert [m["id"] for m in result.structured["recent"]] == [3, 2]
@@ -476,8 +452,7 @@ def test_star_is_not_a_project_for_context(call):
 
 
 def test_a_pinned_observation_or_list_is_listed_under_pinned(call, app, clock):
-    """Hook observations and lists stay out of Recent (lists are named after it), but one the
-    owner pinned is listed."""
+    """Hook observations and lists stay out of Recent, but one the owner pinned is listed."""
     captured = Captured("change", "Edited src/app.py", "Edited src/app.py", ("src/app.py",))
     observed = save_captured(app.store, captured, OBSERVATION_KIND, "shop", "claude-code", clock())
     call("work_state_write", list="release", items=["tag v2"])
@@ -493,10 +468,7 @@ def test_a_pinned_observation_or_list_is_listed_under_pinned(call, app, clock):
         "## Recent",
         "### 2026-10-29",
     ]
-    assert lines[5:-1] == [
-        "- #3 19:46 [G] Staging deploys need the VPN",
-        'Work-state lists of this project: "release" (work_state_read reads one).',
-    ]
+    assert lines[5:-1] == ["- #3 19:46 [G] Staging deploys need the VPN"]
     assert _economics(result := call("session_start_context"))[0] == 2, result.text
 
 

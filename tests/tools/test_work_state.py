@@ -112,14 +112,11 @@ def test_lists_belong_to_a_project(call, as_caller):
     assert _read(call, "todo", _app=billing) == ["billing task"]
 
 
-def test_lists_are_named_in_session_context_not_listed_as_memories(call):
+def test_lists_are_not_listed_in_session_context(call):
     call("save_memory", text="Use pnpm")
     call("work_state_write", list="todo", items=TODO)
 
-    block = unwrap(call("session_start_context"))
-
-    assert "#2" not in block and "todo list" not in block
-    assert 'Work-state lists of this project: "todo" (work_state_read reads one).' in block
+    assert "todo" not in unwrap(call("session_start_context"))
 
 
 def test_a_session_context_with_nothing_else_names_the_lists(call):

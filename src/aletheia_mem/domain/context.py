@@ -14,7 +14,7 @@ from aletheia_mem.domain.formatting import (
 )
 from aletheia_mem.domain.kinds import OBSERVATION_KIND
 from aletheia_mem.domain.rules import rules_for_project
-from aletheia_mem.domain.worklists import WORK_STATE_KIND, list_key, quoted_name
+from aletheia_mem.domain.worklists import WORK_STATE_KIND, quoted_name
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.storage.contracts import Store
 from aletheia_mem.storage.entries import Rule, SessionRequest
@@ -25,7 +25,7 @@ CHARACTER_BUDGET = 6000
 # ("- #1 19:46 [N] x") fill, so that the budget, not this, leaves pinned ones out (counted as cut).
 MAX_PINNED = CHARACTER_BUDGET // len("- #1 19:46 [N] x\n") + 1
 MAX_FACTS = 10
-MAX_LISTS_NAMED = 10  # the block names this many of the project's lists
+MAX_LISTS_NAMED = 10  # a block without memories names this many of the project's lists
 LIST_NAMES_BUDGET = 400  # characters of their names, within the block's budget
 MAX_REQUESTS = 10
 MAX_REQUEST_LENGTH = 200  # characters of a request's line, then cut at a word and marked
@@ -91,9 +91,8 @@ def build_context_parts(
     store: Store, project: str, limit: int, *, now: int, wrapped: bool = True
 ) -> tuple[str, ContextParts]:
     """``build_context`` and the items its block lists."""
-    skip = (WORK_STATE_KIND, OBSERVATION_KIND)  # a list is read whole (the block names it);
-    # a session's summary names the files its observations changed. Pinned, any kind is
-    # listed: someone chose it.
+    skip = (WORK_STATE_KIND, OBSERVATION_KIND)  # a list is read whole; a session's summary
+    # names the files its observations changed. Pinned, any kind is listed: someone chose it.
     pinned = store.recent_memories(project, MAX_PINNED, pinned=True, exclude_kinds=())
     recent = store.recent_memories(project, limit, pinned=False, exclude_kinds=skip)
     if not recent:  # only observations (a session not ended yet): they are the recent ones
@@ -150,13 +149,11 @@ def build_context_parts(
         cut,
         facts_left_out,
     )
-    listed = bool(parts.pinned or parts.recent)
-    room = min(LIST_NAMES_BUDGET, CHARACTER_BUDGET - used - len(_lists_line([], listed)))
-    lists = _list_names(store, project, room)
-    named = _lists_line(lists, listed) if lists else ""
+    room = min(LIST_NAMES_BUDGET, CHARACTER_BUDGET - used - len(_lists_line([])))
+    lists = [] if pinned or recent else _list_names(store, project, room)
     outcome = _outcome(sections, cut, facts_left_out)
     return (
-        _render(header, sections, outcome, named, lambda: _empty(store, project), wrapped),
+        _render(header, sections, outcome, lists, lambda: _empty(store, project), wrapped),
         parts,
     )
 
@@ -176,22 +173,24 @@ def _past(read: int, cap: int, count: Callable[[], int]) -> int:
     return max(count() - cap, 0) if read >= cap else 0
 
 
-def _lists_line(names: list[str], memories_listed: bool) -> str:
-    if memories_listed:
-        start = "Work-state lists of this project:"
-    else:
-        start = "No memories to list for this project yet; its work-state lists:"
-    return f"{start} {', '.join(names)} (work_state_read reads one)."
+def _lists_line(names: list[str]) -> str:
+    return (
+        f"No memories to list for this project yet; its work-state lists: {', '.join(names)}"
+        " (work_state_read reads one)."
+    )
 
 
 def _list_names(store: Store, project: str, room: int) -> list[str]:
-    """The project's work-state lists, newest first, named as work_state_read takes them, in
-    ``room`` characters: the block says they exist beside what it lists (instead of "Nothing
-    saved" when it lists nothing else)."""
+    """The project's work-state lists, newest first, named as work_state_read takes them: a
+    block that lists no memory says they exist (instead of "Nothing saved" when it lists
+    nothing at all)."""
+    found = store.recent_memories(
+        project, MAX_LISTS_NAMED, pinned=False, exclude_kinds=(OBSERVATION_KIND,)
+    )
     names: list[str] = []
-    for memory in store.keyed_memories(project, list_key(""), WORK_STATE_KIND, MAX_LISTS_NAMED):
+    for memory in found:
         name = quoted_name(memory.title.removesuffix(" list"))
-        if len(name) <= room:
+        if memory.kind == WORK_STATE_KIND and len(name) <= room:
             names.append(name)
             room -= len(name) + 2  # and its ", "
     return names
@@ -234,7 +233,7 @@ def _render(
     header: str,
     sections: list[_Section],
     outcome: str,
-    lists: str,
+    lists: list[str],
     empty: Callable[[], str],
     wrapped: bool,
 ) -> str:
@@ -250,7 +249,7 @@ def _render(
         out.extend(line for line, _ in kept)
         items += sum(1 for _, counts in kept if counts)
     if lists:
-        out.append(lists)
+        out.append(_lists_line(lists))
     elif items == 0:
         out.append(empty())
     body = "\n".join(out)
