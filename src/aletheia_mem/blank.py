@@ -12,6 +12,14 @@ from __future__ import annotations
 import unicodedata
 
 
+def is_blank_as_before(text: str) -> bool:
+    """Whether ``text`` is empty or only whitespace: blank as releases before ``is_blank`` saw
+    it. For a record another store sends or an export holds, which such a release may have
+    made with a zero-width value: refused, it would stop that store's every sync (its release
+    cannot leave it out) and the import of its export."""
+    return not text.strip()
+
+
 def is_blank(text: str) -> bool:
     """Whether ``text`` is empty, or only whitespace and format (Cf) characters."""
     if text.isprintable():  # no format character (nor other whitespace than a space)

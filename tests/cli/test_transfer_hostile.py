@@ -96,6 +96,18 @@ def test_two_current_facts_of_one_subject_and_predicate_are_refused_naming_them(
     )
 
 
+def test_zero_width_values_an_earlier_release_exported_are_imported(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    """A release before zero-width values counted as blank saved them: its export imports."""
+    records = [_memory(), _fact(object="\u200b"), _rule(then_text="\u200b")]
+    result = _import(run, tmp_path, records)
+    assert result.exit_code == 0, result.output
+    with closing(sqlite3.connect(workspace.data_dir / "aletheia.db")) as conn:
+        held = conn.execute("SELECT (SELECT object FROM facts), (SELECT then_text FROM rules)")
+        assert held.fetchone() == ("\u200b", "\u200b")
+
+
 def test_a_fact_about_a_missing_memory_is_refused_naming_its_line(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:

@@ -244,6 +244,31 @@ def test_a_rule_whose_scope_name_holds_control_characters_is_kept_without_them(
     assert items_at(tmp_path / "local.db")[("rule", kept)]["scope_name"] == "on[31m call"
 
 
+# -- what an earlier release made ---------------------------------------------------------------
+
+ZERO_WIDTH = "\u200b"
+# Records a release before zero-width values counted as blank made (its save took them): the
+# hub takes them and a pull keeps them, or that release's every sync would stop for good.
+EARLIER = [
+    memory_record(text=ZERO_WIDTH, title="zero-width text"),
+    fact_record(object=ZERO_WIDTH),
+    rule_record(then=ZERO_WIDTH, when="you commit"),
+]
+
+
+@pytest.mark.parametrize("made", EARLIER, ids=["text", "fact", "then"])
+def test_a_zero_width_value_an_earlier_release_made_is_pushed_and_pulled(
+    hub: Hub, tmp_path: Path, made: dict[str, Any]
+) -> None:
+    token = hub.token("sync", ("shop",), f"earlier-{made['key']}")
+    reply = hub.push(token, [copy.deepcopy(made)])
+    assert reply.status == 200, reply.body
+    assert (made["kind"], made["key"]) in items_at(hub.db)
+    report = _pull(tmp_path, [memory_record(), copy.deepcopy(made)])
+    assert (made["kind"], made["key"]) in items_at(tmp_path / "local.db")
+    assert not report.refused_pulled.as_json()
+
+
 # -- what a save never makes ------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from aletheia_mem.blank import is_blank_as_before
 from aletheia_mem.domain.limits import (
     HELD_FACT_PART,
     HELD_ITEMS,
@@ -443,7 +444,9 @@ def _check_whole(kind: str, record: dict[str, Any], given: dict[str, Any]) -> No
     may differ from the one that saved it; then it becomes the id of the text as redacted."""
     if kind == "fact":
         # as a save and a sync refuse it (``blank_fact_part``): no fact_history could name it
-        blank = blank_fact_part(record["subject"], record["predicate"], record["object"])
+        blank = blank_fact_part(
+            record["subject"], record["predicate"], record["object"], is_blank_as_before
+        )
         if blank is not None:
             raise _Bad(f'"{blank}" must not be blank')
         if record["superseded_by"] == record["id"]:
@@ -475,7 +478,7 @@ def _rule_as_added(record: dict[str, Any], given: dict[str, Any]) -> None:
     refused; a blank ``when`` is "always", words one space apart (before redaction, as
     add_rule redacts them), a project its key and an everywhere rule's name none."""
     try:
-        then, when = rule_words(given["then_text"], given["when_text"])
+        then, when = rule_words(given["then_text"], given["when_text"], is_blank_as_before)
     except InvalidInputError:
         raise _Bad('"then_text" must not be blank') from None
     for field, words in (("then_text", then), ("when_text", when)):

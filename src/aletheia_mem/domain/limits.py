@@ -4,7 +4,7 @@ that everything a store holds can be exported, imported and synced again."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from aletheia_mem.blank import is_blank
 from aletheia_mem.errors import InvalidInputError
@@ -87,12 +87,14 @@ def check_fact_parts(*parts: str) -> None:
     check_fact_text(*parts)
 
 
-def blank_fact_part(subject: object, predicate: object, object_: object) -> str | None:
-    """Which of a fact's subject, predicate and object is no text or blank (no door stores such
-    a fact: a save says "each fact needs ...", the JSON API "subject is required."), the first
-    one named; None when each is text."""
+def blank_fact_part(
+    subject: object, predicate: object, object_: object, blank: Callable[[str], bool] = is_blank
+) -> str | None:
+    """Which of a fact's subject, predicate and object is no text or ``blank`` (no door stores
+    such a fact: a save says "each fact needs ...", the JSON API "subject is required."), the
+    first one named; None when each is text."""
     parts = {"subject": subject, "predicate": predicate, "object": object_}
-    return next((n for n, p in parts.items() if not isinstance(p, str) or is_blank(p)), None)
+    return next((n for n, p in parts.items() if not isinstance(p, str) or blank(p)), None)
 
 
 def check_fact_text(*parts: str) -> None:

@@ -202,7 +202,7 @@ def parse_fact_inputs(raw: Sequence[Any]) -> list[FactInput | str]:
         if not isinstance(entry, dict):
             raise InvalidInputError("each fact must be an object {subject, predicate, object}.")
         parts = [entry.get(key) for key in ("subject", "predicate", "object")]
-        if blank_fact_part(*parts) is not None:
+        if blank_fact_part(parts[0], parts[1], parts[2]) is not None:
             raise InvalidInputError("each fact needs subject, predicate and object as text.")
         check_fact_parts(*(str(part).strip() for part in parts))  # as they are stored
         valid_from = entry.get("valid_from")

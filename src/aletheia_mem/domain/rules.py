@@ -55,19 +55,20 @@ def stored_scope_name(name: str) -> str:
     return redact_secrets(printable_line(composed, len(composed)) or "")
 
 
-def rule_words(then: str, when: str) -> tuple[str, str]:
+def rule_words(then: str, when: str, blank: Callable[[str], bool] = is_blank) -> tuple[str, str]:
     """A rule's ``then`` and ``when`` as ``add_rule`` keeps them, before redaction, whichever
     door (or synced peer) gives them: in NFC (``canonical``: ``e`` and an accent is ``é``),
-    one space between words; a blank situation (``is_blank``), or "always" in any case, is
-    "always" (the default situation: one rule, one id).
+    one space between words; a ``blank`` situation, or "always" in any case, is "always" (the
+    default situation: one rule, one id). A peer's or an export's record passes
+    ``is_blank_as_before``: a zero-width rule an earlier release made is kept.
 
     Raises:
         InvalidInputError: ``then`` is blank.
     """
     then, when = " ".join(canonical(then).split()), " ".join(canonical(when).split())
-    if is_blank(then):  # only blanks or format characters (a zero-width space) say nothing
+    if blank(then):  # only blanks or format characters (a zero-width space) say nothing
         raise InvalidInputError("then is required.")
-    return then, "always" if is_blank(when) or when.lower() == "always" else when
+    return then, "always" if blank(when) or when.lower() == "always" else when
 
 
 def rule_scope_name(

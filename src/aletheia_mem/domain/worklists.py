@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aletheia_mem.blank import is_blank
+from aletheia_mem.blank import is_blank_as_before
 from aletheia_mem.canonical import canonical
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
@@ -71,7 +71,7 @@ def list_fault(title: str, key: str | None) -> tuple[str, str] | None:
     is ``list:`` and that name (a key of another shape, a note's hash, would answer the save of
     that note "Already saved" with this list; another name would be a second list of the
     title's name). Sync and import each word it their own way."""
-    if is_blank(title):
+    if is_blank_as_before(title):  # as an earlier release, which may have made it, kept it
         return "title", "must not be blank"
     if key is None or not key.startswith(LIST_KEY_PREFIX):
         return "dedupe_key", f"must start with {LIST_KEY_PREFIX}"

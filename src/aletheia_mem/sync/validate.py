@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from aletheia_mem.blank import is_blank
+from aletheia_mem.blank import is_blank_as_before
 from aletheia_mem.canonical import canonical
 from aletheia_mem.domain.import_check import ALL_PROJECTS, is_uid
 from aletheia_mem.domain.limits import (
@@ -315,7 +315,7 @@ def _memory(check: _Checker) -> None:
         check.items("text")
     else:
         check.text("text", MAX_TEXT)
-        if is_blank(data["text"]):  # as a save refuses it
+        if is_blank_as_before(data["text"]):  # as a save refused it in the peer's release
             raise check.fail("text is required.")
     check.text("narrative", MAX_TEXT)
     check.texts("facts", MAX_FACT_PART)
@@ -350,7 +350,9 @@ def _list(check: _Checker) -> None:
 
 def _fact(check: _Checker, key: str) -> None:
     check.project()
-    blank = blank_fact_part(check.data["subject"], check.data["predicate"], check.data["object"])
+    blank = blank_fact_part(
+        check.data["subject"], check.data["predicate"], check.data["object"], is_blank_as_before
+    )
     if blank is not None:  # as a save refuses it: no fact_history could name it
         raise check.fail(f"{blank} is required.")
     for field in ("subject", "predicate", "object"):
@@ -404,7 +406,7 @@ def _rule_as_added(check: _Checker) -> None:
     without what does not print (an earlier release let it in)."""
     data = check.data
     try:
-        data["then"], data["when"] = rule_words(data["then"], data["when"])
+        data["then"], data["when"] = rule_words(data["then"], data["when"], is_blank_as_before)
         data["scope_name"] = rule_scope_name(
             data["scope_tier"],
             stored_scope_name(data["scope_name"]),
