@@ -1,3 +1,5 @@
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,3 +76,23 @@ def test_an_empty_field_is_indexed_as_empty() -> None:
     # A memory's narrative, facts and files are mostly empty: indexed as "" with no extras.
     assert text_module.index_text("") == ""
     assert text_module.index_text("fetchUserName") == "fetchUserName\nfetch User Name"
+
+
+def _segments_by_splitting(compound: str) -> list[list[str]]:
+    """``segments`` as defined: split on the path separators, then each on ``_`` and ``-``."""
+    found = []
+    for segment in re.split(r"[.:/\\]+", compound):
+        words = [word for word in re.split(r"[_\-]+", segment) if word]
+        if words:
+            found.append(words)
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="aZ9é_-.:/\\ ", max_size=24))
+def test_segments_split_only_where_a_separator_stands(text: str) -> None:
+    # Parts without separators skip the splitting: the same words either way.
+    for compound in text_module.COMPOUND.findall(text):
+        assert text_module.segments(compound) == _segments_by_splitting(compound)
+    for compound in ("parseHTTPRequest", "src/max_retries.py", "a--b", "C:\\x_y", "v2"):
+        assert text_module.segments(compound) == _segments_by_splitting(compound)

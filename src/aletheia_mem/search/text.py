@@ -24,12 +24,14 @@ from aletheia_mem.search import cjk
 # A code-like word: letters and digits joined by the separators identifiers and paths use.
 COMPOUND = re.compile(r"[^\W_]+(?:[_\-.:/\\]+[^\W_]+)*", re.UNICODE)
 # The same on ASCII text, where ``[^\W_]`` is exactly ``[A-Za-z0-9]``: four times faster.
-ASCII_COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[_\-.:/\\]+[A-Za-z0-9]+)*")
+# Possessive: no part of a word is ever given back (nothing after it could use it), the same
+# matches for less backtracking bookkeeping in the regex engine.
+ASCII_COMPOUND = re.compile(r"[A-Za-z0-9]++(?:[_\-.:/\\]++[A-Za-z0-9]++)*+")
 # ``ASCII_COMPOUND`` passing over the plain words (``is_plain``: ``Found``, ``pnpm``; a word
 # followed by a separator is taken), which have no extras: most of a text's words, skipped in
 # the regex engine rather than one by one in Python.
 _ASCII_EXTRA_COMPOUND = re.compile(
-    r"(?<![A-Za-z0-9])(?![A-Za-z][a-z]*(?![A-Za-z0-9_\-.:/\\]))" + ASCII_COMPOUND.pattern
+    r"(?<![A-Za-z0-9])(?![A-Za-z][a-z]*+(?![A-Za-z0-9_\-.:/\\]))" + ASCII_COMPOUND.pattern
 )
 TOKEN_CACHE_SIZE = 16_384  # identifiers recur across memories; each entry is a few words
 # Only tokens this short are cached: identifiers are, and a client's 20,000-character token
@@ -214,9 +216,15 @@ def segments(compound: str) -> list[list[str]]:
 
     ``src/max_retries.py`` -> ``[["src"], ["max", "retries"], ["py"]]``.
     """
+    # A part without the separators is its own only piece: no split (a regex call each, most
+    # of the cost of a token's extras) for ``parseHTTPRequest``, nor for each segment of a path.
+    path = "." in compound or ":" in compound or "/" in compound or "\\" in compound
     found = []
-    for segment in _PATH_SEPARATOR.split(compound):
-        words = [word for word in _WORD_SEPARATOR.split(segment) if word]
+    for segment in _PATH_SEPARATOR.split(compound) if path else (compound,):
+        if "_" in segment or "-" in segment:
+            words = [word for word in _WORD_SEPARATOR.split(segment) if word]
+        else:
+            words = [segment] if segment else []
         if words:
             found.append(words)
     return found
