@@ -4,7 +4,7 @@ that everything a store holds can be exported, imported and synced again."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from aletheia_mem.blank import is_blank
 from aletheia_mem.errors import InvalidInputError
@@ -40,23 +40,36 @@ UNPRINTED_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u206
 
 # Half of a UTF-16 pair, alone: no store and no JSON writer can encode it.
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_NESTING = (dict, list)  # a tuple: ``dict | list`` would be a new union object at each test
 
 
 def shape_problem(values: Sequence[object], what: str, max_depth: int) -> str | None:
     """Why JSON values cannot reach a store, else None: a lone surrogate, which no store can
     encode, or lists and objects nested past ``max_depth`` levels (each of ``values`` at level
     1), which the recursive steps after this could not walk. Walked without recursion."""
-    pending: list[tuple[object, int]] = [(value, 1) for value in values]
+    pending: list[tuple[object, int]] = []
+    _walk_next(pending, values, 1)
     while pending:
         value, depth = pending.pop()
-        if isinstance(value, str) and not value.isascii() and LONE_SURROGATE.search(value):
-            return f"{what} must not contain lone surrogate characters."
-        if isinstance(value, dict | list):
-            if depth > max_depth:
-                return f"{what} must not nest more than {max_depth} levels deep."
-            children = [*value, *value.values()] if isinstance(value, dict) else value
-            pending.extend((child, depth + 1) for child in children)
+        if isinstance(value, str):
+            if LONE_SURROGATE.search(value):
+                return f"{what} must not contain lone surrogate characters."
+            continue
+        if depth > max_depth:
+            return f"{what} must not nest more than {max_depth} levels deep."
+        if isinstance(value, dict):
+            _walk_next(pending, [*value, *value.values()], depth + 1)
+        elif isinstance(value, list):
+            _walk_next(pending, value, depth + 1)
     return None
+
+
+def _walk_next(pending: list[tuple[object, int]], values: Iterable[object], depth: int) -> None:
+    """Add to ``pending`` the ``values`` that may hold a problem (ASCII text, numbers and the
+    like cannot), in their order: skipping the others changes nothing that is found first."""
+    for value in values:  # a loop: fewer instructions than ``extend`` over a generator
+        if (isinstance(value, str) and not value.isascii()) or isinstance(value, _NESTING):
+            pending.append((value, depth))  # noqa: PERF401
 
 
 def check_name_characters(name: str, value: str) -> None:

@@ -23,6 +23,7 @@ from aletheia_mem.number_text import BLANKS, ascii_number
 Schema = dict[str, Any]
 MAX_WHOLE = 2**63 - 1
 MIN_WHOLE = -(2**63)
+_NUMBERS = (int, float)  # a tuple: ``int | float`` would be a new union object at each test
 _TYPE_NAMES = {"string": "a string", "number": "a number", "boolean": "true or false"}
 
 
@@ -113,7 +114,7 @@ def _check_value(name: str, spec: Schema, value: Any, exact: bool = False) -> An
 
 
 def _check_string(name: str, spec: Schema, raw: Any) -> str:
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
+    if isinstance(raw, _NUMBERS) and not isinstance(raw, bool):
         raw = str(raw)
     if not isinstance(raw, str):
         raise InvalidInputError(f"{name} must be a string.")
@@ -140,7 +141,7 @@ def _check_number(name: str, spec: Schema, value: Any, exact: bool = False) -> i
     number: int | float
     if isinstance(value, bool):
         raise InvalidInputError(f"{name} must be a number.")
-    if isinstance(value, int | float):
+    if isinstance(value, _NUMBERS):
         number = value
     elif isinstance(value, str):
         number = _number_text(name, spec, value if exact else value.strip(BLANKS))
@@ -197,7 +198,7 @@ def _check_array(name: str, spec: Schema, value: Any) -> list[Any]:
         value = [part for part in value.replace(" ", ",").split(",") if part]
     elif isinstance(value, str) and item_spec.get("type") == "string":
         value = [value]  # one path: a path may hold a comma ("data/a,b.csv")
-    elif isinstance(value, int | float) and not isinstance(value, bool):
+    elif isinstance(value, _NUMBERS) and not isinstance(value, bool):
         value = [value]
     if not isinstance(value, list):
         raise InvalidInputError(f"{name} must be an array.")
