@@ -42,9 +42,13 @@ class FactInput:
     valid_from: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class MemoryInput:
-    """A memory as a caller asks to save it, before it is checked and redacted."""
+    """A memory as a caller asks to save it, before it is checked and redacted.
+
+    Its ``__init__`` is written out: a frozen dataclass's own sets each field through
+    ``object.__setattr__``, twice the instructions (a save builds one).
+    """
 
     text: str
     project: str
@@ -56,6 +60,31 @@ class MemoryInput:
     narrative: str | None = None
     facts: Sequence[FactInput | str] = ()
     files: Sequence[str] = ()
+
+    def __init__(
+        self,
+        text: str,
+        project: str,
+        tool: str,
+        title: str | None = None,
+        type: str = "note",
+        kind: str = "note",
+        pinned: bool = False,
+        narrative: str | None = None,
+        facts: Sequence[FactInput | str] = (),
+        files: Sequence[str] = (),
+    ) -> None:
+        fill = self.__dict__  # frozen: set past ``__setattr__``, as dataclasses do
+        fill["text"] = text
+        fill["project"] = project
+        fill["tool"] = tool
+        fill["title"] = title
+        fill["type"] = type
+        fill["kind"] = kind
+        fill["pinned"] = pinned
+        fill["narrative"] = narrative
+        fill["facts"] = facts
+        fill["files"] = files
 
 
 def dedupe_key(title: str, text: str) -> str:

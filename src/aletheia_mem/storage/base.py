@@ -23,9 +23,13 @@ def renamed_reason(new_title: str) -> str:
     return f"renamed to {new_title.removesuffix(' list')}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Memory:
-    """A stored memory with its facts, files and state."""
+    """A stored memory with its facts, files and state.
+
+    Its ``__init__`` is written out: a frozen dataclass's own sets each field through
+    ``object.__setattr__``, twice the instructions (a save builds one).
+    """
 
     id: int
     uid: str
@@ -43,6 +47,43 @@ class Memory:
     updated_at: int
     dismissed_at: int | None
     dismiss_reason: str | None
+
+    def __init__(
+        self,
+        id: int,
+        uid: str,
+        project: str,
+        type: str,
+        kind: str,
+        title: str,
+        text: str,
+        narrative: str | None,
+        facts: tuple[str, ...],
+        files: tuple[str, ...],
+        tool: str,
+        pinned: bool,
+        created_at: int,
+        updated_at: int,
+        dismissed_at: int | None,
+        dismiss_reason: str | None,
+    ) -> None:
+        fill = self.__dict__  # frozen: set past ``__setattr__``, as dataclasses do
+        fill["id"] = id
+        fill["uid"] = uid
+        fill["project"] = project
+        fill["type"] = type
+        fill["kind"] = kind
+        fill["title"] = title
+        fill["text"] = text
+        fill["narrative"] = narrative
+        fill["facts"] = facts
+        fill["files"] = files
+        fill["tool"] = tool
+        fill["pinned"] = pinned
+        fill["created_at"] = created_at
+        fill["updated_at"] = updated_at
+        fill["dismissed_at"] = dismissed_at
+        fill["dismiss_reason"] = dismiss_reason
 
 
 class MemoryHead(NamedTuple):

@@ -10,9 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class NewMemory:
-    """A memory to store (its id, uid and state are assigned when it is written)."""
+    """A memory to store (its id, uid and state are assigned when it is written).
+
+    Its ``__init__`` is written out: a frozen dataclass's own sets each field through
+    ``object.__setattr__``, twice the instructions (a save builds one).
+    """
 
     project: str
     type: str
@@ -26,6 +30,35 @@ class NewMemory:
     facts: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     pinned: bool = False
+
+    def __init__(
+        self,
+        project: str,
+        type: str,
+        kind: str,
+        title: str,
+        text: str,
+        tool: str,
+        created_at: int,
+        dedupe_key: str | None,
+        narrative: str | None = None,
+        facts: tuple[str, ...] = (),
+        files: tuple[str, ...] = (),
+        pinned: bool = False,
+    ) -> None:
+        fill = self.__dict__  # frozen: set past ``__setattr__``, as dataclasses do
+        fill["project"] = project
+        fill["type"] = type
+        fill["kind"] = kind
+        fill["title"] = title
+        fill["text"] = text
+        fill["tool"] = tool
+        fill["created_at"] = created_at
+        fill["dedupe_key"] = dedupe_key
+        fill["narrative"] = narrative
+        fill["facts"] = facts
+        fill["files"] = files
+        fill["pinned"] = pinned
 
 
 @dataclass(frozen=True)
