@@ -96,3 +96,11 @@ def test_segments_split_only_where_a_separator_stands(text: str) -> None:
         assert text_module.segments(compound) == _segments_by_splitting(compound)
     for compound in ("parseHTTPRequest", "src/max_retries.py", "a--b", "C:\\x_y", "v2"):
         assert text_module.segments(compound) == _segments_by_splitting(compound)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789²٣߁", min_size=1, max_size=8))
+def test_a_word_of_digits_alone_has_no_parts_so_its_extras_skip_it(word: str) -> None:
+    assert text_module.strong_parts(word) == []
+    assert text_module.split_identifier(word) == []
+    assert index_extras(f"v2 {word} lib/{word}/fetchUser.py") == ["fetch", "User"]

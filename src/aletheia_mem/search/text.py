@@ -258,8 +258,8 @@ def _token_extras(token: str) -> tuple[str, ...]:
         if whole is not None:
             extras.setdefault(whole, None)
         for word in words:
-            if is_plain(word):
-                continue  # one camelCase part at most: nothing to add
+            if is_plain(word) or word.isdigit():
+                continue  # one camelCase part at most, or digits alone: nothing to add
             for part in strong_parts(word):
                 extras.setdefault(part, None)
     return tuple(extras)
