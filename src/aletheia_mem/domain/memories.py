@@ -161,10 +161,14 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
     now = clock()
     text = redact_secrets(words)
     title = stored_title(redact_secrets(given), text)
-    structured = [fact for fact in item.facts if isinstance(fact, FactInput)]
-    statements = [
-        redact_secrets(fact if isinstance(fact, str) else _statement(fact)) for fact in item.facts
-    ]
+    structured: list[FactInput] = []
+    statements: list[str] = []
+    if item.facts:  # most saves state none: no lists built over nothing
+        structured = [fact for fact in item.facts if isinstance(fact, FactInput)]
+        statements = [
+            redact_secrets(fact if isinstance(fact, str) else _statement(fact))
+            for fact in item.facts
+        ]
     new = NewMemory(
         project=item.project,
         type=item.type,
@@ -176,7 +180,9 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
         dedupe_key=dedupe_key(title, text),
         narrative=redact_secrets(item.narrative) if item.narrative else None,
         facts=tuple(statements),
-        files=tuple(stored_paths([redact_secrets(path) for path in item.files])),
+        files=tuple(stored_paths([redact_secrets(path) for path in item.files]))
+        if item.files
+        else (),
         pinned=item.pinned,
     )
     facts = [

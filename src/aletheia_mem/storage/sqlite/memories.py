@@ -103,10 +103,11 @@ def index_memory(
     full_text.note_indexed(conn, "memory_fts", fresh=fresh)
     if not fresh:
         conn.execute("DELETE FROM memory_files WHERE memory_id = ?", (memory_id,))
-    conn.executemany(
-        "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
-        [(memory_id, path, path[::-1]) for path in new.files],
-    )
+    if new.files:  # most memories name none: no statement to look up and run for nothing
+        conn.executemany(
+            "INSERT OR IGNORE INTO memory_files (memory_id, path, path_reversed) VALUES (?, ?, ?)",
+            [(memory_id, path, path[::-1]) for path in new.files],
+        )
 
 
 def _inserted(memory_id: int, uid: str, new: NewMemory) -> Memory:

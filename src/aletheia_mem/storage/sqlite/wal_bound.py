@@ -31,7 +31,7 @@ class WalBound:
     """Checks the WAL file's size after each commit, and empties it past ``limit`` bytes."""
 
     def __init__(self, wal: Path, limit: int, wait_ms: int | None = None) -> None:
-        self._wal = wal
+        self._wal = str(wal)  # as text: ``os.stat`` of a ``Path`` calls its ``__fspath__``
         self.limit = limit
         self.wait_ms = WAL_CHECKPOINT_WAIT_MS if wait_ms is None else wait_ms
         self._next_try = limit  # the size at which a checkpoint is tried (again)
