@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.connections import ThreadConnections
@@ -156,6 +156,48 @@ def _build(conn: sqlite3.Connection) -> None:
     migrate(conn)
 
 
+class _WriteBlock:
+    """``SqliteDatabase._write``: a class, not a generator's context manager, which costs
+    twice the instructions (two hundredths of a save). It does what that generator did: the
+    upkeep and the rider in the transaction, forgetting the indexes written when the block
+    fails, each error handed to the transaction's block (rolled back, told as a store
+    problem), the WAL's upkeep after the commit."""
+
+    __slots__ = ("_block", "_conn", "_db", "_rider")
+
+    def __init__(self, db: SqliteDatabase) -> None:
+        self._db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._rider = pending_rider()
+        self._block = self._db._pool.write()
+        self._conn = self._block.__enter__()
+        return self._conn
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: Any
+    ) -> Literal[False]:
+        """Commit, or roll back and let the error through (the transaction's block never
+        swallows one: it raises it again, or the store problem it is)."""
+        conn, rider = self._conn, self._rider
+        if error is not None:
+            full_text.forget_written(conn)
+            self._block.__exit__(kind, error, trace)
+            return False
+        try:
+            full_text.tidy(conn)
+            result = None if rider is None else conn.execute(rider.sql, rider.params).lastrowid
+        except BaseException as failed:
+            self._block.__exit__(type(failed), failed, failed.__traceback__)
+            raise
+        self._block.__exit__(None, None, None)
+        if rider is not None:
+            rider.result, rider.done = result, True
+        self._db._wal_flusher.committed()
+        self._db._wal_bound.committed(conn, self._db._pool.busy_timeout_ms)
+        return False
+
+
 class SqliteDatabase:
     """One SQLite file shared by every process on the machine: what every part builds on."""
 
@@ -199,23 +241,10 @@ class SqliteDatabase:
     def _conn(self) -> sqlite3.Connection:
         return self._pool.get()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> _WriteBlock:
         """One write transaction; the full-text index's upkeep runs in it before the commit
         (with a ``riding_next_write`` block's rider, if none rode before)."""
-        rider = pending_rider()
-        with self._pool.write() as conn:
-            try:
-                yield conn
-            except BaseException:
-                full_text.forget_written(conn)
-                raise
-            full_text.tidy(conn)
-            result = None if rider is None else conn.execute(rider.sql, rider.params).lastrowid
-        if rider is not None:
-            rider.result, rider.done = result, True
-        self._wal_flusher.committed()
-        self._wal_bound.committed(conn, self._pool.busy_timeout_ms)
+        return _WriteBlock(self)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
