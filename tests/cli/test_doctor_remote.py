@@ -309,10 +309,10 @@ def test_an_event_stream_held_open_after_the_reply_is_read_only_to_the_reply(
         handler.send_header("Mcp-Session-Id", "s-1")
         handler.end_headers()
         other = {"jsonrpc": "2.0", "method": "notifications/message", "params": {}}
+        holding.append(sent["method"])  # before the reply: doctor may be done as it arrives
         for message in (other, {**reply, "id": 99}, reply):  # the reply to another id: not it
             handler.wfile.write(b"event: message\ndata: " + json.dumps(message).encode() + b"\n\n")
         handler.wfile.flush()
-        holding.append(sent["method"])
         release.wait(60)  # the stream stays open until the test has doctor's answer
         holding.remove(sent["method"])
 
