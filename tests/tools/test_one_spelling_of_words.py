@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 
+from aletheia_mem.domain import rules
+from aletheia_mem.domain.memories import dedupe_key
+from aletheia_mem.storage.entries import NewMemory, Rule
 from tests.tools.helpers import body_lines, db_rows, rule_id_of, saved_id
 
 COMPOSED, DECOMPOSED = "Caf\u00e9 rule", "Cafe\u0301 rule"
@@ -77,3 +80,54 @@ def test_a_title_given_decomposed_is_the_composed_title(call, app):
 
     assert again.text == f"Already saved as #{first}."
     assert db_rows(app, "SELECT title FROM memories") == [("Caf\u00e9 menu",)]
+
+
+# -- kept as a release before one spelling stored them (the words as typed, decomposed) --------
+
+
+def _stored_as_typed_before(app, title: str, text: str) -> int:
+    """A note as that release stored it: its title, text and dedupe key of the words as typed."""
+    new = NewMemory(
+        project="shop", type="note", kind="note", title=title, text=text, tool="cli",
+        created_at=app.clock(), dedupe_key=dedupe_key(title, text),
+    )  # fmt: skip
+    memory, created = app.store.add_memory(new)
+    assert created
+    return memory.id
+
+
+def test_a_note_stored_decomposed_before_is_already_saved_when_saved_again(call, app):
+    title, text = "Re\u0301sume\u0301 build", "Re\u0301sume\u0301 builds need node 20"
+    before = _stored_as_typed_before(app, title, text)
+
+    again = call("save_memory", text=text, title=title)
+
+    assert again.text == f"Already saved as #{before}."
+    assert db_rows(app, "SELECT count(*) FROM memories") == [(1,)]
+
+
+def test_a_note_stored_composed_wins_over_one_stored_decomposed_before(call, app):
+    text = "Re\u0301sume\u0301 notes"
+    _stored_as_typed_before(app, "Re\u0301sume\u0301 notes", text)
+    composed = saved_id(call("save_memory", text="R\u00e9sum\u00e9 notes"))
+
+    again = call("save_memory", text=text)
+
+    assert again.text == f"Already saved as #{composed}."
+
+
+def test_a_rule_stored_decomposed_before_is_already_saved_when_added_again(call, app):
+    then = "Use cafe\u0301 style"
+    before = rules.rule_id(then, "always", "everywhere", "")
+    app.store.add_rule(
+        Rule(
+            id=before, then=then, when="always", scope_tier="everywhere", scope_name="",
+            evidence_memory_ids=(), evidence_fact_ids=(), source="cli", added_at=app.clock(),
+            last_confirmed_at=app.clock(), enabled=True,
+        )
+    )  # fmt: skip
+
+    again = call("add_rule", then=then)
+
+    assert _already(again.text) == before
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(1,)]

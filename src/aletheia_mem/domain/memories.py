@@ -138,6 +138,26 @@ class Saved(NamedTuple):
     facts_changed: bool
 
 
+def _key_given_before(
+    store: Store, item: MemoryInput, composed_key: str, words: str, title: str
+) -> str:
+    """``composed_key``, or the dedupe key a release before notes were kept in NFC gave this
+    title and text as typed (``e`` and an accent), when the store holds that note and none by
+    ``composed_key``: saving the same words again finds the note saved then (``Already
+    saved``), not a second one. ``words`` and ``title`` are the text and title composed."""
+    typed_title = (item.title or "").strip()
+    if words == item.text and title == typed_title:  # nearly every save: nothing to look up
+        return composed_key
+    text = redact_secrets(item.text)
+    typed_key = dedupe_key(stored_title(redact_secrets(typed_title), text), text)
+    if (
+        store.find_memory(item.project, composed_key) is None
+        and store.find_memory(item.project, typed_key) is not None
+    ):
+        return typed_key
+    return composed_key
+
+
 def save_memory(store: Store, clock: Clock, item: MemoryInput) -> tuple[Memory, bool]:
     """Compose (NFC) the title and text, redact secrets, then store the memory and its facts
     in one transaction.
@@ -177,7 +197,7 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
         text=text,
         tool=item.tool,
         created_at=now,
-        dedupe_key=dedupe_key(title, text),
+        dedupe_key=_key_given_before(store, item, dedupe_key(title, text), words, given),
         narrative=redact_secrets(item.narrative) if item.narrative else None,
         facts=tuple(statements),
         files=tuple(stored_paths([redact_secrets(path) for path in item.files]))

@@ -162,7 +162,7 @@ def add_rule_telling(
             )
     scope_name = stored_scope_name(item.scope_name)
     rule = Rule(
-        id=rule_id(then, when, item.scope_tier, scope_name),
+        id=_id_given_before(store, item, rule_id(then, when, item.scope_tier, scope_name)),
         then=then,
         when=when,
         scope_tier=item.scope_tier,
@@ -178,6 +178,22 @@ def add_rule_telling(
     if changed and not stored.enabled:  # the store returns a re-enabled rule as it was
         return replace(stored, enabled=True), "enabled"
     return stored, "created" if changed else "exists"
+
+
+def _id_given_before(store: Store, item: RuleInput, composed_id: str) -> str:
+    """``composed_id``, or the id a release before rules were kept in NFC gave these words as
+    typed (``e`` and an accent), when the store holds that rule and none by ``composed_id``:
+    adding the same words again finds the rule added then, not a second one."""
+    given = (item.then, item.when, item.scope_name)
+    if all(canonical(text) == text for text in given):  # nearly every rule: nothing to look up
+        return composed_id
+    then, when = " ".join(item.then.split()), " ".join(item.when.split())
+    when = "always" if is_blank(when) or when.lower() == "always" else when
+    scope_name = redact_secrets(printable_line(item.scope_name, len(item.scope_name)) or "")
+    typed_id = rule_id(redact_secrets(then), redact_secrets(when), item.scope_tier, scope_name)
+    if store.get_rule(composed_id) is None and store.get_rule(typed_id) is not None:
+        return typed_id
+    return composed_id
 
 
 def no_such_rule(rule_id: str) -> NotFoundError:
