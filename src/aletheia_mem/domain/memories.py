@@ -139,20 +139,17 @@ class Saved(NamedTuple):
 
 
 def _key_given_before(
-    store: Store, item: MemoryInput, composed_key: str, words: str, title: str
+    store: Store, project: str, composed_key: str, typed_text: str, typed_title: str
 ) -> str:
     """``composed_key``, or the dedupe key a release before notes were kept in NFC gave this
     title and text as typed (``e`` and an accent), when the store holds that note and none by
     ``composed_key``: saving the same words again finds the note saved then (``Already
-    saved``), not a second one. ``words`` and ``title`` are the text and title composed."""
-    typed_title = (item.title or "").strip()
-    if words == item.text and title == typed_title:  # nearly every save: nothing to look up
-        return composed_key
-    text = redact_secrets(item.text)
+    saved``), not a second one."""
+    text = redact_secrets(typed_text)
     typed_key = dedupe_key(stored_title(redact_secrets(typed_title), text), text)
     if (
-        store.find_memory(item.project, composed_key) is None
-        and store.find_memory(item.project, typed_key) is not None
+        store.find_memory(project, composed_key) is None
+        and store.find_memory(project, typed_key) is not None
     ):
         return typed_key
     return composed_key
@@ -175,12 +172,16 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
     # memory, composed before they are measured, redacted and keyed
     words = canonical(item.text)
     check_length("text", words, MAX_TEXT)
-    given = canonical((item.title or "").strip())  # measured and kept trimmed, as a list's name
+    typed_title = (item.title or "").strip()  # measured and kept trimmed, as a list's name
+    given = canonical(typed_title)
     check_length("title", given, MAX_TITLE)
     check_paths(item.files)
     now = clock()
     text = redact_secrets(words)
     title = stored_title(redact_secrets(given), text)
+    key = dedupe_key(title, text)
+    if words != item.text or given != typed_title:  # typed decomposed: as a release before kept
+        key = _key_given_before(store, item.project, key, item.text, typed_title)
     structured: list[FactInput] = []
     statements: list[str] = []
     if item.facts:  # most saves state none: no lists built over nothing
@@ -197,7 +198,7 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
         text=text,
         tool=item.tool,
         created_at=now,
-        dedupe_key=_key_given_before(store, item, dedupe_key(title, text), words, given),
+        dedupe_key=key,
         narrative=redact_secrets(item.narrative) if item.narrative else None,
         facts=tuple(statements),
         files=tuple(stored_paths([redact_secrets(path) for path in item.files]))

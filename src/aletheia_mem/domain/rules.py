@@ -46,26 +46,31 @@ def rule_id(then: str, when: str, scope_tier: str, scope_name: str) -> str:
     return "r_" + digest.hexdigest()[:10]
 
 
-def stored_scope_name(name: str) -> str:
+def stored_scope_name(name: str, compose: bool = True) -> str:
     """A rule's scope name as a store keeps it, whoever wrote it (``add_rule``, an import, a
-    synced peer): in NFC (``canonical``), its blanks one space and its secrets redacted; a
-    control or format character (which ``add_rule`` refuses, and an earlier release let in)
-    dropped."""
-    composed = canonical(name)
-    return redact_secrets(printable_line(composed, len(composed)) or "")
+    synced peer): in NFC (``canonical``; as typed where not ``compose``, as a release before
+    kept it), its blanks one space and its secrets redacted; a control or format character
+    (which ``add_rule`` refuses, and an earlier release let in) dropped."""
+    kept = canonical(name) if compose else name
+    return redact_secrets(printable_line(kept, len(kept)) or "")
 
 
-def rule_words(then: str, when: str, blank: Callable[[str], bool] = is_blank) -> tuple[str, str]:
+def rule_words(
+    then: str, when: str, blank: Callable[[str], bool] = is_blank, compose: bool = True
+) -> tuple[str, str]:
     """A rule's ``then`` and ``when`` as ``add_rule`` keeps them, before redaction, whichever
     door (or synced peer) gives them: in NFC (``canonical``: ``e`` and an accent is ``é``),
     one space between words; a ``blank`` situation, or "always" in any case, is "always" (the
     default situation: one rule, one id). A peer's or an export's record passes
-    ``is_blank_as_before``: a zero-width rule an earlier release made is kept.
+    ``is_blank_as_before``: a zero-width rule an earlier release made is kept. Not ``compose``:
+    the words as typed, as a release before kept them.
 
     Raises:
         InvalidInputError: ``then`` is blank.
     """
-    then, when = " ".join(canonical(then).split()), " ".join(canonical(when).split())
+    if compose:
+        then, when = canonical(then), canonical(when)
+    then, when = " ".join(then.split()), " ".join(when.split())
     if blank(then):  # only blanks or format characters (a zero-width space) say nothing
         raise InvalidInputError("then is required.")
     return then, "always" if blank(when) or when.lower() == "always" else when
@@ -187,9 +192,8 @@ def _id_given_before(store: Store, item: RuleInput, composed_id: str) -> str:
     given = (item.then, item.when, item.scope_name)
     if all(canonical(text) == text for text in given):  # nearly every rule: nothing to look up
         return composed_id
-    then, when = " ".join(item.then.split()), " ".join(item.when.split())
-    when = "always" if is_blank(when) or when.lower() == "always" else when
-    scope_name = redact_secrets(printable_line(item.scope_name, len(item.scope_name)) or "")
+    then, when = rule_words(item.then, item.when, compose=False)
+    scope_name = stored_scope_name(item.scope_name, compose=False)
     typed_id = rule_id(redact_secrets(then), redact_secrets(when), item.scope_tier, scope_name)
     if store.get_rule(composed_id) is None and store.get_rule(typed_id) is not None:
         return typed_id
