@@ -11,3 +11,9 @@ def canonical(name: str) -> str:
     """``name`` in Unicode normalization form C (composed): text typed by a person or a model
     and a macOS folder name then compare equal."""
     return unicodedata.normalize("NFC", name)
+
+
+def decomposed(text: str) -> str:
+    """``text`` in Unicode normalization form D (``é`` as ``e`` and a combining accent), as a
+    release before names and words were kept in NFC stored what macOS or a person typed so."""
+    return unicodedata.normalize("NFD", text)

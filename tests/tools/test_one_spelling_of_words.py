@@ -107,27 +107,110 @@ def test_a_note_stored_decomposed_before_is_already_saved_when_saved_again(call,
 
 
 def test_a_note_stored_composed_wins_over_one_stored_decomposed_before(call, app):
+    # that release kept both spellings, each as it was typed
     text = "Re\u0301sume\u0301 notes"
-    _stored_as_typed_before(app, "Re\u0301sume\u0301 notes", text)
-    composed = saved_id(call("save_memory", text="R\u00e9sum\u00e9 notes"))
+    _stored_as_typed_before(app, text, text)
+    composed = _stored_as_typed_before(app, "R\u00e9sum\u00e9 notes", "R\u00e9sum\u00e9 notes")
 
     again = call("save_memory", text=text)
 
     assert again.text == f"Already saved as #{composed}."
 
 
-def test_a_rule_stored_decomposed_before_is_already_saved_when_added_again(call, app):
-    then = "Use cafe\u0301 style"
-    before = rules.rule_id(then, "always", "everywhere", "")
+def _rule_stored_before(
+    app, then: str, when: str = "always", tier: str = "everywhere", name: str = ""
+) -> str:
+    """A rule as that release stored it: its words as typed, its id theirs."""
+    before = rules.rule_id(then, when, tier, name)
     app.store.add_rule(
         Rule(
-            id=before, then=then, when="always", scope_tier="everywhere", scope_name="",
+            id=before, then=then, when=when, scope_tier=tier, scope_name=name,
             evidence_memory_ids=(), evidence_fact_ids=(), source="cli", added_at=app.clock(),
             last_confirmed_at=app.clock(), enabled=True,
         )
     )  # fmt: skip
+    return before
+
+
+def test_a_rule_stored_decomposed_before_is_already_saved_when_added_again(call, app):
+    then = "Use cafe\u0301 style"
+    before = _rule_stored_before(app, then)
 
     again = call("add_rule", then=then)
 
     assert _already(again.text) == before
     assert db_rows(app, "SELECT count(*) FROM rules") == [(1,)]
+
+
+# -- the same words typed composed again: a release before kept them decomposed (NFD) ----------
+
+
+def test_a_note_stored_decomposed_before_is_already_saved_when_saved_composed(call, app):
+    before = _stored_as_typed_before(
+        app, "Re\u0301sume\u0301 build", "Re\u0301sume\u0301 builds need node 20"
+    )
+
+    again = call(
+        "save_memory", text="R\u00e9sum\u00e9 builds need node 20", title="R\u00e9sum\u00e9 build"
+    )
+
+    assert again.text == f"Already saved as #{before}."
+    assert db_rows(app, "SELECT count(*) FROM memories") == [(1,)]
+
+
+def test_a_note_titled_by_its_decomposed_text_before_is_already_saved_when_saved_composed(
+    call, app
+):
+    text = "Cafe\u0301 orders ship on Mondays"
+    before = _stored_as_typed_before(app, text, text)  # no title given: its text's first words
+
+    again = call("save_memory", text="Caf\u00e9 orders ship on Mondays")
+
+    assert again.text == f"Already saved as #{before}."
+    assert db_rows(app, "SELECT count(*) FROM memories") == [(1,)]
+
+
+def test_a_note_stored_composed_wins_over_its_decomposed_twin_when_saved_composed(call, app):
+    _stored_as_typed_before(app, "Cafe\u0301 hours", "Cafe\u0301 hours")
+    composed = _stored_as_typed_before(app, "Caf\u00e9 hours", "Caf\u00e9 hours")
+
+    again = call("save_memory", text="Caf\u00e9 hours")
+
+    assert again.text == f"Already saved as #{composed}."
+
+
+def test_a_rule_stored_decomposed_before_is_already_saved_when_added_composed(call, app):
+    before = _rule_stored_before(app, "Use cafe\u0301 style", "you write a cafe\u0301 menu")
+
+    again = call("add_rule", then="Use caf\u00e9 style", when="you write a caf\u00e9 menu")
+
+    assert _already(again.text) == before
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(1,)]
+
+
+def test_a_situation_rule_stored_decomposed_before_is_already_saved_when_added_composed(call, app):
+    before = _rule_stored_before(app, "Speak French", tier="situation", name="Cafe\u0301")
+
+    again = call("add_rule", then="Speak French", scopeTier="situation", scopeName="Caf\u00e9")
+
+    assert _already(again.text) == before
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(1,)]
+
+
+def test_a_project_rule_stored_decomposed_before_is_already_saved_when_added_composed(call, app):
+    # the upgrade keyed it by its project in NFC, its words as they were stored
+    before = _rule_stored_before(app, "Price in cafe\u0301 euros", tier="project", name="shop")
+
+    again = call("add_rule", then="Price in caf\u00e9 euros", scopeTier="project")
+
+    assert _already(again.text) == before
+    assert db_rows(app, "SELECT count(*) FROM rules") == [(1,)]
+
+
+def test_a_rule_stored_composed_wins_over_its_decomposed_twin_when_added_composed(call, app):
+    _rule_stored_before(app, "Use cafe\u0301 cups")
+    composed = _rule_stored_before(app, "Use caf\u00e9 cups")
+
+    again = call("add_rule", then="Use caf\u00e9 cups")
+
+    assert _already(again.text) == composed

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aletheia_mem.blank import is_blank
-from aletheia_mem.canonical import canonical
+from aletheia_mem.canonical import canonical, decomposed
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import (
     MAX_STATEMENT,
@@ -139,19 +139,23 @@ class Saved(NamedTuple):
 
 
 def _key_given_before(
-    store: Store, project: str, composed_key: str, typed_text: str, typed_title: str
+    store: Store, project: str, composed_key: str, typed: tuple[str, str], composed: tuple[str, str]
 ) -> str:
-    """``composed_key``, or the dedupe key a release before notes were kept in NFC gave this
-    title and text as typed (``e`` and an accent), when the store holds that note and none by
-    ``composed_key``: saving the same words again finds the note saved then (``Already
-    saved``), not a second one."""
-    text = redact_secrets(typed_text)
-    typed_key = dedupe_key(stored_title(redact_secrets(typed_title), text), text)
-    if (
-        store.find_memory(project, composed_key) is None
-        and store.find_memory(project, typed_key) is not None
-    ):
-        return typed_key
+    """``composed_key``, or the dedupe key a release before notes were kept in NFC gave these
+    words, when the store holds that note and none by ``composed_key``: first as typed (``e``
+    and an accent), then fully decomposed (NFD), as that release kept them when they were
+    typed so. Saving the same words again, in either spelling, finds the note saved then
+    (``Already saved``), not a second one. ``typed`` and ``composed`` are (title, text)."""
+    spellings = dict.fromkeys((typed, (decomposed(composed[0]), decomposed(composed[1]))))
+    spellings.pop(composed, None)  # no composable character: nothing stored otherwise
+    keys: dict[str, None] = {}
+    for title, words in spellings:
+        text = redact_secrets(words)
+        keys[dedupe_key(stored_title(redact_secrets(title), text), text)] = None
+    keys.pop(composed_key, None)
+    for key in keys:  # a new note costs one look-up per other spelling, a found one one more
+        if store.find_memory(project, key) is not None:  # a composed twin wins
+            return key if store.find_memory(project, composed_key) is None else composed_key
     return composed_key
 
 
@@ -180,8 +184,8 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
     text = redact_secrets(words)
     title = stored_title(redact_secrets(given), text)
     key = dedupe_key(title, text)
-    if words != item.text or given != typed_title:  # typed decomposed: as a release before kept
-        key = _key_given_before(store, item.project, key, item.text, typed_title)
+    if not (item.text.isascii() and typed_title.isascii()):  # ASCII has one spelling
+        key = _key_given_before(store, item.project, key, (typed_title, item.text), (given, words))
     structured: list[FactInput] = []
     statements: list[str] = []
     if item.facts:  # most saves state none: no lists built over nothing

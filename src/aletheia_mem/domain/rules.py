@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from aletheia_mem.blank import is_blank
-from aletheia_mem.canonical import canonical
+from aletheia_mem.canonical import canonical, decomposed
 from aletheia_mem.domain.formatting import joined_ids, one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
 from aletheia_mem.domain.redaction import redact_secrets
@@ -186,17 +186,32 @@ def add_rule_telling(
 
 
 def _id_given_before(store: Store, item: RuleInput, composed_id: str) -> str:
-    """``composed_id``, or the id a release before rules were kept in NFC gave these words as
-    typed (``e`` and an accent), when the store holds that rule and none by ``composed_id``:
-    adding the same words again finds the rule added then, not a second one."""
-    given = (item.then, item.when, item.scope_name)
-    if all(canonical(text) == text for text in given):  # nearly every rule: nothing to look up
+    """``composed_id``, or the id a release before rules were kept in NFC gave these words,
+    when the store holds that rule and none by ``composed_id``: first as typed (``e`` and an
+    accent), then fully decomposed (NFD), as that release kept them when they were typed so.
+    Adding the same words again, in either spelling, finds the rule added then, not a second
+    one. A project's name stays as given: the upgrade keyed its rules by the project in NFC."""
+    typed = (item.then, item.when, item.scope_name)
+    if all(text.isascii() for text in typed):  # nearly every rule: one spelling, no look-up
         return composed_id
-    then, when = rule_words(item.then, item.when, compose=False)
-    scope_name = stored_scope_name(item.scope_name, compose=False)
-    typed_id = rule_id(redact_secrets(then), redact_secrets(when), item.scope_tier, scope_name)
-    if store.get_rule(composed_id) is None and store.get_rule(typed_id) is not None:
-        return typed_id
+    situation = item.scope_tier == "situation"
+
+    def spelled(form: Callable[[str], str]) -> tuple[str, str, str]:
+        name = item.scope_name  # a project's key is in NFC since the upgrade re-keyed its rules
+        return form(item.then), form(item.when), form(name) if situation else name
+
+    spellings = dict.fromkeys((typed, spelled(decomposed)))
+    spellings.pop(spelled(canonical), None)  # no composable character: nothing stored otherwise
+    ids: dict[str, None] = {}
+    for then, when, scope_name in spellings:
+        words = rule_words(then, when, compose=False)
+        stored_name = stored_scope_name(scope_name, compose=False)
+        redacted = (redact_secrets(words[0]), redact_secrets(words[1]))
+        ids[rule_id(*redacted, item.scope_tier, stored_name)] = None
+    ids.pop(composed_id, None)
+    for id_ in ids:  # a new rule costs one look-up per other spelling, a found one one more
+        if store.get_rule(id_) is not None:  # a composed twin wins
+            return id_ if store.get_rule(composed_id) is None else composed_id
     return composed_id
 
 
