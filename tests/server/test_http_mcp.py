@@ -242,6 +242,21 @@ def test_batch_is_answered_with_an_array_as_on_stdio(server: RunningServer) -> N
     assert empty.json()["error"]["code"] == -32600
 
 
+def test_initialize_in_a_batch_without_a_session_is_told_as_on_stdio(server: RunningServer) -> None:
+    reply = server.post_mcp([initialize_message(), rpc("tools/list", 2)])
+    assert reply.status == 400
+    assert reply.header("mcp-session-id") is None
+    assert reply.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid request: initialize must not be in a batch."},
+    }
+    assert (
+        "send initialize first"
+        in server.post_mcp([rpc("tools/list", 2)]).json()["error"]["message"]
+    )
+
+
 def test_a_batch_holds_at_most_100_messages_and_one_more_is_refused_whole(
     server: RunningServer,
 ) -> None:

@@ -33,6 +33,7 @@ from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import Guard, GuardPolicy
 from aletheia_mem.server.handshake import LATEST_VERSION, SUPPORTED_VERSIONS
 from aletheia_mem.server.mcp import (
+    INITIALIZE_IN_BATCH,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -293,7 +294,9 @@ class McpEndpoint:
         if session_id is None:
             missing = rpc_error(
                 400,
-                "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
+                INITIALIZE_IN_BATCH  # as stdio answers it, not "send initialize first"
+                if isinstance(payload, list) and any(map(is_initialize, payload))
+                else "Bad Request: the Mcp-Session-Id header is required; send initialize first.",
                 request_id=request_id_of(payload),
             )
             return await self.refuse(request, payload, missing)

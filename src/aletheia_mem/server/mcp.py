@@ -255,14 +255,15 @@ def _dispatch_modern(
     return reply
 
 
+INITIALIZE_IN_BATCH = "Invalid request: initialize must not be in a batch."
+
+
 def _dispatch(
     session: McpSession, request_id: Any, method: str, params: dict[str, Any], in_batch: bool
 ) -> Message:
     if method == "initialize":
         if in_batch:
-            return error_response(
-                request_id, INVALID_REQUEST, "Invalid request: initialize must not be in a batch."
-            )
+            return error_response(request_id, INVALID_REQUEST, INITIALIZE_IN_BATCH)
         if session.era == "modern":  # not -32022: that would mark the server modern only
             return error_response(
                 request_id,
