@@ -19,7 +19,7 @@ import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, rules
-from aletheia_mem.storage.sync_apply import MAX_AUTHOR, sender_author
+from aletheia_mem.storage.sync_authors import MAX_AUTHOR, sender_author
 from aletheia_mem.sync.validate import MAX_NAME, validate_records
 from tests.hub.helpers import INIT_PARAMS, WAIT_SECONDS, running_hub, uid
 from tests.hub.sync_helpers import items_at

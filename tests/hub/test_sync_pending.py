@@ -7,7 +7,7 @@ from typing import Any
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import rules
-from aletheia_mem.storage.sync_apply import MAX_WAITING
+from aletheia_mem.storage.sync_apply_rules import MAX_WAITING
 from tests.hub.test_hostile_sync import memory_record
 
 ORIGIN = "e" * 32

@@ -19,7 +19,7 @@ from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.storage import sqlite as sqlite_module
 from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.storage.sync_apply import fact_key as sync_fact_key
+from aletheia_mem.storage.sync_apply_context import fact_key as sync_fact_key
 from tests.conftest import FakeClock
 from tests.hub.sync_helpers import counts, items, open_pg_hub
 

@@ -23,6 +23,13 @@ DIALECT_ONLY = (
     "aletheia_mem.storage.migrate",
     "aletheia_mem.storage.full_text",
     "aletheia_mem.storage.sync_apply",
+    "aletheia_mem.storage.sync_apply_context",
+    "aletheia_mem.storage.sync_apply_episodes",
+    "aletheia_mem.storage.sync_apply_facts",
+    "aletheia_mem.storage.sync_apply_memories",
+    "aletheia_mem.storage.sync_apply_pending",
+    "aletheia_mem.storage.sync_apply_rules",
+    "aletheia_mem.storage.sync_authors",
     "aletheia_mem.storage.sync_export",
 )
 # Each exception, with the reason it is one.
