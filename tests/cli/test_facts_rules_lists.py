@@ -149,6 +149,9 @@ def test_lists_write_then_read(run: Invoke) -> None:
         "ship docs",
         {"task": "b", "done": False},
     ]
+    for blank in ("  ", "\u200b", "\u2060\ufeff"):  # as lists write and work_state_read
+        unnamed = run("lists", "read", blank)
+        assert (unnamed.exit_code, unnamed.stderr) == (2, "Error: list is required.\n")
     missing = run("lists", "read", "nope")
     assert missing.exit_code == 3
     assert missing.stderr == 'Error: No list named "nope".\n'

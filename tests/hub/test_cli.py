@@ -159,6 +159,46 @@ def test_create_refuses_a_name_holding_an_invisible_character(
     assert "no control, format or invisible characters" in refused.stderr
 
 
+BLANK_PROJECTS = 'Error: --projects needs at least one project name, or "*" for all.\n'
+
+
+@pytest.mark.parametrize(
+    "blank", ["", "  ", "\u200b", "\u2060", "\u200b,\u2060", " \ufeff , \u00ad "]
+)
+def test_create_given_projects_only_blank_or_zero_width_says_it_needs_a_project(
+    runner: CliRunner, hub_db: Path | str, blank: str
+) -> None:
+    """Zero-width characters alone are blank (``is_blank``), as spaces are: the same message,
+    never one about format characters nor a token for a project named by nothing."""
+    create = ["mcp-link", "create", "--hub-db", str(hub_db), "--projects", blank]
+    refused = runner.invoke(cli, create)
+    assert (refused.exit_code, refused.stderr) == (2, BLANK_PROJECTS)
+
+
+def test_create_drops_a_blank_project_among_names_as_an_empty_one(
+    runner: CliRunner, hub_db: Path | str
+) -> None:
+    """``shop,\u00ad`` made a token for "shop" and for a project named by a soft hyphen."""
+    base = ["mcp-link", "create", "--hub-db", str(hub_db), "--json"]
+    shop = runner.invoke(cli, [*base, "--projects", "shop,\u00ad, \u200b ,,billing"])
+    assert json.loads(shop.stdout)["projects"] == ["shop", "billing"]
+    every = runner.invoke(cli, [*base, "--projects", "*,\u2060"])
+    assert json.loads(every.stdout)["projects"] == ["*"]
+    inside = runner.invoke(cli, [*base, "--projects", "sh\u200bop"])  # not blank: refused
+    assert "--projects must not contain control or format characters." in inside.stderr
+
+
+@pytest.mark.parametrize("blank", ["  ", "\u200b", "\u2060\ufeff"])
+def test_create_given_a_blank_or_zero_width_name_gives_the_default_name(
+    runner: CliRunner, hub_db: Path | str, blank: str
+) -> None:
+    """A blank --name is "not given" (the default name); a zero-width one was refused as
+    holding format characters, and --projects of a word joiner alone was refused for --name."""
+    create = ["mcp-link", "create", "--hub-db", str(hub_db), "--projects", "shop", "--json"]
+    made = runner.invoke(cli, [*create, "--name", blank])
+    assert made.exit_code == 0 and json.loads(made.stdout)["name"].startswith("mcp-shop-")
+
+
 def test_create_refuses_an_unknown_scope(runner: CliRunner) -> None:
     bad = runner.invoke(
         cli, ["mcp-link", "create", "--hub-db", "x.db", "--projects", "s", "--scope", "root"]

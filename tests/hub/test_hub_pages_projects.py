@@ -147,6 +147,21 @@ def test_a_limited_admin_creates_tokens_only_within_its_projects(
     assert every_bot.status_code == 200
 
 
+def test_the_token_form_reads_zero_width_projects_and_name_as_left_empty(
+    hub: Hub, limited: Pages
+) -> None:
+    """Projects or Name of zero-width characters alone are blank (``is_blank``), as an empty
+    field is: the admin's own projects and the default name, not a refusal of format
+    characters."""
+    zero_width = limited.post("/tokens/create", name="zw-default", scope="read", projects="\u200b")
+    assert zero_width.status_code == 200
+    row = r'<td class="wrap"[^>]*>zw-default</td><td[^>]*>read</td><td class="wrap"[^>]*>shop</td>'
+    assert re.search(row, zero_width.text)
+    unnamed = limited.post("/tokens/create", name="\u2060\ufeff", scope="read", projects="shop")
+    assert unnamed.status_code == 200
+    assert re.search(r'data-token="read-shop-[^"]+"', unnamed.text)
+
+
 def test_a_limited_admin_revokes_only_tokens_within_its_projects(
     hub: Hub, tokens: dict[str, str], limited: Pages
 ) -> None:

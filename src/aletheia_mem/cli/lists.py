@@ -87,6 +87,8 @@ def _summary_json(summary: worklists.ListSummary) -> dict[str, Any]:
 @handles_errors
 def read(name: str, project: str | None, as_json: bool) -> None:
     """Print a list's items."""
+    if is_blank(name):  # as write and work_state_read: spaces or zero-width characters alone
+        raise InvalidInputError("list is required.")
     check_length("list", name.strip(), MAX_NAME)  # as work_state_read: never a huge echo
     with open_cli_app(create=False) as app:
         text = worklists.read_list(

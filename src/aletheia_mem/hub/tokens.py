@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Literal
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import UNPRINTED_NAME
 from aletheia_mem.domain.redaction_fold import folded_text, has_invisible
@@ -92,15 +93,17 @@ def hash_secret(secret: str) -> str:
 
 def parse_projects(text: str, field: str = "--projects") -> tuple[str, ...] | None:
     """``shop,billing`` -> ``("shop", "billing")``; ``*`` -> None (every project). ``field``:
-    how an error names where the text was given (the CLI's flag, the Tokens page's field).
+    how an error names where the text was given (the CLI's flag, the Tokens page's field). A
+    blank part (``is_blank``: spaces, or only zero-width characters) names no project, as an
+    empty one does.
 
     Raises:
         InvalidInputError: no project named, or a name holding a control or format character.
     """
-    if text.strip() == ALL_PROJECTS:
-        return None
     names = [normalize_project(part) for part in text.replace(" ", ",").split(",")]
-    projects = tuple(dict.fromkeys(name for name in names if name))
+    projects = tuple(dict.fromkeys(name for name in names if not is_blank(name)))
+    if projects == (ALL_PROJECTS,):
+        return None
     for name in projects:
         if UNPRINTED_NAME.search(name):  # a zero-width space is a format character
             raise InvalidInputError(f"{field} must not contain control or format characters.")
@@ -171,7 +174,7 @@ def create_token(
     if scope not in SCOPES:
         raise InvalidInputError(f"scope must be one of {', '.join(SCOPES)}.")
     secret = new_secret()
-    if name is None or not name.strip():
+    if name is None or is_blank(name):  # a zero-width name is as blank as an empty one
         name = f"{scope}-{projects[0] if projects else 'all'}-{secret[-4:].lower()}"
     name = checked_name(name)
     row = HubToken(

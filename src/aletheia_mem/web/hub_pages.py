@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.blank import is_blank
 from aletheia_mem.errors import AletheiaError, InvalidInputError, NotFoundError
 from aletheia_mem.hub.tokens import (
     SCOPES,
@@ -177,6 +178,7 @@ def _projects_for(admin: HubToken, text: str) -> tuple[str, ...] | None:
         InvalidInputError: no project, or one beyond the admin's own.
     """
     own = _own_projects(admin)
+    text = "" if is_blank(text) else text  # only zero-width characters: left empty
     if own is None:
         return parse_projects(text or "*", FORM_PROJECTS)
     projects = parse_projects(text or ",".join(sorted(own)), FORM_PROJECTS)
@@ -225,6 +227,7 @@ def _unconfirmed(
 def token_create(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     """Make a token and show its secret in this answer only (never stored, never redirected)."""
     name = form.get("name", "").strip()
+    name = "" if is_blank(name) else name  # only zero-width characters: the default name
     if name:  # refused before the confirmation shows it (a secret in it: ``checked_name``)
         checked_name(name, FORM_NAME)
     action = f'Create token "{name}"' if name else "Create a token"
