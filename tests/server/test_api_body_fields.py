@@ -22,7 +22,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield s
 
 
-def refused(server: RunningServer, method: str, path: str, body: Any) -> str:
+def refused(server: RunningServer, method: str, path: str, body: Any = None) -> str:
     reply = server.api(method, path, body)
     assert reply.status == 400, reply.body
     assert reply.json()["error"]["code"] == "invalid_input"

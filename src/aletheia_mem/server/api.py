@@ -8,7 +8,7 @@ same domain functions and project-scope helpers as the MCP tools. ``AletheiaErro
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
@@ -34,7 +34,14 @@ from aletheia_mem.errors import (
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
 from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem, echoed
-from aletheia_mem.server.openapi import Handler, Operation, Reply, bounded, build_document
+from aletheia_mem.server.openapi import (
+    Handler,
+    Operation,
+    Reply,
+    Schema,
+    bounded,
+    build_document,
+)
 from aletheia_mem.server.stdio import NotJsonNumber, json_value, utf8_text
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
@@ -80,6 +87,7 @@ _CODE_BY_STATUS = {
 # which no cache keeps, and no browser reads as anything but JSON.
 API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
 NOT_UTF8 = "The request body is not UTF-8."
+OPENAPI_ROUTE = "GET /api/openapi.json"
 NO_ROUTE = "No API route at this address: /api/openapi.json lists them."
 
 
@@ -155,6 +163,7 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     number in the address exactly: ``/api/memories/%201%20`` names no memory)."""
     args: dict[str, Any] = {}
     check_utf8_address(request)
+    check_query(op, request.query_params)
     if op.query is not None:
         args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
@@ -176,17 +185,40 @@ def check_fields(op: Operation, body: dict[str, Any]) -> None:
     Raises:
         InvalidInputError: naming the fields refused and the ones the operation takes.
     """
-    taken = list((op.body or {}).get("properties", {}))
-    unknown = [name for name in body if name not in taken]
+    route = f"{op.method} {op.path}"
+    _refuse_unknown(route, _names(op.body), body, "field", "the request body", "body fields")
+
+
+def check_query(op: Operation | None, params: Iterable[str]) -> None:
+    """Refuse a query parameter the operation (None: the OpenAPI document's route) does not
+    take (``projct`` for ``project``): ignored, a search would answer for every project
+    instead of the one the client meant.
+
+    Raises:
+        InvalidInputError: naming the parameters refused and the ones the operation takes.
+    """
+    route = OPENAPI_ROUTE if op is None else f"{op.method} {op.path}"
+    taken = [] if op is None else _names(op.query)
+    _refuse_unknown(route, taken, params, "parameter", "the query string", "query parameters")
+
+
+def _names(schema: Schema | None) -> list[str]:
+    return list((schema or {}).get("properties", {}))
+
+
+def _refuse_unknown(
+    route: str, taken: list[str], given: Iterable[str], kind: str, where: str, none: str
+) -> None:
+    """Raises InvalidInputError naming the names of ``given`` not ``taken`` (the first five,
+    quoted as an error quotes a name) and the ones ``route`` takes."""
+    unknown = list(dict.fromkeys(name for name in given if name not in taken))
     if not unknown:
         return
     named = ", ".join(json.dumps(echoed(name), ensure_ascii=False) for name in unknown[:5])
     more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-    field = "field" if len(unknown) == 1 else "fields"
-    takes = f"takes {', '.join(taken)}" if taken else "takes no body fields"
-    raise InvalidInputError(
-        f"Unknown {field} {named}{more} in the request body: {op.method} {op.path} {takes}."
-    )
+    kinds = kind if len(unknown) == 1 else kind + "s"
+    takes = f"takes {', '.join(taken)}" if taken else f"takes no {none}"
+    raise InvalidInputError(f"Unknown {kinds} {named}{more} in {where}: {route} {takes}.")
 
 
 def _check_strings(schema: dict[str, Any], body: dict[str, Any]) -> None:
@@ -302,6 +334,10 @@ def routes(app: AppContext, *, secured: bool) -> list[Route]:
     document = json_response(200, build_document(OPERATIONS, secured=secured)).body
 
     async def openapi(request: Request) -> Response:
+        try:
+            check_query(None, request.query_params)
+        except InvalidInputError as error:
+            return error_response(400, error.code, error.message)
         return Response(document, 200, API_HEADERS, JSON_TYPE)
 
     by_path: dict[str, list[Operation]] = {}

@@ -229,6 +229,10 @@ def _parameters(where: str, schema: Schema | None) -> list[Schema]:
     ]
 
 
+_QUERY_TAKEN = "A query parameter not listed here is refused (400, invalid_input)."
+_QUERY_NONE = "Takes no query parameters: any is refused (400, invalid_input)."
+
+
 def _json(schema: Schema) -> Schema:
     return {"application/json": {"schema": schema}}
 
@@ -246,6 +250,8 @@ def _operation(op: Operation, secured: bool) -> Schema:
     out: Schema = {
         "operationId": op.operation_id,
         "summary": op.summary,
+        # OpenAPI has no additionalProperties for parameters (``api.check_query``).
+        "description": _QUERY_TAKEN if op.query else _QUERY_NONE,
         "parameters": _parameters("path", op.path_params) + _parameters("query", op.query),
         "responses": responses,
     }
@@ -274,7 +280,8 @@ def build_document(operations: Sequence[Operation], *, secured: bool) -> Schema:
             "title": "Aletheia JSON API",
             "version": __version__,
             "description": "The shared memory for scripts and the web UI: the same domain"
-            " functions as the MCP tools, JSON in and out.",
+            " functions as the MCP tools, JSON in and out. A query parameter or a body field"
+            " an operation does not list is refused (400, invalid_input), never ignored.",
         },
         "paths": paths,
         "components": components,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from aletheia_mem.errors import InvalidInputError
-from aletheia_mem.server.api import OPERATIONS, check_fields
+from aletheia_mem.server.api import OPERATIONS, check_fields, check_query
 from aletheia_mem.server.mcp import argument_problem
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
@@ -49,6 +49,7 @@ def checked(
     """
     op = _BY_ID[operation_id]
     check_fields(op, body or {})  # a form sends only what the API takes, as a script must
+    check_query(op, query or {})  # and a page asks only what it takes
     args: dict[str, Any] = {}
     for schema, given in ((op.query, query), (op.body, body), (op.path_params, path)):
         if schema is not None:
