@@ -18,6 +18,7 @@ from aletheia_mem.cli.common import (
     misplaced_store,
     projects_json,
 )
+from aletheia_mem.cli.terminal import one_line_safe
 from aletheia_mem.clock import system_clock
 from aletheia_mem.config import load_settings
 from aletheia_mem.errors import InvalidInputError, NoStoreError, UnauthorizedError
@@ -141,6 +142,10 @@ def sync(
                 "applied": report.applied,
                 "merged": report.merged,
                 "refused_pulled": report.refused_pulled.as_json(),
+                "outside_token": report.outside,
+                "narrowed_from": None
+                if report.narrowed is None
+                else projects_json(report.narrowed.before),
                 "requests": client.requests,
                 "new_store_id": None if renewed is None else renewed.as_json(),
             }
@@ -236,6 +241,13 @@ def _summary(report: SyncReport) -> str:
             f" {report.held_back} rule(s) for every project or a situation stay on this"
             " machine: a token limited to projects pushes only rules of its projects."
         )
+    if report.outside:
+        names = _some(sorted(report.outside))
+        those = "that project" if len(report.outside) == 1 else "those projects"
+        line += (
+            f" {sum(report.outside.values())} item(s) of {names} stay on this machine: the"
+            f" token does not cover {those}, and the hub would refuse them."
+        )
     if report.withheld:
         reasons = "; ".join(f"{count}: {reason}" for reason, count in report.withheld.items())
         line += (
@@ -245,10 +257,34 @@ def _summary(report: SyncReport) -> str:
     return line
 
 
+def _some(names: list[str], shown: int = 5) -> str:
+    """``names`` (each made one safe line), the first ``shown`` of them and how many more."""
+    listed = ", ".join(one_line_safe(name) for name in names[:shown])
+    return listed + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _narrowed(report: SyncReport) -> str | None:
+    """The line for a hub that covers fewer of this token's projects than at the last sync
+    (an admin narrowed it): which it no longer covers, and that those no longer sync."""
+    if report.narrowed is None or report.projects is None:
+        return None
+    before = report.narrowed.before
+    dropped = None if before is None else sorted(set(before) - set(report.projects))
+    lost = "every project" if dropped is None else _some(dropped)
+    them = "the other projects" if dropped is None else lost
+    return (
+        f'The hub no longer covers {lost} for the token "{one_line_safe(report.token_name)}"'
+        f" (only {_some(report.projects)} now): this store's changes to {them} stay on this"
+        " machine and the hub's are no longer pulled; the rest syncs as before. A token that"
+        " covers them syncs them again (docs/sync.md)."
+    )
+
+
 def _screened(report: SyncReport) -> list[str]:
-    """Lines for what the sync held back or repaired (``sync.screening``), said before the
-    last line."""
-    lines = []
+    """Lines for what the sync held back or repaired (``sync.screening``), and a narrowed
+    token, said before the last line."""
+    narrowed = _narrowed(report)
+    lines = [] if narrowed is None else [narrowed]
     if report.refused_pulled.total:
         lines.append(
             f"Held back {report.refused_pulled.total} pulled record(s) this store refuses, not"

@@ -226,7 +226,8 @@ def export_page(
         max_bytes: the page's JSON (its records and what a page holds besides) stays within.
         local_only: only changes made here (for a push), not ones pulled from the hub.
         exclude_origin: leave out versions made by this store (a puller has them).
-        projects: only records of these projects (None: all).
+        projects: only records of these projects (None: all); the others are counted by
+            project in the page's ``outside``.
     """
     sql = "SELECT seq, kind, key, changed_at, origin FROM sync_log WHERE seq > ?"
     params: list[Any] = [after]
@@ -242,6 +243,7 @@ def export_page(
     data = {kind: read_items(conn, kind, keys) for kind, keys in by_kind.items()}
     records: list[Record] = []
     oversized: list[Record] = []
+    outside: dict[str, int] = {}
     room = max_bytes - PAGE_ENVELOPE_BYTES
     size, cursor = 0, after
     for row in rows:
@@ -258,6 +260,7 @@ def export_page(
         if projects is not None:
             project = record_project(record)
             if project is not None and project not in projects:
+                outside[project] = outside.get(project, 0) + 1
                 cursor = row["seq"]
                 continue
             if row["kind"] == "rule":
@@ -272,6 +275,6 @@ def export_page(
             size += weight
         cursor = row["seq"]
     if len(rows) == limit or cursor != (rows[-1]["seq"] if rows else after):
-        return ExportPage(records, cursor, True, oversized)
+        return ExportPage(records, cursor, True, oversized, outside)
     end = conn.execute("SELECT coalesce(max(seq), 0) FROM sync_log").fetchone()[0]
-    return ExportPage(records, max(int(end), after), False, oversized)
+    return ExportPage(records, max(int(end), after), False, oversized, outside)

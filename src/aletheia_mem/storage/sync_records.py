@@ -37,6 +37,8 @@ class ExportPage:
     more: bool
     # records passed over as larger than a page may be (held by an earlier release)
     oversized: list[Record] = field(default_factory=list)
+    # records passed over as of a project outside the ``projects`` asked for, by project
+    outside: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

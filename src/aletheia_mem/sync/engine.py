@@ -39,6 +39,14 @@ OVERSIZED = "it is larger than a sync page may carry (4 MiB)."
 Progress = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Narrowed:
+    """The hub names fewer projects for this token than it did at the last sync: ``before``
+    (None: every project). What it no longer covers is neither pushed nor pulled."""
+
+    before: tuple[str, ...] | None
+
+
 @dataclass
 class SyncReport:
     """What one sync did."""
@@ -62,22 +70,37 @@ class SyncReport:
     left_out: Refusals = field(default_factory=Refusals)
     unlinked: Refusals = field(default_factory=Refusals)
     repaired: int = 0
+    # this store's changes of projects the token does not cover, passed over, by project
+    outside: dict[str, int] = field(default_factory=dict)
+    narrowed: Narrowed | None = None  # the hub names fewer projects for the token than before
 
 
 def _quiet(message: str) -> None:
     """Progress goes nowhere unless asked for."""
 
 
-def _check_scope(store: SyncLog, client: HubClient, projects: tuple[str, ...] | None) -> None:
+def _scope_digest(client: HubClient) -> str:
+    """How this store remembers the token's projects: by a digest of the token, never it."""
+    return hashlib.sha256(client.token.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _named(projects: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return None if projects is None else tuple(sorted(set(projects)))
+
+
+def _check_scope(
+    store: SyncLog, client: HubClient, projects: tuple[str, ...] | None
+) -> Narrowed | None:
     """Refuse a hub that names more projects for a token than it did before: a token's projects
     never change, so a hub doing so is not to be trusted with them (before anything is pushed).
-    Fewer (or the first time) are remembered.
+    The first time, they are remembered. Fewer are the hub's to name (an admin narrowed the
+    token): returned, and remembered only once the sync went through (``sync_store``), so that
+    the sync that says so is one that finished.
 
     Raises:
         ForbiddenError: the hub now names projects it did not before.
     """
-    digest = hashlib.sha256(client.token.encode("utf-8", "surrogateescape")).hexdigest()
-    known, before = store.sync_scope(client.url, digest)
+    known, before = store.sync_scope(client.url, _scope_digest(client))
     wider = before is not None and (projects is None or not set(projects) <= set(before))
     if known and wider:
         asked = "every project" if projects is None else ", ".join(sorted(projects))
@@ -86,9 +109,10 @@ def _check_scope(store: SyncLog, client: HubClient, projects: tuple[str, ...] | 
             f" {', '.join(before or ())} before; a token's projects never change, so nothing"
             " was sent. If the hub's admin gave you a new token, sync with that one."
         )
-    named = None if projects is None else tuple(sorted(set(projects)))
-    if not known or named != before:
-        store.set_sync_scope(client.url, digest, named)
+    if not known:
+        store.set_sync_scope(client.url, _scope_digest(client), _named(projects))
+        return None
+    return Narrowed(before) if _named(projects) != before else None
 
 
 def sync_store(
@@ -112,7 +136,7 @@ def sync_store(
     page_size = min(page_size, hello.max_records)
     names = None if projects is None else list(projects)
     report = SyncReport(client.url, hub_id, hello.token_name, names)
-    _check_scope(store, client, projects)
+    report.narrowed = _check_scope(store, client, projects)
     accepted()
     push_cursor, pull_cursor = store.sync_cursors(hub_id, token_id)
     first = (push_cursor, pull_cursor) == (0, 0)  # never pushed to nor pulled from: send all
@@ -123,6 +147,8 @@ def sync_store(
     _pull(store, client, report, token_id, pull_cursor, projects, page_size, clock, progress)
     if report.merged > merged_before:  # what this store merged is a change of its own: send it
         _push(store, client, report, token_id, push_cursor, projects, page_size, clock, progress)
+    if report.narrowed is not None:  # said by this sync: the next one compares with these
+        store.set_sync_scope(client.url, _scope_digest(client), _named(projects))
     return report
 
 
@@ -161,6 +187,8 @@ def _push(
         while True:
             sent: Future[dict[str, Any]] | None = None
             _left_out_oversized(store, report, page.oversized)
+            for project, count in page.outside.items():  # the hub would refuse them
+                report.outside[project] = report.outside.get(project, 0) + count
             records = [record for record in page.records if writable(record, projects)]
             # Held back: this store's own changes (a pulled rule stays the hub's to send).
             report.held_back += sum(

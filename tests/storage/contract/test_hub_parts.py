@@ -210,14 +210,17 @@ def test_a_page_leaves_out_another_project_and_the_excluded_origin(make_store: M
     source.add_memory(memory("billing note", project="billing"))
     own = source.sync_store_id()
 
-    def export(projects: tuple[str, ...] | None, exclude: str | None) -> int:
+    def export(projects: tuple[str, ...] | None, exclude: str | None) -> tuple[int, dict[str, int]]:
         page = source.export_changes(
             after=0, limit=100, max_bytes=1_000_000, local_only=False,
             exclude_origin=exclude, projects=projects,
         )  # fmt: skip
-        return len(page.records)
+        return len(page.records), page.outside
 
-    assert (export(None, None), export(("billing",), None), export(None, own)) == (2, 1, 0)
+    assert export(None, None) == (2, {})
+    assert export(("billing",), None) == (1, {"shop": 1})  # what a sync says stays here
+    assert export(("ops",), None) == (0, {"shop": 1, "billing": 1})
+    assert export(None, own) == (0, {})
 
 
 def test_push_cursors_only_move_forward(contract_store: HubStore) -> None:
