@@ -58,6 +58,7 @@ from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
 from run import CACHE, corpus_store, engine_for, fingerprint, now_after, open_copy, seed_vectors
 
+PARAPHRASES = {str(q["query"]) for q in load_queries() if q["kind"] == "paraphrase"}
 _WORD = re.compile(r"[a-z]{3,}")
 RERANK_POOL = 20  # sentence vectors for the memories in a prose query's top 20
 
@@ -192,6 +193,7 @@ class Variant:
     rerank_alpha: float = 1.0  # order key: (1 - alpha) * whole text + alpha * best sentence
     rerank_moved: bool = False  # the sentences meet the feedback-moved query, not the query
     rerank_keep: bool = True  # the top hits keep their similarity values, reordered
+    oracle: bool = False  # every paraphrase judged unsure (knows the query's kind: a ceiling)
     rerank_key: str = "blend"  # or "max": the better of whole text and best sentence; or
     # "rrf": 1 / (1 + rank by whole text) + 1 / (1 + rank by best sentence)
 
@@ -281,6 +283,8 @@ class Replay:
             return q.lexical[:10]
         similarity, vector = self.semantic(q)
         confident = lexical_is_confident(q.lexical, similarity, q.cover, v.fusion)
+        if v.oracle and raw in PARAPHRASES:
+            confident = False
         if v.rerank_top and not confident:
             self.rerank(q, similarity, vector)
         scores = fuse(q.lexical, similarity, w.priors, confident, v.fusion)
@@ -391,6 +395,17 @@ VARIANTS = [
         neighbours=3,
     ),
     Variant("rerank top 10, fusion tuned", rerank_top=10, fusion=TUNED),
+    Variant("oracle: every paraphrase unsure", oracle=True),
+    Variant(
+        "oracle, unsure weight 0", oracle=True, fusion=replace(DEFAULT_FUSION, unsure_weight=0)
+    ),
+    Variant("oracle + rerank top 10", oracle=True, rerank_top=10),
+    Variant(
+        "oracle + rerank top 10, unsure weight 0",
+        oracle=True,
+        rerank_top=10,
+        fusion=replace(DEFAULT_FUSION, unsure_weight=0),
+    ),
 ]
 
 
