@@ -37,3 +37,32 @@ def test_a_utf8_sync_body_after_a_byte_order_mark_is_read(hub: Hub) -> None:
     body = json.dumps({"store_id": uid("bom")}).encode("utf-8-sig")
     status, answer = _raw(hub, "/sync/hello", body, token)
     assert status == 200, answer
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("where", ["top", "record"])
+def test_a_sync_body_holding_nan_or_infinity_is_refused(
+    hub: Hub, constant: str, where: str
+) -> None:
+    """/sync/ refuses what /api/ and /mcp refuse: JSON has no NaN or Infinity (Python reads
+    them); the page is not applied and its store id is not claimed."""
+    token = hub.token("sync", ("shop",), f"nan-{where}-{constant}")
+    store = uid(f"nan-{where}-{constant}")
+    if where == "top":
+        text = f'{{"store_id":"{store}","records":[],"x":{constant}}}'
+    else:
+        text = f'{{"store_id":"{store}","records":[{{"kind":"memory","n":{constant}}}]}}'
+    status, answer = _raw(hub, "/sync/push", text.encode(), token)
+    told = f"The body is not JSON: it holds {constant}, and JSON has no NaN or Infinity."
+    assert (status, answer["error"]["message"]) == (400, told)
+    other = hub.token("sync", ("shop",), f"nan-other-{where}-{constant}")
+    assert hub.post("/sync/hello", {"store_id": store}, other).status == 200
+
+
+def test_an_unknown_top_level_key_in_a_sync_body_is_accepted(hub: Hub) -> None:
+    """A newer store may send a field an older hub does not know (mixed releases)."""
+    token = hub.token("sync", ("shop",), "newer-field")
+    body = {"store_id": uid("newer-field"), "records": [], "from_a_later_release": [1.5, None]}
+    answer = hub.post("/sync/push", body, token)
+    assert answer.status == 200
+    assert answer.body == {"applied": 0, "skipped": 0, "merged": 0}

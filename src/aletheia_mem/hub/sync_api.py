@@ -53,7 +53,7 @@ from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.guard import Refusal
 from aletheia_mem.server.http import UNAVAILABLE
-from aletheia_mem.server.stdio import utf8_text
+from aletheia_mem.server.stdio import NotJsonNumber, reject_constant, utf8_text
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditsWithWrites
 from aletheia_mem.storage.entries import AuditEntry
@@ -133,13 +133,22 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
+# Built once (``json.loads`` with a keyword builds a decoder on every call). NaN and Infinity
+# are refused as /api/ and /mcp refuse them: Python reads them, JSON has none.
+_DECODER = json.JSONDecoder(object_pairs_hook=_once, parse_constant=reject_constant)
+
+
 async def _body(request: Request) -> dict[str, Any]:
     try:
         text = utf8_text(await request.body())  # guessed by json.loads, a UTF-16 one was read
     except UnicodeDecodeError:
         raise InvalidInputError("The body is not UTF-8.") from None
     try:
-        value = json.loads(text, object_pairs_hook=_once)
+        value = _DECODER.decode(text)
+    except NotJsonNumber as error:
+        raise InvalidInputError(
+            f"The body is not JSON: it holds {error.name}, and JSON has no NaN or Infinity."
+        ) from None
     except ValueError as error:
         if error.args == ("a key given twice",):
             raise InvalidInputError("The body must not give any key twice.") from None

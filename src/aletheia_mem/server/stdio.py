@@ -29,14 +29,15 @@ class NotJsonNumber(ValueError):
         self.name = name
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """A JSON decoder's ``parse_constant``: refuses the constant it is given."""
     raise NotJsonNumber(name)
 
 
 _BOM = b"\xef\xbb\xbf"
 # Built once: ``json.loads`` and ``json.dumps`` with a keyword build a new decoder or encoder
 # on every call.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = json.JSONDecoder(parse_constant=reject_constant)
 # Replies are trees the server builds, never cyclic: no bookkeeping of each dict and list
 # against cycles (``check_circular``), the same text.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
