@@ -19,6 +19,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from aletheia_mem.escapes import UNPRINTED, escaped, escaped_char
+
 # The bidi controls: Arabic letter mark, LRM and RLM, embeddings and overrides, isolates.
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _SURROGATES = "\ud800-\udfff"
@@ -53,25 +55,14 @@ def escape_json_controls(dumped: str) -> str:
     return _IN_LINE.sub(_json_escape, dumped)
 
 
-# What the CLI and the owner's pages show as escapes: control, format (bidi controls, zero-width
-# characters), surrogate and line/paragraph separator characters.
-_UNPRINTED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-# The characters that may need it: everything outside printable ASCII, checked by category;
-# multi-line text keeps its newlines and tabs.
+# The characters that may need an escape (``escapes.UNPRINTED``): everything outside printable
+# ASCII, checked by category; multi-line text keeps its newlines and tabs.
 _UNPRINTED_CANDIDATE = re.compile(r"[^\x20-\x7e\n\t]")
-_UNPRINTED_CANDIDATE_IN_LINE = re.compile(r"[^\x20-\x7e]")
-
-
-@lru_cache(maxsize=4096)
-def _shown(char: str) -> str:
-    if unicodedata.category(char) not in _UNPRINTED:
-        return char
-    return char.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
 @lru_cache(maxsize=4096)
 def _shown_in_json(char: str) -> str:
-    if unicodedata.category(char) not in _UNPRINTED:
+    if unicodedata.category(char) not in UNPRINTED:
         return char
     data = char.encode("utf-16-be", "surrogatepass")
     units = (int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
@@ -82,8 +73,9 @@ def escape_unprinted(text: str, *, multiline: bool = True) -> str:
     """``text`` with every control, format, surrogate and separator character as its escape
     (``\\x1b``, ``\\u202e``); ``multiline`` keeps newlines and tabs (a one-line field shows
     them as ``\\n`` and ``\\t``, so it cannot fake another row)."""
-    candidate = _UNPRINTED_CANDIDATE if multiline else _UNPRINTED_CANDIDATE_IN_LINE
-    return candidate.sub(lambda found: _shown(found.group()), text)
+    if not multiline:
+        return escaped(text)
+    return _UNPRINTED_CANDIDATE.sub(lambda found: escaped_char(found.group()), text)
 
 
 def json_escape_unprinted(dumped: str) -> str:

@@ -13,6 +13,7 @@ from aletheia_mem.domain.formatting import joined_ids, one_line
 from aletheia_mem.domain.limits import MAX_NAME, MAX_RULE, check_length, check_name_characters
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import ForbiddenError, InvalidInputError, NotFoundError
+from aletheia_mem.escapes import escaped
 from aletheia_mem.printable import printable_line
 from aletheia_mem.storage.base import DismissTable
 from aletheia_mem.storage.entries import Rule
@@ -218,7 +219,7 @@ def _id_given_before(store: Store, item: RuleInput, composed_id: str) -> str:
 def no_such_rule(rule_id: str) -> NotFoundError:
     """The error for an id that names no rule: the id quoted on one line, neutralized, and
     redacted (a caller may have pasted a secret in its place)."""
-    return NotFoundError(f'No rule with id "{one_line(redact_secrets(rule_id))}".')
+    return NotFoundError(f'No rule with id "{escaped(one_line(redact_secrets(rule_id)))}".')
 
 
 def confirm_rule(

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from aletheia_mem.domain.controls import json_escape_unprinted
 from aletheia_mem.errors import (
     AletheiaError,
     ConflictError,
@@ -33,7 +34,7 @@ from aletheia_mem.errors import (
 )
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
-from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem, echoed
+from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem, shortened
 from aletheia_mem.server.openapi import (
     Handler,
     Operation,
@@ -214,11 +215,17 @@ def _refuse_unknown(
     unknown = list(dict.fromkeys(name for name in given if name not in taken))
     if not unknown:
         return
-    named = ", ".join(json.dumps(echoed(name), ensure_ascii=False) for name in unknown[:5])
+    named = ", ".join(_quoted(name) for name in unknown[:5])
     more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
     kinds = kind if len(unknown) == 1 else kind + "s"
     takes = f"takes {', '.join(taken)}" if taken else f"takes no {none}"
     raise InvalidInputError(f"Unknown {kinds} {named}{more} in {where}: {route} {takes}.")
+
+
+def _quoted(name: str) -> str:
+    """A field or parameter name as a JSON string, ``shortened``, what does not print as its
+    ``\\uXXXX`` escape: the name as it could be sent back."""
+    return json_escape_unprinted(json.dumps(shortened(name), ensure_ascii=False))
 
 
 def _check_strings(schema: dict[str, Any], body: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from aletheia_mem.domain.limits import shape_problem
 from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.escapes import escaped
 from aletheia_mem.server import modern
 from aletheia_mem.server.handshake import (
     INSTRUCTIONS,
@@ -81,9 +82,15 @@ def error_response(request_id: Any, code: int, message: str) -> Message:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def echoed(name: str) -> str:
-    """A method or tool name as an error quotes it: at most ``MAX_ECHO`` characters."""
+def shortened(name: str) -> str:
+    """A client's name cut to at most ``MAX_ECHO`` characters (and an ellipsis)."""
     return name if len(name) <= MAX_ECHO else name[:MAX_ECHO] + "..."
+
+
+def echoed(name: str) -> str:
+    """A method or tool name as an error quotes it: ``shortened``, with what does not print as
+    escapes (``escaped``: a bidi override would reorder the line it is read on)."""
+    return escaped(shortened(name))
 
 
 def _rejected(request_id: Any, rejection: modern.Rejection) -> Message:

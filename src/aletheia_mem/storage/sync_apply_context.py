@@ -11,6 +11,7 @@ from typing import Any
 
 from aletheia_mem.canonical import canonical
 from aletheia_mem.errors import ForbiddenError
+from aletheia_mem.escapes import escaped
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect
 from aletheia_mem.storage.sync_export import read_items
 from aletheia_mem.storage.sync_records import Record
@@ -82,7 +83,7 @@ def bump_version(ctx: ApplyContext, kind: str, key: str, *above: Version | None)
 
 def check_project(ctx: ApplyContext, project: str | None) -> None:
     if ctx.projects is not None and project is not None and project not in ctx.projects:
-        raise ForbiddenError(f'Project "{project}" is not allowed for this token.')
+        raise ForbiddenError(f'Project "{escaped(project)}" is not allowed for this token.')
 
 
 def check_held(ctx: ApplyContext, kind: str, project: str) -> None:
