@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 import click
@@ -52,7 +53,7 @@ class OneLineUsageError(click.UsageError):
     error: one ``Error: ...`` line on stderr and, with ``--json``, the error object on stdout."""
 
     def __init__(self, error: click.UsageError, *, as_json: bool) -> None:
-        super().__init__(_choices_in_line(error.format_message()), error.ctx)
+        super().__init__(_told(error), error.ctx)
         self.as_json = as_json
 
     def show(self, file: IO[Any] | None = None) -> None:
@@ -66,6 +67,50 @@ class OneLineUsageError(click.UsageError):
             end = "" if message.endswith((".", "?", "!")) else "."
             message += f"{end} Try '{self.ctx.command_path} --help'."
         click.echo(f"Error: {message}", err=True, color=False)
+
+
+MAX_SHOWN_OPTION = 40  # characters of an unknown option an error repeats
+# An option's shape: what a mistyped option looks like, not a text that starts with "-".
+_OPTION_SHAPE = re.compile(r"--[A-Za-z][A-Za-z0-9-]*(=.*)?", re.DOTALL)
+
+
+def _told(error: click.UsageError) -> str:
+    """What a usage error says, with its secrets redacted: the value it quotes may be a text
+    meant as an argument (``aletheia save "$(cat key.txt)"`` of a text starting with ``-``)."""
+    from aletheia_mem.domain.redaction import redact_secrets
+
+    if isinstance(error, click.NoSuchOption):
+        return _no_such_option(error, redact_secrets)
+    return redact_secrets(_choices_in_line(error.format_message()))
+
+
+def _no_such_option(error: click.NoSuchOption, redact: Callable[[str], str]) -> str:
+    """An unknown option redacted and cut to ``MAX_SHOWN_OPTION`` characters; for a command
+    that takes an argument, unless it looks like a mistyped ``--option``, how to pass a text
+    that starts with ``-``."""
+    name = _cut(redact(error.option_name))
+    suggestion = error.format_message().removeprefix(error.message)  # " Did you mean ...?"
+    told = f"No such option {name!r}.{suggestion}"
+    command = error.ctx.command if error.ctx is not None else None
+    takes_text = command is not None and any(
+        isinstance(param, click.Argument) for param in command.params
+    )
+    if takes_text and not _OPTION_SHAPE.fullmatch(error.option_name):
+        told += " To pass a text that starts with -, put -- before it."
+    return told
+
+
+def _cut(name: str) -> str:
+    """``name`` cut to ``MAX_SHOWN_OPTION`` characters, a redaction's mark kept whole."""
+    from aletheia_mem.domain.redaction_values import REDACTED
+
+    if len(name) <= MAX_SHOWN_OPTION:
+        return name
+    # a mark that the cut would split: from MAX_SHOWN_OPTION - 9 to MAX_SHOWN_OPTION - 1
+    mark = name.find(REDACTED, MAX_SHOWN_OPTION - len(REDACTED) + 1, MAX_SHOWN_OPTION * 2)
+    mark = mark if mark < MAX_SHOWN_OPTION else -1
+    end = MAX_SHOWN_OPTION if mark < 0 else mark + len(REDACTED)
+    return name[:end] + "..." if end < len(name) else name
 
 
 def _choices_in_line(message: str) -> str:
