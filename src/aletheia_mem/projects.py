@@ -10,6 +10,7 @@ from aletheia_mem.config import escape_undecodable
 from aletheia_mem.domain.limits import MAX_NAME, UNPRINTED_NAME
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.escapes import escaped
 
 DEFAULT_PROJECT = "default"
 ALL_PROJECTS = "*"  # every project, to a read (search, timeline); no item belongs to it
@@ -46,6 +47,38 @@ def project_key(value: str, field: str = "project", readers: str = ALL_PROJECTS_
     if len(project) > MAX_PROJECT_LENGTH:
         raise InvalidInputError(f"{field} must be at most {MAX_PROJECT_LENGTH} characters.")
     return project
+
+
+def holds_secret(name: str) -> bool:
+    """Whether ``normalize_project`` redacts something in ``name`` (``ghp_...`` is the project
+    ``[redacted]``, which every other secret-named project is too). A name that is already
+    ``[redacted]`` holds none: that project can still be named and read."""
+    return normalize_project(name) != canonical(canonical(name).strip().lower())
+
+
+def chosen_project_key(
+    value: str, field: str = "project", readers: str = ALL_PROJECTS_READERS
+) -> str:
+    """``project_key`` of a name a person or a model chooses (a tool's, the CLI's, the JSON
+    API's or a web form's project), which is also refused when it holds a secret: stored
+    redacted, unrelated projects would silently become one named ``[redacted]``. What a sync
+    peer or an import file names is ``project_key``'s alone, as every release took it.
+
+    Raises:
+        InvalidInputError: as ``project_key``, or the name holds what looks like a secret.
+    """
+    project = project_key(value, field, readers)
+    if holds_secret(value):
+        raise InvalidInputError(secret_name(field, project))
+    return project
+
+
+def secret_name(field: str, shown: str) -> str:
+    """The refusal of a project name that holds what looks like a secret, shown redacted."""
+    return (
+        f"{field} looks like a secret, which is never kept as a project's name (it would be"
+        f' stored as "{escaped(shown)}", with every other such name): choose another name.'
+    )
 
 
 def project_root(cwd: Path) -> Path:

@@ -19,13 +19,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield running
 
 
-def _save_list(server: RunningServer, name: str, items: str) -> Reply:
+def _save_list(server: RunningServer, name: str, items: str, project: str = "shop") -> Reply:
     """Post the Lists form as the page's own browser would: its CSRF cookie and token."""
     page = server.request("GET", "/lists")
     cookie = (page.header("set-cookie") or "").split(";")[0]
     token = re.search(r'name="csrf-token" content="([^"]+)"', page.body.decode())
     assert cookie and token, page.body[:200]
-    form = urlencode({"csrf": token.group(1), "name": name, "items": items, "project": "shop"})
+    form = urlencode({"csrf": token.group(1), "name": name, "items": items, "project": project})
     headers = {
         "Content-Type": "application/x-www-form-urlencoded",
         "Cookie": cookie,
@@ -58,3 +58,13 @@ def test_an_item_nested_past_the_parser_is_kept_as_the_text_it_is(server: Runnin
     assert reply.status == 303
     saved = server.api("GET", "/api/work-state/deeper?project=shop").json()
     assert saved["items"] == [line]
+
+
+def test_a_project_that_holds_a_secret_is_refused_not_saved_as_redacted(
+    server: RunningServer,
+) -> None:
+    secret = "ghp_" + "pq7wr2ty9ui4op1as6df3gh8jk5lzxcvbn0mq"
+    reply = _save_list(server, "todo", "ship", project=secret)
+    assert reply.status == 400, reply.body[:300]
+    assert b"project looks like a secret" in reply.body and secret.encode() not in reply.body
+    assert server.api("GET", "/api/work-state/todo?project=[redacted]").status == 404

@@ -17,7 +17,7 @@ from aletheia_mem.clock import Clock
 from aletheia_mem.domain.limits import UNPRINTED_NAME
 from aletheia_mem.domain.redaction_fold import folded_text, has_invisible
 from aletheia_mem.errors import ConflictError, InvalidInputError, NotFoundError
-from aletheia_mem.projects import normalize_project
+from aletheia_mem.projects import holds_secret, normalize_project, secret_name
 from aletheia_mem.storage.contracts import HubTokens, TokenCheck
 from aletheia_mem.storage.hub_rows import HubToken
 
@@ -98,9 +98,14 @@ def parse_projects(text: str, field: str = "--projects") -> tuple[str, ...] | No
     empty one does.
 
     Raises:
-        InvalidInputError: no project named, or a name holding a control or format character.
+        InvalidInputError: no project named, or a name holding a control or format character
+            or what looks like a secret.
     """
-    names = [normalize_project(part) for part in text.replace(" ", ",").split(",")]
+    parts = text.replace(" ", ",").split(",")
+    for part in parts:
+        if holds_secret(part):  # it would limit the token to "[redacted]", every such name
+            raise InvalidInputError(secret_name(field, normalize_project(part)))
+    names = [normalize_project(part) for part in parts]
     projects = tuple(dict.fromkeys(name for name in names if not is_blank(name)))
     if projects == (ALL_PROJECTS,):
         return None

@@ -11,7 +11,7 @@ from aletheia_mem.clock import Clock
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.escapes import escaped
 from aletheia_mem.projects import ALL_PROJECTS as ALL_PROJECTS  # the doors import them here
-from aletheia_mem.projects import ALL_PROJECTS_READERS, project_key
+from aletheia_mem.projects import ALL_PROJECTS_READERS, chosen_project_key
 from aletheia_mem.projects import MAX_PROJECT_LENGTH as MAX_PROJECT_LENGTH
 
 if TYPE_CHECKING:  # the semantic extra's types and the protocols stay off the start path
@@ -39,7 +39,7 @@ class AppContext:
 
 
 def _named_project(app: AppContext, value: str) -> str:
-    project = project_key(value, readers=app.every_project_readers)
+    project = chosen_project_key(value, readers=app.every_project_readers)
     if app.allowed_projects is not None and project not in app.allowed_projects:
         raise ForbiddenError(f'Project "{escaped(project)}" is not allowed for this token.')
     return project
