@@ -49,11 +49,13 @@ def project_key(value: str, field: str = "project", readers: str = ALL_PROJECTS_
     return project
 
 
-def holds_secret(name: str) -> bool:
+def holds_secret(name: str, key: str | None = None) -> bool:
     """Whether ``normalize_project`` redacts something in ``name`` (``ghp_...`` is the project
     ``[redacted]``, which every other secret-named project is too). A name that is already
-    ``[redacted]`` holds none: that project can still be named and read."""
-    return normalize_project(name) != canonical(canonical(name).strip().lower())
+    ``[redacted]`` holds none: that project can still be named and read. ``key``: the name's
+    ``normalize_project``, when the caller has it (its redaction is not run again)."""
+    key = normalize_project(name) if key is None else key
+    return key != canonical(canonical(name).strip().lower())
 
 
 def chosen_project_key(
@@ -68,7 +70,7 @@ def chosen_project_key(
         InvalidInputError: as ``project_key``, or the name holds what looks like a secret.
     """
     project = project_key(value, field, readers)
-    if holds_secret(value):
+    if holds_secret(value, project):
         raise InvalidInputError(secret_name(field, project))
     return project
 
