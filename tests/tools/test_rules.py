@@ -84,14 +84,19 @@ def test_identical_rule_is_not_added_twice(call, app):
     assert len(body_lines(call("list_rules"))) == 1
 
 
-def test_adding_a_disabled_rule_again_brings_it_back_as_already_saved(call, app, clock):
+def test_adding_a_disabled_rule_again_says_it_is_enabled_again(call, app, clock):
+    # The owner disabled it (aletheia rules disable): the add enables it, and says so, in
+    # the words rules add and the Rules page use.
     rule_id = rule_id_of(call("add_rule", **COMMIT_RULE))
     app.store.set_rule_enabled(rule_id, False, clock())
 
     again = call("add_rule", **COMMIT_RULE)
 
-    assert again.text == (f"Rule already saved ({rule_id}). An identical rule is not added twice.")
+    assert not again.is_error
+    assert again.text == (f"Rule already saved ({rule_id}); it was disabled and is enabled again.")
     assert len(body_lines(call("list_rules"))) == 1
+    third = call("add_rule", **COMMIT_RULE)  # enabled now: nothing changes
+    assert third.text == (f"Rule already saved ({rule_id}). An identical rule is not added twice.")
 
 
 def test_same_then_with_another_situation_is_another_rule(call):

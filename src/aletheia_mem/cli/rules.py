@@ -168,10 +168,8 @@ def add_rule(
         )
     elif added == "created":
         echo(f"Rule saved ({rule.id}). aletheia rules sync writes it to your tools.")
-    elif added == "enabled":
-        echo(f"Rule already saved ({rule.id}); it was disabled and is enabled again.")
     else:
-        echo(f"Rule already saved ({rule.id}). An identical rule is not added twice.")
+        echo(rule_domain.already_saved(rule.id, added))
 
 
 @rules.command("confirm")

@@ -186,6 +186,15 @@ def add_rule_telling(
     return stored, "created" if changed else "exists"
 
 
+def already_saved(rule_id: str, added: RuleAdded) -> str:
+    """What every door (add_rule, ``rules add``, the Rules page) answers when the rule was
+    there: ``enabled`` says the add enabled a disabled rule again; ``exists``, that nothing
+    changed."""
+    if added == "enabled":
+        return f"Rule already saved ({rule_id}); it was disabled and is enabled again."
+    return f"Rule already saved ({rule_id}). An identical rule is not added twice."
+
+
 def _id_given_before(store: Store, item: RuleInput, composed_id: str) -> str:
     """``composed_id``, or the id a release before rules were kept in NFC gave these words,
     when the store holds that rule and none by ``composed_id``: first as typed (``e`` and an

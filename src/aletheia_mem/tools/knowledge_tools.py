@@ -90,9 +90,9 @@ def add_rule(app: AppContext, args: dict[str, Any]) -> str:
         evidence_fact_ids=args.get("evidence_fact_ids", []),
         source=app.caller,
     )
-    rule, created = rules.add_rule(app.store, item, app.clock(), app.allowed_projects)
-    if not created:
-        return f"Rule already saved ({rule.id}). An identical rule is not added twice."
+    rule, added = rules.add_rule_telling(app.store, item, app.clock(), app.allowed_projects)
+    if added != "created":  # an identical rule: said whether it was disabled and is enabled again
+        return rules.already_saved(rule.id, added)
     return f"Rule saved ({rule.id}). The owner syncs rules to tools from the Rules page."
 
 

@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.domain.rules import already_saved
 from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import InvalidInputError, NotFoundError
 from aletheia_mem.tools.app import ALL_PROJECTS
@@ -131,9 +132,7 @@ def _rule_notice(done: str, rule_id: str, every: list[dict[str, object]]) -> str
     if done in ("exists", "enabled"):  # an identical rule, one that is there
         if not any(rule["id"] == rule_id for rule in every):
             return None
-        if done == "enabled":  # the add enabled it again
-            return f"Rule already saved ({rule_id}); it was disabled and is enabled again."
-        return f"Rule already saved ({rule_id}). An identical rule is not added twice."
+        return already_saved(rule_id, "enabled" if done == "enabled" else "exists")
     return RULE_NOTICES.get(done)
 
 
