@@ -99,6 +99,36 @@ def test_adding_a_disabled_rule_again_says_it_is_enabled_again(call, app, clock)
     assert third.text == (f"Rule already saved ({rule_id}). An identical rule is not added twice.")
 
 
+def test_list_rules_with_only_disabled_rules_says_how_many_are_disabled(call, app, clock):
+    assert call("list_rules").text == "No rules yet. add_rule adds one."
+    first = rule_id_of(call("add_rule", **COMMIT_RULE))
+    app.store.set_rule_enabled(first, False, clock())
+
+    assert call("list_rules").text == "No enabled rules (1 disabled by the owner)."
+
+    second = rule_id_of(call("add_rule", then="Use pnpm"))
+    app.store.set_rule_enabled(second, False, clock())
+    assert call("list_rules").text == "No enabled rules (2 disabled by the owner)."
+    call("add_rule", then="Use pnpm")  # enabled again: listed, the disabled one not counted
+    assert [line.split("  [")[0] for line in body_lines(call("list_rules"))] == [
+        "- Always: Use pnpm"
+    ]
+
+
+def test_a_limited_token_counts_only_the_disabled_rules_it_would_see(call, app, clock, as_caller):
+    other = rule_id_of(
+        call("add_rule", then="Use poetry", scopeTier="project", scopeName="billing")
+    )
+    app.store.set_rule_enabled(other, False, clock())
+    limited = as_caller(allowed_projects=("shop",))
+
+    assert call("list_rules", _app=limited).text == "No rules yet. add_rule adds one."
+
+    own = rule_id_of(call("add_rule", then="Use pnpm", scopeTier="project", scopeName="shop"))
+    app.store.set_rule_enabled(own, False, clock())
+    assert call("list_rules", _app=limited).text == "No enabled rules (1 disabled by the owner)."
+
+
 def test_same_then_with_another_situation_is_another_rule(call):
     call("add_rule", **COMMIT_RULE)
     call("add_rule", then="Run the tests before you commit", when="you push")

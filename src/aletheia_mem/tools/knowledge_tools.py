@@ -54,11 +54,14 @@ def fact_history(app: AppContext, args: dict[str, Any]) -> Output:
 def list_rules(app: AppContext, args: dict[str, Any]) -> Output:
     """Every enabled rule, one line each, flagged when it needs a re-check."""
     now = app.clock()
-    enabled = [
-        rule for rule in app.store.list_rules() if rules.rule_visible(rule, app.allowed_projects)
+    visible = [  # one read: the disabled ones are only counted, for an empty answer
+        rule
+        for rule in app.store.list_rules(enabled_only=False)
+        if rules.rule_visible(rule, app.allowed_projects)
     ]
+    enabled = [rule for rule in visible if rule.enabled]
     if not enabled:
-        return Output("No rules yet. add_rule adds one.", structured.recall(rules=[]))
+        return Output(_no_rules_line(len(visible)), structured.recall(rules=[]))
     lines, items = [], []
     for rule in enabled:
         line = (
@@ -72,6 +75,13 @@ def list_rules(app: AppContext, args: dict[str, Any]) -> Output:
         lines.append(line)
         items.append(structured.rule(rule, reason))
     return Output(wrap_recall("\n".join(lines)), structured.recall(rules=items))
+
+
+def _no_rules_line(disabled: int) -> str:
+    """What list_rules says when no rule is enabled: some are disabled, or there are none."""
+    if not disabled:
+        return "No rules yet. add_rule adds one."
+    return f"No enabled rules ({disabled} disabled by the owner)."
 
 
 def add_rule(app: AppContext, args: dict[str, Any]) -> str:
