@@ -181,3 +181,17 @@ def test_a_flood_of_rules_is_bounded_in_the_files_with_a_note_of_what_was_left_o
         f" out: the block holds at most {MAX_BLOCK_RULE_CHARS:,} characters of rules).\n"
     )
     assert len(json_of(run("rules", "list", "--json"))) == 1001
+
+
+def test_the_same_rule_everywhere_and_for_the_project_is_one_line_in_the_file(
+    run: Invoke, workspace: Workspace
+) -> None:
+    words = ("Run the tests before you commit", "--when", "you are about to commit")
+    run("rules", "add", *words)
+    run("rules", "add", *words, "--scope-tier", "project")
+    assert run("rules", "sync", "--tool", "codex").exit_code == 0
+    text = (workspace.project / "AGENTS.md").read_text()
+    assert text.count("- When you are about to commit: Run the tests before you commit\n") == 1
+    context = run("context").stdout
+    assert context.count("- When you are about to commit: Run the tests before you commit") == 1
+    assert len(json_of(run("rules", "list", "--json"))) == 2

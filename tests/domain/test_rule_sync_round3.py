@@ -4,6 +4,7 @@ agent or sync peer) is one visible bullet line in the file."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,30 @@ def test_a_file_where_a_folder_should_be_is_one_line_error(tmp_path: Path) -> No
     cursor = [rule_sync.TARGETS_BY_TOOL["cursor"]]
     with pytest.raises(InvalidInputError, match="could not be read: Not a directory"):
         rule_sync.plan_files([_rule("Run the tests")], tmp_path, cursor)
+
+
+def test_a_rule_given_for_everywhere_and_the_project_is_written_once(store, tmp_path: Path) -> None:
+    # Before, the block held "- When you are about to commit: Run the tests before you commit"
+    # twice; the same words apply either way. list_rules keeps one line per rule.
+    for tier, name in (("everywhere", ""), ("project", "shop"), ("project", "billing")):
+        store.add_rule(
+            replace(
+                _rule("Run the tests before you commit", "you are about to commit"),
+                id=f"r_{tier[:4]}{name[:2]:0<2}0000",
+                scope_tier=tier,
+                scope_name=name,
+            )
+        )
+    store.add_rule(
+        replace(_rule("Use pnpm"), id="r_pnpm000000", scope_tier="project", scope_name="shop")
+    )
+
+    [change] = rule_sync.plan_sync(store, "shop", tmp_path, CLAUDE)
+
+    rule_lines = [line for line in change.new_text.splitlines() if line.startswith("- ")]
+    assert rule_lines == [
+        "- When you are about to commit: Run the tests before you commit",
+        "- Always: Use pnpm",
+    ]
+    assert change.left_out == 0
+    assert rule_sync.render_block(store.list_rules()).count("Run the tests") == 1

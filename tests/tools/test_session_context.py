@@ -481,3 +481,47 @@ def test_a_request_with_a_long_word_is_cut_at_200_characters_not_before_the_word
     assert (
         line == "- 2026-10-29 19:46 (claude-code) " + ("open " + "/very/long/path" * 20)[:200] + "…"
     )
+
+
+def test_an_everywhere_and_a_project_rule_with_the_same_words_are_one_line(call):
+    # Before, "- When you are about to commit: Run the tests before you commit" came twice.
+    commit = {"then": "Run the tests before you commit", "when": "you are about to commit"}
+    first = rule_id_of(call("add_rule", **commit))
+    call("add_rule", **commit, scopeTier="project")
+    call("add_rule", **commit, scopeTier="situation", scopeName="release")
+
+    context = call("session_start_context")
+    lines = body_lines(context)
+
+    assert lines[1:5] == [
+        "## Rules",
+        "- When you are about to commit: Run the tests before you commit",
+        "- When you are about to commit: Run the tests before you commit  [situation: release]",
+        lines[-1],
+    ]
+    assert _economics(context)[0] == 2
+    assert _economics(context)[2] == "nothing cut"
+    assert context.structured["rules"][0]["id"] == first
+    assert len(context.structured["rules"]) == 2
+    assert len(body_lines(call("list_rules"))) == 3  # one line per rule there
+
+
+def test_a_rule_line_shown_once_is_counted_once_by_the_cut(call):
+    # Ten long rules, each also given as a project rule: ten lines, of which the ones past
+    # 6000 characters are cut; a copy is neither listed nor counted as cut.
+    for number in range(10):
+        then = f"Rule {number} " + "x" * 680
+        call("add_rule", then=then)
+        call("add_rule", then=then, scopeTier="project")
+
+    context = call("session_start_context")
+    listed, _, outcome = _economics(context)
+    rule_lines = [line for line in body_lines(context) if line.startswith("- Always: Rule ")]
+
+    assert len(rule_lines) == len(set(rule_lines)) == listed
+    assert 0 < listed < 10
+    cut = 10 - listed
+    assert outcome == (
+        f"{cut} item{'s' if cut != 1 else ''} cut to stay near 6000 characters"
+        f" ({cut} rule{'s' if cut != 1 else ''}); list_rules lists the rules"
+    )

@@ -13,7 +13,7 @@ from aletheia_mem.domain.formatting import (
     one_line,
 )
 from aletheia_mem.domain.kinds import OBSERVATION_KIND
-from aletheia_mem.domain.rules import rules_for_project
+from aletheia_mem.domain.rules import one_per_line, rules_for_project
 from aletheia_mem.domain.worklists import WORK_STATE_KIND, quoted_name
 from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.storage.contracts import Store
@@ -102,7 +102,8 @@ def build_context_parts(
     requests = store.recent_requests(project, MAX_REQUESTS)
     facts = store.current_facts(project, MAX_FACTS, now)
     facts_left_out = _past(len(facts), MAX_FACTS, lambda: store.count_current_facts(project, now))
-    rules = rules_for_project(store.list_rules(), project)
+    # A line shown once: the same words apply whichever rule (and scope) gives them.
+    rules = one_per_line(rules_for_project(store.list_rules(), project), applied_rule_text)
     sections = [
         _Section(
             "## Pinned",

@@ -133,7 +133,13 @@ class SyncChange:
 def render_block(rules: Sequence[Rule], newline: str = "\n") -> str:
     """The marked block: a heading, one line per rule (within ``MAX_BLOCK_RULE_CHARS``), and
     the end marker."""
-    return _block_of(within_bound([rule_line(rule) for rule in rules])[0], newline)
+    return _block_of(within_bound(rule_lines_of(rules))[0], newline)
+
+
+def rule_lines_of(rules: Sequence[Rule]) -> list[str]:
+    """One bullet line per rule, in order, each line once: an everywhere and a project rule
+    with the same words are one line (the same text applies either way)."""
+    return list(dict.fromkeys(rule_line(rule) for rule in rules))
 
 
 def within_bound(rule_lines: Sequence[str]) -> tuple[list[str], int]:
@@ -280,7 +286,7 @@ def plan_files(rules: Sequence[Rule], root: Path, targets: Sequence[Target]) -> 
     """The new text of each target file below ``root`` with the marked block of ``rules``."""
     changes = []
     # Once for all files: there may be thousands (the newest past the bound left out).
-    rule_lines, left_out = within_bound([rule_line(rule) for rule in rules])
+    rule_lines, left_out = within_bound(rule_lines_of(rules))
     for target in targets:
         path = root / target.path
         real = real_target_inside(path, root)  # refuses a link out of the repository

@@ -295,3 +295,13 @@ def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:
 def rules_for_project(rules: Sequence[Rule], project: str) -> list[Rule]:
     """Rules that apply in a project: everywhere, this project's, and situational ones."""
     return [rule for rule in rules if rule.scope_tier != "project" or rule.scope_name == project]
+
+
+def one_per_line(rules: Sequence[Rule], line: Callable[[Rule], str]) -> list[Rule]:
+    """``rules`` where they are shown as lines for one project: the first of those whose
+    ``line`` is the same (an everywhere rule and a project rule with the same words say the
+    same thing there), so that no line is shown twice."""
+    first: dict[str, Rule] = {}
+    for rule in rules:
+        first.setdefault(line(rule), rule)
+    return list(first.values())
