@@ -193,6 +193,28 @@ def test_a_new_fact_supersedes_the_old_and_history_shows_both(server: RunningSer
     )
 
 
+def test_a_save_giving_one_subject_and_predicate_two_values_is_refused_whole(
+    server: RunningServer,
+) -> None:
+    facts = [
+        {"subject": "a", "predicate": "b", "object": "c"},
+        {"subject": "a", "predicate": "b", "object": "z"},
+    ]
+    body = {"text": "atomic3 over the API", "project": "api-facts", "facts": facts}
+
+    assert error(server, "POST", "/api/memories", body) == (
+        400,
+        (
+            "invalid_input",
+            'facts[1] gives subject "a" and predicate "b" another value than facts[0] from the'
+            " same time: one call states one value for each (a later valid_from records a"
+            " change).",
+        ),
+    )
+    assert get(server, "/api/memories", query="atomic3", project="api-facts")["memories"] == []
+    assert get(server, "/api/facts", subject="a", project="api-facts")["facts"] == []
+
+
 def test_a_rule_with_a_scope_name_and_no_tier_is_refused(server: RunningServer) -> None:
     body = {"then": "Named but everywhere", "scopeName": "billing"}
 

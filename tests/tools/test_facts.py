@@ -273,3 +273,66 @@ def test_a_value_for_a_time_still_ahead_is_not_current_yet(call, clock):
         "- fact #1 svc · db = B",
     ]
     assert [line.split("  ")[0] for line in in_2030[1:]] == ["- fact #2 svc · db = C"]
+
+
+def _fact(subject: str, predicate: str, value: str, **more: object) -> dict[str, object]:
+    return {"subject": subject, "predicate": predicate, "object": value, **more}
+
+
+def test_two_values_for_one_subject_and_predicate_in_one_call_are_refused(call, app):
+    """Saved, facts[0] would hold from T to T (superseded by facts[1] at once): a fact valid
+    at no instant, which as_of never finds. Subject and predicate match as the store keys them."""
+    result = call(
+        "save_memory",
+        text="atomic3",
+        facts=["a note", _fact("a", "b", "c"), _fact(" A ", "B", "z")],
+    )
+
+    assert result.is_error
+    assert result.text == (
+        'facts[2] gives subject "A" and predicate "B" another value than facts[1] from the same'
+        " time: one call states one value for each (a later valid_from records a change)."
+    )
+    assert db_rows(app, "SELECT COUNT(*) FROM memories") == [(0,)]
+    assert db_rows(app, "SELECT COUNT(*) FROM facts") == [(0,)]
+
+
+def test_two_values_from_one_valid_from_are_refused(call, app):
+    result = call(
+        "save_memory",
+        text="two values on new year's day",
+        facts=[
+            _fact("api", "port", "80", valid_from="2026-01-01"),
+            _fact("api", "port", "8080", valid_from=1_767_225_600_000),
+        ],
+    )
+
+    assert result.is_error
+    assert result.text.startswith('facts[1] gives subject "api" and predicate "port" another')
+    assert db_rows(app, "SELECT COUNT(*) FROM facts") == [(0,)]
+
+
+def test_one_call_may_state_the_same_value_twice_or_a_change_at_a_later_valid_from(call, app):
+    twice = call(
+        "save_memory",
+        text="the same value twice",
+        facts=[_fact("a", "b", "c"), _fact("A", "b", "c"), _fact("a", "other", "z")],
+    )
+    change = call(
+        "save_memory",
+        text="a change in one call",
+        facts=[
+            _fact("api", "port", "80", valid_from="2026-01-01"),
+            _fact("api", "port", "8080", valid_from="2026-02-01"),
+        ],
+    )
+
+    assert not twice.is_error and not change.is_error
+    assert db_rows(
+        app, "SELECT subject, predicate, object, superseded_by FROM facts ORDER BY id"
+    ) == [
+        ("a", "b", "c", None),
+        ("a", "other", "z", None),
+        ("api", "port", "80", 4),
+        ("api", "port", "8080", None),
+    ]

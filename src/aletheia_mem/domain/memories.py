@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from aletheia_mem.blank import is_blank
 from aletheia_mem.canonical import canonical, decomposed
 from aletheia_mem.clock import Clock
+from aletheia_mem.domain.formatting import quoted
 from aletheia_mem.domain.limits import (
     MAX_STATEMENT,
     MAX_TEXT,
@@ -222,7 +223,35 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
         )
         for fact in structured
     ]
+    if len(facts) > 1:
+        _check_one_value_each(item.facts, facts)
     return Saved(*store.add_memory_noting(new, facts))
+
+
+def _check_one_value_each(given: Sequence[FactInput | str], facts: Sequence[NewFact]) -> None:
+    """One value per subject and predicate at each instant: two at the same ``valid_from``
+    would store the first valid from that instant to itself, a fact ``as_of`` never finds.
+    Subjects and predicates compare as the store keys them (``fact_key``), objects as stored;
+    the same value twice is one fact, and later ``valid_from`` values record a change.
+
+    Raises:
+        InvalidInputError: two entries give one subject and predicate two values at once,
+            named by their places in ``given`` (the caller's ``facts``).
+    """
+    from aletheia_mem.storage.sqlite.rows import fact_key  # the stores' key; few saves need it
+
+    places = [place for place, fact in enumerate(given) if isinstance(fact, FactInput)]
+    seen: dict[tuple[str, str, int], tuple[int, str]] = {}
+    for place, fact in zip(places, facts, strict=True):
+        key = (fact_key(fact.subject), fact_key(fact.predicate), fact.valid_from)
+        first = seen.setdefault(key, (place, fact.object))
+        if first[1] != fact.object:
+            raise InvalidInputError(
+                f"facts[{place}] gives subject {quoted(fact.subject)} and predicate"
+                f" {quoted(fact.predicate)} another value than facts[{first[0]}] from the same"
+                " time: one call states one value for each (a later valid_from records a"
+                " change)."
+            )
 
 
 def not_applied_again(memory: Memory, item: MemoryInput) -> list[str]:

@@ -222,7 +222,7 @@ SAVE_MEMORY: Schema = {
             "type": "array",
             "maxItems": MAX_IDS,
             "items": _FACT_ITEM,
-            "description": "Optional facts this memory states: {subject, predicate, object, valid_from?}. A new object for the same subject and predicate supersedes the old one.",
+            "description": "Optional facts this memory states: {subject, predicate, object, valid_from?}. A new object for the same subject and predicate supersedes the old one; one call gives each subject and predicate one object per valid_from (two are refused, the same one twice is one fact).",
         },
         "files": {
             "type": "array",
