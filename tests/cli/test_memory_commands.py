@@ -215,7 +215,7 @@ def test_a_restore_that_restores_nothing_is_audited_as_changing_nothing(run: Inv
 
 
 def test_a_search_emptied_by_its_filters_names_the_cli_s_options(run: Invoke) -> None:
-    """Not the tool's argument names: the CLI has no older_than_days."""
+    """Not the tool's argument names (until or older_than_days)."""
     run("save", "Use pnpm in the shop repo", "--type", "decision")
     result = run("search", "pnpm", "--until", "2025")
     assert (
@@ -224,6 +224,54 @@ def test_a_search_emptied_by_its_filters_names_the_cli_s_options(run: Invoke) ->
     both = json_of(run("search", "pnpm", "--type", "gotcha", "--since", "2025", "--json"))
     assert both["empty_reason"] == (
         "The filters (--type, --since) excluded every memory that matched."
+    )
+
+
+def test_older_than_days_keeps_to_older_memories_and_the_earlier_bound_wins(
+    run: Invoke,
+) -> None:
+    """As the search tool's older_than_days: a memory saved just now is 0 days old, not 1."""
+    run("save", "Use pnpm in the shop repo")
+
+    def titles(*options: str) -> list[str]:
+        found = json_of(run("search", "pnpm", *options, "--json"))
+        return [memory["title"] for memory in found["memories"]]
+
+    assert titles("--older-than-days", "0") == ["Use pnpm in the shop repo"]
+    assert titles("--older-than-days", "0", "--until", "9999") == ["Use pnpm in the shop repo"]
+    assert titles("--older-than-days", "1.5", "--until", "9999") == []
+    assert titles("--older-than-days", "0", "--until", "2025") == []
+    older = run("search", "pnpm", "--older-than-days", "1")
+    assert older.stdout == (
+        "No matches. The filters (--older-than-days) excluded every memory that matched.\n"
+    )
+    both = json_of(run("search", "pnpm", "--older-than-days", "1", "--until", "2999", "--json"))
+    assert both["empty_reason"] == (
+        "The filters (--until or --older-than-days) excluded every memory that matched."
+    )
+
+
+@pytest.mark.parametrize(
+    ("days", "message"),
+    [
+        ("-1", "--older-than-days must be from 0 to 1000000."),
+        ("1000001", "--older-than-days must be from 0 to 1000000."),
+        ("ten", "--older-than-days must be a number."),
+        ("\uff11", "--older-than-days must be a number."),
+        ("nan", "--older-than-days must be a number."),
+    ],
+)
+def test_older_than_days_is_checked_as_the_tool_checks_it(
+    run: Invoke, days: str, message: str
+) -> None:
+    run("save", "Use pnpm in the shop repo")
+    refused = run("search", "pnpm", f"--older-than-days={days}")
+    assert (refused.exit_code, refused.stderr) == (2, f"Error: {message}\n")
+    with_file = run("search", "--file", "a.py", "--older-than-days", "1")
+    assert (with_file.exit_code, with_file.stderr) == (
+        2,
+        "Error: --file finds memories by path: --older-than-days does not apply to it"
+        " (only --project, --file-suffix and --limit do).\n",
     )
 
 

@@ -34,6 +34,9 @@ from aletheia_mem.tools.app import (
     readable_projects,
     target_project,
 )
+from aletheia_mem.tools.arguments import check_value
+from aletheia_mem.tools.memory_tools import earlier_bound
+from aletheia_mem.tools.schemas import SEARCH
 from aletheia_mem.tools.write_tools import (
     already_dismissed_text,
     dismiss_item,
@@ -109,11 +112,19 @@ def save(
         echo(f"Already saved as #{memory.id}." + saved_again_notes(memory, item, facts_changed))
 
 
+_OLDER_THAN_DAYS = SEARCH["properties"]["older_than_days"]
+
+
 def _search(app: AppContext, now: int, query: str | None, file: str | None, **options: Any) -> Any:
     since = parse_instant(options["since"], "--since") if options["since"] else None
     until = (
         parse_instant(options["until"], "--until", end_of_day=True) if options["until"] else None
     )
+    until_name = "--until"
+    if options["older_than_days"] is not None:  # checked as the tool's older_than_days
+        days = check_value("--older-than-days", _OLDER_THAN_DAYS, options["older_than_days"])
+        until_name = "--until or --older-than-days" if until is not None else "--older-than-days"
+        until = earlier_bound(until, days, now)
     request = recall.SearchRequest(
         query=query,
         projects=readable_projects(app, options["project"]),
@@ -127,7 +138,7 @@ def _search(app: AppContext, now: int, query: str | None, file: str | None, **op
         limit=options["limit"],
         offset=options["offset"],
         repository=app.repository,  # the repository the command runs in, as a local server's
-        filter_names=("--type", "--kind", "--since", "--until"),
+        filter_names=("--type", "--kind", "--since", until_name),
     )
     return recall.search(app.store, request, now, _query_only_semantic(app))
 
@@ -158,6 +169,12 @@ def _query_only_semantic(app: AppContext) -> SemanticSource | None:
 @click.option(
     "--until",
     help="Up to this ISO 8601 date, date-time or epoch ms (a bare date includes that day).",
+)
+@click.option(
+    "--older-than-days",
+    metavar="DAYS",
+    help="Only results older than this many days (0 to 1000000, fractions too);"
+    " with --until, the earlier bound wins.",
 )
 @click.option(
     "--order",
@@ -211,6 +228,7 @@ _NOT_WITH_FILE = {
     "memory_kind": ("--kind", None),
     "since": ("--since", None),
     "until": ("--until", None),
+    "older_than_days": ("--older-than-days", None),
     "order": ("--order", "relevance"),
     "offset": ("--offset", 0),
 }

@@ -81,6 +81,13 @@ def check_arguments(
     return clean
 
 
+def check_value(name: str, spec: Schema, value: Any) -> Any:
+    """One argument checked and coerced as ``check_arguments`` checks it, named ``name`` in
+    its errors: the CLI gives a tool's argument as an option (``--older-than-days``)."""
+    _check_encodable(name, value)
+    return _check_value(name, spec, value)
+
+
 def _check_encodable(name: str, value: Any) -> None:
     """No text anywhere in ``value`` (an item, a key) holds a lone surrogate, which no store
     can encode as UTF-8; a loop, not recursion: a value may nest deep."""

@@ -21,6 +21,13 @@ from aletheia_mem.tools.app import AppContext, neighbour_projects, readable_proj
 from aletheia_mem.tools.structured import Output
 
 
+def earlier_bound(until: int | None, older_than_days: float, now: int) -> int | None:
+    """The search's upper time bound: ``older_than_days`` before ``now``, or ``until`` when
+    that is earlier (DESIGN: with until, the earlier bound wins)."""
+    cutoff = now - int(older_than_days * DAY_MS)
+    return cutoff if until is None else min(until, cutoff)
+
+
 def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.SearchRequest:
     """The search of ``args`` (the search tool's arguments, defaults applied) in the caller's
     readable projects; the JSON API's search takes the same arguments.
@@ -42,8 +49,7 @@ def search_request(app: AppContext, args: dict[str, Any], now: int) -> recall.Se
         else None
     )
     if dated and "older_than_days" in args:
-        cutoff = now - int(args["older_than_days"] * DAY_MS)
-        until = cutoff if until is None else min(until, cutoff)
+        until = earlier_bound(until, args["older_than_days"], now)
     kind = (args.get("kind") or "").strip().lower()  # kinds are stored lower-case
     return recall.SearchRequest(
         query=query or None,
