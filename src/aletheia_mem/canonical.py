@@ -17,3 +17,9 @@ def decomposed(text: str) -> str:
     """``text`` in Unicode normalization form D (``é`` as ``e`` and a combining accent), as a
     release before names and words were kept in NFC stored what macOS or a person typed so."""
     return unicodedata.normalize("NFD", text)
+
+
+def fact_key(text: str) -> str:
+    """How a fact's subject or predicate is matched, by the stores, sync and the checks of a
+    save: without regard to case, runs of spaces or Unicode form (NFC)."""
+    return canonical(" ".join(text.split()).lower())

@@ -17,9 +17,7 @@ import pytest
 
 from aletheia_mem.domain import dismissals, facts, memories, rules, worklists
 from aletheia_mem.errors import ForbiddenError
-from aletheia_mem.storage import sqlite as sqlite_module
 from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.storage.sync_apply_context import fact_key as sync_fact_key
 from tests.conftest import FakeClock
 from tests.hub.sync_helpers import counts, items, open_pg_hub
 
@@ -106,11 +104,6 @@ def assert_identical(stores: dict[str, SqliteStore]) -> None:
         assert items(stores[name]) == expected, name
     found = {name: counts(store) for name, store in stores.items()}
     assert len({json.dumps(value, sort_keys=True) for value in found.values()}) == 1, found
-
-
-def test_fact_key_of_sync_matches_the_store() -> None:
-    for text in ("  Postgres  Version ", "DB\tHost", "x"):
-        assert sync_fact_key(text) == sqlite_module.fact_key(text)
 
 
 def test_every_kind_of_item_travels_and_every_store_ends_identical(

@@ -8,10 +8,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.domain.recall import search_terms
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.storage.sqlite.rows import fact_key
 from tests.storage.old_stores import store_before
 
 T = 1_760_000_000_000

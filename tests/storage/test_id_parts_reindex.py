@@ -8,9 +8,9 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.domain.recall import search_terms
 from aletheia_mem.storage.sqlite import SqliteStore
-from aletheia_mem.storage.sqlite.rows import fact_key
 from tests.storage.old_stores import store_before
 from tests.storage.test_cjk_reindex import found
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain.memories import dedupe_key
 from aletheia_mem.domain.rules import rule_id
@@ -21,7 +22,6 @@ from aletheia_mem.storage import migrate
 from aletheia_mem.storage.entries import NewMemory
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.storage.sqlite.memories import memory_fts_row
-from aletheia_mem.storage.sqlite.rows import fact_key
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS_BY_NAME, call_tool
 from tests.hub.test_sync_store import HUB_ID, TOKEN_ID, exchange

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from aletheia_mem.blank import is_blank
-from aletheia_mem.canonical import canonical, decomposed
+from aletheia_mem.canonical import canonical, decomposed, fact_key
 from aletheia_mem.clock import Clock
 from aletheia_mem.domain.formatting import quoted
 from aletheia_mem.domain.limits import (
@@ -238,8 +238,6 @@ def _check_one_value_each(given: Sequence[FactInput | str], facts: Sequence[NewF
         InvalidInputError: two entries give one subject and predicate two values at once,
             named by their places in ``given`` (the caller's ``facts``).
     """
-    from aletheia_mem.storage.sqlite.rows import fact_key  # the stores' key; few saves need it
-
     places = [place for place, fact in enumerate(given) if isinstance(fact, FactInput)]
     seen: dict[tuple[str, str, int], tuple[int, str]] = {}
     for place, fact in zip(places, facts, strict=True):

@@ -9,7 +9,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from aletheia_mem.canonical import canonical
 from aletheia_mem.errors import ForbiddenError
 from aletheia_mem.escapes import escaped
 from aletheia_mem.storage.sync_dialect import SyncConn, SyncDialect
@@ -30,11 +29,6 @@ class ApplyContext:
     author: str | None = None
     shared_rules: bool = False  # rules wider than a project may come (a hub's pull page)
     timelines: PageTimelines = field(default_factory=PageTimelines)
-
-
-def fact_key(text: str) -> str:
-    """Must equal ``aletheia_mem.storage.sqlite.fact_key`` (a test holds them together)."""
-    return canonical(" ".join(text.split()).lower())
 
 
 def content_hash(data: dict[str, Any]) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.storage.sync_apply_context import (
     ApplyContext,
     bump_version,
     check_evidence,
     check_held,
-    fact_key,
     incoming_version,
     incoming_wins,
     log_item_version,

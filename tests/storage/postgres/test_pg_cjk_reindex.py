@@ -8,11 +8,11 @@ from typing import Any
 
 import psycopg
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.domain.recall import search_terms
 from aletheia_mem.storage.base import MemoryQuery
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.store import PostgresStore, open_postgres_store
-from aletheia_mem.storage.sqlite.rows import fact_key
 from tests.storage.postgres.older_schema import migrate_before
 from tests.storage.test_cjk_reindex import OLD_FACT, OLD_MEMORIES, T
 

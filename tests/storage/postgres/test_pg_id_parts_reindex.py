@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import psycopg
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.domain.recall import search_terms
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.store import open_postgres_store
-from aletheia_mem.storage.sqlite.rows import fact_key
 from tests.storage.postgres.older_schema import migrate_before
 from tests.storage.postgres.test_pg_cjk_reindex import _index_as_before, found
 from tests.storage.test_id_parts_reindex import HASH, NAMED_MEMORIES, OLD_FACT, OLD_MEMORIES, T

@@ -17,13 +17,13 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.storage.base import Fact, FactPage
 from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row, rows_on_generic_plan
 from aletheia_mem.storage.postgres.phrases import PhraseMatches, grouped
 from aletheia_mem.storage.prefix import name_range
-from aletheia_mem.storage.sqlite import fact_key
 from aletheia_mem.storage.uids import new_uid
 
 T = TypeVar("T")

@@ -1,6 +1,5 @@
 """The SQLite store, one module per concern (see ``store.py``, which composes them)."""
 
-from aletheia_mem.storage.sqlite.rows import fact_key
 from aletheia_mem.storage.sqlite.store import SqliteStore
 
-__all__ = ["SqliteStore", "fact_key"]
+__all__ = ["SqliteStore"]

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.search.query import fts_match_expression
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import Fact, FactPage
@@ -14,7 +15,6 @@ from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
     F_FACT_COLUMNS,
     fact_from_row,
-    fact_key,
     in_clause,
 )
 from aletheia_mem.storage.uids import new_uid

@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any
 
-from aletheia_mem.canonical import canonical
 from aletheia_mem.storage.base import Fact, Memory
 
 # What memory_from_row reads, in this order: the fields of Memory are named after the columns.
@@ -70,11 +69,6 @@ def fact_from_row(row: sqlite3.Row) -> Fact:
         memory_id=row["memory_id"],
         dismissed_at=row["dismissed_at"],
     )
-
-
-def fact_key(text: str) -> str:
-    """Subjects and predicates match without regard to case, outer spaces or Unicode form (NFC)."""
-    return canonical(" ".join(text.split()).lower())
 
 
 def in_clause(column: str, values: Sequence[object]) -> str:

@@ -10,12 +10,12 @@ from contextlib import closing, suppress
 from pathlib import Path
 from typing import IO, Any
 
+from aletheia_mem.canonical import fact_key
 from aletheia_mem.errors import ConflictError, InvalidInputError
 from aletheia_mem.search.text import index_text
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.memories import MEMORY_FTS_INSERT, memory_fts_row
-from aletheia_mem.storage.sqlite.rows import fact_key
 
 # A reference of a synced item still waiting for the item it names (``sync_pending``): the field
 # (a fact's ``memory``, a rule's ``evidence_memory`` or ``evidence_fact``) and the item's uid.
