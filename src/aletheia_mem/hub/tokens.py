@@ -102,10 +102,10 @@ def parse_projects(text: str, field: str = "--projects") -> tuple[str, ...] | No
             or what looks like a secret.
     """
     parts = text.replace(" ", ",").split(",")
-    for part in parts:
-        if holds_secret(part):  # it would limit the token to "[redacted]", every such name
-            raise InvalidInputError(secret_name(field, normalize_project(part)))
     names = [normalize_project(part) for part in parts]
+    for part, name in zip(parts, names, strict=True):
+        if holds_secret(part, name):  # it would limit the token to "[redacted]", every such name
+            raise InvalidInputError(secret_name(field, name))
     projects = tuple(dict.fromkeys(name for name in names if not is_blank(name)))
     if projects == (ALL_PROJECTS,):
         return None
