@@ -708,11 +708,11 @@ def test_bad_json_line_is_a_parse_error_and_the_loop_goes_on(session, bad_line):
     assert len(replies) >= 2
 
 
-def test_text_with_lone_surrogates_is_echoed_as_json_escapes(session):
+def test_a_lone_surrogate_id_is_echoed_and_a_method_named_by_one_is_shown_escaped(session):
     line = b'{"jsonrpc":"2.0","id":"\\ud800","method":"\\udfff"}\n'
     replies = run_lines(session, [line, b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n'])
     assert error_of(replies[0]) == ("\ud800", -32601)
-    assert replies[0]["error"]["message"] == "Method not found: \udfff"
+    assert replies[0]["error"]["message"] == "Method not found: \\udfff"  # shown, not sent raw
     assert replies[1]["result"] == {}
 
 
