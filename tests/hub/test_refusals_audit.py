@@ -368,7 +368,7 @@ def test_a_legacy_session_ignores_routing_headers_that_do_not_match_the_body(hub
 @pytest.mark.parametrize(
     ("case", "params", "tool"),
     [
-        ("nul-in-name", {"name": "sea\x00rch", "arguments": {}}, "sea?rch"),
+        ("nul-in-name", {"name": "sea\x00rch", "arguments": {}}, "sea\\x00rch"),
         (
             "nul-in-project",
             {"name": "search", "arguments": {"query": "x", "project": "s\x00p"}},
@@ -379,7 +379,8 @@ def test_a_legacy_session_ignores_routing_headers_that_do_not_match_the_body(hub
 def test_a_nul_character_in_a_call_gets_a_clean_answer_and_its_audit_row(
     hub: Hub, case: str, params: dict[str, Any], tool: str
 ) -> None:
-    """PostgreSQL text holds no NUL: the row is written with it replaced, never a 500."""
+    """PostgreSQL text holds no NUL: the row is written with it shown as its escape (an
+    unknown tool's name is recorded as errors repeat it, ``escapes.escaped``), never a 500."""
     caller = _caller(hub, f"nul-{case}")
     body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params})
     answer = caller.send("POST", body.encode(), _headers(caller, caller.session))
