@@ -1,11 +1,11 @@
 """A secret saved through any entry point never reaches the store nor comes back from a read.
 
 Each test writes the payloads of :mod:`tests.e2e.leaky` into every field a write path takes
-(text, title, facts, files, project, list name and items, rule, dismiss reason, hook prompt)
-through a real process: ``aletheia-mcp`` over stdio with the official MCP client, the JSON API
-of ``aletheia-server``, the ``aletheia`` CLI and ``aletheia-hook``. Then it reads everything back
-(get_observations, search, timeline, session_start_context, lists, rules, facts) and scans the
-store's files byte for byte.
+(text, title, facts, files, list name and items, rule, dismiss reason, hook prompt; a project
+named by a secret is refused, saying nothing of it) through a real process: ``aletheia-mcp``
+over stdio with the official MCP client, the JSON API of ``aletheia-server``, the ``aletheia``
+CLI and ``aletheia-hook``. Then it reads everything back (get_observations, search, timeline,
+session_start_context, lists, rules, facts) and scans the store's files byte for byte.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tests.e2e.http_server import running_server
 
 BIN = Path(sys.executable).parent
 SAVED = re.compile(r"Saved as #(\d+)")
+PROJECT = "acme"  # a project named by a secret (leaky.PROJECT) is refused: _check_refused
 
 
 def _writes() -> list[tuple[str, dict[str, Any]]]:
@@ -44,7 +45,7 @@ def _writes() -> list[tuple[str, dict[str, Any]]]:
         ),
         (
             "save_memory",
-            {"text": "Deploy checklist for the acme project", "project": leaky.PROJECT},
+            {"text": "Deploy checklist for the acme project", "project": PROJECT},
         ),
         ("work_state_write", {"list": leaky.LIST_NAME, "items": leaky.LIST_ITEMS}),
         ("add_rule", {"then": leaky.RULE_THEN, "when": leaky.RULE_WHEN}),
@@ -56,11 +57,11 @@ def _reads(dismiss_id: int) -> list[tuple[str, dict[str, Any]]]:
     return [
         ("dismiss_memory", {"id": dismiss_id, "type": "memory", "reason": leaky.DISMISS_REASON}),
         ("search", {"query": "deploy", "limit": 20}),
-        ("search", {"query": "deploy", "project": leaky.PROJECT}),
+        ("search", {"query": "deploy", "project": PROJECT}),
         ("get_observations", {"ids": [1, 2, 3, 4, 5]}),
         ("timeline", {"anchor": 1, "before": 5, "after": 5}),
         ("session_start_context", {"limit": 20}),
-        ("session_start_context", {"project": leaky.PROJECT}),
+        ("session_start_context", {"project": PROJECT}),
         ("work_state_read", {"list": leaky.LIST_NAME}),
         ("list_rules", {}),
         ("fact_history", {"subject": "ci"}),
@@ -74,6 +75,12 @@ def _check_reads(outputs: list[str]) -> None:
     assert "postgres://app:[REDACTED]@db.internal/prod" in joined
     assert "No list named" not in joined  # the list is found under the same redacted name
     assert "Deploy checklist for the acme project" in joined  # the project key still works
+
+
+def _check_refused(answer: str) -> None:
+    """A write to a project named by a secret is refused, and the refusal repeats no secret."""
+    assert "looks like a secret" in answer, answer
+    assert leaky.leaked(answer) == []
 
 
 async def _run_scenario(call: Callable[[str, dict[str, Any]], Awaitable[str]]) -> list[str]:
@@ -109,6 +116,12 @@ async def test_secrets_sent_to_the_stdio_mcp_server_are_never_stored(tmp_path: P
             return block.text
 
         outputs = await _run_scenario(call)
+        refused = await session.call_tool(
+            "save_memory", {"text": "Deploy checklist", "project": leaky.PROJECT}
+        )
+        assert refused.is_error is True
+        assert isinstance(refused.content[0], TextContent)
+        _check_refused(refused.content[0].text)
     _check_reads(outputs)
     assert leaky.leaked_in_store(tmp_path / "data") == []
 
@@ -124,7 +137,7 @@ def test_secrets_sent_to_the_json_api_are_never_stored(tmp_path: Path) -> None:
             ("POST", "/api/memories", {"text": leaky.TEXT, "title": leaky.TITLE,
                                        "facts": leaky.FACTS, "files": leaky.FILES}),
             ("POST", "/api/memories", {"text": "Deploy checklist for the acme project",
-                                       "project": leaky.PROJECT}),
+                                       "project": PROJECT}),
             ("POST", "/api/facts", {"subject": "ci", "predicate": "password",
                                     "object": leaky.PROSE_PASSWORD}),
             ("PUT", f"/api/work-state/{leaky.LIST_NAME.replace(' ', '%20')}",
@@ -136,6 +149,9 @@ def test_secrets_sent_to_the_json_api_are_never_stored(tmp_path: Path) -> None:
             reply = server.api(method, path, body)
             assert reply.status in (200, 201), (path, reply.body)
             assert leaky.leaked(reply.body.decode()) == []
+        refused = server.api("POST", "/api/memories", {"text": "x", "project": leaky.PROJECT})
+        assert refused.status == 400
+        _check_refused(refused.body.decode())
         api_reads = [
             "/api/memories?query=deploy",
             "/api/memories/1",
@@ -171,7 +187,7 @@ def test_secrets_given_to_the_cli_are_never_stored(tmp_path: Path) -> None:
     env["ALETHEIA_TOOL"] = f"codex {leaky.GITHUB}"  # stored with each write, as the caller
     writes = [
         ("save", leaky.TEXT, "--title", leaky.TITLE, "--file", leaky.FILES[0]),
-        ("save", "Deploy checklist for the acme project", "--project", leaky.PROJECT),
+        ("save", "Deploy checklist for the acme project", "--project", PROJECT),
         ("facts", "add", "ci", "token", leaky.GITLAB),
         ("lists", "write", leaky.LIST_NAME, "--items-json", json.dumps(leaky.LIST_ITEMS)),
         ("rules", "add", leaky.RULE_THEN, "--when", leaky.RULE_WHEN),
@@ -180,16 +196,22 @@ def test_secrets_given_to_the_cli_are_never_stored(tmp_path: Path) -> None:
     outputs = [_cli(env, cwd, *args) for args in writes]
     reads = [
         ("search", "deploy"),
-        ("search", "deploy", "--project", leaky.PROJECT),
+        ("search", "deploy", "--project", PROJECT),
         ("show", "1", "2", "3"),
         ("timeline", "1"),
         ("context",),
-        ("context", "--project", leaky.PROJECT),
+        ("context", "--project", PROJECT),
         ("lists", "read", leaky.LIST_NAME),
         ("rules", "list"),
         ("facts", "history", "ci"),
     ]
     outputs += [_cli(env, cwd, *args) for args in reads]
+    refused = subprocess.run(
+        [str(BIN / "aletheia"), "save", "x", "--project", leaky.PROJECT],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=30,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    _check_refused(refused.stderr + refused.stdout)
     _check_reads(outputs)
     assert leaky.leaked_in_store(tmp_path / "data") == []
 
