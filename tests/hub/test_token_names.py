@@ -96,6 +96,28 @@ def test_a_word_that_is_one_tokens_name_and_anothers_first_characters_revokes_ne
     assert _live(home, db) == set()
 
 
+BLANK_NAMES = ["", "   ", "\u200b", "\u200c\u200d", "\u2060\ufeff", " \u200b\u200d "]
+
+
+def test_revoke_of_a_blank_name_is_a_usage_error_naming_what_is_required(
+    hub_db: Path | str, tmp_path: Path
+) -> None:
+    """A name of nothing, spaces or zero-width characters alone, which create reads as no name
+    given, was told 'No live token named ""' (exit 3), as if some token might have had it."""
+    home, db = tmp_path / "admin", str(hub_db)
+    assert _create(home, db, "bob").returncode == 0
+    for blank in [*BLANK_NAMES, "\u200b…"]:  # revoke drops the "…" list shows after a prefix
+        refused = aletheia(home, "mcp-link", "revoke", "--hub-db", db, "--", blank)
+        assert (refused.returncode, refused.stderr) == (2, "Error: name is required.\n"), blank
+        assert refused.stdout == ""
+    told = aletheia(home, "mcp-link", "revoke", "--hub-db", db, "--json", "\u200b")
+    assert told.returncode == 2
+    assert json.loads(told.stdout) == {
+        "error": {"code": "invalid_input", "message": "name is required."}
+    }
+    assert _live(home, db) == {"bob"}
+
+
 def test_a_refused_sync_says_what_to_do_in_words_a_shell_takes(
     hub_db: Path | str, tmp_path: Path
 ) -> None:
@@ -173,6 +195,31 @@ def test_the_tokens_page_revokes_the_row_it_names_and_refuses_a_word_naming_two(
         assert _live(home, db) == {"ops", "bob", bob[:10]}
         assert post("/tokens/revoke", name=bob[:10], by="name").status_code == 303
     assert _live(home, db) == {"ops", "bob"}
+
+
+def test_the_tokens_page_refuses_to_revoke_a_blank_name_as_a_usage_error(
+    hub_db: Path | str, tmp_path: Path
+) -> None:
+    """A form naming no token (nothing, spaces, zero-width characters alone) got a 404 'No live
+    token named' page; it is a 400 saying the name is required, before any confirmation."""
+    home, db = tmp_path / "admin", str(hub_db)
+    made = aletheia(home, "mcp-link", "create", "--hub-db", db, "--projects", "*",
+                    "--scope", "admin", "--name", "ops", "--json")  # fmt: skip
+    admin = json.loads(made.stdout)["token"]
+    assert _create(home, db, "bob").returncode == 0
+    with (
+        running_hub(hub_db) as hub,
+        httpx.Client(base_url=hub.url, headers={"Authorization": f"Bearer {admin}"}) as client,
+    ):
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/tokens").text)
+        assert csrf is not None
+        for blank in BLANK_NAMES:
+            for by in ({}, {"by": "name"}, {"by": "prefix"}):
+                form = {"csrf": csrf.group(1), "name": blank, **by}
+                refused = client.post("/tokens/revoke", data=form, headers={"Origin": hub.url})
+                assert refused.status_code == 400, (blank, by)
+                assert "Name is required." in unescape(refused.text), (blank, by)
+        assert _live(home, db) == {"ops", "bob"}
 
 
 SECRET_NAME = "ops sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"

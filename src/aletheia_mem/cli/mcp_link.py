@@ -28,6 +28,7 @@ from aletheia_mem.hub.tokens import (
     SCOPES,
     RevokeBy,
     can_write,
+    check_revoke_name,
     create_token,
     live_matches,
     one_to_revoke,
@@ -259,6 +260,7 @@ def revoke(hub_db: str | None, by: RevokeBy, name: str, as_json: bool) -> None:
     A name beginning with "-" goes after "--": aletheia mcp-link revoke -- -rf
     """
     wanted = name.strip().rstrip("…")
+    check_revoke_name(wanted, "name")  # "", spaces or zero-width characters: no token's name
     check_length("name", wanted, MAX_NAME_LENGTH)  # no token has a longer one: no huge echo
     store = open_hub_store(hub_db_of(hub_db, create=False))
     try:

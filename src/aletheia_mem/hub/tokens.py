@@ -207,6 +207,19 @@ def revoke_command(name: str, *, by_name: bool = False, hub_db: str | None = Non
     return " ".join([*words, *(["--"] if name.startswith("-") else []), shlex.quote(name)])
 
 
+def check_revoke_name(given: str, field: str) -> None:
+    """Refuse a blank ``given`` for revoke (``is_blank``: empty, spaces, or only zero-width
+    characters), as create reads such a name as none given: no token's name is blank (create
+    makes the default name instead), and "No live token named" would say nothing useful.
+    ``field``: how the error names it (the CLI's NAME argument, the Tokens page's field).
+
+    Raises:
+        InvalidInputError: ``given`` is blank.
+    """
+    if is_blank(given):
+        raise InvalidInputError(f"{field} is required.")
+
+
 def live_matches(tokens: Iterable[HubToken], given: str, by: RevokeBy = None) -> list[HubToken]:
     """The live tokens ``given`` names: by their name, their shown first characters, or either."""
     return [

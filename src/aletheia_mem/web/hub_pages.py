@@ -21,6 +21,7 @@ from aletheia_mem.errors import AletheiaError, InvalidInputError, NotFoundError
 from aletheia_mem.hub.tokens import (
     SCOPES,
     RevokeBy,
+    check_revoke_name,
     checked_name,
     create_token,
     live_matches,
@@ -251,6 +252,7 @@ def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     store = hub_store(ui.app)
     admin = signed_in_admin(request)
     given = form.get("name", "")[:MAX_FILTER]
+    check_revoke_name(given, FORM_NAME)  # before the confirmation page offers to revoke it
     # A row's Revoke button names its token (by=name); a form without "by" reads a name or
     # first characters, as mcp-link revoke does. Every live token ``given`` names must be
     # within the admin's reach, and be one (``one_to_revoke``).
