@@ -20,8 +20,8 @@ from aletheia_mem.storage.sync_apply_context import (
 from aletheia_mem.storage.sync_dialect import json_value
 from aletheia_mem.storage.sync_records import Record
 
+# How many of a pushed rule's evidence ids the hub keeps waiting for items it does not have.
 MAX_WAITING = 10
-# The longest author a hub makes: every store refuses a longer name on pull
 
 
 def _keep_hidden_evidence(

@@ -13,6 +13,7 @@ from aletheia_mem.storage.sync_dialect import SyncConn
 from aletheia_mem.storage.sync_export import read_items
 from aletheia_mem.storage.sync_records import Record
 
+# The longest author a hub makes: every store refuses a longer name on pull
 # (``sync.validate.MAX_NAME``; a test holds them equal).
 MAX_AUTHOR = 200
 # A memory record naming no item here that would become one with a memory by its dedupe key.
