@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from aletheia_mem.storage.sync_apply_context import (
     ApplyContext,
@@ -17,11 +18,35 @@ from aletheia_mem.storage.sync_apply_context import (
     set_pending,
     stored_version,
 )
-from aletheia_mem.storage.sync_dialect import json_value
+from aletheia_mem.storage.sync_dialect import SyncConn, json_value
 from aletheia_mem.storage.sync_records import Record
 
 # How many of a pushed rule's evidence ids the hub keeps waiting for items it does not have.
 MAX_WAITING = 10
+# A rule's evidence field (as sync_pending names a reference waiting for its item): the table
+# its items are in, and how a global id is found there.
+_EVIDENCE: dict[str, tuple[str, Callable[[SyncConn, str], int | None]]] = {
+    "evidence_memory": ("memories", memory_id_of),
+    "evidence_fact": ("facts", fact_id_of),
+}
+
+
+def _evidence_ids(
+    ctx: ApplyContext, targets: list[str], field: str, waiting: list[tuple[str, str]]
+) -> list[int]:
+    """The local ids of the items ``targets`` names, each once and in order, every one checked
+    as the sender may cite it (``check_evidence``); a target whose item is not here yet is added
+    to ``waiting`` as ``(field, target)``."""
+    table, id_of = _EVIDENCE[field]
+    ids: list[int] = []
+    for target in targets:
+        found = id_of(ctx.conn, target)
+        if found is None:
+            waiting.append((field, target))
+        elif found not in ids:
+            check_evidence(ctx, table, found)
+            ids.append(found)
+    return ids
 
 
 def _keep_hidden_evidence(
@@ -69,23 +94,9 @@ def apply_rule(ctx: ApplyContext, record: Record) -> str:
         check_rule(ctx, row["scope_tier"], row["scope_name"])
         if not incoming_wins(ctx, record, rule_id, stored_version(ctx, "rule", rule_id)):
             return "skipped"
-    memory_ids: list[int] = []
-    fact_ids: list[int] = []
     waiting: list[tuple[str, str]] = []
-    for target in data["evidence_memories"]:
-        found = memory_id_of(conn, target)
-        if found is None:
-            waiting.append(("evidence_memory", target))
-        elif found not in memory_ids:
-            check_evidence(ctx, "memories", found)
-            memory_ids.append(found)
-    for target in data["evidence_facts"]:
-        found = fact_id_of(conn, target)
-        if found is None:
-            waiting.append(("evidence_fact", target))
-        elif found not in fact_ids:
-            check_evidence(ctx, "facts", found)
-            fact_ids.append(found)
+    memory_ids = _evidence_ids(ctx, data["evidence_memories"], "evidence_memory", waiting)
+    fact_ids = _evidence_ids(ctx, data["evidence_facts"], "evidence_fact", waiting)
     # A sender (a token, at the hub) may leave few references waiting per rule: each is kept
     # until its item comes, which may be never (add_rule refuses an unknown id). The first ones
     # by id are kept, and the rule gets a version of the hub's, so it travels back as kept.
