@@ -13,3 +13,22 @@ def name_range(starting: str, placeholder: str) -> tuple[str, tuple[str, ...]]:
     if not starting:
         return "", ()
     return f" AND project < {placeholder}", (starting + LAST,)
+
+
+def project_names_sql(
+    table: str, starting: str, limit: int, placeholder: str
+) -> tuple[str, tuple[str | int, ...]]:
+    """The SQL (with this store's ``placeholder``) and parameters reading the projects of
+    ``table`` that start with ``starting``, by name, at most ``limit``: each next name found by
+    one index seek (a skip scan), so 100,000 memories in 4 projects cost 4 seeks, not a scan of
+    100,000 index entries."""
+    bound, ends = name_range(starting, placeholder)
+    sql = (
+        "WITH RECURSIVE p(name, n) AS ("
+        f" SELECT min(project), 1 FROM {table} WHERE project >= {placeholder}{bound}"
+        f" UNION ALL SELECT (SELECT min(project) FROM {table}"
+        f" WHERE project > p.name{bound}),"
+        f" n + 1 FROM p WHERE p.name IS NOT NULL AND n < {placeholder})"
+        " SELECT name FROM p WHERE name IS NOT NULL"
+    )
+    return sql, (starting, *ends, *ends, limit)

@@ -23,7 +23,7 @@ from aletheia_mem.storage.entries import NewFact
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row, rows_on_generic_plan
 from aletheia_mem.storage.postgres.phrases import PhraseMatches, grouped
-from aletheia_mem.storage.prefix import name_range
+from aletheia_mem.storage.prefix import project_names_sql
 from aletheia_mem.storage.uids import new_uid
 
 T = TypeVar("T")
@@ -375,17 +375,8 @@ class PgFacts(PgPart):
 
     def fact_project_names(self, limit: int = 500, starting: str = "") -> list[str]:
         """The projects that have facts, by name: one index seek per project."""
-        bound, ends = name_range(starting, "%s")
         with self._db.read() as conn:
-            rows = conn.execute(
-                "WITH RECURSIVE p (name, n) AS ("
-                f" SELECT min(project), 1 FROM facts WHERE project >= %s{bound}"
-                " UNION ALL SELECT (SELECT min(project) FROM facts"
-                f" WHERE project > p.name{bound}),"
-                " n + 1 FROM p WHERE p.name IS NOT NULL AND n < %s)"
-                " SELECT name FROM p WHERE name IS NOT NULL",
-                (starting, *ends, *ends, limit),
-            ).fetchall()
+            rows = conn.execute(*project_names_sql("facts", starting, limit, "%s")).fetchall()
         return [str(row[0]) for row in rows]
 
     def count_current_facts(self, project: str, now: int) -> int:

@@ -28,7 +28,7 @@ from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row
 from aletheia_mem.storage.postgres.facts import put_fact, retrying, write_retrying
 from aletheia_mem.storage.postgres.postings import Postings
 from aletheia_mem.storage.postgres.reindex import reindex_owed
-from aletheia_mem.storage.prefix import name_range
+from aletheia_mem.storage.prefix import project_names_sql
 from aletheia_mem.storage.uids import new_uid
 
 _COLUMNS = ", ".join(field.name for field in fields(Memory))
@@ -356,17 +356,8 @@ class PgMemories(PgPart):
 
     def project_names(self, limit: int = 500, starting: str = "") -> list[str]:
         """The projects that have memories, by name: one index seek per project."""
-        bound, ends = name_range(starting, "%s")
         with self._db.read() as conn:
-            rows = conn.execute(
-                "WITH RECURSIVE p (name, n) AS ("
-                f" SELECT min(project), 1 FROM memories WHERE project >= %s{bound}"
-                " UNION ALL SELECT (SELECT min(project) FROM memories"
-                f" WHERE project > p.name{bound}),"
-                " n + 1 FROM p WHERE p.name IS NOT NULL AND n < %s)"
-                " SELECT name FROM p WHERE name IS NOT NULL",
-                (starting, *ends, *ends, limit),
-            ).fetchall()
+            rows = conn.execute(*project_names_sql("memories", starting, limit, "%s")).fetchall()
         return [str(row[0]) for row in rows]
 
     def keyed_memories(self, project: str, key_prefix: str, kind: str, limit: int) -> list[Memory]:

@@ -10,7 +10,7 @@ from aletheia_mem.canonical import fact_key
 from aletheia_mem.search.query import fts_match_expression
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import Fact, FactPage
-from aletheia_mem.storage.prefix import name_range
+from aletheia_mem.storage.prefix import project_names_sql
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
     F_FACT_COLUMNS,
@@ -241,16 +241,7 @@ class SqliteFacts(SqliteDatabase):
     def fact_project_names(self, limit: int = 500, starting: str = "") -> list[str]:
         """The projects that have facts, by name: one index seek per project (a skip scan of
         facts_project_recorded), as ``project_names`` reads the memories'."""
-        bound, ends = name_range(starting, "?")
-        rows = self._conn.execute(
-            "WITH RECURSIVE p(name, n) AS ("
-            f" SELECT min(project), 1 FROM facts WHERE project >= ?{bound}"
-            " UNION ALL SELECT (SELECT min(project) FROM facts"
-            f" WHERE project > p.name{bound}),"
-            " n + 1 FROM p WHERE p.name IS NOT NULL AND n < ?)"
-            " SELECT name FROM p WHERE name IS NOT NULL",
-            (starting, *ends, *ends, limit),
-        ).fetchall()
+        rows = self._conn.execute(*project_names_sql("facts", starting, limit, "?")).fetchall()
         return [str(row[0]) for row in rows]
 
     def count_current_facts(self, project: str, now: int) -> int:

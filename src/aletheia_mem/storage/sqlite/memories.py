@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from aletheia_mem.search.text import index_text
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import Memory, MemoryHead
-from aletheia_mem.storage.prefix import name_range
+from aletheia_mem.storage.prefix import project_names_sql
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.facts import put_fact
 from aletheia_mem.storage.sqlite.rows import (
@@ -227,16 +227,7 @@ class SqliteMemories(SqliteDatabase):
     def project_names(self, limit: int = 500, starting: str = "") -> list[str]:
         """The projects that have memories, by name: one index seek per project (a skip scan),
         so 100,000 memories in 4 projects cost 4 seeks, not a scan of 100,000 index entries."""
-        bound, ends = name_range(starting, "?")
-        rows = self._conn.execute(
-            "WITH RECURSIVE p(name, n) AS ("
-            f" SELECT min(project), 1 FROM memories WHERE project >= ?{bound}"
-            " UNION ALL SELECT (SELECT min(project) FROM memories"
-            f" WHERE project > p.name{bound}),"
-            " n + 1 FROM p WHERE p.name IS NOT NULL AND n < ?)"
-            " SELECT name FROM p WHERE name IS NOT NULL",
-            (starting, *ends, *ends, limit),
-        ).fetchall()
+        rows = self._conn.execute(*project_names_sql("memories", starting, limit, "?")).fetchall()
         return [str(row[0]) for row in rows]
 
     def count_memories(self, projects: tuple[str, ...] | None) -> int:
