@@ -25,6 +25,7 @@ from aletheia_mem.tools.app import (
     readable_projects,
     target_project,
 )
+from aletheia_mem.tools.knowledge_tools import rule_input
 from aletheia_mem.tools.memory_tools import search_request
 from aletheia_mem.tools.write_tools import memory_input, set_dismissed
 
@@ -245,19 +246,7 @@ def list_rules(app: AppContext, args: dict[str, Any]) -> Reply:
 
 def add_rule(app: AppContext, args: dict[str, Any]) -> Reply:
     """Add a rule as the add_rule tool does; an identical rule is not added twice."""
-    tier = args["scopeTier"]
-    name = rules.rule_scope_name(
-        tier, args.get("scopeName") or "", lambda given: target_project(app, given or None)
-    )
-    item = rules.RuleInput(
-        then=args["then"],
-        when=args["when"],
-        scope_tier=tier,
-        scope_name=name,
-        evidence_memory_ids=args.get("evidence_memory_ids", []),
-        evidence_fact_ids=args.get("evidence_fact_ids", []),
-        source=rules.OWNER_SOURCE,
-    )
+    item = rule_input(app, args, rules.OWNER_SOURCE)
     now = app.clock()
     rule, created = rules.add_rule(app.store, item, now)
     return (201 if created else 200), {"rule": rule_json(app, rule, now), "created": created}

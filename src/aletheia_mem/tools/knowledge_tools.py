@@ -84,22 +84,28 @@ def _no_rules_line(disabled: int) -> str:
     return f"No enabled rules ({disabled} disabled by the owner)."
 
 
-def add_rule(app: AppContext, args: dict[str, Any]) -> str:
-    """Add one standing rule; an identical rule is not added twice."""
+def rule_input(app: AppContext, args: dict[str, Any], source: str) -> rules.RuleInput:
+    """The rule add_rule's checked arguments describe (the JSON API's too), made by ``source``:
+    a project rule without a scopeName is the caller's project's (``target_project``)."""
     tier = args["scopeTier"]
-    rules.check_rule_tier(tier, app.allowed_projects)
     name = rules.rule_scope_name(
         tier, args.get("scopeName") or "", lambda given: target_project(app, given or None)
     )
-    item = rules.RuleInput(
+    return rules.RuleInput(
         then=args["then"],
         when=args["when"],
         scope_tier=tier,
         scope_name=name,
         evidence_memory_ids=args.get("evidence_memory_ids", []),
         evidence_fact_ids=args.get("evidence_fact_ids", []),
-        source=app.caller,
+        source=source,
     )
+
+
+def add_rule(app: AppContext, args: dict[str, Any]) -> str:
+    """Add one standing rule; an identical rule is not added twice."""
+    rules.check_rule_tier(args["scopeTier"], app.allowed_projects)
+    item = rule_input(app, args, app.caller)
     rule, added = rules.add_rule_telling(app.store, item, app.clock(), app.allowed_projects)
     if added != "created":  # an identical rule: said whether it was disabled and is enabled again
         return rules.already_saved(rule.id, added)
