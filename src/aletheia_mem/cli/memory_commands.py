@@ -30,12 +30,11 @@ from aletheia_mem.storage.base import Fact, Memory
 from aletheia_mem.timefmt import format_date, parse_instant
 from aletheia_mem.tools.app import (
     AppContext,
-    neighbour_projects,
     readable_projects,
     target_project,
 )
 from aletheia_mem.tools.arguments import check_value
-from aletheia_mem.tools.memory_tools import earlier_bound
+from aletheia_mem.tools.memory_tools import earlier_bound, timeline_around
 from aletheia_mem.tools.schemas import SEARCH
 from aletheia_mem.tools.write_tools import (
     already_dismissed_text,
@@ -292,26 +291,23 @@ def timeline(
         raise InvalidInputError(
             "Nothing to anchor on. Give ANCHOR (a memory id from search) or --query."
         )
-    with open_cli_app(create=False) as app:
-        lookup = None if anchor is not None and project is None else readable_projects(app, project)
-        found = recall.find_anchor(app.store, anchor, query, lookup, app.clock())
-        if found is None and anchor is not None:  # as show: exit code 3, "not found"
+    with open_cli_app(create=False) as app:  # the owner's: an id is found in any project
+        line = timeline_around(app, anchor, query, project, before, after)
+        if line is None and anchor is not None:  # as show: exit code 3, "not found"
             raise NotFoundError(f"Nothing to anchor on: no memory #{anchor}.")
-        if found is None:  # a search without a hit: done, as search is
+        if line is None:  # a search without a hit: done, as search is
             if as_json:
                 emit_json([])  # the same shape as a timeline: a list, here empty
             else:
                 echo("Nothing to anchor on.")
             return
-        neighbours = neighbour_projects(app, project, found.project)
-        line = recall.timeline(app.store, found, neighbours, before, after)
     items = [*line.before, line.anchor, *line.after]
     if as_json:
-        emit_json([{**memory_json(m), "anchor": m.id == found.id} for m in items])
+        emit_json([{**memory_json(m), "anchor": m.id == line.anchor.id} for m in items])
         return
     rows = []
     for memory in items:
-        mark = "→" if memory.id == found.id else ""
+        mark = "→" if memory.id == line.anchor.id else ""
         rows.append([mark, *memory_rows([memory])[0]])
     echo(table(["", "id", "date", "type", "title"], rows))
 

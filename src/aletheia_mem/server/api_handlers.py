@@ -21,12 +21,10 @@ from aletheia_mem.storage.entries import Rule
 from aletheia_mem.timefmt import parse_instant
 from aletheia_mem.tools.app import (
     AppContext,
-    neighbour_projects,
-    readable_projects,
     target_project,
 )
 from aletheia_mem.tools.knowledge_tools import rule_input
-from aletheia_mem.tools.memory_tools import search_request
+from aletheia_mem.tools.memory_tools import search_request, timeline_around
 from aletheia_mem.tools.write_tools import memory_input, set_dismissed
 
 MAX_LISTS = 100
@@ -172,16 +170,11 @@ def timeline(app: AppContext, args: dict[str, Any]) -> Reply:
     anchor_id, query = args.get("anchor"), args.get("query")
     if anchor_id is None and not (isinstance(query, str) and query.strip()):
         raise InvalidInputError("Nothing to anchor on. Give anchor (a memory id) or query.")
-    project = args.get("project")
-    if anchor_id is not None and project is None:
-        lookup = app.allowed_projects
-    else:
-        lookup = readable_projects(app, project)
-    anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
-    if anchor is None:
+    found = timeline_around(
+        app, anchor_id, query, args.get("project"), args["before"], args["after"]
+    )
+    if found is None:
         raise NotFoundError("Nothing to anchor on.")
-    neighbours = neighbour_projects(app, project, anchor.project)
-    found = recall.timeline(app.store, anchor, neighbours, args["before"], args["after"])
     return _ok(
         {
             "anchor": memory_json(found.anchor),

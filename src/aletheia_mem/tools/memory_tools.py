@@ -87,6 +87,29 @@ def search(app: AppContext, args: dict[str, Any]) -> Output:
     return Output(wrap_recall("\n".join(lines)), structured.recall(memories=heads, facts=facts))
 
 
+def timeline_around(
+    app: AppContext,
+    anchor_id: int | None,
+    query: str | None,
+    project: str | None,
+    before: int,
+    after: int,
+) -> recall.Timeline | None:
+    """The anchor (memory ``anchor_id``, else the best hit of ``query``) with ``before`` and
+    ``after`` neighbours in time, as the timeline tool, the JSON API and the CLI find them;
+    None when there is no anchor."""
+    # An explicit id may be in any project the caller can read; a query searches as search does.
+    if anchor_id is not None and project is None:
+        lookup = app.allowed_projects
+    else:
+        lookup = readable_projects(app, project)
+    anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
+    if anchor is None:
+        return None
+    neighbours = neighbour_projects(app, project, anchor.project)
+    return recall.timeline(app.store, anchor, neighbours, before, after)
+
+
 def timeline(app: AppContext, args: dict[str, Any]) -> Output:
     """The memories around one memory, in time order, with an arrow on it.
 
@@ -95,17 +118,11 @@ def timeline(app: AppContext, args: dict[str, Any]) -> Output:
     anchor_id, query = args.get("anchor"), args.get("query")
     if anchor_id is None and not (isinstance(query, str) and query.strip()):
         return Output("Nothing to anchor on.", structured.recall(memories=[]))
-    project = args.get("project")
-    # An explicit id may be in any project the caller can read; a query searches as search does.
-    if anchor_id is not None and project is None:
-        lookup = app.allowed_projects
-    else:
-        lookup = readable_projects(app, project)
-    anchor = recall.find_anchor(app.store, anchor_id, query, lookup, app.clock())
-    if anchor is None:
+    found = timeline_around(
+        app, anchor_id, query, args.get("project"), args["before"], args["after"]
+    )
+    if found is None:
         return Output("Nothing to anchor on.", structured.recall(memories=[]))
-    neighbours = neighbour_projects(app, project, anchor.project)
-    found = recall.timeline(app.store, anchor, neighbours, args["before"], args["after"])
     lines = [timeline_line(memory, False) for memory in found.before]
     lines.append(timeline_line(found.anchor, True))
     lines += [timeline_line(memory, False) for memory in found.after]
