@@ -46,3 +46,19 @@ def test_the_json_api_names_an_unknown_field_with_its_escapes(tmp_path: Path) ->
         'Unknown fields "bogus\\u202e", "né" in the request body: POST /api/memories takes'
         " text, title, project, type, pinned, facts, files."
     )
+
+
+def test_stdio_errors_show_a_secret_in_a_given_name_redacted(tmp_path: Path) -> None:
+    """A secret sent as a tool's or a method's name is not repeated (DESIGN §9), as one sent as
+    a rule id is not; every other name is told as before (above)."""
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    env = server_env(tmp_path, PYTHONPATH=os.environ.get("PYTHONPATH", ""))
+    with running_server(env, tmp_path) as server:
+        server.initialize()
+        unknown = server.ask(tools_call(2, secret, {}))
+        assert unknown["error"] == {"code": -32602, "message": "Unknown tool: [REDACTED]"}
+        hidden = server.ask(tools_call(3, f"search\u202e{secret}", {}))
+        assert hidden["error"]["message"] == "Unknown tool: search\\u202e[REDACTED]"
+        method = server.ask({"jsonrpc": "2.0", "id": 4, "method": secret})
+        assert method["error"] == {"code": -32601, "message": "Method not found: [REDACTED]"}
+        assert server.close() == 0

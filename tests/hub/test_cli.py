@@ -99,6 +99,18 @@ def test_revoke_ends_a_token_and_says_so(runner: CliRunner, hub_db: Path | str) 
     assert "revoked" in runner.invoke(cli, ["mcp-link", "list", "--hub-db", hub_db]).output
 
 
+def test_revoke_given_a_secret_does_not_repeat_it(runner: CliRunner, hub_db: Path | str) -> None:
+    """A token pasted whole (rather than its name or first characters) is no live token's
+    name: the refusal says so without printing the secret on the terminal again."""
+    hub_db = str(hub_db)
+    made = runner.invoke(cli, ["mcp-link", "create", "--hub-db", hub_db, "--projects", "a"])
+    secret = next(word for word in made.output.split() if word.startswith("alt_"))
+    refused = runner.invoke(cli, ["mcp-link", "revoke", "--hub-db", hub_db, secret])
+    assert refused.exit_code == 3, refused.output
+    assert 'No live token named "[REDACTED]".' in refused.output
+    assert secret not in refused.output
+
+
 @pytest.mark.parametrize(
     "lookalike",
     [

@@ -171,6 +171,9 @@ def test_a_limited_admin_revokes_only_tokens_within_its_projects(
     assert live(hub, "root-admin") and live(hub, "billing-writer") and live(hub, "billing-reader")
     # Told as of a token that does not exist: nothing tells the names beyond its projects.
     assert "No live token named" in limited.post("/tokens/revoke", name="no-such").text
+    pasted = limited.post("/tokens/revoke", name=tokens["root-admin"])  # the whole token
+    assert pasted.status_code == 404 and tokens["root-admin"] not in pasted.text
+    assert "No live token named &#34;[REDACTED]&#34;." in pasted.text
 
     done = limited.post("/tokens/revoke", name="shop-reader")
     assert done.status_code == 303

@@ -241,7 +241,9 @@ def one_to_revoke(matches: list[HubToken], given: str, hub_db: str | None = None
             with ``hub_db``, the ``--hub-db`` given).
     """
     if not matches:
-        raise NotFoundError(f'No live token named "{given}".')
+        from aletheia_mem.domain.echoes import echoed  # only when a message needs it
+
+        raise NotFoundError(f'No live token named "{echoed(given)}".')
     if len(matches) == 1:
         return matches[0]
     how = {True: "its name", False: "its first characters"}

@@ -19,6 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from aletheia_mem.domain.controls import json_escape_unprinted
+from aletheia_mem.domain.echoes import redacted_echo
 from aletheia_mem.errors import (
     AletheiaError,
     ConflictError,
@@ -34,7 +35,7 @@ from aletheia_mem.errors import (
 )
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
-from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem, shortened
+from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem
 from aletheia_mem.server.openapi import (
     Handler,
     Operation,
@@ -223,9 +224,9 @@ def _refuse_unknown(
 
 
 def _quoted(name: str) -> str:
-    """A field or parameter name as a JSON string, ``shortened``, what does not print as its
-    ``\\uXXXX`` escape: the name as it could be sent back."""
-    return json_escape_unprinted(json.dumps(shortened(name), ensure_ascii=False))
+    """A field or parameter name as a JSON string (an error repeats it: ``redacted_echo``),
+    what does not print as its ``\\uXXXX`` escape: the name as it could be sent back."""
+    return json_escape_unprinted(json.dumps(redacted_echo(name), ensure_ascii=False))
 
 
 def _check_strings(schema: dict[str, Any], body: dict[str, Any]) -> None:

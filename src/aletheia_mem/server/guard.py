@@ -17,9 +17,13 @@ from urllib.parse import urlsplit
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from aletheia_mem.domain.echoes import redacted_echo
 from aletheia_mem.server.auth_failures import AuthFailures
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
+# Characters of a refused Host or Origin its refusal repeats: a whole valid one (a DNS name has
+# at most 253, an origin adds a scheme and a port).
+MAX_HEADER_ECHO = 300
 JSONRPC_INVALID_REQUEST = -32600
 _CHALLENGE = 'Bearer realm="aletheia"'
 
@@ -103,8 +107,12 @@ def check_host(policy: GuardPolicy, value: str | None) -> Refusal | None:
     name = host_name(value)
     if name is not None and (is_loopback(name) or name in policy.allowed_hosts):
         return None
-    shown = value.strip()
-    hint = f"start the server with --allow-host {name} to serve it" if name else "check the address"
+    # Told as sent, a secret in it redacted; the hint names the host in it, when one is left.
+    shown = redacted_echo(value.strip(), MAX_HEADER_ECHO)
+    named = host_name(shown)
+    hint = (
+        f"start the server with --allow-host {named} to serve it" if named else "check the address"
+    )
     return Refusal(421, "invalid_host", f"Host {shown!r} is not served here: {hint}.")
 
 
@@ -117,7 +125,8 @@ def check_origin(policy: GuardPolicy, value: str | None) -> Refusal | None:
         hostname = urlsplit(origin).hostname or ""
         if is_loopback(hostname) or origin in policy.allowed_origins:
             return None
-    return Refusal(403, "forbidden_origin", f"Origin {value.strip()!r} is not allowed.")
+    shown = redacted_echo(value.strip(), MAX_HEADER_ECHO)
+    return Refusal(403, "forbidden_origin", f"Origin {shown!r} is not allowed.")
 
 
 def check_bearer(policy: GuardPolicy, value: bytes | None) -> Refusal | None:

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from aletheia_mem.domain.echoes import echoed
 from aletheia_mem.errors import (
     StoreBrokenError,
     StoreBusyError,
@@ -39,7 +40,6 @@ from aletheia_mem.server.mcp import (
     PARSE_ERROR,
     McpSession,
     Message,
-    echoed,
     error_response,
     handle_payload,
     only_reads,

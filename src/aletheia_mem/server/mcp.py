@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from aletheia_mem.domain.echoes import echoed
 from aletheia_mem.domain.limits import shape_problem
 from aletheia_mem.domain.redaction import redact_secrets
-from aletheia_mem.escapes import escaped
 from aletheia_mem.server import modern
 from aletheia_mem.server.handshake import (
     INSTRUCTIONS,
@@ -41,7 +41,6 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR =
 STRUCTURED_VERSIONS = frozenset({"2025-06-18", "2025-11-25", *modern.MODERN_VERSIONS})
 _TOOL_LISTS = {flag: [tool.definition(flag) for tool in TOOLS] for flag in (False, True)}
 MAX_ARGUMENT_DEPTH = 32
-MAX_ECHO = 100  # characters of a client's method or tool name an error repeats
 # Messages a JSON-RPC batch may hold, on every transport (the hub refuses longer ones before
 # they reach here). No MCP client sends batches at all; 100 is room for any scripted one, and
 # bounds the work and the reply of one line or POST to 100 calls'.
@@ -80,17 +79,6 @@ class McpSession:
 
 def error_response(request_id: Any, code: int, message: str) -> Message:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-def shortened(name: str) -> str:
-    """A client's name cut to at most ``MAX_ECHO`` characters (and an ellipsis)."""
-    return name if len(name) <= MAX_ECHO else name[:MAX_ECHO] + "..."
-
-
-def echoed(name: str) -> str:
-    """A method or tool name as an error quotes it: ``shortened``, with what does not print as
-    escapes (``escaped``: a bidi override would reorder the line it is read on)."""
-    return escaped(shortened(name))
 
 
 def _rejected(request_id: Any, rejection: modern.Rejection) -> Message:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aletheia_mem import __version__
+from aletheia_mem.domain.echoes import redacted_echo
 
 MODERN_VERSIONS = ("2026-07-28",)
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -68,11 +69,13 @@ def is_modern(params: Any) -> bool:
 
 
 def unsupported(requested: str, legacy_versions: tuple[str, ...]) -> Rejection:
-    """The UnsupportedProtocolVersion error, naming every version this server speaks."""
+    """The UnsupportedProtocolVersion error, naming every version this server speaks and the
+    one requested (cut, a secret in it redacted: ``redacted_echo``)."""
+    shown = redacted_echo(requested)
     return Rejection(
         UNSUPPORTED_PROTOCOL_VERSION,
-        f"Unsupported protocol version: {requested[:100]!r}.",
-        {"supported": [*MODERN_VERSIONS, *legacy_versions], "requested": requested},
+        f"Unsupported protocol version: {shown!r}.",
+        {"supported": [*MODERN_VERSIONS, *legacy_versions], "requested": shown},
     )
 
 

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.blank import is_blank
+from aletheia_mem.domain.echoes import echoed
 from aletheia_mem.errors import AletheiaError, InvalidInputError, NotFoundError
 from aletheia_mem.hub.tokens import (
     SCOPES,
@@ -258,7 +259,7 @@ def token_revoke(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     # within the admin's reach, and be one (``one_to_revoke``).
     matches = live_matches(store.list_tokens(), given, _REVOKE_BY.get(form.get("by", "")))
     if not matches or not all(within(admin, token) for token in matches):
-        raise NotFoundError(f'No live token named "{given}".')
+        raise NotFoundError(f'No live token named "{echoed(given)}".')
     chosen = one_to_revoke(matches, given)
     asked = _unconfirmed(ui, request, form, f'Revoke token "{given}"', ("name", "by"))
     if asked is not None:

@@ -8,6 +8,7 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
+from aletheia_mem.domain.echoes import redacted_echo
 from aletheia_mem.domain.rules import already_saved
 from aletheia_mem.domain.vocabulary import SCOPE_TIERS
 from aletheia_mem.errors import InvalidInputError, NotFoundError
@@ -82,7 +83,8 @@ def fact_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     fact_id = whole_number(str(request.path_params["fact_id"]), 15)
     action = str(request.path_params["action"])
     if fact_id is None or action not in facts.FACT_ACTIONS:
-        raise NotFoundError(f"No action {action!r} on fact {request.path_params['fact_id']!r}.")
+        given = redacted_echo(str(request.path_params["fact_id"]))
+        raise NotFoundError(f"No action {redacted_echo(action)!r} on fact {given!r}.")
     done = facts.act_on_fact(ui.app, fact_id, action)
     path, _, query = safe_next(form.get("next"), "/facts").partition("?")
     # The page as it was sent from, without the notice of an earlier action.
@@ -153,7 +155,7 @@ def rule_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     rule_id = str(request.path_params["rule_id"])[:MAX_RULE_ID]
     action = str(request.path_params["action"])
     if action not in RULE_ACTIONS:
-        raise NotFoundError(f"No action {action!r}.")
+        raise NotFoundError(f"No action {redacted_echo(action)!r}.")
     rules.set_rule(ui.app, rule_id, action)
     return done_redirect(request, "/rules", [("done", action)])
 

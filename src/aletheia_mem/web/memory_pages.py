@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from aletheia_mem.domain.dismissals import MAX_REASON_LENGTH
+from aletheia_mem.domain.echoes import echoed, redacted_echo
 from aletheia_mem.domain.vocabulary import MEMORY_TYPES
 from aletheia_mem.errors import NotFoundError
 from aletheia_mem.web import memories
@@ -45,7 +46,7 @@ def _memory_id(request: Request) -> int:
     value = str(request.path_params["memory_id"])
     memory_id = whole_number(value, 15)
     if memory_id is None:
-        raise NotFoundError(f"A memory's id is a number: “{value}” names no memory.")
+        raise NotFoundError(f"A memory's id is a number: “{echoed(value)}” names no memory.")
     return memory_id
 
 
@@ -163,7 +164,7 @@ def memory_action(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     memory_id = _memory_id(request)
     action = str(request.path_params["action"])
     if action not in memories.ACTIONS:
-        raise NotFoundError(f"No action {action!r}.")
+        raise NotFoundError(f"No action {redacted_echo(action)!r}.")
     reason = memories.act_on_memory(ui.app, memory_id, action, form.get("reason", ""))
     nothing = NOT_DISMISSED if action == "restore" else ALREADY_DISMISSED
     done = [("done", action if reason is not None else nothing)]
