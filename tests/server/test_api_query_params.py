@@ -107,3 +107,50 @@ def test_the_openapi_document_lists_exactly_the_parameters_taken(server: Running
             assert message.endswith(f"{method.upper()} {path} {takes}"), message
             said = "A query parameter not listed here is refused" if listed else "Takes no query"
             assert operation["description"].startswith(said)
+
+
+def test_a_parameter_given_twice_is_refused_naming_it(server: RunningServer) -> None:
+    """``project=shop&project=billing`` answered for billing (the last one given), where a
+    proxy or a log that reads the first sees shop: it is refused, as a sync body that gives a
+    key twice is. A blank one counts too."""
+    assert refused(server, "GET", "/api/memories?query=deploy&project=shop&project=billing") == (
+        'Repeated parameter "project" in the query string: GET /api/memories takes each'
+        " parameter once."
+    )
+    assert refused(server, "GET", "/api/memories?project=&query=deploy&project=shop") == (
+        'Repeated parameter "project" in the query string: GET /api/memories takes each'
+        " parameter once."
+    )
+    assert refused(server, "GET", "/api/facts?subject=s&as_of=1&subject=t&as_of=2") == (
+        'Repeated parameters "subject", "as_of" in the query string: GET /api/facts takes each'
+        " parameter once."
+    )
+    # A name it does not take is told as unknown, given once or twice.
+    assert refused(server, "GET", "/api/rules?bogus=1&bogus=2").startswith(
+        'Unknown parameter "bogus" in the query string: '
+    )
+    once = server.api("GET", "/api/memories?query=deploy&project=shop").json()
+    assert [memory["project"] for memory in once["memories"]] == ["shop"]
+
+
+def test_every_endpoint_refuses_each_parameter_it_takes_given_twice(
+    server: RunningServer,
+) -> None:
+    document = server.api("GET", "/api/openapi.json").json()
+    checked = 0
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            address = path.replace("{memory_id}", "1").replace("{fact_id}", "1")
+            address = address.replace("{rule_id}", "r_1").replace("{name}", "todo")
+            listed = [p for p in operation["parameters"] if p["in"] == "query"]
+            if listed:
+                assert operation["description"].endswith(", and so is one given twice.")
+            for parameter in listed:
+                name = parameter["name"]
+                message = refused(server, method.upper(), f"{address}?{name}=1&{name}=1")
+                assert message == (
+                    f'Repeated parameter "{name}" in the query string: {method.upper()} {path}'
+                    " takes each parameter once."
+                )
+                checked += 1
+    assert checked >= 20  # the search's 14, and the timeline's, facts', rules', lists', context's

@@ -8,7 +8,8 @@ same domain functions and project-scope helpers as the MCP tools. ``AletheiaErro
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
@@ -165,7 +166,7 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     number in the address exactly: ``/api/memories/%201%20`` names no memory)."""
     args: dict[str, Any] = {}
     check_utf8_address(request)
-    check_query(op, request.query_params)
+    check_query(op, [name for name, _ in request.query_params.multi_items()])
     if op.query is not None:
         args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
@@ -191,10 +192,12 @@ def check_fields(op: Operation, body: dict[str, Any]) -> None:
     _refuse_unknown(route, _names(op.body), body, "field", "the request body", "body fields")
 
 
-def check_query(op: Operation | None, params: Iterable[str]) -> None:
+def check_query(op: Operation | None, params: Collection[str]) -> None:
     """Refuse a query parameter the operation (None: the OpenAPI document's route) does not
     take (``projct`` for ``project``): ignored, a search would answer for every project
-    instead of the one the client meant.
+    instead of the one the client meant. ``params``: every name the query string gives, each
+    as often as it gives it; one given twice is refused too (``project=a&project=b``: which
+    one a reader takes, the last here, the first elsewhere, would decide what is answered).
 
     Raises:
         InvalidInputError: naming the parameters refused and the ones the operation takes.
@@ -202,6 +205,8 @@ def check_query(op: Operation | None, params: Iterable[str]) -> None:
     route = OPENAPI_ROUTE if op is None else f"{op.method} {op.path}"
     taken = [] if op is None else _names(op.query)
     _refuse_unknown(route, taken, params, "parameter", "the query string", "query parameters")
+    if len(set(params)) != len(params):
+        _refuse_repeated(route, params)
 
 
 def _names(schema: Schema | None) -> list[str]:
@@ -216,11 +221,25 @@ def _refuse_unknown(
     unknown = list(dict.fromkeys(name for name in given if name not in taken))
     if not unknown:
         return
-    named = ", ".join(_quoted(name) for name in unknown[:5])
-    more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
     kinds = kind if len(unknown) == 1 else kind + "s"
     takes = f"takes {', '.join(taken)}" if taken else f"takes no {none}"
-    raise InvalidInputError(f"Unknown {kinds} {named}{more} in {where}: {route} {takes}.")
+    raise InvalidInputError(f"Unknown {kinds} {_listed(unknown)} in {where}: {route} {takes}.")
+
+
+def _refuse_repeated(route: str, given: Collection[str]) -> None:
+    """Raises InvalidInputError naming the names ``given`` more than once (the first five)."""
+    repeated = [name for name, count in Counter(given).items() if count > 1]
+    kinds = "parameter" if len(repeated) == 1 else "parameters"
+    raise InvalidInputError(
+        f"Repeated {kinds} {_listed(repeated)} in the query string: {route} takes each"
+        " parameter once."
+    )
+
+
+def _listed(names: list[str]) -> str:
+    """The first five of ``names``, each ``_quoted``, and how many more."""
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return ", ".join(_quoted(name) for name in names[:5]) + more
 
 
 def _quoted(name: str) -> str:
@@ -343,7 +362,7 @@ def routes(app: AppContext, *, secured: bool) -> list[Route]:
 
     async def openapi(request: Request) -> Response:
         try:
-            check_query(None, request.query_params)
+            check_query(None, [name for name, _ in request.query_params.multi_items()])
         except InvalidInputError as error:
             return error_response(400, error.code, error.message)
         return Response(document, 200, API_HEADERS, JSON_TYPE)

@@ -229,7 +229,9 @@ def _parameters(where: str, schema: Schema | None) -> list[Schema]:
     ]
 
 
-_QUERY_TAKEN = "A query parameter not listed here is refused (400, invalid_input)."
+_QUERY_TAKEN = (
+    "A query parameter not listed here is refused (400, invalid_input), and so is one given twice."
+)
 _QUERY_NONE = "Takes no query parameters: any is refused (400, invalid_input)."
 
 
@@ -281,7 +283,8 @@ def build_document(operations: Sequence[Operation], *, secured: bool) -> Schema:
             "version": __version__,
             "description": "The shared memory for scripts and the web UI: the same domain"
             " functions as the MCP tools, JSON in and out. A query parameter or a body field"
-            " an operation does not list is refused (400, invalid_input), never ignored.",
+            " an operation does not list is refused (400, invalid_input), never ignored, and so"
+            " is a query parameter given twice.",
         },
         "paths": paths,
         "components": components,
