@@ -229,7 +229,7 @@ def test_concurrent_fact_changes_leave_one_current_fact_everywhere(
         assert by_object["mysql"].valid_to == 300
 
 
-def _put(store: Any, obj: str, valid_from: int, now: int) -> None:
+def _put(store: Any, obj: str, valid_from: int | None, now: int) -> None:
     facts.record_fact(
         store, project="shop", subject="db", predicate="is", object=obj,
         valid_from=valid_from, source="t", now=now,
@@ -267,6 +267,27 @@ def test_facts_backdated_on_two_stores_tile_one_timeline_everywhere(
             "mysql": (700, 1000, "sqlite"),
             "sqlite": (1000, None, None),
         }, name
+
+
+def test_values_saved_in_one_millisecond_travel_with_the_instants_they_were_given(
+    stores: dict[str, SqliteStore],
+) -> None:
+    """The second value saved in a millisecond starts one later (``fact_start``): every store
+    tiles the two as the writer did, none valid at no instant, and no store re-versions them."""
+    for obj in ("sqlite", "postgres"):
+        _put(stores["a"], obj, None, 1000)
+    settle(stores)
+    assert_identical(stores)
+    for name in ("a", "b", "c", "hub"):
+        assert _spans(stores[name]) == {
+            "sqlite": (1000, 1001, "postgres"),
+            "postgres": (1001, None, None),
+        }, name
+    page = stores["a"].export_changes(
+        after=0, limit=100, max_bytes=10**6, local_only=True, exclude_origin=None, projects=None
+    )
+    again = stores["b"].apply_changes(page.records, projects=None, now=5000)
+    assert (again.applied, again.merged, again.skipped) == (0, 0, len(page.records))
 
 
 def test_fact_records_applied_in_any_order_give_one_timeline_and_again_change_nothing(

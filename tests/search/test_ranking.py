@@ -167,6 +167,7 @@ def test_superseding_a_fact_marks_its_memory_stale_and_only_then(
         facts=[{"subject": "payments", "predicate": "provider", "object": "Stripe"}],
     )
     assert store.stale_memory_ids([first], clock()) == set()
+    clock.advance(1000)  # saved in the same millisecond, Adyen would hold from the next one
     _save(
         call,
         "Payments moved to Adyen.",

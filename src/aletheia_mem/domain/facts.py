@@ -25,8 +25,9 @@ def record_fact(
     """Write ``(project, subject, predicate) = object`` into the key's timeline at ``valid_from``.
 
     A different object than the fact valid then supersedes that fact from ``valid_from`` on, up
-    to where it ended. Returns the fact and whether it is new (the same object as the fact valid
-    at ``valid_from`` changes nothing).
+    to where it ended. Without ``valid_from`` it starts ``now``, or after the facts of its key
+    written in that same millisecond (``NewFact.starts_when_written``). Returns the fact and
+    whether it is new (the same object as the fact valid at its start changes nothing).
     """
     check_name_characters("project", project)
     blank = blank_fact_part(subject, predicate, object)
@@ -41,6 +42,7 @@ def record_fact(
         valid_from=now if valid_from is None else valid_from,
         recorded_at=now,
         source=source,
+        starts_when_written=valid_from is None,
     )
     return store.add_fact(new)
 

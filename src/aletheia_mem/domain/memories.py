@@ -220,6 +220,7 @@ def save_memory_noting(store: Store, clock: Clock, item: MemoryInput) -> Saved:
             valid_from=now if fact.valid_from is None else fact.valid_from,
             recorded_at=now,
             source=item.tool,
+            starts_when_written=fact.valid_from is None,
         )
         for fact in structured
     ]

@@ -63,7 +63,14 @@ class NewMemory:
 
 @dataclass(frozen=True)
 class NewFact:
-    """A fact to store (its id and uid are assigned when it is written)."""
+    """A fact to store (its id and uid are assigned when it is written).
+
+    ``starts_when_written``: the caller gave no valid_from, so ``valid_from`` is the moment of
+    the write (``recorded_at``). A store writes such a fact after every fact of its key that
+    starts at that millisecond (one saved by another writer at the same moment): it starts at
+    the first millisecond no other fact of its key starts at, and the earlier value keeps an
+    instant of its own. A valid_from the caller gave is kept as given.
+    """
 
     project: str
     subject: str
@@ -72,6 +79,7 @@ class NewFact:
     valid_from: int
     recorded_at: int
     source: str
+    starts_when_written: bool = False
 
 
 @dataclass(frozen=True)

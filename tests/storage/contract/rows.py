@@ -34,9 +34,25 @@ def memory(
 
 
 def fact(
-    subject: str, predicate: str, value: str, *, at: int = T0, project: str = "shop"
+    subject: str,
+    predicate: str,
+    value: str,
+    *,
+    at: int = T0,
+    project: str = "shop",
+    when_written: bool = False,
 ) -> NewFact:
-    return NewFact(project, subject, predicate, value, valid_from=at, recorded_at=at, source="cli")
+    """A fact from ``at``: as given, or (``when_written``) as the moment of its write."""
+    return NewFact(
+        project,
+        subject,
+        predicate,
+        value,
+        valid_from=at,
+        recorded_at=at,
+        source="cli",
+        starts_when_written=when_written,
+    )
 
 
 def rule(rule_id: str, then: str, *, at: int = T0, enabled: bool = True) -> Rule:

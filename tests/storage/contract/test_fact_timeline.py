@@ -82,6 +82,33 @@ def test_a_later_write_at_the_same_valid_from_wins(contract_store: HubStore) -> 
     assert contract_store.superseded_fact_ids([earlier.id, later.id], now=T0) == {earlier.id}
 
 
+def test_values_written_in_one_millisecond_without_a_valid_from_follow_each_other(
+    contract_store: HubStore,
+) -> None:
+    """Each starts at the first millisecond no fact of its key starts at: the one before holds
+    until then, and none is left valid at no instant. The current value again changes nothing."""
+    written = [
+        contract_store.add_fact(fact("db", "host", value, when_written=True))
+        for value in ("alpha", "beta", "beta", "gamma", "alpha")
+    ]
+    first, second, again, third, fourth = (saved for saved, _ in written)
+    assert [created for _, created in written] == [True, True, False, True, True]
+    assert again == second
+    assert sorted(_spans(contract_store, "db"), key=lambda span: span[1]) == [
+        ("alpha", T0, T0 + 1, second.id),
+        ("beta", T0 + 1, T0 + 2, third.id),
+        ("gamma", T0 + 2, T0 + 3, fourth.id),
+        ("alpha", T0 + 3, None, None),
+    ]
+    facts = _timeline(contract_store, "db")
+    assert [[f.id for f in _valid_at(facts, at)] for at in range(T0, T0 + 4)] == [
+        [first.id],
+        [second.id],
+        [third.id],
+        [fourth.id],
+    ]
+
+
 def test_the_same_value_inside_its_interval_changes_nothing(contract_store: HubStore) -> None:
     first, _ = contract_store.add_fact(fact("db", "host", "alpha", at=T0))
     contract_store.add_fact(fact("db", "host", "beta", at=T0 + 10 * DAY))
@@ -171,3 +198,50 @@ def test_count_current_facts_counts_what_current_facts_lists(contract_store: Hub
         assert contract_store.count_current_facts("shop", at) == count, at
         assert len(contract_store.current_facts("shop", 100, at)) == count, at
     assert contract_store.count_current_facts("billing", T0 + 3 * DAY) == 1
+
+
+When = tuple[int, str, bool]  # valid_from (or the moment of the write), object, when written
+# Instants a millisecond apart, so that a write moved on meets the next one's facts.
+NEAR = [T0, T0 + 1, T0 + 2, T0 + DAY]
+
+
+def _start(kept: list[Write], write: When) -> int:
+    """Where ``write`` starts: a stated valid_from as given; a moment of writing moved past
+    every millisecond a stored fact starts at."""
+    start, _, when_written = write
+    taken = {at for at, _ in kept}
+    while when_written and start in taken:
+        start += 1
+    return start
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(st.tuples(st.sampled_from(NEAR), st.sampled_from(OBJECTS), st.booleans())))
+def test_only_a_stated_valid_from_already_taken_leaves_a_fact_valid_at_no_instant(
+    contract_store: HubStore, writes: list[When]
+) -> None:
+    subject = f"svc-{next(_subjects)}"
+    kept: list[Write] = []
+    emptied = 0  # stated valid_froms another fact already started at: each empties that one
+    for write in writes:
+        start, obj, when_written = write
+        at = _start(kept, write)
+        new = fact(subject, "host", obj, at=start, when_written=when_written)
+        saved, created = contract_store.add_fact(new)
+        assert created == (_expected(kept, at) != obj)
+        assert saved in _valid_at(_timeline(contract_store, subject), at)
+        if created:
+            assert saved.valid_from == at
+            emptied += at in {taken for taken, _ in kept}
+            kept.append((at, obj))
+    facts = _timeline(contract_store, subject)
+    if facts:
+        _check_tiling(facts)
+    assert len([f for f in facts if f.valid_to == f.valid_from]) == emptied
+    for at in sorted({T0 - 1, *(f.valid_from + d for f in facts for d in (-1, 0, 1))}):
+        expected = _expected(kept, at)
+        assert [f.object for f in _valid_at(facts, at)] == ([] if expected is None else [expected])

@@ -20,6 +20,7 @@ from psycopg import errors
 from aletheia_mem.canonical import fact_key
 from aletheia_mem.storage.base import Fact, FactPage
 from aletheia_mem.storage.entries import NewFact
+from aletheia_mem.storage.fact_start import start_after_same_instant
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row, rows_on_generic_plan
 from aletheia_mem.storage.postgres.phrases import PhraseMatches, grouped
@@ -145,7 +146,10 @@ def _put_fact_once(
 ) -> tuple[Fact, bool]:
     key = (new.project, fact_key(new.subject), fact_key(new.predicate))
     lock_fact_key(conn, key)
-    holder = conn.execute(_FACT_AT, (*key, new.valid_from, new.valid_from)).fetchone()
+    holder = _fact_at(conn, key, new.valid_from)
+    new, holder = start_after_same_instant(
+        new, holder, lambda at: _starts_from(conn, key, at), lambda at: _fact_at(conn, key, at)
+    )
     if holder is not None and holder["object"] == new.object:
         return fact_from_row(holder), False
     if holder is not None:
@@ -162,6 +166,17 @@ def _put_fact_once(
         conn, full_text.FACT_INDEX, fact.id, (new.subject, new.predicate, new.object), totals
     )
     return fact, True
+
+
+def _fact_at(conn: psycopg.Connection[Row], key: tuple[str, str, str], at: int) -> Row | None:
+    """The fact of ``key`` valid at ``at``, locked (``_FACT_AT``)."""
+    return conn.execute(_FACT_AT, (*key, at, at)).fetchone()
+
+
+def _starts_from(conn: psycopg.Connection[Row], key: tuple[str, str, str], at: int) -> list[int]:
+    """The instants at or after ``at`` that facts of ``key`` start at, in order."""
+    rows = conn.execute(_STARTS_FROM, (*key, at)).fetchall()
+    return [int(row[0]) for row in rows]
 
 
 _CLOSE = {
@@ -186,12 +201,18 @@ def lock_fact_key(conn: psycopg.Connection[Row], key: tuple[str, str, str]) -> N
 
 
 # A key's facts tile its timeline: each holds from its valid_from up to its valid_to (open when
-# NULL), where its superseded_by starts; one written at the same valid_from later empties it.
+# NULL), where its superseded_by starts; one written later at the same valid_from the caller
+# gave empties it (one written without a valid_from starts after it: ``fact_start``).
 # The fact valid at an instant (the latest one, should old rows overlap):
 _FACT_AT = (
     f"SELECT {_FACT_COLUMNS} FROM facts WHERE project = %s AND subject_key = %s"
     " AND predicate_key = %s AND valid_from <= %s AND (valid_to IS NULL OR valid_to > %s)"
     " ORDER BY valid_from DESC, id DESC LIMIT 1 FOR UPDATE"
+)
+# Where a fact written when another of its key starts may start (``fact_start``):
+_STARTS_FROM = (
+    "SELECT DISTINCT valid_from FROM facts WHERE project = %s AND subject_key = %s"
+    " AND predicate_key = %s AND valid_from >= %s ORDER BY valid_from"
 )
 # The first fact after an instant no fact is valid at: a fact put there ends where it starts.
 _FACT_AFTER = (

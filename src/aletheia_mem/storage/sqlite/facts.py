@@ -10,6 +10,7 @@ from aletheia_mem.canonical import fact_key
 from aletheia_mem.search.query import fts_match_expression
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import Fact, FactPage
+from aletheia_mem.storage.fact_start import start_after_same_instant
 from aletheia_mem.storage.prefix import project_names_sql
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
@@ -27,7 +28,10 @@ def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> t
     """Put ``new`` into its key's timeline at ``valid_from`` (see ``_FACT_AT``): the same object
     as the fact valid then returns that fact (False); another one splits the timeline (True)."""
     key = (new.project, fact_key(new.subject), fact_key(new.predicate))
-    holder = conn.execute(_FACT_AT, (*key, new.valid_from, new.valid_from)).fetchone()
+    holder = _fact_at(conn, key, new.valid_from)
+    new, holder = start_after_same_instant(
+        new, holder, lambda at: _starts_from(conn, key, at), lambda at: _fact_at(conn, key, at)
+    )
     if holder is not None and holder["object"] == new.object:
         return fact_from_row(holder), False
     if holder is not None:
@@ -44,6 +48,18 @@ def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> t
     return fact_from_row(
         conn.execute("SELECT * FROM facts WHERE id = ?", (fact_id,)).fetchone()
     ), True
+
+
+def _fact_at(conn: sqlite3.Connection, key: tuple[str, str, str], at: int) -> sqlite3.Row | None:
+    """The fact of ``key`` valid at ``at`` (``_FACT_AT``)."""
+    row: sqlite3.Row | None = conn.execute(_FACT_AT, (*key, at, at)).fetchone()
+    return row
+
+
+def _starts_from(conn: sqlite3.Connection, key: tuple[str, str, str], at: int) -> list[int]:
+    """The instants at or after ``at`` that facts of ``key`` start at, in order."""
+    rows = conn.execute(_STARTS_FROM, (*key, at)).fetchall()
+    return [int(row[0]) for row in rows]
 
 
 _CLOSE = {
@@ -63,7 +79,8 @@ def _close(conn: sqlite3.Connection, column: str, value: int, fact_id: int) -> N
 
 
 # A key's facts tile its timeline: each holds from its valid_from up to its valid_to (open when
-# NULL), where its superseded_by starts; one written at the same valid_from later empties it.
+# NULL), where its superseded_by starts; one written later at the same valid_from the caller
+# gave empties it (one written without a valid_from starts after it: ``fact_start``).
 # The fact valid at an instant (the latest one, should old rows overlap):
 _FACT_AT = (
     "SELECT * FROM facts WHERE project = ? AND subject_key = ? AND predicate_key = ?"
@@ -73,6 +90,11 @@ _FACT_AT = (
 # A fact ``f`` valid at an instant (two parameters, the instant twice): a value written for a
 # later time is not valid yet, and the one it will replace still is.
 _VALID_AT_F = "f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)"
+# Where a fact written when another of its key starts may start (``fact_start``):
+_STARTS_FROM = (
+    "SELECT DISTINCT valid_from FROM facts WHERE project = ? AND subject_key = ?"
+    " AND predicate_key = ? AND valid_from >= ? ORDER BY valid_from"
+)
 # The first fact after an instant no fact is valid at: a fact put there ends where it starts.
 _FACT_AFTER = (
     "SELECT id, valid_from FROM facts WHERE project = ? AND subject_key = ? AND predicate_key = ?"
