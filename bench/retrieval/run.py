@@ -8,10 +8,11 @@ through ``search`` on stores grown to 10,000 and 100,000 memories, lexical and f
 Save throughput: saves per second with and without the embedding worker running.
 
 Options: ``--models minilm,static`` (default ``minilm``; ``static`` is a measured alternative that
-is not shipped, see ``static_model.py``), ``--no-latency``, ``--tune`` (grids over the ranking and
-fusion knobs, chosen on the odd queries and scored on the even ones). Stores, vectors and the
-static table are cached under ``bench/results/retrieval/`` (the first run embeds the corpus with
-the transformer: about ten minutes on two cores).
+is not shipped, see ``static_model.py``, and so are the models of ``candidates.py``),
+``--no-latency``, ``--tune`` (grids over the ranking and fusion knobs, chosen on the odd queries
+and scored on the even ones). Stores, vectors and the static table are cached under
+``bench/results/retrieval/`` (the first run embeds the corpus with the transformer: about ten
+minutes on two cores).
 """
 
 from __future__ import annotations
@@ -100,7 +101,17 @@ def engine_for(work: Path, kind: str) -> SemanticEngine:
         from static_model import static_loader
 
         return SemanticEngine(work, files, static_loader(CACHE / "models"))
+    if kind != "minilm":
+        from candidates import CandidateEngine  # models in other packages: candidates.py
+
+        return CandidateEngine(work, files, kind)
     return SemanticEngine(work, files, load_minilm)
+
+
+def vector_cache(model_id: str) -> Path:
+    """Where the corpus's vectors by ``model_id`` are kept (``.npz``: keys and vectors)."""
+    corpus_hash = hashlib.sha256(CORPUS.read_bytes()).hexdigest()[:12]
+    return CACHE / f"vectors-{corpus_hash}-{hashlib.sha256(model_id.encode()).hexdigest()[:10]}"
 
 
 def seed_vectors(engine: SemanticEngine, keys: dict[int, str], kind: str) -> None:
@@ -109,8 +120,7 @@ def seed_vectors(engine: SemanticEngine, keys: dict[int, str], kind: str) -> Non
 
     assert engine.wait_ready(3600), "the model did not load"
     model_id = engine._embedder.model_id if engine._embedder else kind
-    corpus_hash = hashlib.sha256(CORPUS.read_bytes()).hexdigest()[:12]
-    cache = CACHE / f"vectors-{corpus_hash}-{hashlib.sha256(model_id.encode()).hexdigest()[:10]}"
+    cache = vector_cache(model_id)
     if cache.with_suffix(".npz").exists():
         saved = np.load(cache.with_suffix(".npz"))
         by_key = dict(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
