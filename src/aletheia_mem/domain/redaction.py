@@ -61,6 +61,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from aletheia_mem.domain.redaction_anchors import (
+    anchor_case,
+    may_hold_assignment,
+    may_hold_authorization,
+    may_hold_block,
+    may_hold_command_secret,
+    may_hold_passphrase,
+    may_hold_prose_secret,
+    may_hold_terraform_secret,
+    may_hold_url_secret,
+    may_hold_vendor_token,
+    may_hold_xml_secret,
+)
 from aletheia_mem.domain.redaction_blocks import redact_blocks
 from aletheia_mem.domain.redaction_fold import Folded, fold, folded_text
 from aletheia_mem.domain.redaction_lines import (
@@ -83,23 +96,29 @@ from aletheia_mem.domain.redaction_vendors import redact_vendor_tokens
 __all__ = ["REDACTED", "redact_named_value", "redact_secrets"]
 
 # Order matters: structured secrets first, so later rules see [REDACTED] and leave it alone.
-_RULES: tuple[Callable[[str], str], ...] = (
-    redact_blocks,
-    redact_urls,
-    redact_vendor_tokens,
-    redact_authorization,
-    redact_command_lines,
-    redact_assignments,
-    redact_terraform_variables,
-    redact_xml,
-    redact_bare_passphrases,
-    redact_prose,
+# Each rule runs only on a text that holds what it needs (redaction_anchors), given the text and
+# its lower case: it would return any other text unchanged, as it does most names and notes.
+_RULES: tuple[tuple[Callable[[str], str], Callable[[str, str], bool]], ...] = (
+    (redact_blocks, may_hold_block),
+    (redact_urls, may_hold_url_secret),
+    (redact_vendor_tokens, may_hold_vendor_token),
+    (redact_authorization, may_hold_authorization),
+    (redact_command_lines, may_hold_command_secret),
+    (redact_assignments, may_hold_assignment),
+    (redact_terraform_variables, may_hold_terraform_secret),
+    (redact_xml, may_hold_xml_secret),
+    (redact_bare_passphrases, may_hold_passphrase),
+    (redact_prose, may_hold_prose_secret),
 )
 
 
 def _apply_rules(text: str) -> str:
-    for rule in _RULES:
-        text = rule(text)
+    lower = anchor_case(text)
+    for rule, may_change in _RULES:
+        if may_change(text, lower):
+            redacted = rule(text)
+            if redacted is not text:
+                text, lower = redacted, anchor_case(redacted)
     return text
 
 
