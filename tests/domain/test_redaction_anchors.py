@@ -274,6 +274,11 @@ def test_every_secret_name_holds_a_name_anchor() -> None:
     assert [name for name in SECRET_NAMES if not any(anchor in name for anchor in anchors)] == []
 
 
+def test_the_dotted_capital_i_is_the_one_character_whose_lower_case_is_longer() -> None:
+    longer = [chr(code) for code in range(sys.maxunicode + 1) if len(chr(code).lower()) != 1]
+    assert longer == [redaction_anchors._LONGER_LOWER]
+
+
 def test_the_anchors_hold_the_rules_own_words_and_bounds() -> None:
     from aletheia_mem.domain import redaction_lines, redaction_vendors
 

@@ -42,17 +42,19 @@ _NAME_ANCHORS = (
 # or a base64 word that wraps one (28) is found in.
 _MIN_TOKEN_RUN = 20
 _PGPASS_MIN_COLONS = 4  # redaction_lines: host:port:database:user:password
+# The one character whose lower case is longer (tests/domain/test_redaction_anchors.py): "İ"
+_LONGER_LOWER = "\u0130"
 
 
 def anchor_case(text: str) -> str:
-    """``text`` lower-cased for the checks. For ASCII text that is ``lower_same_length(text)``
-    (computed once for the rules too: it is cached). Otherwise ``text.lower()``: each character
-    is lowered alone (only a final sigma depends on its neighbours, and it lowers to no ASCII
-    letter), so it holds the lower case of every slice, and every ASCII run of
-    ``lower_same_length(text)``, which lowers only ASCII letters when ``text.lower()`` is longer
-    (a dotted capital I). Where ``(?i:...)`` matches more (the long s, the dotless i), it only
-    matches at positions found in those."""
-    return lower_same_length(text) if text.isascii() else text.lower()
+    """``text`` lower-cased for the checks: ``text.lower()``, where each character is lowered
+    alone (only a final sigma depends on its neighbours, and it lowers to no ASCII letter), so
+    that it holds the lower case of every slice. That is ``lower_same_length(text)``, cached for
+    the rules too, unless ``text`` holds the one character whose lower case is longer
+    (``_LONGER_LOWER``): then ``lower_same_length`` lowers only ASCII letters, and each of its
+    ASCII runs is in ``text.lower()`` too. Where ``(?i:...)`` matches more (the long s, the
+    dotless i), it only matches at positions found in those."""
+    return text.lower() if _LONGER_LOWER in text else lower_same_length(text)
 
 
 @functools.lru_cache(maxsize=4)
