@@ -166,7 +166,7 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     number in the address exactly: ``/api/memories/%201%20`` names no memory)."""
     args: dict[str, Any] = {}
     check_utf8_address(request)
-    check_query(op, [name for name, _ in request.query_params.multi_items()])
+    check_query(op, _query_names(request))
     if op.query is not None:
         args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
@@ -207,6 +207,11 @@ def check_query(op: Operation | None, params: Collection[str]) -> None:
     _refuse_unknown(route, taken, params, "parameter", "the query string", "query parameters")
     if len(set(params)) != len(params):
         _refuse_repeated(route, params)
+
+
+def _query_names(request: Request) -> list[str]:
+    """Every name the query string gives, each as often as it gives it."""
+    return [name for name, _ in request.query_params.multi_items()]
 
 
 def _names(schema: Schema | None) -> list[str]:
@@ -362,7 +367,7 @@ def routes(app: AppContext, *, secured: bool) -> list[Route]:
 
     async def openapi(request: Request) -> Response:
         try:
-            check_query(None, [name for name, _ in request.query_params.multi_items()])
+            check_query(None, _query_names(request))
         except InvalidInputError as error:
             return error_response(400, error.code, error.message)
         return Response(document, 200, API_HEADERS, JSON_TYPE)
