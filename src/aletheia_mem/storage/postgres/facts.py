@@ -20,7 +20,7 @@ from psycopg import errors
 from aletheia_mem.canonical import fact_key
 from aletheia_mem.storage.base import Fact, FactPage
 from aletheia_mem.storage.entries import NewFact
-from aletheia_mem.storage.fact_start import start_after_same_instant
+from aletheia_mem.storage.fact_timeline import put_in_timeline
 from aletheia_mem.storage.postgres import full_text
 from aletheia_mem.storage.postgres.database import PgDatabase, PgPart, Row, rows_on_generic_plan
 from aletheia_mem.storage.postgres.phrases import PhraseMatches, grouped
@@ -144,39 +144,40 @@ def _put_fact_once(
     memory_id: int | None,
     totals: full_text.Totals,
 ) -> tuple[Fact, bool]:
-    key = (new.project, fact_key(new.subject), fact_key(new.predicate))
-    lock_fact_key(conn, key)
-    holder = _fact_at(conn, key, new.valid_from)
-    new, holder = start_after_same_instant(
-        new, holder, lambda at: _starts_from(conn, key, at), lambda at: _fact_at(conn, key, at)
-    )
-    if holder is not None and holder["object"] == new.object:
-        return fact_from_row(holder), False
-    if holder is not None:
-        # Closed before the insert: the unique index allows one open fact per key.
-        _close(conn, "valid_to", new.valid_from, holder["id"])
-        valid_to, successor = holder["valid_to"], holder["superseded_by"]
-    else:
-        after = conn.execute(_FACT_AFTER, (*key, new.valid_from)).fetchone()
-        valid_to, successor = (None, None) if after is None else (after["valid_from"], after["id"])
-    fact = _insert_fact(conn, new, key, valid_to, successor, memory_id)
-    if holder is not None:
-        _close(conn, "superseded_by", fact.id, holder["id"])
-    full_text.index_row(
-        conn, full_text.FACT_INDEX, fact.id, (new.subject, new.predicate, new.object), totals
-    )
-    return fact, True
+    timeline = _KeyTimeline(conn, new, memory_id)
+    lock_fact_key(conn, timeline.key)
+    row, created = put_in_timeline(new, timeline)
+    if created:
+        full_text.index_row(
+            conn, full_text.FACT_INDEX, row["id"], (new.subject, new.predicate, new.object), totals
+        )
+    return fact_from_row(row), created
 
 
-def _fact_at(conn: psycopg.Connection[Row], key: tuple[str, str, str], at: int) -> Row | None:
-    """The fact of ``key`` valid at ``at``, locked (``_FACT_AT``)."""
-    return conn.execute(_FACT_AT, (*key, at, at)).fetchone()
+class _KeyTimeline:
+    """``new``'s key's rows in ``conn``'s transaction (``fact_timeline.KeyTimeline``), the
+    fact valid at an instant locked (``_FACT_AT``)."""
 
+    def __init__(self, conn: psycopg.Connection[Row], new: NewFact, memory_id: int | None) -> None:
+        self._conn = conn
+        self.key = (new.project, fact_key(new.subject), fact_key(new.predicate))
+        self._memory_id = memory_id
 
-def _starts_from(conn: psycopg.Connection[Row], key: tuple[str, str, str], at: int) -> list[int]:
-    """The instants at or after ``at`` that facts of ``key`` start at, in order."""
-    rows = conn.execute(_STARTS_FROM, (*key, at)).fetchall()
-    return [int(row[0]) for row in rows]
+    def fact_at(self, at: int) -> Row | None:
+        return self._conn.execute(_FACT_AT, (*self.key, at, at)).fetchone()
+
+    def starts_from(self, at: int) -> list[int]:
+        rows = self._conn.execute(_STARTS_FROM, (*self.key, at)).fetchall()
+        return [int(row[0]) for row in rows]
+
+    def first_after(self, at: int) -> Row | None:
+        return self._conn.execute(_FACT_AFTER, (*self.key, at)).fetchone()
+
+    def close(self, column: str, value: int, fact_id: int) -> None:
+        _close(self._conn, column, value, fact_id)
+
+    def insert(self, new: NewFact, valid_to: int | None, successor: int | None) -> Row:
+        return _insert_fact(self._conn, new, self.key, valid_to, successor, self._memory_id)
 
 
 _CLOSE = {
@@ -228,7 +229,7 @@ def _insert_fact(
     valid_to: int | None,
     successor: int | None,
     memory_id: int | None,
-) -> Fact:
+) -> Row:
     """Insert ``new`` under ``key``, valid up to ``valid_to``, superseded by ``successor``."""
     project, subject_key, predicate_key = key
     row = conn.execute(
@@ -253,7 +254,7 @@ def _insert_fact(
     ).fetchone()
     if row is None:
         raise RuntimeError("INSERT ... RETURNING gave no row")
-    return fact_from_row(row)
+    return row
 
 
 class PgFacts(PgPart):

@@ -10,7 +10,7 @@ from aletheia_mem.canonical import fact_key
 from aletheia_mem.search.query import fts_match_expression
 from aletheia_mem.storage import full_text
 from aletheia_mem.storage.base import Fact, FactPage
-from aletheia_mem.storage.fact_start import start_after_same_instant
+from aletheia_mem.storage.fact_timeline import put_in_timeline
 from aletheia_mem.storage.prefix import project_names_sql
 from aletheia_mem.storage.sqlite.database import SqliteDatabase
 from aletheia_mem.storage.sqlite.rows import (
@@ -25,41 +25,43 @@ if TYPE_CHECKING:  # the rows a search does not read: off the start path
 
 
 def put_fact(conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> tuple[Fact, bool]:
-    """Put ``new`` into its key's timeline at ``valid_from`` (see ``_FACT_AT``): the same object
+    """Put ``new`` into its key's timeline at ``valid_from`` (``fact_timeline``): the same object
     as the fact valid then returns that fact (False); another one splits the timeline (True)."""
-    key = (new.project, fact_key(new.subject), fact_key(new.predicate))
-    holder = _fact_at(conn, key, new.valid_from)
-    new, holder = start_after_same_instant(
-        new, holder, lambda at: _starts_from(conn, key, at), lambda at: _fact_at(conn, key, at)
-    )
-    if holder is not None and holder["object"] == new.object:
-        return fact_from_row(holder), False
-    if holder is not None:
-        # Closed before the insert: the unique index allows one open fact per key.
-        _close(conn, "valid_to", new.valid_from, holder["id"])
-        valid_to, successor = holder["valid_to"], holder["superseded_by"]
-    else:
-        after = conn.execute(_FACT_AFTER, (*key, new.valid_from)).fetchone()
-        valid_to, successor = (None, None) if after is None else (after["valid_from"], after["id"])
-    fact_id = _insert_fact(conn, new, key, valid_to, successor, memory_id)
-    if holder is not None:
-        _close(conn, "superseded_by", fact_id, holder["id"])
-    full_text.index_fact(conn, fact_id, new.subject, new.predicate, new.object)
-    return fact_from_row(
-        conn.execute("SELECT * FROM facts WHERE id = ?", (fact_id,)).fetchone()
-    ), True
+    row, created = put_in_timeline(new, _KeyTimeline(conn, new, memory_id))
+    if created:
+        full_text.index_fact(conn, row["id"], new.subject, new.predicate, new.object)
+    return fact_from_row(row), created
 
 
-def _fact_at(conn: sqlite3.Connection, key: tuple[str, str, str], at: int) -> sqlite3.Row | None:
-    """The fact of ``key`` valid at ``at`` (``_FACT_AT``)."""
-    row: sqlite3.Row | None = conn.execute(_FACT_AT, (*key, at, at)).fetchone()
-    return row
+class _KeyTimeline:
+    """``new``'s key's rows in ``conn``'s transaction (``fact_timeline.KeyTimeline``)."""
 
+    def __init__(self, conn: sqlite3.Connection, new: NewFact, memory_id: int | None) -> None:
+        self._conn = conn
+        self._key = (new.project, fact_key(new.subject), fact_key(new.predicate))
+        self._memory_id = memory_id
 
-def _starts_from(conn: sqlite3.Connection, key: tuple[str, str, str], at: int) -> list[int]:
-    """The instants at or after ``at`` that facts of ``key`` start at, in order."""
-    rows = conn.execute(_STARTS_FROM, (*key, at)).fetchall()
-    return [int(row[0]) for row in rows]
+    def fact_at(self, at: int) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self._conn.execute(_FACT_AT, (*self._key, at, at)).fetchone()
+        return row
+
+    def starts_from(self, at: int) -> list[int]:
+        rows = self._conn.execute(_STARTS_FROM, (*self._key, at)).fetchall()
+        return [int(row[0]) for row in rows]
+
+    def first_after(self, at: int) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = self._conn.execute(_FACT_AFTER, (*self._key, at)).fetchone()
+        return row
+
+    def close(self, column: str, value: int, fact_id: int) -> None:
+        _close(self._conn, column, value, fact_id)
+
+    def insert(self, new: NewFact, valid_to: int | None, successor: int | None) -> sqlite3.Row:
+        fact_id = _insert_fact(self._conn, new, self._key, valid_to, successor, self._memory_id)
+        row: sqlite3.Row = self._conn.execute(
+            "SELECT * FROM facts WHERE id = ?", (fact_id,)
+        ).fetchone()
+        return row
 
 
 _CLOSE = {
