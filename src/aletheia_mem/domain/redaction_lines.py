@@ -274,17 +274,38 @@ def _line_start(text: str, index: int) -> str:
     return text[text.rfind("\n", floor, index) + 1 or floor : index]
 
 
+# Words each program pattern needs in a flag's line: searched for only where one is there (an
+# "in" test), since a line of many flags is searched again for each of them. "login" stands for
+# the container logins, "repo add" for helm's.
+_ATTACHED_P_WORDS = ("mysql", "mariadb")
+_SPACED_P_WORDS = ("sshpass", "login", "repo add", "keytool", "jarsigner")
+
+
+def _holds(head: str, words: tuple[str, ...]) -> bool:
+    return any(word in head for word in words)
+
+
 def _short_flag_is_secret(match: re.Match[str]) -> bool:
+    """Whether the short flag at ``match`` gives a password to its line's program."""
+    if match["flag"] != "p" and not match["gap"]:
+        return False
     head = _line_start(match.string, match.start())
     if match["flag"] == "a":
-        return bool(match["gap"]) and _SPACED_A.search(head) is not None
+        return "redis-cli" in head and _SPACED_A.search(head) is not None
     if match["flag"] == "w":
-        return bool(match["gap"]) and _SPACED_W.search(head) is not None
+        return "ldap" in head and _SPACED_W.search(head) is not None
     if not match["gap"]:
-        return _ATTACHED_P.search(head) is not None
-    if _SPACED_P.search(head) is not None:
+        return _holds(head, _ATTACHED_P_WORDS) and _ATTACHED_P.search(head) is not None
+    if _holds(head, _SPACED_P_WORDS) and _SPACED_P.search(head) is not None:
         return True
-    return _MONGO_COMMAND.search(head) is not None and not _PORTS.fullmatch(match["secret"])
+    return (
+        "mongo" in head
+        and _MONGO_COMMAND.search(head) is not None
+        and not _PORTS.fullmatch(match["secret"])
+    )
+
+
+_SHORT_FLAG_WORDS = ("redis-cli", "ldap", *_ATTACHED_P_WORDS, *_SPACED_P_WORDS, "mongo")
 
 
 def _flag_value(value: str) -> str:
@@ -361,9 +382,9 @@ def redact_command_lines(text: str) -> str:
     if (" -" in text and (" -p" in text or " -a" in text or " -w" in text)) or text.startswith(
         ("-p", "-a")
     ):
-        for match in _SHORT_FLAG.finditer(text):
+        for match in _SHORT_FLAG.finditer(text) if _holds(text, _SHORT_FLAG_WORDS) else ():
             value = _flag_value(match["secret"])
-            if _short_flag_is_secret(match) and not is_placeholder(value) and len(value) >= 3:
+            if len(value) >= 3 and _short_flag_is_secret(match) and not is_placeholder(value):
                 spans.append(match.span("secret"))
     if "pass:" in text:
         spans += (

@@ -143,6 +143,8 @@ def is_literal_secret(name: str, value: str) -> bool:
     strength = name_strength(name)
     if strength is Strength.NONE or _BLANK.search(value):
         return False
+    if strength is Strength.WEAK and not is_high_entropy(value):
+        return False  # the last check below, and the cheapest to fail ("key=key=key=...")
     compact_name = compact(name)
     if (
         is_placeholder(value)
@@ -440,6 +442,10 @@ def _assignment_spans(text: str, lower: str) -> list[tuple[int, int]]:
             start = match.start("bare")
             if start >= run_end:  # a new run; positions inside a run share its end
                 run_end = _BARE_VALUE.match(text, start).end()  # type: ignore[union-attr]
+            if run_end - start < _MIN_STRONG_LENGTH and text[run_end : run_end + 1] not in (
+                _TAIL_STARTS
+            ):
+                continue  # too short for any literal secret ("key: key: key: ...")
         name = _name_before(text, match.start()) if start >= done else ""
         if not name:
             continue

@@ -1,0 +1,237 @@
+"""Texts made of one rule's anchor repeated are redacted without judging each repeat in full.
+
+The shortcuts change no output: each is checked against the code it replaced (kept below) on
+adversarial, generated and corpus texts. How fast they are is ``bench/redaction_adversarial.py``'s
+figure; here the work skipped is counted instead.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aletheia_mem.domain import redaction_lines, redaction_names, redaction_values
+from aletheia_mem.domain.redaction import redact_secrets
+from aletheia_mem.domain.redaction_names import Strength, compact, name_strength
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from redaction_adversarial import UNITS
+from redaction_corpus import load_corpus
+
+LENGTH = 20_000
+
+
+def _sized(unit: str, length: int = LENGTH) -> str:
+    return (unit * (length // len(unit) + 1))[:length]
+
+
+def reference_short_flag_is_secret(match: re.Match[str]) -> bool:
+    """``redaction_lines._short_flag_is_secret`` before the program words were looked for."""
+    head = redaction_lines._line_start(match.string, match.start())
+    if match["flag"] == "a":
+        return bool(match["gap"]) and redaction_lines._SPACED_A.search(head) is not None
+    if match["flag"] == "w":
+        return bool(match["gap"]) and redaction_lines._SPACED_W.search(head) is not None
+    if not match["gap"]:
+        return redaction_lines._ATTACHED_P.search(head) is not None
+    if redaction_lines._SPACED_P.search(head) is not None:
+        return True
+    return redaction_lines._MONGO_COMMAND.search(head) is not None and not (
+        redaction_lines._PORTS.fullmatch(match["secret"])
+    )
+
+
+def reference_is_literal_secret(name: str, value: str) -> bool:
+    """``redaction_names.is_literal_secret`` before a weak name's entropy was checked first."""
+    if len(value) < redaction_names._MIN_STRONG_LENGTH:
+        return False
+    strength = name_strength(name)
+    if strength is Strength.NONE or redaction_names._BLANK.search(value):
+        return False
+    compact_name = compact(name)
+    if (
+        redaction_values.is_placeholder(value)
+        or redaction_names._PATH.fullmatch(value)
+        or (
+            "/" in value
+            and redaction_values.is_relative_path(value)
+            and not redaction_values.is_random_path(value)
+        )
+        or redaction_names._COLOR.fullmatch(value)
+        or compact_name.endswith(compact(value))
+    ):
+        return False
+    if strength is Strength.STRONG:
+        return not (
+            compact_name in redaction_names._TOKEN_WORDS and redaction_values.is_model_name(value)
+        )
+    if redaction_values.is_identifier(value) and (
+        compact_name == "key" or compact_name.endswith(redaction_names._ID_KEYS)
+    ):
+        return False
+    if redaction_names._HEX_DIGEST.fullmatch(value) and compact_name.endswith(
+        redaction_names._DIGEST_KEYS
+    ):
+        return False
+    return redaction_values.is_high_entropy(value)
+
+
+_COMMAND_PARTS = [
+    "mysql", "mysqldump", "mariadb-dump", "xmysql", "sshpass", "docker", "podman", " login",
+    "login", "helm", " repo add", "keytool", "mongo", "mongosh", "some-mongo", "redis-cli",
+    "ldapsearch", "ldap", " -p", "-p", " -pS3cr3t!", " -a ", " -w ", " -P ", " ", "  ", "\n",
+    "$ ", "sudo ", "|", ";", "x", "Tr0ub4dor&3", "27017:27017", '"q x"', "'s3cret'", "-",
+]  # fmt: skip
+_NAME_PARTS = [
+    "key", "api_key", "password", "token", "session", "cache_key", "seed", "auth", "=", ": ",
+    ":", '"', "'", " ", "\n", "&", ";", ")", "a", "Xq7vR2mK9pLw3ZtB8nYc", "==", "deadbeef" * 5,
+    "hunter22", "export ", "self.", "value", "[", "]", "-", "_",
+]  # fmt: skip
+
+
+def _adversarial_texts() -> list[str]:
+    texts = [_sized(unit) for unit in UNITS.values()]
+    texts += [_sized(unit) for unit in ("mysql -pabc ", "amysql -pabc ", "docker x -p abc ")]
+    texts += ["x" * 300 + " mysql -pS3cr3t!", "mongo" + " x" * 130 + " -p S3cr3t!"]
+    return texts
+
+
+def _corpus_texts() -> list[str]:
+    return [case.text for case in load_corpus()]
+
+
+def _short_flags_agree(text: str) -> None:
+    for match in redaction_lines._SHORT_FLAG.finditer(text):
+        value = redaction_lines._flag_value(match["secret"])
+        old = reference_short_flag_is_secret(match) and len(value) >= 3
+        new = len(value) >= 3 and redaction_lines._short_flag_is_secret(match)
+        assert new == old, (text, match.start())
+    if not redaction_lines._holds(text, redaction_lines._SHORT_FLAG_WORDS):
+        assert not any(
+            reference_short_flag_is_secret(match)
+            for match in redaction_lines._SHORT_FLAG.finditer(text)
+        )
+
+
+def _assignments_agree(text: str) -> None:
+    lower = redaction_names.lower_same_length(text)
+    run_end = 0
+    for match in redaction_names._ASSIGNMENT.finditer(lower):
+        name = redaction_names._name_before(text, match.start())
+        if match["bare"] is None:
+            value = match["dq"] if match["dq"] is not None else match["sq"]
+            assert redaction_names.is_literal_secret(name, value) == (
+                reference_is_literal_secret(name, value)
+            )
+            continue
+        start = match.start("bare")
+        if start >= run_end:
+            run_end = redaction_names._BARE_VALUE.match(text, start).end()  # type: ignore[union-attr]
+        value = text[start : start + redaction_names._MAX_JUDGED_LENGTH]
+        assert redaction_names.is_literal_secret(name, value) == (
+            reference_is_literal_secret(name, value)
+        )
+        short = run_end - start < redaction_names._MIN_STRONG_LENGTH
+        if name and short and text[run_end : run_end + 1] not in redaction_names._TAIL_STARTS:
+            assert redaction_names._bare_secret_end(text, match, name, run_end) == 0
+
+
+@pytest.mark.parametrize("source", ["adversarial", "corpus"])
+def test_shortcuts_judge_as_the_code_they_replaced(source: str) -> None:
+    texts = _adversarial_texts() if source == "adversarial" else _corpus_texts()
+    for text in texts:
+        _short_flags_agree(text)
+        _assignments_agree(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_COMMAND_PARTS), max_size=120))
+def test_short_flags_are_judged_as_before_on_generated_lines(parts: list[str]) -> None:
+    _short_flags_agree("".join(parts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_NAME_PARTS), max_size=60), st.text(max_size=20))
+def test_assignments_are_judged_as_before_on_generated_text(parts: list[str], tail: str) -> None:
+    _assignments_agree("".join(parts) + tail)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("keyKEY=:;&\"' -p\nx0a"), max_size=200))
+def test_weak_and_strong_values_are_judged_as_before(value: str) -> None:
+    for name in ("key", "api_key", "session", "password", "token", "cache_key", "color"):
+        assert redaction_names.is_literal_secret(name, value) == (
+            reference_is_literal_secret(name, value)
+        )
+
+
+class _CountingPattern:
+    """A compiled pattern that counts its searches (the work a shortcut skips)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.searches = pattern, 0
+
+    def search(self, text: str, *args: int) -> re.Match[str] | None:
+        self.searches += 1
+        return self.pattern.search(text, *args)
+
+
+def test_a_line_of_short_flags_without_a_program_searches_no_program(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    counted = [
+        _CountingPattern(getattr(redaction_lines, name))
+        for name in ("_ATTACHED_P", "_SPACED_P", "_MONGO_COMMAND", "_SPACED_A", "_SPACED_W")
+    ]
+    for name, spy in zip(
+        ("_ATTACHED_P", "_SPACED_P", "_MONGO_COMMAND", "_SPACED_A", "_SPACED_W"),
+        counted,
+        strict=True,
+    ):
+        monkeypatch.setattr(redaction_lines, name, spy)
+    for unit in (" -p", " -pabc", " -p abc", " -a abc", " -w abc"):
+        assert redact_secrets(_sized(unit)) == _sized(unit)
+    assert sum(spy.searches for spy in counted) == 0
+    # A program on the line is still looked for, and its password still found
+    assert redact_secrets("x -pabc " * 40 + "mysql -uroot -pS3cr3t!") == (
+        "x -pabc " * 40 + "mysql -uroot -p[REDACTED]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("unit", "skipped"),
+    [
+        ("key=", "is_placeholder"),  # a weak name's value is not random: judged no further
+        ("key=a", "is_placeholder"),
+        ("session=x", "is_placeholder"),
+        ("key: ", "_name_before"),  # values of 4 characters: too short, not even named
+    ],
+)
+def test_repeated_weak_names_are_not_judged_one_by_one(
+    unit: str, skipped: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = getattr(redaction_names, skipped)
+    calls: list[object] = []
+
+    def counting(*args: object) -> object:
+        calls.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(redaction_names, skipped, counting)
+    text = _sized(unit)
+    assert redaction_names.redact_assignments(text) == text
+    assert calls == []
+
+
+def test_a_weak_name_still_redacts_a_random_value_and_a_strong_name_any_literal() -> None:
+    assert redact_secrets("key=" * 100 + " key=Xq7vR2mK9pLw3ZtB8nYc") == (
+        "key=" * 100 + " key=[REDACTED]"
+    )
+    assert redact_secrets("key: " * 100 + "password=hunter22") == "key: " * 100 + (
+        "password=[REDACTED]"
+    )
