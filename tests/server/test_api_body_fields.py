@@ -79,8 +79,62 @@ def test_every_write_refuses_a_field_it_does_not_take(server: RunningServer) -> 
 
 def test_the_openapi_document_says_no_other_field_is_taken(server: RunningServer) -> None:
     document = server.api("GET", "/api/openapi.json").json()
+    assert "a key of the body (at any depth) given twice" in document["info"]["description"]
     for methods in document["paths"].values():
         for operation in methods.values():
             if "requestBody" in operation:
                 schema = operation["requestBody"]["content"]["application/json"]["schema"]
                 assert schema["additionalProperties"] is False
+
+
+def raw_refused(server: RunningServer, method: str, path: str, body: str) -> str:
+    """``refused`` for a body sent as written (``json.dumps`` cannot give a key twice)."""
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    reply = server.request(method, path, body, headers)
+    assert reply.status == 400, reply.body
+    assert reply.json()["error"]["code"] == "invalid_input"
+    message: str = reply.json()["error"]["message"]
+    return message
+
+
+def test_a_field_given_twice_is_refused_naming_it(server: RunningServer) -> None:
+    """``{"text": "a", "text": "b"}`` saved "b" (the last one given), where a proxy or a log
+    that reads the first sees "a": it is refused, as a sync body that gives a key twice is."""
+    assert raw_refused(server, "POST", "/api/memories", '{"text": "a", "text": "b"}') == (
+        'Repeated field "text" in the request body: POST /api/memories takes each field once.'
+    )
+    two = '{"then": "t", "when": "w", "then": "u", "when": "v", "scopeTier": "global"}'
+    assert raw_refused(server, "POST", "/api/rules", two) == (
+        'Repeated fields "then", "when" in the request body: POST /api/rules takes each field once.'
+    )
+    # An object inside the body too: a list item's task.
+    item = '{"items": [{"task": "a", "done": false, "task": "b"}]}'
+    assert raw_refused(server, "PUT", "/api/work-state/todo", item) == (
+        'Repeated field "task" in the request body: PUT /api/work-state/{name} takes each field'
+        " once."
+    )
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    told = raw_refused(server, "POST", "/api/memories", f'{{"{secret}": 1, "{secret}": 2}}')
+    assert told.startswith('Repeated field "[REDACTED]" in the request body: ')
+    assert server.api("GET", "/api/memories?query=a&project=*").json()["memories"] == []
+    assert server.api("GET", "/api/rules").json()["rules"] == []
+    assert server.api("GET", "/api/work-state/todo").status == 404
+
+
+def test_every_write_refuses_a_body_key_given_twice(server: RunningServer) -> None:
+    """Each operation that reads a body, with or without fields of its own (a pin's)."""
+    document = server.api("GET", "/api/openapi.json").json()
+    checked = 0
+    for path, methods in document["paths"].items():
+        for method in methods:
+            if method == "get":
+                continue
+            address = path.replace("{memory_id}", "1").replace("{fact_id}", "1")
+            address = address.replace("{rule_id}", "r_1").replace("{name}", "todo")
+            message = raw_refused(server, method.upper(), address, '{"a": 1, "a": 2}')
+            assert message == (
+                f'Repeated field "a" in the request body: {method.upper()} {path} takes each'
+                " field once."
+            )
+            checked += 1
+    assert checked >= 8

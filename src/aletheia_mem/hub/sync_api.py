@@ -53,7 +53,12 @@ from aletheia_mem.hub.write_turns import WriteTurns
 from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.guard import Refusal
 from aletheia_mem.server.http import UNAVAILABLE
-from aletheia_mem.server.stdio import NotJsonNumber, reject_constant, utf8_text
+from aletheia_mem.server.stdio import (
+    NotJsonNumber,
+    RepeatedKeyError,
+    json_value_once,
+    utf8_text,
+)
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditsWithWrites
 from aletheia_mem.storage.entries import AuditEntry
@@ -124,34 +129,20 @@ def _error(error: AletheiaError) -> JSONResponse:
     return JSONResponse(body, status_code=_STATUS.get(error.code, 400))
 
 
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose every key is given once: a repeated one (two ``store_id``) would
-    mean what the last says to this hub and maybe the first to a proxy or a log."""
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        raise ValueError("a key given twice")
-    return value
-
-
-# Built once (``json.loads`` with a keyword builds a decoder on every call). NaN and Infinity
-# are refused as /api/ and /mcp refuse them: Python reads them, JSON has none.
-_DECODER = json.JSONDecoder(object_pairs_hook=_once, parse_constant=reject_constant)
-
-
 async def _body(request: Request) -> dict[str, Any]:
     try:
         text = utf8_text(await request.body())  # guessed by json.loads, a UTF-16 one was read
     except UnicodeDecodeError:
         raise InvalidInputError("The body is not UTF-8.") from None
     try:
-        value = _DECODER.decode(text)
+        value = json_value_once(text)
+    except RepeatedKeyError:  # two ``store_id``: the last to this hub, the first to a proxy
+        raise InvalidInputError("The body must not give any key twice.") from None
     except NotJsonNumber as error:
         raise InvalidInputError(
             f"The body is not JSON: it holds {error.name}, and JSON has no NaN or Infinity."
         ) from None
-    except ValueError as error:
-        if error.args == ("a key given twice",):
-            raise InvalidInputError("The body must not give any key twice.") from None
+    except ValueError:
         raise InvalidInputError("The body must be a JSON object.") from None
     except RecursionError:  # the parser's own bound: no sync body nests so deep
         raise InvalidInputError(

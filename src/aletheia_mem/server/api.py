@@ -45,7 +45,12 @@ from aletheia_mem.server.openapi import (
     bounded,
     build_document,
 )
-from aletheia_mem.server.stdio import NotJsonNumber, json_value, utf8_text
+from aletheia_mem.server.stdio import (
+    NotJsonNumber,
+    RepeatedKeyError,
+    json_value_once,
+    utf8_text,
+)
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 
@@ -114,7 +119,7 @@ def status_of(error: AletheiaError) -> int:
     return 400
 
 
-def _json_body(raw: bytes, request: Request, required: bool) -> dict[str, Any]:
+def _json_body(op: Operation, raw: bytes, request: Request, required: bool) -> dict[str, Any]:
     if not raw.strip():
         if required:
             raise InvalidInputError("The request body must be a JSON object.")
@@ -122,7 +127,7 @@ def _json_body(raw: bytes, request: Request, required: bool) -> dict[str, Any]:
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != JSON_TYPE:
         raise _MediaTypeError("The request body must be sent as application/json.")
-    payload = _json_value(raw)
+    payload = _json_value(op, raw)
     if not isinstance(payload, dict):
         raise InvalidInputError("The request body must be a JSON object.")
     problem = argument_problem(payload)  # the tools' own limits: no lone surrogates, no deep nests
@@ -131,19 +136,23 @@ def _json_body(raw: bytes, request: Request, required: bool) -> dict[str, Any]:
     return payload
 
 
-def _json_value(raw: bytes) -> Any:
+def _json_value(op: Operation, raw: bytes) -> Any:
     """The body's JSON value, read as UTF-8 only (a UTF-16 or UTF-32 body is refused, where
     ``json.loads`` would guess its encoding; a byte order mark before it is ignored).
 
     Raises:
-        InvalidInputError: saying why it is none: not UTF-8, NaN or Infinity, nested too deep.
+        InvalidInputError: saying why it is none: not UTF-8, NaN or Infinity, nested too deep,
+            a key given twice (``{"text": "a", "text": "b"}``: the last one to this server, the
+            first maybe to a proxy or a log; ``/sync/`` refuses it too).
     """
     try:
         text = utf8_text(raw)
     except UnicodeDecodeError:
         raise InvalidInputError(NOT_UTF8) from None
     try:
-        return json_value(text)
+        return json_value_once(text)
+    except RepeatedKeyError as error:
+        refuse_repeated(f"{op.method} {op.path}", error.names, "field", "the request body")
     except NotJsonNumber as error:
         raise InvalidInputError(
             f"The request body is not JSON: it holds {error.name}, and JSON has no NaN or Infinity."
@@ -166,16 +175,16 @@ async def _inputs(op: Operation, request: Request) -> dict[str, Any]:
     number in the address exactly: ``/api/memories/%201%20`` names no memory)."""
     args: dict[str, Any] = {}
     check_utf8_address(request)
-    check_query(op, _query_names(request))
+    check_query(op, query_names(request))
     if op.query is not None:
         args.update(check_arguments(op.query, dict(request.query_params), exact=True))
     if op.body is not None:
-        body = _json_body(await request.body(), request, op.body_required)
+        body = _json_body(op, await request.body(), request, op.body_required)
         check_fields(op, body)
         _check_strings(op.body, body)
         args.update(check_arguments(op.body, body))
     elif op.method != "GET":  # a write without a body: a body sent anyway holds no field
-        check_fields(op, _json_body(await request.body(), request, False))
+        check_fields(op, _json_body(op, await request.body(), request, False))
     if op.path_params is not None:
         args.update(check_arguments(op.path_params, dict(request.path_params), exact=True))
     return args
@@ -205,11 +214,10 @@ def check_query(op: Operation | None, params: Collection[str]) -> None:
     route = OPENAPI_ROUTE if op is None else f"{op.method} {op.path}"
     taken = [] if op is None else _names(op.query)
     _refuse_unknown(route, taken, params, "parameter", "the query string", "query parameters")
-    if len(set(params)) != len(params):
-        _refuse_repeated(route, params)
+    refuse_repeated(route, params)
 
 
-def _query_names(request: Request) -> list[str]:
+def query_names(request: Request) -> list[str]:
     """Every name the query string gives, each as often as it gives it."""
     return [name for name, _ in request.query_params.multi_items()]
 
@@ -231,13 +239,22 @@ def _refuse_unknown(
     raise InvalidInputError(f"Unknown {kinds} {_listed(unknown)} in {where}: {route} {takes}.")
 
 
-def _refuse_repeated(route: str, given: Collection[str]) -> None:
-    """Raises InvalidInputError naming the names ``given`` more than once (the first five)."""
+def refuse_repeated(
+    route: str, given: Collection[str], kind: str = "parameter", where: str = "the query string"
+) -> None:
+    """Raises InvalidInputError naming the names ``given`` more than once (the first five),
+    quoted as ``_refuse_unknown`` quotes them, if any is: ``route`` (an operation, or "this
+    page") takes each once.
+
+    Raises:
+        InvalidInputError: ``Repeated parameter "project" in the query string: ...``.
+    """
+    if len(set(given)) == len(given):
+        return
     repeated = [name for name, count in Counter(given).items() if count > 1]
-    kinds = "parameter" if len(repeated) == 1 else "parameters"
+    kinds = kind if len(repeated) == 1 else kind + "s"
     raise InvalidInputError(
-        f"Repeated {kinds} {_listed(repeated)} in the query string: {route} takes each"
-        " parameter once."
+        f"Repeated {kinds} {_listed(repeated)} in {where}: {route} takes each {kind} once."
     )
 
 
@@ -367,7 +384,7 @@ def routes(app: AppContext, *, secured: bool) -> list[Route]:
 
     async def openapi(request: Request) -> Response:
         try:
-            check_query(None, _query_names(request))
+            check_query(None, query_names(request))
         except InvalidInputError as error:
             return error_response(400, error.code, error.message)
         return Response(document, 200, API_HEADERS, JSON_TYPE)

