@@ -20,7 +20,7 @@ from aletheia_mem.config import load_settings
 from aletheia_mem.errors import AletheiaError, InvalidInputError
 from aletheia_mem.projects import project_root
 from aletheia_mem.server import api
-from aletheia_mem.server.api import check_utf8_address, status_of
+from aletheia_mem.server.api import check_utf8_address, query_names, refuse_repeated, status_of
 from aletheia_mem.server.auth_failures import AuthFailures
 from aletheia_mem.server.guard import Refusal, RefusalPage, key_wait
 from aletheia_mem.server.sessions import SessionStore
@@ -39,6 +39,7 @@ from aletheia_mem.web.base import (
     store_failure_page,
     wait_page,
 )
+from aletheia_mem.web.knowledge_pages import LIST_PARAMETERS
 from aletheia_mem.web.render import STATIC, page, secure
 from aletheia_mem.web.security import (
     WEB_SESSIONS_PER_KEY,
@@ -112,13 +113,24 @@ def _store_failures_told(ui: Ui, endpoint: Endpoint) -> Endpoint:
     return told
 
 
-def _wrap(ui: Ui, handler: Handler, writes: bool) -> Endpoint:
+def _address_problem(request: Request, lists: frozenset[str] = frozenset()) -> str | None:
+    """Why a page refuses its address, as ``/api/`` refuses one: %-escapes that are not UTF-8
+    (read as U+FFFD, it would search what nobody typed), or a query parameter given twice
+    (``project=a&project=b`` showed b, where a proxy or a log reads a) other than ``lists``."""
+    try:
+        check_utf8_address(request)
+        refuse_repeated("this page", [name for name in query_names(request) if name not in lists])
+    except InvalidInputError as error:
+        return error.message
+    return None
+
+
+def _wrap(ui: Ui, handler: Handler, writes: bool, lists: frozenset[str]) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         request.scope["aletheia_hub"] = ui.hub
-        try:
-            check_utf8_address(request)  # read as U+FFFD, it would search what nobody typed
-        except InvalidInputError as error:
-            return error_page(request, 400, error.message)
+        problem = _address_problem(request, lists)
+        if problem is not None:
+            return error_page(request, 400, problem)
         raw = await request.body() if writes else b""
         if not form_is_utf8(raw):
             return error_page(request, 400, NOT_UTF8_FORM)
@@ -243,6 +255,9 @@ def hub_exception_handlers() -> dict[Any, ExceptionHandler]:
 def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
     async def show(request: Request) -> Response:
         request.scope["aletheia_hub"] = ui.hub
+        problem = _address_problem(request)
+        if problem is not None:
+            return error_page(request, 400, problem)
         target = safe_next(request.query_params.get("next"))
         return page(
             request, "sign_in.html", next=target, failed=False, hub=ui.hub, needed=ui.gate.needed
@@ -294,7 +309,8 @@ def _sign_in_routes(ui: Ui) -> list[BaseRoute]:
 def _build(ui: Ui, pages: tuple[tuple[str, Handler, bool], ...]) -> list[BaseRoute]:
     found: list[BaseRoute] = [*_static_routes(), *_sign_in_routes(ui)]
     for path, handler, writes in pages:
-        found.append(Route(path, _wrap(ui, handler, writes), methods=["POST" if writes else "GET"]))
+        endpoint = _wrap(ui, handler, writes, LIST_PARAMETERS.get(path, frozenset()))
+        found.append(Route(path, endpoint, methods=["POST" if writes else "GET"]))
     return found
 
 

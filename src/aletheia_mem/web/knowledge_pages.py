@@ -205,6 +205,10 @@ def sync_write(ui: Ui, request: Request, form: dict[str, str]) -> Response:
     return done_redirect(request, "/rules/sync", [("done", "written"), *files])
 
 
+# The query parameters a page reads as a list, given once per value (the files Write to tools
+# wrote); any other given twice is refused (``app._address_problem``).
+LIST_PARAMETERS = {"/rules/sync": frozenset({"file"})}
+
 PAGES: tuple[tuple[str, Handler, bool], ...] = (
     ("/facts", facts_page, False),
     ("/facts/{fact_id}/{action}", fact_action, True),
