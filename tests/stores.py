@@ -99,6 +99,19 @@ def rows_at(target: Path | str, sql: str, *params: Any) -> list[tuple[Any, ...]]
         return [tuple(row) for row in pg.execute(sql.replace("?", "%s"), params)]  # type: ignore[arg-type]
 
 
+def run_at(target: Path | str, sql: str, *params: Any) -> None:
+    """A write straight to the database at ``target``, committed, bypassing the application
+    (``?`` placeholders for either)."""
+    if isinstance(target, Path):
+        with closing(sqlite3.connect(target)) as conn, conn:
+            conn.execute(sql, params)
+        return
+    import psycopg
+
+    with psycopg.connect(target) as pg:
+        pg.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+
+
 def raw_rows(store: Any, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     """``rows_at`` the database of a store a test opened."""
     return rows_at(target_of(store), sql, *params)

@@ -90,3 +90,13 @@ def test_layers_import_one_way() -> None:
         if _within(name, package) and not module.startswith(allowed)
     ]
     assert wrong == []
+
+
+def test_storage_imports_the_domain_only_for_the_audit_redaction_step() -> None:
+    """Storage sits below the domain; ``audit_tools.py`` needs its redactor, once."""
+    found = {
+        module
+        for module, name in _modules()
+        if module.startswith("storage/") and _within(name, "aletheia_mem.domain")
+    }
+    assert found == {"storage/audit_tools.py"}

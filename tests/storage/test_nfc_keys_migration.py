@@ -6,8 +6,6 @@ is kept beside it, findable, never merged away. Both stores, real files and sche
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +21,12 @@ from aletheia_mem.storage.postgres.full_text import column_tokens
 from aletheia_mem.storage.sync_dialect import json_value
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS_BY_NAME, call_tool
-from tests.stores import open_target, rows_at, store_target
+from tests.stores import open_target, rows_at, run_at, store_target
 
 NFD, NFC = "cafe\u0301", "caf\u00e9"
 NFD_NAME, NFC_NAME = "cre\u0300me", "cr\u00e8me"
 T = 1_790_000_000_000
 RULE = "Run the cafe checks"
-
-
-def _run(target: Path | str, sql: str, *params: Any) -> None:
-    """A write straight to the database, committed, bypassing the application."""
-    if isinstance(target, Path):
-        with closing(sqlite3.connect(target)) as conn, conn:
-            conn.execute(sql, params)
-        return
-    import psycopg
-
-    with psycopg.connect(target) as pg:
-        pg.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
 
 
 def _call(app: AppContext, name: str, **arguments: Any) -> str:
@@ -52,24 +38,24 @@ def _call(app: AppContext, name: str, **arguments: Any) -> str:
 def _as_before_the_step(target: Path | str) -> None:
     """Forget the NFC step, as a store an earlier release migrated."""
     if isinstance(target, Path):
-        _run(target, "DELETE FROM schema_migrations WHERE version = ?", migrate.NFC_KEYS_STEP)
-        _run(target, f"PRAGMA user_version = {migrate.NFC_KEYS_STEP - 1}")
+        run_at(target, "DELETE FROM schema_migrations WHERE version = ?", migrate.NFC_KEYS_STEP)
+        run_at(target, f"PRAGMA user_version = {migrate.NFC_KEYS_STEP - 1}")
     else:
         step = pg_database.NFC_KEYS_STEP
-        _run(target, "DELETE FROM schema_migrations WHERE version = ?", step)
+        run_at(target, "DELETE FROM schema_migrations WHERE version = ?", step)
 
 
 def _decompose(target: Path | str) -> None:
     """Rewrite the composed names as an earlier release would have stored them."""
-    _run(target, "UPDATE memories SET project = ?", NFD)
-    _run(target, "UPDATE facts SET project = ?, subject_key = ?", NFD, NFD_NAME)
-    _run(target, "UPDATE episodes SET project = ?", NFD)
+    run_at(target, "UPDATE memories SET project = ?", NFD)
+    run_at(target, "UPDATE facts SET project = ?, subject_key = ?", NFD, NFD_NAME)
+    run_at(target, "UPDATE episodes SET project = ?", NFD)
     old_id = rule_id(RULE, "always", "project", NFD)  # an earlier release's id of the rule
-    _run(
+    run_at(
         target, "UPDATE rules SET id = ?, scope_name = ? WHERE scope_tier = 'project'", old_id, NFD
     )
     key, title = f"list:{NFD}", f"{NFD} list"
-    _run(
+    run_at(
         target,
         "UPDATE memories SET dedupe_key = ?, title = ? WHERE title = ?",
         key,
@@ -77,7 +63,7 @@ def _decompose(target: Path | str) -> None:
         f"{NFC} list",
     )
     projects = json.dumps([NFD, "shop"]) if isinstance(target, Path) else [NFD, "shop"]
-    _run(target, "UPDATE hub_tokens SET projects = ?", projects)
+    run_at(target, "UPDATE hub_tokens SET projects = ?", projects)
 
 
 def test_decomposed_keys_of_an_older_store_are_found_and_twins_kept(
@@ -159,7 +145,7 @@ def test_a_list_the_migration_renames_is_found_by_its_new_name_only(
     if isinstance(target, Path):  # indexed as the earlier release wrote it (PostgreSQL: words)
         sql = "UPDATE memory_fts SET title = ? WHERE rowid IN"
         sql += " (SELECT id FROM memories WHERE text = ?)"
-        _run(target, sql, f"{NFD} list", '["named"]')
+        run_at(target, sql, f"{NFD} list", '["named"]')
     store = open_target(target)
     app = AppContext(store=store, clock=lambda: T + 1000, default_project=NFC, caller="cli")
     _call(app, "work_state_write", list="todo", items=["twin"])  # a twin under the composed key

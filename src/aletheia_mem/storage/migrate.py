@@ -6,11 +6,13 @@ import sqlite3
 from pathlib import Path
 
 from aletheia_mem.errors import StoreTooNewError
+from aletheia_mem.storage.audit_tools import redact_audit_tools
 from aletheia_mem.storage.canonical_keys import canonicalize_keys
 
 # Read as plain files: importlib.resources would add ~10 ms to every server start.
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 NFC_KEYS_STEP = 24  # its SQL is a no-op; ``canonicalize_keys`` does the work
+AUDIT_TOOLS_STEP = 26  # likewise: ``redact_audit_tools``
 
 
 def _steps() -> list[tuple[int, str]]:
@@ -111,6 +113,8 @@ def migrate(conn: sqlite3.Connection, where: str = "") -> int:
                     conn.execute(statement)
                 if version == NFC_KEYS_STEP:
                     _index_titles_again(conn, canonicalize_keys(conn))
+                if version == AUDIT_TOOLS_STEP:
+                    redact_audit_tools(conn)
                 conn.execute(
                     "INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,)
                 )

@@ -42,6 +42,7 @@ from aletheia_mem.errors import (
     NoStoreError,
     StoreUnavailableError,
 )
+from aletheia_mem.storage.audit_tools import redact_audit_tools
 from aletheia_mem.storage.canonical_keys import canonicalize_keys
 from aletheia_mem.storage.migrate import newer_store
 from aletheia_mem.storage.postgres.schema_guard import MIGRATION_LOCK, PgSchemaGuard
@@ -50,6 +51,7 @@ from aletheia_mem.storage.riders import Rider, pending_rider
 # Read as plain files, like the SQLite migrations.
 _MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 NFC_KEYS_STEP = 20  # its SQL is a no-op; ``canonicalize_keys`` does the work
+AUDIT_TOOLS_STEP = 22  # likewise: ``redact_audit_tools``
 DEFAULT_POOL_SIZE = 8
 # Transactions that lost to another writer's (SQLSTATE class 40): worth running again.
 _LOST_TO_ANOTHER_WRITER = (
@@ -534,6 +536,8 @@ def migrate(conn: psycopg.Connection[Any], where: str = "") -> int:
             conn.execute(script.encode())  # several statements: sent as one simple query
             if version == NFC_KEYS_STEP:
                 _index_titles_again(conn, canonicalize_keys(conn, "%s"))
+            if version == AUDIT_TOOLS_STEP:
+                redact_audit_tools(conn, "%s")
             conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
     return steps[-1][0]
 
