@@ -100,7 +100,9 @@ def raw_refused(server: RunningServer, method: str, path: str, body: str) -> str
 def test_a_field_given_twice_is_refused_naming_it(server: RunningServer) -> None:
     """``{"text": "a", "text": "b"}`` saved "b" (the last one given), where a proxy or a log
     that reads the first sees "a": it is refused, as a sync body that gives a key twice is."""
-    assert raw_refused(server, "POST", "/api/memories", '{"text": "a", "text": "b"}') == (
+    rules = server.api("GET", "/api/rules").json()["rules"]
+    twice = '{"text": "first draft", "text": "second draft"}'
+    assert raw_refused(server, "POST", "/api/memories", twice) == (
         'Repeated field "text" in the request body: POST /api/memories takes each field once.'
     )
     two = '{"then": "t", "when": "w", "then": "u", "when": "v", "scopeTier": "global"}'
@@ -116,8 +118,8 @@ def test_a_field_given_twice_is_refused_naming_it(server: RunningServer) -> None
     secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     told = raw_refused(server, "POST", "/api/memories", f'{{"{secret}": 1, "{secret}": 2}}')
     assert told.startswith('Repeated field "[REDACTED]" in the request body: ')
-    assert server.api("GET", "/api/memories?query=a&project=*").json()["memories"] == []
-    assert server.api("GET", "/api/rules").json()["rules"] == []
+    assert server.api("GET", "/api/memories?query=draft&project=*").json()["memories"] == []
+    assert server.api("GET", "/api/rules").json()["rules"] == rules
     assert server.api("GET", "/api/work-state/todo").status == 404
 
 
