@@ -25,6 +25,7 @@ from aletheia_mem.server.handshake import (
     reported_name,
     valid_id,
 )
+from aletheia_mem.server.stdio import RepeatedKeyMessage
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS, TOOLS_BY_NAME, ToolResult, ToolSpec, call_tool
 
@@ -184,6 +185,8 @@ def handle_message(session: McpSession, message: Any, *, in_batch: bool = False)
     """Answer one JSON-RPC message; notifications and client responses get None."""
     if not isinstance(message, dict):
         return error_response(None, INVALID_REQUEST, "Invalid request: not a JSON-RPC object.")
+    if isinstance(message, RepeatedKeyMessage):
+        return _repeated_keys(session, message)
     has_id = "id" in message
     request_id = message.get("id")
     if not has_id or "method" not in message:
@@ -215,6 +218,27 @@ def handle_message(session: McpSession, message: Any, *, in_batch: bool = False)
     if method != "initialize" and session.era != "legacy" and modern.is_modern(params):
         return _dispatch_modern(session, request_id, method, params or {})
     return _dispatch(session, request_id, method, params or {}, in_batch)
+
+
+def _repeated_keys(session: McpSession, message: RepeatedKeyMessage) -> Message | None:
+    """The refusal of a message holding an object that gives a key twice: the last value to
+    this server, maybe the first to a proxy or a log, so nothing runs (as ``/api/`` and
+    ``/sync/`` refuse such a body). A notification gets nothing; one whose id is repeated is
+    answered with ``id: null``."""
+    request_id = message.get("id")
+    if "id" not in message:
+        _tell_unrun(session, message)
+        return None
+    replied = request_id if valid_id(request_id) and "id" not in message.names else None
+    _tell_unrun(session, message)
+    names = ", ".join(f'"{echoed(name)}"' for name in message.names[:5])
+    if message.in_params:
+        return error_response(
+            replied, INVALID_PARAMS, f"Invalid params: an object gives {names} twice."
+        )
+    return error_response(
+        replied, INVALID_REQUEST, f"Invalid request: the message gives {names} twice."
+    )
 
 
 def _tell_unrun(session: McpSession, message: Message) -> None:
