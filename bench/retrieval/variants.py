@@ -30,7 +30,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -319,11 +319,15 @@ def _neighbour_mean(matrix: Array, k: int) -> Array:
 
 
 def report(world: World, variant: Variant, store: SqliteStore, now: int) -> None:
-    replay = Replay(world, variant, store, now)
+    print_row(world, variant.name, Replay(world, variant, store, now).rank)
+
+
+def print_row(world: World, name: str, rank: Callable[[str], list[int]]) -> None:
+    """One table row: paraphrases on each half and all ids, the other kinds, false positives."""
     queries, negatives = load_queries(), load_queries(NEGATIVES)
 
     def ranker(text: str) -> Sequence[str]:
-        return [world.keys[i] for i in replay.rank(text)]
+        return [world.keys[i] for i in rank(text)]
 
     lexical = evaluate(queries, lambda text: [world.keys[i] for i in world.queries[text].lexical])
     scores = evaluate(queries, ranker)
@@ -336,7 +340,7 @@ def report(world: World, variant: Variant, store: SqliteStore, now: int) -> None
     cells = [f"{p['mrr']:.3f} / {p['r10']:.3f}" for p in [*halves, scores["paraphrase"]]]
     cells += [f"{scores[k]['mrr']:.3f}" for k in GUARDED]
     cells += [f"{100 * wrong:.1f} %", "" if held and wrong <= 0.02 else "guard"]
-    print(f"| {variant.name} | " + " | ".join(cells) + " |", flush=True)
+    print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
 HEADER = (
