@@ -74,8 +74,8 @@ def test_facts_left_out_are_told_after_what_the_budget_cut(call):
     assert cut > 0
     assert told.startswith(f"{cut} items cut to stay near 6000 characters (")
     assert told.endswith(
-        " rules); 2 current facts left out past the first 10; search finds the memories and"
-        " facts; list_rules lists the rules"
+        " rules); 2 current facts left out past the first 10; search finds the facts;"
+        " list_rules lists the rules"
     )
 
 

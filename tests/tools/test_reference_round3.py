@@ -111,31 +111,27 @@ def test_ids_past_the_64_bit_range_are_refused_with_a_message(call):
     assert timeline.text == f"anchor must be at least {-(2**63)}."
 
 
-def _fill_with_recent_memories(call, clock):
-    for number in range(1, 101):
-        clock.advance(60_000)
-        title = f"Recent memory {number:03d} " + "about the checkout flow and its edge cases " * 4
-        call("save_memory", text=f"details {number}", title=title)
-
-
 # DESIGN 8: the Context economics line says what was cut. Requests cut for room are not found
 # by search (no tool finds them), so the line must not say that search finds every cut item.
 def test_cut_requests_are_named_and_not_said_to_be_found_by_search(call, app, clock):
     episode = app.store.start_episode("shop", "claude-code", clock())
     for number in range(1, 4):
-        # longer than any recent memory line, so that no room a cut one leaves takes it
         app.store.add_request(episode, f"request {number} " + "q" * 200, clock())
-    _fill_with_recent_memories(call, clock)
+    for number in range(1, 31):  # pinned ones fill the block: only the first request stays
+        call("save_memory", text=f"pinned {number}", title=f"pinned {number} " + "x" * 380,
+             pinned=True)  # fmt: skip
 
     result = call("session_start_context", limit=100)
 
     lines = body_lines(result)
-    assert "## Requests" not in lines
+    requests = lines[lines.index("## Requests") + 1 :][:2]
+    assert requests[0].startswith("- 2026-10-29 19:46 (claude-code) request 3 qqq")
+    assert not requests[1].startswith("- 2026-")
     listed, outcome = _economics(result)
-    cut_memories = 100 - listed
+    cut_memories = 30 - (listed - 1)
     assert outcome == (
-        f"{cut_memories + 3} items cut to stay near 6000 characters"
-        f" ({cut_memories} memories, 3 requests); search finds the memories"
+        f"{cut_memories + 2} items cut to stay near 6000 characters"
+        f" ({cut_memories} memories, 2 requests); search finds the memories"
     )
 
 

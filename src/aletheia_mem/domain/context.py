@@ -36,7 +36,7 @@ _MEMORY, _FACT, _RULE = ("memory", "memories"), ("fact", "facts"), ("rule", "rul
 class _Section:
     heading: str
     lines: list[tuple[str, bool]]  # (line, counts as an item)
-    priority: int
+    priority: int  # 0 is kept first and cut last (see _fit)
     noun: tuple[str, str]  # what one item is, and more than one, as the cut is told
     kept: int = 0
     beyond: int = 0  # items past the lines read, which the budget would have cut as well
@@ -104,6 +104,9 @@ def build_context_parts(
     facts_left_out = _past(len(facts), MAX_FACTS, lambda: store.count_current_facts(project, now))
     # A line shown once: the same words apply whichever rule (and scope) gives them.
     rules = one_per_line(rules_for_project(store.list_rules(), project), applied_rule_text)
+    # Kept first, cut last: the rules the owner set and the memories someone pinned; then the
+    # current facts; then the requests (no tool lists the ones cut); the recent memories last,
+    # the oldest first (search finds them, and the block's newest ones say what came last).
     sections = [
         _Section(
             "## Pinned",
@@ -112,7 +115,7 @@ def build_context_parts(
             _MEMORY,
             beyond=_past(len(pinned), MAX_PINNED, lambda: store.count_pinned_memories(project)),
         ),
-        _Section("## Recent", _recent_lines(recent), 3, _MEMORY),
+        _Section("## Recent", _recent_lines(recent), 4, _MEMORY),
         _Section(
             "## Requests",
             [
@@ -123,21 +126,14 @@ def build_context_parts(
                 )
                 for r in requests
             ],
-            4,
+            3,
             ("request", "requests"),
         ),
         _Section("## Facts", [("- " + fact_line(f, now), True) for f in facts], 2, _FACT),
         _Section("## Rules", [(f"- {applied_rule_text(r)}", True) for r in rules], 0, _RULE),
     ]
     header = f"# Memory for {one_line(project)}"
-    used = len(header) + 1
-    for section in sorted(sections, key=lambda s: s.priority):
-        for index, (line, _) in enumerate(section.lines):
-            cost = len(line) + 1 + (len(section.heading) + 1 if index == 0 else 0)
-            if used + cost > CHARACTER_BUDGET:
-                break
-            used += cost
-            section.kept += 1
+    used = _fit(sections, len(header) + 1)
     cut = sum(section.cut() for section in sections)
     shown = [section.shown() for section in sections]
     parts = ContextParts(
@@ -157,6 +153,35 @@ def build_context_parts(
         _render(header, sections, outcome, lists, lambda: _empty(store, project), wrapped),
         parts,
     )
+
+
+def _fit(sections: list[_Section], used: int) -> int:
+    """Keep each section's first lines within the budget (``used`` characters are taken) and
+    return the characters then used. First every section's first item, most important section
+    first, so that none is left out for another's older lines; then the rest of each, in the
+    same order, as far as it fits: the oldest recent memories go first, the rules last."""
+    ranked = sorted(sections, key=lambda s: s.priority)
+    for section in ranked:
+        first = next((i + 1 for i, (_, counts) in enumerate(section.lines) if counts), 0)
+        cost = sum(_line_cost(section, index) for index in range(first))
+        if used + cost <= CHARACTER_BUDGET:
+            used += cost
+            section.kept = first
+    for section in ranked:
+        if not section.kept:  # its first item did not fit: no later one is listed without it
+            continue
+        while section.kept < len(section.lines):
+            cost = _line_cost(section, section.kept)
+            if used + cost > CHARACTER_BUDGET:
+                break
+            used += cost
+            section.kept += 1
+    return used
+
+
+def _line_cost(section: _Section, index: int) -> int:
+    """The characters a section's line takes, with its newline (and the heading, for its first)."""
+    return len(section.lines[index][0]) + 1 + (len(section.heading) + 1 if index == 0 else 0)
 
 
 def _empty(store: Store, project: str) -> str:
