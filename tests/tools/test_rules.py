@@ -365,10 +365,39 @@ def test_confirming_a_rule_clears_its_evidence_flags_until_its_evidence_changes_
     call("dismiss_memory", id=2)
     dismissed_again = body_lines(call("list_rules"))
 
-    assert flagged == [_line(rule_id) + "  [re-check: evidence memory #2 was dismissed]"]
+    assert flagged == [
+        _line(rule_id)
+        + "  [re-check: evidence memory #2 was dismissed; evidence fact #1 was superseded]"
+    ]
     line = _line(rule_id, confirmed="2026-10-31")
     assert confirmed == [line]
     assert dismissed_again == [line + "  [re-check: evidence memory #2 was dismissed]"]
+
+
+def test_every_reason_for_a_re_check_is_listed_in_one_flag_in_a_fixed_order(call, clock):
+    """DESIGN §7 flags a rule when an evidence memory was dismissed, an evidence fact was
+    superseded, or it was not confirmed for 90 days: each that holds is told, not the first."""
+    fact = {"subject": "ci", "predicate": "runner", "object": "GitHub Actions"}
+    call("save_memory", text="CI runs on GitHub Actions", facts=[fact])
+    call("save_memory", text="A .env file was committed once")
+    call("save_memory", text="The db engine", facts=[{"subject": "db", "predicate": "engine",
+                                                      "object": "postgres"}])  # fmt: skip
+    evidence = {"evidence_fact_ids": [2, 1], "evidence_memory_ids": [2, 1]}
+    rule_id = rule_id_of(call("add_rule", **COMMIT_RULE, **evidence))
+    clock.advance(DAY_MS)
+    call("save_memory", text="CI moved to Buildkite", facts=[{**fact, "object": "Buildkite"}])
+    call("dismiss_memory", id=2)
+    call("dismiss_memory", id=2, type="fact")
+    clock.advance(89 * DAY_MS)
+
+    result = call("list_rules")
+
+    reasons = (
+        "evidence memory #2 was dismissed; evidence fact #2 was dismissed;"
+        " evidence fact #1 was superseded; not confirmed for 90 days"
+    )
+    assert body_lines(result) == [_line(rule_id) + f"  [re-check: {reasons}]"]
+    assert result.structured["rules"][0]["recheck"] == reasons
 
 
 def test_rule_not_confirmed_for_90_days_is_flagged_and_stays_enabled(call, clock):

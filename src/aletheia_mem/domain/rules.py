@@ -273,23 +273,29 @@ def check_rule_tier(scope_tier: str, projects: tuple[str, ...] | None) -> None:
 
 
 def recheck_reason(store: Store, rule: Rule, now: int) -> str | None:
-    """Why an enabled rule should be looked at again, or None. Evidence that changed before
-    the rule was last confirmed was seen by whoever confirmed it: ``confirm_rule`` clears it.
-    Adding a rule is no such check: evidence already dismissed or superseded then flags it."""
+    """Why an enabled rule should be looked at again, or None: every reason that holds, joined
+    with "; " in a fixed order (an evidence memory dismissed, an evidence fact dismissed, one
+    superseded, not confirmed for 90 days), each naming its lowest id. Evidence that changed
+    before the rule was last confirmed was seen by whoever confirmed it: ``confirm_rule``
+    clears it. Adding a rule is no such check: evidence already dismissed or superseded then
+    flags it. A dismissed fact is named dismissed, not also superseded."""
     since = rule.last_confirmed_at if rule.last_confirmed_at > rule.added_at else 0
-    dismissed = sorted(store.dismissed_memory_ids(rule.evidence_memory_ids, since))
-    if dismissed:
-        return f"evidence memory #{dismissed[0]} was dismissed"
-    dismissed = sorted(store.dismissed_fact_ids(rule.evidence_fact_ids, since))
-    if dismissed:
-        return f"evidence fact #{dismissed[0]} was dismissed"
-    superseded = sorted(store.superseded_fact_ids(rule.evidence_fact_ids, now=now, since=since))
-    if superseded:
-        return f"evidence fact #{superseded[0]} was superseded"
+    memories = store.dismissed_memory_ids(rule.evidence_memory_ids, since)
+    facts = store.dismissed_fact_ids(rule.evidence_fact_ids, since)
+    superseded = store.superseded_fact_ids(rule.evidence_fact_ids, now=now, since=since) - facts
+    reasons = [
+        f"evidence {kind} #{min(ids)} was {change}"
+        for kind, ids, change in (
+            ("memory", memories, "dismissed"),
+            ("fact", facts, "dismissed"),
+            ("fact", superseded, "superseded"),
+        )
+        if ids
+    ]
     days = (now - rule.last_confirmed_at) // DAY_MS
     if days >= RECHECK_AFTER_DAYS:
-        return f"not confirmed for {days} days"
-    return None
+        reasons.append(f"not confirmed for {days} days")
+    return "; ".join(reasons) or None
 
 
 def rules_for_project(rules: Sequence[Rule], project: str) -> list[Rule]:
