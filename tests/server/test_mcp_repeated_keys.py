@@ -91,6 +91,35 @@ def test_an_envelope_that_gives_a_key_twice_is_an_invalid_request(server: Runnin
     assert refused.json()["error"]["code"] == -32602
 
 
+def test_a_response_that_gives_a_key_twice_is_answered_by_nothing(server: RunningServer) -> None:
+    """JSON-RPC answers no response, and a POST of responses only gets 202."""
+    session = server.initialize()
+    for response in (
+        '{"jsonrpc": "2.0", "id": 10, "result": {"a": 1, "a": 2}}',
+        '{"jsonrpc": "2.0", "id": 10, "error": {"code": 1, "message": "m", "data": {"x": 1,'
+        ' "x": 2}}}',
+    ):
+        for body in (response, f"[{response}]"):
+            reply = server.post_mcp(body, session)
+            assert (reply.status, reply.body) == (202, b"")
+
+
+def test_a_repeated_key_inside_the_id_is_an_invalid_request(server: RunningServer) -> None:
+    session = server.initialize()
+    message = '{"jsonrpc": "2.0", "id": {"a": 1, "a": 2}, "method": "ping"}'
+    assert server.post_mcp(message, session).json()["error"] == {
+        "code": -32600,
+        "message": 'Invalid request: the message gives "a" twice.',
+    }
+
+
+def test_a_transport_refusal_names_no_id_given_twice(server: RunningServer) -> None:
+    """Refused before it is handled (no session here), the request is answered with id null,
+    as once handled: the last id to this server may be the first's to a proxy."""
+    reply = server.post_mcp('{"jsonrpc": "2.0", "id": "first", "id": "second", "method": "ping"}')
+    assert reply.status == 400 and reply.json()["id"] is None
+
+
 def _stdio_replies(tmp_path: Path, lines: list[str]) -> list[Any]:
     """The replies of a real ``aletheia-mcp`` (this checkout's code) to ``lines``."""
     env = {
@@ -155,3 +184,13 @@ def test_the_hub_refuses_it_and_audits_the_call_as_an_error(tmp_path: Path) -> N
         sql = "SELECT tool, project, result FROM audit WHERE actor = ? AND tool = ?"
         assert rows_at(hub.db, sql, "laptop", "save_memory") == [("save_memory", None, "error")]
         assert rows_at(hub.db, "SELECT count(*) FROM memories") == [(0,)]
+        # A tool named twice is audited by neither name: each reader saw another call.
+        named_twice = SAVE_TWICE.replace('"name": "save_memory"', '"name": "search", "name": "x"')
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+        try:
+            conn.request("POST", "/mcp", named_twice, headers)
+            assert json.loads(conn.getresponse().read())["error"]["code"] == -32602
+        finally:
+            conn.close()
+        sql = "SELECT tool FROM audit WHERE actor = ? AND tool IN ('search', 'x')"
+        assert rows_at(hub.db, sql, "laptop") == []

@@ -7,11 +7,10 @@ is read, and only one JSON object is parsed; a batch, a larger or unreadable bod
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import Receive, Scope
 
 from aletheia_mem.server.http import request_id_of
+from aletheia_mem.server.stdio import parse_line
 
 MAX_ID_BODY_BYTES = 256 * 1024  # a save of the longest text, escaped, fits
 
@@ -51,9 +50,6 @@ async def refused_request_id(scope: Scope, receive: Receive) -> str | int | None
     body = await _body(receive, MAX_ID_BODY_BYTES)
     if body is None or body.lstrip()[:1] != b"{":
         return None
-    try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+    payload, _ = parse_line(body)  # read as ``/mcp`` reads it (an id given twice names none)
     found: str | int | None = request_id_of(payload)
     return found

@@ -46,7 +46,7 @@ from aletheia_mem.server.mcp import (
 )
 from aletheia_mem.server.modern import MODERN_VERSIONS
 from aletheia_mem.server.sessions import SessionState, SessionStore
-from aletheia_mem.server.stdio import parse_line
+from aletheia_mem.server.stdio import gives_twice, parse_line
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.web.app import exception_handlers as web_exception_handlers
@@ -81,8 +81,9 @@ def rpc_error(
 
 
 def request_id_of(payload: Any) -> Any:
-    """The id of a single request, to echo in a transport error; None otherwise."""
-    if isinstance(payload, dict):
+    """The id of a single request, to echo in a transport error; None otherwise (an id given
+    twice as well: the first to a proxy or a log)."""
+    if isinstance(payload, dict) and not gives_twice(payload, "id"):
         value = payload.get("id")
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
             return value

@@ -25,7 +25,7 @@ from aletheia_mem.server.handshake import (
     reported_name,
     valid_id,
 )
-from aletheia_mem.server.stdio import RepeatedKeyMessage
+from aletheia_mem.server.stdio import RepeatedKeyMessage, gives_twice
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.registry import TOOLS, TOOLS_BY_NAME, ToolResult, ToolSpec, call_tool
 
@@ -226,11 +226,15 @@ def _repeated_keys(session: McpSession, message: RepeatedKeyMessage) -> Message 
     ``/sync/`` refuse such a body). A notification gets nothing; one whose id is repeated is
     answered with ``id: null``."""
     request_id = message.get("id")
+    if "method" not in message and ("result" in message or "error" in message):
+        return None  # a response, which nothing answers
+    unrun: Message = message
+    if gives_twice(message.get("params"), "name"):  # the tool it names is not sure
+        unrun = {**message, "params": {}}
+    _tell_unrun(session, unrun)
     if "id" not in message:
-        _tell_unrun(session, message)
         return None
-    replied = request_id if valid_id(request_id) and "id" not in message.names else None
-    _tell_unrun(session, message)
+    replied = request_id if valid_id(request_id) and not gives_twice(message, "id") else None
     names = ", ".join(f'"{echoed(name)}"' for name in message.names[:5])
     if message.in_params:
         return error_response(

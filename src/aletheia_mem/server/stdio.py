@@ -134,13 +134,28 @@ def _first_marked(value: Any) -> _Marked | None:
 
 
 def _flagged(message: Any) -> Any:
-    """``message`` as a ``RepeatedKeyMessage`` if it holds an object giving a key twice."""
-    found = _first_marked(message) if isinstance(message, dict) else None
+    """``message`` as a ``RepeatedKeyMessage`` if it holds an object giving a key twice: the
+    envelope's own keys first, then ``params``' objects, then the rest (``id``, ``result``)."""
+    if not isinstance(message, dict):
+        return message
+    in_params = False
+    found = message if isinstance(message, _Marked) else None
+    if found is None:
+        found = _first_marked(message.get("params"))
+        in_params = found is not None
+    if found is None:
+        found = _first_marked(message)
     if found is None:
         return message
     flagged = RepeatedKeyMessage(message)
-    flagged.names, flagged.in_params = found.names, found is not message
+    flagged.names, flagged.in_params = found.names, in_params
     return flagged
+
+
+def gives_twice(value: Any, name: str) -> bool:
+    """Whether ``value``, an object of a message ``parse_line`` flagged, gives ``name`` twice
+    (so its value is the last to this server, maybe the first to a proxy or a log)."""
+    return isinstance(value, _Marked | RepeatedKeyMessage) and name in value.names
 
 
 def parse_line(line: bytes) -> tuple[Any, bool]:
