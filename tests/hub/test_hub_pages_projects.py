@@ -147,6 +147,19 @@ def test_a_limited_admin_creates_tokens_only_within_its_projects(
     assert every_bot.status_code == 200
 
 
+def test_the_token_form_parts_projects_at_commas_only(hub: Hub, every: Pages) -> None:
+    """Projects "My Project, shop" made a token of "my", "project" and "shop": a project key
+    may hold a space, as the folder named "My Project" gives one."""
+    made = every.post("/tokens/create", name="spaced", scope="read", projects="My Project, shop")
+    assert made.status_code == 200
+    row = r'>spaced</td><td[^>]*>read</td><td class="wrap"[^>]*>my project, shop</td>'
+    assert re.search(row, made.text)
+    found = re.search(r'id="secret" readonly value="([^"]+)"', made.text)
+    assert found is not None
+    assert not search_refused(hub, found.group(1), "my project")
+    assert search_refused(hub, found.group(1), "my")
+
+
 def test_the_token_form_reads_zero_width_projects_and_name_as_left_empty(
     hub: Hub, limited: Pages
 ) -> None:

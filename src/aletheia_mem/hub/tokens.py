@@ -92,16 +92,17 @@ def hash_secret(secret: str) -> str:
 
 
 def parse_projects(text: str, field: str = "--projects") -> tuple[str, ...] | None:
-    """``shop,billing`` -> ``("shop", "billing")``; ``*`` -> None (every project). ``field``:
-    how an error names where the text was given (the CLI's flag, the Tokens page's field). A
-    blank part (``is_blank``: spaces, or only zero-width characters) names no project, as an
-    empty one does.
+    """``shop, My Project`` -> ``("shop", "my project")``: split at commas only, each part a
+    project key (``normalize_project``), as a folder named with a space gives one; ``*`` -> None
+    (every project). ``field``: how an error names where the text was given (the CLI's flag,
+    the Tokens page's field). A blank part (``is_blank``: spaces, or only zero-width
+    characters) names no project, as an empty one does.
 
     Raises:
         InvalidInputError: no project named, or a name holding a control or format character
             or what looks like a secret.
     """
-    parts = text.replace(" ", ",").split(",")
+    parts = text.split(",")
     names = [normalize_project(part) for part in parts]
     for part, name in zip(parts, names, strict=True):
         if holds_secret(part, name):  # it would limit the token to "[redacted]", every such name
