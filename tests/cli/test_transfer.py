@@ -15,7 +15,7 @@ import pytest
 
 from aletheia_mem.clock import system_clock
 from aletheia_mem.domain import memories, transfer
-from aletheia_mem.domain.import_check import MAX_ID
+from aletheia_mem.storage.id_cap import MAX_ID
 from aletheia_mem.storage.sqlite import SqliteStore
 from aletheia_mem.timefmt import FIRST_MS
 from tests.cli.conftest import DiskEvent, Invoke, Workspace, durable_write, json_of
@@ -385,22 +385,57 @@ def _memory(**changes: Any) -> dict[str, Any]:
     return {"type": "memory", "data": memory_data(**changes)}
 
 
-def test_import_refuses_ids_and_sequences_that_leave_no_room_to_grow(
+def test_import_refuses_ids_and_sequences_past_what_json_keeps_exactly(
     run: Invoke, tmp_path: Path
 ) -> None:
-    refused = _import_text(run, tmp_path, [_memory(id=2**63 - 1)])
-    assert refused.exit_code == 2
-    assert refused.stderr == (
-        f'Error: Line 2: memory field "id" must be from 1 to {MAX_ID}. Nothing was imported.\n'
-    )
+    for big in (MAX_ID + 1, 2**63 - 1):
+        refused = _import_text(run, tmp_path, [_memory(), _memory(id=big, uid="b" * 32)])
+        assert refused.exit_code == 2
+        assert refused.stderr == (
+            f'Error: Line 3: memory field "id" must be from 1 to {MAX_ID}. Nothing was imported.\n'
+        )
     refused = _import_text(run, tmp_path, [_memory()], sequences={"memories": 2**63 - 1})
     assert refused.exit_code == 2
     assert refused.stderr == (
         f'Error: The header\'s "sequences" must be from 0 to {MAX_ID}. Nothing was imported.\n'
     )
-    at_cap = _import_text(run, tmp_path, [_memory(id=MAX_ID)], sequences={"memories": MAX_ID})
-    assert at_cap.exit_code == 0, at_cap.stderr
-    assert run("save", "after the cap").stdout == f"Saved as #{MAX_ID + 1} in shop.\n"
+
+
+def test_a_store_gives_no_id_past_the_cap_and_its_export_imports_back(
+    run: Invoke, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store imported at the cap gave 2^53 + 1 (a JavaScript client reads it as 2^53), and
+    its export was then refused by every import ("sequences" past the cap)."""
+    below = MAX_ID - 1
+    fact = {"type": "fact", "data": {
+        "id": below, "uid": "1" * 32, "project": "shop", "subject": "s", "predicate": "p",
+        "object": "o", "valid_from": 1, "recorded_at": 1, "source": "cli",
+    }}  # fmt: skip
+    near = _import_text(
+        run, tmp_path, [_memory(id=below), fact], sequences={"memories": below, "facts": below}
+    )
+    assert near.exit_code == 0, near.stderr
+    assert run("save", "the last id").stdout == f"Saved as #{MAX_ID} in shop.\n"
+    assert run("facts", "add", "api", "db", "pg", "--json").exit_code == 0
+    store = workspace.data_dir / "aletheia.db"
+    for refused, table in [
+        (run("save", "one past the cap"), "memories"),
+        (run("facts", "add", "api", "cache", "redis"), "facts"),
+    ]:
+        assert refused.exit_code == 4, refused.stdout
+        assert refused.stderr == (
+            f"Error: The store {store} has no ids left for {table}: ids stay at most"
+            f" {MAX_ID:,} (2^53, the largest whole number every JSON reader keeps exactly),"
+            " which an import took them to. Nothing was changed.\n"
+        )
+    dump = tmp_path / "at-cap.jsonl"
+    assert run("export", "-o", str(dump)).exit_code == 0
+    header = json.loads(dump.read_text(encoding="utf-8").splitlines()[0])
+    assert header["sequences"]["memories"] == header["sequences"]["facts"] == MAX_ID
+    monkeypatch.setenv("ALETHEIA_DATA_DIR", str(tmp_path / "again"))
+    again = run("import", str(dump))
+    assert again.exit_code == 0, again.stderr
+    assert run("export").stdout == dump.read_text(encoding="utf-8")
 
 
 def test_import_redacts_an_audit_rows_tool_and_result(run: Invoke, tmp_path: Path) -> None:

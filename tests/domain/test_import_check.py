@@ -1,5 +1,5 @@
-"""import_check: ids and sequences capped below SQLite's limit, uids of the store's shape only,
-and an audit row's names redacted like its detail."""
+"""import_check: ids and sequences capped at 2^53 (what JSON keeps exactly), uids of the store's
+shape only, and an audit row's names redacted like its detail."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from aletheia_mem.domain.import_check import MAX_ID, checked_record
+from aletheia_mem.domain.import_check import checked_record
 from aletheia_mem.domain.worklists import list_key, list_title
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.id_cap import MAX_ID
 
 NOW = 1_767_225_600_000  # 2026-01-01
 SECRET = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -33,7 +34,7 @@ def _episode(**changes: Any) -> dict[str, Any]:
     return data
 
 
-def test_ids_are_capped_at_two_to_the_53_so_a_store_keeps_ids_to_give() -> None:
+def test_ids_are_capped_at_two_to_the_53_the_largest_json_keeps_exactly() -> None:
     assert MAX_ID == 2**53
     assert checked_record("memory", memory_data(id=MAX_ID), 2, now=NOW)["id"] == MAX_ID
     for big in (MAX_ID + 1, 2**63 - 1):

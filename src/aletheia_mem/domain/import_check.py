@@ -60,6 +60,7 @@ from aletheia_mem.domain.worklists import (
 from aletheia_mem.errors import InvalidInputError
 from aletheia_mem.printable import printable_line
 from aletheia_mem.projects import MAX_PROJECT_LENGTH, normalize_project, project_key
+from aletheia_mem.storage.id_cap import MAX_ID
 from aletheia_mem.timefmt import FIRST_MS, LAST_MS
 
 # Whatever a store may hold, from its own writers or a synced peer (``limits.HELD_*``).
@@ -71,9 +72,9 @@ FACT_PART = max(MAX_FACT_PART, HELD_FACT_PART)
 STATEMENT = max(MAX_STATEMENT, HELD_FACT_PART)
 RULE_TEXT = max(MAX_RULE, HELD_RULE)
 SCOPE_NAME = max(MAX_NAME, HELD_RULE)
-# Ids and next-id sequences: 2^53, the largest integer every JSON reader keeps exactly, and far
-# below SQLite's 2^63 - 1, so that a store imported at the cap still has ids to give.
-MAX_ID = 2**53
+# Ids and next-id sequences: at most 2^53, the largest integer every JSON reader keeps exactly
+# (``id_cap``). A store never gives an id past it either, so whatever its export holds, an import
+# takes; a store imported at the cap refuses to give the next id.
 ALL_PROJECTS = "*"  # what a read means by every project: no item belongs to it
 _RULE_ID = re.compile(r"r_[0-9a-f]{10}")
 _UID = re.compile(r"[0-9a-f]{32}")

@@ -28,7 +28,6 @@ from typing import IO, Any
 
 from aletheia_mem import __version__
 from aletheia_mem.domain.import_check import (
-    MAX_ID,
     checked_changed_at,
     checked_record,
     checked_waiting,
@@ -36,6 +35,7 @@ from aletheia_mem.domain.import_check import (
 )
 from aletheia_mem.domain.worklists import quoted_name, rebuilt_list_key
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.storage.id_cap import MAX_ID
 
 # Export and import copy a local store's rows as SQLite stores them: SQLite only.
 from aletheia_mem.storage.sqlite import SqliteStore

@@ -26,6 +26,7 @@ from aletheia_mem.errors import (
     StoreTooNewError,
 )
 from aletheia_mem.storage.files import ensure_private_dir, new_private_file, tighten
+from aletheia_mem.storage.id_cap import ids_used_up
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
@@ -331,8 +332,11 @@ def is_foreign(conn: sqlite3.Connection) -> bool:
 
 def store_problem(path: Path, error: sqlite3.Error) -> AletheiaError | None:
     """The one-line error a user should see for SQLite's ``error`` on ``path``, if it is a
-    store problem (a damaged or read-only store, one on a full disk, or one another process kept
-    busy for longer than this one waits) rather than a bug."""
+    store problem (a damaged or read-only store, one on a full disk, one another process kept
+    busy for longer than this one waits, or one with no ids left) rather than a bug."""
+    used_up = ids_used_up(path, error)
+    if used_up is not None:
+        return used_up
     text = str(error).lower()
     if any(mark in text for mark in _BUSY_MARKS):
         return StoreBusyError(str(path))
