@@ -84,6 +84,29 @@ def test_an_id_given_twice_is_refused_naming_the_second_line(
     )
 
 
+def test_a_key_given_twice_in_a_line_is_refused_naming_the_line_as_sync_refuses_it(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    """A memory line with "id": 2 and later "id": 42 was imported as #42 (the last won)."""
+    memory = json.dumps(_memory(id=2))
+    twice = memory.replace('"id": 2,', '"id": 2, "id": 42,', 1)
+    secret = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    header = json.dumps(HEADER)
+    for lines, key, number in [
+        ([header, memory, twice], "id", 3),
+        ([header.replace("{", '{"type": "header", ', 1), memory], "type", 1),
+        ([header, memory.replace("{", f'{{"{secret}": 1, "{secret}": 2, ', 1)], "[REDACTED]", 2),
+    ]:
+        source = tmp_path / "in.jsonl"
+        source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        refused = run("import", str(source))
+        assert (refused.exit_code, refused.stdout) == (2, "")
+        assert refused.stderr == (
+            f'Error: Line {number}: the key "{key}" is given twice. Nothing was imported.\n'
+        )
+    assert not (workspace.data_dir / "aletheia.db").exists()  # nothing was imported
+
+
 def test_two_current_facts_of_one_subject_and_predicate_are_refused_naming_them(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:

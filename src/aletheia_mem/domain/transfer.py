@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from aletheia_mem import __version__
+from aletheia_mem.domain.echoes import echoed
 from aletheia_mem.domain.import_check import (
     checked_changed_at,
     checked_record,
@@ -35,6 +36,7 @@ from aletheia_mem.domain.import_check import (
 )
 from aletheia_mem.domain.worklists import quoted_name, rebuilt_list_key
 from aletheia_mem.errors import InvalidInputError
+from aletheia_mem.json_objects import RepeatedKeyError, once
 from aletheia_mem.storage.id_cap import MAX_ID
 
 # Export and import copy a local store's rows as SQLite stores them: SQLite only.
@@ -54,6 +56,9 @@ RECORD_TYPES = {
     "audit": "audit",
 }
 TABLES_BY_TYPE = {kind: table for table, kind in RECORD_TYPES.items()}
+# A line's objects each give a key once, as ``/sync/`` takes a body's (a repeated "id" was
+# taken at its last value).
+_DECODER = json.JSONDecoder(object_pairs_hook=once)
 # Columns stored as JSON text; exported as real lists, stored again exactly as written.
 JSON_COLUMNS = frozenset({"facts", "files", "evidence_memory_ids", "evidence_fact_ids"})
 
@@ -141,7 +146,10 @@ def read_lines(stream: IO[str]) -> Iterator[str]:
 
 def _parse(line: str, number: int) -> dict[str, Any]:
     try:
-        record = json.loads(line)
+        record = _DECODER.decode(line)
+    except RepeatedKeyError as error:  # the last would win here, maybe the first elsewhere
+        key = echoed(error.key)
+        raise InvalidInputError(f'Line {number}: the key "{key}" is given twice.') from None
     except (ValueError, RecursionError):  # RecursionError: arrays nested past the parser
         raise InvalidInputError(f"Line {number} is not JSON.") from None
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):

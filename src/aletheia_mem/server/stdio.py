@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
+from aletheia_mem.json_objects import RepeatedKeyError, once
 from aletheia_mem.server.handshake import first_greeting
 
 TYPE_CHECKING = False  # ``typing`` itself costs the start a millisecond
@@ -59,23 +60,7 @@ def utf8_text(raw: bytes) -> str:
     return raw.removeprefix(_BOM).decode("utf-8", "surrogatepass")
 
 
-class RepeatedKeyError(ValueError):
-    """An object that gives a key twice: a reader taking the last value (as Python does) and
-    one taking the first (a proxy, a log) would see two different requests."""
-
-    def __init__(self, names: list[str]) -> None:
-        super().__init__("a key given twice")
-        self.names = names  # the object's keys, each as often as it gives it
-
-
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        raise RepeatedKeyError([name for name, _ in pairs])
-    return value
-
-
-_ONCE_DECODER = json.JSONDecoder(object_pairs_hook=_once, parse_constant=reject_constant)
+_ONCE_DECODER = json.JSONDecoder(object_pairs_hook=once, parse_constant=reject_constant)
 
 
 def json_value_once(text: str) -> Any:
