@@ -107,6 +107,29 @@ def test_a_key_given_twice_in_a_line_is_refused_naming_the_line_as_sync_refuses_
     assert not (workspace.data_dir / "aletheia.db").exists()  # nothing was imported
 
 
+def test_a_line_nested_too_deep_is_told_so_not_that_it_is_not_json(
+    run: Invoke, tmp_path: Path, workspace: Workspace
+) -> None:
+    """A line of valid JSON nested 100,000 deep was told 'Line 2 is not JSON.'"""
+
+    def deep(levels: int) -> str:
+        return '{"type": "memory", "data": %s}' % ("[" * levels + "]" * levels)
+
+    brackets = _memory(text='a "quote" [' + "[" * 500 + "{" * 500)  # in a string: not nested
+    for line, told in [
+        (deep(100_000), "Line 2 nests lists and objects deeper than 100 levels."),
+        (deep(100), "Line 2 nests lists and objects deeper than 100 levels."),  # the record too
+        (deep(99), "Line 2 has no data object."),  # 100 levels, the record's object and 99 lists
+        (deep(99) + "x", "Line 2 is not JSON."),
+    ]:
+        source = tmp_path / "in.jsonl"
+        source.write_text(f"{json.dumps(HEADER)}\n{line}\n", encoding="utf-8")
+        refused = run("import", str(source))
+        assert (refused.exit_code, refused.stderr) == (2, f"Error: {told} Nothing was imported.\n")
+    assert not (workspace.data_dir / "aletheia.db").exists()
+    assert _import(run, tmp_path, [brackets]).exit_code == 0
+
+
 def test_two_current_facts_of_one_subject_and_predicate_are_refused_naming_them(
     run: Invoke, tmp_path: Path, workspace: Workspace
 ) -> None:

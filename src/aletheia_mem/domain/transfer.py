@@ -59,6 +59,12 @@ TABLES_BY_TYPE = {kind: table for table, kind in RECORD_TYPES.items()}
 # A line's objects each give a key once, as ``/sync/`` takes a body's (a repeated "id" was
 # taken at its last value).
 _DECODER = json.JSONDecoder(object_pairs_hook=once)
+# The deepest a line may nest lists and objects: a record nests four levels (the record, its
+# waiting references, one of them), and Python's parser stops near its recursion limit (1,000,
+# less the stack below it), which a line deeper than this is never read to.
+MAX_DEPTH = 100
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
 # Columns stored as JSON text; exported as real lists, stored again exactly as written.
 JSON_COLUMNS = frozenset({"facts", "files", "evidence_memory_ids", "evidence_fact_ids"})
 
@@ -145,16 +151,34 @@ def read_lines(stream: IO[str]) -> Iterator[str]:
 
 
 def _parse(line: str, number: int) -> dict[str, Any]:
+    too_deep = f"Line {number} nests lists and objects deeper than {MAX_DEPTH} levels."
+    if _nests_too_deep(line):
+        raise InvalidInputError(too_deep)
     try:
         record = _DECODER.decode(line)
     except RepeatedKeyError as error:  # the last would win here, maybe the first elsewhere
         key = echoed(error.key)
         raise InvalidInputError(f'Line {number}: the key "{key}" is given twice.') from None
-    except (ValueError, RecursionError):  # RecursionError: arrays nested past the parser
+    except RecursionError:  # past the parser's depth: only below a deep stack, as too_deep
+        raise InvalidInputError(too_deep) from None
+    except ValueError:
         raise InvalidInputError(f"Line {number} is not JSON.") from None
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
         raise InvalidInputError(f"Line {number} is not an export record (no type).")
     return record
+
+
+def _nests_too_deep(line: str) -> bool:
+    """Whether ``line`` opens lists and objects more than ``MAX_DEPTH`` deep, outside its
+    strings. Only a line holding that many brackets is scanned."""
+    if line.count("[") + line.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", line)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
 
 
 def _read_header(lines: Iterator[tuple[int, str]]) -> dict[str, Any]:
