@@ -1,5 +1,5 @@
 """Every SQLite table whose ids an import may set (AUTOINCREMENT) refuses an id past ``MAX_ID``:
-migration 0026's triggers, whose number must be ``MAX_ID``'s."""
+migration 0027's triggers, whose number must be ``MAX_ID``'s."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The largest id a store gives or an import takes: 2^53, the largest whole number every JSON
 reader keeps exactly (a JavaScript client reads 2^53 + 1 as 2^53). Only an import sets a
-table's ids and next id (``sqlite_sequence``) so high; past them, migration 0026's triggers
+table's ids and next id (``sqlite_sequence``) so high; past them, migration 0027's triggers
 refuse the insert, so a store never shows an id it cannot export and import back."""
 
 from __future__ import annotations
