@@ -50,15 +50,11 @@ from aletheia_mem.hub import audit
 from aletheia_mem.hub.audit_queue import AuditQueue
 from aletheia_mem.hub.tokens import can_write, revoke_command
 from aletheia_mem.hub.write_turns import WriteTurns
+from aletheia_mem.json_objects import RepeatedKeyError
 from aletheia_mem.server.api import RETRY_AFTER_S
 from aletheia_mem.server.guard import Refusal
 from aletheia_mem.server.http import UNAVAILABLE
-from aletheia_mem.server.stdio import (
-    NotJsonNumber,
-    RepeatedKeyError,
-    json_value_once,
-    utf8_text,
-)
+from aletheia_mem.server.stdio import NotJsonNumber, json_value_once, utf8_text
 from aletheia_mem.server.wiring import hub_store
 from aletheia_mem.storage.contracts import AuditsWithWrites
 from aletheia_mem.storage.entries import AuditEntry

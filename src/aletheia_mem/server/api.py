@@ -34,6 +34,7 @@ from aletheia_mem.errors import (
     StoreTooNewError,
     StoreUnavailableError,
 )
+from aletheia_mem.json_objects import RepeatedKeyError
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
 from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem
@@ -45,12 +46,7 @@ from aletheia_mem.server.openapi import (
     bounded,
     build_document,
 )
-from aletheia_mem.server.stdio import (
-    NotJsonNumber,
-    RepeatedKeyError,
-    json_value_once,
-    utf8_text,
-)
+from aletheia_mem.server.stdio import NotJsonNumber, json_value_once, utf8_text
 from aletheia_mem.tools.app import AppContext
 from aletheia_mem.tools.arguments import check_arguments
 
