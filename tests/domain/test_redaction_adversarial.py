@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aletheia_mem.domain import redaction_lines, redaction_names, redaction_values
+from aletheia_mem.domain import (
+    redaction_lines,
+    redaction_names,
+    redaction_values,
+    redaction_vendors,
+)
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.redaction_names import Strength, compact, name_strength
+from aletheia_mem.domain.redaction_vendors import vendor_token_spans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from redaction_adversarial import UNITS
@@ -234,4 +241,109 @@ def test_a_weak_name_still_redacts_a_random_value_and_a_strong_name_any_literal(
     )
     assert redact_secrets("key: " * 100 + "password=hunter22") == "key: " * 100 + (
         "password=[REDACTED]"
+    )
+
+
+# -- Vendor tokens -------------------------------------------------------------------------
+
+
+def reference_token_spans(
+    run: str, offset: int, begin: int = 0, reach: int = 0
+) -> Iterator[tuple[int, int]]:
+    """``redaction_vendors._token_spans`` before a start's shape was tested first."""
+    v = redaction_vendors
+    if v._unprefixed_token(run) and not v.is_masked(run[-16:]):
+        yield offset, offset + len(run)
+        return
+    for key in v._key_starts().finditer(run, begin):
+        start = key.start()
+        if start < reach - v._SCAN:
+            continue
+        glued = start > reach and v._WORD_CHAR.match(run, start - 1) is not None
+        if glued and not v._after_a_word(run, start, reach):
+            continue
+        shaped = v._shape_end(run, start, min(len(run), start + v._SCAN))
+        end = v._token_end(run, start, shaped, glued=glued) if shaped else 0
+        if end > reach:
+            yield offset + start, offset + end
+            reach = end
+
+
+def reference_run_spans(run: str, offset: int) -> list[tuple[int, int]]:
+    """``redaction_vendors._run_spans`` before a run without a token was read once only."""
+    trimmed = run.rstrip(redaction_vendors._TRIM)
+    spans = list(reference_token_spans(trimmed, offset))
+    closed = run.rstrip(".~")
+    if len(closed) > len(trimmed):
+        begin = spans[-1][0] - offset if spans else 0
+        reach = spans[-2][1] - offset if len(spans) > 1 else 0
+        last = list(reference_token_spans(closed, offset, begin, reach))[-1:]
+        if last and last[0][1] > offset + len(trimmed) and (not spans or last[0][0] > spans[-1][0]):
+            spans += last
+    return spans
+
+
+def _vendor_tokens_agree(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = vendor_token_spans(text), redaction_vendors.redact_vendor_tokens(text)
+    with monkeypatch.context() as patched:
+        patched.setattr(redaction_vendors, "_run_spans", reference_run_spans)
+        expected = vendor_token_spans(text), redaction_vendors.redact_vendor_tokens(text)
+    assert found == expected, text[:200]
+
+
+_TOKEN = "ghp_" + "Xq7vR2mK9pLw3ZtB8nYcXq7vR2mK9pLw3ZtB"
+_GOOGLE_KEY_WITHOUT_LAST = "AIza" + "Xq7vR2mK9pLw3ZtB8nYcXq7vR2mK9pLw3Z"
+_VENDOR_PARTS = [
+    "ghp_", "gh", "AKIA", "ASIA", "eyJ", "sk-", "sk-proj-", "alt_", "hf_", "AIza", "glpat-",
+    "xoxb-", _TOKEN, _TOKEN[4:], "Xq7vR2mK9pLw3ZtB8nYc", "0123456789", "a" * 30, "TOKEN", "_",
+    "-", ".", "~", "x", "9", " ", "=", "AAAA" * 10, _GOOGLE_KEY_WITHOUT_LAST,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("source", ["adversarial", "corpus"])
+def test_vendor_tokens_are_found_as_by_the_code_they_replaced(
+    source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = _adversarial_texts() if source == "adversarial" else _corpus_texts()
+    texts += [_sized(unit) for unit in ("ghp_", "sk-", "eyJ-", "alt_", "AIza")]
+    texts += [_sized("ghp_", 3000) + _TOKEN + "_", _sized("sk-", 600) + _TOKEN + "-_-"]
+    texts += [_sized("ghp_", 3000) + _GOOGLE_KEY_WITHOUT_LAST + "-"]  # its last "-" trimmed off
+    for text in texts:
+        _vendor_tokens_agree(text, monkeypatch)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_VENDOR_PARTS), max_size=80))
+def test_vendor_tokens_are_found_as_before_on_generated_runs(parts: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _vendor_tokens_agree("".join(parts), monkeypatch)
+
+
+@pytest.mark.parametrize("unit", ["ghp_", "sk-", "eyJ"])
+def test_a_run_of_one_prefix_repeated_is_read_once_and_judged_nowhere(
+    unit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judged: list[int] = []
+    shaped: list[int] = []
+    token_end, shape_end = redaction_vendors._token_end, redaction_vendors._shape_end
+
+    def counting_token_end(run: str, start: int, *args: int, glued: bool) -> int:
+        judged.append(start)
+        return token_end(run, start, *args, glued=glued)
+
+    def counting_shape_end(run: str, start: int, limit: int) -> int:
+        shaped.append(start)
+        return shape_end(run, start, limit)
+
+    monkeypatch.setattr(redaction_vendors, "_token_end", counting_token_end)
+    monkeypatch.setattr(redaction_vendors, "_shape_end", counting_shape_end)
+    text = _sized(unit)
+    assert redaction_vendors.redact_vendor_tokens(text) == text
+    assert judged == []  # no shape at any start: nothing else is judged there
+    starts = len(re.findall(re.escape(unit[:2]), text))
+    assert len(shaped) <= starts + 2 * redaction_vendors._SCAN  # read once, not twice
+    # A token at the end of such a run is still found
+    assert redaction_vendors.redact_vendor_tokens(text + " " + _TOKEN) == text + " [REDACTED]"
+    assert redaction_vendors.redact_vendor_tokens(f"{text} {_GOOGLE_KEY_WITHOUT_LAST}-") == (
+        text + " [REDACTED]"
     )

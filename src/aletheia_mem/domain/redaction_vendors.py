@@ -264,16 +264,14 @@ def _looks_random(token: str) -> bool:
     return len(body) >= _MIN_RANDOM and changes and varies(body) and not is_masked(body)
 
 
-def _token_end(run: str, start: int, *, glued: bool) -> int:
-    """Where the vendor token at ``start`` in ``run`` ends, or 0 if there is none.
+def _token_end(run: str, start: int, end: int, *, glued: bool) -> int:
+    """Where the vendor token at ``start`` in ``run``, whose shape read up to ``_SCAN``
+    characters ends at ``end``, ends, or 0 if it is none.
 
     ``glued``: letters of no token come right before it. A token glued to letters or digits on
     either side must look random ("ASIAPACIFIC..." is a word; "AKIA...1234x" a token).
     """
     limit = min(len(run), start + _SCAN)
-    end = _shape_end(run, start, limit)
-    if not end:
-        return 0
     read = run[start:end]
     if is_masked(read[-16:]) or is_placeholder(read):
         return 0  # a mask ("ghp_xxxx..."), a placeholder ("xoxb-your-token-here")
@@ -327,10 +325,15 @@ def _token_spans(
         start = key.start()
         if start < reach - _SCAN:
             continue  # well inside a token found
+        # No shape here, no token whatever stands before it: tested first, as the cheapest
+        # necessary condition (a run of one prefix repeated, "ghp_ghp_...", has no shape at all)
+        end = _shape_end(run, start, min(len(run), start + _SCAN))
+        if not end:
+            continue
         glued = start > reach and _WORD_CHAR.match(run, start - 1) is not None
         if glued and not _after_a_word(run, start, reach):
             continue
-        end = _token_end(run, start, glued=glued)
+        end = _token_end(run, start, end, glued=glued)
         if end > reach:
             yield offset + start, offset + end
             reach = end
@@ -370,8 +373,11 @@ def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
     if len(closed) > len(trimmed):
         # Read again from the last token found, as the first reading stood there: a token added
         # starts after it, and the tokens before it are read alike (a run of many tokens is
-        # not read twice)
-        begin = spans[-1][0] - offset if spans else 0
+        # not read twice). Without a token found, a start more than two reads (a token and the
+        # one glued after it) before the trimmed end reads none of the characters trimmed off
+        # (the letter and digit runs read past that stop at them), so is judged as before: the
+        # second reading starts after those ("ghp_ghp_..._" is read once, not twice).
+        begin = spans[-1][0] - offset if spans else max(0, len(trimmed) - 2 * _SCAN)
         reach = spans[-2][1] - offset if len(spans) > 1 else 0
         last = list(_token_spans(closed, offset, begin, reach))[-1:]
         if last and last[0][1] > offset + len(trimmed) and (not spans or last[0][0] > spans[-1][0]):
