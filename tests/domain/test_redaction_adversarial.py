@@ -148,12 +148,49 @@ def _assignments_agree(text: str) -> None:
             assert redaction_names._bare_secret_end(text, match, name, run_end) == 0
 
 
+def reference_assignment_spans(text: str, lower: str) -> list[tuple[int, int]]:
+    """``redaction_names._assignment_spans`` before a word after ":" was tested for a digit."""
+    n = redaction_names
+    spans: list[tuple[int, int]] = []
+    done = run_end = 0
+    for match in n._ASSIGNMENT.finditer(lower):
+        if match["bare"] is None:
+            start = match.start("dq" if match["dq"] is not None else "sq")
+        else:
+            start = match.start("bare")
+            if start >= run_end:
+                run_end = n._BARE_VALUE.match(text, start).end()  # type: ignore[union-attr]
+            if run_end - start < n._MIN_STRONG_LENGTH and text[run_end : run_end + 1] not in (
+                n._TAIL_STARTS
+            ):
+                continue
+        name = n._name_before(text, match.start()) if start >= done else ""
+        if not name:
+            continue
+        if match["bare"] is None:
+            end = n._quoted_secret_end(text, match, name)
+        else:
+            end = n._bare_secret_end(text, match, name, run_end)
+        if end and not n.is_public_name(text, text.rfind(name, 0, match.start()), name):
+            spans.append((start, end))
+            done = end
+    return spans
+
+
+def _assignment_spans_agree(text: str) -> None:
+    lower = redaction_names.lower_same_length(text)
+    found = redaction_names._assignment_spans(text, lower)
+    assert found == reference_assignment_spans(text, lower), text[:200]
+
+
 @pytest.mark.parametrize("source", ["adversarial", "corpus"])
 def test_shortcuts_judge_as_the_code_they_replaced(source: str) -> None:
     texts = _adversarial_texts() if source == "adversarial" else _corpus_texts()
+    texts += [_sized(unit) for unit in ("password: ", "token: x ", "password:Tr0ub4dor ")]
     for text in texts:
         _short_flags_agree(text)
         _assignments_agree(text)
+        _assignment_spans_agree(text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -166,6 +203,20 @@ def test_short_flags_are_judged_as_before_on_generated_lines(parts: list[str]) -
 @given(st.lists(st.sampled_from(_NAME_PARTS), max_size=60), st.text(max_size=20))
 def test_assignments_are_judged_as_before_on_generated_text(parts: list[str], tail: str) -> None:
     _assignments_agree("".join(parts) + tail)
+    _assignment_spans_agree("".join(parts) + tail)
+
+
+_COLON_PARTS = [
+    "password", "api_key", "token", "key", "session", ":", ": ", " ", "\n", "for staging",
+    "hunter", "2", "\u00b2", "\u0663", "Tr0ub4dor", "kYYqhXHdO2x9", "Xq7vR2mK9pLw3ZtB8nYc", "&",
+    ";", ",", ")", "#", "(", "x", "-", "_", "/", "é",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_COLON_PARTS), max_size=60))
+def test_values_after_a_colon_are_judged_as_before(parts: list[str]) -> None:
+    _assignment_spans_agree("".join(parts))
 
 
 @settings(max_examples=200, deadline=None)
@@ -217,9 +268,11 @@ def test_a_line_of_short_flags_without_a_program_searches_no_program(
         ("key=a", "is_placeholder"),
         ("session=x", "is_placeholder"),
         ("key: ", "_name_before"),  # values of 4 characters: too short, not even named
+        ("password: ", "_name_before"),  # a word before more words, without a digit
+        ("api_key: deadline ", "_name_before"),
     ],
 )
-def test_repeated_weak_names_are_not_judged_one_by_one(
+def test_repeated_names_are_not_judged_one_by_one(
     unit: str, skipped: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = getattr(redaction_names, skipped)
@@ -230,7 +283,7 @@ def test_repeated_weak_names_are_not_judged_one_by_one(
         return original(*args)
 
     monkeypatch.setattr(redaction_names, skipped, counting)
-    text = _sized(unit)
+    text = _sized(unit) + "."  # the last value, before no other word, is judged
     assert redaction_names.redact_assignments(text) == text
     assert calls == []
 

@@ -364,18 +364,41 @@ def _is_code(match: re.Match[str], value: str, end: int, name: str) -> bool:
     return False  # "Session token: expired soon", "api_key: <key> for staging"
 
 
+# A character that may be one ``str.isdigit`` holds: outside ASCII any may be ("²").
+_MAYBE_DIGIT = re.compile(r"[0-9]|[^\x00-\x7f]")
+
+
+def _is_prose_word(text: str, lower: str, start: int, run_end: int) -> bool:
+    """Whether the bare value at ``start`` after ":" is no secret of any name, as more words
+    follow it and it holds no digit: ``_is_code`` calls such a value code unless it
+    ``reads_as_secret``, and both ways to read so (high entropy, the three kinds of characters)
+    need a character that ``str.isdigit``. A necessary condition, tested before the name."""
+    end = _value_end(text, run_end)
+    judged_end = min(end, start + _MAX_JUDGED_LENGTH)  # the value _is_code is given
+    return _MAYBE_DIGIT.search(text, start, judged_end) is None and (
+        _VALUE_END.match(lower, end) is None
+    )
+
+
 def _is_secret_flag(text: str, separator: int, name: str) -> bool:
     """Whether ``name`` before ``separator`` is a command's ``--secret`` option."""
     return compact(name) == "secret" and text.endswith("--" + name, 0, separator)
 
 
+def _value_end(text: str, run_end: int) -> int:
+    """Where a bare value whose run of value characters ends at ``run_end`` ends, with its
+    tail (``Tr0ub4dor&3``)."""
+    if text[run_end : run_end + 1] in _TAIL_STARTS:
+        return _VALUE_TAIL.match(text, run_end).end()  # type: ignore[union-attr]
+    return run_end
+
+
 def _bare_secret_end(text: str, match: re.Match[str], name: str, run_end: int) -> int:
     """Where the bare value at ``match`` ends if it is a secret of ``name``, else 0."""
-    start, end = match.start("bare"), run_end
-    if _is_secret_flag(text, match.start(), name) and is_resource_name(text[start:end]):
+    start = match.start("bare")
+    if _is_secret_flag(text, match.start(), name) and is_resource_name(text[start:run_end]):
         return 0  # gcloud's --secret=api-key: the secret's name
-    if text[end : end + 1] in _TAIL_STARTS:
-        end = _VALUE_TAIL.match(text, end).end()  # type: ignore[union-attr]
+    end = _value_end(text, run_end)
     whole = judged = text[start : min(end, start + _MAX_JUDGED_LENGTH)]
     if end > run_end and name_strength(name) is not Strength.STRONG:
         judged = whole[: run_end - start]  # a weak name's value: by its random part (key=Xq7..&3)
@@ -446,6 +469,8 @@ def _assignment_spans(text: str, lower: str) -> list[tuple[int, int]]:
                 _TAIL_STARTS
             ):
                 continue  # too short for any literal secret ("key: key: key: ...")
+            if match["sep"] == ":" and _is_prose_word(text, lower, start, run_end):
+                continue  # "password: password: ...": not judged, not even named
         name = _name_before(text, match.start()) if start >= done else ""
         if not name:
             continue
