@@ -24,6 +24,7 @@ from aletheia_mem.domain import (
 )
 from aletheia_mem.domain.redaction import redact_secrets
 from aletheia_mem.domain.redaction_names import Strength, compact, name_strength
+from aletheia_mem.domain.redaction_values import redact_span
 from aletheia_mem.domain.redaction_vendors import vendor_token_spans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -187,10 +188,12 @@ def _assignment_spans_agree(text: str) -> None:
 def test_shortcuts_judge_as_the_code_they_replaced(source: str) -> None:
     texts = _adversarial_texts() if source == "adversarial" else _corpus_texts()
     texts += [_sized(unit) for unit in ("password: ", "token: x ", "password:Tr0ub4dor ")]
+    texts += [_sized(unit) for unit in ("token is abcdefg ", "password: Abcdefg ")]
     for text in texts:
         _short_flags_agree(text)
         _assignments_agree(text)
         _assignment_spans_agree(text)
+        _prose_agrees(text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -399,4 +402,94 @@ def test_a_run_of_one_prefix_repeated_is_read_once_and_judged_nowhere(
     assert redaction_vendors.redact_vendor_tokens(text + " " + _TOKEN) == text + " [REDACTED]"
     assert redaction_vendors.redact_vendor_tokens(f"{text} {_GOOGLE_KEY_WITHOUT_LAST}-") == (
         text + " [REDACTED]"
+    )
+
+
+# -- Prose ---------------------------------------------------------------------------------
+
+# redaction_lines._SPACED before its value needed a digit
+_REFERENCE_SPACED = re.compile(
+    r"[a-z][a-z0-9_.\-]{0,90}+"
+    r"(?P<sep>[ \t]++(?:is|was)|[ \t]*+(?:[|,:]|->|=>))?"
+    r"[ \t]++[`\"']?(?P<secret>[a-z0-9+/=_\-.~]{6,256}+)"
+)
+
+
+def reference_redact_prose(text: str) -> str:
+    """``redaction_lines.redact_prose`` before values without a digit, or of small letters
+    only, were skipped."""
+    r = redaction_lines
+    spans: list[tuple[int, int]] = []
+    lower = redaction_values.lower_same_length(text)
+    hints = r._hints(lower)
+    for hint in r._SPACED_HINTS:
+        for index in hints[hint]:
+            match = _REFERENCE_SPACED.match(lower, index)
+            if match is not None:
+                spans += r._spaced_secret(text, lower, match)
+    for start in r._prose_starts(lower, hints):
+        match = r._PROSE.match(text, start)
+        if match is None:
+            continue
+        begin = match.start("secret")
+        if match["secret"].startswith("-"):
+            match = r._FLAG_VALUE.match(text, begin)
+            if match is None:
+                continue
+            begin = match.start("secret")
+        secret = match["secret"].rstrip(r._TRAILING)
+        if r._SECRET_BEFORE_NAME.fullmatch(lower, start, begin) and r.is_resource_name(secret):
+            continue
+        if (
+            r.looks_like_password(secret)
+            and not r.looks_like_code(secret)
+            and not r.is_relative_path(secret)
+            and not r._innocent_prose(lower, start, secret)
+        ):
+            spans.append((begin, begin + len(secret)))
+    if ":AA" in text:
+        spans += (match.span("secret") for match in r._TELEGRAM.finditer(text))
+    if text.count(":") >= r._PGPASS_MIN_COLONS:
+        spans += r._pgpass_passwords(text)
+    spans.sort()
+    return redact_span(text, spans)
+
+
+def _prose_agrees(text: str) -> None:
+    assert redaction_lines.redact_prose(text) == reference_redact_prose(text), text[:200]
+
+
+_PROSE_PARTS = [
+    "secret", "password", "token", "api key", "pass", "pw", "credential", "key", " ", "  ",
+    "\t", " is ", " was ", ": ", ":", "|", ",", "->", "=>", "`", "'", '"', "-", "--password",
+    "abcdefgh", "Abcdefgh", "abcDefgh", "hunter22", "h\u00b2nter", "stra\u00dfe", "\u01c5abcdef",
+    "Xq7vR2mK9pLw3ZtB8nYc", "deadbeef" * 5, "!", ".", "\n", "for admin", "\u212a", "\u0130",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PROSE_PARTS), max_size=60))
+def test_prose_is_redacted_as_before_on_generated_text(parts: list[str]) -> None:
+    _prose_agrees("".join(parts))
+
+
+@pytest.mark.parametrize("unit", ["secret ", "password: ", "token is abcdefg "])
+def test_words_after_a_secret_word_are_not_judged_one_by_one(
+    unit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    for name in ("_spaced_secret", "looks_like_password"):
+        original = getattr(redaction_lines, name)
+
+        def counting(*args: object, original: object = original) -> object:
+            calls.append(str(args[-1])[:20])
+            return original(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(redaction_lines, name, counting)
+    text = _sized(unit)
+    assert redaction_lines.redact_prose(text) == text
+    assert calls == []
+    # A password after such words is still found
+    assert redaction_lines.redact_prose(text + " password: hunter22") == (
+        text + " password: [REDACTED]"
     )

@@ -484,8 +484,12 @@ def _prose_starts(lower: str, hints: dict[str, list[int]]) -> list[int]:
 _SPACED = re.compile(
     r"[a-z][a-z0-9_.\-]{0,90}+"  # from a hint on
     r"(?P<sep>[ \t]++(?:is|was)|[ \t]*+(?:[|,:]|->|=>))?"
-    r"[ \t]++[`\"']?(?P<secret>[a-z0-9+/=_\-.~]{6,256}+)"
+    r"[ \t]++[`\"']?(?=[a-z+/=_\-.~]{0,255}+[0-9])(?P<secret>[a-z0-9+/=_\-.~]{6,256}+)"
 )
+# The lookahead before the value: a digit in it, which both a random value (is_high_entropy)
+# and a value after a separator need (_spaced_secret), so that a hint before no such value
+# ("secret secret ...") is not judged. The text there holds the same digits: a character whose
+# lower case is an ASCII digit is that digit.
 _SEPARATOR_CHARS = "|,:->"
 _WORDS_BEFORE = re.compile(r"(?:[A-Za-z]{2,12}+[ \t]++){1,3}+$")
 _IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -615,6 +619,8 @@ def redact_prose(text: str) -> str:
                 continue
             begin = match.start("secret")
         secret = match["secret"].rstrip(_TRAILING)
+        if secret.isalpha() and secret.islower():
+            continue  # no symbol, digit or capital: no looks_like_password ("secret secret ...")
         if _SECRET_BEFORE_NAME.fullmatch(lower, start, begin) and is_resource_name(secret):
             continue  # a secret's name: "kubectl get secret db-creds"
         if (
