@@ -216,6 +216,18 @@ _COLON_PARTS = [
 ]  # fmt: skip
 
 
+_WEAK_PARTS = [
+    "key=", "session=", "seed:", "api_key=", "password=", "Xq7vR2mK9pLw3ZtB8nYc", "=", "==", "===",
+    "====", "\u00e9", "a1", "/", "+", "%", "~", ".", "-", "_", "&", ";", "x" * 10, " ", ":",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_WEAK_PARTS), max_size=60))
+def test_weak_names_values_are_judged_as_before(parts: list[str]) -> None:
+    _assignment_spans_agree("".join(parts))
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_COLON_PARTS), max_size=60))
 def test_values_after_a_colon_are_judged_as_before(parts: list[str]) -> None:
@@ -272,6 +284,9 @@ def test_a_line_of_short_flags_without_a_program_searches_no_program(
         ("session=x", "is_placeholder"),
         ("key: ", "_name_before"),  # values of 4 characters: too short, not even named
         ("password: ", "_name_before"),  # a word before more words, without a digit
+        ("key=", "is_literal_secret"),  # a weak name's value with "=" inside: not random
+        ("key=a", "is_literal_secret"),
+        ("session=x", "is_literal_secret"),
         ("api_key: deadline ", "_name_before"),
     ],
 )

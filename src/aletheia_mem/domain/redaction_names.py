@@ -382,7 +382,7 @@ def _is_prose_word(text: str, lower: str, start: int, run_end: int) -> bool:
 
 def _is_secret_flag(text: str, separator: int, name: str) -> bool:
     """Whether ``name`` before ``separator`` is a command's ``--secret`` option."""
-    return compact(name) == "secret" and text.endswith("--" + name, 0, separator)
+    return text.endswith("--" + name, 0, separator) and compact(name) == "secret"
 
 
 def _value_end(text: str, run_end: int) -> int:
@@ -393,9 +393,20 @@ def _value_end(text: str, run_end: int) -> int:
     return run_end
 
 
+# What a weak name's value (judged to its run's end) cannot hold to be random: a character
+# outside ``_RANDOM_CHARS``, or a "=" with another character after it ("=" only as padding).
+_BREAKS_RANDOM = re.compile(r"[^A-Za-z0-9+/_\-%.~=]|=(?=[^=])")
+
+
 def _bare_secret_end(text: str, match: re.Match[str], name: str, run_end: int) -> int:
     """Where the bare value at ``match`` ends if it is a secret of ``name``, else 0."""
     start = match.start("bare")
+    strength = name_strength(name)
+    if strength is Strength.NONE or (
+        strength is Strength.WEAK
+        and _BREAKS_RANDOM.search(text, start, min(run_end, start + _MAX_JUDGED_LENGTH))
+    ):
+        return 0  # no literal secret: not random ("key=key=..."), tested in C before the rest
     if _is_secret_flag(text, match.start(), name) and is_resource_name(text[start:run_end]):
         return 0  # gcloud's --secret=api-key: the secret's name
     end = _value_end(text, run_end)
