@@ -253,6 +253,10 @@ class _CountingPattern:
         self.searches += 1
         return self.pattern.search(text, *args)
 
+    def match(self, text: str, *args: int) -> re.Match[str] | None:
+        self.searches += 1
+        return self.pattern.match(text, *args)
+
 
 def test_a_line_of_short_flags_without_a_program_searches_no_program(
     monkeypatch: pytest.MonkeyPatch,
@@ -507,4 +511,18 @@ def test_words_after_a_secret_word_are_not_judged_one_by_one(
     # A password after such words is still found
     assert redaction_lines.redact_prose(text + " password: hunter22") == (
         text + " password: [REDACTED]"
+    )
+
+
+@pytest.mark.parametrize("unit", ["key=", "token: x ", "secret "])
+def test_a_text_without_a_blank_or_a_digit_is_not_searched_for_spaced_values(
+    unit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = _CountingPattern(redaction_lines._SPACED)
+    monkeypatch.setattr(redaction_lines, "_SPACED", spy)
+    text = _sized(unit)
+    assert redaction_lines.redact_prose(text) == text
+    assert spy.searches == 0
+    assert redaction_lines.redact_prose(text + " the api key is Xq7vR2mK9pLw3ZtB8nYc") == (
+        text + " the api key is [REDACTED]"
     )

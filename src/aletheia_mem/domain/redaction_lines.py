@@ -494,11 +494,18 @@ _SEPARATOR_CHARS = "|,:->"
 _WORDS_BEFORE = re.compile(r"(?:[A-Za-z]{2,12}+[ \t]++){1,3}+$")
 _IDENTIFIER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _MAX_NAME = 80
+_ASCII_DIGIT = re.compile(r"[0-9]")
+# A text this long is first searched for what _SPACED needs anywhere (a note's hints are few)
+_LONG_TEXT = 1000
 
 
 def _spaced_secrets(
     text: str, lower: str, hints: dict[str, list[int]]
 ) -> Iterator[tuple[int, int]]:
+    if len(lower) > _LONG_TEXT and (
+        ("\t" not in lower and " " not in lower) or _ASCII_DIGIT.search(lower) is None
+    ):
+        return  # _SPACED needs a blank and a digit: "key=key=..." is not tried hint by hint
     for hint in _SPACED_HINTS:
         for index in hints[hint]:
             match = _SPACED.match(lower, index)
