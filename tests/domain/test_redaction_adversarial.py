@@ -368,10 +368,12 @@ def _vendor_tokens_agree(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 _TOKEN = "ghp_" + "Xq7vR2mK9pLw3ZtB8nYcXq7vR2mK9pLw3ZtB"
 _GOOGLE_KEY_WITHOUT_LAST = "AIza" + "Xq7vR2mK9pLw3ZtB8nYcXq7vR2mK9pLw3Z"
+_DATABRICKS = "dapi3f2a9c1b7e4d5f60718293a4b5c6d7e8"
 _VENDOR_PARTS = [
     "ghp_", "gh", "AKIA", "ASIA", "eyJ", "sk-", "sk-proj-", "alt_", "hf_", "AIza", "glpat-",
     "xoxb-", _TOKEN, _TOKEN[4:], "Xq7vR2mK9pLw3ZtB8nYc", "0123456789", "a" * 30, "TOKEN", "_",
-    "-", ".", "~", "x", "9", " ", "=", "AAAA" * 10, _GOOGLE_KEY_WITHOUT_LAST,
+    "-", ".", "~", "x", "9", " ", "=", "AAAA" * 10, _GOOGLE_KEY_WITHOUT_LAST, _DATABRICKS,
+    "abc123", "q1" * 150, "glpat-",
 ]  # fmt: skip
 
 
@@ -383,6 +385,8 @@ def test_vendor_tokens_are_found_as_by_the_code_they_replaced(
     texts += [_sized(unit) for unit in ("ghp_", "sk-", "eyJ-", "alt_", "AIza")]
     texts += [_sized("ghp_", 3000) + _TOKEN + "_", _sized("sk-", 600) + _TOKEN + "-_-"]
     texts += [_sized("ghp_", 3000) + _GOOGLE_KEY_WITHOUT_LAST + "-"]  # its last "-" trimmed off
+    # A prefix with its separator is read through small letters and digits up to the "_"
+    texts += [f"abc123{_DATABRICKS}{'q1' * 400}_", f"x9{_DATABRICKS}{_DATABRICKS * 30}-"]
     for text in texts:
         _vendor_tokens_agree(text, monkeypatch)
 

@@ -360,6 +360,21 @@ _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{28,4096}+={0,2}(?![A-
 _MIN_BASE64 = 28
 
 
+_SMALL_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _rereading_start(trimmed: str) -> int:
+    """Where a run in which no token was found is read again with the "_" or "-" it ends with.
+    A start before it reads none of those, so is judged as in the first reading, where none
+    was found: a start reads two shapes at most (its own and one glued after it: ``_SCAN``
+    characters each), the words around it, and, for a prefix with its separator
+    (``_SEPARATED_PREFIX``), small letters and digits on from its second or fourth character,
+    which reach the end only inside the run's last stretch of those ("ghp_ghp_..._" is read
+    once, not twice)."""
+    stretch = len(trimmed.rstrip(_SMALL_ALNUM))  # where its last stretch of those starts
+    return max(0, min(len(trimmed) - 2 * _SCAN, stretch - 3))
+
+
 def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
     """The vendor tokens in one run of token characters, read without the ".", "_", "~" and "-"
     it ends with (a sentence's full stop, a dash after it), and then, where it ends with "_" or
@@ -373,11 +388,8 @@ def _run_spans(run: str, offset: int) -> list[tuple[int, int]]:
     if len(closed) > len(trimmed):
         # Read again from the last token found, as the first reading stood there: a token added
         # starts after it, and the tokens before it are read alike (a run of many tokens is
-        # not read twice). Without a token found, a start more than two reads (a token and the
-        # one glued after it) before the trimmed end reads none of the characters trimmed off
-        # (the letter and digit runs read past that stop at them), so is judged as before: the
-        # second reading starts after those ("ghp_ghp_..._" is read once, not twice).
-        begin = spans[-1][0] - offset if spans else max(0, len(trimmed) - 2 * _SCAN)
+        # not read twice); without a token found, from _rereading_start.
+        begin = spans[-1][0] - offset if spans else _rereading_start(trimmed)
         reach = spans[-2][1] - offset if len(spans) > 1 else 0
         last = list(_token_spans(closed, offset, begin, reach))[-1:]
         if last and last[0][1] > offset + len(trimmed) and (not spans or last[0][0] > spans[-1][0]):
