@@ -337,8 +337,9 @@ def reference_token_spans(
         glued = start > reach and v._WORD_CHAR.match(run, start - 1) is not None
         if glued and not v._after_a_word(run, start, reach):
             continue
-        shaped = v._shape_end(run, start, min(len(run), start + v._SCAN))
-        end = v._token_end(run, start, shaped, glued=glued) if shaped else 0
+        limit = min(len(run), start + v._SCAN)
+        shaped = v._shape_end(run, start, limit)
+        end = v._token_end(run, start, limit, shaped, glued=glued) if shaped else 0
         if end > reach:
             yield offset + start, offset + end
             reach = end

@@ -264,14 +264,13 @@ def _looks_random(token: str) -> bool:
     return len(body) >= _MIN_RANDOM and changes and varies(body) and not is_masked(body)
 
 
-def _token_end(run: str, start: int, end: int, *, glued: bool) -> int:
-    """Where the vendor token at ``start`` in ``run``, whose shape read up to ``_SCAN``
-    characters ends at ``end``, ends, or 0 if it is none.
+def _token_end(run: str, start: int, limit: int, end: int, *, glued: bool) -> int:
+    """Where the vendor token at ``start`` in ``run``, whose shape read up to ``limit``
+    (``_SCAN`` characters on, or the run's end) ends at ``end``, ends, or 0 if it is none.
 
     ``glued``: letters of no token come right before it. A token glued to letters or digits on
     either side must look random ("ASIAPACIFIC..." is a word; "AKIA...1234x" a token).
     """
-    limit = min(len(run), start + _SCAN)
     read = run[start:end]
     if is_masked(read[-16:]) or is_placeholder(read):
         return 0  # a mask ("ghp_xxxx..."), a placeholder ("xoxb-your-token-here")
@@ -321,19 +320,21 @@ def _token_spans(
     if _unprefixed_token(run) and not is_masked(run[-16:]):
         yield offset, offset + len(run)
         return
+    size = len(run)
     for key in _key_starts().finditer(run, begin):
         start = key.start()
         if start < reach - _SCAN:
             continue  # well inside a token found
         # No shape here, no token whatever stands before it: tested first, as the cheapest
         # necessary condition (a run of one prefix repeated, "ghp_ghp_...", has no shape at all)
-        end = _shape_end(run, start, min(len(run), start + _SCAN))
+        limit = min(size, start + _SCAN)
+        end = _shape_end(run, start, limit)
         if not end:
             continue
         glued = start > reach and _WORD_CHAR.match(run, start - 1) is not None
         if glued and not _after_a_word(run, start, reach):
             continue
-        end = _token_end(run, start, end, glued=glued)
+        end = _token_end(run, start, limit, end, glued=glued)
         if end > reach:
             yield offset + start, offset + end
             reach = end
