@@ -266,7 +266,10 @@ def test_a_line_nested_deeper_than_the_parser_goes_is_refused_without_a_tracebac
     lines = [*export_lines, "[" * 100_000 + "]" * 100_000]
     result = _import(tmp_path / "home", lines)
     assert result.returncode == 2, result.stderr
-    assert result.stderr == f"Error: Line {len(lines)} is not JSON. Nothing was imported.\n"
+    assert result.stderr == (
+        f"Error: Line {len(lines)} nests lists and objects deeper than 100 levels."
+        " Nothing was imported.\n"
+    )
     assert _row_counts(tmp_path / "home") == [0, 0, 0, 0, 0, 0]
 
 

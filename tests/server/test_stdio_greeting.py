@@ -93,6 +93,7 @@ def test_the_greeting_needs_neither_the_tools_nor_the_store() -> None:
     ours, stdlib = result.stdout.split("\n")[:2]
     assert ours.split() == [
         "aletheia_mem",
+        "aletheia_mem.json_objects",
         "aletheia_mem.printable",
         "aletheia_mem.server",
         "aletheia_mem.server.handshake",
