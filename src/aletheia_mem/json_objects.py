@@ -8,6 +8,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # ``typing`` costs the stdio server's start a millisecond
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 
@@ -20,13 +21,16 @@ class RepeatedKeyError(ValueError):
 
     @property
     def key(self) -> str:
-        """The first key the object gives a second time."""
-        seen: set[str] = set()
-        for name in self.names:
-            if name in seen:
-                return name
-            seen.add(name)
-        raise AssertionError("no key is given twice")
+        """The first key the object gives twice."""
+        return repeated_names(self.names)[0]
+
+
+def repeated_names(names: Iterable[str]) -> list[str]:
+    """The names ``names`` gives more than once, each once, in the order they first come."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return [name for name, count in counts.items() if count > 1]
 
 
 def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

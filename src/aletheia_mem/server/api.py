@@ -8,7 +8,6 @@ same domain functions and project-scope helpers as the MCP tools. ``AletheiaErro
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
@@ -34,7 +33,7 @@ from aletheia_mem.errors import (
     StoreTooNewError,
     StoreUnavailableError,
 )
-from aletheia_mem.json_objects import RepeatedKeyError
+from aletheia_mem.json_objects import RepeatedKeyError, repeated_names
 from aletheia_mem.server.api_routes import OPERATIONS as DECLARED
 from aletheia_mem.server.guard import Refusal, refusal_body
 from aletheia_mem.server.mcp import MAX_ARGUMENT_DEPTH, argument_problem
@@ -247,7 +246,7 @@ def refuse_repeated(
     """
     if len(set(given)) == len(given):
         return
-    repeated = [name for name, count in Counter(given).items() if count > 1]
+    repeated = repeated_names(given)
     kinds = kind if len(repeated) == 1 else kind + "s"
     raise InvalidInputError(
         f"Repeated {kinds} {_listed(repeated)} in {where}: {route} takes each {kind} once."

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 
-from aletheia_mem.json_objects import RepeatedKeyError, once
+from aletheia_mem.json_objects import RepeatedKeyError, once, repeated_names
 from aletheia_mem.server.handshake import first_greeting
 
 TYPE_CHECKING = False  # ``typing`` itself costs the start a millisecond
@@ -96,10 +96,7 @@ def _marking(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(value) == len(pairs):
         return value
     marked = _Marked(value)
-    counts: dict[str, int] = {}
-    for name, _ in pairs:
-        counts[name] = counts.get(name, 0) + 1
-    marked.names = [name for name, count in counts.items() if count > 1]
+    marked.names = repeated_names(name for name, _ in pairs)
     return marked
 
 
